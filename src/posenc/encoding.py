@@ -1,0 +1,281 @@
+"""The sinusoidal positional encoding of "Attention Is All You Need".
+
+    PE(pos, 2i)     = sin(pos / base^(2i / d_model))
+    PE(pos, 2i + 1) = cos(pos / base^(2i / d_model))        base = 10000
+
+Written with the column index itself (call it j), the same formula reads
+
+    PE(pos, j) = sin(pos / base^(j / d_model))          j even
+    PE(pos, j) = cos(pos / base^((j - 1) / d_model))    j odd
+
+so an even column and the odd column after it share one denominator.
+
+This module has three layers:
+
+1. The steps exactly as the notebooks teach them (`even_indices`, `even_denominator`,
+   `even_pe`, `interleave`, ...), in float32 like the source material, and
+   `stepwise_encoding`, which chains them.
+2. `sinusoidal_encoding`, the builder the rest of the package uses: the same numbers,
+   computed so that no float32 angle is ever formed (see its docstring).
+3. `PositionalEncoding`, the `nn.Module` that adds the table to its input.
+
+Every function takes its sizes as keyword arguments: the source material passes
+`(d_model, max_sequence_length)` in some places and the reverse in others, and a
+keyword cannot be swapped silently.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ._validate import check_base, check_float_dtype, check_floating_tensor, check_size, check_table_fits
+
+__all__ = [
+    "even_indices",
+    "odd_indices",
+    "even_denominator",
+    "odd_denominator",
+    "positions",
+    "even_pe",
+    "odd_pe",
+    "interleave",
+    "stepwise_encoding",
+    "sinusoidal_encoding",
+    "to_concatenated",
+    "wavelengths",
+    "PositionalEncoding",
+]
+
+DEFAULT_BASE = 10000.0
+
+
+# 1. The steps, as the notebooks teach them ------------------------------------
+
+
+def even_indices(*, d_model: int) -> torch.Tensor:
+    """The even column indices 0, 2, 4, ... below d_model (the sine columns)."""
+    d_model = check_size("d_model", d_model)
+    return torch.arange(0, d_model, 2, dtype=torch.float32)
+
+
+def odd_indices(*, d_model: int) -> torch.Tensor:
+    """The odd column indices 1, 3, 5, ... below d_model (the cosine columns)."""
+    d_model = check_size("d_model", d_model)
+    return torch.arange(1, d_model, 2, dtype=torch.float32)
+
+
+def even_denominator(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
+    """`base^(j / d_model)` for every even column j: one value per sine column."""
+    base = check_base(base)
+    return torch.pow(base, even_indices(d_model=d_model) / d_model)
+
+
+def odd_denominator(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
+    """`base^((j - 1) / d_model)` for every odd column j: one value per cosine column.
+
+    `j - 1` is the even column just before j, so these are the first
+    `d_model // 2` values of `even_denominator`, the same numbers.
+    """
+    base = check_base(base)
+    return torch.pow(base, (odd_indices(d_model=d_model) - 1) / d_model)
+
+
+def positions(*, max_sequence_length: int) -> torch.Tensor:
+    """The positions 0 .. max_sequence_length - 1 as a float32 column, shape (L, 1).
+
+    float32 on purpose: a float64 column divided by a float32 denominator would
+    silently turn the whole table into float64 (a mistake in the source material).
+    """
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+    return torch.arange(max_sequence_length, dtype=torch.float32).reshape(max_sequence_length, 1)
+
+
+def even_pe(*, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
+    """The sine columns: shape `(max_sequence_length, ceil(d_model / 2))`."""
+    return torch.sin(positions(max_sequence_length=max_sequence_length) / even_denominator(d_model=d_model, base=base))
+
+
+def odd_pe(*, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
+    """The cosine columns: shape `(max_sequence_length, d_model // 2)`."""
+    return torch.cos(positions(max_sequence_length=max_sequence_length) / odd_denominator(d_model=d_model, base=base))
+
+
+def interleave(even_PE: torch.Tensor, odd_PE: torch.Tensor) -> torch.Tensor:
+    """Put the sine and cosine columns side by side: sin, cos, sin, cos, ...
+
+    `torch.stack([even_PE, odd_PE], dim=2)` pairs column k of each, shape (L, n, 2);
+    `flatten(start_dim=1, end_dim=2)` reads each pair in turn, shape (L, 2n).
+    For odd d_model the last sine column has no cosine partner: it is paired with
+    a placeholder column that is cut off again, so the result has exactly
+    d_model columns (not d_model + 1, as the plain stack/flatten would give).
+    """
+    check_floating_tensor("even_PE", even_PE, ndim=(2,))
+    check_floating_tensor("odd_PE", odd_PE, ndim=(2,))
+    rows, n_even = even_PE.shape
+    if odd_PE.shape[0] != rows or odd_PE.shape[1] not in (n_even, n_even - 1):
+        raise ValueError(
+            f"odd_PE must have shape ({rows}, {n_even}) or ({rows}, {n_even - 1}) to pair with even_PE of shape "
+            f"{tuple(even_PE.shape)}, got {tuple(odd_PE.shape)}"
+        )
+    d_model = n_even + odd_PE.shape[1]
+    if odd_PE.shape[1] < n_even:
+        odd_PE = torch.cat([odd_PE, torch.zeros_like(even_PE[:, :1])], dim=1)
+    stacked = torch.stack([even_PE, odd_PE], dim=2)
+    return torch.flatten(stacked, start_dim=1, end_dim=2)[:, :d_model]
+
+
+def stepwise_encoding(*, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
+    """The whole table built from the teaching steps: float32, `(max_sequence_length, d_model)`."""
+    even_PE = even_pe(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
+    odd_PE = odd_pe(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
+    return interleave(even_PE, odd_PE)
+
+
+# 2. The builder ----------------------------------------------------------------
+
+# Below this many entries the table is computed directly (one float64 angle per
+# entry); above it, by rotation from two small tables, which needs no angle table.
+_DIRECT_LIMIT = 1 << 16
+
+
+def _frequencies(d_model: int, base: float) -> torch.Tensor:
+    """1 / base^(2k / d_model) for each (sin, cos) pair k, in float64."""
+    pair = torch.arange((d_model + 1) // 2, dtype=torch.float64)
+    return torch.pow(base, -2.0 * pair / d_model)
+
+
+def _pairs_to_columns(sin_part: torch.Tensor, cos_part: torch.Tensor, d_model: int) -> torch.Tensor:
+    """Interleave two (..., n) tensors into (..., d_model) columns sin, cos, sin, ..."""
+    return torch.stack([sin_part, cos_part], dim=-1).flatten(-2)[..., :d_model]
+
+
+def sinusoidal_encoding(
+    *,
+    max_sequence_length: int,
+    d_model: int,
+    base: float = DEFAULT_BASE,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """The positional-encoding table, shape `(max_sequence_length, d_model)`.
+
+    Same formula as `stepwise_encoding`, built to stay exact for long tables. In
+    float32 the angle `pos / base^(2i/d_model)` is itself rounded (by about
+    `pos * 2^-24`), so the usual implementations drift as positions grow. Here
+    every position is split as `pos = a * B + b` with `B ~ sqrt(max_sequence_length)`,
+    and the angle-addition identities
+
+        sin(w(aB + b)) = sin(waB) cos(wb) + cos(waB) sin(wb)
+        cos(w(aB + b)) = cos(waB) cos(wb) - sin(waB) sin(wb)
+
+    turn a small float64 table of the B offsets `b` into each block of B rows with
+    one multiply-add, rounded once into `dtype` as it is written. The error stays
+    at float32's own rounding (below 1e-7) at every position, and the only memory
+    beyond the output is the small table and one block of scratch.
+    """
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+    d_model = check_size("d_model", d_model)
+    base = check_base(base)
+    dtype = check_float_dtype(dtype)
+    check_table_fits((max_sequence_length, d_model), dtype, name="positional-encoding table")
+
+    frequencies = _frequencies(d_model, base)
+    if max_sequence_length * d_model <= _DIRECT_LIMIT:
+        angles = torch.arange(max_sequence_length, dtype=torch.float64)[:, None] * frequencies
+        table = _pairs_to_columns(torch.sin(angles), torch.cos(angles), d_model).to(dtype)
+        return table if device is None else table.to(device)
+
+    block = max(1, math.isqrt(max_sequence_length))
+    offsets = torch.arange(block, dtype=torch.float64)[:, None] * frequencies
+    sin_b, cos_b = torch.sin(offsets), torch.cos(offsets)
+    # Row b of `fine` times cos(waB), plus row b of `turned` times sin(waB), is row aB + b.
+    fine = _pairs_to_columns(sin_b, cos_b, d_model)
+    turned = _pairs_to_columns(cos_b, -sin_b, d_model)
+    block_frequencies = frequencies * block
+
+    table = torch.empty(max_sequence_length, d_model, dtype=dtype)
+    scratch = torch.empty(block, d_model, dtype=torch.float64) if dtype != torch.float64 else None
+    for start in range(0, max_sequence_length, block):
+        rows = min(block, max_sequence_length - start)
+        coarse = block_frequencies * (start // block)
+        sin_a, cos_a = torch.sin(coarse), torch.cos(coarse)
+        cos_cols = _pairs_to_columns(cos_a, cos_a, d_model)
+        sin_cols = _pairs_to_columns(sin_a, sin_a, d_model)
+        target = table[start : start + rows] if scratch is None else scratch[:rows]
+        torch.mul(fine[:rows], cos_cols, out=target)
+        target.addcmul_(turned[:rows], sin_cols)
+        if scratch is not None:
+            table[start : start + rows].copy_(target)
+    return table if device is None else table.to(device)
+
+
+def to_concatenated(table: torch.Tensor) -> torch.Tensor:
+    """Reorder interleaved columns (sin, cos, sin, cos, ...) into [all sines, all cosines].
+
+    Some implementations use this layout; it holds the same numbers, in a
+    different column order, and a model cannot tell the two apart.
+    """
+    check_floating_tensor("table", table, ndim=(2,))
+    return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)
+
+
+def wavelengths(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
+    """The wavelength of every column, in positions: `2 pi base^(2i / d_model)`.
+
+    A geometric progression from 2 pi (column 0) towards base * 2 pi.
+    """
+    d_model = check_size("d_model", d_model)
+    base = check_base(base)
+    per_pair = 2 * math.pi / _frequencies(d_model, base)
+    return _pairs_to_columns(per_pair, per_pair, d_model)
+
+
+# 3. The module -----------------------------------------------------------------
+
+
+class PositionalEncoding(nn.Module):
+    """Adds the sinusoidal table to its input.
+
+    The table is computed once and kept as a non-persistent buffer: it follows
+    `.to(device)` and `.to(dtype)` but is not saved in the state dict, since it is
+    a formula, not a learned weight.
+
+    >>> pe = PositionalEncoding(d_model=6, max_sequence_length=10)
+    >>> pe(torch.zeros(10, 6)).shape
+    torch.Size([10, 6])
+    """
+
+    table: torch.Tensor
+
+    def __init__(self, *, d_model: int, max_sequence_length: int, base: float = DEFAULT_BASE) -> None:
+        super().__init__()
+        self.d_model = check_size("d_model", d_model)
+        self.max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+        self.base = check_base(base)
+        table = sinusoidal_encoding(max_sequence_length=self.max_sequence_length, d_model=self.d_model, base=self.base)
+        self.register_buffer("table", table, persistent=False)
+
+    def forward(self, x: torch.Tensor, *, offset: int = 0) -> torch.Tensor:
+        """`x + PE[offset : offset + seq]` for x of shape (seq, d_model) or (batch, seq, d_model).
+
+        `offset` is the position of x's first row, e.g. when tokens arrive one at
+        a time during generation. The result has x's dtype.
+        """
+        check_floating_tensor("x", x, ndim=(2, 3))
+        if x.shape[-1] != self.d_model:
+            raise ValueError(f"x must have d_model={self.d_model} features in its last dimension, got shape {tuple(x.shape)}")
+        offset = check_size("offset", offset, minimum=0)
+        length = x.shape[-2]
+        if offset + length > self.max_sequence_length:
+            raise ValueError(
+                f"positions {offset} to {offset + length - 1} are beyond the table's max_sequence_length="
+                f"{self.max_sequence_length} (x has {length} positions, offset={offset}); "
+                "build the module with a larger max_sequence_length"
+            )
+        return x + self.table[offset : offset + length].to(x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, max_sequence_length={self.max_sequence_length}, base={self.base:g}"

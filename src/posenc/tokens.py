@@ -1,0 +1,171 @@
+"""Sentence -> tokens -> padded tokens -> ids -> one-hot rows.
+
+The first step of the Transformer's input side: the model reads a fixed-size
+matrix, so every sentence becomes exactly `max_sequence_length` tokens, each an
+index into a vocabulary of `vocab_size` entries, each index a one-hot row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from ._validate import check_size, check_tensor
+
+PAD_TOKEN = "<PAD>"
+UNK_TOKEN = "<UNK>"
+SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN)
+
+# A word (letters, digits, apostrophes inside it) or a single punctuation mark.
+_TOKEN_PATTERN = re.compile(r"\w+(?:'\w+)*|[^\w\s]")
+
+__all__ = [
+    "PAD_TOKEN",
+    "UNK_TOKEN",
+    "SPECIAL_TOKENS",
+    "Vocabulary",
+    "tokenize",
+    "build_vocabulary",
+    "pad",
+    "one_hot",
+    "sentence_to_ids",
+]
+
+
+def tokenize(sentence: str, *, lowercase: bool = True) -> list[str]:
+    """Split a sentence into words and punctuation marks.
+
+    >>> tokenize("My name is John.")
+    ['my', 'name', 'is', 'john', '.']
+    """
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+    if lowercase:
+        # "My" and "my" are one word to this model; a real tokenizer would decide too.
+        sentence = sentence.lower()
+    return _TOKEN_PATTERN.findall(sentence)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """An ordered list of tokens; a token's id is its position in the list.
+
+    The special tokens come first, so `<PAD>` is id 0 and `<UNK>` id 1 in every
+    vocabulary built here. Words that are not in the vocabulary map to `<UNK>`.
+    """
+
+    tokens: tuple[str, ...]
+    _ids: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        tokens = tuple(self.tokens)
+        if not all(isinstance(t, str) for t in tokens):
+            raise TypeError("tokens must all be str")
+        missing = [t for t in SPECIAL_TOKENS if t not in tokens]
+        if missing:
+            raise ValueError(f"tokens must contain the special tokens {SPECIAL_TOKENS}, missing {missing}")
+        ids = {token: i for i, token in enumerate(tokens)}
+        if len(ids) != len(tokens):
+            repeated = sorted({t for t in tokens if tokens.count(t) > 1})
+            raise ValueError(f"tokens must be unique, repeated: {repeated}")
+        object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "_ids", ids)
+
+    @classmethod
+    def from_sentences(cls, sentences: Iterable[str], *, lowercase: bool = True) -> Vocabulary:
+        """Special tokens, then every token of `sentences` in order of first appearance."""
+        if isinstance(sentences, str):
+            raise TypeError("sentences must be a list of sentences, got a single str; wrap it in a list")
+        seen = dict.fromkeys(SPECIAL_TOKENS)
+        for sentence in sentences:
+            seen.update(dict.fromkeys(tokenize(sentence, lowercase=lowercase)))
+        return cls(tuple(seen))
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def pad_id(self) -> int:
+        return self._ids[PAD_TOKEN]
+
+    @property
+    def unk_id(self) -> int:
+        return self._ids[UNK_TOKEN]
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __contains__(self, token: object) -> bool:
+        return token in self._ids
+
+    def id_of(self, token: str) -> int:
+        """The token's id, or `<UNK>`'s id for a token the vocabulary does not know."""
+        return self._ids.get(token, self.unk_id)
+
+    def ids(self, tokens: Sequence[str]) -> list[int]:
+        return [self.id_of(t) for t in tokens]
+
+    def decode(self, ids: Iterable[int]) -> list[str]:
+        tokens = []
+        for i in ids:
+            i = int(i)
+            if not 0 <= i < self.vocab_size:
+                raise ValueError(f"ids must lie in [0, vocab_size={self.vocab_size}), got {i}")
+            tokens.append(self.tokens[i])
+        return tokens
+
+
+def build_vocabulary(sentences: Iterable[str], *, lowercase: bool = True) -> Vocabulary:
+    """Shorthand for `Vocabulary.from_sentences`."""
+    return Vocabulary.from_sentences(sentences, lowercase=lowercase)
+
+
+def pad(tokens: Sequence[str], *, max_sequence_length: int, pad_token: str = PAD_TOKEN) -> list[str]:
+    """Append `pad_token` until there are exactly `max_sequence_length` tokens.
+
+    A sentence longer than `max_sequence_length` is refused rather than cut: silently
+    dropping words is a decision the caller should make, not this function.
+    """
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+    if isinstance(tokens, str):
+        raise TypeError("tokens must be a list of tokens, got a str; call tokenize(sentence) first")
+    tokens = list(tokens)
+    if len(tokens) > max_sequence_length:
+        raise ValueError(
+            f"the sentence has {len(tokens)} tokens, more than max_sequence_length={max_sequence_length}; "
+            f"shorten it or raise max_sequence_length to at least {len(tokens)}"
+        )
+    return tokens + [pad_token] * (max_sequence_length - len(tokens))
+
+
+def one_hot(ids: Sequence[int] | torch.Tensor, *, vocab_size: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """One row per id, a single 1 in column `id`: shape `(len(ids), vocab_size)`."""
+    vocab_size = check_size("vocab_size", vocab_size)
+    if isinstance(ids, torch.Tensor):
+        check_tensor("ids", ids, ndim=(1,))
+        if ids.is_floating_point() or ids.dtype == torch.bool:
+            raise TypeError(f"ids must hold integers, got dtype {ids.dtype}")
+        ids = ids.to(torch.long)
+    else:
+        ids = list(ids)
+        for i in ids:
+            check_size("each id", i, minimum=0)
+        ids = torch.tensor(ids, dtype=torch.long)
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
+        bad = ids[(ids < 0) | (ids >= vocab_size)][0].item()
+        raise ValueError(f"ids must lie in [0, vocab_size={vocab_size}), got {bad}")
+    rows = torch.zeros(ids.numel(), vocab_size, dtype=dtype)
+    rows[torch.arange(ids.numel()), ids] = 1
+    return rows
+
+
+def sentence_to_ids(sentence: str, vocabulary: Vocabulary, *, max_sequence_length: int) -> torch.Tensor:
+    """Tokenize, pad to `max_sequence_length` and look up ids: a 1-D LongTensor."""
+    if not isinstance(vocabulary, Vocabulary):
+        raise TypeError(f"vocabulary must be a posenc.tokens.Vocabulary, got {type(vocabulary).__name__}")
+    padded = pad(tokenize(sentence), max_sequence_length=max_sequence_length)
+    return torch.tensor(vocabulary.ids(padded), dtype=torch.long)

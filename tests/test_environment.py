@@ -1,0 +1,108 @@
+"""The pinned environment: lock, environment.yml, what is installed, and `make lab`."""
+
+import importlib.metadata
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from sync_environment import environment_yml, locked_requirements  # noqa: E402
+
+
+def test_lock_pins_every_package_exactly():
+    requirements = locked_requirements()
+    assert len(requirements) > 50
+    for line in requirements:
+        assert re.fullmatch(r"[A-Za-z0-9_.\-]+==[A-Za-z0-9_.+\-]+", line), line
+    assert "torch==2.13.0+cpu" in requirements
+
+
+def test_environment_yml_mirrors_the_lock():
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    expected = environment_yml(locked_requirements(), python)
+    assert (ROOT / "environment.yml").read_text() == expected, "run `make lock` to regenerate environment.yml"
+
+
+def test_installed_versions_are_the_locked_ones():
+    for line in locked_requirements():
+        name, version = line.split("==")
+        assert importlib.metadata.version(name) == version, name
+
+
+def test_no_cuda_packages_are_installed():
+    names = [dist.metadata["Name"].lower() for dist in importlib.metadata.distributions()]
+    cuda = [n for n in names if n.startswith(("nvidia-", "triton", "cuda"))]
+    assert cuda == []
+
+
+def test_ci_runs_make_test_only():
+    script = (ROOT / ".ci" / "run").read_text()
+    commands = [line for line in script.splitlines() if line.strip() and not line.startswith("#") and not line.startswith(("set ", "cd "))]
+    assert commands == ["make test"]
+
+
+def test_readme_starts_with_the_two_commands():
+    first_screen = (ROOT / "README.md").read_text().splitlines()[:30]
+    text = "\n".join(first_screen)
+    assert "make lab" in text and "make test" in text
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+@pytest.mark.slow
+def test_make_lab_serves_on_localhost_and_requires_the_token(tmp_path):
+    port, token = _free_port(), secrets.token_hex(16)
+    extra = f"--no-browser --port={port} --IdentityProvider.token={token} --ServerApp.port_retries=0"
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path)}
+    server = subprocess.Popen(
+        ["make", "-s", "lab", f"LAB_EXTRA={extra}"], cwd=ROOT, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if _status(f"{base}/api/status?token={token}") == 200:
+                    break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"JupyterLab did not start: {server.stderr.read().decode()[-2000:]}")
+            time.sleep(0.25)
+        assert _status(f"{base}/api/status") == 403
+        assert _status(f"{base}/api/contents/notebooks?token=wrong") == 403
+        assert _status(f"{base}/api/contents/notebooks?token={token}") == 200
+        # Bound to loopback only: the machine's other addresses do not answer.
+        with socket.socket() as s:
+            s.settimeout(2)
+            other = socket.gethostbyname(socket.gethostname())
+            if not other.startswith("127."):
+                assert s.connect_ex((other, port)) != 0
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
