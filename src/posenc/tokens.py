@@ -19,6 +19,10 @@ PAD_TOKEN = "<PAD>"
 UNK_TOKEN = "<UNK>"
 SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN)
 
+# The running example of the notebooks, and the small corpus its vocabulary comes from.
+EXAMPLE_SENTENCE = "My name is John"
+EXAMPLE_CORPUS = ("My name is John", "My name is Grant", "What is your name?", "John is my friend")
+
 # A word (letters, digits, apostrophes inside it) or a single punctuation mark.
 _TOKEN_PATTERN = re.compile(r"\w+(?:'\w+)*|[^\w\s]")
 
@@ -26,6 +30,8 @@ __all__ = [
     "PAD_TOKEN",
     "UNK_TOKEN",
     "SPECIAL_TOKENS",
+    "EXAMPLE_SENTENCE",
+    "EXAMPLE_CORPUS",
     "Vocabulary",
     "tokenize",
     "build_vocabulary",

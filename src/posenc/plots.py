@@ -1,0 +1,258 @@
+"""Figures for the suite: pure functions that take numbers and return a Figure.
+
+They build `matplotlib.figure.Figure` objects directly instead of going through
+pyplot, so a figure is never registered globally: a notebook decides when to
+show it (`show`), a script when to save it (`save_png`), and a widget can redraw
+the same figure many times without leaking.
+
+Colours: the diverging map `RdBu_r` for values in [-1, 1] and the Okabe-Ito
+palette for lines, both readable with the common colour-vision deficiencies.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+
+from ._validate import check_floating_tensor, check_size
+from .encoding import DEFAULT_BASE, sinusoidal_encoding
+
+__all__ = [
+    "OKABE_ITO",
+    "DIVERGING",
+    "show",
+    "png_bytes",
+    "save_png",
+    "pipeline_diagram",
+    "encoding_heatmap",
+    "sine_cosine_curves",
+    "interleave_diagram",
+    "matrix_figure",
+]
+
+OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442", "#000000")
+SINE_COLOUR, COSINE_COLOUR = "#E69F00", "#0072B2"
+DIVERGING = "RdBu_r"
+DPI = 100
+
+
+def png_bytes(fig: Figure, *, dpi: int = DPI) -> bytes:
+    """The figure as PNG bytes, identical from run to run (no software or date stamp)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def save_png(fig: Figure, path: str | Path, *, dpi: int = DPI) -> Path:
+    path = Path(path)
+    path.write_bytes(png_bytes(fig, dpi=dpi))
+    return path
+
+
+def show(fig: Figure) -> None:
+    """Display the figure in a notebook as a PNG and nothing else.
+
+    A figure displayed the usual way also stores a text line `<Figure size ...>`
+    in the notebook; showing the PNG alone keeps the outputs to what a reader sees.
+    """
+    from IPython.display import display
+
+    display({"image/png": png_bytes(fig)}, raw=True)
+
+
+def _figure(width: float, height: float) -> Figure:
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+# The input pipeline -------------------------------------------------------------
+
+
+def pipeline_diagram(*, max_sequence_length: int = 10, vocab_size: int = 6, d_model: int = 6) -> Figure:
+    """Boxes and arrows: sentence -> padded tokens -> one-hot -> X -> X + PE -> Q, K, V, with shapes."""
+    L, V, d = (check_size(n, v) for n, v in [("max_sequence_length", max_sequence_length), ("vocab_size", vocab_size), ("d_model", d_model)])
+    fig = _figure(12, 3.0)
+    ax = fig.add_subplot()
+    ax.set_xlim(0, 12)
+    ax.set_ylim(0, 3)
+    ax.axis("off")
+    steps = [
+        ("sentence", '"My name is John"', "4 words"),
+        ("pad", "my name is john\n<PAD> ... <PAD>", f"{L} tokens"),
+        ("one-hot", "one row per token,\na single 1", f"({L}, {V})"),
+        ("X = one_hot @ W_E", f"W_E: ({V}, {d})\nlearned", f"({L}, {d})"),
+        ("X + PE", "add the sinusoidal\nposition table", f"({L}, {d})"),
+        ("Q, K, V", "X' @ W_Q, W_K, W_V", f"3 x ({L}, {d})"),
+    ]
+    width, gap = 1.7, 0.3
+    colours = ["#FFFFFF", "#F2F2F2", "#E8F1FA", "#E8F1FA", "#FCEBD2", "#E3F3EC"]
+    for k, (title, body, shape) in enumerate(steps):
+        x = 0.1 + k * (width + gap)
+        box = FancyBboxPatch((x, 0.55), width, 1.9, boxstyle="round,pad=0.02,rounding_size=0.12",
+                             facecolor=colours[k], edgecolor="#444444", linewidth=1.2)
+        ax.add_patch(box)
+        ax.text(x + width / 2, 2.2, title, ha="center", va="center", fontsize=10, fontweight="bold")
+        ax.text(x + width / 2, 1.45, body, ha="center", va="center", fontsize=8.5, color="#333333")
+        ax.text(x + width / 2, 0.8, shape, ha="center", va="center", fontsize=10, family="monospace", color="#0072B2")
+        if k:
+            ax.add_patch(FancyArrowPatch((x - gap + 0.02, 1.5), (x - 0.02, 1.5), arrowstyle="-|>", mutation_scale=14, color="#444444"))
+    ax.text(6, 0.2, "max_sequence_length = %d,  vocab_size = %d,  d_model = %d" % (L, V, d),
+            ha="center", va="center", fontsize=9, color="#555555")
+    return fig
+
+
+# The encoding table --------------------------------------------------------------
+
+
+def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: int = 64, d_model: int = 128,
+                     base: float = DEFAULT_BASE, title: str | None = None, annotate: bool | None = None) -> Figure:
+    """The table as an image: rows are positions, columns are dimensions.
+
+    Pass a `table` to draw it, or the sizes to draw the sinusoidal table. Small
+    tables (at most 12 x 12) get their values written in the cells.
+    """
+    if table is None:
+        table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
+    check_floating_tensor("table", table, ndim=(2,))
+    rows, columns = table.shape
+    annotate = rows * columns <= 144 if annotate is None else annotate
+    fig = _figure(min(10, 3 + 0.55 * columns) if annotate else 8, min(6.5, 1.2 + 0.42 * rows) if annotate else 5)
+    ax = fig.add_subplot()
+    image = ax.imshow(table.detach().float().numpy(), cmap=DIVERGING, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+    ax.set_xlabel("dimension (column) j")
+    ax.set_ylabel("position pos")
+    ax.set_title(title or f"positional encoding, {rows} positions x d_model = {columns}")
+    fig.colorbar(image, ax=ax, shrink=0.9, label="PE(pos, j)")
+    if annotate:
+        for r in range(rows):
+            for c in range(columns):
+                value = float(table[r, c])
+                ax.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white" if abs(value) > 0.6 else "black")
+        ax.set_xticks(range(columns), [f"{j}\n{'sin' if j % 2 == 0 else 'cos'}" for j in range(columns)])
+        ax.set_yticks(range(rows))
+    return fig
+
+
+def sine_cosine_curves(*, d_model: int = 128, columns: Sequence[int] = (0, 1, 10, 11, 40, 41), max_sequence_length: int = 64,
+                       base: float = DEFAULT_BASE, position: int | None = None) -> Figure:
+    """Each chosen column of PE as a curve over positions, the integer positions marked.
+
+    The curves are the continuous sin/cos; the dots are the values the table holds.
+    """
+    d_model = check_size("d_model", d_model)
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+    columns = list(columns)
+    for j in columns:
+        if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < d_model:
+            raise ValueError(f"columns must be ints in [0, d_model={d_model}), got {j!r}")
+    if position is not None and not 0 <= position < max_sequence_length:
+        raise ValueError(f"position must lie in [0, max_sequence_length={max_sequence_length}), got {position!r}")
+    table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base, dtype=torch.float64)
+    fine = torch.linspace(0, max_sequence_length - 1, 20 * max_sequence_length, dtype=torch.float64)
+    fig = _figure(9, 1.1 + 0.95 * len(columns))
+    axes = fig.subplots(len(columns), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, j in zip(axes, columns):
+        denominator = base ** (2 * (j // 2) / d_model)
+        wave = torch.sin if j % 2 == 0 else torch.cos
+        colour = SINE_COLOUR if j % 2 == 0 else COSINE_COLOUR
+        ax.plot(fine.numpy(), wave(fine / denominator).numpy(), color=colour, linewidth=1.4)
+        ax.plot(range(max_sequence_length), table[:, j].numpy(), "o", color=colour, markersize=2.5)
+        if position is not None:
+            ax.axvline(position, color="#555555", linewidth=1, linestyle="--")
+            ax.plot([position], [float(table[position, j])], "o", color="black", markersize=5)
+        ax.set_ylim(-1.15, 1.15)
+        ax.set_yticks([-1, 0, 1])
+        name = "sin" if j % 2 == 0 else "cos"
+        ax.set_ylabel(f"j = {j}", rotation=0, ha="right", va="center")
+        ax.text(1.0, 1.0, f"{name}(pos / {denominator:.4g}),  wavelength {2 * math.pi * denominator:.4g}",
+                transform=ax.transAxes, ha="right", va="bottom", fontsize=8.5)
+    axes[-1].set_xlabel("position pos")
+    fig.suptitle(f"columns of PE, d_model = {d_model}: low columns turn fast, high columns slowly", fontsize=11)
+    return fig
+
+
+def interleave_diagram(*, d_model: int = 6, rows: int = 3) -> Figure:
+    """How stack(dim=2) + flatten turns even_PE and odd_PE into sin, cos, sin, cos, ... columns."""
+    d_model = check_size("d_model", d_model)
+    rows = check_size("rows", rows)
+    n_sin, n_cos = (d_model + 1) // 2, d_model // 2
+    fig = _figure(11, 1.4 + 0.5 * rows)
+    ax = fig.add_subplot()
+    ax.axis("off")
+    ax.set_aspect("equal")
+
+    def cell(x, y, label, colour):
+        ax.add_patch(Rectangle((x, y), 1, 1, facecolor=colour, edgecolor="white", linewidth=1.5))
+        ax.text(x + 0.5, y + 0.5, label, ha="center", va="center", fontsize=7.5, color="white" if colour == COSINE_COLOUR else "black")
+
+    def block(x0, layout, caption):
+        for r in range(rows):
+            for c, (label, colour) in enumerate(layout):
+                cell(x0 + c, rows - 1 - r, label.format(r=r), colour)
+        ax.text(x0 + len(layout) / 2, rows + 0.35, caption, ha="center", va="bottom", fontsize=9)
+        return x0 + len(layout)
+
+    sines = [(f"s{k}" "\npos {r}", SINE_COLOUR) for k in range(n_sin)]
+    cosines = [(f"c{k}" "\npos {r}", COSINE_COLOUR) for k in range(n_cos)]
+    x = block(0, sines, f"even_PE ({rows}, {n_sin})\nsin columns")
+    x = block(x + 0.6, cosines, f"odd_PE ({rows}, {n_cos})\ncos columns")
+    ax.annotate("", xy=(x + 1.6, rows / 2), xytext=(x + 0.3, rows / 2), arrowprops=dict(arrowstyle="-|>", color="#444444"))
+    ax.text(x + 0.95, rows / 2 + 0.25, "stack\ndim=2", ha="center", va="bottom", fontsize=8)
+    # The stacked tensor: each position holds n pairs (sin_k, cos_k).
+    pairs = []
+    for k in range(n_sin):
+        pairs.append((f"s{k}" "\npos {r}", SINE_COLOUR))
+        pairs.append((f"c{k}" "\npos {r}", COSINE_COLOUR) if k < n_cos else ("pad", "#DDDDDD"))
+    x0 = x + 1.9
+    for k in range(n_sin):
+        ax.add_patch(Rectangle((x0 + 2 * k + 0.15 * k - 0.05, -0.08), 2.1, rows + 0.16, fill=False, edgecolor="#777777", linewidth=0.8, linestyle=":"))
+        for r in range(rows):
+            for half in range(2):
+                label, colour = pairs[2 * k + half]
+                cell(x0 + 2 * k + 0.15 * k + half, rows - 1 - r, label.format(r=r), colour)
+    x = x0 + 2.15 * n_sin
+    ax.text((x0 + x) / 2, rows + 0.35, f"stacked ({rows}, {n_sin}, 2)\n{n_sin} (sin, cos) pairs", ha="center", va="bottom", fontsize=9)
+    ax.annotate("", xy=(x + 1.4, rows / 2), xytext=(x + 0.2, rows / 2), arrowprops=dict(arrowstyle="-|>", color="#444444"))
+    ax.text(x + 0.8, rows / 2 + 0.25, "flatten\n1..2", ha="center", va="bottom", fontsize=8)
+    caption = f"PE ({rows}, {d_model})\nsin, cos, sin, cos, ..."
+    if d_model % 2:
+        caption = f"PE ({rows}, {d_model})\nlast 'pad' column cut off"
+    block(x + 1.7, pairs[:d_model], caption)
+    ax.set_xlim(-0.2, x + 1.9 + d_model)
+    ax.set_ylim(-0.3, rows + 1.4)
+    return fig
+
+
+def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", ylabel: str = "row",
+                  row_labels: Sequence[str] | None = None, column_labels: Sequence[str] | None = None,
+                  cmap: str = DIVERGING, symmetric: bool = True) -> Figure:
+    """Any small matrix (one-hot rows, X, scores) as an annotated image."""
+    check_floating_tensor("matrix", matrix, ndim=(2,))
+    values = matrix.detach().float()
+    rows, columns = values.shape
+    limit = float(values.abs().max()) or 1.0
+    fig = _figure(min(11, 2.5 + 0.6 * columns), min(7, 1.3 + 0.42 * rows))
+    ax = fig.add_subplot()
+    vmin, vmax = (-limit, limit) if symmetric else (float(values.min()), float(values.max()))
+    image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+    fig.colorbar(image, ax=ax, shrink=0.9)
+    if rows * columns <= 200:
+        for r in range(rows):
+            for c in range(columns):
+                value = float(values[r, c])
+                # White text on the dark end of the colour map, black elsewhere.
+                strength = abs(value) / limit if symmetric else (value - vmin) / ((vmax - vmin) or 1.0)
+                ax.text(c, r, f"{value:.2f}" if value else "0", ha="center", va="center", fontsize=7.5,
+                        color="white" if strength > 0.6 else "black")
+    ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
+                  rotation=90 if column_labels is not None else 0)
+    ax.set_yticks(range(rows), row_labels if row_labels is not None else range(rows))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    return fig

@@ -1,0 +1,98 @@
+"""The stored notebooks: executed in one run, no errors, nothing machine-specific, images present.
+
+nbval (configured in pyproject.toml) re-executes each notebook and compares its outputs;
+these tests check what nbval does not.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+IDS = [p.name for p in NOTEBOOKS]
+
+
+def cells(path):
+    return json.loads(path.read_text())["cells"]
+
+
+def source(cell):
+    return "".join(cell["source"])
+
+
+def outputs_text(cell):
+    for output in cell.get("outputs", []):
+        yield "".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", ""))
+
+
+def test_the_walkthrough_is_there():
+    names = [p.stem for p in NOTEBOOKS]
+    for expected in ["00_start_here", "01_padding_and_one_hot", "02_embedding", "03_pe_formula",
+                     "04_stack_and_flatten", "05_x_plus_pe_and_qkv"]:
+        assert expected in names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_executed_top_to_bottom_in_one_run(path):
+    counts = [c["execution_count"] for c in cells(path) if c["cell_type"] == "code" and source(c).strip()]
+    assert counts == list(range(1, len(counts) + 1)), "run `make notebooks`"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_no_error_outputs_and_no_machine_specific_text(path):
+    for cell in cells(path):
+        for output in cell.get("outputs", []):
+            assert output["output_type"] != "error", f"{output.get('ename')}: {output.get('evalue')}"
+            if output["output_type"] == "stream":
+                assert output["name"] == "stdout", "".join(output["text"])
+        for text in outputs_text(cell):
+            assert not re.search(r"/(tmp|root|home|work|Users)/", text), text
+            assert not re.search(r"0x[0-9a-f]{8,}", text), text
+            assert "<Figure size" not in text, "show figures with posenc.plots.show"
+            assert not re.search(r"20\d\d-\d\d-\d\d", text), text
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_states_its_goal_first_and_imports_the_package(path):
+    all_cells = cells(path)
+    assert all_cells[0]["cell_type"] == "markdown"
+    assert "Goal" in source(all_cells[0])
+    code = "\n".join(source(c) for c in all_cells if c["cell_type"] == "code")
+    assert "posenc" in code
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_no_notebook_defines_its_own_helpers(path):
+    # Helpers live in src/posenc; a notebook derives steps inline and calls the package.
+    for cell in cells(path):
+        if cell["cell_type"] == "code":
+            assert not re.search(r"^\s*(def|class) ", source(cell), re.M), source(cell)[:200]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_embedded_images_exist_and_have_alt_text(path):
+    for cell in cells(path):
+        if cell["cell_type"] != "markdown":
+            continue
+        for alt, target in re.findall(r"!\[([^\]]*)\]\(([^)]+)\)", source(cell)):
+            assert len(alt) > 20, f"alt text too short for {target}"
+            assert (path.parent / target).resolve().is_file(), target
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_links_to_other_notebooks_resolve(path):
+    for cell in cells(path):
+        if cell["cell_type"] == "markdown":
+            for target in re.findall(r"\]\(([^)]+\.ipynb)\)", source(cell)):
+                assert (path.parent / target).is_file(), target
+
+
+def test_seed_numbers_appear_in_the_stored_outputs():
+    text = "\n".join(t for c in cells(ROOT / "notebooks" / "04_stack_and_flatten.ipynb") for t in outputs_text(c))
+    assert "[ 0.8415,  0.5403,  0.0464,  0.9989,  0.0022,  1.0000]" in text
+    assert "[ 0.4121, -0.9111,  0.4057,  0.9140,  0.0194,  0.9998]" in text
+    text = "\n".join(t for c in cells(ROOT / "notebooks" / "03_pe_formula.ipynb") for t in outputs_text(c))
+    assert "tensor([  1.0000,  21.5443, 464.1590])" in text

@@ -1,0 +1,32 @@
+"""Redraw every figure in images/ from posenc.plots (run by `make images`).
+
+The PNGs carry no date or software stamp, so running this twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from posenc import plots
+
+FIGURES = {
+    "pipeline.png": lambda: plots.pipeline_diagram(max_sequence_length=10, vocab_size=6, d_model=6),
+    "pe_heatmap.png": lambda: plots.encoding_heatmap(max_sequence_length=64, d_model=128),
+    "pe_table_10x6.png": lambda: plots.encoding_heatmap(max_sequence_length=10, d_model=6),
+    "stack_flatten.png": lambda: plots.interleave_diagram(d_model=6, rows=3),
+    "stack_flatten_odd.png": lambda: plots.interleave_diagram(d_model=7, rows=3),
+    "sine_cosine_curves.png": lambda: plots.sine_cosine_curves(d_model=128, columns=(0, 1, 10, 11, 40, 41), max_sequence_length=64),
+}
+
+
+def main(folder: str) -> None:
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, draw in FIGURES.items():
+        plots.save_png(draw(), out / name)
+        print(out / name)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "images")
