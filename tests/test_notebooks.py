@@ -96,3 +96,18 @@ def test_seed_numbers_appear_in_the_stored_outputs():
     assert "[ 0.4121, -0.9111,  0.4057,  0.9140,  0.0194,  0.9998]" in text
     text = "\n".join(t for c in cells(ROOT / "notebooks" / "03_pe_formula.ipynb") for t in outputs_text(c))
     assert "tensor([  1.0000,  21.5443, 464.1590])" in text
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_displayed_widgets_have_their_state_saved(path):
+    # So the notebook shows its widgets, at their last state, when opened without a kernel.
+    notebook = json.loads(path.read_text())
+    shown = [o["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+             for c in notebook["cells"] for o in c.get("outputs", []) if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    if not shown:
+        return
+    state = notebook["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    for model_id in shown:
+        assert model_id in state
+    images = [m for m in state.values() if m["model_name"] == "ImageModel"]
+    assert images and all(m.get("buffers") for m in images), "the pictures must be saved too"

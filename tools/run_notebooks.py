@@ -6,8 +6,11 @@ Execution timing is not recorded, so a second run leaves the files unchanged.
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -25,8 +28,43 @@ def run(path: Path) -> float:
         resources={"metadata": {"path": str(path.parent)}},
     ).execute()
     # The kernelspec stays the generic "python3": nbval runs with --nbval-current-env.
-    nbformat.write(notebook, path)
+    path.write_text(_stable_widget_ids(nbformat.writes(notebook), path.stem) + "\n")
     return time.perf_counter() - start
+
+
+def _stable_widget_ids(text: str, name: str) -> str:
+    """Rename widget models by the order in which the notebook reaches them, and sort them.
+
+    The saved widget state (so the notebook shows its widgets without a kernel)
+    names every model by a fresh uuid4, in an order that varies between runs.
+    Walking from each displayed widget, cell by cell, through the models it
+    refers to gives every model the same place, and so the same new id, on every
+    run: a second `make notebooks` leaves the file unchanged.
+    """
+    notebook = json.loads(text)
+    state = notebook.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state")
+    if not state:
+        return text
+    order: list[str] = []
+
+    def visit(model_id: str) -> None:
+        if model_id in state and model_id not in order:
+            order.append(model_id)
+            for key in sorted(state[model_id]["state"]):
+                for reference in re.findall(r"IPY_MODEL_([0-9a-f]{32})", json.dumps(state[model_id]["state"][key])):
+                    visit(reference)
+
+    for match in re.finditer(r'"model_id": "([0-9a-f]{32})"', text):
+        visit(match.group(1))
+    # Models no displayed widget refers to, in an order that does not depend on their ids.
+    rest = sorted((m for m in state if m not in order), key=lambda m: json.dumps(state[m], sort_keys=True))
+    renamed = {old: uuid.uuid5(uuid.NAMESPACE_URL, f"posenc/{name}/{i}").hex for i, old in enumerate(order + rest)}
+    for old, new in renamed.items():
+        text = text.replace(old, new)
+    notebook = json.loads(text)
+    widget_state = notebook["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]
+    widget_state["state"] = dict(sorted(widget_state["state"].items()))
+    return json.dumps(notebook, indent=1, ensure_ascii=False)
 
 
 if __name__ == "__main__":

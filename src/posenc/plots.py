@@ -256,3 +256,135 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     return fig
+
+
+# Figures the explorers redraw in place ----------------------------------------------
+#
+# Each artist an explorer updates carries a gid, so `artist(fig, gid)` finds it
+# without depending on the order in which the figure was built.
+
+
+def artist(fig: Figure, gid: str):
+    """The artist of `fig` tagged with `gid` (raises KeyError naming it if there is none)."""
+    for found in fig.findobj(lambda a: a.get_gid() == gid):
+        return found
+    raise KeyError(f"figure has no artist with gid {gid!r}")
+
+
+def _marked_heatmap(ax, table: torch.Tensor, title: str, prefix: str = ""):
+    image = ax.imshow(table.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+    image.set_gid(prefix + "table")
+    ax.axhline(0, color="black", linewidth=1.2).set_gid(prefix + "position")
+    ax.axvline(0, color="black", linewidth=1.2, linestyle="--").set_gid(prefix + "dimension")
+    ax.set_xlabel("dimension (column) j")
+    ax.set_ylabel("position pos")
+    ax.set_title(title, fontsize=10).set_gid(prefix + "title")
+    return image
+
+
+def explorer_heatmap(table: torch.Tensor, *, compare_layouts: bool = False) -> Figure:
+    """The table with a line at one position and one dimension; optionally beside its concatenated layout."""
+    check_floating_tensor("table", table, ndim=(2,))
+    fig = _figure(11 if compare_layouts else 8, 4.6)
+    if compare_layouts:
+        left, right = fig.subplots(1, 2, sharey=True)
+        image = _marked_heatmap(left, table, "interleaved: sin, cos, sin, cos, ...")
+        from .encoding import to_concatenated
+
+        _marked_heatmap(right, to_concatenated(table), "concatenated: all sin, then all cos", prefix="concatenated_")
+    else:
+        image = _marked_heatmap(fig.add_subplot(), table, "")
+    fig.colorbar(image, ax=fig.axes, shrink=0.9, label="PE(pos, j)")
+    return fig
+
+
+def explorer_curves(max_sequence_length: int) -> Figure:
+    """Two panels, the chosen column and its sin/cos partner over positions (data set by the explorer)."""
+    fig = _figure(8, 4.6)
+    axes = fig.subplots(2, 1, sharex=True)
+    for k, ax in enumerate(axes):
+        ax.plot([], [], linewidth=1.4)[0].set_gid(f"curve{k}")
+        ax.plot([], [], "o", markersize=3)[0].set_gid(f"dots{k}")
+        ax.plot([], [], "o", color="black", markersize=6)[0].set_gid(f"marker{k}")
+        ax.axvline(0, color="#555555", linewidth=1, linestyle="--").set_gid(f"position{k}")
+        ax.set_ylim(-1.15, 1.15)
+        ax.set_xlim(-0.5, max_sequence_length - 0.5)
+        ax.set_ylabel("PE(pos, j)")
+        ax.set_title("", fontsize=10).set_gid(f"title{k}")
+    axes[1].set_xlabel("position pos")
+    return fig
+
+
+def explorer_wavelengths() -> Figure:
+    """The wavelength of every column on a log scale (data set by the explorer)."""
+    fig = _figure(8, 4.6)
+    ax = fig.add_subplot()
+    ax.semilogy([], [], "o", color=SINE_COLOUR, markersize=3, label="sin columns (even j)")[0].set_gid("sin")
+    ax.semilogy([], [], "o", color=COSINE_COLOUR, markersize=3, label="cos columns (odd j)")[0].set_gid("cos")
+    ax.semilogy([], [], "o", color="black", markersize=8, fillstyle="none", label="chosen dimension")[0].set_gid("marker")
+    ax.axhline(1, color="#555555", linewidth=1, linestyle=":", label="max_sequence_length").set_gid("length")
+    ax.set_xlabel("dimension (column) j")
+    ax.set_ylabel("wavelength (positions)")
+    ax.set_title("", fontsize=10).set_gid("title")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def explorer_similarity(table: torch.Tensor) -> Figure:
+    """PE[p] . PE[q] as a matrix, and for one p as a function of q - p (data set by the explorer)."""
+    check_floating_tensor("table", table, ndim=(2,))
+    fig = _figure(11, 4.6)
+    left, right = fig.subplots(1, 2, width_ratios=[1, 1.3])
+    similarity = table @ table.T
+    image = left.imshow(similarity.numpy(), cmap=DIVERGING, aspect="equal", interpolation="nearest")
+    image.set_gid("matrix")
+    left.axhline(0, color="black", linewidth=1).set_gid("row")
+    left.set_xlabel("position q")
+    left.set_ylabel("position p")
+    left.set_title("PE[p] . PE[q]", fontsize=10)
+    fig.colorbar(image, ax=left, shrink=0.85)
+    right.plot([], [], "o-", color=OKABE_ITO[3], markersize=2.5, linewidth=1)[0].set_gid("profile")
+    right.axvline(0, color="#555555", linewidth=1, linestyle="--")
+    right.set_xlabel("offset q - p")
+    right.set_ylabel("PE[p] . PE[q]")
+    right.set_title("", fontsize=10).set_gid("profile_title")
+    return fig
+
+
+def pipeline_panels(padded_tokens: Sequence[str], one_hot_rows: torch.Tensor, X: torch.Tensor, PE: torch.Tensor, *,
+                    vocabulary_tokens: Sequence[str] | None = None) -> Figure:
+    """one-hot | X | PE | X + PE side by side, one row per token, shapes in the titles."""
+    fig = _figure(12, 4.6)
+    axes = fig.subplots(1, 4, sharey=True, width_ratios=[1.3, 1, 1, 1])
+    panels = [("one_hot", one_hot_rows, "Greys", (0, 1)), ("X", X, DIVERGING, None), ("PE", PE, DIVERGING, (-1, 1)),
+              ("X_plus_PE", X + PE, DIVERGING, None)]
+    for ax, (name, matrix, cmap, limits) in zip(axes, panels):
+        image = ax.imshow(matrix.numpy(), cmap=cmap, aspect="auto", interpolation="nearest")
+        image.set_gid(name)
+        ax.set_title("", fontsize=10).set_gid(name + "_title")
+        ax.set_xlabel("column")
+    axes[0].set_ylabel("token")
+    if vocabulary_tokens is not None:
+        axes[0].set_xticks(range(len(vocabulary_tokens)), vocabulary_tokens, rotation=90, fontsize=8)
+        axes[0].set_xlabel("vocabulary entry")
+    update_pipeline_panels(fig, padded_tokens, one_hot_rows, X, PE)
+    return fig
+
+
+def update_pipeline_panels(fig: Figure, padded_tokens: Sequence[str], one_hot_rows: torch.Tensor, X: torch.Tensor,
+                           PE: torch.Tensor) -> None:
+    """Put new matrices into a figure made by `pipeline_panels` (sizes may change)."""
+    x_limit = float(max(X.abs().max(), (X + PE).abs().max(), 1.0))
+    panels = [("one_hot", one_hot_rows, (0, 1), "one-hot"), ("X", X, (-x_limit, x_limit), "X = one_hot @ W_E"),
+              ("PE", PE, (-1, 1), "PE"), ("X_plus_PE", X + PE, (-x_limit, x_limit), "X + PE")]
+    for name, matrix, limits, label in panels:
+        rows, columns = matrix.shape
+        image = artist(fig, name)
+        image.set_data(matrix.detach().float().numpy())
+        image.set_clim(*limits)
+        image.set_extent((-0.5, columns - 0.5, rows - 0.5, -0.5))
+        image.axes.set_xlim(-0.5, columns - 0.5)
+        image.axes.set_ylim(rows - 0.5, -0.5)
+        artist(fig, name + "_title").set_text(f"{label}\n{tuple(matrix.shape)}")
+    first = artist(fig, "one_hot").axes
+    first.set_yticks(range(len(padded_tokens)), padded_tokens, fontsize=8 if len(padded_tokens) <= 24 else 5)

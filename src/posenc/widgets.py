@@ -1,0 +1,358 @@
+"""Explorers: sliders that redraw the encoding at once.
+
+    EncodingExplorer   d_model, max_sequence_length, base, a position and a dimension;
+                       views: heatmap, curves, wavelengths, similarity
+    PipelineExplorer   a sentence -> padded tokens, one-hot, X, PE, X + PE
+
+How they stay fast: each view is one matplotlib figure, built once; a change
+updates that figure's artists in place (`set_data`), recomputes only what the
+change touches (the table only when d_model, max_sequence_length or base move),
+and sends the picture as PNG bytes into an `ipywidgets.Image`. A burst of changes
+from a dragged slider is debounced: the first change draws at once, the rest are
+folded into one trailing redraw.
+
+Because the picture lives in the Image widget's state, a saved notebook shows the
+last picture without a kernel, and a front end without widget support shows a
+static PNG with one line saying how to get the sliders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import time
+from collections.abc import Callable
+
+import ipywidgets as widgets
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from PIL import Image as PILImage
+
+from . import plots, tokens
+from ._validate import check_base, check_size
+from .embedding import embedding_matrix, project
+from .encoding import DEFAULT_BASE, sinusoidal_encoding, wavelengths
+
+__all__ = ["EncodingExplorer", "PipelineExplorer", "render_png", "NO_FRONT_END_HINT"]
+
+NO_FRONT_END_HINT = (
+    "If you see this line instead of sliders, this front end cannot show widgets: open the notebook "
+    "in JupyterLab (`make lab`), which has ipywidgets installed, and run the cell again."
+)
+VIEWS = ("heatmap", "curves", "wavelengths", "similarity")
+
+
+def render_png(fig: Figure) -> bytes:
+    """Draw `fig` with Agg and encode it as PNG, favouring speed over file size.
+
+    zlib level 1 encodes several times faster than matplotlib's default and the
+    picture is the same; this is the cost paid on every slider step.
+    """
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.draw()
+    width, height = canvas.get_width_height(physical=True)
+    buffer = io.BytesIO()
+    PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).save(
+        buffer, format="png", compress_level=1
+    )
+    return buffer.getvalue()
+
+
+class _Debounced:
+    """Run `action` now if it has been quiet for `interval` seconds, else once when the burst ends."""
+
+    def __init__(self, action: Callable[[], None], interval: float) -> None:
+        self.action = action
+        self.interval = interval
+        self._last_run = -float("inf")
+        self._pending: asyncio.TimerHandle | None = None
+
+    def __call__(self) -> None:
+        if self._pending is not None:
+            return  # a trailing run is already booked and will see the latest values
+        quiet_for = time.monotonic() - self._last_run
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # plain Python (tests, scripts): nothing to wait on
+            loop = None
+        if loop is None or quiet_for >= self.interval:
+            self._run()
+        else:
+            self._pending = loop.call_later(self.interval - quiet_for, self._run)
+
+    def _run(self) -> None:
+        self._pending = None
+        self.action()
+        self._last_run = time.monotonic()
+
+
+class _Explorer:
+    """What both explorers share: a picture, a message line, a debounced redraw."""
+
+    def __init__(self, *, debounce: float) -> None:
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        self.message = widgets.HTML()
+        self._redraw = _Debounced(self.redraw, debounce)
+        self._quiet = False
+        self.redraws = 0  # how many pictures were drawn: tests use it to see the debounce work
+
+    def _changed(self, change) -> None:
+        if self._quiet:
+            return
+        # A change sent by the browser (a slider being dragged) arrives while ipywidgets
+        # holds the property lock: debounce those. A change made by code in a cell is
+        # drawn at once, so the cell's output (and the saved notebook) shows it.
+        if change["owner"]._property_lock:
+            self._redraw()
+        else:
+            self.redraw()
+
+    def _watch(self, *controls: widgets.Widget) -> None:
+        for control in controls:
+            control.observe(self._changed, names="value")
+
+    def redraw(self) -> None:
+        raise NotImplementedError
+
+    def _show(self, fig: Figure) -> None:
+        self.image.value = render_png(fig)
+        self.redraws += 1
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = NO_FRONT_END_HINT
+        bundle["image/png"] = bytes(self.image.value)  # the picture as it is now, for front ends without widgets
+        return bundle
+
+
+class EncodingExplorer(_Explorer):
+    """Sliders for the sinusoidal table and four ways of looking at it.
+
+    >>> explorer = EncodingExplorer(d_model=16, max_sequence_length=20)
+    >>> explorer.d_model.value = 15     # the picture updates
+    >>> explorer.view.value = "curves"
+    """
+
+    def __init__(self, *, d_model: int = 128, max_sequence_length: int = 64, base: float = DEFAULT_BASE,
+                 position: int = 10, dimension: int = 0, view: str = "heatmap", debounce: float = 0.05) -> None:
+        super().__init__(debounce=debounce)
+        d_model = check_size("d_model", d_model)
+        max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+        base = check_base(base)
+        if view not in VIEWS:
+            raise ValueError(f"view must be one of {VIEWS}, got {view!r}")
+        style = {"description_width": "initial"}
+        self.d_model = widgets.IntSlider(value=d_model, min=1, max=max(256, d_model), description="d_model", style=style)
+        self.max_sequence_length = widgets.IntSlider(value=max_sequence_length, min=1, max=max(256, max_sequence_length),
+                                                     description="max_sequence_length", style=style)
+        self.base = widgets.FloatLogSlider(value=base, base=10, min=0.3, max=6, step=0.05, description="base", style=style,
+                                           readout_format=".4g")
+        self.position = widgets.IntSlider(value=min(position, max_sequence_length - 1), min=0, max=max_sequence_length - 1,
+                                          description="position", style=style)
+        self.dimension = widgets.IntSlider(value=min(dimension, d_model - 1), min=0, max=d_model - 1,
+                                           description="dimension", style=style)
+        self.view = widgets.ToggleButtons(options=VIEWS, value=view, description="view", style=style)
+        self.compare_layouts = widgets.Checkbox(value=False, description="beside the concatenated [sin..., cos...] layout",
+                                                style=style)
+        self._watch(self.d_model, self.max_sequence_length, self.base, self.position, self.dimension, self.view,
+                    self.compare_layouts)
+        self.widget = widgets.VBox([
+            widgets.HBox([self.d_model, self.max_sequence_length, self.base]),
+            widgets.HBox([self.position, self.dimension]),
+            widgets.HBox([self.view, self.compare_layouts]),
+            self.image,
+            self.message,
+        ])
+        self._table_key: tuple | None = None
+        self._figures: dict[str, Figure] = {}
+        self.redraw()
+
+    # What the picture is computed from ------------------------------------------------
+
+    @property
+    def table(self) -> torch.Tensor:
+        """The current table, recomputed only when its sizes or base change."""
+        key = (self.max_sequence_length.value, self.d_model.value, float(self.base.value))
+        if key != self._table_key:
+            self._table = sinusoidal_encoding(max_sequence_length=key[0], d_model=key[1], base=key[2])
+            self._table_key = key
+        return self._table
+
+    @property
+    def figure(self) -> Figure:
+        """The figure of the current view (built the first time it is needed)."""
+        name = self.view.value
+        if name == "heatmap" and self.compare_layouts.value:
+            name = "heatmap_compare"
+        if name not in self._figures:
+            builders = {
+                "heatmap": lambda: plots.explorer_heatmap(self.table),
+                "heatmap_compare": lambda: plots.explorer_heatmap(self.table, compare_layouts=True),
+                "curves": lambda: plots.explorer_curves(self.max_sequence_length.value),
+                "wavelengths": plots.explorer_wavelengths,
+                "similarity": lambda: plots.explorer_similarity(self.table),
+            }
+            self._figures[name] = builders[name]()
+        return self._figures[name]
+
+    def _fit_sliders(self) -> None:
+        # A position or dimension past the new end moves to the last one; no redraw per step.
+        self._quiet = True
+        try:
+            self.position.max = self.max_sequence_length.value - 1
+            self.dimension.max = self.d_model.value - 1
+        finally:
+            self._quiet = False
+
+    def redraw(self) -> None:
+        self._fit_sliders()
+        fig = self.figure
+        update = {"heatmap": self._update_heatmap, "curves": self._update_curves,
+                  "wavelengths": self._update_wavelengths, "similarity": self._update_similarity}[self.view.value]
+        update(fig)
+        d_model, length = self.d_model.value, self.max_sequence_length.value
+        self.message.value = (f"table shape ({length}, {d_model}); position {self.position.value}, "
+                              f"dimension {self.dimension.value} ({'sin' if self.dimension.value % 2 == 0 else 'cos'})")
+        self._show(fig)
+
+    # The four views -----------------------------------------------------------------------
+
+    def _update_heatmap(self, fig: Figure) -> None:
+        table, p, j = self.table, self.position.value, self.dimension.value
+        length, d_model = table.shape
+        panels = [("", table, j)]
+        if self.compare_layouts.value:
+            from .encoding import to_concatenated
+
+            # Column j of the interleaved table is column j/2 (sin) or ceil(d/2) + (j-1)/2 (cos) of the concatenated one.
+            concatenated_j = j // 2 if j % 2 == 0 else (d_model + 1) // 2 + j // 2
+            panels.append(("concatenated_", to_concatenated(table), concatenated_j))
+        for prefix, values, column in panels:
+            image = plots.artist(fig, prefix + "table")
+            image.set_data(values.numpy())
+            image.set_extent((-0.5, d_model - 0.5, length - 0.5, -0.5))
+            image.axes.set_xlim(-0.5, d_model - 0.5)
+            image.axes.set_ylim(length - 0.5, -0.5)
+            plots.artist(fig, prefix + "position").set_ydata([p, p])
+            plots.artist(fig, prefix + "dimension").set_xdata([column, column])
+        if not self.compare_layouts.value:
+            plots.artist(fig, "title").set_text(
+                f"PE: {length} positions x d_model = {d_model}, base = {self.base.value:.4g}")
+
+    def _update_curves(self, fig: Figure) -> None:
+        length, d_model, base = self.max_sequence_length.value, self.d_model.value, float(self.base.value)
+        p, j = self.position.value, self.dimension.value
+        pair = [j - j % 2, j - j % 2 + 1]
+        fine = torch.linspace(0, max(length - 1, 1), 400, dtype=torch.float64)
+        positions = torch.arange(length, dtype=torch.float64)
+        for k, column in enumerate(pair):
+            curve, dots, marker = (plots.artist(fig, f"{name}{k}") for name in ("curve", "dots", "marker"))
+            title = plots.artist(fig, f"title{k}")
+            if column >= d_model:  # odd d_model: the last sine column has no cosine partner
+                for line in (curve, dots, marker):
+                    line.set_data([], [])
+                title.set_text(f"column {column} does not exist: d_model = {d_model} is odd, column {column - 1} has no cos partner")
+                continue
+            denominator = base ** (2 * (column // 2) / d_model)
+            wave = torch.sin if column % 2 == 0 else torch.cos
+            colour = plots.SINE_COLOUR if column % 2 == 0 else plots.COSINE_COLOUR
+            curve.set_data(fine.numpy(), wave(fine / denominator).numpy())
+            dots.set_data(positions.numpy(), wave(positions / denominator).numpy())
+            curve.set_color(colour)
+            dots.set_color(colour)
+            marker.set_data([p], [float(wave(torch.tensor(p / denominator, dtype=torch.float64)))])
+            plots.artist(fig, f"position{k}").set_xdata([p, p])
+            name = "sin" if column % 2 == 0 else "cos"
+            chosen = "  (chosen)" if column == j else ""
+            title.set_text(f"j = {column}: {name}(pos / {denominator:.4g}), wavelength {6.283185307 * denominator:.4g}{chosen}")
+            curve.axes.set_xlim(-0.5, length - 0.5)
+
+    def _update_wavelengths(self, fig: Figure) -> None:
+        d_model, base, j = self.d_model.value, float(self.base.value), self.dimension.value
+        lengths = wavelengths(d_model=d_model, base=base).numpy()
+        columns = torch.arange(d_model).numpy()
+        plots.artist(fig, "sin").set_data(columns[0::2], lengths[0::2])
+        plots.artist(fig, "cos").set_data(columns[1::2], lengths[1::2])
+        plots.artist(fig, "marker").set_data([j], [lengths[j]])
+        plots.artist(fig, "length").set_ydata([self.max_sequence_length.value] * 2)
+        ax = plots.artist(fig, "sin").axes
+        ax.set_xlim(-0.5, d_model - 0.5)
+        ax.set_ylim(3, max(base * 6.3 * 1.5, self.max_sequence_length.value * 2))
+        plots.artist(fig, "title").set_text(
+            f"wavelengths from 2 pi = 6.28 to {lengths[-1]:.4g} (base = {base:.4g}); column {j}: {lengths[j]:.4g} positions")
+
+    def _update_similarity(self, fig: Figure) -> None:
+        table, p = self.table, self.position.value
+        length = table.shape[0]
+        similarity = table @ table.T
+        limit = float(similarity.abs().max()) or 1.0
+        image = plots.artist(fig, "matrix")
+        image.set_data(similarity.numpy())
+        image.set_clim(-limit, limit)
+        image.set_extent((-0.5, length - 0.5, length - 0.5, -0.5))
+        image.axes.set_xlim(-0.5, length - 0.5)
+        image.axes.set_ylim(length - 0.5, -0.5)
+        plots.artist(fig, "row").set_ydata([p, p])
+        profile = plots.artist(fig, "profile")
+        profile.set_data((torch.arange(length) - p).numpy(), similarity[p].numpy())
+        profile.axes.set_xlim(-length, length)
+        profile.axes.set_ylim(-limit * 1.05, limit * 1.05)
+        plots.artist(fig, "profile_title").set_text(f"row p = {p}: highest at q = p, falling off with |q - p|")
+
+
+class PipelineExplorer(_Explorer):
+    """Type a sentence; see its padded tokens, one-hot rows, X, PE and X + PE side by side.
+
+    A sentence longer than max_sequence_length shows the error in the widget instead
+    of raising into the notebook.
+    """
+
+    def __init__(self, *, sentence: str = tokens.EXAMPLE_SENTENCE, max_sequence_length: int = 10, d_model: int = 6,
+                 vocabulary: tokens.Vocabulary | None = None, debounce: float = 0.05) -> None:
+        super().__init__(debounce=debounce)
+        max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+        d_model = check_size("d_model", d_model)
+        if not isinstance(sentence, str):
+            raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+        self.vocabulary = vocabulary or tokens.build_vocabulary(tokens.EXAMPLE_CORPUS)
+        style = {"description_width": "initial"}
+        self.sentence = widgets.Text(value=sentence, description="sentence", continuous_update=True, style=style,
+                                     layout=widgets.Layout(width="60%"))
+        self.max_sequence_length = widgets.IntSlider(value=max_sequence_length, min=1, max=max(32, max_sequence_length),
+                                                     description="max_sequence_length", style=style)
+        self.d_model = widgets.IntSlider(value=d_model, min=1, max=max(64, d_model), description="d_model", style=style)
+        self.tokens_line = widgets.HTML()
+        self._watch(self.sentence, self.max_sequence_length, self.d_model)
+        self.widget = widgets.VBox([
+            self.sentence,
+            widgets.HBox([self.max_sequence_length, self.d_model]),
+            self.tokens_line,
+            self.message,
+            self.image,
+        ])
+        self._figure: Figure | None = None
+        self.redraw()
+
+    def redraw(self) -> None:
+        length, d_model = self.max_sequence_length.value, self.d_model.value
+        try:
+            padded = tokens.pad(tokens.tokenize(self.sentence.value), max_sequence_length=length)
+        except ValueError as error:
+            self.message.value = f'<span style="color:#B00020"><b>ValueError:</b> {error}</span>'
+            return  # the last good picture stays
+        self.message.value = ""
+        self.tokens_line.value = "padded tokens: " + " | ".join(f"<code>{t.replace('<', '&lt;').replace('>', '&gt;')}</code>" for t in padded)
+        ids = torch.tensor(self.vocabulary.ids(padded))
+        one_hot_rows = tokens.one_hot(ids, vocab_size=self.vocabulary.vocab_size)
+        X = project(one_hot_rows, embedding_matrix(vocab_size=self.vocabulary.vocab_size, d_model=d_model, seed=0))
+        PE = sinusoidal_encoding(max_sequence_length=length, d_model=d_model)
+        if self._figure is None:
+            self._figure = plots.pipeline_panels(padded, one_hot_rows, X, PE, vocabulary_tokens=self.vocabulary.tokens)
+        else:
+            plots.update_pipeline_panels(self._figure, padded, one_hot_rows, X, PE)
+        self._show(self._figure)
+
+    @property
+    def figure(self) -> Figure | None:
+        return self._figure
