@@ -35,7 +35,13 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=127.0.0.1 --ServerApp.root_dir=. \
 	  --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(ROOT_FLAG) $(LAB_EXTRA)
 
-test: $(STAMP)
+# The browser tests drive Debian's Chromium; install it if this machine lacks it.
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	@echo "Installing Debian's chromium for the browser tests (needs root: apt-get)"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest
 
 notebooks: $(STAMP)
@@ -46,6 +52,8 @@ images: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_encoding.py
+	$(BIN)/python benchmarks/widget_latency.py
+	$(BIN)/python benchmarks/browser_latency.py
 
 # Resolve the loose requirements in a throwaway venv and freeze what pip chose.
 lock:

@@ -111,3 +111,16 @@ def test_displayed_widgets_have_their_state_saved(path):
         assert model_id in state
     images = [m for m in state.values() if m["model_name"] == "ImageModel"]
     assert images and all(m.get("buffers") for m in images), "the pictures must be saved too"
+
+
+@pytest.mark.parametrize("name", ["01_padding_and_one_hot.ipynb", "06_explore.ipynb"])
+def test_make_notebooks_reproduces_the_stored_file_byte_for_byte(tmp_path, name):
+    # What `make notebooks` writes must not change from run to run (widget ids, stream splits, timings).
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / name
+    shutil.copy(ROOT / "notebooks" / name, copy)
+    subprocess.run([sys.executable, str(ROOT / "tools" / "run_notebooks.py"), str(copy)], check=True, capture_output=True)
+    assert copy.read_bytes() == (ROOT / "notebooks" / name).read_bytes()

@@ -195,3 +195,14 @@ class TestPipelineExplorer:
         one_hot = torch.as_tensor(plots.artist(explorer.figure, "one_hot").get_array().data)
         assert one_hot[0].argmax().item() == explorer.vocabulary.unk_id
         assert one_hot[1].argmax().item() == explorer.vocabulary.id_of("john")
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_a_blitted_redraw_looks_like_a_full_draw(view):
+    # Moving the position only redraws the moving artists over a saved background;
+    # the picture must be the one a fresh explorer draws in full.
+    moved = EncodingExplorer(d_model=32, max_sequence_length=40, position=5, view=view)
+    moved.position.value = 17
+    moved.base.value = 1000
+    fresh = EncodingExplorer(d_model=32, max_sequence_length=40, position=17, base=1000, view=view)
+    assert bytes(moved.image.value) == bytes(fresh.image.value)

@@ -27,9 +27,25 @@ def run(path: Path) -> float:
         record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
     ).execute()
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = _merge_streams(cell.outputs)
     # The kernelspec stays the generic "python3": nbval runs with --nbval-current-env.
     path.write_text(_stable_widget_ids(nbformat.writes(notebook), path.stem) + "\n")
     return time.perf_counter() - start
+
+
+def _merge_streams(outputs: list) -> list:
+    """Join consecutive prints to the same stream: how the kernel splits them depends on timing."""
+    merged = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (output.output_type == "stream" and previous is not None and previous.output_type == "stream"
+                and previous.name == output.name):
+            previous.text += output.text
+        else:
+            merged.append(output)
+    return merged
 
 
 def _stable_widget_ids(text: str, name: str) -> str:

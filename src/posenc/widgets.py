@@ -44,19 +44,57 @@ VIEWS = ("heatmap", "curves", "wavelengths", "similarity")
 
 
 def render_png(fig: Figure) -> bytes:
-    """Draw `fig` with Agg and encode it as PNG, favouring speed over file size.
-
-    zlib level 1 encodes several times faster than matplotlib's default and the
-    picture is the same; this is the cost paid on every slider step.
-    """
+    """Draw `fig` with Agg and encode it as PNG, favouring speed over file size."""
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     canvas.draw()
+    return _encode(canvas)
+
+
+def _encode(canvas: FigureCanvasAgg) -> bytes:
+    # zlib level 1 encodes several times faster than matplotlib's default, same picture.
     width, height = canvas.get_width_height(physical=True)
     buffer = io.BytesIO()
     PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).save(
         buffer, format="png", compress_level=1
     )
     return buffer.getvalue()
+
+
+class _Picture:
+    """A figure drawn in full once, then redrawn by blitting only the artists that move.
+
+    The axes, ticks, labels and colour bar are drawn once and kept as a background
+    bitmap; a slider step restores that bitmap and draws the moving artists (marked
+    animated) on top. A full draw happens only when `layout` changes (sizes that
+    move the axes' limits, ticks or colour bar), and the constrained layout, which
+    costs as much as the drawing itself, is recomputed only when `frame` changes
+    (the width of the tick labels); in between, the axes keep their place.
+    """
+
+    def __init__(self, fig: Figure, moving: list[str]) -> None:
+        self.fig = fig
+        self.canvas = FigureCanvasAgg(fig)
+        self.moving = [plots.artist(fig, gid) for gid in moving]
+        for artist in self.moving:
+            artist.set_animated(True)
+        self._background = None
+        self._layout: object = None
+        self._frame: object = None
+
+    def render(self, layout: object, frame: object) -> bytes:
+        if frame != self._frame:
+            self.fig.set_layout_engine("constrained")
+        if self._background is None or layout != self._layout or frame != self._frame:
+            self.canvas.draw()  # everything but the moving artists
+            self._background = self.canvas.copy_from_bbox(self.fig.bbox)
+            if frame != self._frame:
+                self.fig.set_layout_engine("none")  # keep the axes where they are
+            self._layout, self._frame = layout, frame
+        else:
+            self.canvas.restore_region(self._background)
+        for artist in self.moving:
+            self.fig.draw_artist(artist)
+        return _encode(self.canvas)
 
 
 class _Debounced:
@@ -154,7 +192,7 @@ class EncodingExplorer(_Explorer):
                                            description="dimension", style=style)
         self.view = widgets.ToggleButtons(options=VIEWS, value=view, description="view", style=style)
         self.compare_layouts = widgets.Checkbox(value=False, description="beside the concatenated [sin..., cos...] layout",
-                                                style=style)
+                                                indent=False, layout=widgets.Layout(width="auto"))
         self._watch(self.d_model, self.max_sequence_length, self.base, self.position, self.dimension, self.view,
                     self.compare_layouts)
         self.widget = widgets.VBox([
@@ -165,7 +203,7 @@ class EncodingExplorer(_Explorer):
             self.message,
         ])
         self._table_key: tuple | None = None
-        self._figures: dict[str, Figure] = {}
+        self._pictures: dict[str, _Picture] = {}
         self.redraw()
 
     # What the picture is computed from ------------------------------------------------
@@ -180,21 +218,29 @@ class EncodingExplorer(_Explorer):
         return self._table
 
     @property
-    def figure(self) -> Figure:
-        """The figure of the current view (built the first time it is needed)."""
+    def picture(self) -> _Picture:
+        """The current view's figure with what moves in it (built the first time it is needed)."""
         name = self.view.value
         if name == "heatmap" and self.compare_layouts.value:
             name = "heatmap_compare"
-        if name not in self._figures:
+        if name not in self._pictures:
+            marked = ["table", "position", "dimension"]
             builders = {
-                "heatmap": lambda: plots.explorer_heatmap(self.table),
-                "heatmap_compare": lambda: plots.explorer_heatmap(self.table, compare_layouts=True),
-                "curves": lambda: plots.explorer_curves(self.max_sequence_length.value),
-                "wavelengths": plots.explorer_wavelengths,
-                "similarity": lambda: plots.explorer_similarity(self.table),
+                "heatmap": lambda: (plots.explorer_heatmap(self.table), marked + ["title"]),
+                "heatmap_compare": lambda: (plots.explorer_heatmap(self.table, compare_layouts=True),
+                                            marked + ["concatenated_" + gid for gid in marked]),
+                "curves": lambda: (plots.explorer_curves(self.max_sequence_length.value),
+                                   [f"{gid}{k}" for k in (0, 1) for gid in ("curve", "dots", "marker", "position", "title")]),
+                "wavelengths": lambda: (plots.explorer_wavelengths(), ["sin", "cos", "marker", "length", "title"]),
+                "similarity": lambda: (plots.explorer_similarity(self.table), ["matrix", "row", "profile", "profile_title"]),
             }
-            self._figures[name] = builders[name]()
-        return self._figures[name]
+            self._pictures[name] = _Picture(*builders[name]())
+        return self._pictures[name]
+
+    @property
+    def figure(self) -> Figure:
+        """The figure of the current view."""
+        return self.picture.fig
 
     def _fit_sliders(self) -> None:
         # A position or dimension past the new end moves to the last one; no redraw per step.
@@ -207,14 +253,19 @@ class EncodingExplorer(_Explorer):
 
     def redraw(self) -> None:
         self._fit_sliders()
-        fig = self.figure
+        picture = self.picture
+        view = self.view.value
         update = {"heatmap": self._update_heatmap, "curves": self._update_curves,
-                  "wavelengths": self._update_wavelengths, "similarity": self._update_similarity}[self.view.value]
-        update(fig)
-        d_model, length = self.d_model.value, self.max_sequence_length.value
+                  "wavelengths": self._update_wavelengths, "similarity": self._update_similarity}[view]
+        update(picture.fig)
+        d_model, length, base = self.d_model.value, self.max_sequence_length.value, float(self.base.value)
         self.message.value = (f"table shape ({length}, {d_model}); position {self.position.value}, "
                               f"dimension {self.dimension.value} ({'sin' if self.dimension.value % 2 == 0 else 'cos'})")
-        self._show(fig)
+        # What moves the axes' limits, ticks or colour bar in each view: then a full draw.
+        layout = {"heatmap": (length, d_model), "curves": (length,), "wavelengths": (d_model, base, length),
+                  "similarity": (length, d_model, base)}[view]
+        self.image.value = picture.render(layout, frame=(len(str(length)), len(str(d_model))))
+        self.redraws += 1
 
     # The four views -----------------------------------------------------------------------
 
@@ -238,7 +289,7 @@ class EncodingExplorer(_Explorer):
             plots.artist(fig, prefix + "dimension").set_xdata([column, column])
         if not self.compare_layouts.value:
             plots.artist(fig, "title").set_text(
-                f"PE: {length} positions x d_model = {d_model}, base = {self.base.value:.4g}")
+                f"PE: {length} positions x d_model = {d_model}, base = {self.base.value:.6g}")
 
     def _update_curves(self, fig: Figure) -> None:
         length, d_model, base = self.max_sequence_length.value, self.d_model.value, float(self.base.value)
@@ -280,7 +331,7 @@ class EncodingExplorer(_Explorer):
         ax.set_xlim(-0.5, d_model - 0.5)
         ax.set_ylim(3, max(base * 6.3 * 1.5, self.max_sequence_length.value * 2))
         plots.artist(fig, "title").set_text(
-            f"wavelengths from 2 pi = 6.28 to {lengths[-1]:.4g} (base = {base:.4g}); column {j}: {lengths[j]:.4g} positions")
+            f"wavelengths from 2 pi = 6.28 to {lengths[-1]:.4g} (base = {base:.6g}); column {j}: {lengths[j]:.4g} positions")
 
     def _update_similarity(self, fig: Figure) -> None:
         table, p = self.table, self.position.value

@@ -1,0 +1,205 @@
+"""A real JupyterLab in headless Chromium, for the browser tests and the latency benchmark.
+
+    with running_lab(tmp_dir) as lab, chromium() as browser:
+        page = open_notebook(browser, lab, "06_explore.ipynb")
+        run_all(page)
+
+The server runs on a temporary copy of notebooks/ and images/ (autosave writes to
+what it serves), on 127.0.0.1 with a generated token, with its settings, workspaces
+and runtime files in that temporary folder too. Chromium is Debian's
+(/usr/bin/chromium), driven by Playwright; Playwright downloads no browser.
+Every wait is on a condition, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+# An output that JupyterLab rendered as a live widget (not as the text fallback).
+WIDGET_OUTPUT = ".jp-OutputArea-output:has(> .jupyter-widgets)"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    root: Path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_lab(workdir: Path, *, timeout: float = 90):
+    """Start JupyterLab on a copy of the suite in `workdir`; stop it on exit."""
+    root = workdir / "suite"
+    shutil.copytree(ROOT / "notebooks", root / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(ROOT / "images", root / "images")
+    settings = workdir / "lab-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    # No "would you like to receive news?" pop-up over the notebook.
+    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(workdir / "lab-settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(workdir / "workspaces"), "JUPYTER_RUNTIME_DIR": str(workdir / "runtime")}
+    command = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+               "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}", f"--IdentityProvider.token={token}",
+               "--LabApp.expose_app_in_browser=True"]
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    log = open(workdir / "jupyterlab.log", "wb")
+    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(OSError, urllib.error.URLError):
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5) as response:
+                    if response.status == 200:
+                        break
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"JupyterLab did not start; its log:\n{(workdir / 'jupyterlab.log').read_text()[-3000:]}")
+            time.sleep(0.2)
+        yield Lab(url=url, token=token, root=root)
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+        log.close()
+
+
+@contextlib.contextmanager
+def chromium(workdir: Path):
+    """Headless Debian Chromium under Playwright, with a new empty profile."""
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.exists():
+        raise RuntimeError(f"{CHROMIUM} is missing: `make test` installs Debian's chromium package (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.launch_persistent_context(
+                str(workdir / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
+                args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000})
+        except Exception as error:
+            raise RuntimeError(f"Chromium could not start ({CHROMIUM}): {error}") from error
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def open_notebook(browser, lab: Lab, name: str, *, timeout_ms: int = 90_000):
+    """Open notebooks/<name> in JupyterLab; return the page once the notebook and its kernel are ready."""
+    page = browser.new_page()
+    page.goto(f"{lab.url}/lab/tree/notebooks/{name}?token={lab.token}")
+    page.wait_for_function(
+        """name => {
+            const app = window.jupyterapp;
+            const panel = app && app.shell.currentWidget;
+            return panel && panel.context && panel.context.path.endsWith(name) && panel.content.widgets.length > 0
+                && panel.sessionContext.session && panel.sessionContext.session.kernel
+                && panel.sessionContext.session.kernel.connectionStatus === 'connected';
+        }""", arg=name, timeout=timeout_ms)
+    return page
+
+
+def run_all(page, *, timeout_ms: int = 120_000) -> None:
+    """Run every cell and wait until each code cell has run and the kernel is idle."""
+    page.evaluate("""async () => {
+        const panel = window.jupyterapp.shell.currentWidget;
+        await panel.sessionContext.ready;
+        panel.content.model.sharedModel.transact(() => {
+            for (const cell of panel.content.model.cells) {
+                if (cell.type === 'code') { cell.executionCount = null; }
+            }
+        });
+        await window.jupyterapp.commands.execute('notebook:run-all-cells');
+    }""")
+    page.wait_for_function(
+        """() => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            const cells = Array.from(panel.content.model.cells);
+            const ran = cells.every(c => c.type !== 'code' || c.sharedModel.getSource().trim() === '' || c.executionCount !== null);
+            const busy = Array.from(document.querySelectorAll('.jp-InputArea-prompt')).some(p => p.textContent.includes('*'));
+            return ran && !busy && panel.sessionContext.session.kernel.status === 'idle';
+        }""", timeout=timeout_ms)
+
+
+def error_outputs(page) -> list[str]:
+    """`ename: evalue` of every error output in the open notebook."""
+    return page.evaluate("""() => {
+        const panel = window.jupyterapp.shell.currentWidget;
+        const errors = [];
+        for (const cell of panel.content.model.cells) {
+            if (cell.type !== 'code') continue;
+            for (const output of cell.outputs.toJSON()) {
+                if (output.output_type === 'error') errors.push(`${output.ename}: ${output.evalue}`);
+            }
+        }
+        return errors;
+    }""")
+
+
+def widget_outputs(page) -> dict[str, int]:
+    """How many outputs hold a widget, and how many of them JupyterLab rendered as a live widget."""
+    return page.evaluate("""selector => {
+        const panel = window.jupyterapp.shell.currentWidget;
+        let expected = 0;
+        for (const cell of panel.content.model.cells) {
+            if (cell.type !== 'code') continue;
+            for (const output of cell.outputs.toJSON()) {
+                if (output.data && output.data['application/vnd.jupyter.widget-view+json']) expected += 1;
+            }
+        }
+        const rendered = panel.node.querySelectorAll(selector).length;
+        const asText = Array.from(panel.node.querySelectorAll('.jp-OutputArea-output'))
+            .filter(n => n.textContent.includes('If you see this line instead of sliders')).length;
+        return {expected, rendered, as_text: asText};
+    }""", WIDGET_OUTPUT)
+
+
+def slider(page, explorer_index: int, label: str):
+    """The slider called `label` in the explorer output number `explorer_index` of the open notebook."""
+    root = page.locator(WIDGET_OUTPUT).nth(explorer_index)
+    return root.locator(".widget-slider", has=page.locator(".widget-label", has_text=label)).first
+
+
+IMAGE_DIGEST_JS = """async ([selector, index]) => {
+    const img = document.querySelectorAll(selector)[index].querySelector('img');
+    const bytes = new Uint8Array(await (await fetch(img.src)).arrayBuffer());
+    const digest = await crypto.subtle.digest('SHA-256', bytes);
+    return Array.from(new Uint8Array(digest)).map(b => b.toString(16).padStart(2, '0')).join('');
+}"""
+
+
+def explorer_image_digest(page, explorer_index: int) -> str:
+    """A digest of the bytes of the picture the explorer shows now (the <img> blob)."""
+    return page.evaluate(IMAGE_DIGEST_JS, [WIDGET_OUTPUT, explorer_index])
+
+
+def wait_for_new_picture(page, explorer_index: int, old_digest: str, *, timeout_ms: int = 30_000) -> None:
+    page.wait_for_function(f"async args => (await ({IMAGE_DIGEST_JS})(args)) !== args[2]",
+                           arg=[WIDGET_OUTPUT, explorer_index, old_digest], timeout=timeout_ms)
