@@ -15,11 +15,12 @@ LAB_EXTRA ?=
 # Jupyter refuses to run as root unless told; containers and CI often are root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test notebooks images lock bench clean help
+.PHONY: lab test notebooks student images lock bench clean help
 help:
 	@echo "make lab        open JupyterLab on the suite (sets up .venv first)"
 	@echo "make test       run every test, nbval and the browser tests included"
 	@echo "make notebooks  re-execute every notebook in place (the stored outputs)"
+	@echo "make student    write the learner's edition (solutions removed) to build/student/"
 	@echo "make images     redraw images/ from the package"
 	@echo "make bench      run the benchmarks, results in benchmarks/results/"
 	@echo "make lock       re-resolve requirements.in into requirements.lock and environment.yml"
@@ -46,6 +47,9 @@ test: $(STAMP) $(CHROMIUM)
 
 notebooks: $(STAMP)
 	$(BIN)/python tools/run_notebooks.py notebooks/*.ipynb
+
+student: $(STAMP)
+	$(BIN)/python tools/student_edition.py
 
 images: $(STAMP)
 	$(BIN)/python tools/draw_images.py images

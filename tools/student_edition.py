@@ -1,0 +1,47 @@
+"""Write the learner's edition of the notebooks: solutions removed, then executed (run by `make student`).
+
+Cells tagged `solution` are dropped; the `exercise` placeholders before them stay,
+so every checker reports "not attempted yet" and the notebook still runs from top
+to bottom. The edition goes to build/student/ (notebooks/ and images/ side by
+side, so image links work) and its outputs come from a real run, like the
+teacher's edition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+import nbformat
+
+from run_notebooks import run
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def student_notebook(source: Path, target: Path) -> None:
+    notebook = nbformat.read(source, as_version=4)
+    notebook.cells = [c for c in notebook.cells if "solution" not in c.metadata.get("tags", [])]
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    notebook.metadata.pop("widgets", None)
+    nbformat.write(notebook, target)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "student")
+    args = parser.parse_args()
+    shutil.rmtree(args.out, ignore_errors=True)
+    (args.out / "notebooks").mkdir(parents=True)
+    shutil.copytree(ROOT / "images", args.out / "images")
+    for source in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        target = args.out / "notebooks" / source.name
+        student_notebook(source, target)
+        print(f"{target}: {run(target):.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
