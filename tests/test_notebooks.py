@@ -31,7 +31,8 @@ def outputs_text(cell):
 def test_the_walkthrough_is_there():
     names = [p.stem for p in NOTEBOOKS]
     for expected in ["00_start_here", "01_padding_and_one_hot", "02_embedding", "03_pe_formula",
-                     "04_stack_and_flatten", "05_x_plus_pe_and_qkv"]:
+                     "04_stack_and_flatten", "05_x_plus_pe_and_qkv", "06_explore", "07_why_positions_matter",
+                     "08_relative_positions", "09_pitfalls", "10_precision"]:
         assert expected in names
 
 

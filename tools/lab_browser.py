@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# What the notebooks read besides themselves: the images they embed, the benchmark results they cite.
+NOTEBOOK_INPUTS = ("notebooks", "images", "benchmarks/results")
 CHROMIUM = Path("/usr/bin/chromium")
 # An output that JupyterLab rendered as a live widget (not as the text fallback).
 WIDGET_OUTPUT = ".jp-OutputArea-output:has(> .jupyter-widgets)"
@@ -53,8 +55,8 @@ def _free_port() -> int:
 def running_lab(workdir: Path, *, timeout: float = 90):
     """Start JupyterLab on a copy of the suite in `workdir`; stop it on exit."""
     root = workdir / "suite"
-    shutil.copytree(ROOT / "notebooks", root / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    shutil.copytree(ROOT / "images", root / "images")
+    for folder in NOTEBOOK_INPUTS:
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     settings = workdir / "lab-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     # No "would you like to receive news?" pop-up over the notebook.

@@ -2,8 +2,8 @@
 
 Cells tagged `solution` are dropped; the `exercise` placeholders before them stay,
 so every checker reports "not attempted yet" and the notebook still runs from top
-to bottom. The edition goes to build/student/ (notebooks/ and images/ side by
-side, so image links work) and its outputs come from a real run, like the
+to bottom. The edition goes to build/student/ (notebooks/ beside images/ and
+benchmarks/results/, so the links and files the notebooks read resolve) and its outputs come from a real run, like the
 teacher's edition.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 
+from lab_browser import NOTEBOOK_INPUTS
 from run_notebooks import run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +37,9 @@ def main() -> None:
     args = parser.parse_args()
     shutil.rmtree(args.out, ignore_errors=True)
     (args.out / "notebooks").mkdir(parents=True)
-    shutil.copytree(ROOT / "images", args.out / "images")
+    for folder in NOTEBOOK_INPUTS:
+        if folder != "notebooks":
+            shutil.copytree(ROOT / folder, args.out / folder)
     for source in sorted((ROOT / "notebooks").glob("*.ipynb")):
         target = args.out / "notebooks" / source.name
         student_notebook(source, target)

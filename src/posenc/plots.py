@@ -34,6 +34,8 @@ __all__ = [
     "sine_cosine_curves",
     "interleave_diagram",
     "matrix_figure",
+    "similarity_figure",
+    "error_by_position",
 ]
 
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442", "#000000")
@@ -348,6 +350,51 @@ def explorer_similarity(table: torch.Tensor) -> Figure:
     right.set_xlabel("offset q - p")
     right.set_ylabel("PE[p] . PE[q]")
     right.set_title("", fontsize=10).set_gid("profile_title")
+    return fig
+
+
+def update_similarity(fig: Figure, table: torch.Tensor, position: int) -> None:
+    """Fill a figure made by `explorer_similarity` for `table`, following row `position`."""
+    length = table.shape[0]
+    similarity = table @ table.T
+    limit = float(similarity.abs().max()) or 1.0
+    image = artist(fig, "matrix")
+    image.set_data(similarity.numpy())
+    image.set_clim(-limit, limit)
+    image.set_extent((-0.5, length - 0.5, length - 0.5, -0.5))
+    image.axes.set_xlim(-0.5, length - 0.5)
+    image.axes.set_ylim(length - 0.5, -0.5)
+    artist(fig, "row").set_ydata([position, position])
+    profile = artist(fig, "profile")
+    profile.set_data((torch.arange(length) - position).numpy(), similarity[position].numpy())
+    profile.axes.set_xlim(-length, length)
+    profile.axes.set_ylim(-limit * 1.05, limit * 1.05)
+    artist(fig, "profile_title").set_text(f"row p = {position}: highest at q = p, falling off with |q - p|")
+
+
+def similarity_figure(table: torch.Tensor, *, position: int) -> Figure:
+    """PE[p] . PE[q] for every pair of positions, and row `position` against the offset q - p."""
+    if not 0 <= position < table.shape[0]:
+        raise ValueError(f"position must lie in [0, {table.shape[0]}), got {position!r}")
+    fig = explorer_similarity(table)
+    update_similarity(fig, table, position)
+    return fig
+
+
+def error_by_position(positions: Sequence[float], errors: dict[str, Sequence[float]], *, title: str,
+                      reference_slope: float | None = None) -> Figure:
+    """Max abs error against position, one line per implementation, log-log."""
+    fig = _figure(8, 4.2)
+    ax = fig.add_subplot()
+    for colour, (name, values) in zip(OKABE_ITO, errors.items()):
+        ax.loglog(positions, [max(v, 1e-10) for v in values], "o-", color=colour, label=name, markersize=4)
+    if reference_slope is not None:
+        ax.loglog(positions, [reference_slope * p for p in positions], ":", color="#555555",
+                  label=f"{reference_slope:.2g} x position")
+    ax.set_xlabel("position (upper end of the range)")
+    ax.set_ylabel("max abs error vs float64")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
     return fig
 
 

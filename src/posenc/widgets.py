@@ -334,22 +334,7 @@ class EncodingExplorer(_Explorer):
             f"wavelengths from 2 pi = 6.28 to {lengths[-1]:.4g} (base = {base:.6g}); column {j}: {lengths[j]:.4g} positions")
 
     def _update_similarity(self, fig: Figure) -> None:
-        table, p = self.table, self.position.value
-        length = table.shape[0]
-        similarity = table @ table.T
-        limit = float(similarity.abs().max()) or 1.0
-        image = plots.artist(fig, "matrix")
-        image.set_data(similarity.numpy())
-        image.set_clim(-limit, limit)
-        image.set_extent((-0.5, length - 0.5, length - 0.5, -0.5))
-        image.axes.set_xlim(-0.5, length - 0.5)
-        image.axes.set_ylim(length - 0.5, -0.5)
-        plots.artist(fig, "row").set_ydata([p, p])
-        profile = plots.artist(fig, "profile")
-        profile.set_data((torch.arange(length) - p).numpy(), similarity[p].numpy())
-        profile.axes.set_xlim(-length, length)
-        profile.axes.set_ylim(-limit * 1.05, limit * 1.05)
-        plots.artist(fig, "profile_title").set_text(f"row p = {p}: highest at q = p, falling off with |q - p|")
+        plots.update_similarity(fig, self.table, self.position.value)
 
 
 class PipelineExplorer(_Explorer):
