@@ -15,13 +15,15 @@ LAB_EXTRA ?=
 # Jupyter refuses to run as root unless told; containers and CI often are root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test notebooks student images lock bench clean help
+.PHONY: lab test notebooks student images site slides lock bench clean help
 help:
 	@echo "make lab        open JupyterLab on the suite (sets up .venv first)"
 	@echo "make test       run every test, nbval and the browser tests included"
 	@echo "make notebooks  re-execute every notebook in place (the stored outputs)"
 	@echo "make student    write the learner's edition (solutions removed) to build/student/"
 	@echo "make images     redraw images/ from the package"
+	@echo "make slides     reveal.js slides of every notebook, offline, in build/site/slides/"
+	@echo "make site       an offline HTML site of every notebook in build/site/ (open index.html)"
 	@echo "make bench      run the benchmarks, results in benchmarks/results/"
 	@echo "make lock       re-resolve requirements.in into requirements.lock and environment.yml"
 
@@ -42,7 +44,14 @@ $(CHROMIUM):
 	@echo "Installing Debian's chromium for the browser tests (needs root: apt-get)"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-test: $(STAMP) $(CHROMIUM)
+# The site and the slides load reveal.js, MathJax, require.js and the widget renderer
+# from local copies: npm installs them from the lock file.
+WEB := tools/web/node_modules/.installed
+$(WEB): tools/web/package.json tools/web/package-lock.json
+	cd tools/web && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test: $(STAMP) $(CHROMIUM) $(WEB)
 	$(BIN)/python -m pytest
 
 notebooks: $(STAMP)
@@ -50,6 +59,13 @@ notebooks: $(STAMP)
 
 student: $(STAMP)
 	$(BIN)/python tools/student_edition.py
+
+slides: $(STAMP) $(WEB)
+	$(BIN)/python tools/build_site.py slides
+
+# Built after the slides, so the index links each notebook to its deck.
+site: slides
+	$(BIN)/python tools/build_site.py site
 
 images: $(STAMP)
 	$(BIN)/python tools/draw_images.py images
@@ -69,4 +85,4 @@ lock:
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) .pytest_cache .lock-venv
+	rm -rf $(VENV) .pytest_cache .lock-venv build test-artifacts tools/web/node_modules

@@ -106,3 +106,21 @@ def test_make_lab_serves_on_localhost_and_requires_the_token(tmp_path):
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=30)
+
+
+def test_jupyterlab_rise_is_installed_for_live_slideshows():
+    # A teacher presents straight from the lab, widgets working, with jupyterlab-rise.
+    listing = subprocess.run([str(Path(sys.executable).parent / "jupyter"), "labextension", "list"],
+                             capture_output=True, text=True, check=True)
+    text = listing.stdout + listing.stderr
+    rise = [line for line in text.splitlines() if "jupyterlab-rise" in line]
+    assert rise and "enabled" in rise[0] and "OK" in rise[0], text
+    widgets = [line for line in text.splitlines() if "@jupyter-widgets/jupyterlab-manager" in line]
+    assert widgets and "enabled" in widgets[0], text
+
+
+def test_environment_yml_installs_cpu_torch_and_the_package():
+    text = (ROOT / "environment.yml").read_text()
+    assert "torch==2.13.0+cpu" in text and "--extra-index-url https://download.pytorch.org/whl/cpu" in text
+    assert "      - -e ." in text
+    assert "nvidia" not in text
