@@ -56,6 +56,11 @@ def load(browser, base, path):
     return page, failed, outside
 
 
+def assert_offline(failed, outside):
+    assert failed == [], failed
+    assert outside == [], f"requests leaving the machine: {outside}"
+
+
 def test_index_links_every_notebook_and_deck(site):
     browser, base, out = site
     page, failed, outside = load(browser, base, "index.html")
@@ -63,7 +68,7 @@ def test_index_links_every_notebook_and_deck(site):
     assert [f"notebooks/{n}.html" for n in NOTEBOOKS] == [link for link in links if link.startswith("notebooks/")]
     assert [f"slides/{n}.slides.html" for n in NOTEBOOKS] == [link for link in links if link.startswith("slides/")]
     page.screenshot(path=ARTIFACTS / "index.png", full_page=True)
-    assert failed == [] and outside == []
+    assert_offline(failed, outside)
     page.close()
 
 
@@ -72,8 +77,7 @@ def test_every_page_loads_offline(site, name):
     browser, base, out = site
     page, failed, outside = load(browser, base, f"notebooks/{name}.html")
     page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=True)
-    assert failed == [], failed
-    assert outside == [], f"requests leaving the machine: {outside}"
+    assert_offline(failed, outside)
     broken = page.eval_on_selector_all("img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
     assert broken == []
     page.close()
@@ -89,7 +93,7 @@ def test_widgets_render_at_their_saved_state(site):
     assert pictures.count() == 2
     assert all(page.evaluate("img => img.naturalWidth > 0", img.element_handle()) for img in pictures.all())
     page.screenshot(path=ARTIFACTS / "06_explore_widgets.png", full_page=True)
-    assert failed == [] and outside == []
+    assert_offline(failed, outside)
     page.close()
 
 
@@ -97,7 +101,7 @@ def test_mathjax_renders_the_formula_offline(site):
     browser, base, out = site
     page, failed, outside = load(browser, base, "notebooks/03_pe_formula.html")
     page.wait_for_selector(".MathJax_CHTML, mjx-container", timeout=30_000)
-    assert failed == [] and outside == []
+    assert_offline(failed, outside)
     page.close()
 
 
@@ -108,6 +112,5 @@ def test_every_slide_deck_loads_offline(site, name):
     page.wait_for_selector(".reveal.ready", timeout=30_000)  # reveal.js marks the deck ready once initialised
     assert page.locator(".reveal .slides > section").count() >= 2
     page.screenshot(path=ARTIFACTS / f"{name}.slides.png")
-    assert failed == [], failed
-    assert outside == [], f"requests leaving the machine: {outside}"
+    assert_offline(failed, outside)
     page.close()

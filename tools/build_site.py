@@ -84,18 +84,25 @@ def title(notebook: nbformat.NotebookNode) -> str:
     return "notebook"
 
 
-def build_site(site: Path) -> None:
-    copy_assets(site)
-    exporter = _offline(HTMLExporter(template_name="lab"), "../_static")
-    rows = []
+def export_all(exporter: HTMLExporter, folder: Path, suffix: str) -> list[tuple[str, str]]:
+    """Convert every notebook into folder/<stem><suffix>; return (stem, title) for each."""
+    folder.mkdir(parents=True, exist_ok=True)
+    converted = []
     for path in notebooks():
         notebook = nbformat.read(path, as_version=4)
         body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": title(notebook)}})
-        target = site / "notebooks" / f"{path.stem}.html"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(_link_html(body, ".html"))
-        slides = f'<a href="slides/{path.stem}.slides.html">slides</a>' if (site / "slides" / f"{path.stem}.slides.html").exists() else ""
-        rows.append(f'<tr><td><a href="notebooks/{path.stem}.html">{html.escape(title(notebook))}</a></td><td>{slides}</td></tr>')
+        (folder / f"{path.stem}{suffix}").write_text(_link_html(body, suffix))
+        converted.append((path.stem, title(notebook)))
+    return converted
+
+
+def build_site(site: Path) -> None:
+    copy_assets(site)
+    rows = []
+    for stem, name in export_all(_offline(HTMLExporter(template_name="lab"), "../_static"), site / "notebooks", ".html"):
+        deck = site / "slides" / f"{stem}.slides.html"
+        slides = f'<a href="slides/{stem}.slides.html">slides</a>' if deck.exists() else ""
+        rows.append(f'<tr><td><a href="notebooks/{stem}.html">{html.escape(name)}</a></td><td>{slides}</td></tr>')
     (site / "index.html").write_text(INDEX.format(rows="\n".join(rows)))
 
 
@@ -105,12 +112,7 @@ def build_slides(site: Path) -> None:
                         "../_static")
     exporter.reveal_url_prefix = "../_static/reveal.js"
     exporter.reveal_theme = "white"  # its fonts ship with reveal.js; "simple" fetches them from Google
-    for path in notebooks():
-        notebook = nbformat.read(path, as_version=4)
-        body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": title(notebook)}})
-        target = site / "slides" / f"{path.stem}.slides.html"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(_link_html(body, ".slides.html"))
+    export_all(exporter, site / "slides", ".slides.html")
 
 
 INDEX = """<!DOCTYPE html>
