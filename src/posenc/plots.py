@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from ._validate import check_floating_tensor, check_size
-from .encoding import DEFAULT_BASE, sinusoidal_encoding
+from .encoding import DEFAULT_BASE, sinusoidal_encoding, to_concatenated
 
 __all__ = [
     "OKABE_ITO",
@@ -291,8 +291,6 @@ def explorer_heatmap(table: torch.Tensor, *, compare_layouts: bool = False) -> F
     if compare_layouts:
         left, right = fig.subplots(1, 2, sharey=True)
         image = _marked_heatmap(left, table, "interleaved: sin, cos, sin, cos, ...")
-        from .encoding import to_concatenated
-
         _marked_heatmap(right, to_concatenated(table), "concatenated: all sin, then all cos", prefix="concatenated_")
     else:
         image = _marked_heatmap(fig.add_subplot(), table, "")

@@ -19,6 +19,7 @@ static PNG with one line saying how to get the sliders.
 from __future__ import annotations
 
 import asyncio
+import html
 import io
 import time
 from collections.abc import Callable
@@ -32,22 +33,15 @@ from PIL import Image as PILImage
 from . import plots, tokens
 from ._validate import check_base, check_size
 from .embedding import embedding_matrix, project
-from .encoding import DEFAULT_BASE, sinusoidal_encoding, wavelengths
+from .encoding import DEFAULT_BASE, sinusoidal_encoding, to_concatenated, wavelengths
 
-__all__ = ["EncodingExplorer", "PipelineExplorer", "render_png", "NO_FRONT_END_HINT"]
+__all__ = ["EncodingExplorer", "PipelineExplorer", "NO_FRONT_END_HINT"]
 
 NO_FRONT_END_HINT = (
     "If you see this line instead of sliders, this front end cannot show widgets: open the notebook "
     "in JupyterLab (`make lab`), which has ipywidgets installed, and run the cell again."
 )
 VIEWS = ("heatmap", "curves", "wavelengths", "similarity")
-
-
-def render_png(fig: Figure) -> bytes:
-    """Draw `fig` with Agg and encode it as PNG, favouring speed over file size."""
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()
-    return _encode(canvas)
 
 
 def _encode(canvas: FigureCanvasAgg) -> bytes:
@@ -153,8 +147,8 @@ class _Explorer:
     def redraw(self) -> None:
         raise NotImplementedError
 
-    def _show(self, fig: Figure) -> None:
-        self.image.value = render_png(fig)
+    def _show(self, picture: _Picture, *, layout: object, frame: object) -> None:
+        self.image.value = picture.render(layout, frame)
         self.redraws += 1
 
     def _repr_mimebundle_(self, **kwargs):
@@ -264,8 +258,7 @@ class EncodingExplorer(_Explorer):
         # What moves the axes' limits, ticks or colour bar in each view: then a full draw.
         layout = {"heatmap": (length, d_model), "curves": (length,), "wavelengths": (d_model, base, length),
                   "similarity": (length, d_model, base)}[view]
-        self.image.value = picture.render(layout, frame=(len(str(length)), len(str(d_model))))
-        self.redraws += 1
+        self._show(picture, layout=layout, frame=(len(str(length)), len(str(d_model))))
 
     # The four views -----------------------------------------------------------------------
 
@@ -274,8 +267,6 @@ class EncodingExplorer(_Explorer):
         length, d_model = table.shape
         panels = [("", table, j)]
         if self.compare_layouts.value:
-            from .encoding import to_concatenated
-
             # Column j of the interleaved table is column j/2 (sin) or ceil(d/2) + (j-1)/2 (cos) of the concatenated one.
             concatenated_j = j // 2 if j % 2 == 0 else (d_model + 1) // 2 + j // 2
             panels.append(("concatenated_", to_concatenated(table), concatenated_j))
@@ -367,7 +358,7 @@ class PipelineExplorer(_Explorer):
             self.message,
             self.image,
         ])
-        self._figure: Figure | None = None
+        self._picture: _Picture | None = None
         self.redraw()
 
     def redraw(self) -> None:
@@ -378,17 +369,21 @@ class PipelineExplorer(_Explorer):
             self.message.value = f'<span style="color:#B00020"><b>ValueError:</b> {error}</span>'
             return  # the last good picture stays
         self.message.value = ""
-        self.tokens_line.value = "padded tokens: " + " | ".join(f"<code>{t.replace('<', '&lt;').replace('>', '&gt;')}</code>" for t in padded)
+        self.tokens_line.value = "padded tokens: " + " | ".join(f"<code>{html.escape(t)}</code>" for t in padded)
         ids = torch.tensor(self.vocabulary.ids(padded))
         one_hot_rows = tokens.one_hot(ids, vocab_size=self.vocabulary.vocab_size)
         X = project(one_hot_rows, embedding_matrix(vocab_size=self.vocabulary.vocab_size, d_model=d_model, seed=0))
         PE = sinusoidal_encoding(max_sequence_length=length, d_model=d_model)
-        if self._figure is None:
-            self._figure = plots.pipeline_panels(padded, one_hot_rows, X, PE, vocabulary_tokens=self.vocabulary.tokens)
+        if self._picture is None:
+            fig = plots.pipeline_panels(padded, one_hot_rows, X, PE, vocabulary_tokens=self.vocabulary.tokens)
+            self._picture = _Picture(fig, moving=[])
         else:
-            plots.update_pipeline_panels(self._figure, padded, one_hot_rows, X, PE)
-        self._show(self._figure)
+            plots.update_pipeline_panels(self._picture.fig, padded, one_hot_rows, X, PE)
+        # Every change moves some axis here, so every redraw is a full one; the layout is
+        # recomputed only when the token labels or the sizes need more room.
+        self._show(self._picture, layout=(tuple(padded), length, d_model),
+                   frame=(max(map(len, padded)), len(str(length)), len(str(d_model))))
 
     @property
     def figure(self) -> Figure | None:
-        return self._figure
+        return None if self._picture is None else self._picture.fig
