@@ -23,11 +23,11 @@ from pathlib import Path
 import nbformat
 from nbconvert import HTMLExporter, SlidesExporter
 
+from run_notebooks import NOTEBOOK_INPUTS
+
 ROOT = Path(__file__).resolve().parent.parent
 NODE_MODULES = ROOT / "tools" / "web" / "node_modules"
 TEMPLATES = ROOT / "tools" / "web" / "templates"
-# What the notebooks read besides themselves; kept beside notebooks/ so relative links resolve.
-NOTEBOOK_INPUTS = ("images", "benchmarks/results")
 # (source inside node_modules, destination inside _static); MathJax only with the parts CommonHTML output uses.
 ASSETS = [
     ("requirejs/require.js", "require.js"),

@@ -28,9 +28,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from run_notebooks import NOTEBOOK_INPUTS
+
 ROOT = Path(__file__).resolve().parent.parent
-# What the notebooks read besides themselves: the images they embed, the benchmark results they cite.
-NOTEBOOK_INPUTS = ("notebooks", "images", "benchmarks/results")
 CHROMIUM = Path("/usr/bin/chromium")
 # An output that JupyterLab rendered as a live widget (not as the text fallback).
 WIDGET_OUTPUT = ".jp-OutputArea-output:has(> .jupyter-widgets)"
@@ -55,7 +55,7 @@ def _free_port() -> int:
 def running_lab(workdir: Path, *, timeout: float = 90):
     """Start JupyterLab on a copy of the suite in `workdir`; stop it on exit."""
     root = workdir / "suite"
-    for folder in NOTEBOOK_INPUTS:
+    for folder in ("notebooks", *NOTEBOOK_INPUTS):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     settings = workdir / "lab-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
@@ -167,7 +167,9 @@ def error_outputs(page) -> list[str]:
 
 def widget_outputs(page) -> dict[str, int]:
     """How many outputs hold a widget, and how many of them JupyterLab rendered as a live widget."""
-    return page.evaluate("""selector => {
+    from posenc.widgets import NO_FRONT_END_HINT
+
+    return page.evaluate("""([selector, hint]) => {
         const panel = window.jupyterapp.shell.currentWidget;
         let expected = 0;
         for (const cell of panel.content.model.cells) {
@@ -178,9 +180,9 @@ def widget_outputs(page) -> dict[str, int]:
         }
         const rendered = panel.node.querySelectorAll(selector).length;
         const asText = Array.from(panel.node.querySelectorAll('.jp-OutputArea-output'))
-            .filter(n => n.textContent.includes('If you see this line instead of sliders')).length;
+            .filter(n => n.textContent.includes(hint)).length;
         return {expected, rendered, as_text: asText};
-    }""", WIDGET_OUTPUT)
+    }""", [WIDGET_OUTPUT, NO_FRONT_END_HINT])
 
 
 def slider(page, explorer_index: int, label: str):

@@ -16,6 +16,10 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+# What the notebooks read besides themselves (the images they embed, the benchmark
+# results they cite): every copy of the suite keeps these beside notebooks/.
+NOTEBOOK_INPUTS = ("images", "benchmarks/results")
+
 
 def run(path: Path) -> float:
     notebook = nbformat.read(path, as_version=4)

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from lab_browser import NOTEBOOK_INPUTS
-from run_notebooks import run
+from run_notebooks import NOTEBOOK_INPUTS, run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,8 +37,7 @@ def main() -> None:
     shutil.rmtree(args.out, ignore_errors=True)
     (args.out / "notebooks").mkdir(parents=True)
     for folder in NOTEBOOK_INPUTS:
-        if folder != "notebooks":
-            shutil.copytree(ROOT / folder, args.out / folder)
+        shutil.copytree(ROOT / folder, args.out / folder)
     for source in sorted((ROOT / "notebooks").glob("*.ipynb")):
         target = args.out / "notebooks" / source.name
         student_notebook(source, target)
