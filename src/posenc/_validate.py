@@ -3,6 +3,9 @@
 Each check raises TypeError (wrong kind of value) or ValueError (right kind, wrong
 value) with a message that names the argument, shows the value and says what is
 allowed. They are plain `if`s, not `assert`s, so `python -O` cannot remove them.
+
+Sizes are checked against this machine's memory before anything is allocated
+(`check_table_fits`), so a huge size is a ValueError, never the allocator's error.
 """
 
 from __future__ import annotations
@@ -13,13 +16,51 @@ import os
 import torch
 
 
-def check_size(name: str, value: object, *, minimum: int = 1) -> int:
-    """Return `value` as an int if it is a whole number >= minimum (bool is refused)."""
+def _short(value: object) -> str:
+    """A value as an error message shows it: tensors by shape and dtype, long reprs cut."""
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_size(name: str, value: object, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return `value` as an int if it is a whole number in [minimum, maximum] (bool is refused)."""
+    allowed = f"an int >= {minimum}" if maximum is None else f"an int from {minimum} to {maximum}"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int >= {minimum}, got {value!r} of type {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+        raise TypeError(f"{name} must be {allowed}, got {_short(value)} of type {type(value).__name__}")
+    if value < minimum or (maximum is not None and value > maximum):
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
     return int(value)
+
+
+def check_flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {_short(value)} of type {type(value).__name__}")
+    return value
+
+
+def check_str(name: str, value: object, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        allowed = "a str or None" if optional else "a str"
+        raise TypeError(f"{name} must be {allowed}, got {_short(value)} of type {type(value).__name__}")
+    return value
+
+
+def check_device(value: object) -> torch.device | None:
+    """None, or a device this machine has ("cpu", or "cuda:0" where there is a GPU)."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, torch.device)):
+        raise TypeError(f"device must be None, a str such as 'cpu', or a torch.device, got {_short(value)}")
+    try:
+        device = torch.device(value)
+        torch.empty(0, device=device)
+    except (RuntimeError, ValueError, AssertionError) as error:  # AssertionError: torch's "not compiled with CUDA"
+        raise ValueError(f"device must be one this machine has, such as 'cpu'; {value!r} is not ({error})") from None
+    return device
 
 
 def check_base(value: object) -> float:
@@ -44,6 +85,8 @@ def check_float_dtype(value: object, name: str = "dtype") -> torch.dtype:
 def check_tensor(name: str, value: object, *, ndim: tuple[int, ...] | None = None) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if value.is_meta:
+        raise ValueError(f"{name} is a tensor on the 'meta' device, which holds no numbers; pass one on 'cpu'")
     if ndim is not None and value.dim() not in ndim:
         allowed = " or ".join(f"{n}-D" for n in ndim)
         raise ValueError(f"{name} must be {allowed}, got shape {tuple(value.shape)}")
@@ -57,23 +100,45 @@ def check_floating_tensor(name: str, value: object, *, ndim: tuple[int, ...] | N
     return value
 
 
+def check_finite(name: str, value: torch.Tensor) -> torch.Tensor:
+    """For pictures: a NaN or inf has no colour and no place on an axis."""
+    if value.numel() and not bool(torch.isfinite(value).all()):
+        raise ValueError(f"{name} must hold finite numbers to be drawn, got NaN or inf in {_short(value)}")
+    return value
+
+
+def common_dtype(**tensors: torch.Tensor) -> torch.dtype:
+    """The dtype two or more floating tensors are computed in: the widest of theirs (torch's promotion)."""
+    dtype = None
+    for tensor in tensors.values():
+        dtype = tensor.dtype if dtype is None else torch.promote_types(dtype, tensor.dtype)
+    return dtype
+
+
 def _memory_bytes() -> int:
+    """This machine's memory: the largest table a size check lets through (tests lower it)."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # not every platform reports it
         return 64 * 2**30
 
 
-def check_table_fits(shape: tuple[int, ...], dtype: torch.dtype, *, name: str = "table") -> int:
-    """Refuse, before allocating, a tensor larger than this machine's memory."""
+def check_table_fits(shape: tuple[int, ...], dtype: torch.dtype | int, *, name: str = "table",
+                     arguments: str = "max_sequence_length or d_model") -> int:
+    """Refuse, before allocating, a tensor larger than this machine's memory.
+
+    `dtype` is the tensor's dtype, or the bytes per entry of a non-tensor (a list);
+    `arguments` names the sizes the caller can lower.
+    """
     count = 1
     for n in shape:
         count *= n
-    size = count * dtype.itemsize
+    each = dtype.itemsize if isinstance(dtype, torch.dtype) else int(dtype)
+    size = count * each
     available = _memory_bytes()
     if size > available:
         raise ValueError(
-            f"a {name} of shape {shape} in {dtype} needs {size} bytes ({size / 2**30:.1f} GiB), "
-            f"more than this machine's {available} bytes of memory; use a smaller max_sequence_length or d_model"
+            f"a {name} of shape {shape} at {each} bytes an entry needs {size} bytes ({size / 2**30:.1f} GiB), "
+            f"more than this machine's {available} bytes of memory; use a smaller {arguments}"
         )
     return size

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import check_floating_tensor, check_size, check_tensor
+from ._validate import check_float_dtype, check_floating_tensor, check_size, check_table_fits, check_tensor, common_dtype
 
 __all__ = ["embedding_matrix", "project", "embedding_lookup", "parameter_count"]
 
@@ -19,14 +19,19 @@ def embedding_matrix(*, vocab_size: int, d_model: int, seed: int = 0, dtype: tor
     """A seeded W_E of shape `(vocab_size, d_model)`, drawn from N(0, 1) like nn.Embedding."""
     vocab_size = check_size("vocab_size", vocab_size)
     d_model = check_size("d_model", d_model)
-    seed = check_size("seed", seed, minimum=0)
+    seed = check_size("seed", seed, minimum=0, maximum=2**64 - 1)
+    dtype = check_float_dtype(dtype)
+    check_table_fits((vocab_size, d_model), dtype, name="W_E", arguments="vocab_size or d_model")
     # A private generator: the notebook's other random draws do not shift these numbers.
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(vocab_size, d_model, generator=generator, dtype=dtype)
 
 
 def project(one_hot_rows: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:
-    """`X = one_hot_rows @ W_E`: shape `(max_sequence_length, d_model)`."""
+    """`X = one_hot_rows @ W_E`: shape `(max_sequence_length, d_model)`.
+
+    Two dtypes are computed in the wider one (float32 @ float64 gives float64).
+    """
     check_floating_tensor("one_hot_rows", one_hot_rows, ndim=(2, 3))
     check_floating_tensor("W_E", W_E, ndim=(2,))
     if one_hot_rows.shape[-1] != W_E.shape[0]:
@@ -34,7 +39,8 @@ def project(one_hot_rows: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:
             f"one_hot_rows has {one_hot_rows.shape[-1]} columns but W_E has {W_E.shape[0]} rows; "
             "both must equal vocab_size"
         )
-    return one_hot_rows @ W_E
+    dtype = common_dtype(one_hot_rows=one_hot_rows, W_E=W_E)
+    return one_hot_rows.to(dtype) @ W_E.to(dtype)
 
 
 def embedding_lookup(ids: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import check_base, check_float_dtype, check_floating_tensor, check_size, check_table_fits
+from ._validate import check_base, check_device, check_float_dtype, check_floating_tensor, check_size, check_table_fits
 
 __all__ = [
     "even_indices",
@@ -60,19 +60,21 @@ DEFAULT_BASE = 10000.0
 def even_indices(*, d_model: int) -> torch.Tensor:
     """The even column indices 0, 2, 4, ... below d_model (the sine columns)."""
     d_model = check_size("d_model", d_model)
+    check_table_fits(((d_model + 1) // 2,), torch.float32, name="column index list", arguments="d_model")
     return torch.arange(0, d_model, 2, dtype=torch.float32)
 
 
 def odd_indices(*, d_model: int) -> torch.Tensor:
     """The odd column indices 1, 3, 5, ... below d_model (the cosine columns)."""
     d_model = check_size("d_model", d_model)
+    check_table_fits((d_model // 2,), torch.float32, name="column index list", arguments="d_model")
     return torch.arange(1, d_model, 2, dtype=torch.float32)
 
 
 def even_denominator(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """`base^(j / d_model)` for every even column j: one value per sine column."""
     base = check_base(base)
-    return torch.pow(base, even_indices(d_model=d_model) / d_model)
+    return torch.pow(base, even_indices(d_model=d_model) / check_size("d_model", d_model))
 
 
 def odd_denominator(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
@@ -82,7 +84,7 @@ def odd_denominator(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor
     `d_model // 2` values of `even_denominator`, the same numbers.
     """
     base = check_base(base)
-    return torch.pow(base, (odd_indices(d_model=d_model) - 1) / d_model)
+    return torch.pow(base, (odd_indices(d_model=d_model) - 1) / check_size("d_model", d_model))
 
 
 def positions(*, max_sequence_length: int) -> torch.Tensor:
@@ -92,17 +94,27 @@ def positions(*, max_sequence_length: int) -> torch.Tensor:
     silently turn the whole table into float64 (a mistake in the source material).
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+    check_table_fits((max_sequence_length, 1), torch.float32, name="position column", arguments="max_sequence_length")
     return torch.arange(max_sequence_length, dtype=torch.float32).reshape(max_sequence_length, 1)
 
 
 def even_pe(*, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """The sine columns: shape `(max_sequence_length, ceil(d_model / 2))`."""
+    _check_half_fits(max_sequence_length, d_model, sines=True)
     return torch.sin(positions(max_sequence_length=max_sequence_length) / even_denominator(d_model=d_model, base=base))
 
 
 def odd_pe(*, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """The cosine columns: shape `(max_sequence_length, d_model // 2)`."""
+    _check_half_fits(max_sequence_length, d_model, sines=False)
     return torch.cos(positions(max_sequence_length=max_sequence_length) / odd_denominator(d_model=d_model, base=base))
+
+
+def _check_half_fits(max_sequence_length: object, d_model: object, *, sines: bool) -> None:
+    length = check_size("max_sequence_length", max_sequence_length)
+    d_model = check_size("d_model", d_model)
+    columns = (d_model + 1) // 2 if sines else d_model // 2
+    check_table_fits((length, columns), torch.float32, name="sine half" if sines else "cosine half")
 
 
 def interleave(even_PE: torch.Tensor, odd_PE: torch.Tensor) -> torch.Tensor:
@@ -122,6 +134,8 @@ def interleave(even_PE: torch.Tensor, odd_PE: torch.Tensor) -> torch.Tensor:
             f"odd_PE must have shape ({rows}, {n_even}) or ({rows}, {n_even - 1}) to pair with even_PE of shape "
             f"{tuple(even_PE.shape)}, got {tuple(odd_PE.shape)}"
         )
+    if odd_PE.dtype != even_PE.dtype:
+        raise TypeError(f"even_PE and odd_PE must have one dtype, got {even_PE.dtype} and {odd_PE.dtype}")
     d_model = n_even + odd_PE.shape[1]
     if odd_PE.shape[1] < n_even:
         odd_PE = torch.cat([odd_PE, torch.zeros_like(even_PE[:, :1])], dim=1)
@@ -131,6 +145,9 @@ def interleave(even_PE: torch.Tensor, odd_PE: torch.Tensor) -> torch.Tensor:
 
 def stepwise_encoding(*, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """The whole table built from the teaching steps: float32, `(max_sequence_length, d_model)`."""
+    length, d_model = check_size("max_sequence_length", max_sequence_length), check_size("d_model", d_model)
+    # The two halves and the interleaved copy are alive together: about twice the table.
+    check_table_fits((2, length, d_model + 1), torch.float32, name="table and its halves")
     even_PE = even_pe(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
     odd_PE = odd_pe(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
     return interleave(even_PE, odd_PE)
@@ -194,6 +211,7 @@ def sinusoidal_encoding(
     d_model = check_size("d_model", d_model)
     base = check_base(base)
     dtype = check_float_dtype(dtype)
+    device = check_device(device)
     check_table_fits((max_sequence_length, d_model), dtype, name="positional-encoding table")
 
     frequencies = _frequencies(d_model, base)
@@ -315,6 +333,7 @@ def wavelengths(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """
     d_model = check_size("d_model", d_model)
     base = check_base(base)
+    check_table_fits((2, d_model), torch.float64, name="wavelength list", arguments="d_model")
     per_pair = 2 * math.pi / _frequencies(d_model, base)
     return _pairs_to_columns(per_pair, per_pair, d_model)
 

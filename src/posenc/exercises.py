@@ -1,7 +1,11 @@
 """Answer checkers for the notebooks' exercises: they name the mistake, not just "wrong".
 
 Each `check_*` function takes the learner's answer and the exercise's sizes and
-returns a `Feedback`, shown as one line in the notebook. An exercise cell starts
+returns a `Feedback`, shown as one line in the notebook. Whatever the answer is (None,
+a number, a list, a numpy array, a tensor of any dtype, shape or device, NaN, a module
+whose forward raises), the checker answers and never raises: the feedback says what
+it got and what it expected. Lists and numpy arrays are read as tensors. Only a bad
+keyword argument of the checker itself (the exercise's sizes, a notebook's bug) raises. An exercise cell starts
 with `answer = None`, which every checker reports as "not attempted yet", so an
 unsolved notebook still runs from top to bottom.
 
@@ -16,13 +20,15 @@ an odd `d_model`.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from . import tokens
-from ._validate import check_base, check_size
+from ._validate import _short, check_base, check_float_dtype, check_floating_tensor, check_size, check_str
 from .encoding import DEFAULT_BASE, sinusoidal_encoding
 
 __all__ = ["Feedback", "check_padding", "check_one_hot", "check_embedding", "check_parameter_count", "check_denominators",
@@ -39,6 +45,11 @@ class Feedback:
     status: str
     message: str
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.status, str) or self.status not in _SYMBOL:
+            raise ValueError(f"status must be one of {tuple(_SYMBOL)}, got {_short(self.status)}")
+        check_str("message", self.message)
+
     @property
     def correct(self) -> bool:
         return self.status == CORRECT
@@ -54,16 +65,50 @@ def _not_attempted(what: str) -> Feedback:
     return Feedback(NOT_ATTEMPTED, f"Not attempted yet: replace None with {what}.")
 
 
+def _describe(answer: object) -> str:
+    if isinstance(answer, torch.Tensor):
+        return f"a tensor of shape {tuple(answer.shape)} and dtype {answer.dtype}"
+    if isinstance(answer, np.ndarray):
+        return f"a numpy array of shape {answer.shape} and dtype {answer.dtype}"
+    return f"{type(answer).__name__} {_short(answer)}"
+
+
 def _as_tensor(answer: object, what: str) -> torch.Tensor | Feedback:
+    """The answer as a detached CPU tensor of real numbers, or the feedback that says why it is not one."""
     if answer is None:
         return _not_attempted(what)
-    if not isinstance(answer, torch.Tensor):
-        return Feedback(WRONG, f"Expected a torch.Tensor, got {type(answer).__name__}.")
-    return answer
+    if isinstance(answer, torch.Tensor):
+        tensor = answer
+    elif isinstance(answer, (list, tuple, np.ndarray)):
+        try:  # a list of lists or an array of numbers reads as a tensor; anything ragged or non-numeric does not
+            tensor = torch.as_tensor(np.asarray(answer))
+        except (TypeError, ValueError, RuntimeError):
+            return Feedback(WRONG, f"Expected {what} as a tensor; could not read {_describe(answer)} as one.")
+    else:
+        return Feedback(WRONG, f"Expected {what} as a torch.Tensor, got {_describe(answer)}.")
+    if tensor.is_meta:
+        return Feedback(WRONG, "Got a tensor on the 'meta' device, which holds no numbers: create it on the CPU.")
+    if tensor.is_complex():
+        return Feedback(WRONG, f"Got complex numbers ({tensor.dtype}); the answer holds real numbers.")
+    tensor = tensor.detach().cpu()
+    if tensor.is_floating_point() and tensor.numel() and not bool(torch.isfinite(tensor).all()):
+        where = tuple(int(k) for k in (~torch.isfinite(tensor)).nonzero()[0])
+        return Feedback(WRONG, f"Your answer holds NaN or inf (first at index {where}); every entry should be a finite number.")
+    return tensor
 
 
 def _close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-4) -> bool:
-    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), atol=atol, rtol=0))
+    if a.shape != b.shape or a.is_meta or a.is_complex():
+        return False
+    return bool(torch.allclose(a.detach().cpu().double(), b.detach().cpu().double(), atol=atol, rtol=0))
+
+
+def _ids(name: str, ids: object) -> list[int]:
+    """The exercise's ids (a checker argument, not the learner's answer)."""
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or not all(
+            isinstance(i, numbers.Integral) and not isinstance(i, bool) and i >= 0 for i in ids):
+        raise TypeError(f"{name} must be a list of ints >= 0, got {_short(ids)}")
+    return [int(i) for i in ids]
 
 
 # Padding and one-hot ---------------------------------------------------------------
@@ -75,8 +120,11 @@ def check_padding(answer: Sequence[str] | None, *, sentence: str, max_sequence_l
     if answer is None:
         return _not_attempted("the list of padded tokens")
     if isinstance(answer, str) or not isinstance(answer, Sequence):
-        return Feedback(WRONG, f"Expected a list of tokens, got {type(answer).__name__}.")
+        return Feedback(WRONG, f"Expected a list of tokens (str), got {_describe(answer)}.")
     answer = list(answer)
+    for k, token in enumerate(answer):
+        if not isinstance(token, str):
+            return Feedback(WRONG, f"Expected a list of str tokens, but item {k} is {_describe(token)}.")
     if answer == expected:
         return Feedback(CORRECT, f"Correct: {len(answer)} tokens, the last {expected.count(tokens.PAD_TOKEN)} are padding.")
     words = [t for t in answer if t != tokens.PAD_TOKEN]
@@ -92,10 +140,10 @@ def check_padding(answer: Sequence[str] | None, *, sentence: str, max_sequence_l
 
 def check_one_hot(answer: torch.Tensor | None, *, ids: Sequence[int], vocab_size: int) -> Feedback:
     """One row per id, a single 1 in column id: shape (len(ids), vocab_size)."""
+    expected = tokens.one_hot(_ids("ids", ids), vocab_size=check_size("vocab_size", vocab_size, maximum=100_000))
     answer = _as_tensor(answer, "the one-hot matrix")
     if isinstance(answer, Feedback):
         return answer
-    expected = tokens.one_hot(list(ids), vocab_size=vocab_size)
     if answer.shape == expected.shape[::-1] and _close(answer.T, expected):
         return Feedback(MISTAKE, f"Transposed: shape {tuple(answer.shape)}, expected {tuple(expected.shape)} "
                                  "(one row per token, one column per vocabulary entry).")
@@ -113,25 +161,35 @@ def check_one_hot(answer: torch.Tensor | None, *, ids: Sequence[int], vocab_size
 
 def check_embedding(answer: torch.Tensor | None, *, ids: Sequence[int], W_E: torch.Tensor) -> Feedback:
     """X for these ids: row id of W_E for every token, shape (len(ids), d_model)."""
+    ids = _ids("ids", ids)
+    check_floating_tensor("W_E", W_E, ndim=(2,))
+    if any(i >= W_E.shape[0] for i in ids):
+        raise ValueError(f"ids must be rows of W_E, below {W_E.shape[0]}, got {ids}")
     answer = _as_tensor(answer, "X, one row of W_E per token")
     if isinstance(answer, Feedback):
         return answer
-    expected = W_E[torch.as_tensor(list(ids))]
+    expected = W_E.detach()[torch.as_tensor(ids, dtype=torch.long)]
+    W_E = W_E.detach()
     if _close(answer, expected):
         return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}, row k is W_E[ids[k]].")
     if answer.shape == expected.shape[::-1] and _close(answer.T, expected):
         return Feedback(MISTAKE, f"Transposed: expected (len(ids), d_model) = {tuple(expected.shape)}.")
     if answer.shape == (W_E.shape[0], W_E.shape[1]):
         return Feedback(MISTAKE, "That is all of W_E: pick the rows of the sentence's ids (W_E[ids], or one_hot @ W_E).")
-    if answer.shape == expected.shape and _close(answer, W_E[torch.as_tensor(list(ids)) - 1]):
+    if answer.shape == expected.shape and _close(answer, W_E[torch.as_tensor(ids, dtype=torch.long) - 1]):
         return Feedback(MISTAKE, "Off by one: id k is row k of W_E, counting from 0.")
     return Feedback(WRONG, f"Expected W_E[ids], shape {tuple(expected.shape)}.")
 
 
 def check_parameter_count(answer: int | None, *, vocab_size: int, d_model: int) -> Feedback:
     """vocab_size * d_model: W_E has one learned d_model-long row per vocabulary entry, and no bias."""
+    vocab_size, d_model = check_size("vocab_size", vocab_size), check_size("d_model", d_model)
     if answer is None:
         return _not_attempted("a number")
+    number = _as_count(answer)
+    if number is None:
+        return Feedback(WRONG, f"Expected a whole number of parameters, got {_describe(answer)}.")
+    answer = number
     expected = vocab_size * d_model
     if answer == expected:
         return Feedback(CORRECT, f"Correct: {vocab_size} x {d_model} = {expected:,} parameters.")
@@ -142,15 +200,32 @@ def check_parameter_count(answer: int | None, *, vocab_size: int, d_model: int) 
     return Feedback(WRONG, f"W_E has shape ({vocab_size}, {d_model}); how many numbers is that?")
 
 
+def _as_count(answer: object) -> int | None:
+    """A whole number from an int, a whole float, or a one-element tensor or array holding one; else None."""
+    if isinstance(answer, torch.Tensor):
+        if answer.is_meta or answer.is_complex() or answer.numel() != 1:
+            return None
+        answer = answer.item()
+    elif isinstance(answer, np.ndarray):
+        if answer.size != 1 or answer.dtype.kind not in "iuf":
+            return None
+        answer = answer.item()
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        return None
+    if isinstance(answer, numbers.Integral):
+        return int(answer)
+    return int(answer) if math.isfinite(answer) and float(answer).is_integer() else None
+
+
 # The encoding ------------------------------------------------------------------------
 
 
 def check_denominators(answer: torch.Tensor | None, *, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
     """base^(2i / d_model) for i = 0 .. ceil(d_model / 2) - 1."""
+    d_model, base = check_size("d_model", d_model, maximum=100_000), check_base(base)
     answer = _as_tensor(answer, "the tensor of denominators")
     if isinstance(answer, Feedback):
         return answer
-    d_model, base = check_size("d_model", d_model), check_base(base)
     pairs = torch.arange((d_model + 1) // 2, dtype=torch.float64)
     expected = base ** (2 * pairs / d_model)
     if _close(answer, expected, atol=1e-3):
@@ -182,11 +257,13 @@ def _pair_exponent(column: torch.Tensor) -> torch.Tensor:
 def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE,
                    dtype: torch.dtype = torch.float32) -> Feedback:
     """The full (max_sequence_length, d_model) table, columns sin, cos, sin, cos, ..."""
+    # The diagnosis rebuilds the table with each known mistake: exercise-sized tables only.
+    L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
+    d = check_size("d_model", d_model, maximum=4096)
+    base, dtype = check_base(base), check_float_dtype(dtype)
     answer = _as_tensor(answer, "your (max_sequence_length, d_model) table")
     if isinstance(answer, Feedback):
         return answer
-    L, d = check_size("max_sequence_length", max_sequence_length), check_size("d_model", d_model)
-    base = check_base(base)
     expected = sinusoidal_encoding(max_sequence_length=L, d_model=d, base=base, dtype=torch.float64)
     if answer.shape == (d, L) and L != d and _close(answer.T, expected):
         return Feedback(MISTAKE, f"Transposed: shape {tuple(answer.shape)}; rows are positions and columns dimensions, "
@@ -230,11 +307,12 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
 
 def check_positional_module(module: object, *, d_model: int = 6, max_sequence_length: int = 10) -> Feedback:
     """A module whose forward adds the table to (seq, d_model) or (batch, seq, d_model) inputs."""
+    expected = sinusoidal_encoding(max_sequence_length=check_size("max_sequence_length", max_sequence_length, maximum=4096),
+                                   d_model=check_size("d_model", d_model, maximum=4096))
     if module is None:
         return _not_attempted("an instance of your module")
     if not isinstance(module, torch.nn.Module):
-        return Feedback(WRONG, f"Expected an nn.Module instance, got {type(module).__name__}.")
-    expected = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model)
+        return Feedback(WRONG, f"Expected an nn.Module instance, got {_describe(module)}.")
     x = torch.randn(2, max_sequence_length, d_model, generator=torch.Generator().manual_seed(0))
     try:
         out = module(x)
@@ -254,13 +332,18 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
         short = module(x[:, :3])
     except Exception as error:
         return Feedback(MISTAKE, f"forward fails on a shorter sequence ({type(error).__name__}): slice the table to x's length.")
-    if not _close(short, x[:, :3] + expected[:3]):
+    if not isinstance(short, torch.Tensor) or not _close(short, x[:, :3] + expected[:3]):
         return Feedback(WRONG, "for a shorter sequence, forward should add the table's first rows.")
     return Feedback(CORRECT, "Correct: forward adds the table, for full-length and shorter sequences.")
 
 
 def check_scores(answer: torch.Tensor | None, *, Q: torch.Tensor, K: torch.Tensor) -> Feedback:
     """Q @ K^T / sqrt(d_k)."""
+    check_floating_tensor("Q", Q, ndim=(2, 3))
+    check_floating_tensor("K", K, ndim=(2, 3))
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"Q and K must have the same last dimension d_k, got {tuple(Q.shape)} and {tuple(K.shape)}")
+    Q, K = Q.detach().double(), K.detach().double()
     answer = _as_tensor(answer, "the score matrix")
     if isinstance(answer, Feedback):
         return answer

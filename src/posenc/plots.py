@@ -7,20 +7,25 @@ the same figure many times without leaking.
 
 Colours: the diverging map `RdBu_r` for values in [-1, 1] and the Okabe-Ito
 palette for lines, both readable with the common colour-vision deficiencies.
+
+A tensor to draw may require grad (it is detached) but must be finite: a NaN or inf
+has no colour and no place on an axis, so it is a ValueError.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import numbers
 from collections.abc import Sequence
 from pathlib import Path
 
 import torch
+import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from ._validate import check_floating_tensor, check_size
+from ._validate import _short, check_finite, check_flag, check_floating_tensor, check_size, check_str, check_table_fits
 from .encoding import DEFAULT_BASE, sinusoidal_encoding, to_concatenated
 
 __all__ = [
@@ -44,15 +49,60 @@ DIVERGING = "RdBu_r"
 DPI = 100
 
 
+# A figure's tick labels and annotations cost time per row and column: these are pictures for people.
+MAX_LABELLED_SIDE = 100
+MAX_DPI = 600
+
+
+def _check_figure(fig: object) -> Figure:
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure (as the functions of posenc.plots return), got {_short(fig)}")
+    return fig
+
+
+def _picture_matrix(name: str, value: object) -> torch.Tensor:
+    """A non-empty, finite, floating 2-D tensor to draw, detached and as float32."""
+    check_floating_tensor(name, value, ndim=(2,))
+    if not value.numel():
+        raise ValueError(f"{name} must have at least one row and one column to be drawn, got shape {tuple(value.shape)}")
+    return check_finite(name, value.detach().float())
+
+
+def _check_labels(name: str, labels: object, count: int) -> list[str] | None:
+    if labels is None:
+        return None
+    if isinstance(labels, str) or not isinstance(labels, Sequence):
+        raise TypeError(f"{name} must be a list of {count} str or None, got {_short(labels)}")
+    if len(labels) != count or not all(isinstance(label, str) for label in labels):
+        raise ValueError(f"{name} must be a list of {count} str, one per row or column, got {_short(labels)}")
+    return list(labels)
+
+
 def png_bytes(fig: Figure, *, dpi: int = DPI) -> bytes:
     """The figure as PNG bytes, identical from run to run (no software or date stamp)."""
+    _check_figure(fig)
+    dpi = check_size("dpi", dpi, maximum=MAX_DPI)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     return buffer.getvalue()
 
 
 def save_png(fig: Figure, path: str | Path, *, dpi: int = DPI) -> Path:
+    """Write the figure as a PNG file; the folder must exist.
+
+    A bad path is a ValueError naming it; a folder this process may not write to
+    raises the system's PermissionError, which names the path too.
+    """
+    _check_figure(fig)
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or a pathlib.Path, got {_short(path)}")
+    if not str(path) or "\0" in str(path):
+        raise ValueError(f"path must be a file name, got {path!r}")
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"path {str(path)!r} is a folder; give a file name such as {str(path / 'figure.png')!r}")
+    if not path.parent.is_dir():
+        raise ValueError(f"path {str(path)!r} is in a folder that does not exist: {str(path.parent)!r}")
     path.write_bytes(png_bytes(fig, dpi=dpi))
     return path
 
@@ -65,6 +115,7 @@ def show(fig: Figure) -> None:
     """
     from IPython.display import display
 
+    _check_figure(fig)
     display({"image/png": png_bytes(fig)}, raw=True)
 
 
@@ -120,12 +171,16 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
     """
     if table is None:
         table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
-    check_floating_tensor("table", table, ndim=(2,))
+    table = _picture_matrix("table", table)
+    check_str("title", title, optional=True)
     rows, columns = table.shape
-    annotate = rows * columns <= 144 if annotate is None else annotate
+    annotate = rows * columns <= 144 if annotate is None else check_flag("annotate", annotate)
+    if annotate and rows * columns > 400:
+        raise ValueError(f"annotate=True writes every value in its cell; a ({rows}, {columns}) table has too many "
+                         "(at most 400 cells): pass annotate=False")
     fig = _figure(min(10, 3 + 0.55 * columns) if annotate else 8, min(6.5, 1.2 + 0.42 * rows) if annotate else 5)
     ax = fig.add_subplot()
-    image = ax.imshow(table.detach().float().numpy(), cmap=DIVERGING, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+    image = ax.imshow(table.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
     ax.set_xlabel("dimension (column) j")
     ax.set_ylabel("position pos")
     ax.set_title(title or f"positional encoding, {rows} positions x d_model = {columns}")
@@ -147,13 +202,19 @@ def sine_cosine_curves(*, d_model: int = 128, columns: Sequence[int] = (0, 1, 10
     The curves are the continuous sin/cos; the dots are the values the table holds.
     """
     d_model = check_size("d_model", d_model)
-    max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+    # The curves are drawn at 20 points per position.
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=100_000)
+    check_table_fits((max_sequence_length, d_model), torch.float64, name="table to draw")
+    if isinstance(columns, str) or not isinstance(columns, Sequence):
+        raise TypeError(f"columns must be a list of column numbers, got {_short(columns)}")
     columns = list(columns)
+    if not 1 <= len(columns) <= 12:
+        raise ValueError(f"columns must name 1 to 12 columns (one panel each), got {len(columns)}")
     for j in columns:
-        if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < d_model:
-            raise ValueError(f"columns must be ints in [0, d_model={d_model}), got {j!r}")
-    if position is not None and not 0 <= position < max_sequence_length:
-        raise ValueError(f"position must lie in [0, max_sequence_length={max_sequence_length}), got {position!r}")
+        if isinstance(j, bool) or not isinstance(j, numbers.Integral) or not 0 <= j < d_model:
+            raise ValueError(f"columns must be ints in [0, d_model={d_model}), got {_short(j)}")
+    if position is not None:
+        position = check_size("position", position, minimum=0, maximum=max_sequence_length - 1)
     table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base, dtype=torch.float64)
     fine = torch.linspace(0, max_sequence_length - 1, 20 * max_sequence_length, dtype=torch.float64)
     fig = _figure(9, 1.1 + 0.95 * len(columns))
@@ -179,9 +240,12 @@ def sine_cosine_curves(*, d_model: int = 128, columns: Sequence[int] = (0, 1, 10
 
 
 def interleave_diagram(*, d_model: int = 6, rows: int = 3) -> Figure:
-    """How stack(dim=2) + flatten turns even_PE and odd_PE into sin, cos, sin, cos, ... columns."""
-    d_model = check_size("d_model", d_model)
-    rows = check_size("rows", rows)
+    """How stack(dim=2) + flatten turns even_PE and odd_PE into sin, cos, sin, cos, ... columns.
+
+    One labelled square per entry, so the sizes are small: d_model up to 24, rows up to 12.
+    """
+    d_model = check_size("d_model", d_model, maximum=24)
+    rows = check_size("rows", rows, maximum=12)
     n_sin, n_cos = (d_model + 1) // 2, d_model // 2
     fig = _figure(11, 1.4 + 0.5 * rows)
     ax = fig.add_subplot()
@@ -233,10 +297,19 @@ def interleave_diagram(*, d_model: int = 6, rows: int = 3) -> Figure:
 def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", ylabel: str = "row",
                   row_labels: Sequence[str] | None = None, column_labels: Sequence[str] | None = None,
                   cmap: str = DIVERGING, symmetric: bool = True) -> Figure:
-    """Any small matrix (one-hot rows, X, scores) as an annotated image."""
-    check_floating_tensor("matrix", matrix, ndim=(2,))
-    values = matrix.detach().float()
+    """Any small matrix (one-hot rows, X, scores) as an annotated image, at most 100 x 100 (one tick per row and column)."""
+    values = _picture_matrix("matrix", matrix)
     rows, columns = values.shape
+    if max(rows, columns) > MAX_LABELLED_SIDE:
+        raise ValueError(f"matrix must be at most {MAX_LABELLED_SIDE} x {MAX_LABELLED_SIDE} (a tick per row and column), "
+                         f"got shape {tuple(values.shape)}; draw a large table with encoding_heatmap")
+    for name, text in (("title", title), ("xlabel", xlabel), ("ylabel", ylabel), ("cmap", cmap)):
+        check_str(name, text)
+    if cmap not in matplotlib.colormaps:
+        raise ValueError(f"cmap must be a matplotlib colour map name such as 'RdBu_r' or 'Blues', got {cmap!r}")
+    row_labels = _check_labels("row_labels", row_labels, rows)
+    column_labels = _check_labels("column_labels", column_labels, columns)
+    check_flag("symmetric", symmetric)
     limit = float(values.abs().max()) or 1.0
     fig = _figure(min(11, 2.5 + 0.6 * columns), min(7, 1.3 + 0.42 * rows))
     ax = fig.add_subplot()
@@ -372,8 +445,10 @@ def update_similarity(fig: Figure, table: torch.Tensor, position: int) -> None:
 
 def similarity_figure(table: torch.Tensor, *, position: int) -> Figure:
     """PE[p] . PE[q] for every pair of positions, and row `position` against the offset q - p."""
-    if not 0 <= position < table.shape[0]:
-        raise ValueError(f"position must lie in [0, {table.shape[0]}), got {position!r}")
+    table = _picture_matrix("table", table)
+    check_table_fits((table.shape[0], table.shape[0]), torch.float32, name="similarity matrix",
+                     arguments="table (fewer rows)")
+    position = check_size("position", position, minimum=0, maximum=table.shape[0] - 1)
     fig = explorer_similarity(table)
     update_similarity(fig, table, position)
     return fig
@@ -381,7 +456,20 @@ def similarity_figure(table: torch.Tensor, *, position: int) -> Figure:
 
 def error_by_position(positions: Sequence[float], errors: dict[str, Sequence[float]], *, title: str,
                       reference_slope: float | None = None) -> Figure:
-    """Max abs error against position, one line per implementation, log-log."""
+    """Max abs error against position, one line per implementation, log-log.
+
+    Errors of 0 are drawn at 1e-10 (a log axis has no 0).
+    """
+    positions = _positive_numbers("positions", positions)
+    if not isinstance(errors, dict) or not errors:
+        raise TypeError(f"errors must be a non-empty dict of name -> list of errors, got {_short(errors)}")
+    for name, values in errors.items():
+        check_str("errors' names", name)
+        if len(_positive_numbers(f"errors[{name!r}]", values, zero=True)) != len(positions):
+            raise ValueError(f"errors[{name!r}] must hold one error per position ({len(positions)}), got {len(values)}")
+    check_str("title", title)
+    if reference_slope is not None:
+        reference_slope = _positive_numbers("reference_slope", [reference_slope])[0]
     fig = _figure(8, 4.2)
     ax = fig.add_subplot()
     for colour, (name, values) in zip(OKABE_ITO, errors.items()):
@@ -394,6 +482,18 @@ def error_by_position(positions: Sequence[float], errors: dict[str, Sequence[flo
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
     return fig
+
+
+def _positive_numbers(name: str, values: object, *, zero: bool = False) -> list[float]:
+    """A non-empty list of finite real numbers > 0 (>= 0 with zero=True), for a log axis."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise TypeError(f"{name} must be a non-empty list of numbers, got {_short(values)}")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must hold real numbers, got {_short(value)} among them")
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+            raise ValueError(f"{name} must hold finite numbers {'>= 0' if zero else '> 0'} (a log axis), got {value!r}")
+    return [float(v) for v in values]
 
 
 def pipeline_panels(padded_tokens: Sequence[str], one_hot_rows: torch.Tensor, X: torch.Tensor, PE: torch.Tensor, *,

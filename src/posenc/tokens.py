@@ -7,13 +7,14 @@ index into a vocabulary of `vocab_size` entries, each index a one-hot row.
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
 
-from ._validate import check_size, check_tensor
+from ._validate import _short, check_flag, check_size, check_str, check_table_fits, check_tensor
 
 PAD_TOKEN = "<PAD>"
 UNK_TOKEN = "<UNK>"
@@ -49,7 +50,7 @@ def tokenize(sentence: str, *, lowercase: bool = True) -> list[str]:
     """
     if not isinstance(sentence, str):
         raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
-    if lowercase:
+    if check_flag("lowercase", lowercase):
         # "My" and "my" are one word to this model; a real tokenizer would decide too.
         sentence = sentence.lower()
     return _TOKEN_PATTERN.findall(sentence)
@@ -67,9 +68,7 @@ class Vocabulary:
     _ids: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        tokens = tuple(self.tokens)
-        if not all(isinstance(t, str) for t in tokens):
-            raise TypeError("tokens must all be str")
+        tokens = _str_sequence("tokens", self.tokens)
         missing = [t for t in SPECIAL_TOKENS if t not in tokens]
         if missing:
             raise ValueError(f"tokens must contain the special tokens {SPECIAL_TOKENS}, missing {missing}")
@@ -85,6 +84,8 @@ class Vocabulary:
         """Special tokens, then every token of `sentences` in order of first appearance."""
         if isinstance(sentences, str):
             raise TypeError("sentences must be a list of sentences, got a single str; wrap it in a list")
+        sentences = _str_sequence("sentences", sentences)
+        check_flag("lowercase", lowercase)
         seen = dict.fromkeys(SPECIAL_TOKENS)
         for sentence in sentences:
             seen.update(dict.fromkeys(tokenize(sentence, lowercase=lowercase)))
@@ -106,23 +107,18 @@ class Vocabulary:
         return len(self.tokens)
 
     def __contains__(self, token: object) -> bool:
-        return token in self._ids
+        return isinstance(token, str) and token in self._ids
 
     def id_of(self, token: str) -> int:
         """The token's id, or `<UNK>`'s id for a token the vocabulary does not know."""
-        return self._ids.get(token, self.unk_id)
+        return self._ids.get(check_str("token", token), self.unk_id)
 
     def ids(self, tokens: Sequence[str]) -> list[int]:
-        return [self.id_of(t) for t in tokens]
+        return [self._ids.get(t, self.unk_id) for t in _str_sequence("tokens", tokens)]
 
-    def decode(self, ids: Iterable[int]) -> list[str]:
-        tokens = []
-        for i in ids:
-            i = int(i)
-            if not 0 <= i < self.vocab_size:
-                raise ValueError(f"ids must lie in [0, vocab_size={self.vocab_size}), got {i}")
-            tokens.append(self.tokens[i])
-        return tokens
+    def decode(self, ids: Iterable[int] | torch.Tensor) -> list[str]:
+        """The tokens of these ids: a list of ints, or a 1-D integer tensor."""
+        return [self.tokens[i] for i in _id_list(ids, vocab_size=self.vocab_size)]
 
 
 def build_vocabulary(sentences: Iterable[str], *, lowercase: bool = True) -> Vocabulary:
@@ -139,7 +135,10 @@ def pad(tokens: Sequence[str], *, max_sequence_length: int, pad_token: str = PAD
     max_sequence_length = check_size("max_sequence_length", max_sequence_length)
     if isinstance(tokens, str):
         raise TypeError("tokens must be a list of tokens, got a str; call tokenize(sentence) first")
-    tokens = list(tokens)
+    tokens = list(_str_sequence("tokens", tokens))
+    check_str("pad_token", pad_token)
+    # A list holds one 8-byte reference per entry.
+    check_table_fits((max_sequence_length,), 8, name="padded token list", arguments="max_sequence_length")
     if len(tokens) > max_sequence_length:
         raise ValueError(
             f"the sentence has {len(tokens)} tokens, more than max_sequence_length={max_sequence_length}; "
@@ -151,22 +150,41 @@ def pad(tokens: Sequence[str], *, max_sequence_length: int, pad_token: str = PAD
 def one_hot(ids: Sequence[int] | torch.Tensor, *, vocab_size: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """One row per id, a single 1 in column `id`: shape `(len(ids), vocab_size)`."""
     vocab_size = check_size("vocab_size", vocab_size)
-    if isinstance(ids, torch.Tensor):
-        check_tensor("ids", ids, ndim=(1,))
-        if ids.is_floating_point() or ids.dtype == torch.bool:
-            raise TypeError(f"ids must hold integers, got dtype {ids.dtype}")
-        ids = ids.to(torch.long)
-    else:
-        ids = list(ids)
-        for i in ids:
-            check_size("each id", i, minimum=0)
-        ids = torch.tensor(ids, dtype=torch.long)
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
-        bad = ids[(ids < 0) | (ids >= vocab_size)][0].item()
-        raise ValueError(f"ids must lie in [0, vocab_size={vocab_size}), got {bad}")
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype such as torch.float32, got {_short(dtype)}")
+    ids = torch.tensor(_id_list(ids, vocab_size=vocab_size), dtype=torch.long)
+    check_table_fits((ids.numel(), vocab_size), dtype, name="one-hot matrix", arguments="vocab_size or fewer ids")
     rows = torch.zeros(ids.numel(), vocab_size, dtype=dtype)
     rows[torch.arange(ids.numel()), ids] = 1
     return rows
+
+
+def _str_sequence(name: str, values: object) -> tuple[str, ...]:
+    """A list or tuple of str, as a tuple."""
+    if isinstance(values, str) or not isinstance(values, (list, tuple)):
+        raise TypeError(f"{name} must be a list of str, got {_short(values)} of type {type(values).__name__}")
+    for k, value in enumerate(values):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a list of str, but item {k} is {_short(value)} of type {type(value).__name__}")
+    return tuple(values)
+
+
+def _id_list(ids: object, *, vocab_size: int) -> list[int]:
+    """ids (a list of ints or a 1-D integer tensor) as a list of ints, each checked to lie in [0, vocab_size)."""
+    if isinstance(ids, torch.Tensor):
+        check_tensor("ids", ids, ndim=(1,))
+        if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+            raise TypeError(f"ids must hold integers, got dtype {ids.dtype}")
+        ids = ids.tolist()
+    elif isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+        raise TypeError(f"ids must be a list of ints or a 1-D integer tensor, got {_short(ids)}")
+    ids = list(ids)
+    for i in ids:
+        if isinstance(i, bool) or not isinstance(i, numbers.Integral):
+            raise TypeError(f"ids must hold ints, got {_short(i)} of type {type(i).__name__} among them")
+        if not 0 <= i < vocab_size:
+            raise ValueError(f"ids must lie in [0, vocab_size={vocab_size}), got {i}")
+    return [int(i) for i in ids]
 
 
 def sentence_to_ids(sentence: str, vocabulary: Vocabulary, *, max_sequence_length: int) -> torch.Tensor:

@@ -31,7 +31,7 @@ from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
 from . import plots, tokens
-from ._validate import check_base, check_size
+from ._validate import _short, check_base, check_size
 from .embedding import embedding_matrix, project
 from .encoding import DEFAULT_BASE, sinusoidal_encoding, to_concatenated, wavelengths
 
@@ -42,6 +42,15 @@ NO_FRONT_END_HINT = (
     "in JupyterLab (`make lab`), which has ipywidgets installed, and run the cell again."
 )
 VIEWS = ("heatmap", "curves", "wavelengths", "similarity")
+# The largest sizes an explorer starts with: a picture a few hundred pixels wide cannot show more rows or columns.
+MAX_SIZE = 512
+BASE_RANGE = (10**0.3, 10**6)  # the base slider's ends
+
+
+def _check_debounce(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 60:
+        raise ValueError(f"debounce must be a number of seconds from 0 to 60, got {_short(value)}")
+    return float(value)
 
 
 def _encode(canvas: FigureCanvasAgg) -> bytes:
@@ -125,7 +134,7 @@ class _Explorer:
     def __init__(self, *, debounce: float) -> None:
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
         self.message = widgets.HTML()
-        self._redraw = _Debounced(self.redraw, debounce)
+        self._redraw = _Debounced(self.redraw, _check_debounce(debounce))
         self._quiet = False
         self.redraws = 0  # how many pictures were drawn: tests use it to see the debounce work
 
@@ -168,21 +177,26 @@ class EncodingExplorer(_Explorer):
 
     def __init__(self, *, d_model: int = 128, max_sequence_length: int = 64, base: float = DEFAULT_BASE,
                  position: int = 10, dimension: int = 0, view: str = "heatmap", debounce: float = 0.05) -> None:
-        super().__init__(debounce=debounce)
-        d_model = check_size("d_model", d_model)
-        max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+        d_model = check_size("d_model", d_model, maximum=MAX_SIZE)
+        max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=MAX_SIZE)
         base = check_base(base)
-        if view not in VIEWS:
-            raise ValueError(f"view must be one of {VIEWS}, got {view!r}")
+        if not BASE_RANGE[0] <= base <= BASE_RANGE[1]:
+            raise ValueError(f"base must lie in the slider's range [{BASE_RANGE[0]:.4g}, {BASE_RANGE[1]:.4g}], got {base!r}")
+        # A position or dimension past the table's end is moved to its last row or column.
+        position = min(check_size("position", position, minimum=0), max_sequence_length - 1)
+        dimension = min(check_size("dimension", dimension, minimum=0), d_model - 1)
+        if not isinstance(view, str) or view not in VIEWS:
+            raise ValueError(f"view must be one of {VIEWS}, got {_short(view)}")
+        super().__init__(debounce=debounce)
         style = {"description_width": "initial"}
         self.d_model = widgets.IntSlider(value=d_model, min=1, max=max(256, d_model), description="d_model", style=style)
         self.max_sequence_length = widgets.IntSlider(value=max_sequence_length, min=1, max=max(256, max_sequence_length),
                                                      description="max_sequence_length", style=style)
         self.base = widgets.FloatLogSlider(value=base, base=10, min=0.3, max=6, step=0.05, description="base", style=style,
                                            readout_format=".4g")
-        self.position = widgets.IntSlider(value=min(position, max_sequence_length - 1), min=0, max=max_sequence_length - 1,
+        self.position = widgets.IntSlider(value=position, min=0, max=max_sequence_length - 1,
                                           description="position", style=style)
-        self.dimension = widgets.IntSlider(value=min(dimension, d_model - 1), min=0, max=d_model - 1,
+        self.dimension = widgets.IntSlider(value=dimension, min=0, max=d_model - 1,
                                            description="dimension", style=style)
         self.view = widgets.ToggleButtons(options=VIEWS, value=view, description="view", style=style)
         self.compare_layouts = widgets.Checkbox(value=False, description="beside the concatenated [sin..., cos...] layout",
@@ -337,11 +351,13 @@ class PipelineExplorer(_Explorer):
 
     def __init__(self, *, sentence: str = tokens.EXAMPLE_SENTENCE, max_sequence_length: int = 10, d_model: int = 6,
                  vocabulary: tokens.Vocabulary | None = None, debounce: float = 0.05) -> None:
-        super().__init__(debounce=debounce)
-        max_sequence_length = check_size("max_sequence_length", max_sequence_length)
-        d_model = check_size("d_model", d_model)
+        max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=MAX_SIZE)
+        d_model = check_size("d_model", d_model, maximum=MAX_SIZE)
         if not isinstance(sentence, str):
             raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+        if vocabulary is not None and not isinstance(vocabulary, tokens.Vocabulary):
+            raise TypeError(f"vocabulary must be a posenc.tokens.Vocabulary or None, got {_short(vocabulary)}")
+        super().__init__(debounce=debounce)
         self.vocabulary = vocabulary or tokens.build_vocabulary(tokens.EXAMPLE_CORPUS)
         style = {"description_width": "initial"}
         self.sentence = widgets.Text(value=sentence, description="sentence", continuous_update=True, style=style,

@@ -1,0 +1,292 @@
+"""The contract of every public callable, checked by fuzzing.
+
+Every name in each module's `__all__`, and every public method and property the
+public classes define themselves, found by introspection (a new function cannot
+be missed), is called with arbitrary values of arbitrary types. It must return, or
+raise TypeError / ValueError whose message names one of its parameters; anything
+else, or a call that runs longer than a few seconds, fails. An exercise checker
+must return feedback whatever the learner's answer is.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import resource
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from matplotlib.figure import Figure
+
+from posenc import _validate, attention, embedding, encoding, exercises, plots, tokens, widgets
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = [tokens, embedding, encoding, attention, plots, widgets, exercises]
+SECONDS_PER_CALL = 5
+# Far below this machine's memory: a size that needs more must be refused, not allocated.
+MEMORY_LIMIT = 64 * 2**20
+
+# What an instance of each public class looks like, to call its methods on.
+INSTANCES = {
+    tokens.Vocabulary: lambda: tokens.build_vocabulary(tokens.EXAMPLE_CORPUS),
+    encoding.PositionalEncoding: lambda: encoding.PositionalEncoding(d_model=6, max_sequence_length=10),
+    attention.ProjectionWeights: lambda: attention.projection_weights(d_model=6),
+    attention.QKV: lambda: attention.QKV(*attention.projection_weights(d_model=6)),
+    exercises.Feedback: lambda: exercises.Feedback("correct", "fine"),
+    widgets.EncodingExplorer: lambda: widgets.EncodingExplorer(d_model=8, max_sequence_length=8),
+    widgets.PipelineExplorer: lambda: widgets.PipelineExplorer(),
+}
+
+
+def public_callables():
+    """(name, callable, instance factory or None) for every public function, class, method and property."""
+    found = []
+    for module in MODULES:
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if not callable(obj):
+                continue
+            found.append((f"{module.__name__}.{name}", obj, None))
+            if not inspect.isclass(obj):
+                continue
+            for attribute, member in vars(obj).items():
+                if attribute.startswith("_"):
+                    continue
+                if isinstance(member, (property, classmethod, staticmethod)) or inspect.isfunction(member):
+                    found.append((f"{module.__name__}.{name}.{attribute}", (obj, attribute), INSTANCES.get(obj)))
+    return found
+
+
+CALLABLES = public_callables()
+CHECKERS = [name for name, _, _ in CALLABLES if name.startswith("posenc.exercises.check_")]
+
+
+def test_every_class_with_methods_has_an_instance_to_call_them_on():
+    for name, target, factory in CALLABLES:
+        if isinstance(target, tuple):
+            assert factory is not None, f"add an instance of {target[0].__name__} to INSTANCES"
+
+
+# Arbitrary values -------------------------------------------------------------------------
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.uint8,
+          torch.bool, torch.complex64]
+
+
+@st.composite
+def tensors(draw, *, dtypes=DTYPES, min_dims=0, max_dims=4, max_side=9):
+    dtype = draw(st.sampled_from(dtypes))
+    shape = draw(st.lists(st.integers(0, max_side), min_size=min_dims, max_size=max_dims))
+    generator = torch.Generator().manual_seed(draw(st.integers(0, 2**16)))
+    values = torch.randn(shape, generator=generator, dtype=torch.float64) * draw(st.sampled_from([1.0, 3.0, 1e6]))
+    special = draw(st.sampled_from([None, float("nan"), float("inf"), -float("inf")]))
+    if special is not None and values.numel():
+        values.view(-1)[0] = special
+    if dtype.is_floating_point or dtype.is_complex:
+        tensor = values.to(dtype)
+        if dtype.is_floating_point and draw(st.booleans()):
+            tensor.requires_grad_(True)
+    else:
+        tensor = values.nan_to_num(0.0, 0.0, 0.0).clamp(-100, 100).abs().to(dtype)
+    if draw(st.integers(0, 9)) == 0:
+        tensor = torch.empty(shape, dtype=dtype, device="meta")
+    return tensor
+
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.sampled_from([0, -1, 2**31, 2**63, 10**15, 10**30]),
+    st.floats(), st.text(max_size=12), st.sampled_from(["", "cpu", "cuda", "cuda:3", "meta", "My name is John"]),
+)
+anything = st.one_of(
+    scalars,
+    tensors(),
+    st.lists(scalars, max_size=5),
+    st.lists(st.lists(st.floats(-2, 2), max_size=4), max_size=4),
+    st.builds(lambda n: np.arange(n, dtype=np.float32).reshape(-1, 1) if n else np.zeros((0, 3)), st.integers(0, 8)),
+    st.sampled_from([torch.float32, torch.int64, torch.device("cpu"), object(), Figure(), torch.nn.Linear(2, 2),
+                     tokens.build_vocabulary(["a b"]), attention.projection_weights(d_model=2), print]),
+)
+
+small_size = st.integers(1, 12)
+float_matrix = tensors(dtypes=[torch.float32], min_dims=2, max_dims=2, max_side=8)
+# Plausible values by parameter name, drawn half of the time, so that calls get past the first check.
+PLAUSIBLE = {
+    "d_model": small_size, "max_sequence_length": small_size, "vocab_size": small_size, "d_k": small_size,
+    "rows": small_size, "seed": st.integers(0, 5), "position": st.integers(0, 12), "offset": st.integers(0, 12),
+    "pad_id": st.integers(0, 3), "dimension": st.integers(0, 12), "base": st.floats(1.5, 1e5),
+    "sentence": st.text(max_size=30), "tokens": st.lists(st.text(max_size=5), max_size=12),
+    "sentences": st.lists(st.text(max_size=20), max_size=3), "ids": st.lists(st.integers(0, 12), max_size=10),
+    "x": tensors(dtypes=[torch.float32, torch.float64], min_dims=2, max_dims=3, max_side=8),
+    "table": float_matrix, "matrix": float_matrix, "scores": float_matrix, "Q": float_matrix, "K": float_matrix,
+    "one_hot_rows": float_matrix, "W_E": float_matrix, "even_PE": float_matrix, "odd_PE": float_matrix,
+    "weights": st.builds(lambda d: attention.projection_weights(d_model=d), small_size),
+    "vocabulary": st.just(tokens.build_vocabulary(tokens.EXAMPLE_CORPUS)),
+    "fig": st.just(Figure()), "dtype": st.sampled_from([torch.float32, torch.float64, torch.float16]),
+    "view": st.sampled_from(widgets.VIEWS), "title": st.text(max_size=10),
+    "positions": st.lists(st.floats(1, 1e5), min_size=1, max_size=4),
+}
+
+
+def value_for(name: str):
+    return st.one_of(PLAUSIBLE[name], anything) if name in PLAUSIBLE else anything
+
+
+@st.composite
+def arguments(draw, function, *, skip=()):
+    """Positional and keyword arguments for `function`, each arbitrary; optional ones sometimes left out."""
+    args, kwargs = [], {}
+    for parameter in inspect.signature(function).parameters.values():
+        if parameter.name in skip or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        if parameter.default is not parameter.empty and draw(st.booleans()):
+            continue
+        value = draw(value_for(parameter.name))
+        if parameter.name == "path" and isinstance(value, str):
+            value = str(Path(".") / value.lstrip("/"))  # inside the test's temporary folder
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            args.append(value)
+        else:
+            kwargs[parameter.name] = value
+    return args, kwargs
+
+
+# Calling --------------------------------------------------------------------------------------
+
+
+class TooSlow(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise TooSlow(f"a call ran longer than {SECONDS_PER_CALL} s")
+
+
+def _address_space() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * resource.getpagesize()
+
+
+@pytest.fixture(autouse=True)
+def sandbox(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # save_png writes relative paths here
+    monkeypatch.setattr(_validate, "_memory_bytes", lambda: MEMORY_LIMIT)
+    # A safety net, not the check: if an allocation slipped past the size checks, this
+    # process gets an allocation error (and the test fails) instead of the machine's OOM killer.
+    limits = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (_address_space() + 4 * 2**30, limits[1]))
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    yield
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+    resource.setrlimit(resource.RLIMIT_AS, limits)
+
+
+CALLS = {"count": 0}
+
+
+def call(function, args, kwargs):
+    CALLS["count"] += 1
+    signal.setitimer(signal.ITIMER_REAL, SECONDS_PER_CALL)
+    try:
+        return function(*args, **kwargs)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def parameter_names(function) -> list[str]:
+    return [p.name for p in inspect.signature(function).parameters.values() if p.name != "self"]
+
+
+def assert_contract(name, function, args, kwargs):
+    try:
+        call(function, args, kwargs)
+    except (TypeError, ValueError) as error:
+        message = str(error)
+        names = parameter_names(function)
+        assert any(n in message for n in names), f"{name}: {type(error).__name__} names none of {names}: {message}"
+    except TooSlow:
+        pytest.fail(f"{name}{tuple(map(_short, args)) + tuple(f'{k}={_short(v)}' for k, v in kwargs.items())} "
+                    f"ran longer than {SECONDS_PER_CALL} s")
+    except Exception as error:  # the contract: nothing else escapes
+        pytest.fail(f"{name} raised {type(error).__name__}: {error}\n  args={list(map(_short, args))}\n"
+                    f"  kwargs={ {k: _short(v) for k, v in kwargs.items()} }")
+
+
+def _short(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"tensor(shape={tuple(value.shape)}, dtype={value.dtype}, device={value.device}, grad={value.requires_grad})"
+    return repr(value)[:80]
+
+
+SLOW = {"posenc.widgets", "posenc.plots"}  # every call builds a figure: fewer examples
+
+
+def examples_for(name: str) -> int:
+    return 12 if any(name.startswith(m) for m in SLOW) else 60
+
+
+@pytest.mark.parametrize("name,target,factory", CALLABLES, ids=[n for n, _, _ in CALLABLES])
+def test_returns_or_raises_a_named_type_or_value_error(name, target, factory):
+    if isinstance(target, tuple):
+        cls, attribute = target
+        member = vars(cls)[attribute]
+        instance = factory()
+        if isinstance(member, property):
+            call(lambda: getattr(instance, attribute), [], {})  # a property takes no arguments: it must just work
+            return
+        function = getattr(instance, attribute)
+    else:
+        function = target
+
+    @settings(max_examples=examples_for(name), deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(arguments(function))
+    def run(drawn):
+        args, kwargs = drawn
+        assert_contract(name, function, args, kwargs)
+
+    run()
+
+
+@pytest.mark.parametrize("name", CHECKERS)
+def test_a_checker_answers_whatever_the_learner_gives(name):
+    checker = getattr(exercises, name.rsplit(".", 1)[1])
+    answer_parameter = parameter_names(checker)[0]
+    # The exercise's own sizes, as a notebook passes them.
+    sizes = {"sentence": "My name is John", "max_sequence_length": 10, "ids": [3, 0, 2], "vocab_size": 11, "d_model": 6,
+             "W_E": torch.randn(11, 6, generator=torch.Generator().manual_seed(0)),
+             "Q": torch.randn(4, 6, generator=torch.Generator().manual_seed(1)),
+             "K": torch.randn(4, 6, generator=torch.Generator().manual_seed(2))}
+    kwargs = {k: v for k, v in sizes.items() if k in parameter_names(checker)}
+
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            raise RuntimeError("the learner's forward fails")
+
+    hostile = st.one_of(anything, st.just(Broken()), st.just(torch.nn.Identity()), tensors(max_dims=3))
+
+    @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(hostile)
+    def run(answer):
+        try:
+            feedback = call(checker, [answer], kwargs)
+        except Exception as error:
+            pytest.fail(f"{name} raised {type(error).__name__} on the answer {_short(answer)}: {error}")
+        assert isinstance(feedback, exercises.Feedback), f"{name} returned {feedback!r}"
+        assert feedback.message, f"{name} gave an empty message for {_short(answer)}"
+
+    run()
+
+
+def test_record_the_number_of_calls():
+    # Runs last in this file (pytest keeps file order): the count for the closing note and the CI log.
+    out = ROOT / "test-artifacts"
+    out.mkdir(exist_ok=True)
+    (out / "contract_calls.json").write_text(json.dumps({"calls": CALLS["count"], "callables": len(CALLABLES)}))
+    print(f"\n{CALLS['count']} calls of {len(CALLABLES)} public callables")
+    assert CALLS["count"] > 20 * len(CALLABLES)
