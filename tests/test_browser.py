@@ -68,3 +68,65 @@ def test_explorers_respond_to_the_keyboard_and_show_errors(browser_and_lab):
         assert lab_browser.error_outputs(page) == []  # shown in the widget, not raised into the notebook
     finally:
         page.close()
+
+
+def _settle(page) -> None:
+    # ipywidgets holds back state updates while one is in flight; two round trips through the kernel,
+    # each outlasting the explorers' debounce, let every update arrive and be drawn.
+    for _ in range(2):
+        lab_browser.kernel_run(page, "import asyncio; await asyncio.sleep(0.2)")
+
+
+def test_explorers_take_hostile_input_without_a_traceback(browser_and_lab):
+    browser, lab = browser_and_lab
+    page = lab_browser.open_notebook(browser, lab, "06_explore.ipynb")
+    try:
+        lab_browser.run_all(page)
+        lab_browser.kernel_run(page, lab_browser.COLLECT_KERNEL_ERRORS)
+
+        # Every slider of both explorers to both of its ends, from the keyboard (the sizes last: at their
+        # smallest, position and dimension would have nowhere to move).
+        for explorer, labels in ((0, ["position", "dimension", "base", "d_model", "max_sequence_length"]),
+                                 (1, ["max_sequence_length", "d_model"])):
+            for label in labels:
+                control = lab_browser.slider(page, explorer, label)
+                ends = []
+                for key in ("Home", "End"):
+                    control.locator(".noUi-handle").focus()
+                    page.keyboard.press(key)
+                    _settle(page)
+                    ends.append(control.locator(".widget-readout").inner_text().strip())
+                assert ends[0] != ends[1], f"{label}: End and Home gave the same value {ends}"
+
+        # A number beyond the range, typed into the slider's text box, is clamped to the slider's end.
+        readout = lab_browser.slider(page, 0, "d_model").locator(".widget-readout")
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("100000")
+        page.keyboard.press("Enter")
+        _settle(page)
+        assert readout.inner_text().strip() == "256"
+        assert "table shape (" in lab_browser.kernel_run(page, "print(explorer.message.value)")
+
+        # Sentences a learner might type, each answered in the explorer's own message line.
+        pipeline = page.locator(lab_browser.WIDGET_OUTPUT).nth(1)
+        box = pipeline.locator(".widget-text input")
+        for sentence, shown in [("", "The sentence is empty"), ("word " * 1000, "1000 tokens, more than"),
+                                ("x" * 5000, "padded tokens: xxxxxxxxxxxxxxxxxxx…"), ("I ❤️ 🐍 code", "no glyph"),
+                                ("שלום עולם", "שלום"), ("مرحبا بالعالم", "مرحبا")]:
+            box.fill(sentence)
+            _settle(page)
+            pipeline.get_by_text(shown).first.wait_for()
+        pipeline.screenshot(path=ARTIFACTS / "pipeline_hostile.png")
+
+        assert lab_browser.error_outputs(page) == []
+        assert lab_browser.tracebacks_in_outputs(page) == []
+        assert lab_browser.kernel_run(page, "print(len(_posenc_errors), *_posenc_errors)").strip() == "0"
+
+        # The check above can fail: a redraw that raises is caught by the collector.
+        lab_browser.kernel_run(page, "pipeline._redraw.action = lambda: 1 / 0")
+        box.fill("my name is grant")
+        _settle(page)
+        assert "ZeroDivisionError" in lab_browser.kernel_run(page, "print(*_posenc_errors)")
+    finally:
+        page.close()

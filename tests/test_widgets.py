@@ -168,7 +168,7 @@ def test_bad_explorer_arguments_are_refused():
 class TestPipelineExplorer:
     def test_shows_shapes_and_padded_tokens(self):
         explorer = PipelineExplorer(sentence="My name is John", max_sequence_length=10, d_model=6)
-        assert "<code>john</code>" in explorer.tokens_line.value
+        assert "<code><bdi>john</bdi></code>" in explorer.tokens_line.value
         assert explorer.tokens_line.value.count("&lt;PAD&gt;") == 6
         titles = [plots.artist(explorer.figure, f"{name}_title").get_text() for name in ("one_hot", "X", "PE", "X_plus_PE")]
         assert titles[0].endswith("(10, 11)") and titles[1].endswith("(10, 6)") and titles[3].endswith("(10, 6)")
@@ -206,3 +206,23 @@ def test_a_blitted_redraw_looks_like_a_full_draw(view):
     moved.base.value = 1000
     fresh = EncodingExplorer(d_model=32, max_sequence_length=40, position=17, base=1000, view=view)
     assert bytes(moved.image.value) == bytes(fresh.image.value)
+
+
+def test_pipeline_explains_what_it_cannot_show():
+    import warnings
+
+    explorer = PipelineExplorer(max_sequence_length=10, d_model=6)
+    explorer.sentence.value = ""
+    assert "The sentence is empty" in explorer.message.value
+    explorer.sentence.value = "word " * 1000
+    assert "1000 tokens, more than max_sequence_length=10" in explorer.message.value
+    assert explorer.tokens_line.value.startswith("1000 tokens: ")  # not the last sentence's tokens
+    explorer.sentence.value = "x" * 5000
+    labels = [label.get_text() for label in plots.artist(explorer.figure, "one_hot").axes.get_yticklabels()]
+    assert labels[0] == "x" * 11 + "…"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the glyph warning is turned into the message, not raised
+        explorer.sentence.value = "I ❤️ 🐍 code"
+    assert "no glyph for 1 character(s)" in explorer.message.value
+    explorer.sentence.value = "שלום עולם"
+    assert "<bdi>שלום</bdi>" in explorer.tokens_line.value and explorer.message.value == ""

@@ -207,3 +207,42 @@ def explorer_image_digest(page, explorer_index: int) -> str:
 def wait_for_new_picture(page, explorer_index: int, old_digest: str, *, timeout_ms: int = 30_000) -> None:
     page.wait_for_function(f"async args => (await ({IMAGE_DIGEST_JS})(args)) !== args[2]",
                            arg=[WIDGET_OUTPUT, explorer_index, old_digest], timeout=timeout_ms)
+
+
+def kernel_run(page, code: str) -> str:
+    """Run `code` in the open notebook's kernel, outside any cell; return what it printed (and any error)."""
+    return page.evaluate("""async (code) => {
+        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+        const future = kernel.requestExecute({code, store_history: false});
+        let out = '';
+        future.onIOPub = msg => {
+            if (msg.header.msg_type === 'stream') out += msg.content.text;
+            if (msg.header.msg_type === 'error') out += `${msg.content.ename}: ${msg.content.evalue}`;
+        };
+        await future.done;
+        return out;
+    }""", code)
+
+
+# Errors in a widget's callback happen while the kernel handles a comm message, not a cell: ipywidgets
+# hands them to IPython's showtraceback (JupyterLab puts them in its log console), and a debounced
+# redraw that fails in the event loop is logged by asyncio. This collects both, so a test sees every one.
+COLLECT_KERNEL_ERRORS = """
+import logging as _logging, sys as _sys, traceback as _traceback
+_posenc_errors = []
+class _Collect(_logging.Handler):
+    def emit(self, record):
+        _posenc_errors.append(self.format(record))
+_logging.getLogger().addHandler(_Collect(level=_logging.ERROR))
+_posenc_showtraceback = get_ipython().showtraceback
+def _recording_showtraceback(*args, **kwargs):
+    _posenc_errors.append("".join(_traceback.format_exception(*_sys.exc_info())))
+    return _posenc_showtraceback(*args, **kwargs)
+get_ipython().showtraceback = _recording_showtraceback
+"""
+
+
+def tracebacks_in_outputs(page) -> list[str]:
+    """Every output area (cell or widget) whose visible text holds a traceback or an error line."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll('.jp-OutputArea-output'))
+        .map(n => n.innerText).filter(t => /Traceback|Error:.*\\n.*line \\d+/.test(t))""")

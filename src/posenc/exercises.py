@@ -135,7 +135,7 @@ def check_padding(answer: Sequence[str] | None, *, sentence: str, max_sequence_l
         return Feedback(MISTAKE, "The padding is in front: put <PAD> after the words, so position 0 is the first word.")
     if [w.lower() for w in words] == [w for w in expected if w != tokens.PAD_TOKEN] and words != expected[: len(words)]:
         return Feedback(MISTAKE, "Lower-case the words first: the vocabulary holds 'my', not 'My'.")
-    return Feedback(WRONG, f"Not the padded sentence: expected {expected}.")
+    return Feedback(WRONG, f"Got {_short(answer)}; expected the padded sentence {expected}.")
 
 
 def check_one_hot(answer: torch.Tensor | None, *, ids: Sequence[int], vocab_size: int) -> Feedback:
@@ -178,7 +178,7 @@ def check_embedding(answer: torch.Tensor | None, *, ids: Sequence[int], W_E: tor
         return Feedback(MISTAKE, "That is all of W_E: pick the rows of the sentence's ids (W_E[ids], or one_hot @ W_E).")
     if answer.shape == expected.shape and _close(answer, W_E[torch.as_tensor(ids, dtype=torch.long) - 1]):
         return Feedback(MISTAKE, "Off by one: id k is row k of W_E, counting from 0.")
-    return Feedback(WRONG, f"Expected W_E[ids], shape {tuple(expected.shape)}.")
+    return Feedback(WRONG, f"Got {_describe(answer)}; expected W_E[ids], shape {tuple(expected.shape)}.")
 
 
 def check_parameter_count(answer: int | None, *, vocab_size: int, d_model: int) -> Feedback:
@@ -197,7 +197,7 @@ def check_parameter_count(answer: int | None, *, vocab_size: int, d_model: int) 
         return Feedback(MISTAKE, "Added the sizes: W_E is a (vocab_size, d_model) matrix, so multiply them.")
     if answer == expected + d_model:
         return Feedback(MISTAKE, "Counted a bias: the projection X = one_hot @ W_E has none.")
-    return Feedback(WRONG, f"W_E has shape ({vocab_size}, {d_model}); how many numbers is that?")
+    return Feedback(WRONG, f"Got {answer:,}; W_E has shape ({vocab_size}, {d_model}): how many numbers is that?")
 
 
 def _as_count(answer: object) -> int | None:
@@ -236,7 +236,7 @@ def check_denominators(answer: torch.Tensor | None, *, d_model: int, base: float
         return Feedback(MISTAKE, "These are 1 / denominator: the angle is pos divided by base^(2i/d_model).")
     if answer.numel() == d_model:
         return Feedback(MISTAKE, f"{d_model} values: one denominator per (sin, cos) pair, {expected.numel()} in all.")
-    return Feedback(WRONG, f"Expected {expected.numel()} values starting 1, {float(expected[1]) if len(expected) > 1 else 1:.4g}, ...")
+    return Feedback(WRONG, f"Got {_describe(answer)}; expected {expected.numel()} values starting 1, {float(expected[1]) if len(expected) > 1 else 1:.4g}, ...")
 
 
 def _variant(length: int, d_model: int, base: float, *, exponent: Callable[[torch.Tensor], torch.Tensor],
@@ -357,4 +357,4 @@ def check_scores(answer: torch.Tensor | None, *, Q: torch.Tensor, K: torch.Tenso
         return Feedback(MISTAKE, f"Divided by d_k = {d_k}; the scale is its square root, sqrt(d_k).")
     if _close(answer, K @ Q.transpose(-2, -1) / math.sqrt(d_k)):
         return Feedback(MISTAKE, "Transposed: rows are queries (the word looking), so Q @ K^T, not K @ Q^T.")
-    return Feedback(WRONG, f"Expected Q @ K^T / sqrt(d_k), shape {tuple(raw.shape)}.")
+    return Feedback(WRONG, f"Got {_describe(answer)}; expected Q @ K^T / sqrt(d_k), shape {tuple(raw.shape)}.")

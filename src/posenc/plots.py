@@ -532,4 +532,10 @@ def update_pipeline_panels(fig: Figure, padded_tokens: Sequence[str], one_hot_ro
         image.axes.set_ylim(rows - 0.5, -0.5)
         artist(fig, name + "_title").set_text(f"{label}\n{tuple(matrix.shape)}")
     first = artist(fig, "one_hot").axes
-    first.set_yticks(range(len(padded_tokens)), padded_tokens, fontsize=8 if len(padded_tokens) <= 24 else 5)
+    first.set_yticks(range(len(padded_tokens)), [shorten(t) for t in padded_tokens],
+                     fontsize=8 if len(padded_tokens) <= 24 else 5)
+
+
+def shorten(label: str, width: int = 12) -> str:
+    """A label cut to `width` characters with an ellipsis: a 5,000-letter word must not push the axes off the figure."""
+    return label if len(label) <= width else label[: width - 1] + "…"

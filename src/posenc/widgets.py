@@ -21,7 +21,9 @@ from __future__ import annotations
 import asyncio
 import html
 import io
+import re
 import time
+import warnings
 from collections.abc import Callable
 
 import ipywidgets as widgets
@@ -157,7 +159,18 @@ class _Explorer:
         raise NotImplementedError
 
     def _show(self, picture: _Picture, *, layout: object, frame: object) -> None:
-        self.image.value = picture.render(layout, frame)
+        # Text the font cannot draw (emoji, some scripts) makes matplotlib warn once per glyph; in a widget
+        # callback that warning would land in the kernel's log, not where the learner looks: say it here.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self.image.value = picture.render(layout, frame)
+        missing = sorted({m.group(1) for w in caught if (m := re.search(r"Glyph \d+ \((.*?)\) missing", str(w.message)))})
+        for warning in caught:
+            if "Glyph" not in str(warning.message):
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+        if missing:
+            note = f"The picture's font has no glyph for {len(missing)} character(s) of the text; they show as empty boxes."
+            self.message.value = "<br>".join(filter(None, [self.message.value, note]))
         self.redraws += 1
 
     def _repr_mimebundle_(self, **kwargs):
@@ -342,6 +355,11 @@ class EncodingExplorer(_Explorer):
         plots.update_similarity(fig, self.table, self.position.value)
 
 
+def _token_list(words: list[str]) -> str:
+    # <bdi> keeps each token's own direction: right-to-left words stay in sentence order in the list.
+    return " | ".join(f"<code><bdi>{html.escape(plots.shorten(t, 20))}</bdi></code>" for t in words)
+
+
 class PipelineExplorer(_Explorer):
     """Type a sentence; see its padded tokens, one-hot rows, X, PE and X + PE side by side.
 
@@ -379,13 +397,16 @@ class PipelineExplorer(_Explorer):
 
     def redraw(self) -> None:
         length, d_model = self.max_sequence_length.value, self.d_model.value
+        words = tokens.tokenize(self.sentence.value)
         try:
-            padded = tokens.pad(tokens.tokenize(self.sentence.value), max_sequence_length=length)
+            padded = tokens.pad(words, max_sequence_length=length)
         except ValueError as error:
-            self.message.value = f'<span style="color:#B00020"><b>ValueError:</b> {error}</span>'
-            return  # the last good picture stays
-        self.message.value = ""
-        self.tokens_line.value = "padded tokens: " + " | ".join(f"<code>{html.escape(t)}</code>" for t in padded)
+            self.message.value = (f'<span style="color:#B00020"><b>ValueError:</b> {html.escape(str(error))}</span>'
+                                  "<br>The picture below is still the last sentence that fit.")
+            self.tokens_line.value = f"{len(words)} tokens: " + _token_list(words[:length]) + " | ..."
+            return
+        self.message.value = "" if words else "The sentence is empty: every row is padding."
+        self.tokens_line.value = "padded tokens: " + _token_list(padded)
         ids = torch.tensor(self.vocabulary.ids(padded))
         one_hot_rows = tokens.one_hot(ids, vocab_size=self.vocabulary.vocab_size)
         X = project(one_hot_rows, embedding_matrix(vocab_size=self.vocabulary.vocab_size, d_model=d_model, seed=0))
@@ -398,7 +419,7 @@ class PipelineExplorer(_Explorer):
         # Every change moves some axis here, so every redraw is a full one; the layout is
         # recomputed only when the token labels or the sizes need more room.
         self._show(self._picture, layout=(tuple(padded), length, d_model),
-                   frame=(max(map(len, padded)), len(str(length)), len(str(d_model))))
+                   frame=(max(len(plots.shorten(t)) for t in padded), len(str(length)), len(str(d_model))))
 
     @property
     def figure(self) -> Figure | None:
