@@ -42,7 +42,7 @@ def test_run_all_shows_no_error_and_live_widgets(browser_and_lab, name):
 
 def test_explorers_respond_to_the_keyboard_and_show_errors(browser_and_lab):
     browser, lab = browser_and_lab
-    page = lab_browser.open_notebook(browser, lab, "06_explore.ipynb")
+    page = lab_browser.open_notebook(browser, lab, "07_explore.ipynb")
     try:
         lab_browser.run_all(page)
         # The encoding explorer (output 0): move `dimension` and `d_model` with the arrow keys.
@@ -79,7 +79,7 @@ def _settle(page) -> None:
 
 def test_explorers_take_hostile_input_without_a_traceback(browser_and_lab):
     browser, lab = browser_and_lab
-    page = lab_browser.open_notebook(browser, lab, "06_explore.ipynb")
+    page = lab_browser.open_notebook(browser, lab, "07_explore.ipynb")
     try:
         lab_browser.run_all(page)
         lab_browser.kernel_run(page, lab_browser.COLLECT_KERNEL_ERRORS)

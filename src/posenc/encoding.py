@@ -329,7 +329,9 @@ def to_concatenated(table: torch.Tensor) -> torch.Tensor:
 def wavelengths(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """The wavelength of every column, in positions: `2 pi base^(2i / d_model)`.
 
-    A geometric progression from 2 pi (column 0) towards base * 2 pi.
+    A geometric progression from 2 pi (columns 0 and 1) up to
+    `2 pi base^((d_model - 2) / d_model)` for even d_model (2916 for d_model = 6),
+    which approaches but never reaches `2 pi base`.
     """
     d_model = check_size("d_model", d_model)
     base = check_base(base)
@@ -348,6 +350,11 @@ class PositionalEncoding(nn.Module):
     `.to(device)` and `.to(dtype)` but is not saved in the state dict, since it is
     a formula, not a learned weight.
 
+    `dropout` is the probability with which each entry of `x + PE` is zeroed while the
+    module is in training mode (the paper applies dropout to these sums, rate 0.1
+    for its base model: "Attention Is All You Need", section 5.4). In evaluation
+    mode (`.eval()`) nothing is dropped. The default, 0, leaves `x + PE` as it is.
+
     >>> pe = PositionalEncoding(d_model=6, max_sequence_length=10)
     >>> pe(torch.zeros(10, 6)).shape
     torch.Size([10, 6])
@@ -355,8 +362,11 @@ class PositionalEncoding(nn.Module):
 
     table: torch.Tensor
 
-    def __init__(self, *, d_model: int, max_sequence_length: int, base: float = DEFAULT_BASE) -> None:
+    def __init__(self, *, d_model: int, max_sequence_length: int, base: float = DEFAULT_BASE, dropout: float = 0.0) -> None:
         super().__init__()
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+            raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+        self.dropout = float(dropout)
         self.d_model = check_size("d_model", d_model)
         self.max_sequence_length = check_size("max_sequence_length", max_sequence_length)
         self.base = check_base(base)
@@ -380,7 +390,8 @@ class PositionalEncoding(nn.Module):
                 f"{self.max_sequence_length} (x has {length} positions, offset={offset}); "
                 "build the module with a larger max_sequence_length"
             )
-        return x + self.table[offset : offset + length].to(x.dtype)
+        return nn.functional.dropout(x + self.table[offset : offset + length].to(x.dtype), self.dropout, self.training)
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, max_sequence_length={self.max_sequence_length}, base={self.base:g}"
+        dropout = f", dropout={self.dropout:g}" if self.dropout else ""
+        return f"d_model={self.d_model}, max_sequence_length={self.max_sequence_length}, base={self.base:g}{dropout}"

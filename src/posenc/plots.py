@@ -23,9 +23,9 @@ from pathlib import Path
 import torch
 import matplotlib
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from ._validate import _short, check_finite, check_flag, check_floating_tensor, check_size, check_str, check_table_fits
+from ._validate import _short, check_base, check_finite, check_flag, check_floating_tensor, check_size, check_str, check_table_fits
 from .encoding import DEFAULT_BASE, sinusoidal_encoding, to_concatenated
 
 __all__ = [
@@ -34,7 +34,12 @@ __all__ = [
     "show",
     "png_bytes",
     "save_png",
+    "PIPELINE_STEPS",
     "pipeline_diagram",
+    "transformer_diagram",
+    "matrices_figure",
+    "denominators_figure",
+    "bar_figure",
     "encoding_heatmap",
     "sine_cosine_curves",
     "interleave_diagram",
@@ -126,36 +131,127 @@ def _figure(width: float, height: float) -> Figure:
 # The input pipeline -------------------------------------------------------------
 
 
-def pipeline_diagram(*, max_sequence_length: int = 10, vocab_size: int = 6, d_model: int = 6) -> Figure:
-    """Boxes and arrows: sentence -> padded tokens -> one-hot -> X -> X + PE -> Q, K, V, with shapes."""
-    L, V, d = (check_size(n, v) for n, v in [("max_sequence_length", max_sequence_length), ("vocab_size", vocab_size), ("d_model", d_model)])
-    fig = _figure(12, 3.0)
+PIPELINE_STEPS = ("sentence", "pad", "one-hot", "X", "X + PE", "Q, K, V", "attention")
+
+
+def pipeline_diagram(*, max_sequence_length: int | None = None, vocab_size: int | None = None, d_model: int | None = None,
+                     highlight: Sequence[str] = ()) -> Figure:
+    """Boxes and arrows: sentence -> padded tokens -> one-hot -> X -> X + PE -> Q, K, V -> attention, with shapes.
+
+    The sizes default to the running example's (`tokens.EXAMPLE_*` and its vocabulary:
+    10 tokens, vocab_size 11, d_model 6). `highlight` names the steps a notebook is
+    about (from PIPELINE_STEPS); the others are drawn faded.
+    """
+    from . import tokens
+
+    L = check_size("max_sequence_length", tokens.EXAMPLE_MAX_SEQUENCE_LENGTH if max_sequence_length is None else max_sequence_length)
+    V = check_size("vocab_size", tokens.example_vocabulary().vocab_size if vocab_size is None else vocab_size)
+    d = check_size("d_model", tokens.EXAMPLE_D_MODEL if d_model is None else d_model)
+    if isinstance(highlight, str) or not isinstance(highlight, Sequence) or not set(highlight) <= set(PIPELINE_STEPS):
+        raise ValueError(f"highlight must be a list of steps from {PIPELINE_STEPS}, got {_short(highlight)}")
+    fig = _figure(12.6, 3.1)
     ax = fig.add_subplot()
-    ax.set_xlim(0, 12)
-    ax.set_ylim(0, 3)
+    ax.set_xlim(0, 12.6)
+    ax.set_ylim(0, 3.1)
     ax.axis("off")
-    steps = [
-        ("sentence", '"My name is John"', "4 words"),
-        ("pad", "my name is john\n<PAD> ... <PAD>", f"{L} tokens"),
-        ("one-hot", "one row per token,\na single 1", f"({L}, {V})"),
-        ("X = one_hot @ W_E", f"W_E: ({V}, {d})\nlearned", f"({L}, {d})"),
-        ("X + PE", "add the sinusoidal\nposition table", f"({L}, {d})"),
-        ("Q, K, V", "X' @ W_Q, W_K, W_V", f"3 x ({L}, {d})"),
-    ]
-    width, gap = 1.7, 0.3
-    colours = ["#FFFFFF", "#F2F2F2", "#E8F1FA", "#E8F1FA", "#FCEBD2", "#E3F3EC"]
-    for k, (title, body, shape) in enumerate(steps):
-        x = 0.1 + k * (width + gap)
-        box = FancyBboxPatch((x, 0.55), width, 1.9, boxstyle="round,pad=0.02,rounding_size=0.12",
-                             facecolor=colours[k], edgecolor="#444444", linewidth=1.2)
-        ax.add_patch(box)
-        ax.text(x + width / 2, 2.2, title, ha="center", va="center", fontsize=10, fontweight="bold")
-        ax.text(x + width / 2, 1.45, body, ha="center", va="center", fontsize=8.5, color="#333333")
-        ax.text(x + width / 2, 0.8, shape, ha="center", va="center", fontsize=10, family="monospace", color="#0072B2")
+    boxes = {
+        "sentence": ("sentence", f'"{tokens.EXAMPLE_SENTENCE}"', f"{len(tokens.tokenize(tokens.EXAMPLE_SENTENCE))} words"),
+        "pad": ("pad", "my name is john\n<PAD> ... <PAD>", f"{L} tokens"),
+        "one-hot": ("one-hot", "one row per token,\na single 1", f"({L}, {V})"),
+        "X": ("X = one_hot @ W_E", f"W_E: ({V}, {d})\nlearned", f"({L}, {d})"),
+        "X + PE": ("X + PE", "add the sinusoidal\nposition table", f"({L}, {d})"),
+        "Q, K, V": ("Q, K, V", "X' @ W_Q, W_K, W_V", f"3 x ({L}, {d})"),
+        "attention": ("attention", "softmax(Q Kᵀ / √d_k)\n@ V", f"({L}, {d})"),
+    }
+    colours = ["#FFFFFF", "#F2F2F2", "#E8F1FA", "#E8F1FA", "#FCEBD2", "#E3F3EC", "#E3F3EC"]
+    width, gap = 1.55, 0.26
+    for k, step in enumerate(PIPELINE_STEPS):
+        title, body, shape = boxes[step]
+        on = not highlight or step in highlight
+        x = 0.08 + k * (width + gap)
+        ax.add_patch(FancyBboxPatch((x, 0.6), width, 1.95, boxstyle="round,pad=0.02,rounding_size=0.12",
+                                    facecolor=colours[k], edgecolor="#D55E00" if highlight and on else "#444444",
+                                    linewidth=2.6 if highlight and on else 1.1, alpha=1.0 if on else 0.35))
+        ink = "#222222" if on else "#AAAAAA"
+        ax.text(x + width / 2, 2.27, title, ha="center", va="center", fontsize=9.5, fontweight="bold", color=ink)
+        ax.text(x + width / 2, 1.5, body, ha="center", va="center", fontsize=8, color=ink)
+        ax.text(x + width / 2, 0.85, shape, ha="center", va="center", fontsize=9.5, family="monospace",
+                color="#0072B2" if on else "#AAAAAA")
         if k:
-            ax.add_patch(FancyArrowPatch((x - gap + 0.02, 1.5), (x - 0.02, 1.5), arrowstyle="-|>", mutation_scale=14, color="#444444"))
-    ax.text(6, 0.2, "max_sequence_length = %d,  vocab_size = %d,  d_model = %d" % (L, V, d),
-            ha="center", va="center", fontsize=9, color="#555555")
+            ax.add_patch(FancyArrowPatch((x - gap + 0.02, 1.55), (x - 0.02, 1.55), arrowstyle="-|>", mutation_scale=13,
+                                         color="#444444"))
+    caption = f"max_sequence_length = {L},  vocab_size = {V},  d_model = {d}"
+    if highlight:
+        caption += "        this notebook: " + ", ".join(step for step in PIPELINE_STEPS if step in highlight)
+    ax.text(6.3, 0.22, caption, ha="center", va="center", fontsize=9, color="#555555")
+    return fig
+
+
+def transformer_diagram() -> Figure:
+    """The encoder and decoder stacks of "Attention Is All You Need" (its figure 1), the input side marked.
+
+    The input side, what this suite builds: token embeddings (scaled by sqrt(d_model)),
+    plus the positional encoding, then dropout (sections 3.4 and 5.4 of the paper).
+    """
+    fig = _figure(8.5, 7.2)
+    ax = fig.add_subplot()
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 9.1)
+    ax.axis("off")
+
+    def box(x, y, text, colour, width=3.0, height=0.5):
+        ax.add_patch(FancyBboxPatch((x - width / 2, y - height / 2), width, height, boxstyle="round,pad=0.02,rounding_size=0.08",
+                                    facecolor=colour, edgecolor="#444444", linewidth=1))
+        ax.text(x, y, text, ha="center", va="center", fontsize=8.5)
+
+    def arrow(x0, y0, x1, y1):
+        ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), arrowstyle="-|>", mutation_scale=10, color="#444444"))
+
+    # The input side of both stacks, shaded.
+    for x in (2.6, 7.4):
+        ax.add_patch(FancyBboxPatch((x - 2.0, 0.85), 4.0, 2.1, boxstyle="round,pad=0.02,rounding_size=0.1",
+                                    facecolor="#FCEBD2", edgecolor="#D55E00", linewidth=2.2))
+    ax.text(5.0, 0.45, "shaded: the input side,\nwhat this suite builds", ha="center", va="center", fontsize=8.5,
+            color="#D55E00", fontweight="bold")
+    stacks = {
+        2.6: ("encoder", "inputs", "input embedding x sqrt(d_model)",
+              [("multi-head attention", "#FFE8A8"), ("add & norm", "#F2F2F2"), ("feed forward", "#D6EAF8"),
+               ("add & norm", "#F2F2F2")]),
+        7.4: ("decoder", "outputs (shifted right)", "output embedding x sqrt(d_model)",
+              [("masked multi-head attention", "#FFE8A8"), ("add & norm", "#F2F2F2"),
+               ("multi-head attention\n(keys, values from the encoder)", "#FFE8A8"), ("add & norm", "#F2F2F2"),
+               ("feed forward", "#D6EAF8"), ("add & norm", "#F2F2F2")]),
+    }
+    tops = {}
+    for x, (name, source, embedding_text, layers) in stacks.items():
+        ax.text(x, 0.45, source, ha="center", va="center", fontsize=9, style="italic")
+        box(x, 1.25, embedding_text, "#E8F1FA", width=3.4)
+        arrow(x, 0.6, x, 1.0)
+        ax.add_patch(Circle((x, 1.95), 0.17, facecolor="white", edgecolor="#444444"))
+        ax.text(x, 1.95, "+", ha="center", va="center", fontsize=11)
+        ax.text(x - 0.35, 1.95, "positional\nencoding", ha="right", va="center", fontsize=8)
+        arrow(x, 1.5, x, 1.78)
+        box(x, 2.6, "dropout", "#FFFFFF", width=1.6, height=0.4)
+        arrow(x, 2.12, x, 2.4)
+        y0 = 3.25
+        height = 0.62 * len(layers) + 0.3
+        ax.add_patch(FancyBboxPatch((x - 1.85, y0), 3.7, height, boxstyle="round,pad=0.02,rounding_size=0.12",
+                                    facecolor="#FAFAFA", edgecolor="#777777", linewidth=1))
+        # Outside each stack, away from the arrow between them.
+        ax.text(x + (-1.95 if x < 5 else 1.95), y0 + height / 2, "N x", ha="right" if x < 5 else "left", va="center",
+                fontsize=10)
+        arrow(x, 2.8, x, y0 + 0.2)
+        for k, (text, colour) in enumerate(layers):
+            box(x, y0 + 0.45 + 0.62 * k, text, colour, width=3.2, height=0.5 if "\n" not in text else 0.56)
+        tops[name] = y0 + height
+        ax.text(x, 0.05, name, ha="center", va="bottom", fontsize=10, fontweight="bold")
+    arrow(2.6 + 1.85, tops["encoder"] - 0.3, 7.4 - 1.6, 3.25 + 0.45 + 0.62 * 2)
+    box(7.4, tops["decoder"] + 0.45, "linear", "#E3F3EC", width=2.0, height=0.4)
+    box(7.4, tops["decoder"] + 1.05, "softmax", "#E3F3EC", width=2.0, height=0.4)
+    arrow(7.4, tops["decoder"], 7.4, tops["decoder"] + 0.25)
+    arrow(7.4, tops["decoder"] + 0.65, 7.4, tops["decoder"] + 0.85)
+    ax.text(7.4, tops["decoder"] + 1.55, "output probabilities", ha="center", va="center", fontsize=9, style="italic")
+    ax.set_title('The Transformer of "Attention Is All You Need" (after its figure 1)', fontsize=11)
     return fig
 
 
@@ -330,6 +426,101 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
+    return fig
+
+
+def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[str] | None = None,
+                    column_labels: Sequence[str] | None = None, cmap: str = DIVERGING, symmetric: bool = True,
+                    colorbar_label: str = "value", xlabel: str = "column", ylabel: str = "row") -> Figure:
+    """Small matrices side by side on ONE colour scale, so equal colours mean equal numbers across panels.
+
+    `matrices` maps each panel's title to its matrix; all must have one shape (at most
+    30 x 30, each value written in its cell when there is room).
+    """
+    if not isinstance(matrices, dict) or not 1 <= len(matrices) <= 4:
+        raise TypeError(f"matrices must be a dict of 1 to 4 titles -> matrices, got {_short(matrices)}")
+    panels = {check_str("matrices' titles", title): _picture_matrix(f"matrices[{title!r}]", m) for title, m in matrices.items()}
+    shapes = {tuple(m.shape) for m in panels.values()}
+    if len(shapes) != 1:
+        raise ValueError(f"matrices must all have one shape, got {sorted(shapes)}")
+    rows, columns = shapes.pop()
+    if max(rows, columns) > 30:
+        raise ValueError(f"matrices must be at most 30 x 30 to be compared cell by cell, got ({rows}, {columns})")
+    for name, text in (("cmap", cmap), ("colorbar_label", colorbar_label), ("xlabel", xlabel), ("ylabel", ylabel)):
+        check_str(name, text)
+    if cmap not in matplotlib.colormaps:
+        raise ValueError(f"cmap must be a matplotlib colour map name such as 'RdBu_r' or 'Blues', got {cmap!r}")
+    row_labels = _check_labels("row_labels", row_labels, rows)
+    column_labels = _check_labels("column_labels", column_labels, columns)
+    check_flag("symmetric", symmetric)
+    everything = torch.stack(list(panels.values()))
+    limit = float(everything.abs().max()) or 1.0
+    vmin, vmax = (-limit, limit) if symmetric else (float(everything.min()), float(everything.max()) or 1.0)
+    fig = _figure(min(14, 1.6 + len(panels) * (0.9 + 0.42 * columns)), min(7, 1.6 + 0.36 * rows))
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    for ax, (title, values) in zip(axes, panels.items()):
+        image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+        if rows * columns <= 120:
+            for r in range(rows):
+                for c in range(columns):
+                    value = float(values[r, c])
+                    strength = abs(value) / limit if symmetric else (value - vmin) / ((vmax - vmin) or 1.0)
+                    ax.text(c, r, f"{value:.2f}" if value else "0", ha="center", va="center", fontsize=7,
+                            color="white" if strength > 0.6 else "black")
+        ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
+                      rotation=90 if column_labels is not None else 0, fontsize=8)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(xlabel)
+    axes[0].set_yticks(range(rows), row_labels if row_labels is not None else range(rows), fontsize=8)
+    axes[0].set_ylabel(ylabel)
+    fig.colorbar(image, ax=list(axes), shrink=0.9, label=colorbar_label)
+    return fig
+
+
+def denominators_figure(*, d_model: int = 6, base: float = DEFAULT_BASE) -> Figure:
+    """The denominators base^(2i/d_model) against 2i, on a log axis: a straight line.
+
+    A straight line on a log axis is an exponential, which is why most code writes the
+    same numbers as exp(2i * ln(base) / d_model) (or its reciprocal, exp(-2i ln(base) / d_model)).
+    """
+    d_model = check_size("d_model", d_model, maximum=4096)
+    base = check_base(base)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
+    fig = _figure(7, 3.6)
+    ax = fig.add_subplot()
+    between = torch.linspace(0, float(two_i[-1]), 200, dtype=torch.float64)
+    ax.semilogy(between.numpy(), torch.pow(base, between / d_model).numpy(), "-", color="#BBBBBB", linewidth=1,
+                label="the same formula between the columns")
+    ax.semilogy(two_i.numpy(), torch.pow(base, two_i / d_model).numpy(), "o", color=OKABE_ITO[3], markersize=9,
+                label="power form: base ** (2i / d_model)")
+    ax.semilogy(two_i.numpy(), torch.exp(two_i * math.log(base) / d_model).numpy(), "x", color=OKABE_ITO[4], markersize=9,
+                mew=2, label="log-space form: exp(2i ln(base) / d_model)")
+    ax.set_xlabel("2i (the even column index)")
+    ax.set_ylabel("denominator (log scale)")
+    ax.set_title(f"the denominators for d_model = {d_model}: one straight line on a log axis", fontsize=10)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def bar_figure(values: dict[str, float], *, title: str, ylabel: str) -> Figure:
+    """One labelled bar per entry of `values`, its value written on top."""
+    if not isinstance(values, dict) or not 1 <= len(values) <= 12:
+        raise TypeError(f"values must be a dict of 1 to 12 labels -> numbers, got {_short(values)}")
+    for label, value in values.items():
+        check_str("values' labels", label)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            raise ValueError(f"values must be finite numbers, got {label!r}: {_short(value)}")
+    check_str("title", title)
+    check_str("ylabel", ylabel)
+    fig = _figure(min(12, 2 + 1.3 * len(values)), 3.8)
+    ax = fig.add_subplot()
+    colours = [OKABE_ITO[k % len(OKABE_ITO)] for k in range(len(values))]
+    bars = ax.bar(list(values), [float(v) for v in values.values()], color=colours)
+    ax.bar_label(bars, fmt="%.1f", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.margins(y=0.15)
     return fig
 
 

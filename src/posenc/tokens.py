@@ -20,9 +20,12 @@ PAD_TOKEN = "<PAD>"
 UNK_TOKEN = "<UNK>"
 SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN)
 
-# The running example of the notebooks, and the small corpus its vocabulary comes from.
+# The running example of the notebooks, the small corpus its vocabulary comes from, and its sizes:
+# the one source of these numbers for the notebooks and the figures in images/.
 EXAMPLE_SENTENCE = "My name is John"
 EXAMPLE_CORPUS = ("My name is John", "My name is Grant", "What is your name?", "John is my friend")
+EXAMPLE_MAX_SEQUENCE_LENGTH = 10
+EXAMPLE_D_MODEL = 6
 
 # A word (letters, digits, apostrophes inside it) or a single punctuation mark.
 _TOKEN_PATTERN = re.compile(r"\w+(?:'\w+)*|[^\w\s]")
@@ -33,12 +36,16 @@ __all__ = [
     "SPECIAL_TOKENS",
     "EXAMPLE_SENTENCE",
     "EXAMPLE_CORPUS",
+    "EXAMPLE_MAX_SEQUENCE_LENGTH",
+    "EXAMPLE_D_MODEL",
+    "example_vocabulary",
     "Vocabulary",
     "tokenize",
     "build_vocabulary",
     "pad",
     "one_hot",
     "sentence_to_ids",
+    "batch_ids",
 ]
 
 
@@ -121,6 +128,11 @@ class Vocabulary:
         return [self.tokens[i] for i in _id_list(ids, vocab_size=self.vocab_size)]
 
 
+def example_vocabulary() -> Vocabulary:
+    """The running example's vocabulary, built from EXAMPLE_CORPUS: 11 tokens."""
+    return Vocabulary.from_sentences(EXAMPLE_CORPUS)
+
+
 def build_vocabulary(sentences: Iterable[str], *, lowercase: bool = True) -> Vocabulary:
     """Shorthand for `Vocabulary.from_sentences`."""
     return Vocabulary.from_sentences(sentences, lowercase=lowercase)
@@ -193,3 +205,15 @@ def sentence_to_ids(sentence: str, vocabulary: Vocabulary, *, max_sequence_lengt
         raise TypeError(f"vocabulary must be a posenc.tokens.Vocabulary, got {type(vocabulary).__name__}")
     padded = pad(tokenize(sentence), max_sequence_length=max_sequence_length)
     return torch.tensor(vocabulary.ids(padded), dtype=torch.long)
+
+
+def batch_ids(sentences: Sequence[str], vocabulary: Vocabulary, *, max_sequence_length: int) -> torch.Tensor:
+    """Several sentences as one `(batch, max_sequence_length)` LongTensor: each padded, then stacked.
+
+    Padding is what lets sentences of different lengths share one tensor; attention
+    must then be told to ignore it (`attention.padding_mask`).
+    """
+    sentences = _str_sequence("sentences", sentences)
+    if not sentences:
+        raise ValueError("sentences must hold at least one sentence")
+    return torch.stack([sentence_to_ids(s, vocabulary, max_sequence_length=max_sequence_length) for s in sentences])
