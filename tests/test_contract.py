@@ -261,7 +261,11 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
     sizes = {"sentence": "My name is John", "max_sequence_length": 10, "ids": [3, 0, 2], "vocab_size": 11, "d_model": 6,
              "W_E": torch.randn(11, 6, generator=torch.Generator().manual_seed(0)),
              "Q": torch.randn(4, 6, generator=torch.Generator().manual_seed(1)),
-             "K": torch.randn(4, 6, generator=torch.Generator().manual_seed(2))}
+             "K": torch.randn(4, 6, generator=torch.Generator().manual_seed(2)),
+             "pad_id": 0, "scores": torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(3)),
+             "key_mask": torch.tensor([[True, True, True, False, False], [True, True, False, False, False]])}
+    if "pad_id" in parameter_names(checker):
+        sizes["ids"] = torch.tensor([[2, 3, 4, 0, 0], [5, 6, 0, 0, 0]])
     kwargs = {k: v for k, v in sizes.items() if k in parameter_names(checker)}
 
     class Broken(torch.nn.Module):

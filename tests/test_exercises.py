@@ -149,3 +149,34 @@ class TestOtherCheckers:
         assert "sqrt(d_k)" in exercises.check_scores(Q @ K.T, Q=Q, K=K).message
         assert "square root" in exercises.check_scores(Q @ K.T / 8, Q=Q, K=K).message
         assert "Transposed" in exercises.check_scores(K @ Q.T / math.sqrt(8), Q=Q, K=K).message
+
+
+class TestBatchCheckers:
+    ids = tokens.batch_ids(["My name is John", "my friend"], tokens.example_vocabulary(), max_sequence_length=5)
+    mask = ids != 0
+    scores = torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(0))
+
+    def test_padding_mask(self):
+        check = lambda answer: exercises.check_padding_mask(answer, ids=self.ids, pad_id=0)  # noqa: E731
+        assert check(self.mask).correct
+        assert "Inverted" in check(~self.mask).message and "key_padding_mask" in check(~self.mask).message
+        assert "need a bool" in check(self.mask.float()).message
+        assert "Transposed" in check(self.mask.T).message
+        assert check(None).status == "not attempted"
+
+    @pytest.mark.parametrize("mistake,build,words", [
+        ("no mask", lambda s, k: torch.softmax(s, -1), "No mask"),
+        ("after softmax", lambda s, k: torch.softmax(s, -1) * k[:, None, :], "after the softmax"),
+        ("zero, not -inf", lambda s, k: torch.softmax(s.masked_fill(~k[:, None, :], 0.0), -1), "not -inf"),
+        ("queries", lambda s, k: torch.softmax(s.masked_fill(~k[:, :, None], float("-inf")), -1), "instead of columns"),
+        ("wrong axis", lambda s, k: torch.softmax(s.masked_fill(~k[:, None, :], float("-inf")), -2), "dim=-2"),
+    ])
+    def test_masked_weights_mistakes(self, mistake, build, words):
+        feedback = exercises.check_masked_weights(build(self.scores, self.mask), scores=self.scores, key_mask=self.mask)
+        assert feedback.status == "mistake" and words in feedback.message, f"{mistake}: {feedback}"
+
+    def test_masked_weights_correct(self):
+        from posenc import attention
+
+        answer = attention.attention_weights(self.scores, key_mask=self.mask)
+        assert exercises.check_masked_weights(answer, scores=self.scores, key_mask=self.mask).correct

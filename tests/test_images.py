@@ -21,3 +21,18 @@ def test_every_figure_is_a_reasonably_sized_png(name):
     data = (ROOT / "images" / name).read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n")
     assert 5_000 < len(data) < 500_000
+
+
+def test_the_pipeline_figure_shows_the_numbers_the_notebooks_print():
+    import json
+
+    from matplotlib.text import Text
+
+    from posenc import plots, tokens
+
+    length, vocab_size, d_model = tokens.EXAMPLE_MAX_SEQUENCE_LENGTH, tokens.example_vocabulary().vocab_size, tokens.EXAMPLE_D_MODEL
+    texts = {t.get_text() for t in plots.pipeline_diagram().findobj(Text)}
+    assert {f"({length}, {vocab_size})", f"W_E: ({vocab_size}, {d_model})\nlearned", f"({length}, {d_model})"} <= texts
+    printed = "".join("".join(o.get("text", "")) for c in json.loads((ROOT / "notebooks" / "01_padding_and_one_hot.ipynb")
+                      .read_text())["cells"] for o in c.get("outputs", []))
+    assert f"vocab_size = {vocab_size}" in printed and f"torch.Size([{length}, {vocab_size}])" in printed

@@ -11,7 +11,13 @@ from pathlib import Path
 from posenc import plots
 
 FIGURES = {
-    "pipeline.png": lambda: plots.pipeline_diagram(max_sequence_length=10, vocab_size=6, d_model=6),
+    # The pipeline with the running example's sizes (posenc.tokens.EXAMPLE_*), whole and with each notebook's steps.
+    "pipeline.png": lambda: plots.pipeline_diagram(),
+    "pipeline_tokens.png": lambda: plots.pipeline_diagram(highlight=("sentence", "pad", "one-hot")),
+    "pipeline_embedding.png": lambda: plots.pipeline_diagram(highlight=("one-hot", "X")),
+    "pipeline_encoding.png": lambda: plots.pipeline_diagram(highlight=("X + PE",)),
+    "pipeline_attention.png": lambda: plots.pipeline_diagram(highlight=("X + PE", "Q, K, V", "attention")),
+    "transformer.png": lambda: plots.transformer_diagram(),
     "pe_heatmap.png": lambda: plots.encoding_heatmap(max_sequence_length=64, d_model=128),
     "pe_table_10x6.png": lambda: plots.encoding_heatmap(max_sequence_length=10, d_model=6),
     "stack_flatten.png": lambda: plots.interleave_diagram(d_model=6, rows=3),

@@ -28,11 +28,12 @@ import numpy as np
 import torch
 
 from . import tokens
-from ._validate import _short, check_base, check_float_dtype, check_floating_tensor, check_size, check_str
+from ._validate import _short, check_base, check_float_dtype, check_floating_tensor, check_size, check_str, check_tensor
+from .attention import attention_weights
 from .encoding import DEFAULT_BASE, sinusoidal_encoding
 
 __all__ = ["Feedback", "check_padding", "check_one_hot", "check_embedding", "check_parameter_count", "check_denominators",
-           "check_encoding", "check_positional_module", "check_scores"]
+           "check_encoding", "check_positional_module", "check_scores", "check_padding_mask", "check_masked_weights"]
 
 CORRECT, MISTAKE, NOT_ATTEMPTED, WRONG = "correct", "mistake", "not attempted", "wrong"
 _SYMBOL = {CORRECT: "✔", MISTAKE: "✘", NOT_ATTEMPTED: "…", WRONG: "✘"}
@@ -73,8 +74,11 @@ def _describe(answer: object) -> str:
     return f"{type(answer).__name__} {_short(answer)}"
 
 
-def _as_tensor(answer: object, what: str) -> torch.Tensor | Feedback:
-    """The answer as a detached CPU tensor of real numbers, or the feedback that says why it is not one."""
+def _as_tensor(answer: object, what: str, *, allow_nan: bool = False) -> torch.Tensor | Feedback:
+    """The answer as a detached CPU tensor of real numbers, or the feedback that says why it is not one.
+
+    NaN and inf are refused unless `allow_nan` (for an exercise where a NaN is itself a diagnosis).
+    """
     if answer is None:
         return _not_attempted(what)
     if isinstance(answer, torch.Tensor):
@@ -91,7 +95,7 @@ def _as_tensor(answer: object, what: str) -> torch.Tensor | Feedback:
     if tensor.is_complex():
         return Feedback(WRONG, f"Got complex numbers ({tensor.dtype}); the answer holds real numbers.")
     tensor = tensor.detach().cpu()
-    if tensor.is_floating_point() and tensor.numel() and not bool(torch.isfinite(tensor).all()):
+    if not allow_nan and tensor.is_floating_point() and tensor.numel() and not bool(torch.isfinite(tensor).all()):
         where = tuple(int(k) for k in (~torch.isfinite(tensor)).nonzero()[0])
         return Feedback(WRONG, f"Your answer holds NaN or inf (first at index {where}); every entry should be a finite number.")
     return tensor
@@ -358,3 +362,64 @@ def check_scores(answer: torch.Tensor | None, *, Q: torch.Tensor, K: torch.Tenso
     if _close(answer, K @ Q.transpose(-2, -1) / math.sqrt(d_k)):
         return Feedback(MISTAKE, "Transposed: rows are queries (the word looking), so Q @ K^T, not K @ Q^T.")
     return Feedback(WRONG, f"Got {_describe(answer)}; expected Q @ K^T / sqrt(d_k), shape {tuple(raw.shape)}.")
+
+
+# Batches and masks ---------------------------------------------------------------------
+
+
+def check_padding_mask(answer: torch.Tensor | None, *, ids: torch.Tensor, pad_id: int) -> Feedback:
+    """True where a token is real, False where it is padding: a bool tensor of ids' shape."""
+    check_tensor("ids", ids, ndim=(1, 2))
+    pad_id = check_size("pad_id", pad_id, minimum=0)
+    expected = ids != pad_id
+    answer = _as_tensor(answer, "the (batch, max_sequence_length) mask")
+    if isinstance(answer, Feedback):
+        return answer
+    if answer.shape == expected.shape[::-1] and answer.shape != expected.shape and torch.equal(answer.T.bool(), expected):
+        return Feedback(MISTAKE, f"Transposed: shape {tuple(answer.shape)}, expected one row per sentence, "
+                                 f"{tuple(expected.shape)}.")
+    if answer.shape != expected.shape:
+        return Feedback(WRONG, f"Got shape {tuple(answer.shape)}; the mask has the shape of ids, {tuple(expected.shape)}.")
+    if torch.equal(answer.bool(), ~expected) and bool(((answer == 0) | (answer == 1)).all()):
+        return Feedback(MISTAKE, "Inverted: True marks the padding here. That is the convention of PyTorch's "
+                                 "nn.MultiheadAttention (key_padding_mask, True = ignore); this suite's mask is True "
+                                 "where a token is real: ids != pad_id.")
+    if torch.equal(answer.bool(), expected) and bool(((answer == 0) | (answer == 1)).all()):
+        if answer.dtype != torch.bool:
+            return Feedback(MISTAKE, f"The right 0s and 1s, but dtype {answer.dtype}: masked_fill and ~ need a bool "
+                                     "mask (compare ids != pad_id gives one).")
+        return Feedback(CORRECT, f"Correct: {int(expected.sum())} real tokens, {int((~expected).sum())} padding.")
+    return Feedback(WRONG, f"Got {_describe(answer)} that marks other places; expected True exactly where ids != {pad_id}.")
+
+
+def check_masked_weights(answer: torch.Tensor | None, *, scores: torch.Tensor, key_mask: torch.Tensor) -> Feedback:
+    """softmax over each row of the scores, with the padded keys set to -inf first."""
+    check_floating_tensor("scores", scores, ndim=(2, 3))
+    scores = scores.detach().double()
+    expected = attention_weights(scores, key_mask=key_mask)
+    # The softmax down the wrong axis gives NaN where a whole column is masked: keep NaN to recognise it.
+    answer = _as_tensor(answer, "the masked attention weights", allow_nan=True)
+    if isinstance(answer, Feedback):
+        return answer
+    answer = torch.nan_to_num(answer.double(), nan=0.0, posinf=0.0, neginf=0.0) if answer.is_floating_point() else answer
+    keep = key_mask.unsqueeze(-2)
+    if _close(answer, expected):
+        return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}, padding gets weight 0, every row sums to 1.")
+    mistakes = [
+        ("No mask: the padded keys still get weight. Set their scores to -inf before the softmax.",
+         lambda: torch.softmax(scores, dim=-1)),
+        ("The mask came after the softmax: zeroing weights afterwards leaves rows that no longer sum to 1. "
+         "Mask the scores with -inf first, then take the softmax.", lambda: torch.softmax(scores, dim=-1) * keep),
+        ("The padded scores were set to 0, not -inf: exp(0) = 1, so padding still gets weight. Use float('-inf').",
+         lambda: torch.softmax(scores.masked_fill(~keep, 0.0), dim=-1)),
+        ("The mask hides rows (queries) instead of columns (keys): it is the padded keys no word may look at, "
+         "so the mask is broadcast over the rows, key_mask[..., None, :].",
+         lambda: torch.softmax(scores.masked_fill(~key_mask.unsqueeze(-1), float("-inf")), dim=-1)),
+        ("The softmax ran down the columns (dim=-2): each query's row must sum to 1, so use dim=-1.",
+         lambda: torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-2)),
+    ]
+    for message, build in mistakes:
+        if _close(answer, torch.nan_to_num(build(), nan=0.0)):
+            return Feedback(MISTAKE, message)
+    return Feedback(WRONG, f"Got {_describe(answer)}; expected softmax(scores with padded keys at -inf), "
+                           f"shape {tuple(expected.shape)}.")
