@@ -31,8 +31,8 @@ def outputs_text(cell):
 def test_the_walkthrough_is_there():
     names = [p.stem for p in NOTEBOOKS]
     for expected in ["00_start_here", "01_padding_and_one_hot", "02_embedding", "03_pe_formula",
-                     "04_stack_and_flatten", "05_x_plus_pe_and_qkv", "07_explore", "08_why_positions_matter",
-                     "09_relative_positions", "10_pitfalls", "11_precision"]:
+                     "04_stack_and_flatten", "05_x_plus_pe_and_qkv", "06_batches_and_masks", "07_explore",
+                     "08_why_positions_matter", "09_relative_positions", "10_pitfalls", "11_precision"]:
         assert expected in names
 
 
@@ -132,7 +132,7 @@ def test_make_notebooks_reproduces_the_stored_file_byte_for_byte(tmp_path, name)
     assert copy.read_bytes() == (ROOT / "notebooks" / name).read_bytes()
 
 
-WALKTHROUGH = [p for p in NOTEBOOKS if p.name[:2] in {"01", "02", "03", "04", "05"}]
+WALKTHROUGH = [p for p in NOTEBOOKS if p.name[:2] in {"01", "02", "03", "04", "05", "06"}]
 
 
 @pytest.mark.parametrize("path", WALKTHROUGH, ids=[p.name for p in WALKTHROUGH])

@@ -133,8 +133,8 @@ def check_padding(answer: Sequence[str] | None, *, sentence: str, max_sequence_l
         return Feedback(CORRECT, f"Correct: {len(answer)} tokens, the last {expected.count(tokens.PAD_TOKEN)} are padding.")
     words = [t for t in answer if t != tokens.PAD_TOKEN]
     if len(answer) != max_sequence_length:
-        return Feedback(MISTAKE, f"Wrong length: {len(answer)} tokens, but the model reads exactly max_sequence_length="
-                                 f"{max_sequence_length}.")
+        return Feedback(MISTAKE, f"Wrong length: {len(answer)} tokens; padded to max_sequence_length={max_sequence_length}, "
+                                 f"a sentence has exactly {max_sequence_length}.")
     if answer[: answer.count(tokens.PAD_TOKEN)] == [tokens.PAD_TOKEN] * answer.count(tokens.PAD_TOKEN) and words == expected[: len(words)]:
         return Feedback(MISTAKE, "The padding is in front: put <PAD> after the words, so position 0 is the first word.")
     if [w.lower() for w in words] == [w for w in expected if w != tokens.PAD_TOKEN] and words != expected[: len(words)]:

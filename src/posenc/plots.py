@@ -73,6 +73,14 @@ def _picture_matrix(name: str, value: object) -> torch.Tensor:
     return check_finite(name, value.detach().float())
 
 
+def _cell_text(value: float) -> str:
+    """A value written in its cell: two decimals, "0" for an exact zero, never "-0.00"."""
+    if not value:
+        return "0"
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
 def _check_labels(name: str, labels: object, count: int) -> list[str] | None:
     if labels is None:
         return None
@@ -418,7 +426,7 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
                 value = float(values[r, c])
                 # White text on the dark end of the colour map, black elsewhere.
                 strength = abs(value) / limit if symmetric else (value - vmin) / ((vmax - vmin) or 1.0)
-                ax.text(c, r, f"{value:.2f}" if value else "0", ha="center", va="center", fontsize=7.5,
+                ax.text(c, r, _cell_text(value), ha="center", va="center", fontsize=7.5,
                         color="white" if strength > 0.6 else "black")
     ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
                   rotation=90 if column_labels is not None else 0)
@@ -465,7 +473,7 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
                 for c in range(columns):
                     value = float(values[r, c])
                     strength = abs(value) / limit if symmetric else (value - vmin) / ((vmax - vmin) or 1.0)
-                    ax.text(c, r, f"{value:.2f}" if value else "0", ha="center", va="center", fontsize=7,
+                    ax.text(c, r, _cell_text(value), ha="center", va="center", fontsize=7,
                             color="white" if strength > 0.6 else "black")
         ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
                       rotation=90 if column_labels is not None else 0, fontsize=8)
@@ -502,8 +510,8 @@ def denominators_figure(*, d_model: int = 6, base: float = DEFAULT_BASE) -> Figu
     return fig
 
 
-def bar_figure(values: dict[str, float], *, title: str, ylabel: str) -> Figure:
-    """One labelled bar per entry of `values`, its value written on top."""
+def bar_figure(values: dict[str, float], *, title: str, ylabel: str, log: bool = False) -> Figure:
+    """One labelled bar per entry of `values`, its value written on top; `log=True` for values of very different sizes."""
     if not isinstance(values, dict) or not 1 <= len(values) <= 12:
         raise TypeError(f"values must be a dict of 1 to 12 labels -> numbers, got {_short(values)}")
     for label, value in values.items():
@@ -512,10 +520,12 @@ def bar_figure(values: dict[str, float], *, title: str, ylabel: str) -> Figure:
             raise ValueError(f"values must be finite numbers, got {label!r}: {_short(value)}")
     check_str("title", title)
     check_str("ylabel", ylabel)
-    fig = _figure(min(12, 2 + 1.3 * len(values)), 3.8)
+    if check_flag("log", log) and any(v <= 0 for v in values.values()):
+        raise ValueError(f"values must all be > 0 on a log axis (log=True), got {values}")
+    fig = _figure(min(12, 2 + 1.7 * len(values)), 3.8)
     ax = fig.add_subplot()
     colours = [OKABE_ITO[k % len(OKABE_ITO)] for k in range(len(values))]
-    bars = ax.bar(list(values), [float(v) for v in values.values()], color=colours)
+    bars = ax.bar(list(values), [float(v) for v in values.values()], color=colours, log=log)
     ax.bar_label(bars, fmt="%.1f", fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)

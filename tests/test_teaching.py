@@ -1,0 +1,97 @@
+"""What the notebooks teach is true: corrected statements stay corrected, and the facts they state hold."""
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from posenc import attention, encoding, tokens
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def markdown_and_code(path: Path) -> str:
+    return "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"])
+
+
+# Statements a careful read found false or misleading; each has been rewritten.
+FALSE_STATEMENTS = [
+    r"reads exactly \d+ tokens",                      # a model accepts any length up to its maximum
+    r"almost `?10000 x 2 pi",                          # the longest wavelength is 2 pi 10000^((d-2)/d)
+    r"to `base x 2 pi`",
+    r"astronomically large",                           # the typo's first denominator is 0.2154
+    r"small angles `w b` and `w a B`",                 # w a B is as large as w pos
+    r"even if training\s+never saw",                   # computing a row is not generalising to it
+    r"\beven_i = torch\.arange\(0, d_model, 2\)",      # it holds 2i, not i
+    r'# "John my is name"',
+]
+
+
+@pytest.mark.parametrize("pattern", FALSE_STATEMENTS)
+def test_no_notebook_says_it_again(pattern):
+    for path in NOTEBOOKS:
+        assert not re.search(pattern, markdown_and_code(path)), f"{path.name}: {pattern}"
+
+
+@pytest.mark.parametrize("name,image", [
+    ("00_start_here", "pipeline.png"), ("01_padding_and_one_hot", "pipeline_tokens.png"),
+    ("02_embedding", "pipeline_embedding.png"), ("03_pe_formula", "pipeline_encoding.png"),
+    ("04_stack_and_flatten", "pipeline_encoding.png"), ("05_x_plus_pe_and_qkv", "pipeline_attention.png"),
+    ("06_batches_and_masks", "transformer.png"),
+])
+def test_each_walkthrough_notebook_shows_where_it_sits(name, image):
+    assert f"](../images/{image})" in markdown_and_code(ROOT / "notebooks" / f"{name}.ipynb")
+
+
+def test_the_extrapolation_claim_cites_its_source():
+    text = markdown_and_code(ROOT / "notebooks" / "03_pe_formula.ipynb")
+    assert "Train Short, Test Long" in text and "ICLR 2022" in text
+
+
+def test_the_longest_wavelength_is_what_the_notebooks_say():
+    for d_model, stated in [(6, 2916), (8, 6283), (512, 60600)]:
+        longest = float(encoding.wavelengths(d_model=d_model).max())
+        assert longest == pytest.approx(2 * math.pi * 10000 ** ((d_model - 2) / d_model))
+        assert round(longest, -2 if d_model == 512 else 0) == stated and longest < 2 * math.pi * 10000
+
+
+def test_a_pe_row_has_length_sqrt_d_model_over_2():
+    table = encoding.sinusoidal_encoding(max_sequence_length=1000, d_model=512, dtype=torch.float64)
+    torch.testing.assert_close(table.norm(dim=1), torch.full((1000,), 16.0, dtype=torch.float64))
+
+
+def test_log_space_denominators_equal_the_power_form():
+    two_i = torch.arange(0, 512, 2, dtype=torch.float64)
+    torch.testing.assert_close(1 / torch.exp(two_i * (-math.log(10000.0) / 512)), torch.pow(10000.0, two_i / 512))
+
+
+def test_dropout_acts_in_training_mode_only():
+    torch.manual_seed(0)
+    pe = encoding.PositionalEncoding(d_model=64, max_sequence_length=100, dropout=0.1)
+    x = torch.randn(100, 64)
+    trained = pe(x)
+    dropped = trained == 0
+    assert 0.05 < dropped.float().mean() < 0.15
+    torch.testing.assert_close(trained[~dropped], (x + pe.table)[~dropped] / 0.9)
+    pe.eval()
+    assert torch.equal(pe(x), x + pe.table)
+    assert torch.equal(encoding.PositionalEncoding(d_model=64, max_sequence_length=100)(x), x + pe.table)
+    with pytest.raises(ValueError, match="dropout"):
+        encoding.PositionalEncoding(d_model=6, max_sequence_length=10, dropout=1.0)
+
+
+def test_a_batch_is_padded_sentences_stacked_and_masked_attention_ignores_the_padding():
+    vocabulary = tokens.example_vocabulary()
+    assert vocabulary.vocab_size == 11
+    ids = tokens.batch_ids(["My name is John", "my friend"], vocabulary, max_sequence_length=6)
+    assert ids.tolist() == [[2, 3, 4, 5, 0, 0], [2, 10, 0, 0, 0, 0]]
+    x = encoding.PositionalEncoding(d_model=8, max_sequence_length=6)(torch.randn(11, 8)[ids])
+    weights = attention.projection_weights(d_model=8)
+    out, attended = attention.self_attention(x, weights, key_mask=attention.padding_mask(ids, pad_id=0))
+    assert float(attended[1, :, 2:].abs().max()) == 0.0
+    alone, _ = attention.self_attention(x[1:, :2], weights)
+    torch.testing.assert_close(out[1, :2], alone[0])
