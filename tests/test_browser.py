@@ -130,3 +130,20 @@ def test_explorers_take_hostile_input_without_a_traceback(browser_and_lab):
         assert "ZeroDivisionError" in lab_browser.kernel_run(page, "print(*_posenc_errors)")
     finally:
         page.close()
+
+
+def test_the_start_page_opens_without_a_pop_up(browser_and_lab):
+    # Without the suite's JupyterLab defaults (tools/jupyterlab/posenc.json, installed by make and by
+    # `pip install .`), JupyterLab asks about news in a pop-up a few seconds after it opens.
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    browser, lab = browser_and_lab
+    page = lab_browser.open_notebook(browser, lab, "00_start_here.ipynb")
+    try:
+        page.wait_for_load_state("networkidle")
+        with pytest.raises(PlaywrightTimeout):
+            page.wait_for_selector(".Toastify__toast, .jp-Dialog", timeout=8_000)
+        assert lab_browser.notifications_and_dialogs(page) == []
+        page.screenshot(path=ARTIFACTS / "start_page.png")
+    finally:
+        page.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import resource
 import signal
 from pathlib import Path
@@ -28,6 +29,8 @@ from posenc import _validate, attention, embedding, encoding, exercises, plots, 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = [tokens, embedding, encoding, attention, plots, widgets, exercises]
 SECONDS_PER_CALL = 5
+# `POSENC_FUZZ_SCALE=20 pytest tests/test_contract.py` runs 20 times as many examples (a longer hunt).
+SCALE = int(os.environ.get("POSENC_FUZZ_SCALE", "1"))
 # Far below this machine's memory: a size that needs more must be refused, not allocated.
 MEMORY_LIMIT = 64 * 2**20
 
@@ -227,7 +230,7 @@ SLOW = {"posenc.widgets", "posenc.plots"}  # every call builds a figure: fewer e
 
 
 def examples_for(name: str) -> int:
-    return 12 if any(name.startswith(m) for m in SLOW) else 60
+    return SCALE * (12 if any(name.startswith(m) for m in SLOW) else 60)
 
 
 @pytest.mark.parametrize("name,target,factory", CALLABLES, ids=[n for n, _, _ in CALLABLES])
@@ -274,7 +277,7 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
 
     hostile = st.one_of(anything, st.just(Broken()), st.just(torch.nn.Identity()), tensors(max_dims=3))
 
-    @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=SCALE * 150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(hostile)
     def run(answer):
         try:

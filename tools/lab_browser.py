@@ -6,8 +6,8 @@
 
 The server runs on a temporary copy of notebooks/ and images/ (autosave writes to
 what it serves), on 127.0.0.1 with a generated token, with its settings, workspaces
-and runtime files in that temporary folder too. Chromium is Debian's
-(/usr/bin/chromium), driven by Playwright; Playwright downloads no browser.
+and runtime files in that temporary folder too. The browser is the one
+tools/find_browser.py finds (Playwright's own Chromium, or one on the PATH), driven by Playwright.
 Every wait is on a condition, never a fixed sleep.
 """
 
@@ -28,10 +28,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from find_browser import HINT, find as find_browser
 from run_notebooks import NOTEBOOK_INPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
 # An output that JupyterLab rendered as a live widget (not as the text fallback).
 WIDGET_OUTPUT = ".jp-OutputArea-output:has(> .jupyter-widgets)"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -57,10 +57,9 @@ def running_lab(workdir: Path, *, timeout: float = 90):
     root = workdir / "suite"
     for folder in ("notebooks", *NOTEBOOK_INPUTS):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    settings = workdir / "lab-settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    # No "would you like to receive news?" pop-up over the notebook.
-    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    # No settings of our own here: the suite's JupyterLab defaults (no news pop-up) must come from
+    # what `make` installs, tools/jupyterlab/posenc.json, as they do for a learner.
+    (workdir / "lab-settings").mkdir()
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(workdir / "lab-settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(workdir / "workspaces"), "JUPYTER_RUNTIME_DIR": str(workdir / "runtime")}
@@ -95,22 +94,29 @@ def running_lab(workdir: Path, *, timeout: float = 90):
 
 @contextlib.contextmanager
 def chromium(workdir: Path):
-    """Headless Debian Chromium under Playwright, with a new empty profile."""
+    """Headless Chromium under Playwright, with a new empty profile."""
     from playwright.sync_api import sync_playwright
 
-    if not CHROMIUM.exists():
-        raise RuntimeError(f"{CHROMIUM} is missing: `make test` installs Debian's chromium package (apt-get install chromium)")
+    executable = find_browser()
+    if executable is None:
+        raise RuntimeError(HINT)
     with sync_playwright() as playwright:
         try:
             browser = playwright.chromium.launch_persistent_context(
-                str(workdir / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
+                str(workdir / "chromium-profile"), executable_path=str(executable), headless=True,
                 args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000})
         except Exception as error:
-            raise RuntimeError(f"Chromium could not start ({CHROMIUM}): {error}") from error
+            raise RuntimeError(f"Chromium could not start ({executable}): {error}") from error
         try:
             yield browser
         finally:
             browser.close()
+
+
+def notifications_and_dialogs(page) -> list[str]:
+    """The text of every pop-up notification (toast) and dialog showing now."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll('.Toastify__toast, .jp-Dialog'))
+        .map(n => n.innerText.trim())""")
 
 
 def open_notebook(browser, lab: Lab, name: str, *, timeout_ms: int = 90_000):

@@ -130,6 +130,8 @@ def check_table_fits(shape: tuple[int, ...], dtype: torch.dtype | int, *, name: 
     `dtype` is the tensor's dtype, or the bytes per entry of a non-tensor (a list);
     `arguments` names the sizes the caller can lower.
     """
+    if any(n >= 2**62 for n in shape):  # even an empty tensor cannot have a side this long
+        raise ValueError(f"a {name} of shape {shape} has a side longer than a tensor can have; use a smaller {arguments}")
     count = 1
     for n in shape:
         count *= n

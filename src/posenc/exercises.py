@@ -395,6 +395,7 @@ def check_padding_mask(answer: torch.Tensor | None, *, ids: torch.Tensor, pad_id
 def check_masked_weights(answer: torch.Tensor | None, *, scores: torch.Tensor, key_mask: torch.Tensor) -> Feedback:
     """softmax over each row of the scores, with the padded keys set to -inf first."""
     check_floating_tensor("scores", scores, ndim=(2, 3))
+    check_tensor("key_mask", key_mask, ndim=(1, 2))  # attention_weights checks the rest (dtype, length, batch)
     scores = scores.detach().double()
     expected = attention_weights(scores, key_mask=key_mask)
     # The softmax down the wrong axis gives NaN where a whole column is masked: keep NaN to recognise it.

@@ -155,7 +155,8 @@ def pipeline_diagram(*, max_sequence_length: int | None = None, vocab_size: int 
     L = check_size("max_sequence_length", tokens.EXAMPLE_MAX_SEQUENCE_LENGTH if max_sequence_length is None else max_sequence_length)
     V = check_size("vocab_size", tokens.example_vocabulary().vocab_size if vocab_size is None else vocab_size)
     d = check_size("d_model", tokens.EXAMPLE_D_MODEL if d_model is None else d_model)
-    if isinstance(highlight, str) or not isinstance(highlight, Sequence) or not set(highlight) <= set(PIPELINE_STEPS):
+    if (isinstance(highlight, str) or not isinstance(highlight, Sequence)
+            or not all(isinstance(step, str) and step in PIPELINE_STEPS for step in highlight)):
         raise ValueError(f"highlight must be a list of steps from {PIPELINE_STEPS}, got {_short(highlight)}")
     fig = _figure(12.6, 3.1)
     ax = fig.add_subplot()
