@@ -102,7 +102,7 @@ def _check_batches(name_a: str, a: torch.Tensor, name_b: str, b: torch.Tensor) -
 def padding_mask(ids: torch.Tensor, *, pad_id: int) -> torch.Tensor:
     """True where a token is real, False where it is padding: shape of ids."""
     check_tensor("ids", ids, ndim=(1, 2))
-    pad_id = check_size("pad_id", pad_id, minimum=0)
+    pad_id = check_size("pad_id", pad_id, minimum=0, maximum=2**62)  # an index into the vocabulary
     return ids != pad_id
 
 

@@ -370,7 +370,7 @@ def check_scores(answer: torch.Tensor | None, *, Q: torch.Tensor, K: torch.Tenso
 def check_padding_mask(answer: torch.Tensor | None, *, ids: torch.Tensor, pad_id: int) -> Feedback:
     """True where a token is real, False where it is padding: a bool tensor of ids' shape."""
     check_tensor("ids", ids, ndim=(1, 2))
-    pad_id = check_size("pad_id", pad_id, minimum=0)
+    pad_id = check_size("pad_id", pad_id, minimum=0, maximum=2**62)
     expected = ids != pad_id
     answer = _as_tensor(answer, "the (batch, max_sequence_length) mask")
     if isinstance(answer, Feedback):

@@ -1,0 +1,132 @@
+"""The README's setup without make, run line by line exactly as it is written, in a fresh venv.
+
+The copy of the repository is made from the files git tracks (what a clone has). The
+lines are the README's own; what the test needs beyond them (a port and token it knows,
+no browser window, running as root in CI) goes into a Jupyter config folder of its own.
+Then a kernel is opened for a notebook through the server those lines started, and
+asked where it runs and whether it has posenc.
+"""
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+
+def readme_lines() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- setup: linux and macos -->\n```bash\n(.*?)```", text, re.S)
+    assert block, "the README's Linux and macOS setup block is missing"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_the_readme_lines_set_up_a_working_suite(tmp_path):
+    lines = readme_lines()
+    assert lines[-1].startswith(".venv/bin/jupyter lab "), "the last line opens JupyterLab"
+    clone = tmp_path / "posenc"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, clone / name)
+
+    port, token = _free_port(), secrets.token_hex(16)
+    config = tmp_path / "jupyter-config"
+    config.mkdir()
+    (config / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {
+        "port": port, "port_retries": 0, "ip": "127.0.0.1", "open_browser": False, "allow_root": True},
+        "IdentityProvider": {"token": token}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))}
+    env.update(JUPYTER_CONFIG_DIR=str(config), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "lab-user-settings"), BROWSER="true",
+               PATH=os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if ".venv" not in p))
+
+    for line in lines[:-1]:
+        result = subprocess.run(line, shell=True, cwd=clone, env=env, capture_output=True, text=True, timeout=900)
+        assert result.returncode == 0, f"`{line}` failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+
+    log = (tmp_path / "lab.log").open("w")
+    server = subprocess.Popen(lines[-1], shell=True, cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        _wait_for(lambda: _get(f"{url}/api/status?token={token}"), server, tmp_path / "lab.log")
+        # JupyterLab's defaults from `pip install .` (no news pop-up) are in effect.
+        notification = _get(f"{url}/lab/api/settings/@jupyterlab/apputils-extension:notification?token={token}")
+        # (Package overrides change the schema's defaults; the user's own settings stay empty.)
+        assert json.loads(notification)["schema"]["properties"]["fetchNews"]["default"] == "false"
+
+        session = _post(f"{url}/api/sessions?token={token}", {
+            "path": "notebooks/00_start_here.ipynb", "type": "notebook", "kernel": {"name": "python3"}})
+        connection = tmp_path / "runtime" / f"kernel-{session['kernel']['id']}.json"
+        _wait_for(connection.is_file, server, tmp_path / "lab.log")
+        printed = _run_in_kernel(connection, "import sys, posenc, torch\nprint(sys.prefix, posenc.__version__, torch.__version__)")
+        prefix, version, torch_version = printed.split()
+        assert Path(prefix).resolve() == (clone / ".venv").resolve()
+        assert version == "0.1.0" and torch_version.startswith("2.13.0")
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+        log.close()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read().decode()
+
+
+def _post(url: str, body: dict) -> dict:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def _wait_for(condition, server, log: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if condition():
+                return
+        except OSError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"JupyterLab did not come up:\n{log.read_text()[-3000:]}")
+        time.sleep(0.3)
+
+
+def _run_in_kernel(connection: Path, code: str) -> str:
+    from jupyter_client import BlockingKernelClient
+
+    client = BlockingKernelClient(connection_file=str(connection))
+    client.load_connection_file()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        printed = []
+        reply = client.execute_interactive(code, timeout=60, output_hook=lambda msg: printed.append(
+            msg["content"].get("text", "") if msg["msg_type"] == "stream" else ""))
+        assert reply["content"]["status"] == "ok", reply["content"]
+        return "".join(printed).strip()
+    finally:
+        client.stop_channels()
