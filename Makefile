@@ -67,6 +67,7 @@ test: $(STAMP) browser $(WEB)
 	$(BIN)/python -m pytest
 
 notebooks: $(STAMP)
+	$(BIN)/python tools/install_cell.py
 	$(BIN)/python tools/run_notebooks.py notebooks/*.ipynb
 
 student: $(STAMP)

@@ -53,9 +53,12 @@ def test_the_readme_lines_set_up_a_working_suite(tmp_path):
                JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "lab-user-settings"), BROWSER="true",
                PATH=os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if ".venv" not in p))
 
-    for line in lines[:-1]:
+    for k, line in enumerate(lines[:-1]):
         result = subprocess.run(line, shell=True, cwd=clone, env=env, capture_output=True, text=True, timeout=900)
         assert result.returncode == 0, f"`{line}` failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+        if k == 1:
+            # Everything but posenc is installed, as on Colab: each notebook's first cell must install it.
+            _the_install_cell_installs_posenc(clone, env, tmp_path)
 
     log = (tmp_path / "lab.log").open("w")
     server = subprocess.Popen(lines[-1], shell=True, cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -80,6 +83,28 @@ def test_the_readme_lines_set_up_a_working_suite(tmp_path):
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
         log.close()
+
+
+def _the_install_cell_installs_posenc(clone: Path, env: dict, tmp_path: Path) -> None:
+    from jupyter_client import write_connection_file
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import install_cell
+
+    python = clone / ".venv" / "bin" / "python"
+    assert subprocess.run([python, "-c", "import posenc"], capture_output=True).returncode != 0, "posenc is there already"
+    connection, _ = write_connection_file(str(tmp_path / "install-kernel.json"))
+    kernel = subprocess.Popen([python, "-m", "ipykernel_launcher", "-f", connection], cwd=clone / "notebooks",
+                              env={**env, "POSENC_SOURCE": clone.as_uri()}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        notebook = json.loads((clone / "notebooks" / "01_padding_and_one_hot.ipynb").read_text())
+        first = "".join(next(c["source"] for c in notebook["cells"] if c["cell_type"] == "code"))
+        assert first == install_cell.source()
+        _run_in_kernel(Path(connection), first)
+        assert _run_in_kernel(Path(connection), "import posenc\nprint(posenc.__file__)").startswith(str(clone / ".venv"))
+    finally:
+        kernel.kill()
+        kernel.wait(timeout=30)
 
 
 def _free_port() -> int:

@@ -46,7 +46,7 @@ def project(one_hot_rows: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:
 def embedding_lookup(ids: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:
     """Row `id` of W_E for every id: equal to `project(one_hot(ids), W_E)`."""
     check_tensor("ids", ids, ndim=(1, 2))
-    if ids.is_floating_point() or ids.dtype == torch.bool:
+    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
         raise TypeError(f"ids must hold integers, got dtype {ids.dtype}")
     check_floating_tensor("W_E", W_E, ndim=(2,))
     vocab_size = W_E.shape[0]

@@ -280,8 +280,16 @@ class EncodingExplorer(_Explorer):
                   "wavelengths": self._update_wavelengths, "similarity": self._update_similarity}[view]
         update(picture.fig)
         d_model, length, base = self.d_model.value, self.max_sequence_length.value, float(self.base.value)
-        self.message.value = (f"table shape ({length}, {d_model}); position {self.position.value}, "
-                              f"dimension {self.dimension.value} ({'sin' if self.dimension.value % 2 == 0 else 'cos'})")
+        p, j = self.position.value, self.dimension.value
+        # A caption that says what the picture shows: for every reader, and the static site's alt text.
+        what = {
+            "heatmap": f"Heatmap of the table, lines at position {p} and dimension {j}",
+            "curves": f"Columns {j - j % 2} (sin) and {j - j % 2 + 1} (cos) as curves over the positions, position {p} marked",
+            "wavelengths": f"The wavelength of every column on a log scale, dimension {j} marked",
+            "similarity": f"PE[p] . PE[q] for every pair of positions, and row {p} against the offset q - p",
+        }[view]
+        self.message.value = (f"{what}. table shape ({length}, {d_model}), base {base:g}; position {p}, "
+                              f"dimension {j} ({'sin' if j % 2 == 0 else 'cos'})")
         # What moves the axes' limits, ticks or colour bar in each view: then a full draw.
         layout = {"heatmap": (length, d_model), "curves": (length,), "wavelengths": (d_model, base, length),
                   "similarity": (length, d_model, base)}[view]
@@ -384,6 +392,7 @@ class PipelineExplorer(_Explorer):
                                                      description="max_sequence_length", style=style)
         self.d_model = widgets.IntSlider(value=d_model, min=1, max=max(64, d_model), description="d_model", style=style)
         self.tokens_line = widgets.HTML()
+        self.caption = widgets.HTML()
         self._watch(self.sentence, self.max_sequence_length, self.d_model)
         self.widget = widgets.VBox([
             self.sentence,
@@ -391,6 +400,7 @@ class PipelineExplorer(_Explorer):
             self.tokens_line,
             self.message,
             self.image,
+            self.caption,
         ])
         self._picture: _Picture | None = None
         self.redraw()
@@ -406,6 +416,8 @@ class PipelineExplorer(_Explorer):
             self.tokens_line.value = f"{len(words)} tokens: " + _token_list(words[:length]) + " | ..."
             return
         self.message.value = "" if words else "The sentence is empty: every row is padding."
+        self.caption.value = (f"The picture: one-hot rows, X = one_hot @ W_E, PE and X + PE for the padded tokens above, "
+                              f"{length} rows each, d_model = {d_model}.")
         self.tokens_line.value = "padded tokens: " + _token_list(padded)
         ids = torch.tensor(self.vocabulary.ids(padded))
         one_hot_rows = tokens.one_hot(ids, vocab_size=self.vocabulary.vocab_size)
