@@ -143,3 +143,15 @@ def test_walkthrough_ends_with_two_to_four_checked_exercises(path):
     assert 2 <= len(placeholders) == len(solutions) <= 4
     for cell in placeholders:
         assert re.search(r"^\w+ = None\b", source(cell), re.M), "an exercise starts from a runnable placeholder"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_first_code_cell_installs_posenc_where_it_is_missing(path):
+    # The same cell everywhere, made from pyproject.toml's repository by tools/install_cell.py (make notebooks).
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import install_cell
+
+    first = next(c for c in cells(path) if c["cell_type"] == "code")
+    assert source(first) == install_cell.source()

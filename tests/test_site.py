@@ -102,3 +102,80 @@ def test_every_slide_deck_loads_offline(site, name):
         page.wait_for_selector(".reveal.ready", timeout=30_000)  # reveal.js marks the deck ready once initialised
         assert page.locator(".reveal .slides > section").count() >= 2
         page.screenshot(path=ARTIFACTS / f"{name}.slides.png")
+
+
+AXE = ROOT / "tools" / "web" / "node_modules" / "axe-core" / "axe.min.js"
+SERIOUS = """async (root) => (await axe.run(root || document, {resultTypes: ['violations']})).violations
+    .filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => `${v.id} (${v.impact}): ${v.nodes.map(n => n.html.slice(0, 80)).join(' | ')}`)"""
+
+
+def _audit(page, path):
+    page.add_script_tag(content=AXE.read_text())
+    found = page.evaluate(SERIOUS)
+    ARTIFACTS.joinpath("axe").mkdir(exist_ok=True)
+    ARTIFACTS.joinpath("axe", path.replace("/", "_") + ".txt").write_text("\n".join(found) or "no serious or critical findings")
+    return found
+
+
+@pytest.mark.parametrize("path", ["index.html"] + [f"notebooks/{n}.html" for n in NOTEBOOKS])
+def test_axe_finds_nothing_serious_on_a_page(site, path):
+    with offline_page(site, path) as page:
+        if "07_explore" in path:  # the widgets render after load; their pictures get alt text when they do
+            page.wait_for_selector(".widget-image[alt]")
+        assert _audit(page, path) == []
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_axe_finds_nothing_serious_on_any_slide(site, name):
+    with offline_page(site, f"slides/{name}.slides.html") as page:
+        page.wait_for_selector(".reveal.ready", timeout=30_000)
+        page.add_script_tag(content=AXE.read_text())
+        # axe skips what is hidden, and reveal.js hides every slide but the current one: visit each.
+        found = page.evaluate("""async (serious) => {
+            const audit = eval(serious);
+            // The deck loads reveal.js through require.js, so it is no global: take it from require's registry.
+            const defined = requirejs.s.contexts._.defined;
+            const Reveal = defined[Object.keys(defined).find(key => /reveal\.js\/dist\/reveal(\.js)?$/.test(key))];
+            Reveal.configure({transition: 'none', backgroundTransition: 'none'});
+            const found = [];
+            for (const slide of Reveal.getSlides()) {
+                const {h, v} = Reveal.getIndices(slide);
+                Reveal.slide(h, v);
+                await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+                for (const finding of await audit(slide)) found.push(`slide ${h}.${v || 0}: ${finding}`);
+            }
+            return [Reveal.getSlides().length, found];
+        }""", SERIOUS)
+        count, findings = found
+        assert count >= 2 and findings == []
+
+
+def test_every_page_leads_on(site):
+    import tomllib
+
+    repository = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+    owner_repo = repository.removeprefix("https://github.com/")
+    _, _, out = site
+    for k, name in enumerate(NOTEBOOKS):
+        with offline_page(site, f"notebooks/{name}.html") as page:
+            links = page.eval_on_selector_all("nav.posenc-nav a", "nodes => nodes.map(n => n.getAttribute('href'))")
+            if k:
+                assert f"{NOTEBOOKS[k - 1]}.html" in links
+            if k + 1 < len(NOTEBOOKS):
+                assert f"{NOTEBOOKS[k + 1]}.html" in links
+            assert all(f"{other}.html" in links for other in NOTEBOOKS), "the contents list every notebook"
+            assert f"{name}.ipynb" in links and (out / "notebooks" / f"{name}.ipynb").is_file()
+            assert f"../slides/{name}.slides.html" in links
+            assert f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/notebooks/{name}.ipynb" in links
+            assert f"https://colab.research.google.com/github/{owner_repo}/blob/main/notebooks/{name}.ipynb" in links
+            assert " min." in page.locator("nav.posenc-nav .posenc-time").inner_text()
+            assert "Goal" in page.locator(".jp-RenderedMarkdown").first.inner_text()
+
+
+def test_the_readme_badge_points_at_the_one_repository():
+    import tomllib
+
+    repository = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+    badge = f"https://mybinder.org/v2/gh/{repository.removeprefix('https://github.com/')}/HEAD"
+    assert badge in (ROOT / "README.md").read_text()

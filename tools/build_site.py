@@ -5,10 +5,12 @@
 
 The stored notebooks are converted as they are (no re-execution), widgets at their
 saved state. Every page leads to the previous and next notebook and to all of them,
-states the notebook's goal and time (from the start page's route), and links to its
+gives its time (from the start page's route; the goal opens the notebook), and links to its
 .ipynb, its slides, and Binder and Colab, built from the repository address in
 pyproject.toml. Pages and decks carry the style and script that make them pass an
-axe-core audit (contrast of prompts and comments, underlined links, named sliders). Every script and style sheet a page loads (reveal.js, MathJax,
+axe-core audit (contrast of prompts and comments, underlined links, named sliders).
+
+Every script and style sheet a page loads (reveal.js, MathJax,
 require.js, jQuery, the Jupyter widgets renderer) is copied from tools/web/node_modules,
 installed by npm from tools/web/package-lock.json, into build/site/_static: no page
 asks a CDN for anything.
@@ -93,8 +95,9 @@ def goal(notebook: nbformat.NotebookNode) -> str:
     for paragraph in notebook.cells[0].source.split("\n\n"):
         if paragraph.startswith("**Goal"):
             text = re.sub(r"^\*\*Goal[^*]*\*\*\s*", "", paragraph.replace("\n", " "))
-            text = html.escape(text)
-            return re.sub(r"\*([^*]+)\*", r"<em>\1</em>", re.sub(r"`([^`]+)`", r"<code>\1</code>", text))
+            text = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+            text = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
+            return re.sub(r"\*([^*]+)\*", r"<em>\1</em>", text)
     return ""
 
 
@@ -123,7 +126,7 @@ def launch_links(stem: str) -> str:
 
 
 def navigation(all_pages: list[dict], k: int) -> tuple[str, str]:
-    """The header and footer of page k: where it is in the suite, its goal and time, and the ways out."""
+    """The header and footer of page k: where it is in the suite, its time, and the ways out."""
     here = all_pages[k]
     previous = all_pages[k - 1] if k else None
     following = all_pages[k + 1] if k + 1 < len(all_pages) else None
@@ -134,7 +137,8 @@ def navigation(all_pages: list[dict], k: int) -> tuple[str, str]:
     contents = "".join(f'<li>{"<strong>" if p is here else ""}<a href="{p["stem"]}.html">{html.escape(p["title"])}</a>'
                        f'{"</strong>" if p is here else ""} ({p["time"]})</li>' for p in all_pages)
     header = (f'<nav class="posenc-nav" aria-label="the suite"><p>{steps}</p>'
-              f'<p><strong>Goal.</strong> {here["goal"]} <span class="posenc-time">About {here["time"]}.</span></p>'
+              # The goal itself opens the notebook, just below.
+              f'<p class="posenc-time">Notebook {k} of {len(all_pages) - 1}, about {here["time"]}.</p>'
               f'<p><a href="{here["stem"]}.ipynb" download>download the notebook (.ipynb)</a> · '
               f'<a href="../slides/{here["stem"]}.slides.html">slides</a> · {launch_links(here["stem"])}</p>'
               f'<details><summary>Contents of the suite</summary><ol start="0">{contents}</ol></details></nav>')
