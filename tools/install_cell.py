@@ -27,8 +27,9 @@ def source() -> str:
     return (f"{MARKER} (Colab, a fresh Binder), install it from its repository; elsewhere this does nothing.\n"
             "import importlib.util\n"
             "import os\n\n"
+            f"posenc_repository = \"{repository()}\"\n"
             "if importlib.util.find_spec(\"posenc\") is None:\n"
-            f"    posenc_source = os.environ.get(\"POSENC_SOURCE\", \"git+{repository()}\")\n"
+            "    posenc_source = os.environ.get(\"POSENC_SOURCE\", f\"git+{posenc_repository}\")\n"
             "    %pip install --quiet \"posenc @ {posenc_source}\"")
 
 
