@@ -20,14 +20,20 @@ from run_notebooks import NOTEBOOK_INPUTS, run
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def student_notebook(source: Path, target: Path) -> None:
+def student_notebook(source: Path, target: Path) -> bool:
+    """Write the learner's version of `source`; False if it is the teacher's unchanged (no solution cells)."""
     notebook = nbformat.read(source, as_version=4)
-    notebook.cells = [c for c in notebook.cells if "solution" not in c.metadata.get("tags", [])]
+    kept = [c for c in notebook.cells if "solution" not in c.metadata.get("tags", [])]
+    if len(kept) == len(notebook.cells):
+        shutil.copy2(source, target)  # the same notebook: its stored outputs are already those of a full run
+        return False
+    notebook.cells = kept
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     notebook.metadata.pop("widgets", None)
     nbformat.write(notebook, target)
+    return True
 
 
 def main() -> None:
@@ -40,8 +46,10 @@ def main() -> None:
         shutil.copytree(ROOT / folder, args.out / folder)
     for source in sorted((ROOT / "notebooks").glob("*.ipynb")):
         target = args.out / "notebooks" / source.name
-        student_notebook(source, target)
-        print(f"{target}: {run(target):.1f} s", flush=True)
+        if student_notebook(source, target):
+            print(f"{target}: {run(target):.1f} s", flush=True)
+        else:
+            print(f"{target}: no solutions, copied as it is", flush=True)
 
 
 if __name__ == "__main__":
