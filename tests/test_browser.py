@@ -28,22 +28,18 @@ def browser_and_lab(tmp_path_factory):
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_run_all_shows_no_error_and_live_widgets(browser_and_lab, name):
     browser, lab = browser_and_lab
-    page = lab_browser.open_notebook(browser, lab, name)
-    try:
+    with lab_browser.opened_notebook(browser, lab, name) as page:
         lab_browser.run_all(page)
         page.screenshot(path=ARTIFACTS / f"{Path(name).stem}.png", full_page=True)
         assert lab_browser.error_outputs(page) == []
         widgets = lab_browser.widget_outputs(page)
         assert widgets["as_text"] == 0, "a widget was shown as text: the widget front end is missing"
         assert widgets["rendered"] == widgets["expected"]
-    finally:
-        page.close()
 
 
 def test_explorers_respond_to_the_keyboard_and_show_errors(browser_and_lab):
     browser, lab = browser_and_lab
-    page = lab_browser.open_notebook(browser, lab, "07_explore.ipynb")
-    try:
+    with lab_browser.opened_notebook(browser, lab, "07_explore.ipynb") as page:
         lab_browser.run_all(page)
         # The encoding explorer (output 0): move `dimension` and `d_model` with the arrow keys.
         for label in ("dimension", "d_model"):
@@ -66,8 +62,6 @@ def test_explorers_respond_to_the_keyboard_and_show_errors(browser_and_lab):
         assert "12 tokens" in message.inner_text()
         pipeline.screenshot(path=ARTIFACTS / "pipeline_error.png")
         assert lab_browser.error_outputs(page) == []  # shown in the widget, not raised into the notebook
-    finally:
-        page.close()
 
 
 def _settle(page) -> None:
@@ -79,8 +73,7 @@ def _settle(page) -> None:
 
 def test_explorers_take_hostile_input_without_a_traceback(browser_and_lab):
     browser, lab = browser_and_lab
-    page = lab_browser.open_notebook(browser, lab, "07_explore.ipynb")
-    try:
+    with lab_browser.opened_notebook(browser, lab, "07_explore.ipynb") as page:
         lab_browser.run_all(page)
         lab_browser.kernel_run(page, lab_browser.COLLECT_KERNEL_ERRORS)
 
@@ -128,8 +121,6 @@ def test_explorers_take_hostile_input_without_a_traceback(browser_and_lab):
         box.fill("my name is grant")
         _settle(page)
         assert "ZeroDivisionError" in lab_browser.kernel_run(page, "print(*_posenc_errors)")
-    finally:
-        page.close()
 
 
 def test_the_start_page_opens_without_a_pop_up(browser_and_lab):
@@ -138,12 +129,9 @@ def test_the_start_page_opens_without_a_pop_up(browser_and_lab):
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     browser, lab = browser_and_lab
-    page = lab_browser.open_notebook(browser, lab, "00_start_here.ipynb")
-    try:
+    with lab_browser.opened_notebook(browser, lab, "00_start_here.ipynb") as page:
         page.wait_for_load_state("networkidle")
         with pytest.raises(PlaywrightTimeout):
             page.wait_for_selector(".Toastify__toast, .jp-Dialog", timeout=8_000)
         assert lab_browser.notifications_and_dialogs(page) == []
         page.screenshot(path=ARTIFACTS / "start_page.png")
-    finally:
-        page.close()

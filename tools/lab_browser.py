@@ -134,6 +134,16 @@ def open_notebook(browser, lab: Lab, name: str, *, timeout_ms: int = 90_000):
     return page
 
 
+@contextlib.contextmanager
+def opened_notebook(browser, lab: Lab, name: str):
+    """`open_notebook` as a context: the page is closed on leaving, also when a check fails."""
+    page = open_notebook(browser, lab, name)
+    try:
+        yield page
+    finally:
+        page.close()
+
+
 def run_all(page, *, timeout_ms: int = 120_000) -> None:
     """Run every cell and wait until each code cell has run and the kernel is idle."""
     page.evaluate("""async () => {

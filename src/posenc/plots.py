@@ -81,6 +81,28 @@ def _cell_text(value: float) -> str:
     return "0.00" if text == "-0.00" else text
 
 
+def _check_matrix_options(rows: int, columns: int, *, cmap: object, symmetric: object, row_labels: object,
+                          column_labels: object, **texts: object) -> tuple[list[str] | None, list[str] | None]:
+    """The options of a matrix picture, checked; returns the labels as lists."""
+    for name, text in {"cmap": cmap, **texts}.items():
+        check_str(name, text)
+    if cmap not in matplotlib.colormaps:
+        raise ValueError(f"cmap must be a matplotlib colour map name such as 'RdBu_r' or 'Blues', got {cmap!r}")
+    check_flag("symmetric", symmetric)
+    return _check_labels("row_labels", row_labels, rows), _check_labels("column_labels", column_labels, columns)
+
+
+def _write_values(ax, values: torch.Tensor, vmin: float, vmax: float, *, symmetric: bool, fontsize: float) -> None:
+    """Each value in its cell: white on the dark ends of the colour map, black elsewhere."""
+    limit = max(abs(vmin), abs(vmax)) or 1.0
+    for r in range(values.shape[0]):
+        for c in range(values.shape[1]):
+            value = float(values[r, c])
+            strength = abs(value) / limit if symmetric else (value - vmin) / ((vmax - vmin) or 1.0)
+            ax.text(c, r, _cell_text(value), ha="center", va="center", fontsize=fontsize,
+                    color="white" if strength > 0.6 else "black")
+
+
 def _check_labels(name: str, labels: object, count: int) -> list[str] | None:
     if labels is None:
         return None
@@ -408,13 +430,9 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     if max(rows, columns) > MAX_LABELLED_SIDE:
         raise ValueError(f"matrix must be at most {MAX_LABELLED_SIDE} x {MAX_LABELLED_SIDE} (a tick per row and column), "
                          f"got shape {tuple(values.shape)}; draw a large table with encoding_heatmap")
-    for name, text in (("title", title), ("xlabel", xlabel), ("ylabel", ylabel), ("cmap", cmap)):
-        check_str(name, text)
-    if cmap not in matplotlib.colormaps:
-        raise ValueError(f"cmap must be a matplotlib colour map name such as 'RdBu_r' or 'Blues', got {cmap!r}")
-    row_labels = _check_labels("row_labels", row_labels, rows)
-    column_labels = _check_labels("column_labels", column_labels, columns)
-    check_flag("symmetric", symmetric)
+    row_labels, column_labels = _check_matrix_options(rows, columns, cmap=cmap, symmetric=symmetric,
+                                                      row_labels=row_labels, column_labels=column_labels,
+                                                      title=title, xlabel=xlabel, ylabel=ylabel)
     limit = float(values.abs().max()) or 1.0
     fig = _figure(min(11, 2.5 + 0.6 * columns), min(7, 1.3 + 0.42 * rows))
     ax = fig.add_subplot()
@@ -422,13 +440,7 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
     fig.colorbar(image, ax=ax, shrink=0.9)
     if rows * columns <= 200:
-        for r in range(rows):
-            for c in range(columns):
-                value = float(values[r, c])
-                # White text on the dark end of the colour map, black elsewhere.
-                strength = abs(value) / limit if symmetric else (value - vmin) / ((vmax - vmin) or 1.0)
-                ax.text(c, r, _cell_text(value), ha="center", va="center", fontsize=7.5,
-                        color="white" if strength > 0.6 else "black")
+        _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7.5)
     ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
                   rotation=90 if column_labels is not None else 0)
     ax.set_yticks(range(rows), row_labels if row_labels is not None else range(rows))
@@ -455,13 +467,9 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     rows, columns = shapes.pop()
     if max(rows, columns) > 30:
         raise ValueError(f"matrices must be at most 30 x 30 to be compared cell by cell, got ({rows}, {columns})")
-    for name, text in (("cmap", cmap), ("colorbar_label", colorbar_label), ("xlabel", xlabel), ("ylabel", ylabel)):
-        check_str(name, text)
-    if cmap not in matplotlib.colormaps:
-        raise ValueError(f"cmap must be a matplotlib colour map name such as 'RdBu_r' or 'Blues', got {cmap!r}")
-    row_labels = _check_labels("row_labels", row_labels, rows)
-    column_labels = _check_labels("column_labels", column_labels, columns)
-    check_flag("symmetric", symmetric)
+    row_labels, column_labels = _check_matrix_options(rows, columns, cmap=cmap, symmetric=symmetric,
+                                                      row_labels=row_labels, column_labels=column_labels,
+                                                      colorbar_label=colorbar_label, xlabel=xlabel, ylabel=ylabel)
     everything = torch.stack(list(panels.values()))
     limit = float(everything.abs().max()) or 1.0
     vmin, vmax = (-limit, limit) if symmetric else (float(everything.min()), float(everything.max()) or 1.0)
@@ -470,12 +478,7 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     for ax, (title, values) in zip(axes, panels.items()):
         image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
         if rows * columns <= 120:
-            for r in range(rows):
-                for c in range(columns):
-                    value = float(values[r, c])
-                    strength = abs(value) / limit if symmetric else (value - vmin) / ((vmax - vmin) or 1.0)
-                    ax.text(c, r, _cell_text(value), ha="center", va="center", fontsize=7,
-                            color="white" if strength > 0.6 else "black")
+            _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7)
         ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
                       rotation=90 if column_labels is not None else 0, fontsize=8)
         ax.set_title(title, fontsize=10)
