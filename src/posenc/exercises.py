@@ -5,16 +5,19 @@ returns a `Feedback`, shown as one line in the notebook. Whatever the answer is 
 a number, a list, a numpy array, a tensor of any dtype, shape or device, NaN, a module
 whose forward raises), the checker answers and never raises: the feedback says what
 it got and what it expected. Lists and numpy arrays are read as tensors. Only a bad
-keyword argument of the checker itself (the exercise's sizes, a notebook's bug) raises. An exercise cell starts
-with `answer = None`, which every checker reports as "not attempted yet", so an
-unsolved notebook still runs from top to bottom.
+keyword argument of the checker itself (the exercise's sizes, a notebook's bug) raises.
+
+An exercise cell starts with `answer = None`, which every checker reports as "not
+attempted yet", so an unsolved notebook still runs from top to bottom.
 
 The encoding checker recognises the usual mistakes by rebuilding the table with
 each mistake made on purpose and comparing: sine and cosine swapped, exponent `i`
 instead of `2i`, `2i` applied to the odd index too, halves concatenated instead of
 interleaved, positions starting at 1, the wrong size in the denominator, a
 transposed table, float64 where float32 was asked, and `d_model + 1` columns for
-an odd `d_model`.
+an odd `d_model`. The masked-attention checker does the same for a missing mask, the
+mask applied after the softmax, 0 instead of -inf, hidden rows instead of columns,
+and the softmax over the wrong axis.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ class Vocabulary:
         object.__setattr__(self, "_ids", ids)
 
     @classmethod
-    def from_sentences(cls, sentences: Iterable[str], *, lowercase: bool = True) -> Vocabulary:
+    def from_sentences(cls, sentences: Sequence[str], *, lowercase: bool = True) -> Vocabulary:
         """Special tokens, then every token of `sentences` in order of first appearance."""
         if isinstance(sentences, str):
             raise TypeError("sentences must be a list of sentences, got a single str; wrap it in a list")
@@ -133,7 +133,7 @@ def example_vocabulary() -> Vocabulary:
     return Vocabulary.from_sentences(EXAMPLE_CORPUS)
 
 
-def build_vocabulary(sentences: Iterable[str], *, lowercase: bool = True) -> Vocabulary:
+def build_vocabulary(sentences: Sequence[str], *, lowercase: bool = True) -> Vocabulary:
     """Shorthand for `Vocabulary.from_sentences`."""
     return Vocabulary.from_sentences(sentences, lowercase=lowercase)
 
