@@ -22,6 +22,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import install_cell  # noqa: E402
+from lab_browser import _free_port  # noqa: E402
+
 pytestmark = pytest.mark.slow
 
 
@@ -88,9 +92,6 @@ def test_the_readme_lines_set_up_a_working_suite(tmp_path):
 def _the_install_cell_installs_posenc(clone: Path, env: dict, tmp_path: Path) -> None:
     from jupyter_client import write_connection_file
 
-    sys.path.insert(0, str(ROOT / "tools"))
-    import install_cell
-
     python = clone / ".venv" / "bin" / "python"
     assert subprocess.run([python, "-c", "import posenc"], capture_output=True).returncode != 0, "posenc is there already"
     connection, _ = write_connection_file(str(tmp_path / "install-kernel.json"))
@@ -105,14 +106,6 @@ def _the_install_cell_installs_posenc(clone: Path, env: dict, tmp_path: Path) ->
     finally:
         kernel.kill()
         kernel.wait(timeout=30)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(url: str) -> str:

@@ -14,7 +14,6 @@ Every wait is on a condition, never a fixed sleep.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 import shutil
