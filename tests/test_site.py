@@ -132,7 +132,7 @@ def test_axe_finds_nothing_serious_on_any_slide(site, name):
         page.wait_for_selector(".reveal.ready", timeout=30_000)
         page.add_script_tag(content=AXE.read_text())
         # axe skips what is hidden, and reveal.js hides every slide but the current one: visit each.
-        found = page.evaluate("""async (serious) => {
+        found = page.evaluate(r"""async (serious) => {
             const audit = eval(serious);
             // The deck loads reveal.js through require.js, so it is no global: take it from require's registry.
             const defined = requirejs.s.contexts._.defined;
