@@ -4,6 +4,7 @@ Screenshots go to test-artifacts/browser/ (not committed), so a failure can be l
 """
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -123,13 +124,61 @@ def test_explorers_take_hostile_input_without_a_traceback(browser_and_lab):
         assert "ZeroDivisionError" in lab_browser.kernel_run(page, "print(*_posenc_errors)")
 
 
+def _press_and_wait(page, explorer: int, label: str, key: str = "ArrowRight") -> str:
+    """Press `key` on slider `label`; wait until its readout and the picture both change; return the new readout."""
+    control = lab_browser.slider(page, explorer, label)
+    readout = control.locator(".widget-readout")
+    before_value, before_picture = readout.inner_text().strip(), lab_browser.explorer_image_digest(page, explorer)
+    control.locator(".noUi-handle").focus()
+    page.keyboard.press(key)
+    page.wait_for_function("([node, old]) => node.textContent.trim() !== old", arg=[readout.element_handle(), before_value])
+    lab_browser.wait_for_new_picture(page, explorer, before_picture)
+    return readout.inner_text().strip()
+
+
+def _wait_for_message(page, text: str, timeout: float = 60) -> None:
+    """Wait until the explorer's message line (read in the kernel) holds `text`: its redraw has finished."""
+    deadline = time.monotonic() + timeout
+    while text not in (message := lab_browser.kernel_run(page, "print(explorer.message.value)")):
+        assert time.monotonic() < deadline, f"the explorer still says {message!r}, not {text!r}"
+        time.sleep(0.2)
+
+
+def test_scheme_explorer_shows_each_scheme_and_redraws_from_the_keyboard(browser_and_lab):
+    browser, lab = browser_and_lab
+    with lab_browser.opened_notebook(browser, lab, "12_position_schemes.ipynb") as page:
+        lab_browser.run_all(page)
+        lab_browser.kernel_run(page, lab_browser.COLLECT_KERNEL_ERRORS)
+        explorer = page.locator(lab_browser.WIDGET_OUTPUT).nth(0)
+
+        # rotary: moving the query leaves RoPE's curve where it was and moves the added sinusoid's.
+        curves = "print(*(explorer.figure.findobj(lambda a: a.get_gid() == g)[0].get_ydata()[:60].round(6).tolist() for g in ('rotary', 'sinusoidal')), sep='|')"
+        rope_before, sinusoid_before = lab_browser.kernel_run(page, curves).strip().split("|")
+        assert _press_and_wait(page, 0, "query position p") == "101"
+        rope_after, sinusoid_after = lab_browser.kernel_run(page, curves).strip().split("|")
+        assert rope_after == rope_before and sinusoid_after != sinusoid_before
+
+        # alibi, then learned: each view's own sliders replace the last one's, and redraw from the keyboard.
+        for view, label, caption in (("alibi", "head", "head 1 of 8"), ("learned", "position p", "how alike row 1")):
+            explorer.locator("button.widget-toggle-button", has_text=view).click()
+            # The learned view trains the tiny model first (about a second; longer on a busy machine).
+            _wait_for_message(page, {"alibi": "ALiBi's bias", "learned": "A learned table"}[view])
+            lab_browser.slider(page, 0, "query position p").wait_for(state="detached", timeout=30_000)
+            assert _press_and_wait(page, 0, label) == "1"
+            _wait_for_message(page, caption)
+            explorer.screenshot(path=ARTIFACTS / f"scheme_explorer_{view}.png")
+
+        assert lab_browser.error_outputs(page) == []
+        assert lab_browser.kernel_run(page, "print(len(_posenc_errors), *_posenc_errors)").strip() == "0"
+
+
 def test_the_start_page_opens_without_a_pop_up(browser_and_lab):
     # Without the suite's JupyterLab defaults (tools/jupyterlab/posenc.json, installed by make and by
     # `pip install .`), JupyterLab asks about news in a pop-up a few seconds after it opens.
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     browser, lab = browser_and_lab
-    with lab_browser.opened_notebook(browser, lab, "00_start_here.ipynb") as page:
+    with lab_browser.opened_notebook(browser, lab, "00_start_here.ipynb", fresh=True) as page:
         page.wait_for_load_state("networkidle")
         with pytest.raises(PlaywrightTimeout):
             page.wait_for_selector(".Toastify__toast, .jp-Dialog", timeout=8_000)

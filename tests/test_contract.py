@@ -24,16 +24,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
-from posenc import _validate, attention, embedding, encoding, exercises, plots, tokens, widgets
+from posenc import _validate, attention, embedding, encoding, exercises, experiment, plots, schemes, tokens, widgets
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = [tokens, embedding, encoding, attention, plots, widgets, exercises]
+MODULES = [tokens, embedding, encoding, attention, plots, widgets, exercises, schemes, experiment]
 SECONDS_PER_CALL = 5
 # `POSENC_FUZZ_SCALE=20 pytest tests/test_contract.py` runs 20 times as many examples (a longer hunt).
 SCALE = int(os.environ.get("POSENC_FUZZ_SCALE", "1"))
 # Far below this machine's memory: a size that needs more must be refused, not allocated.
 MEMORY_LIMIT = 64 * 2**20
 
+# A model that trains in a moment, for the experiment's methods.
+TINY = experiment.Settings(steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=2)
 # What an instance of each public class looks like, to call its methods on.
 INSTANCES = {
     tokens.Vocabulary: lambda: tokens.build_vocabulary(tokens.EXAMPLE_CORPUS),
@@ -43,6 +45,10 @@ INSTANCES = {
     exercises.Feedback: lambda: exercises.Feedback("correct", "fine"),
     widgets.EncodingExplorer: lambda: widgets.EncodingExplorer(d_model=8, max_sequence_length=8),
     widgets.PipelineExplorer: lambda: widgets.PipelineExplorer(),
+    widgets.SchemeExplorer: lambda: widgets.SchemeExplorer(view="learned", trained=experiment.train("learned", settings=TINY)),
+    schemes.LearnedPositionalEmbedding: lambda: schemes.LearnedPositionalEmbedding(max_sequence_length=10, d_model=6),
+    experiment.TinyTransformer: lambda: experiment.TinyTransformer(scheme="learned", settings=TINY),
+    experiment.Comparison: lambda: experiment.compare(["learned"], settings=TINY, progress=False),
 }
 
 
@@ -132,6 +138,11 @@ PLAUSIBLE = {
     "fig": st.just(Figure()), "dtype": st.sampled_from([torch.float32, torch.float64, torch.float16]),
     "view": st.sampled_from(widgets.VIEWS), "title": st.text(max_size=10),
     "positions": st.lists(st.floats(1, 1e5), min_size=1, max_size=4),
+    "num_heads": small_size, "d": small_size,
+    "scheme": st.sampled_from(experiment.SCHEMES + schemes.SCORE_SCHEMES),
+    "word": tensors(dtypes=[torch.float32, torch.float64], min_dims=1, max_dims=1, max_side=8),
+    "query_position": st.integers(0, 30), "offsets": st.lists(st.integers(-30, 30), max_size=8),
+    "length": st.integers(2, 20), "layout": st.sampled_from(schemes.LAYOUTS), "causal": st.booleans(),
 }
 
 
@@ -145,6 +156,10 @@ def arguments(draw, function, *, skip=()):
     args, kwargs = [], {}
     for parameter in inspect.signature(function).parameters.values():
         if parameter.name in skip or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        if parameter.name == "settings":
+            # The experiment's default settings train for real, which takes seconds by design: always small ones.
+            kwargs[parameter.name] = draw(st.one_of(st.just(TINY), anything.filter(lambda v: v is not None)))
             continue
         if parameter.default is not parameter.empty and draw(st.booleans()):
             continue
@@ -266,7 +281,9 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
              "Q": torch.randn(4, 6, generator=torch.Generator().manual_seed(1)),
              "K": torch.randn(4, 6, generator=torch.Generator().manual_seed(2)),
              "pad_id": 0, "scores": torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(3)),
-             "key_mask": torch.tensor([[True, True, True, False, False], [True, True, False, False, False]])}
+             "key_mask": torch.tensor([[True, True, True, False, False], [True, True, False, False, False]]),
+             "x": torch.randn(5, 6, generator=torch.Generator().manual_seed(4)), "num_heads": 8, "length": 32,
+             "accuracies": {"none": {16: 0.25, 32: 0.2}, "learned": {16: 1.0, 32: None}, "rotary": {16: 1.0, 32: 1.0}}}
     if "pad_id" in parameter_names(checker):
         sizes["ids"] = torch.tensor([[2, 3, 4, 0, 0], [5, 6, 0, 0, 0]])
     kwargs = {k: v for k, v in sizes.items() if k in parameter_names(checker)}

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import background
+
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
@@ -22,24 +24,23 @@ SETTINGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Start every setting at once (each is mostly one single-threaded kernel), then collect them."""
-    started = {}
-    for name, variables in SETTINGS.items():
-        log = tmp_path_factory.mktemp(name) / "nbval.log"
-        command = [sys.executable, "-m", "pytest", "notebooks", "-q", "-p", "no:cacheprovider"]
-        started[name] = (subprocess.Popen(command, cwd=ROOT, env={**os.environ, **variables}, stdout=log.open("w"),
-                                          stderr=subprocess.STDOUT), log)
+@background.job("cpu_settings")
+def run_nbval_under_each_setting(folder: Path) -> dict[str, tuple[int, str]]:
+    """nbval over every notebook under each setting, one after the other (each is mostly one single-threaded kernel)."""
     results = {}
-    for name, (process, log) in started.items():
-        process.wait(timeout=600)
+    for name, variables in SETTINGS.items():
+        log = folder / f"{name}.log"
+        command = [sys.executable, "-m", "pytest", "notebooks", "-q", "-p", "no:cacheprovider"]
+        with log.open("w") as out:
+            process = subprocess.run(command, cwd=ROOT, env={**os.environ, **variables}, stdout=out,
+                                     stderr=subprocess.STDOUT, timeout=600)
         results[name] = (process.returncode, log.read_text())
     return results
 
 
+@pytest.mark.background("cpu_settings")
 @pytest.mark.parametrize("setting", sorted(SETTINGS))
-def test_nbval_passes_under(runs, setting):
-    returncode, log = runs[setting]
+def test_nbval_passes_under(setting):
+    returncode, log = background.result("cpu_settings")[setting]
     assert returncode == 0, f"{SETTINGS[setting]}:\n{log[-6000:]}"
     assert " passed" in log and "failed" not in log and "skipped" not in log

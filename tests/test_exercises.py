@@ -180,3 +180,65 @@ class TestBatchCheckers:
 
         answer = attention.attention_weights(self.scores, key_mask=self.mask)
         assert exercises.check_masked_weights(answer, scores=self.scores, key_mask=self.mask).correct
+
+
+class TestSchemeCheckers:
+    x = torch.randn(6, 8, generator=torch.Generator().manual_seed(3))
+
+    def rotate(self, angles):
+        x1, x2 = self.x[:, 0::2].double(), self.x[:, 1::2].double()
+        return torch.stack([x1 * angles.cos() - x2 * angles.sin(), x1 * angles.sin() + x2 * angles.cos()], -1).flatten(-2)
+
+    def test_rotary_correct_in_any_sensible_form(self):
+        from posenc import schemes
+
+        answer = schemes.apply_rotary(self.x)
+        for form in (answer, answer.double(), answer.numpy(), answer.tolist(), answer.requires_grad_(False)):
+            assert exercises.check_rotary(form, x=self.x).correct
+        assert exercises.check_rotary(None, x=self.x).status == "not attempted"
+
+    @pytest.mark.parametrize("mistake,angles,words", [
+        ("clockwise", lambda p, i, d: -p * 10000.0 ** (-2 * i / d), "wrong way"),
+        ("from 1", lambda p, i, d: (p + 1) * 10000.0 ** (-2 * i / d), "start at 1"),
+        ("i for 2i", lambda p, i, d: p * 10000.0 ** (-i / d), "i instead of 2i"),
+        ("multiplied", lambda p, i, d: p * 10000.0 ** (2 * i / d), "instead of dividing"),
+        ("nothing", lambda p, i, d: p * 0.0 * i, "Nothing was rotated"),
+    ])
+    def test_rotary_mistakes_are_named(self, mistake, angles, words):
+        p = torch.arange(6, dtype=torch.float64)[:, None]
+        i = torch.arange(4, dtype=torch.float64)[None, :]
+        feedback = exercises.check_rotary(self.rotate(angles(p, i, 8)), x=self.x)
+        assert feedback.status == "mistake" and words in feedback.message, f"{mistake}: {feedback}"
+
+    def test_rotary_half_split_is_named(self):
+        from posenc import schemes
+
+        feedback = exercises.check_rotary(schemes.apply_rotary(self.x, layout="half_split"), x=self.x)
+        assert feedback.status == "mistake" and "half-split" in feedback.message
+
+    def test_rotary_wrong_shape_and_garbage_answer(self):
+        assert "keeps x's shape" in exercises.check_rotary(torch.zeros(6, 4), x=self.x).message
+        assert exercises.check_rotary(torch.zeros(6, 8), x=self.x).status == "wrong"
+
+    def test_alibi_slopes(self):
+        check = lambda answer, n=8: exercises.check_alibi_slopes(answer, num_heads=n)  # noqa: E731
+        slopes = [2.0 ** -k for k in range(1, 9)]
+        assert check(slopes).correct and check(torch.tensor(slopes)).correct
+        assert check([2.0 ** (-k / 2) for k in range(1, 17)], 16).correct
+        assert "One step too early" in check([2.0 ** -k for k in range(0, 8)]).message
+        assert "sign" in check([2.0 ** k for k in range(1, 9)]).message
+        assert "Reversed" in check(slopes[::-1]).message
+        assert "right for 8 heads only" in check([2.0 ** -k for k in range(1, 5)], 4).message
+        assert "expected 8 slopes" in check(slopes[:4]).message
+        assert check(None).status == "not attempted" and check("half").status == "wrong"
+
+    def test_length_prediction(self):
+        measured = {"none": {32: 0.2}, "learned": {32: None}, "sinusoidal": {32: 0.5}, "rotary": {32: 1.0}}
+        check = lambda answer: exercises.check_length_prediction(answer, accuracies=measured, length=32)  # noqa: E731
+        assert check(["none", "learned", "sinusoidal"]).correct
+        assert check(("sinusoidal", "learned", "none")).correct
+        missed = check(["none"])
+        assert missed.status == "wrong" and "also failing: learned, sinusoidal" in missed.message
+        assert "held up (at least 0.9): rotary" in check(["none", "learned", "sinusoidal", "rotary"]).message
+        assert "Unknown scheme names ['rope']" in check(["rope"]).message
+        assert check(None).status == "not attempted" and check(3).status == "wrong"

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+import background
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import install_cell  # noqa: E402
@@ -36,7 +38,14 @@ def readme_lines() -> list[str]:
     return [line for line in block.group(1).splitlines() if line.strip()]
 
 
-def test_the_readme_lines_set_up_a_working_suite(tmp_path):
+@pytest.mark.background("readme_setup")
+def test_the_readme_lines_set_up_a_working_suite():
+    # Mostly pip and a server starting: it runs beside the other tests (tests/background.py).
+    background.result("readme_setup")
+
+
+@background.job("readme_setup")
+def set_up_by_the_readme(tmp_path: Path) -> None:
     lines = readme_lines()
     assert lines[-1].startswith(".venv/bin/jupyter lab "), "the last line opens JupyterLab"
     clone = tmp_path / "posenc"
@@ -55,7 +64,10 @@ def test_the_readme_lines_set_up_a_working_suite(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))}
     env.update(JUPYTER_CONFIG_DIR=str(config), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
                JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "lab-user-settings"), BROWSER="true",
-               PATH=os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if ".venv" not in p))
+               PATH=os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if ".venv" not in p),
+               # Not compiling every installed module to bytecode (torch has thousands) saves half a minute
+               # of CPU; Python compiles what the kernel imports when it imports it.
+               PIP_NO_COMPILE="1")
 
     for k, line in enumerate(lines[:-1]):
         result = subprocess.run(line, shell=True, cwd=clone, env=env, capture_output=True, text=True, timeout=900)

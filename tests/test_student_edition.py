@@ -7,22 +7,31 @@ from pathlib import Path
 
 import pytest
 
+import background
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def edition(tmp_path_factory):
-    out = tmp_path_factory.mktemp("student")
-    subprocess.run([sys.executable, str(ROOT / "tools" / "student_edition.py"), "--out", str(out)], check=True,
-                   capture_output=True)
-    return out
-
-
-def WITH_EXERCISES(edition):  # noqa: N802 - the notebooks whose learner's edition differs (solutions removed)
+def with_exercises(edition: Path) -> list[Path]:
+    """The notebooks whose learner's edition differs from the teacher's (solutions removed)."""
     teacher = {p.name for p in (ROOT / "notebooks").glob("*.ipynb")
                if any("solution" in c["metadata"].get("tags", []) for c in json.loads(p.read_text())["cells"])}
     assert len(teacher) >= 6
     return sorted(p for p in (edition / "notebooks").glob("*.ipynb") if p.name in teacher)
+
+
+@background.job("student_edition")
+def build_and_check(edition: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    """`make student`'s script into `edition`, then nbval on the notebooks that differ from the teacher's."""
+    build = subprocess.run([sys.executable, str(ROOT / "tools" / "student_edition.py"), "--out", str(edition)],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, f"make student failed:\n{build.stdout[-2000:]}\n{build.stderr[-3000:]}"
+    # The other notebooks are the teacher's edition unchanged, which the main nbval run checks.
+    nbval = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--nbval", "--nbval-current-env",
+         "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"), *map(str, with_exercises(edition))],
+        capture_output=True, text=True, cwd=edition)
+    return edition, nbval
 
 
 def outputs(path):
@@ -31,19 +40,18 @@ def outputs(path):
             yield "".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", ""))
 
 
-def test_solutions_are_removed_and_checkers_report_not_attempted(edition):
-    for path in WITH_EXERCISES(edition):
+@pytest.mark.background("student_edition")
+def test_solutions_are_removed_and_checkers_report_not_attempted():
+    edition, _ = background.result("student_edition")
+    for path in with_exercises(edition):
         notebook = json.loads(path.read_text())
         assert not [c for c in notebook["cells"] if "solution" in c["metadata"].get("tags", [])]
         feedback = [text for text in outputs(path) if "attempted" in text or "Correct" in text]
         assert feedback and all(text.startswith(("…", "Not attempted")) for text in feedback), (path.name, feedback)
 
 
-def test_the_learner_edition_passes_nbval(edition):
-    # The other notebooks are the teacher's edition unchanged, which the main nbval run checks.
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--nbval", "--nbval-current-env",
-         "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"), *map(str, WITH_EXERCISES(edition))],
-        capture_output=True, text=True, cwd=edition)
-    assert result.returncode == 0, result.stdout[-3000:]
-    assert " passed" in result.stdout
+@pytest.mark.background("student_edition")
+def test_the_learner_edition_passes_nbval():
+    _, nbval = background.result("student_edition")
+    assert nbval.returncode == 0, nbval.stdout[-3000:]
+    assert " passed" in nbval.stdout

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -118,29 +119,60 @@ def notifications_and_dialogs(page) -> list[str]:
         .map(n => n.innerText.trim())""")
 
 
+NOTEBOOK_READY_JS = """name => {
+    const app = window.jupyterapp;
+    const panel = app && app.shell.currentWidget;
+    return panel && panel.context && panel.context.path.endsWith(name) && panel.content.widgets.length > 0
+        && panel.sessionContext.session && panel.sessionContext.session.kernel
+        && panel.sessionContext.session.kernel.connectionStatus === 'connected';
+}"""
+
+
 def open_notebook(browser, lab: Lab, name: str, *, timeout_ms: int = 90_000):
     """Open notebooks/<name> in JupyterLab; return the page once the notebook and its kernel are ready."""
     page = browser.new_page()
     page.goto(f"{lab.url}/lab/tree/notebooks/{name}?token={lab.token}")
-    page.wait_for_function(
-        """name => {
-            const app = window.jupyterapp;
-            const panel = app && app.shell.currentWidget;
-            return panel && panel.context && panel.context.path.endsWith(name) && panel.content.widgets.length > 0
-                && panel.sessionContext.session && panel.sessionContext.session.kernel
-                && panel.sessionContext.session.kernel.connectionStatus === 'connected';
-        }""", arg=name, timeout=timeout_ms)
+    page.wait_for_function(NOTEBOOK_READY_JS, arg=name, timeout=timeout_ms)
     return page
 
 
+# One JupyterLab page per browser, reused by `opened_notebook`: starting JupyterLab in a page is the
+# slowest part of opening a notebook, and a learner opens one notebook after another in the same lab.
+_pages: dict[int, object] = {}
+
+
 @contextlib.contextmanager
-def opened_notebook(browser, lab: Lab, name: str):
-    """`open_notebook` as a context: the page is closed on leaving, also when a check fails."""
-    page = open_notebook(browser, lab, name)
+def opened_notebook(browser, lab: Lab, name: str, *, fresh: bool = False, timeout_ms: int = 90_000):
+    """The notebook open in JupyterLab with its kernel ready; on leaving, it is closed and its kernel shut down.
+
+    Notebooks share one JupyterLab page; `fresh=True` opens a page of its own instead, as a
+    learner who has just started the lab sees it, and closes it on leaving.
+    """
+    page = _pages.get(id(browser))
+    if fresh or page is None or page.is_closed():
+        page = open_notebook(browser, lab, name, timeout_ms=timeout_ms)
+        if not fresh:
+            _pages[id(browser)] = page
+    else:
+        page.evaluate("async path => { await window.jupyterapp.commands.execute('docmanager:open', {path, factory: 'Notebook'}); }",
+                      f"notebooks/{name}")
+        page.wait_for_function(NOTEBOOK_READY_JS, arg=name, timeout=timeout_ms)
     try:
         yield page
     finally:
-        page.close()
+        if fresh:
+            page.close()
+        else:
+            try:
+                # Closed without the "save changes?" dialog, its kernel shut down: the next notebook starts clean.
+                page.evaluate("""async () => {
+                    const panel = window.jupyterapp.shell.currentWidget;
+                    await panel.sessionContext.shutdown();
+                    panel.dispose();
+                }""")
+            except Exception:
+                page.close()  # a page in a bad state is not reused
+                _pages.pop(id(browser), None)
 
 
 def run_all(page, *, timeout_ms: int = 120_000) -> None:
@@ -203,7 +235,9 @@ def widget_outputs(page) -> dict[str, int]:
 def slider(page, explorer_index: int, label: str):
     """The slider called `label` in the explorer output number `explorer_index` of the open notebook."""
     root = page.locator(WIDGET_OUTPUT).nth(explorer_index)
-    return root.locator(".widget-slider", has=page.locator(".widget-label", has_text=label)).first
+    # The whole label: "head" must not find "num_heads".
+    exact = re.compile(rf"^\s*{re.escape(label)}\s*$")
+    return root.locator(".widget-slider", has=page.locator(".widget-label", has_text=exact)).first
 
 
 IMAGE_DIGEST_JS = """async ([selector, index]) => {

@@ -7,6 +7,8 @@
     plots       matplotlib figures (pure functions returning a Figure)
     widgets     ipywidgets explorers built on plots
     exercises   answer checkers that name the learner's mistake
+    schemes     other position schemes: a learned table, rotary (RoPE), ALiBi
+    experiment  a tiny Transformer trained live to compare the schemes
 """
 
 from .encoding import PositionalEncoding, sinusoidal_encoding, stepwise_encoding

@@ -17,7 +17,10 @@ interleaved, positions starting at 1, the wrong size in the denominator, a
 transposed table, float64 where float32 was asked, and `d_model + 1` columns for
 an odd `d_model`. The masked-attention checker does the same for a missing mask, the
 mask applied after the softmax, 0 instead of -inf, hidden rows instead of columns,
-and the softmax over the wrong axis.
+and the softmax over the wrong axis. The rotary checker: the rotation turned the wrong
+way, the half-split layout instead of interleaved pairs, positions from 1, exponent `i`
+instead of `2i`, and no rotation at all. The ALiBi checker: slopes from 2^0, the
+exponent's sign, the order reversed, and the rule for another head count.
 """
 
 from __future__ import annotations
@@ -34,9 +37,11 @@ from . import tokens
 from ._validate import _short, check_base, check_float_dtype, check_floating_tensor, check_size, check_str, check_tensor
 from .attention import attention_weights
 from .encoding import DEFAULT_BASE, sinusoidal_encoding
+from .schemes import alibi_slopes, apply_rotary
 
 __all__ = ["Feedback", "check_padding", "check_one_hot", "check_embedding", "check_parameter_count", "check_denominators",
-           "check_encoding", "check_positional_module", "check_scores", "check_padding_mask", "check_masked_weights"]
+           "check_encoding", "check_positional_module", "check_scores", "check_padding_mask", "check_masked_weights",
+           "check_rotary", "check_alibi_slopes", "check_length_prediction"]
 
 CORRECT, MISTAKE, NOT_ATTEMPTED, WRONG = "correct", "mistake", "not attempted", "wrong"
 _SYMBOL = {CORRECT: "✔", MISTAKE: "✘", NOT_ATTEMPTED: "…", WRONG: "✘"}
@@ -427,3 +432,116 @@ def check_masked_weights(answer: torch.Tensor | None, *, scores: torch.Tensor, k
             return Feedback(MISTAKE, message)
     return Feedback(WRONG, f"Got {_describe(answer)}; expected softmax(scores with padded keys at -inf), "
                            f"shape {tuple(expected.shape)}.")
+
+
+# Other position schemes -------------------------------------------------------------
+
+
+def check_rotary(answer: torch.Tensor | None, *, x: torch.Tensor, base: float = DEFAULT_BASE) -> Feedback:
+    """RoPE of x (seq, d): pair (2i, 2i+1) at position p turned by p * base^(-2i/d), counter-clockwise."""
+    check_floating_tensor("x", x, ndim=(2,))
+    if x.shape[-1] % 2 or x.shape[-1] == 0:
+        raise ValueError(f"x must have an even, non-zero number of columns d, got shape {tuple(x.shape)}")
+    base = check_base(base)
+    x = x.detach().double()
+    expected = apply_rotary(x, base=base)
+    answer = _as_tensor(answer, f"the rotated tensor of shape {tuple(x.shape)}")
+    if isinstance(answer, Feedback):
+        return answer
+    if answer.shape != expected.shape:
+        return Feedback(WRONG, f"Got shape {tuple(answer.shape)}; a rotation keeps x's shape, {tuple(x.shape)}.")
+    if _close(answer, expected):
+        return Feedback(CORRECT, f"Correct: each pair (2i, 2i+1) of row p turned by p * {base:g}^(-2i/{x.shape[1]}).")
+    seq, d = x.shape
+
+    def with_angles(angles: torch.Tensor) -> torch.Tensor:
+        cos, sin = angles.cos(), angles.sin()
+        x1, x2 = x[:, 0::2], x[:, 1::2]
+        return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+
+    position = torch.arange(seq, dtype=torch.float64)[:, None]
+    pair = torch.arange(d // 2, dtype=torch.float64)[None, :]
+    mistakes = [
+        ("Nothing was rotated: every row equals x. Row p turns by the angle p * base^(-2i/d).", lambda: x),
+        ("Turned the wrong way: (x1 cos + x2 sin, -x1 sin + x2 cos) is a rotation by -angle. "
+         "RoPE's is (x1 cos - x2 sin, x1 sin + x2 cos).", lambda: with_angles(-position * base ** (-2 * pair / d))),
+        ("Pairs (i, i + d/2): that is the half-split layout of GPT-NeoX and LLaMA code. This exercise pairs "
+         "neighbours, (2i, 2i+1), as the RoFormer paper does; the two differ by a column permutation "
+         "(schemes.half_split_permutation).", lambda: apply_rotary(x, base=base, layout="half_split")),
+        ("Positions start at 1 here; the first row is position 0 and stays as it is.",
+         lambda: apply_rotary(x, base=base, offset=1)),
+        ("The exponent used i instead of 2i: the angle is p * base^(-2i/d), where 2i is the pair's first column.",
+         lambda: with_angles(position * base ** (-pair / d))),
+        ("Multiplied by base^(2i/d) instead of dividing: the angle is p / base^(2i/d) = p * base^(-2i/d).",
+         lambda: with_angles(position * base ** (2 * pair / d))),
+    ]
+    for message, build in mistakes:
+        if _close(answer, build()):
+            return Feedback(MISTAKE, message)
+    return Feedback(WRONG, f"Got {_describe(answer)}; expected each pair (2i, 2i+1) of row p turned by the angle "
+                           f"p * {base:g}^(-2i/{d}).")
+
+
+def check_alibi_slopes(answer: object, *, num_heads: int) -> Feedback:
+    """ALiBi's slopes for num_heads heads (a list, array or tensor of numbers, head 0 first)."""
+    num_heads = check_size("num_heads", num_heads, maximum=1024)
+    expected = alibi_slopes(num_heads=num_heads, dtype=torch.float64)
+    answer = _as_tensor(answer, f"the {num_heads} slopes, e.g. a list")
+    if isinstance(answer, Feedback):
+        return answer
+    answer = answer.double().flatten() if answer.dim() <= 1 else answer.double()
+    if answer.shape != expected.shape:
+        return Feedback(WRONG, f"Got {_describe(answer)}; expected {num_heads} slopes, one per head.")
+    first = f"2^(-8/{num_heads}) = {float(expected[0]):.4g}"
+    if _close(answer, expected, atol=1e-6):
+        return Feedback(CORRECT, f"Correct: {num_heads} slopes from {float(expected[0]):.4g} down to {float(expected[-1]):.4g}.")
+    k = torch.arange(num_heads, dtype=torch.float64)
+    mistakes = [
+        (f"One step too early: the first slope is {first}, not 1; the sequence starts at its ratio.",
+         expected / expected[0]),
+        ("The exponents' sign: slopes are below 1 and shrink, 2^(-8k/n) for k = 1 .. n.", 1 / expected),
+        ("Reversed: head 0 gets the largest slope, " + first + ".", expected.flip(0)),
+        (f"That is 2^(-k) for k = 1 .. {num_heads}: right for 8 heads only. For n heads the ratio is 2^(-8/n).",
+         2.0 ** -(k + 1)),
+    ]
+    for message, wrong in mistakes:
+        if _close(answer, wrong, atol=1e-6):
+            return Feedback(MISTAKE, message)
+    return Feedback(WRONG, f"Got {_describe(answer)}; expected the geometric sequence that starts at {first} with that "
+                           "ratio" + (" (for a head count that is not a power of two, the paper's rule)"
+                                      if num_heads & (num_heads - 1) else "") + ".")
+
+
+def check_length_prediction(answer: object, *, accuracies: dict, length: int, threshold: float = 0.9) -> Feedback:
+    """The schemes the learner predicted to fall below `threshold` accuracy (or have no answer) at `length`.
+
+    `accuracies` is `experiment.compare`'s result. The feedback names the schemes
+    predicted right and wrong, not the measured numbers (those move a little with the CPU).
+    """
+    length = check_size("length", length)
+    if not isinstance(accuracies, dict) or not accuracies or not all(
+            isinstance(v, dict) and length in v for v in accuracies.values()):
+        raise ValueError(f"accuracies must be experiment.compare's result, with length {length} measured, "
+                         f"got {_short(accuracies)}")
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0 < threshold < 1:
+        raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
+    failing = {s for s, v in accuracies.items() if v[length] is None or v[length] < threshold}
+    if answer is None:
+        return _not_attempted("a list of the scheme names you expect to fail")
+    if isinstance(answer, str):
+        answer = [answer]
+    if not isinstance(answer, (list, tuple, set, frozenset)) or not all(isinstance(a, str) for a in answer):
+        return Feedback(WRONG, f"Expected a list of scheme names such as ['none'], got {_describe(answer)}.")
+    unknown = sorted(set(answer) - set(accuracies))
+    if unknown:
+        return Feedback(WRONG, f"Unknown scheme names {unknown}; the schemes are {sorted(accuracies)}.")
+    predicted = set(answer)
+    if predicted == failing:
+        return Feedback(CORRECT, f"Correct: at length {length}, {', '.join(sorted(failing)) or 'none of them'} "
+                                 f"fell below {threshold:g} (or had no answer).")
+    parts = []
+    if failing - predicted:
+        parts.append(f"also failing: {', '.join(sorted(failing - predicted))}")
+    if predicted - failing:
+        parts.append(f"held up (at least {threshold:g}): {', '.join(sorted(predicted - failing))}")
+    return Feedback(WRONG, f"Not quite, at length {length}: " + "; ".join(parts) + ". The plot above shows why.")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import torch
 import matplotlib
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 
@@ -46,6 +47,8 @@ __all__ = [
     "matrix_figure",
     "similarity_figure",
     "error_by_position",
+    "lines_figure",
+    "accuracy_by_length",
 ]
 
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442", "#000000")
@@ -629,6 +632,72 @@ def explorer_similarity(table: torch.Tensor) -> Figure:
     return fig
 
 
+# The scheme explorer's views (data set by widgets.SchemeExplorer) ------------------------
+
+
+def explorer_rotary() -> Figure:
+    """One word's score with itself against the key's offset: RoPE and the added sinusoid, at the query's
+    position and, faint, at position 0."""
+    fig = _figure(9, 4.2)
+    ax = fig.add_subplot()
+    for k, (gid, label) in enumerate([("rotary", "RoPE"), ("sinusoidal", "added sinusoid")]):
+        style = _style(2 * k)
+        ax.plot([], [], color=style["color"], linewidth=4, alpha=0.25, label=f"{label}, query at 0")[0].set_gid(gid + "_at_0")
+        ax.plot([], [], linewidth=1.6, label=f"{label}, query at p", markersize=4, **style)[0].set_gid(gid)
+    ax.axvline(0, color="#555555", linewidth=1, linestyle=":")
+    ax.set_xlabel("offset of the key (key position - query position)")
+    ax.set_ylabel("score")
+    ax.set_title("", fontsize=10).set_gid("title")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5)).set_gid("legend")
+    return fig
+
+
+def explorer_alibi() -> Figure:
+    """ALiBi's bias for one head as a matrix, and every head's bias along the last query row."""
+    fig = _figure(11, 4.4)
+    left, right = fig.subplots(1, 2, width_ratios=[1, 1.2])
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#D9D9D9")  # -inf (a masked key) in grey
+    image = left.imshow([[0.0]], cmap=cmap, aspect="equal", interpolation="nearest")
+    image.set_gid("bias")
+    left.set_xlabel("key position j")
+    left.set_ylabel("query position i")
+    left.set_title("", fontsize=10).set_gid("bias_title")
+    fig.colorbar(image, ax=left, shrink=0.85, label="bias added to the score")
+    right.add_collection(LineCollection([], colors="#BBBBBB", linewidths=1)).set_gid("heads")
+    right.plot([], [], "o-", color=OKABE_ITO[4], markersize=3, linewidth=1.6)[0].set_gid("head")
+    right.set_xlabel("key position j")
+    right.set_ylabel("bias")
+    right.set_title("", fontsize=10).set_gid("row_title")
+    return fig
+
+
+def explorer_learned(before: torch.Tensor, after: torch.Tensor) -> Figure:
+    """A learned table before and after training, and how alike one row is to every row (data set by the explorer)."""
+    tables = {"before training": _picture_matrix("before", before), "after training": _picture_matrix("after", after)}
+    if before.shape != after.shape:
+        raise ValueError(f"before and after must have the same shape, got {tuple(before.shape)} and {tuple(after.shape)}")
+    fig = _figure(12, 4.2)
+    axes = fig.subplots(1, 3, width_ratios=[1, 1, 1.3])
+    for ax, (name, table) in zip(axes, tables.items()):
+        limit = float(table.abs().max()) or 1.0
+        image = ax.imshow(table.numpy(), cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
+        ax.axhline(0, color="black", linewidth=1.2).set_gid(f"{name}_position")
+        ax.set_xlabel("dimension")
+        ax.set_ylabel("position")
+        ax.set_title(f"the table {name}", fontsize=10)
+        fig.colorbar(image, ax=ax, shrink=0.85)
+    right = axes[2]
+    for k, name in enumerate(tables):
+        right.plot([], [], linewidth=1.6, markersize=4, label=name, **_style(3 * k))[0].set_gid(f"{name}_similarity")
+    right.set_xlim(-0.5, before.shape[0] - 0.5)
+    right.set_ylim(-1.05, 1.05)
+    right.set_xlabel("position q")
+    right.set_ylabel("cosine similarity of rows p and q")
+    right.set_title("", fontsize=10).set_gid("similarity_title")
+    right.legend(fontsize=8, loc="lower left")
+    return fig
+
+
 def update_similarity(fig: Figure, table: torch.Tensor, position: int) -> None:
     """Fill a figure made by `explorer_similarity` for `table`, following row `position`."""
     length = table.shape[0]
@@ -686,6 +755,105 @@ def error_by_position(positions: Sequence[float], errors: dict[str, Sequence[flo
     ax.set_ylabel("max abs error vs float64")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
+    return fig
+
+
+LINE_STYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def _series(name: str, series: object, count: int, *, missing: bool = False) -> dict[str, list[float | None]]:
+    """A dict of 1 to 8 labels -> `count` finite numbers each (None allowed with missing=True)."""
+    if not isinstance(series, dict) or not 1 <= len(series) <= len(MARKERS):
+        raise TypeError(f"{name} must be a dict of 1 to {len(MARKERS)} labels -> lists of numbers, got {_short(series)}")
+    checked = {}
+    for label, values in series.items():
+        check_str(f"{name}' labels", label)
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) != count:
+            raise ValueError(f"{name}[{label!r}] must hold {count} numbers (one per x), got {_short(values)}")
+        for value in values:
+            if value is None and missing:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+                raise ValueError(f"{name}[{label!r}] must hold finite numbers{' or None' if missing else ''}, got {_short(value)}")
+        checked[label] = [None if v is None else float(v) for v in values]
+    return checked
+
+
+def _style(k: int) -> dict:
+    """Line k's look: colour, marker and line style all differ, so no two lines are told apart by colour alone."""
+    return {"color": OKABE_ITO[[3, 0, 2, 4, 5, 1, 7, 6][k % 8]], "marker": MARKERS[k % len(MARKERS)],
+            "linestyle": LINE_STYLES[k % len(LINE_STYLES)]}
+
+
+def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str, xlabel: str, ylabel: str) -> Figure:
+    """One line per entry of `series` against `x`, each with its own colour, marker and line style."""
+    if isinstance(x, (str, bytes)) or not isinstance(x, Sequence) or not 1 <= len(x) <= 10_000:
+        raise TypeError(f"x must be a list of 1 to 10000 numbers, got {_short(x)}")
+    xs = _series("x", {"x": x}, len(x))["x"]
+    series = _series("series", series, len(xs))
+    for name, value in (("title", title), ("xlabel", xlabel), ("ylabel", ylabel)):
+        check_str(name, value)
+    fig = _figure(9, 3.8)
+    ax = fig.add_subplot()
+    step = max(1, len(xs) // 12)
+    for k, (label, values) in enumerate(series.items()):
+        # Each line's markers start a little later, so lines that coincide still show all their markers.
+        ax.plot(xs, values, label=label, markersize=4, markevery=(k * step // len(series), step), **_style(k))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return fig
+
+
+def accuracy_by_length(accuracies: dict[str, dict[int, float | None]], *, trained: tuple[int, int],
+                       baseline: dict[int, float] | None = None, title: str = "Previous-token accuracy") -> Figure:
+    """Accuracy against input length, one line per scheme; the trained lengths shaded.
+
+    A None accuracy (a learned table has no rows that far) is drawn as a cross on the
+    floor with "no rows", not as 0: the model was not wrong, it had nothing to say.
+    `baseline` (length -> accuracy) is drawn as a grey dashed line.
+    """
+    if not isinstance(accuracies, dict) or not accuracies:
+        raise TypeError(f"accuracies must be a dict of scheme -> {{length: accuracy}}, got {_short(accuracies)}")
+    lengths = None
+    for scheme, by_length in accuracies.items():
+        if not isinstance(by_length, dict) or not by_length:
+            raise TypeError(f"accuracies[{scheme!r}] must be a dict of length -> accuracy, got {_short(by_length)}")
+        if lengths is None:
+            lengths = sorted(_positive_numbers("accuracies' lengths", list(by_length)))
+        elif sorted(by_length) != lengths:
+            raise ValueError(f"accuracies must give every scheme the same lengths, {scheme!r} has {sorted(by_length)}")
+    series = _series("accuracies", {s: [v[n] for n in lengths] for s, v in accuracies.items()}, len(lengths), missing=True)
+    if not isinstance(trained, tuple) or len(trained) != 2:
+        raise TypeError(f"trained must be a tuple (shortest, longest) of trained lengths, got {_short(trained)}")
+    shortest, longest = _positive_numbers("trained", list(trained))
+    if baseline is not None:
+        if not isinstance(baseline, dict) or sorted(baseline) != lengths:
+            raise ValueError(f"baseline must be a dict with the same lengths as accuracies ({lengths}), got {_short(baseline)}")
+        baseline_values = _series("baseline", {"b": [baseline[n] for n in lengths]}, len(lengths))["b"]
+    check_str("title", title)
+    fig = _figure(7.5, 4)
+    ax = fig.add_subplot()
+    ax.axvspan(shortest, longest, color="#DDDDDD", zorder=0, label=f"trained lengths {shortest:g}-{longest:g}")
+    for k, (scheme, values) in enumerate(series.items()):
+        style = _style(k)
+        ax.plot(lengths, [math.nan if v is None else v for v in values], label=scheme, markersize=6, **style)
+        for n, v in zip(lengths, values):
+            if v is None:
+                ax.plot([n], [0.02], marker="x", color=style["color"], markersize=9, linestyle="none")
+                ax.annotate("no rows", (n, 0.02), xytext=(6, 4), textcoords="offset points", fontsize=8, color=style["color"])
+    if baseline is not None:
+        ax.plot(lengths, baseline_values, color="#777777", linestyle=(0, (4, 2)), linewidth=1.5, label="order-blind guess")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths, [f"{n:g}" for n in lengths])
+    ax.set_xticks([], minor=True)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("input length (tokens)")
+    ax.set_ylabel("accuracy (share of positions)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig
 
 

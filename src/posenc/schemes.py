@@ -1,0 +1,278 @@
+"""Other ways to give attention positions: a learned table, rotary (RoPE) and ALiBi.
+
+    learned      a trainable (max_sequence_length, d_model) table added to X
+                 (BERT, GPT-2); it has no row beyond its length.
+    sinusoidal   the formula of `posenc.encoding`, added to X (the 2017 Transformer).
+    rotary       RoPE: rotate the pairs (2i, 2i+1) of q and k by an angle that grows
+                 with the position, so that q_m . k_n depends on m - n only
+                 (Su et al., "RoFormer", 2021; LLaMA, Mistral, Qwen).
+    alibi        ALiBi: nothing is added to X; a bias -slope * (i - j) is added to the
+                 attention scores, one slope per head (Press, Smith, Lewis,
+                 "Train Short, Test Long", ICLR 2022; BLOOM, MPT).
+
+Sizes are keyword-only and checked like the rest of the package: a bad value is a
+TypeError or ValueError that names the argument, shows the value and says what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from ._validate import check_base, check_float_dtype, check_floating_tensor, check_flag, check_size, check_str, check_table_fits
+from .attention import ProjectionWeights
+from .encoding import DEFAULT_BASE, sinusoidal_encoding
+
+__all__ = [
+    "LearnedPositionalEmbedding",
+    "rotary_angles",
+    "apply_rotary",
+    "rotation_matrix",
+    "half_split_permutation",
+    "alibi_slopes",
+    "alibi_bias",
+    "same_word_scores",
+]
+
+# Positions are exact in float64 up to 2**53; an angle p * frequency beyond that means nothing.
+MAX_POSITION = 2**53
+LAYOUTS = ("interleaved", "half_split")
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """A trainable table of one row per position, added to its input (BERT, GPT-2).
+
+    The rows start as small random numbers (normal, standard deviation 0.02, as GPT-2
+    initialises them) from torch's global generator: call `torch.manual_seed` first for
+    the same table every time. Training moves each row on its own, so a row is only as
+    good as the training data that reached its position, and there is no row at all
+    beyond `max_sequence_length - 1`.
+
+    >>> learned = LearnedPositionalEmbedding(max_sequence_length=10, d_model=6)
+    >>> learned(torch.zeros(10, 6)).shape
+    torch.Size([10, 6])
+    """
+
+    def __init__(self, *, max_sequence_length: int, d_model: int) -> None:
+        super().__init__()
+        self.max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+        self.d_model = check_size("d_model", d_model)
+        check_table_fits((self.max_sequence_length, self.d_model), torch.float32)
+        self.weight = nn.Parameter(torch.empty(self.max_sequence_length, self.d_model))
+        nn.init.normal_(self.weight, mean=0.0, std=0.02)
+
+    def forward(self, x: torch.Tensor, *, offset: int = 0) -> torch.Tensor:
+        """`x + table[offset : offset + seq]` for x of shape (seq, d_model) or (batch, seq, d_model)."""
+        check_floating_tensor("x", x, ndim=(2, 3))
+        if x.shape[-1] != self.d_model:
+            raise ValueError(f"x must have d_model={self.d_model} features in its last dimension, got shape {tuple(x.shape)}")
+        offset = check_size("offset", offset, minimum=0)
+        length = x.shape[-2]
+        if offset + length > self.max_sequence_length:
+            raise ValueError(
+                f"positions {offset} to {offset + length - 1} have no row: a learned table has rows only for positions "
+                f"0 to {self.max_sequence_length - 1} (max_sequence_length={self.max_sequence_length}) and no formula "
+                f"for the rest; x has {length} positions, offset={offset}. Train a larger table, or use a scheme "
+                "with a formula (sinusoidal, rotary, ALiBi)"
+            )
+        return x + self.weight[offset : offset + length].to(x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"max_sequence_length={self.max_sequence_length}, d_model={self.d_model}"
+
+
+# Rotary (RoPE) ------------------------------------------------------------------------------
+
+
+def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BASE, offset: int = 0) -> torch.Tensor:
+    """The angle each pair is turned by: `(offset + p) * base^(-2i / d)`, shape (max_sequence_length, d // 2), float64.
+
+    Row p is position `offset + p`, column i the pair (2i, 2i + 1). These are the
+    sinusoidal encoding's own angles (`encoding`'s `pos / base^(2i / d_model)`):
+    RoPE turns them into rotations instead of adding their sines and cosines.
+    """
+    length = check_size("max_sequence_length", max_sequence_length, minimum=0)
+    d = _check_even_d(check_size("d", d))
+    base = check_base(base)
+    offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - length)
+    # The frequency vector is allocated even when there are no positions.
+    check_table_fits((max(length, 1), d // 2), torch.float64, name="table of angles", arguments="max_sequence_length or d")
+    frequencies = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    positions = torch.arange(length, dtype=torch.float64) + offset
+    return positions[:, None] * frequencies[None, :]
+
+
+def _check_even_d(d: int) -> int:
+    if d % 2:
+        raise ValueError(f"d must be even: rotary encoding turns the pairs (0, 1), (2, 3), ..., and d={d} leaves the last column without a partner")
+    return d
+
+
+def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0, layout: str = "interleaved") -> torch.Tensor:
+    """Rotary position embedding (RoPE) of `x`, shape (..., seq, d) with d even.
+
+    Row p of x sits at position `offset + p`. With `layout="interleaved"` (RoFormer's
+    equations, and `rotary-embedding-torch`), the columns (2i, 2i+1) form pair i and turn
+    by the angle t = position * base^(-2i/d):
+
+        (x1, x2) -> (x1 cos t - x2 sin t,  x1 sin t + x2 cos t)
+
+    With `layout="half_split"` (the code of GPT-NeoX and LLaMA), pair i is the
+    columns (i, i + d/2) instead. The two are the same rotation with the columns
+    listed in another order: `apply_rotary(x[..., P], layout="half_split")` equals
+    `apply_rotary(x)[..., P]` for `P = half_split_permutation(d=d)`, so a model trained
+    with one works with the other once its weights' columns are permuted.
+
+    The angles, their cosines and sines are computed in float64 and rounded to x's
+    dtype once; the result has x's dtype and shape. NaN or inf in x stay NaN or inf
+    in the rows they are in (a rotation mixes only the two numbers of a pair).
+    """
+    check_floating_tensor("x", x)
+    if x.dim() < 2:
+        raise ValueError(f"x must have at least 2 dimensions (..., seq, d), got shape {tuple(x.shape)}")
+    layout = check_str("layout", layout)
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    length, d = x.shape[-2], x.shape[-1]
+    if d % 2:
+        raise ValueError(f"x's last dimension d must be even: rotary encoding turns pairs of columns, got shape {tuple(x.shape)}")
+    angles = rotary_angles(max_sequence_length=length, d=max(d, 2), base=base, offset=offset)[:, : d // 2]
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    if layout == "interleaved":
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+
+def rotation_matrix(*, position: int, d: int, base: float = DEFAULT_BASE) -> torch.Tensor:
+    """RoPE at one position as a matrix: RoFormer's R_p (section 3.2.2), shape (d, d), float64.
+
+    Block-diagonal: its 2 x 2 block i turns the pair (2i, 2i+1) by `position * base^(-2i/d)`.
+    For reading and checking only: `apply_rotary` applies the same rotation pair by pair
+    without building a matrix that is almost all zeros.
+    """
+    position = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1)
+    d = _check_even_d(check_size("d", d))
+    check_table_fits((d, d), torch.float64, name="rotation matrix", arguments="d")
+    angles = rotary_angles(max_sequence_length=1, d=d, base=base, offset=position)[0]
+    cos, sin = angles.cos(), angles.sin()
+    R = torch.zeros(d, d, dtype=torch.float64)
+    even = torch.arange(0, d, 2)
+    R[even, even], R[even, even + 1] = cos, -sin
+    R[even + 1, even], R[even + 1, even + 1] = sin, cos
+    return R
+
+
+def half_split_permutation(*, d: int) -> torch.Tensor:
+    """The column order that takes interleaved pairs to the half-split layout: [0, 2, 4, ..., 1, 3, 5, ...].
+
+    It is `encoding.to_concatenated`'s reordering (all sines, then all cosines):
+    `x[..., half_split_permutation(d=d)]` puts column 2i at i and column 2i+1 at i + d/2.
+    """
+    d = _check_even_d(check_size("d", d))
+    check_table_fits((d,), torch.int64, name="permutation", arguments="d")
+    return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
+
+
+# ALiBi ---------------------------------------------------------------------------------------
+
+
+def alibi_slopes(*, num_heads: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """One slope per head, shape (num_heads,), as in "Train Short, Test Long" (Press et al., 2022, section 3).
+
+    For a power of two n, the geometric sequence that starts at 2^(-8/n) and has that
+    ratio: 8 heads get 1/2, 1/4, ..., 1/256. For other n, the rule of the paper's code
+    (github.com/ofirpress/attention_with_linear_biases): the slopes of the largest power
+    of two c below n, then every other slope of 2c heads (the 1st, 3rd, ...) until
+    there are n.
+    """
+    num_heads = check_size("num_heads", num_heads)
+    dtype = check_float_dtype(dtype)
+    check_table_fits((num_heads,), torch.float64, name="tensor of slopes", arguments="num_heads")
+    closest = 2 ** int(math.floor(math.log2(num_heads)))
+    exponents = torch.arange(1, closest + 1, dtype=torch.float64) * (8.0 / closest)
+    if closest < num_heads:
+        # 2c heads would have exponents 8k/(2c); the odd k are the ones between the c slopes above.
+        odd = torch.arange(1, 2 * (num_heads - closest), 2, dtype=torch.float64) * (8.0 / (2 * closest))
+        exponents = torch.cat([exponents, odd])
+    return torch.exp2(-exponents).to(dtype)
+
+
+def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
+               dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """The bias ALiBi adds to the attention scores, shape (num_heads, L, L), before the softmax.
+
+    Entry [h, i, j] (query i, key j) is `-slope_h * (i - j)` for j <= i: the further
+    back a key, the larger the penalty, at a rate set per head. With `causal=True` (the
+    paper's language models) a key after the query gets -inf, so the softmax gives it
+    weight 0. With `causal=False` the bias is `-slope_h * |i - j|`, symmetric: it says
+    how far a key is but not on which side, which is one reason the paper's scheme is causal.
+    """
+    num_heads = check_size("num_heads", num_heads)
+    length = check_size("max_sequence_length", max_sequence_length)
+    causal = check_flag("causal", causal)
+    dtype = check_float_dtype(dtype)
+    check_table_fits((num_heads, length, length), dtype, name="bias", arguments="num_heads or max_sequence_length")
+    slopes = alibi_slopes(num_heads=num_heads, dtype=torch.float64)
+    positions = torch.arange(length, dtype=torch.float64)
+    distance = positions[:, None] - positions[None, :]  # i - j: > 0 for keys before the query
+    bias = -slopes[:, None, None] * distance.abs() + 0.0  # + 0.0: no -0.0 on the diagonal
+    if causal:
+        bias = bias.masked_fill(distance < 0, float("-inf"))
+    return bias.to(dtype)
+
+
+# One word at every position: what each scheme lets position add to a score ------------------
+
+SCORE_SCHEMES = ("sinusoidal", "rotary")
+# Beyond this many positions the comparison is no longer something to look at, and the table grows.
+MAX_SCORE_POSITION = 2**20
+
+
+def same_word_scores(word: torch.Tensor, weights: ProjectionWeights, *, scheme: str, query_position: int,
+                     offsets: Sequence[int], base: float = DEFAULT_BASE) -> torch.Tensor:
+    """The score of one word at `query_position` with the same word at `query_position + k`, for each k in `offsets`.
+
+    Only the positions differ, so the scores show what the scheme lets position add:
+
+        sinusoidal   (word + PE[p]) W_Q W_K^T (word + PE[q])^T   (the encoding added to X)
+        rotary       RoPE_p(word W_Q) . RoPE_q(word W_K)          (q and k rotated)
+
+    with p = query_position and q = p + k. Computed in float64; a float64 tensor of
+    len(offsets) scores. The scores are not divided by sqrt(d_k): the comparison is the same.
+    """
+    word = check_floating_tensor("word", word, ndim=(1,))
+    if not isinstance(weights, ProjectionWeights):
+        raise TypeError(f"weights must be attention.projection_weights(...)'s ProjectionWeights, got {type(weights).__name__}")
+    d_model = word.shape[0]
+    if weights.W_Q.shape[0] != d_model or weights.W_K.shape != weights.W_Q.shape:
+        raise ValueError(f"weights must map d_model={d_model} features (the word's length), got W_Q of shape "
+                         f"{tuple(weights.W_Q.shape)} and W_K of shape {tuple(weights.W_K.shape)}")
+    scheme = check_str("scheme", scheme)
+    if scheme not in SCORE_SCHEMES:
+        raise ValueError(f"scheme must be one of {SCORE_SCHEMES}, got {scheme!r}")
+    query_position = check_size("query_position", query_position, minimum=0, maximum=MAX_SCORE_POSITION)
+    if isinstance(offsets, (str, bytes)) or not isinstance(offsets, Sequence):
+        raise TypeError(f"offsets must be a list or range of ints, got {type(offsets).__name__}")
+    if len(offsets) == 0:
+        raise ValueError("offsets must hold at least one offset, got an empty one")
+    # A key sits at query_position + k, which must be a position from 0 on.
+    offsets = [check_size(f"offsets[{n}]", k, minimum=-query_position, maximum=MAX_SCORE_POSITION - query_position)
+               for n, k in enumerate(offsets)]
+    key_positions = torch.tensor(offsets, dtype=torch.int64) + query_position
+    length = int(max(key_positions.max(), query_position)) + 1
+    check_table_fits((length, d_model), torch.float64, name="table of positions", arguments="query_position or offsets")
+    W_Q, W_K = weights.W_Q.to(torch.float64), weights.W_K.to(torch.float64)
+    word = word.to(torch.float64)
+    if scheme == "sinusoidal":
+        rows = word + sinusoidal_encoding(max_sequence_length=length, d_model=d_model, base=base, dtype=torch.float64)
+        return (rows[query_position] @ W_Q) @ (rows[key_positions] @ W_K).T
+    if W_Q.shape[1] % 2:
+        raise ValueError(f"rotary needs an even d_k to turn pairs of columns, got W_Q of shape {tuple(W_Q.shape)}")
+    queries = apply_rotary((word @ W_Q)[None], base=base, offset=query_position)[0]
+    keys = apply_rotary((word @ W_K).expand(length, -1), base=base)[key_positions]
+    return keys @ queries
