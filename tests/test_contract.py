@@ -43,6 +43,7 @@ INSTANCES = {
     attention.ProjectionWeights: lambda: attention.projection_weights(d_model=6),
     attention.QKV: lambda: attention.QKV(*attention.projection_weights(d_model=6)),
     exercises.Feedback: lambda: exercises.Feedback("correct", "fine"),
+    exercises.Progress: lambda: exercises.progress(),
     widgets.EncodingExplorer: lambda: widgets.EncodingExplorer(d_model=8, max_sequence_length=8),
     widgets.PipelineExplorer: lambda: widgets.PipelineExplorer(),
     widgets.SchemeExplorer: lambda: widgets.SchemeExplorer(view="learned", trained=experiment.train("learned", settings=TINY)),
@@ -284,8 +285,16 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
              "key_mask": torch.tensor([[True, True, True, False, False], [True, True, False, False, False]]),
              "x": torch.randn(5, 6, generator=torch.Generator().manual_seed(4)), "num_heads": 8, "length": 32,
              "accuracies": {"none": {16: 0.25, 32: 0.2}, "learned": {16: 1.0, 32: None}, "rotary": {16: 1.0, 32: 1.0}}}
+    sizes.update({"matrix": torch.randn(10, 6, generator=torch.Generator().manual_seed(5))[[0, 1, 2, 3, 4, 4, 4, 4, 4, 4]],
+                  "tokens": ["my", "name", "is", "john", "<PAD>"], "query": "john", "key": "my", "column": 5, "k": -2,
+                  "weights": torch.softmax(torch.randn(4, 4, generator=torch.Generator().manual_seed(6)), dim=-1),
+                  "order": [1, 0, 3, 2], "actual": True, "question": "will it?"})
     if "pad_id" in parameter_names(checker):
         sizes["ids"] = torch.tensor([[2, 3, 4, 0, 0], [5, 6, 0, 0, 0]])
+    if name.endswith("check_error_position"):
+        sizes["d_model"] = 64
+    if name.endswith("check_score_entry"):
+        sizes["scores"] = torch.randn(5, 5, generator=torch.Generator().manual_seed(7))
     kwargs = {k: v for k, v in sizes.items() if k in parameter_names(checker)}
 
     class Broken(torch.nn.Module):

@@ -242,3 +242,161 @@ class TestSchemeCheckers:
         assert "held up (at least 0.9): rotary" in check(["none", "learned", "sinusoidal", "rotary"]).message
         assert "Unknown scheme names ['rope']" in check(["rope"]).message
         assert check(None).status == "not attempted" and check(3).status == "wrong"
+
+
+# Issue 12: the mistakes a learner is likely to make, each named -----------------------------
+
+
+def learner_angles(length=L, d_model=D, *, base=10000.0):
+    return torch.arange(length, dtype=torch.float64)[:, None] / base ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+
+
+def interleaved(angles):
+    return torch.stack([angles.sin(), angles.cos()], dim=2).flatten(1, 2)
+
+
+def test_encoding_multiplied_by_the_denominator():
+    angles = torch.arange(L, dtype=torch.float64)[:, None] * 10000.0 ** (torch.arange(0, D, 2, dtype=torch.float64) / D)
+    feedback = check(interleaved(angles))
+    assert feedback.status == "mistake" and "multiplied by the denominator" in feedback.message
+
+
+def test_encoding_in_degrees():
+    feedback = check(interleaved(torch.deg2rad(learner_angles())))
+    assert feedback.status == "mistake" and "degrees" in feedback.message
+
+
+def test_encoding_with_the_default_base_when_another_was_asked():
+    feedback = exercises.check_encoding(interleaved(learner_angles()).float(), max_sequence_length=L, d_model=D, base=100.0)
+    assert feedback.status == "mistake" and "base 10000" in feedback.message and "base 100" in feedback.message
+    right = exercises.check_encoding(interleaved(learner_angles(base=100.0)).float(), max_sequence_length=L, d_model=D, base=100.0)
+    assert right.correct
+
+
+def test_denominators_with_the_wrong_base():
+    feedback = exercises.check_denominators(10000.0 ** (torch.arange(0, 8, 2) / 8), d_model=8, base=100.0)
+    assert feedback.status == "mistake" and "base" in feedback.message
+    assert exercises.check_denominators(100.0 ** (torch.arange(0, 8, 2) / 8), d_model=8, base=100.0).correct
+
+
+def test_lower_case_hint_names_the_learners_own_word():
+    feedback = exercises.check_padding(["The", "cat", "sat", "on", "the", "mat", "<PAD>", "<PAD>"],
+                                       sentence="The cat sat on the mat", max_sequence_length=8)
+    assert feedback.status == "mistake" and "'the', not 'The'" in feedback.message and "'my'" not in feedback.message
+
+
+def test_one_hot_in_another_sensible_form():
+    ids = [3, 0, 2]
+    as_list = [[0.0, 0, 0, 1, 0], [1, 0, 0, 0, 0], [0, 0, 1, 0, 0]]
+    assert exercises.check_one_hot(as_list, ids=ids, vocab_size=5).correct
+    assert exercises.check_one_hot(torch.eye(3), ids=[0, 1, 2], vocab_size=3).correct  # square is not "transposed"
+    # F.one_hot gives int64: the feedback says why the dtype matters here (W_E is float).
+    feedback = exercises.check_one_hot(torch.nn.functional.one_hot(torch.tensor(ids), 5), ids=ids, vocab_size=5)
+    assert feedback.status == "mistake" and "float" in feedback.message
+
+
+@pytest.mark.parametrize("answer, words", [
+    (10, "equal ids give equal rows"), (4, "One short"), (7, "You said 7"), ("five", "whole number")])
+def test_distinct_rows(answer, words):
+    matrix = torch.randn(5, 3, generator=torch.Generator().manual_seed(0))[[0, 1, 2, 3, 4, 4, 4, 4, 4, 4]]
+    assert exercises.check_distinct_rows(5, matrix=matrix).correct
+    assert words in exercises.check_distinct_rows(answer, matrix=matrix).message
+
+
+def test_score_entry_names_the_words_of_the_entry_given():
+    scores = torch.arange(16.0).reshape(4, 4)
+    words = ["my", "name", "is", "john"]
+    check_entry = lambda answer: exercises.check_score_entry(answer, scores=scores, tokens=words, query="john", key="my")
+    assert check_entry(scores[3, 0]).correct
+    assert "how much my attends to john" in check_entry(scores[0, 3]).message
+    assert "how much is attends to name" in check_entry(scores[2, 1]).message
+    assert "not an entry" in check_entry(99.5).message
+
+
+@pytest.mark.parametrize("answer, words", [
+    (10000 ** (4 / 6), "denominator"), (360 * 10000 ** (4 / 6), "degrees"), (1 / 10000 ** (4 / 6), "angular frequency"),
+    (2 * math.pi / 10000 ** (4 / 6), "wrong way")])
+def test_wavelength_mistakes(answer, words):
+    assert exercises.check_wavelength(2 * math.pi * 10000 ** (4 / 6), column=4, d_model=6).correct
+    feedback = exercises.check_wavelength(answer, column=4, d_model=6)
+    assert feedback.status == "mistake" and words in feedback.message
+
+
+def test_wavelength_of_a_cosine_column_and_another_base():
+    own_index = exercises.check_wavelength(2 * math.pi * 100 ** (5 / 8), column=5, d_model=8, base=100.0)
+    assert own_index.status == "mistake" and "cosine column" in own_index.message
+    default_base = exercises.check_wavelength(2 * math.pi * 10000 ** (4 / 8), column=5, d_model=8, base=100.0)
+    assert default_base.status == "mistake" and "base 10000" in default_base.message
+
+
+def test_shift_matrix_moves_pe_and_names_the_wrong_direction():
+    PE = sinusoidal_encoding(max_sequence_length=20, d_model=6, dtype=torch.float64)
+    w = 1 / 10000 ** (torch.arange(0, 6, 2, dtype=torch.float64) / 6)
+
+    def blocks(k, degrees=False):
+        M = torch.zeros(6, 6, dtype=torch.float64)
+        for pair in range(3):
+            angle = w[pair] * k
+            angle = torch.deg2rad(angle) if degrees else angle
+            c, s = torch.cos(angle), torch.sin(angle)
+            M[2 * pair : 2 * pair + 2, 2 * pair : 2 * pair + 2] = torch.tensor([[c, s], [-s, c]])
+        return M
+
+    assert torch.allclose(blocks(-2) @ PE[9], PE[7])  # the convention the checker holds the learner to
+    assert exercises.check_shift_matrix(blocks(-2), k=-2, d_model=6).correct
+    assert "k = 2" in exercises.check_shift_matrix(blocks(2), k=-2, d_model=6).message
+    assert "transpose" in exercises.check_shift_matrix(blocks(-2).T, k=-2, d_model=6).message
+    assert "degrees" in exercises.check_shift_matrix(blocks(-2, degrees=True), k=-2, d_model=6).message
+    assert "identity" in exercises.check_shift_matrix(torch.eye(6), k=-2, d_model=6).message
+
+
+def test_permuted_weights():
+    weights = torch.softmax(torch.randn(4, 4, generator=torch.Generator().manual_seed(0)), dim=-1)
+    order = [1, 2, 3, 0]
+    index = torch.tensor(order)
+    inverse = torch.argsort(index)
+    check_weights = lambda answer: exercises.check_permuted_weights(answer, weights=weights, order=order)
+    assert check_weights(weights[index][:, index]).correct
+    assert "Only the rows" in check_weights(weights[index]).message
+    assert "Only the columns" in check_weights(weights[:, index]).message
+    assert "inverse permutation" in check_weights(weights[inverse][:, inverse]).message
+    assert "Unchanged" in check_weights(weights).message
+
+
+def test_error_position_against_a_plain_search():
+    d_model = 64
+    denominators = [10000.0 ** (2 * i / d_model) for i in range(d_model // 2)]
+    first = next(pos for pos in range(1, 200_000) if max(
+        abs(float(torch.tensor(pos, dtype=torch.float32) / torch.tensor(d, dtype=torch.float32)) - pos / d)
+        for d in denominators) > 1e-3)
+    assert exercises.check_error_position(first, d_model=d_model).correct
+    assert "Too early" in exercises.check_error_position(first // 2, d_model=d_model).message
+    assert "Too late" in exercises.check_error_position(first * 2, d_model=d_model).message
+
+
+@pytest.mark.parametrize("answer, actual, status", [
+    (True, True, "correct"), (False, True, "wrong"), ((10, 10), (10, 10), "correct"), ((4, 10), (10, 4), "mistake"),
+    (torch.Size([10, 4]), (10, 4), "correct"), (3, 3, "correct"), (3.1, 3.0, "wrong"), ("yes", True, "wrong"),
+    (None, True, "not attempted")])
+def test_prediction(answer, actual, status):
+    feedback = exercises.check_prediction(answer, actual=actual, question="q", explanation="Because.")
+    assert feedback.status == status
+    if status in ("correct", "wrong", "mistake") and not isinstance(answer, str):
+        assert "Because." in feedback.message
+
+
+def test_progress_keeps_the_latest_verdict_per_exercise():
+    exercises.reset_progress()
+    exercises.check_padding(None, sentence="a b", max_sequence_length=3)
+    exercises.check_one_hot(torch.eye(2), ids=[0, 1], vocab_size=2)
+    assert exercises.progress().count("not attempted") == 1 and exercises.progress().count("done") == 1
+    exercises.check_padding(["a", "c", "<PAD>"], sentence="a b", max_sequence_length=3)
+    exercises.check_padding(["a", "b", "<PAD>"], sentence="a b", max_sequence_length=3)
+    progress = exercises.progress()
+    assert [status for _, status in progress.entries] == ["done", "done"]
+    assert str(progress).startswith("Your progress: 2 exercises, 2 done, 0 wrong, 0 not attempted")
+    # Another sentence is another exercise.
+    exercises.check_padding(["x"], sentence="a b", max_sequence_length=4)
+    assert exercises.progress().count("wrong") == 1
+    exercises.reset_progress()
+    assert "no exercise checked yet" in str(exercises.progress())

@@ -155,3 +155,44 @@ def test_first_code_cell_installs_posenc_where_it_is_missing(path):
 
     first = next(c for c in cells(path) if c["cell_type"] == "code")
     assert source(first) == install_cell.source()
+
+
+WITH_EXERCISES = [p for p in NOTEBOOKS if p.name[:2] != "00"]
+KINDS = ("predict, then run", "transfer", "find the bug")
+
+
+def exercise_headings(path):
+    return [source(c).splitlines()[0] for c in cells(path)
+            if c["cell_type"] == "markdown" and source(c).startswith("### Exercise")]
+
+
+@pytest.mark.parametrize("path", WITH_EXERCISES, ids=[p.name for p in WITH_EXERCISES])
+def test_every_notebook_has_checked_exercises_of_a_named_kind_and_ends_with_progress(path):
+    all_cells = cells(path)
+    placeholders = [c for c in all_cells if "exercise" in c["metadata"].get("tags", [])]
+    solutions = [c for c in all_cells if "solution" in c["metadata"].get("tags", [])]
+    headings = exercise_headings(path)
+    assert len(placeholders) >= 2 and len(placeholders) == len(solutions) == len(headings)
+    for heading in headings:
+        assert re.match(r"### Exercise \d+ \((predict, then run|transfer|find the bug)\): \S", heading), heading
+    last = [c for c in all_cells if c["cell_type"] == "code"][-1]
+    assert source(last) == "exercises.progress()"
+    summary = next(outputs_text(last))
+    n = len(placeholders)
+    assert summary.startswith(f"Your progress: {n} exercises, {n} done, 0 wrong, 0 not attempted"), summary
+
+
+def test_the_suite_has_each_kind_of_exercise():
+    headings = [h for p in WITH_EXERCISES for h in exercise_headings(p)]
+    for kind in KINDS:
+        assert sum(f"({kind})" in h for h in headings) >= 3, kind
+
+
+@pytest.mark.parametrize("path", WITH_EXERCISES, ids=[p.name for p in WITH_EXERCISES])
+def test_a_predict_exercise_is_answered_before_the_cell_that_reveals_it(path):
+    # The placeholder comes before the first code cell that is neither the solution nor the checker.
+    all_cells = cells(path)
+    for k, cell in enumerate(all_cells):
+        if cell["cell_type"] == "markdown" and source(cell).startswith("### Exercise") and "(predict, then run)" in source(cell):
+            following = [c for c in all_cells[k + 1:] if c["cell_type"] == "code"]
+            assert "exercise" in following[0]["metadata"].get("tags", []), source(cell)[:80]

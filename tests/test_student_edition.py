@@ -46,8 +46,13 @@ def test_solutions_are_removed_and_checkers_report_not_attempted():
     for path in with_exercises(edition):
         notebook = json.loads(path.read_text())
         assert not [c for c in notebook["cells"] if "solution" in c["metadata"].get("tags", [])]
-        feedback = [text for text in outputs(path) if "attempted" in text or "Correct" in text]
+        texts = list(outputs(path))
+        feedback = [text for text in texts if ("attempted" in text or "Correct" in text) and not text.startswith("Your progress")]
         assert feedback and all(text.startswith(("…", "Not attempted")) for text in feedback), (path.name, feedback)
+        # The progress summary at the end lists every exercise as not attempted.
+        summary = texts[-1]
+        assert summary.startswith("Your progress") and ", 0 done, 0 wrong, " in summary, (path.name, summary)
+        assert summary.splitlines()[0].endswith(f"{len(feedback)} not attempted"), (path.name, summary)
 
 
 @pytest.mark.background("student_edition")
