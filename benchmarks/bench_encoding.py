@@ -32,6 +32,8 @@ from pathlib import Path
 
 import torch
 
+from posenc.plots import benchmark_figure, save_png
+
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = [(10, 6), (512, 512), (2048, 768), (8192, 1024), (32768, 1024), (131072, 1024)]
 MEMORY_SIZE = (131072, 1024)
@@ -148,33 +150,6 @@ def measure_extra_memory(name: str, length: int, d_model: int) -> int:
     return int(result.stdout.strip())
 
 
-# Report ---------------------------------------------------------------------------
-
-
-def plot(results: list[dict], path: Path) -> None:
-    from matplotlib.figure import Figure
-
-    from posenc.plots import OKABE_ITO, save_png
-
-    fig = Figure(figsize=(11, 4.2), layout="constrained")
-    time_ax, error_ax = fig.subplots(1, 2)
-    entries = [r["length"] * r["d_model"] for r in results]
-    for colour, name in zip(OKABE_ITO, IMPLEMENTATIONS):
-        style = dict(color=colour, marker="o", label=name, linestyle="--" if name == "floor" else "-")
-        time_ax.loglog(entries, [r["median_seconds"][name] * 1e3 for r in results], **style)
-        if name != "floor":
-            error_ax.loglog(entries, [max(r["max_abs_error"][name], 1e-9) for r in results], **style)
-    time_ax.set(xlabel="table entries (max_sequence_length x d_model)", ylabel="median time (ms)",
-                title="time to build the table (lower is better)")
-    error_ax.axhline(2e-7, color="#555555", linewidth=1, linestyle=":")
-    error_ax.text(entries[0], 2.6e-7, "target 2e-7", fontsize=8, color="#555555")
-    error_ax.set(xlabel="table entries (max_sequence_length x d_model)", ylabel="max abs error vs float64",
-                 title="precision (lower is better)")
-    time_ax.legend(fontsize=8)
-    fig.suptitle(f"sinusoidal encoding builders, float32, {torch.get_num_threads()} threads, CPU", fontsize=11)
-    save_png(fig, path)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
@@ -221,7 +196,7 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    plot(results, args.plot)
+    save_png(benchmark_figure(report), args.plot)
     print(f"wrote {args.out} and {args.plot}")
 
 

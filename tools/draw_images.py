@@ -5,10 +5,13 @@ The PNGs carry no date or software stamp, so running this twice changes nothing.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 from posenc import plots
+
+ROOT = Path(__file__).resolve().parent.parent
 
 FIGURES = {
     # The pipeline with the running example's sizes (posenc.tokens.EXAMPLE_*), whole and with each notebook's steps.
@@ -23,6 +26,9 @@ FIGURES = {
     "stack_flatten.png": lambda: plots.interleave_diagram(d_model=6, rows=3),
     "stack_flatten_odd.png": lambda: plots.interleave_diagram(d_model=7, rows=3),
     "sine_cosine_curves.png": lambda: plots.sine_cosine_curves(d_model=128, columns=(0, 1, 10, 11, 40, 41), max_sequence_length=64),
+    # From the committed measurements (`make bench` measures anew and redraws it).
+    "benchmark_encoding.png": lambda: plots.benchmark_figure(
+        json.loads((ROOT / "benchmarks" / "results" / "encoding.json").read_text())),
 }
 
 

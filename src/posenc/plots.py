@@ -54,6 +54,8 @@ __all__ = [
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442", "#000000")
 SINE_COLOUR, COSINE_COLOUR = "#E69F00", "#0072B2"
 DIVERGING = "RdBu_r"
+# For data that is never negative (a similarity of non-negative numbers): light to dark, no false midpoint at 0.
+SEQUENTIAL = "viridis"
 DPI = 100
 
 
@@ -98,11 +100,12 @@ def _check_matrix_options(rows: int, columns: int, *, cmap: object, symmetric: o
 def _write_values(ax, values: torch.Tensor, vmin: float, vmax: float, *, symmetric: bool, fontsize: float) -> None:
     """Each value in its cell: white on the dark ends of the colour map, black elsewhere."""
     limit = max(abs(vmin), abs(vmax)) or 1.0
+    whole = bool((values == values.round()).all())  # one-hot rows, counts: "1", not "1.00"
     for r in range(values.shape[0]):
         for c in range(values.shape[1]):
             value = float(values[r, c])
             strength = abs(value) / limit if symmetric else (value - vmin) / ((vmax - vmin) or 1.0)
-            ax.text(c, r, _cell_text(value), ha="center", va="center", fontsize=fontsize,
+            ax.text(c, r, f"{value:.0f}" if whole else _cell_text(value), ha="center", va="center", fontsize=fontsize,
                     color="white" if strength > 0.6 else "black")
 
 
@@ -426,8 +429,11 @@ def interleave_diagram(*, d_model: int = 6, rows: int = 3) -> Figure:
 
 def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", ylabel: str = "row",
                   row_labels: Sequence[str] | None = None, column_labels: Sequence[str] | None = None,
-                  cmap: str = DIVERGING, symmetric: bool = True) -> Figure:
-    """Any small matrix (one-hot rows, X, scores) as an annotated image, at most 100 x 100 (one tick per row and column)."""
+                  cmap: str = DIVERGING, symmetric: bool = True, colorbar_label: str = "value") -> Figure:
+    """Any small matrix (one-hot rows, X, scores) as an annotated image, at most 100 x 100 (one tick per row and column).
+
+    A matrix of whole numbers (one-hot rows) gets a colour bar with whole-number ticks.
+    """
     values = _picture_matrix("matrix", matrix)
     rows, columns = values.shape
     if max(rows, columns) > MAX_LABELLED_SIDE:
@@ -435,13 +441,16 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
                          f"got shape {tuple(values.shape)}; draw a large table with encoding_heatmap")
     row_labels, column_labels = _check_matrix_options(rows, columns, cmap=cmap, symmetric=symmetric,
                                                       row_labels=row_labels, column_labels=column_labels,
-                                                      title=title, xlabel=xlabel, ylabel=ylabel)
+                                                      title=title, xlabel=xlabel, ylabel=ylabel,
+                                                      colorbar_label=colorbar_label)
     limit = float(values.abs().max()) or 1.0
     fig = _figure(min(11, 2.5 + 0.6 * columns), min(7, 1.3 + 0.42 * rows))
     ax = fig.add_subplot()
     vmin, vmax = (-limit, limit) if symmetric else (float(values.min()), float(values.max()))
     image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
-    fig.colorbar(image, ax=ax, shrink=0.9)
+    bar = fig.colorbar(image, ax=ax, shrink=0.9, label=colorbar_label)
+    if bool((values == values.round()).all()) and vmax - vmin <= 10:
+        bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
     if rows * columns <= 200:
         _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7.5)
     ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
@@ -619,11 +628,11 @@ def explorer_similarity(table: torch.Tensor) -> Figure:
     similarity = table @ table.T
     image = left.imshow(similarity.numpy(), cmap=DIVERGING, aspect="equal", interpolation="nearest")
     image.set_gid("matrix")
-    left.axhline(0, color="black", linewidth=1).set_gid("row")
+    left.axhline(0, color="white", linewidth=1.2).set_gid("row")
     left.set_xlabel("position q")
     left.set_ylabel("position p")
     left.set_title("PE[p] . PE[q]", fontsize=10)
-    fig.colorbar(image, ax=left, shrink=0.85)
+    fig.colorbar(image, ax=left, shrink=0.85, label="PE[p] . PE[q]")
     right.plot([], [], "o-", color=OKABE_ITO[3], markersize=2.5, linewidth=1)[0].set_gid("profile")
     right.axvline(0, color="#555555", linewidth=1, linestyle="--")
     right.set_xlabel("offset q - p")
@@ -685,7 +694,7 @@ def explorer_learned(before: torch.Tensor, after: torch.Tensor) -> Figure:
         ax.set_xlabel("dimension")
         ax.set_ylabel("position")
         ax.set_title(f"the table {name}", fontsize=10)
-        fig.colorbar(image, ax=ax, shrink=0.85)
+        fig.colorbar(image, ax=ax, shrink=0.85, label="value")
     right = axes[2]
     for k, name in enumerate(tables):
         right.plot([], [], linewidth=1.6, markersize=4, label=name, **_style(3 * k))[0].set_gid(f"{name}_similarity")
@@ -705,15 +714,21 @@ def update_similarity(fig: Figure, table: torch.Tensor, position: int) -> None:
     limit = float(similarity.abs().max()) or 1.0
     image = artist(fig, "matrix")
     image.set_data(similarity.numpy())
-    image.set_clim(-limit, limit)
+    # Never negative (the usual case): a sequential map from 0. Negative values too (a small base): diverging around 0.
+    non_negative = float(similarity.min()) >= 0
+    image.set_cmap(SEQUENTIAL if non_negative else DIVERGING)
+    image.set_clim(0 if non_negative else -limit, limit)
+    artist(fig, "row").set_color("white" if non_negative else "black")
     image.set_extent((-0.5, length - 0.5, length - 0.5, -0.5))
     image.axes.set_xlim(-0.5, length - 0.5)
     image.axes.set_ylim(length - 0.5, -0.5)
     artist(fig, "row").set_ydata([position, position])
     profile = artist(fig, "profile")
-    profile.set_data((torch.arange(length) - position).numpy(), similarity[position].numpy())
-    profile.axes.set_xlim(-length, length)
-    profile.axes.set_ylim(-limit * 1.05, limit * 1.05)
+    offsets = torch.arange(length) - position
+    profile.set_data(offsets.numpy(), similarity[position].numpy())
+    # Fitted to the offsets this row has (from -position to length - 1 - position), not to every possible one.
+    profile.axes.set_xlim(float(offsets[0]) - 0.5, float(offsets[-1]) + 0.5)
+    profile.axes.set_ylim((-0.05 if non_negative else -1.05) * limit, limit * 1.05)
     artist(fig, "profile_title").set_text(f"row p = {position}: highest at q = p, falling off with |q - p|")
 
 
@@ -857,6 +872,42 @@ def accuracy_by_length(accuracies: dict[str, dict[int, float | None]], *, traine
     return fig
 
 
+def benchmark_figure(results: dict) -> Figure:
+    """Time and precision of the encoding builders against table size, from `benchmarks/results/encoding.json`.
+
+    Each series has its own colour, marker and line style, and hollow markers of
+    decreasing size: where two builders take the same time (stack + flatten and slice
+    assignment often do), both markers stay visible, one inside the other.
+    """
+    if not isinstance(results, dict) or not isinstance(results.get("sizes"), list) or not results["sizes"]:
+        raise TypeError(f"results must be the benchmark's report (a dict with a non-empty 'sizes' list), got {_short(results)}")
+    rows = results["sizes"]
+    try:
+        entries = [int(r["length"]) * int(r["d_model"]) for r in rows]
+        names = list(rows[0]["median_seconds"])
+        times = {n: [float(r["median_seconds"][n]) * 1e3 for r in rows] for n in names}
+        errors = {n: [max(float(r["max_abs_error"][n]), 1e-9) for r in rows] for n in names if n in rows[0]["max_abs_error"]}
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"results must hold length, d_model, median_seconds and max_abs_error for every size: {error}") from None
+    threads = results.get("machine", {}).get("threads", "?") if isinstance(results.get("machine"), dict) else "?"
+    fig = _figure(11, 4.4)
+    time_ax, error_ax = fig.subplots(1, 2)
+    for k, name in enumerate(names):
+        style = {**_style(k), "markersize": 11 - 1.5 * k, "fillstyle": "none", "markeredgewidth": 1.4, "linewidth": 1.4}
+        time_ax.loglog(entries, times[name], label=name + (" (allocate + fill)" if name == "floor" else ""), **style)
+        if name in errors:
+            error_ax.loglog(entries, errors[name], label=name, **style)
+    time_ax.set(xlabel="table entries (max_sequence_length x d_model)", ylabel="median time (ms)")
+    time_ax.set_title("time to build the table (lower is better)", fontsize=10)
+    error_ax.axhline(2e-7, color="#555555", linewidth=1, linestyle=":")
+    error_ax.text(entries[0], 2.6e-7, "target 2e-7", fontsize=8, color="#555555")
+    error_ax.set(xlabel="table entries (max_sequence_length x d_model)", ylabel="max abs error vs float64")
+    error_ax.set_title("precision (lower is better)", fontsize=10)
+    time_ax.legend(fontsize=8)
+    fig.suptitle(f"sinusoidal encoding builders, float32, {threads} threads, CPU", fontsize=11)
+    return fig
+
+
 def _positive_numbers(name: str, values: object, *, zero: bool = False) -> list[float]:
     """A non-empty list of finite real numbers > 0 (>= 0 with zero=True), for a log axis."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
@@ -881,6 +932,12 @@ def pipeline_panels(padded_tokens: Sequence[str], one_hot_rows: torch.Tensor, X:
         image.set_gid(name)
         ax.set_title("", fontsize=10).set_gid(name + "_title")
         ax.set_xlabel("column")
+        bar = fig.colorbar(image, ax=ax, shrink=0.8, location="bottom", pad=0.02, aspect=15,
+                           label="0 or 1" if name == "one_hot" else "value (X, PE, X + PE: one scale)")
+        bar.ax.tick_params(labelsize=7)
+        bar.ax.xaxis.label.set_fontsize(8)
+        if name == "one_hot":
+            bar.set_ticks([0, 1])
     axes[0].set_ylabel("token")
     if vocabulary_tokens is not None:
         axes[0].set_xticks(range(len(vocabulary_tokens)), vocabulary_tokens, rotation=90, fontsize=8)
@@ -891,10 +948,13 @@ def pipeline_panels(padded_tokens: Sequence[str], one_hot_rows: torch.Tensor, X:
 
 def update_pipeline_panels(fig: Figure, padded_tokens: Sequence[str], one_hot_rows: torch.Tensor, X: torch.Tensor,
                            PE: torch.Tensor) -> None:
-    """Put new matrices into a figure made by `pipeline_panels` (sizes may change)."""
-    x_limit = float(max(X.abs().max(), (X + PE).abs().max(), 1.0))
+    """Put new matrices into a figure made by `pipeline_panels` (sizes may change).
+
+    X, PE and X + PE share one colour scale, so equal colours mean equal numbers across the three panels.
+    """
+    x_limit = float(max(X.abs().max(), PE.abs().max(), (X + PE).abs().max(), 1.0))
     panels = [("one_hot", one_hot_rows, (0, 1), "one-hot"), ("X", X, (-x_limit, x_limit), "X = one_hot @ W_E"),
-              ("PE", PE, (-1, 1), "PE"), ("X_plus_PE", X + PE, (-x_limit, x_limit), "X + PE")]
+              ("PE", PE, (-x_limit, x_limit), "PE"), ("X_plus_PE", X + PE, (-x_limit, x_limit), "X + PE")]
     for name, matrix, limits, label in panels:
         rows, columns = matrix.shape
         image = artist(fig, name)
