@@ -45,13 +45,18 @@ def test_explorers_respond_to_the_keyboard_and_show_errors(browser_and_lab):
         # The encoding explorer (output 0): move `dimension` and `d_model` with the arrow keys.
         for label in ("dimension", "d_model"):
             control = lab_browser.slider(page, 0, label)
+            # Run All leaves the view at the end of the notebook, and JupyterLab does not render cells out of view.
+            control.scroll_into_view_if_needed()
             readout = control.locator(".widget-readout")
-            before_value, before_picture = readout.inner_text(), lab_browser.explorer_image_digest(page, 0)
+            # textContent: innerText is empty for a cell JupyterLab has not painted yet (content-visibility).
+            before_value, before_picture = readout.text_content().strip(), lab_browser.explorer_image_digest(page, 0)
             control.locator(".noUi-handle").focus()
             page.keyboard.press("ArrowRight")
+            # The readout is re-rendered on a change and is empty for a moment: wait for the new number.
             page.wait_for_function(
-                "([node, old]) => node.textContent.trim() !== old", arg=[readout.element_handle(), before_value.strip()])
-            assert int(readout.inner_text()) == int(before_value) + 1
+                "([node, old]) => { const now = node.textContent.trim(); return now !== old && now !== ''; }",
+                arg=[readout.element_handle(), before_value.strip()])
+            assert int(readout.text_content()) == int(before_value) + 1
             lab_browser.wait_for_new_picture(page, 0, before_picture)
         page.screenshot(path=ARTIFACTS / "explorer_after_keys.png", full_page=True)
 
