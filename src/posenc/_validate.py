@@ -144,3 +144,12 @@ def check_table_fits(shape: tuple[int, ...], dtype: torch.dtype | int, *, name: 
             f"more than this machine's {available} bytes of memory; use a smaller {arguments}"
         )
     return size
+
+
+def check_rows_to_add(x: object, *, d_model: int, offset: object) -> tuple[int, int]:
+    """For a module that adds one row per position to x: x checked ((seq, d_model) or (batch, seq, d_model),
+    floating point) and `offset` checked; returns (offset, number of positions in x)."""
+    check_floating_tensor("x", x, ndim=(2, 3))
+    if x.shape[-1] != d_model:
+        raise ValueError(f"x must have d_model={d_model} features in its last dimension, got shape {tuple(x.shape)}")
+    return check_size("offset", offset, minimum=0), x.shape[-2]

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import check_base, check_device, check_float_dtype, check_floating_tensor, check_size, check_table_fits
+from ._validate import check_base, check_device, check_float_dtype, check_floating_tensor, check_rows_to_add, check_size, check_table_fits
 
 __all__ = [
     "even_indices",
@@ -379,11 +379,7 @@ class PositionalEncoding(nn.Module):
         `offset` is the position of x's first row, e.g. when tokens arrive one at
         a time during generation. The result has x's dtype.
         """
-        check_floating_tensor("x", x, ndim=(2, 3))
-        if x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have d_model={self.d_model} features in its last dimension, got shape {tuple(x.shape)}")
-        offset = check_size("offset", offset, minimum=0)
-        length = x.shape[-2]
+        offset, length = check_rows_to_add(x, d_model=self.d_model, offset=offset)
         if offset + length > self.max_sequence_length:
             raise ValueError(
                 f"positions {offset} to {offset + length - 1} are beyond the table's max_sequence_length="

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ._validate import check_base, check_float_dtype, check_floating_tensor, check_flag, check_size, check_str, check_table_fits
+from ._validate import check_base, check_float_dtype, check_floating_tensor, check_flag, check_rows_to_add, check_size, check_str, check_table_fits
 from .attention import ProjectionWeights
 from .encoding import DEFAULT_BASE, sinusoidal_encoding
 
@@ -66,11 +66,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, x: torch.Tensor, *, offset: int = 0) -> torch.Tensor:
         """`x + table[offset : offset + seq]` for x of shape (seq, d_model) or (batch, seq, d_model)."""
-        check_floating_tensor("x", x, ndim=(2, 3))
-        if x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have d_model={self.d_model} features in its last dimension, got shape {tuple(x.shape)}")
-        offset = check_size("offset", offset, minimum=0)
-        length = x.shape[-2]
+        offset, length = check_rows_to_add(x, d_model=self.d_model, offset=offset)
         if offset + length > self.max_sequence_length:
             raise ValueError(
                 f"positions {offset} to {offset + length - 1} have no row: a learned table has rows only for positions "
