@@ -22,9 +22,10 @@ mask applied after the softmax, 0 instead of -inf, hidden rows instead of column
 and the softmax over the wrong axis. The rotary checker: the rotation turned the wrong
 way, the half-split layout instead of interleaved pairs, positions from 1, exponent `i`
 instead of `2i`, and no rotation at all. The ALiBi checker: slopes from 2^0, the
-exponent's sign, the order reversed, and the rule for another head count. The encoding,
-denominator, wavelength and shift checkers also recognise the angle multiplied by the
-denominator instead of divided, the wrong base, and degrees taken for radians.
+exponent's sign, the order reversed, and the rule for another head count. The encoding
+checker also recognises the angle multiplied by the denominator instead of divided, the
+wrong base, and degrees taken for radians; the denominator and wavelength checkers the
+wrong base; the wavelength and shift checkers degrees.
 """
 
 from __future__ import annotations
