@@ -32,8 +32,6 @@ from pathlib import Path
 
 import torch
 
-from posenc.plots import benchmark_figure, save_png
-
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = [(10, 6), (512, 512), (2048, 768), (8192, 1024), (32768, 1024), (131072, 1024)]
 MEMORY_SIZE = (131072, 1024)
@@ -196,6 +194,9 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
+    # Imported here: the memory probe imports this module in a process of its own, which needs no matplotlib.
+    from posenc.plots import benchmark_figure, save_png
+
     save_png(benchmark_figure(report), args.plot)
     print(f"wrote {args.out} and {args.plot}")
 
