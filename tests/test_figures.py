@@ -102,14 +102,15 @@ def check_figure(fig):
     canvas.draw()
     renderer = canvas.get_renderer()
     problems = []
-    for ax in _data_axes(fig):
+    data_axes = _data_axes(fig)
+    for ax in data_axes:
         if not (ax.get_title() or ax.get_xlabel() or ax.get_ylabel()):
             problems.append(f"an axes without a title or a label: {ax}")
     images = [image for ax in fig.axes for image in ax.images if isinstance(image, AxesImage)]
     labelled = [image for image in images if image.colorbar is not None
                 and (image.colorbar.ax.get_ylabel() or image.colorbar.ax.get_xlabel())]
     for image in images:
-        if image.axes not in _data_axes(fig):
+        if image.axes not in data_axes:
             continue
         shares = any(other.get_cmap().name == image.get_cmap().name and other.get_clim() == image.get_clim()
                      for other in labelled)

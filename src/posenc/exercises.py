@@ -317,8 +317,8 @@ def check_parameter_count(answer: int | None, *, vocab_size: int, d_model: int) 
     return Feedback(WRONG, f"Got {answer:,}; W_E has shape ({vocab_size}, {d_model}): how many numbers is that?")
 
 
-def _as_count(answer: object) -> int | None:
-    """A whole number from an int, a whole float, or a one-element tensor or array holding one; else None."""
+def _single_real(answer: object) -> numbers.Real | None:
+    """The one real number an int, a float, or a one-element tensor or array holds; else None (bool is no number here)."""
     if isinstance(answer, torch.Tensor):
         if answer.is_meta or answer.is_complex() or answer.numel() != 1:
             return None
@@ -329,9 +329,23 @@ def _as_count(answer: object) -> int | None:
         answer = answer.item()
     if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
         return None
-    if isinstance(answer, numbers.Integral):
-        return int(answer)
-    return int(answer) if math.isfinite(answer) and float(answer).is_integer() else None
+    return answer
+
+
+def _as_count(answer: object) -> int | None:
+    """A whole number from an int, a whole float, or a one-element tensor or array holding one; else None."""
+    number = _single_real(answer)
+    if number is None:
+        return None
+    if isinstance(number, numbers.Integral):
+        return int(number)
+    return int(number) if math.isfinite(number) and float(number).is_integer() else None
+
+
+def _as_number(answer: object) -> float | None:
+    """A real number from an int, a float, or a one-element tensor or array; else None."""
+    number = _single_real(answer)
+    return None if number is None else float(number)
 
 
 # The encoding ------------------------------------------------------------------------
@@ -678,20 +692,6 @@ def check_length_prediction(answer: object, *, accuracies: dict, length: int, th
 
 
 # Predict, then run; transfer ----------------------------------------------------------
-
-
-def _as_number(answer: object) -> float | None:
-    """A real number from an int, a float, or a one-element tensor or array; else None (bool is not a number here)."""
-    if isinstance(answer, (torch.Tensor, np.ndarray)):
-        if (isinstance(answer, torch.Tensor) and (answer.is_meta or answer.is_complex())) or answer.size == 0 \
-                or math.prod(answer.shape) != 1 or answer.dtype in (torch.bool, np.bool_):
-            return None
-        if isinstance(answer, np.ndarray) and answer.dtype.kind not in "iuf":
-            return None
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        return None
-    return float(answer)
 
 
 @_exercise("distinct rows")

@@ -50,7 +50,21 @@ NO_FRONT_END_HINT = (
 VIEWS = ("heatmap", "curves", "wavelengths", "similarity")
 # The largest sizes an explorer starts with: a picture a few hundred pixels wide cannot show more rows or columns.
 MAX_SIZE = 512
-BASE_RANGE = (10**0.3, 10**6)  # the base slider's ends
+BASE_EXPONENTS = (0.3, 6)  # the base slider's ends, as powers of 10
+BASE_RANGE = (10 ** BASE_EXPONENTS[0], 10 ** BASE_EXPONENTS[1])
+
+
+def _check_slider_base(value: object) -> float:
+    """A base the explorers' base slider can show (the slider would move any other value to an end without a word)."""
+    base = check_base(value)
+    if not BASE_RANGE[0] <= base <= BASE_RANGE[1]:
+        raise ValueError(f"base must lie in the slider's range [{BASE_RANGE[0]:.4g}, {BASE_RANGE[1]:.4g}], got {base!r}")
+    return base
+
+
+def _base_slider(base: float, style: dict) -> widgets.FloatLogSlider:
+    return widgets.FloatLogSlider(value=base, base=10, min=BASE_EXPONENTS[0], max=BASE_EXPONENTS[1], step=0.05,
+                                  description="base", style=style, readout_format=".4g")
 
 
 def _check_debounce(value: object) -> float:
@@ -196,9 +210,7 @@ class EncodingExplorer(_Explorer):
                  position: int = 10, dimension: int = 0, view: str = "heatmap", debounce: float = 0.05) -> None:
         d_model = check_size("d_model", d_model, maximum=MAX_SIZE)
         max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=MAX_SIZE)
-        base = check_base(base)
-        if not BASE_RANGE[0] <= base <= BASE_RANGE[1]:
-            raise ValueError(f"base must lie in the slider's range [{BASE_RANGE[0]:.4g}, {BASE_RANGE[1]:.4g}], got {base!r}")
+        base = _check_slider_base(base)
         # A position or dimension past the table's end is moved to its last row or column.
         position = min(check_size("position", position, minimum=0), max_sequence_length - 1)
         dimension = min(check_size("dimension", dimension, minimum=0), d_model - 1)
@@ -209,8 +221,7 @@ class EncodingExplorer(_Explorer):
         self.d_model = widgets.IntSlider(value=d_model, min=1, max=max(256, d_model), description="d_model", style=style)
         self.max_sequence_length = widgets.IntSlider(value=max_sequence_length, min=1, max=max(256, max_sequence_length),
                                                      description="max_sequence_length", style=style)
-        self.base = widgets.FloatLogSlider(value=base, base=10, min=0.3, max=6, step=0.05, description="base", style=style,
-                                           readout_format=".4g")
+        self.base = _base_slider(base, style)
         self.position = widgets.IntSlider(value=position, min=0, max=max_sequence_length - 1,
                                           description="position", style=style)
         self.dimension = widgets.IntSlider(value=dimension, min=0, max=d_model - 1,
@@ -470,9 +481,7 @@ class SchemeExplorer(_Explorer):
                  position: int = 0, trained: experiment.Result | None = None, debounce: float = 0.05) -> None:
         if not isinstance(view, str) or view not in SCHEME_VIEWS:
             raise ValueError(f"view must be one of {SCHEME_VIEWS}, got {_short(view)}")
-        base = check_base(base)
-        if not BASE_RANGE[0] <= base <= BASE_RANGE[1]:
-            raise ValueError(f"base must lie in the slider's range [{BASE_RANGE[0]:.4g}, {BASE_RANGE[1]:.4g}], got {base!r}")
+        base = _check_slider_base(base)
         query_position = check_size("query_position", query_position, minimum=0, maximum=MAX_QUERY_POSITION)
         num_heads = check_size("num_heads", num_heads, maximum=MAX_HEADS)
         head = check_size("head", head, minimum=0, maximum=num_heads - 1)
@@ -486,8 +495,7 @@ class SchemeExplorer(_Explorer):
         super().__init__(debounce=debounce)
         style = {"description_width": "initial"}
         self.view = widgets.ToggleButtons(options=SCHEME_VIEWS, value=view, description="scheme", style=style)
-        self.base = widgets.FloatLogSlider(value=base, base=10, min=0.3, max=6, step=0.05, description="base",
-                                           style=style, readout_format=".4g")
+        self.base = _base_slider(base, style)
         self.query_position = widgets.IntSlider(value=query_position, min=0, max=MAX_QUERY_POSITION,
                                                 description="query position p", style=style)
         self.num_heads = widgets.IntSlider(value=num_heads, min=1, max=MAX_HEADS, description="num_heads", style=style)
