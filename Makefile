@@ -93,7 +93,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/widget_latency.py
 	$(BIN)/python benchmarks/browser_latency.py
 	# The precision notebook prints the committed results: re-run it on the new ones.
-	$(BIN)/python tools/run_notebooks.py notebooks/11_precision.ipynb
+	$(BIN)/python tools/run_notebooks.py notebooks/12_precision.ipynb
 
 # Resolve the loose requirements in a throwaway venv and freeze what pip chose.
 lock:

@@ -1,6 +1,6 @@
 """Key press to picture on screen, in a real JupyterLab in headless Chromium.
 
-Run with `make bench`. Opens notebooks/07_explore.ipynb (on a temporary copy),
+Run with `make bench`. Opens notebooks/08_explore.ipynb (on a temporary copy),
 runs it, and for each explorer presses an arrow key on a slider, timing in the page
 from the keydown event to the moment the new picture has been decoded and the next
 frame painted. Presses are spaced so that each one is a fresh change (not folded
@@ -61,7 +61,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         with lab_browser.running_lab(workdir) as lab, lab_browser.chromium(workdir) as browser:
-            page = lab_browser.open_notebook(browser, lab, "07_explore.ipynb")
+            page = lab_browser.open_notebook(browser, lab, "08_explore.ipynb")
             lab_browser.run_all(page)
             # The notebook leaves the encoding explorer on "wavelengths"; measure the heatmap.
             page.locator(lab_browser.WIDGET_OUTPUT).nth(0).get_by_role("button", name="heatmap").click()

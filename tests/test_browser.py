@@ -40,7 +40,7 @@ def test_run_all_shows_no_error_and_live_widgets(browser_and_lab, name):
 
 def test_explorers_respond_to_the_keyboard_and_show_errors(browser_and_lab):
     browser, lab = browser_and_lab
-    with lab_browser.opened_notebook(browser, lab, "07_explore.ipynb") as page:
+    with lab_browser.opened_notebook(browser, lab, "08_explore.ipynb") as page:
         lab_browser.run_all(page)
         # The encoding explorer (output 0): move `dimension` and `d_model` with the arrow keys.
         for label in ("dimension", "d_model"):
@@ -79,7 +79,7 @@ def _settle(page) -> None:
 
 def test_explorers_take_hostile_input_without_a_traceback(browser_and_lab):
     browser, lab = browser_and_lab
-    with lab_browser.opened_notebook(browser, lab, "07_explore.ipynb") as page:
+    with lab_browser.opened_notebook(browser, lab, "08_explore.ipynb") as page:
         lab_browser.run_all(page)
         lab_browser.kernel_run(page, lab_browser.COLLECT_KERNEL_ERRORS)
 
@@ -151,7 +151,7 @@ def _wait_for_message(page, text: str, timeout: float = 60) -> None:
 
 def test_scheme_explorer_shows_each_scheme_and_redraws_from_the_keyboard(browser_and_lab):
     browser, lab = browser_and_lab
-    with lab_browser.opened_notebook(browser, lab, "12_position_schemes.ipynb") as page:
+    with lab_browser.opened_notebook(browser, lab, "13_position_schemes.ipynb") as page:
         lab_browser.run_all(page)
         lab_browser.kernel_run(page, lab_browser.COLLECT_KERNEL_ERRORS)
         explorer = page.locator(lab_browser.WIDGET_OUTPUT).nth(0)

@@ -1,5 +1,5 @@
 """posenc.experiment: the task, the order-blind bound, the model's symmetry, seeding. (The trained results are
-checked, with margins, by notebook 13 under nbval.)"""
+checked, with margins, by notebook 14 under nbval.)"""
 
 from __future__ import annotations
 

@@ -31,8 +31,8 @@ def outputs_text(cell):
 def test_the_walkthrough_is_there():
     names = [p.stem for p in NOTEBOOKS]
     for expected in ["00_start_here", "01_padding_and_one_hot", "02_embedding", "03_pe_formula",
-                     "04_stack_and_flatten", "05_x_plus_pe_and_qkv", "06_batches_and_masks", "07_explore",
-                     "08_why_positions_matter", "09_relative_positions", "10_pitfalls", "11_precision"]:
+                     "04_stack_and_flatten", "05_x_plus_pe_and_qkv", "06_batches_and_masks", "08_explore",
+                     "09_why_positions_matter", "10_relative_positions", "11_pitfalls", "12_precision"]:
         assert expected in names
 
 
@@ -119,7 +119,7 @@ def test_displayed_widgets_have_their_state_saved(path):
     assert images and all(m.get("buffers") for m in images), "the pictures must be saved too"
 
 
-@pytest.mark.parametrize("name", ["01_padding_and_one_hot.ipynb", "07_explore.ipynb"])
+@pytest.mark.parametrize("name", ["01_padding_and_one_hot.ipynb", "08_explore.ipynb"])
 def test_make_notebooks_reproduces_the_stored_file_byte_for_byte(tmp_path, name):
     # What `make notebooks` writes must not change from run to run (widget ids, stream splits, timings).
     import shutil

@@ -81,14 +81,14 @@ def test_every_page_loads_offline(site, name):
 
 
 def test_widgets_render_at_their_saved_state(site):
-    with offline_page(site, "notebooks/07_explore.html") as page:
+    with offline_page(site, "notebooks/08_explore.html") as page:
         page.locator(".widget-slider").first.wait_for()
         labels = page.locator(".widget-slider .widget-label").all_inner_texts()
         assert {"d_model", "max_sequence_length", "base", "position", "dimension"} <= set(labels)
         pictures = page.locator(".jupyter-widgets img")
         assert pictures.count() == 2
         assert all(page.evaluate("img => img.naturalWidth > 0", img.element_handle()) for img in pictures.all())
-        page.screenshot(path=ARTIFACTS / "07_explore_widgets.png", full_page=True)
+        page.screenshot(path=ARTIFACTS / "08_explore_widgets.png", full_page=True)
 
 
 def test_mathjax_renders_the_formula_offline(site):
@@ -121,7 +121,7 @@ def _audit(page, path):
 @pytest.mark.parametrize("path", ["index.html"] + [f"notebooks/{n}.html" for n in NOTEBOOKS])
 def test_axe_finds_nothing_serious_on_a_page(site, path):
     with offline_page(site, path) as page:
-        if "07_explore" in path:  # the widgets render after load; their pictures get alt text when they do
+        if "08_explore" in path:  # the widgets render after load; their pictures get alt text when they do
             page.wait_for_selector(".widget-image[alt]")
         assert _audit(page, path) == []
 

@@ -243,7 +243,7 @@ class TestSchemeExplorer:
         after = {gid: plots.artist(explorer.figure, gid).get_ydata() for gid in ("rotary", "sinusoidal")}
         torch.testing.assert_close(torch.as_tensor(after["rotary"]), torch.as_tensor(before["rotary"]))
         assert abs(after["sinusoidal"] - before["sinusoidal"]).max() > 1.0
-        # The curves are the package's scores for notebook 12's word and weights.
+        # The curves are the package's scores for notebook 13's word and weights.
         offsets, scores = plots.artist(explorer.figure, "sinusoidal").get_data()
         word = torch.randn(64, generator=torch.Generator().manual_seed(1))
         expected = schemes.same_word_scores(word, attention.projection_weights(d_model=64, seed=0), scheme="sinusoidal",

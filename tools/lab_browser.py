@@ -1,7 +1,7 @@
 """A real JupyterLab in headless Chromium, for the browser tests and the latency benchmark.
 
     with running_lab(tmp_dir) as lab, chromium() as browser:
-        page = open_notebook(browser, lab, "07_explore.ipynb")
+        page = open_notebook(browser, lab, "08_explore.ipynb")
         run_all(page)
 
 The server runs on a temporary copy of notebooks/ and images/ (autosave writes to

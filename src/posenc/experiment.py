@@ -4,7 +4,7 @@ The task, "previous token": the model reads random tokens and must output, at ev
 position t >= 1, the token at position t - 1. It is pure order: the same tokens in
 another order have other answers.
 
-Attention without any position information is permutation-equivariant (notebook 08):
+Attention without any position information is permutation-equivariant (notebook 09):
 the output at position t can depend only on the token at t and on the multiset of all
 tokens, not on where they are. The best such a model can do is the *order-blind
 guess*: the token that occurs most often among the others (`order_blind_accuracy`).

@@ -3,7 +3,7 @@
     EncodingExplorer   d_model, max_sequence_length, base, a position and a dimension;
                        views: heatmap, curves, wavelengths, similarity
     PipelineExplorer   a sentence -> padded tokens, one-hot, X, PE, X + PE
-    SchemeExplorer     one view per scheme of notebook 12: RoPE's score against the
+    SchemeExplorer     one view per scheme of notebook 13: RoPE's score against the
                        offset, ALiBi's bias per head, a learned table before and after training
 
 How they stay fast: each view is one matplotlib figure, built once; a change
@@ -454,13 +454,13 @@ class PipelineExplorer(_Explorer):
 
 
 SCHEME_VIEWS = ("rotary", "alibi", "learned")
-# The rotary view: the word and weights of notebook 12's picture, keys up to this far from the query.
+# The rotary view: the word and weights of notebook 13's picture, keys up to this far from the query.
 ROTARY_D_MODEL, ROTARY_REACH, MAX_QUERY_POSITION = 64, 60, 1000
 MAX_HEADS, MAX_ALIBI_LENGTH = 16, 64
 
 
 class SchemeExplorer(_Explorer):
-    """One view per position scheme of notebook 12, each with its own sliders.
+    """One view per position scheme of notebook 13, each with its own sliders.
 
         rotary   one word's score with itself against the key's offset, RoPE beside the
                  added sinusoid. Move the query's position: RoPE's curve stays where it
@@ -468,7 +468,7 @@ class SchemeExplorer(_Explorer):
                  base: both change.
         alibi    ALiBi's bias for one head as a matrix, and every head's bias along the
                  last query's row; the number of heads sets the slopes.
-        learned  the tiny model of notebook 13's learned table, before and after training,
+        learned  the tiny model of notebook 14's learned table, before and after training,
                  and how alike row `position` is to every row. Pass `trained`
                  (`experiment.train("learned")`'s result), or the view trains one (about a second).
 
@@ -562,7 +562,7 @@ class SchemeExplorer(_Explorer):
         view = self.view.value
         self.controls.children = self._controls[view]
         if view == "learned" and self._trained is None:
-            self.message.value = "Training the tiny model of notebook 13 with a learned table (about a second) ..."
+            self.message.value = "Training the tiny model of notebook 14 with a learned table (about a second) ..."
         picture = self._picture()
         layout, frame, what = {"rotary": self._update_rotary, "alibi": self._update_alibi,
                                "learned": self._update_learned}[view](picture.fig)
