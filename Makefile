@@ -1,5 +1,5 @@
 # posenc: two commands on a fresh machine.
-#   make lab    set up .venv from requirements.lock and open JupyterLab on the suite
+#   make lab    set up .venv from requirements.lock and open JupyterLab on your own copy of the notebooks
 #   make test   set up the same way and run every test, the notebooks (nbval) included
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
@@ -10,17 +10,27 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Extra flags for `make lab`; the tests pass --no-browser, a port and a token here.
+# Extra flags for `make lab` and `make teach`; the tests pass --no-browser, a port and a token here.
 LAB_EXTRA ?=
+# The learner's own copy of the notebooks that `make lab` opens (tools/student_edition.py --lab).
+LEARNER ?= learner
 # Jupyter refuses to run as root unless told; containers and CI often are root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
+# pip installs without compiling to bytecode (it would compile all of torch on one core, much of which
+# nothing imports); Python compiles a module the first time a process imports it and keeps the .pyc
+# for the next. Where PYTHONDONTWRITEBYTECODE is set, as on this project's machines, nothing would be
+# kept and every process (each kernel, each test worker) would compile torch again: make's commands
+# run without it.
+unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: lab test browser notebooks student images site slides lock bench clean help
+.PHONY: lab teach check test setup browser notebooks student images site slides lock bench clean help
 help:
-	@echo "make lab        open JupyterLab on the suite (sets up .venv first)"
+	@echo "make lab        open JupyterLab on your own copy of the notebooks, solutions removed (sets up .venv first)"
+	@echo "make teach      open JupyterLab on the teacher's edition, each solution collapsed under its exercise"
+	@echo "make check      the linter and the unit and property tests: the quick loop while changing code"
 	@echo "make test       run every test, nbval and the browser tests included"
 	@echo "make notebooks  re-execute every notebook in place (the stored outputs)"
-	@echo "make student    write the learner's edition (solutions removed) to build/student/"
+	@echo "make student    write the learner's edition (solutions removed), executed, to build/student/"
 	@echo "make images     redraw images/ from the package"
 	@echo "make slides     reveal.js slides of every notebook, offline, in build/site/slides/"
 	@echo "make site       an offline HTML site of every notebook in build/site/ (open index.html)"
@@ -35,23 +45,27 @@ help:
 TORCH_CPU_INDEX = $(shell $(PYTHON) -c "import socket; socket.create_connection(('download.pytorch.org', 443), timeout=3)" \
   2>/dev/null && echo --extra-index-url https://download.pytorch.org/whl/cpu)
 
-# The venv is rebuilt when the lock or the package metadata changes. pip byte-compiles every module on one core,
-# which takes longer than the install itself; compileall on every core does the same (measured: 70 s in all, against
-# 32 s + 17 s). The .pyc files must exist: with PYTHONDONTWRITEBYTECODE set, as on this project's machines, Python
-# would otherwise compile every module again in every process. compileall's exit code is ignored as pip ignores
-# its own compile errors (a few packages ship files for other Python versions).
+# The venv is rebuilt when the lock or the package metadata changes (pip without bytecode: see unexport above).
 # JupyterLab's defaults for the suite (no news pop-up) go where a plain `pip install .` puts them; an editable
 # install skips data files, so they are copied here.
 LAB_DEFAULTS := $(VENV)/share/jupyter/lab/settings/overrides.d
 $(STAMP): requirements.lock pyproject.toml tools/jupyterlab/posenc.json
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --no-compile -r requirements.lock $(TORCH_CPU_INDEX) $(QUIET_PIP)
-	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib > /dev/null || true
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e . $(QUIET_PIP)
 	mkdir -p $(LAB_DEFAULTS) && cp tools/jupyterlab/posenc.json $(LAB_DEFAULTS)/
 	@touch $@
 
+# A learner's own copy: the notebooks without their solutions, in $(LEARNER)/ (not part of the repository).
+# It is brought up to date on every start, except the notebooks the learner has changed, which are never
+# overwritten (tools/student_edition.py says which it kept).
 lab: $(STAMP)
+	$(BIN)/python tools/student_edition.py --lab --out $(LEARNER)
+	$(BIN)/jupyter lab --ip=127.0.0.1 --ServerApp.root_dir=$(LEARNER) \
+	  --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(ROOT_FLAG) $(LAB_EXTRA)
+
+# The teacher's edition, the stored notebooks themselves: each solution sits, collapsed, under its exercise.
+teach: $(STAMP)
 	$(BIN)/jupyter lab --ip=127.0.0.1 --ServerApp.root_dir=. \
 	  --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(ROOT_FLAG) $(LAB_EXTRA)
 
@@ -68,9 +82,23 @@ $(WEB): tools/web/package.json tools/web/package-lock.json
 	cd tools/web && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-test: $(STAMP) browser $(WEB)
-	$(BIN)/python -m pytest
+# Everything `make test` needs: the venv and the site's JavaScript at the same time (pip works on one core,
+# npm mostly waits on the network), then a browser.
+setup:
+	@$(MAKE) --no-print-directory -j2 $(STAMP) $(WEB)
+	@$(MAKE) --no-print-directory browser
 
+# The inner loop: the linter, then every test that starts no server, browser, kernel or fresh environment.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n auto -m "not slow" tests
+
+# Every test on every core (pytest-xdist; conftest.py says how the work is grouped and ordered).
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n auto
+
+# Solutions are collapsed under their exercises (tools/run_notebooks.py), as every run writes them.
 notebooks: $(STAMP)
 	$(BIN)/python tools/install_cell.py
 	$(BIN)/python tools/run_notebooks.py notebooks/*.ipynb
@@ -107,3 +135,4 @@ lock:
 
 clean:
 	rm -rf $(VENV) .pytest_cache .lock-venv build test-artifacts tools/web/node_modules
+	@test ! -d $(LEARNER) || echo "$(LEARNER)/ is your own work: not removed"

@@ -161,19 +161,22 @@ def main() -> None:
     results = []
     for length, d_model in sizes:
         times = measure_times(length, d_model, rounds)
-        errors = {name: max_abs_error(IMPLEMENTATIONS[name](length, d_model)) for name in IMPLEMENTATIONS if name != "floor"}
+        errors = {name: max_abs_error(IMPLEMENTATIONS[name](length, d_model))
+                  for name in IMPLEMENTATIONS if name != "floor"}
         row = {
             "length": length,
             "d_model": d_model,
             "median_seconds": times,
             "posenc_over_floor": times["posenc"] / times["floor"],
-            "peer_over_posenc": {name: times[name] / times["posenc"] for name in IMPLEMENTATIONS if name not in ("posenc", "floor")},
+            "peer_over_posenc": {name: times[name] / times["posenc"]
+                                 for name in IMPLEMENTATIONS if name not in ("posenc", "floor")},
             "max_abs_error": errors,
         }
         results.append(row)
         peers = ", ".join(f"{n} {r:.2f}x" for n, r in row["peer_over_posenc"].items())
-        print(f"{length:>6} x {d_model:<4}  posenc {times['posenc'] * 1e3:9.3f} ms = {row['posenc_over_floor']:.2f}x floor; "
-              f"peers slower by: {peers}; error {errors['posenc']:.1e}", flush=True)
+        print(f"{length:>6} x {d_model:<4}  posenc {times['posenc'] * 1e3:9.3f} ms = "
+              f"{row['posenc_over_floor']:.2f}x floor; peers slower by: {peers}; error {errors['posenc']:.1e}",
+              flush=True)
 
     memory = {}
     if not args.quick:

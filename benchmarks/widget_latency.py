@@ -8,7 +8,7 @@ interleaved round by round:
               what any in-place redraw pays, before the picture is even encoded
     naive     what an `interact` example does: a new table and a new figure on every change,
               then the PNG that the inline backend sends
-    explorer  posenc.widgets.EncodingExplorer: from setting a slider's value to new PNG bytes
+    explorer  posenc.explorers.EncodingExplorer: from setting a slider's value to new PNG bytes
               in its Image widget (a position step, a d_model step, a base step)
 
 Writes benchmarks/results/widget_latency.json with medians and ratios.
@@ -29,7 +29,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from posenc import plots
 from posenc.encoding import sinusoidal_encoding
-from posenc.widgets import EncodingExplorer
+from posenc.explorers import EncodingExplorer
 
 ROOT = Path(__file__).resolve().parent.parent
 D_MODEL, LENGTH = 128, 64
@@ -42,9 +42,9 @@ def main() -> None:
     args = parser.parse_args()
 
     table = sinusoidal_encoding(max_sequence_length=LENGTH, d_model=D_MODEL)
-    floor_figure = plots.explorer_heatmap(table)
+    floor_figure = plots.encoding_heatmap(table, annotate=False)
     floor_canvas = FigureCanvasAgg(floor_figure)
-    floor_image = plots.artist(floor_figure, "table")
+    floor_image = floor_figure.axes[0].images[0]
 
     def floor(step: int) -> None:
         floor_image.set_data((table * (1 if step % 2 else -1)).numpy())

@@ -3,8 +3,6 @@ import math
 import pytest
 import torch
 
-import background
-
 
 def paper_formula(max_sequence_length: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
     """The table from the paper's formula, one entry at a time, in float64 with Python's math.
@@ -24,12 +22,3 @@ def paper_formula(max_sequence_length: int, d_model: int, base: float = 10000.0)
 def reference():
     return paper_formula
 
-
-# Jobs for tests marked `background` start as soon as the tests are collected (see background.py).
-def pytest_collection_modifyitems(session, config, items):
-    names = list(dict.fromkeys(mark.args[0] for item in items for mark in item.iter_markers("background")))
-    background.start(names)
-
-
-def pytest_sessionfinish(session, exitstatus):
-    background.stop()

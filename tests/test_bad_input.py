@@ -78,8 +78,20 @@ def test_bad_input_is_refused_with_a_clear_message(call, exception, words):
         assert word in message, f"{word!r} missing from {message!r}"
 
 
-def test_there_are_at_least_25_cases():
-    assert len(CASES) >= 25
+@pytest.mark.parametrize("length,offset,beyond", [(12, 0, "positions 10 to 11,"), (11, 0, "position 10,"),
+                                                  (3, 9, "positions 10 to 11,"), (2, 12, "positions 12 to 13,")])
+def test_a_too_long_input_names_only_the_positions_beyond_the_table(length, offset, beyond):
+    with pytest.raises(ValueError) as raised:
+        PE(torch.zeros(length, 6), offset=offset)
+    assert f"x reaches {beyond} beyond the table's rows 0 to 9" in str(raised.value)
+
+
+def test_a_learned_table_names_only_the_positions_it_has_no_row_for():
+    from posenc.schemes import LearnedPositionalEmbedding
+
+    with pytest.raises(ValueError) as raised:
+        LearnedPositionalEmbedding(max_sequence_length=10, d_model=6)(torch.zeros(12, 6))
+    assert "positions 10 to 11" in str(raised.value) and "positions 0 to 11" not in str(raised.value)
 
 
 def test_huge_table_is_refused_before_allocating(monkeypatch):
@@ -108,7 +120,7 @@ def test_no_assert_statements_in_the_package():
 
     import posenc
 
-    for path in pathlib.Path(posenc.__file__).parent.glob("*.py"):
+    for path in pathlib.Path(posenc.__file__).parent.rglob("*.py"):
         tree = ast.parse(path.read_text())
         asserts = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Assert)]
         assert not asserts, f"{path.name} uses assert at lines {asserts}"

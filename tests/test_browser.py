@@ -1,8 +1,13 @@
 """The suite in a real JupyterLab, in headless Chromium: what a learner actually sees.
 
+Only the notebooks where the browser adds something are run here: those that show widgets (the
+explorers), and the start page. Every notebook's outputs are checked by nbval without a browser.
+One JupyterLab and one Chromium serve every test (one xdist group, so on one worker); the tests of one
+notebook share its Run All and run in the order written, as a learner would use it.
 Screenshots go to test-artifacts/browser/ (not committed), so a failure can be looked at.
 """
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -13,9 +18,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import lab_browser  # noqa: E402
 
-pytestmark = pytest.mark.slow
-NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("jupyterlab")]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
+
+
+def shows_widgets(path: Path) -> bool:
+    """A widget in the stored outputs, or code that makes one (a notebook whose outputs are not stored yet)."""
+    text = path.read_text()
+    code = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"] if c["cell_type"] == "code")
+    return "application/vnd.jupyter.widget-view+json" in text or any(
+        word in code for word in ("widgets.", "explorers.", "Explorer(", "ipywidgets"))
+
+
+RUN_ALL = ["00_start_here.ipynb"] + sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb") if shows_widgets(p))
+# Notebooks with tests of their own below, which begin with the same checks after their Run All.
+EXPLORED = ["08_explore.ipynb", "13_position_schemes.ipynb"]
 
 
 @pytest.fixture(scope="module")
@@ -26,22 +43,58 @@ def browser_and_lab(tmp_path_factory):
         yield browser, lab
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
+def solutions(name: str) -> int:
+    return sum("solution" in c["metadata"].get("tags", [])
+               for c in json.loads((ROOT / "notebooks" / name).read_text())["cells"])
+
+
+def run_all(page) -> tuple[list, list]:
+    """Run All; return the solutions' folds before and after (lab_browser.solution_folds)."""
+    before = lab_browser.solution_folds(page)
+    lab_browser.run_all(page)
+    return before, lab_browser.solution_folds(page)
+
+
+def check_after_run_all(page, name: str, folds: tuple[list, list]) -> None:
+    """No error, every widget live, and each solution folded under its placeholder in the teacher's edition."""
+    page.screenshot(path=ARTIFACTS / f"{Path(name).stem}.png", full_page=True)
+    assert lab_browser.error_outputs(page) == []
+    widgets = lab_browser.widget_outputs(page)
+    assert widgets["as_text"] == 0, "a widget was shown as text: the widget front end is missing"
+    assert widgets["rendered"] == widgets["expected"]
+    folded = {"input_hidden": True, "output_hidden": True, "placeholder_shown": True}
+    # Running a cell shows its output (JupyterLab's CodeCell.execute sets outputHidden to false); the input stays
+    # folded.
+    assert folds == ([folded] * solutions(name), [{**folded, "output_hidden": False}] * solutions(name))
+
+
+def test_the_browser_runs_the_notebooks_with_widgets_and_the_start_page():
+    assert "00_start_here.ipynb" in RUN_ALL and set(EXPLORED) <= set(RUN_ALL)
+
+
+@pytest.mark.parametrize("name", [name for name in RUN_ALL if name not in EXPLORED])
 def test_run_all_shows_no_error_and_live_widgets(browser_and_lab, name):
     browser, lab = browser_and_lab
     with lab_browser.opened_notebook(browser, lab, name) as page:
-        lab_browser.run_all(page)
-        page.screenshot(path=ARTIFACTS / f"{Path(name).stem}.png", full_page=True)
-        assert lab_browser.error_outputs(page) == []
-        widgets = lab_browser.widget_outputs(page)
-        assert widgets["as_text"] == 0, "a widget was shown as text: the widget front end is missing"
-        assert widgets["rendered"] == widgets["expected"]
+        check_after_run_all(page, name, run_all(page))
 
 
-def test_explorers_respond_to_the_keyboard_and_show_errors(browser_and_lab):
+@pytest.fixture(scope="class")
+def page(browser_and_lab, request):
+    """The class's notebook, open in JupyterLab after one Run All, for all of the class's tests."""
     browser, lab = browser_and_lab
-    with lab_browser.opened_notebook(browser, lab, "08_explore.ipynb") as page:
-        lab_browser.run_all(page)
+    with lab_browser.opened_notebook(browser, lab, request.cls.notebook) as page:
+        request.cls.folds = run_all(page)
+        yield page
+
+
+class TestExplore:
+    notebook = "08_explore.ipynb"
+
+    def test_run_all_shows_no_error_and_live_widgets(self, page):
+        check_after_run_all(page, self.notebook, self.folds)
+
+    def test_explorers_respond_to_the_keyboard_and_show_errors(self, page):
         # The encoding explorer (output 0): move `dimension` and `d_model` with the arrow keys.
         for label in ("dimension", "d_model"):
             control = lab_browser.slider(page, 0, label)
@@ -69,18 +122,7 @@ def test_explorers_respond_to_the_keyboard_and_show_errors(browser_and_lab):
         pipeline.screenshot(path=ARTIFACTS / "pipeline_error.png")
         assert lab_browser.error_outputs(page) == []  # shown in the widget, not raised into the notebook
 
-
-def _settle(page) -> None:
-    # ipywidgets holds back state updates while one is in flight; two round trips through the kernel,
-    # each outlasting the explorers' debounce, let every update arrive and be drawn.
-    for _ in range(2):
-        lab_browser.kernel_run(page, "import asyncio; await asyncio.sleep(0.2)")
-
-
-def test_explorers_take_hostile_input_without_a_traceback(browser_and_lab):
-    browser, lab = browser_and_lab
-    with lab_browser.opened_notebook(browser, lab, "08_explore.ipynb") as page:
-        lab_browser.run_all(page)
+    def test_explorers_take_hostile_input_without_a_traceback(self, page):
         lab_browser.kernel_run(page, lab_browser.COLLECT_KERNEL_ERRORS)
 
         # Every slider of both explorers to both of its ends, from the keyboard (the sizes last: at their
@@ -123,10 +165,16 @@ def test_explorers_take_hostile_input_without_a_traceback(browser_and_lab):
         assert lab_browser.kernel_run(page, "print(len(_posenc_errors), *_posenc_errors)").strip() == "0"
 
         # The check above can fail: a redraw that raises is caught by the collector.
-        lab_browser.kernel_run(page, "pipeline._redraw.action = lambda: 1 / 0")
+        assert lab_browser.kernel_run(page, "pipeline._redraw.action = lambda: 1 / 0").strip() == ""
         box.fill("my name is grant")
-        _settle(page)
-        assert "ZeroDivisionError" in lab_browser.kernel_run(page, "print(*_posenc_errors)")
+        _wait_for_kernel(page, "print(*_posenc_errors)", "ZeroDivisionError")
+
+
+def _settle(page) -> None:
+    # ipywidgets holds back state updates while one is in flight; two round trips through the kernel,
+    # each outlasting the explorers' debounce, let every update arrive and be drawn.
+    for _ in range(2):
+        lab_browser.kernel_run(page, "import asyncio; await asyncio.sleep(0.2)")
 
 
 def _press_and_wait(page, explorer: int, label: str, key: str = "ArrowRight") -> str:
@@ -136,28 +184,38 @@ def _press_and_wait(page, explorer: int, label: str, key: str = "ArrowRight") ->
     before_value, before_picture = readout.inner_text().strip(), lab_browser.explorer_image_digest(page, explorer)
     control.locator(".noUi-handle").focus()
     page.keyboard.press(key)
-    page.wait_for_function("([node, old]) => node.textContent.trim() !== old", arg=[readout.element_handle(), before_value])
+    page.wait_for_function("([node, old]) => node.textContent.trim() !== old",
+                           arg=[readout.element_handle(), before_value])
     lab_browser.wait_for_new_picture(page, explorer, before_picture)
     return readout.inner_text().strip()
 
 
-def _wait_for_message(page, text: str, timeout: float = 60) -> None:
-    """Wait until the explorer's message line (read in the kernel) holds `text`: its redraw has finished."""
+def _wait_for_kernel(page, code: str, text: str, timeout: float = 60) -> None:
+    """Wait until what `code` prints in the kernel holds `text`."""
     deadline = time.monotonic() + timeout
-    while text not in (message := lab_browser.kernel_run(page, "print(explorer.message.value)")):
-        assert time.monotonic() < deadline, f"the explorer still says {message!r}, not {text!r}"
+    while text not in (printed := lab_browser.kernel_run(page, code)):
+        assert time.monotonic() < deadline, f"`{code}` still prints {printed!r}, not {text!r}"
         time.sleep(0.2)
 
 
-def test_scheme_explorer_shows_each_scheme_and_redraws_from_the_keyboard(browser_and_lab):
-    browser, lab = browser_and_lab
-    with lab_browser.opened_notebook(browser, lab, "13_position_schemes.ipynb") as page:
-        lab_browser.run_all(page)
+def _wait_for_message(page, text: str, timeout: float = 60) -> None:
+    """Wait until the explorer's message line (read in the kernel) holds `text`: its redraw has finished."""
+    _wait_for_kernel(page, "print(explorer.message.value)", text, timeout)
+
+
+class TestPositionSchemes:
+    notebook = "13_position_schemes.ipynb"
+
+    def test_run_all_shows_no_error_and_live_widgets(self, page):
+        check_after_run_all(page, self.notebook, self.folds)
+
+    def test_scheme_explorer_shows_each_scheme_and_redraws_from_the_keyboard(self, page):
         lab_browser.kernel_run(page, lab_browser.COLLECT_KERNEL_ERRORS)
         explorer = page.locator(lab_browser.WIDGET_OUTPUT).nth(0)
 
         # rotary: moving the query leaves RoPE's curve where it was and moves the added sinusoid's.
-        curves = "print(*(explorer.figure.findobj(lambda a: a.get_gid() == g)[0].get_ydata()[:60].round(6).tolist() for g in ('rotary', 'sinusoidal')), sep='|')"
+        curves = ("print(*(explorer.figure.findobj(lambda a: a.get_gid() == g)[0].get_ydata()[:60].round(6).tolist()"
+                  " for g in ('rotary', 'sinusoidal')), sep='|')")
         rope_before, sinusoid_before = lab_browser.kernel_run(page, curves).strip().split("|")
         assert _press_and_wait(page, 0, "query position p") == "101"
         rope_after, sinusoid_after = lab_browser.kernel_run(page, curves).strip().split("|")

@@ -3,10 +3,9 @@
 import pytest
 import torch
 
+from conftest import paper_formula
 from posenc import encoding
 from posenc.encoding import PositionalEncoding, sinusoidal_encoding, stepwise_encoding
-
-from conftest import paper_formula
 
 # The source material's table for max_sequence_length = 10, d_model = 6, to 4 decimals.
 SEED_TABLE = torch.tensor([
@@ -121,10 +120,12 @@ def test_base_changes_the_wavelengths():
 def test_odd_d_model_has_exactly_d_model_columns_and_the_last_is_a_sine():
     table = sinusoidal_encoding(max_sequence_length=10, d_model=7)
     assert table.shape == (10, 7)
-    torch.testing.assert_close(table[:, 6].double(), torch.sin(torch.arange(10.0, dtype=torch.float64) / 10000 ** (6 / 7)), atol=FLOAT32_ATOL, rtol=0)
+    last_sine = torch.sin(torch.arange(10.0, dtype=torch.float64) / 10000 ** (6 / 7))
+    torch.testing.assert_close(table[:, 6].double(), last_sine, atol=FLOAT32_ATOL, rtol=0)
     # The plain stack + flatten of the source material gives d_model + 1 columns here.
     even_PE = encoding.even_pe(max_sequence_length=10, d_model=7)
-    naive = torch.flatten(torch.stack([even_PE, torch.cos(encoding.positions(max_sequence_length=10) / encoding.even_denominator(d_model=7))], dim=2), 1, 2)
+    odd_PE = torch.cos(encoding.positions(max_sequence_length=10) / encoding.even_denominator(d_model=7))
+    naive = torch.flatten(torch.stack([even_PE, odd_PE], dim=2), 1, 2)
     assert naive.shape == (10, 8)
     assert encoding.interleave(even_PE, encoding.odd_pe(max_sequence_length=10, d_model=7)).shape == (10, 7)
 

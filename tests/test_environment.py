@@ -1,6 +1,7 @@
-"""The pinned environment: lock, environment.yml, what is installed, and `make lab`."""
+"""The pinned environment: lock, environment.yml, what is installed, `make lab` and `make teach`."""
 
 import importlib.metadata
+import json
 import os
 import re
 import secrets
@@ -51,7 +52,8 @@ def test_no_cuda_packages_are_installed():
 
 def test_ci_runs_make_test_only():
     script = (ROOT / ".ci" / "run").read_text()
-    commands = [line for line in script.splitlines() if line.strip() and not line.startswith("#") and not line.startswith(("set ", "cd "))]
+    commands = [line for line in script.splitlines()
+                if line.strip() and not line.startswith("#") and not line.startswith(("set ", "cd "))]
     assert commands == ["make test"]
 
 
@@ -75,18 +77,26 @@ def _status(url: str) -> int:
         return error.code
 
 
+def _solution_cells(url: str) -> int:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        cells = json.loads(response.read())["content"]["cells"]
+    return sum("solution" in cell["metadata"].get("tags", []) for cell in cells)
+
+
 @pytest.mark.slow
-def test_make_lab_serves_on_localhost_and_requires_the_token(tmp_path):
+@pytest.mark.parametrize("target", ["lab", "teach"])
+def test_make_lab_and_make_teach_serve_on_localhost_and_require_the_token(tmp_path, target):
     port, token = _free_port(), secrets.token_hex(16)
     extra = f"--no-browser --port={port} --IdentityProvider.token={token} --ServerApp.port_retries=0"
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path)}
+    # `make lab` writes the learner's copy; here into this test's folder, not the repository's learner/.
     server = subprocess.Popen(
-        ["make", "-s", "lab", f"LAB_EXTRA={extra}"], cwd=ROOT, env=env,
+        ["make", "-s", target, f"LAB_EXTRA={extra}", f"LEARNER={tmp_path / 'learner'}"], cwd=ROOT, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 90
         while True:
             try:
                 if _status(f"{base}/api/status?token={token}") == 200:
@@ -105,12 +115,16 @@ def test_make_lab_serves_on_localhost_and_requires_the_token(tmp_path):
             other = socket.gethostbyname(socket.gethostname())
             if not other.startswith("127."):
                 assert s.connect_ex((other, port)) != 0
+        # What opens: the learner's own copy, solutions removed, or the teacher's edition with them.
+        solutions = _solution_cells(f"{base}/api/contents/notebooks/03_pe_formula.ipynb?token={token}")
+        assert (solutions == 0) if target == "lab" else (solutions >= 2), solutions
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=30)
 
 
+@pytest.mark.slow  # `jupyter labextension list` takes several seconds
 def test_jupyterlab_rise_is_installed_for_live_slideshows():
     # A teacher presents straight from the lab, widgets working, with jupyterlab-rise.
     listing = subprocess.run([str(Path(sys.executable).parent / "jupyter"), "labextension", "list"],

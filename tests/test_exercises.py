@@ -69,7 +69,8 @@ def test_d_model_plus_one_columns_for_odd_d_model():
     even_i = torch.arange(0, d_model, 2).float()
     denominator = torch.pow(10000, even_i / d_model)
     position = torch.arange(L, dtype=torch.float32).reshape(L, 1)
-    naive = torch.flatten(torch.stack([torch.sin(position / denominator), torch.cos(position / denominator)], dim=2), 1, 2)
+    pairs = [torch.sin(position / denominator), torch.cos(position / denominator)]
+    naive = torch.flatten(torch.stack(pairs, dim=2), 1, 2)
     feedback = exercises.check_encoding(naive, max_sequence_length=L, d_model=d_model)
     assert feedback.status == "mistake" and "8 columns for d_model = 7" in feedback.message
 
@@ -102,8 +103,8 @@ class TestOtherCheckers:
         good = torch.eye(5)[ids]
         assert exercises.check_one_hot(good, ids=ids, vocab_size=5).correct
         assert "Transposed" in exercises.check_one_hot(good.T, ids=ids, vocab_size=5).message
-        assert "dtype" in exercises.check_one_hot(good.long(), ids=ids, vocab_size=5).message
-        assert "off by one" in exercises.check_one_hot(torch.eye(5)[[3, 4, 1]], ids=ids, vocab_size=5).message
+        assert exercises.check_one_hot(good.long(), ids=ids, vocab_size=5).correct
+        assert "Off by one" in exercises.check_one_hot(torch.eye(5)[[3, 4, 1]], ids=ids, vocab_size=5).message
         assert exercises.check_one_hot(None, ids=ids, vocab_size=5).status == "not attempted"
 
     def test_embedding(self):
@@ -123,9 +124,11 @@ class TestOtherCheckers:
     def test_denominators(self):
         good = torch.pow(10000, torch.arange(0, 6, 2).float() / 6)
         assert exercises.check_denominators(good, d_model=6).correct
-        assert "2i / d_model" in exercises.check_denominators(torch.pow(10000, torch.arange(3).float() / 6), d_model=6).message
+        one_over = torch.pow(10000, torch.arange(3).float() / 6)
+        assert "2i / d_model" in exercises.check_denominators(one_over, d_model=6).message
         assert "1 / denominator" in exercises.check_denominators(1 / good, d_model=6).message
-        assert "one denominator per (sin, cos) pair" in exercises.check_denominators(torch.pow(10000, torch.arange(6).float() / 6), d_model=6).message
+        per_column = torch.pow(10000, torch.arange(6).float() / 6)
+        assert "one denominator per (sin, cos) pair" in exercises.check_denominators(per_column, d_model=6).message
 
     def test_module(self):
         assert exercises.check_positional_module(PositionalEncoding(d_model=6, max_sequence_length=10)).correct
@@ -141,7 +144,74 @@ class TestOtherCheckers:
                 return x
 
         assert "add it to x" in exercises.check_positional_module(TableOnly()).message
-        assert "AssertionError" in exercises.check_positional_module(StrictAssert()).message
+        feedback = exercises.check_positional_module(StrictAssert())
+        assert "AssertionError" in feedback.message and "<=" in feedback.message and "python -O" in feedback.message
+
+
+class SeedModule(torch.nn.Module):
+    """Notebook 04's Exercise 2, its `forward` written by `check`."""
+
+    def __init__(self, check):
+        super().__init__()
+        self.check = check
+        self.register_buffer("table", sinusoidal_encoding(max_sequence_length=10, d_model=6))
+
+    def forward(self, x):
+        length = x.shape[-2]
+        self.check(length, self.table.shape[0])
+        return x + self.table[:length]
+
+
+def refuse_with(error, longer_than):
+    def check(length, rows):
+        if length > rows - (longer_than == "<"):
+            raise error("sequence too long")
+    return check
+
+
+def asserting(comparison):
+    def check(length, rows):
+        assert (length < rows) if comparison == "<" else (length <= rows), "sequence too long"
+    return check
+
+
+class CuttingModule(SeedModule):
+    def forward(self, x):
+        return x[..., : self.table.shape[0], :] + self.table[: x.shape[-2]]
+
+
+@pytest.mark.parametrize("module,words", [
+    (SeedModule(asserting("<")), "uses < where it needs <="),  # the seed as it is
+    (SeedModule(asserting("<=")), "python -O"),  # the comparison fixed, the assert kept
+    (SeedModule(lambda length, rows: None), "Nothing checks the length"),  # the check deleted
+    (CuttingModule(lambda length, rows: None), "cut the input without a word"),
+    (SeedModule(refuse_with(ValueError, "<")), "uses < where it needs <="),  # ValueError, still off by one
+    (SeedModule(refuse_with(TypeError, "<=")), "raise ValueError"),
+    (SeedModule(refuse_with(IndexError, "<=")), "raise ValueError"),
+])
+def test_a_module_that_does_not_refuse_a_long_input_cleanly_is_never_correct(module, words):
+    feedback = exercises.check_positional_module(module)
+    assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+
+def test_the_fixed_module_refuses_one_position_too_many_with_value_error():
+    assert exercises.check_positional_module(SeedModule(refuse_with(ValueError, "<="))).correct
+    # A module built with 10 rows, checked for 7: it accepts 8 positions, one more than asked.
+    feedback = exercises.check_positional_module(SeedModule(refuse_with(ValueError, "<=")), max_sequence_length=7)
+    assert feedback.status == "mistake" and "accepted 8 positions" in feedback.message
+
+
+@pytest.mark.parametrize("kept", [[1, 2, 3, 4, 5], [0, 1, 2, 3, 5], [0, 2, 3, 4, 5]])
+def test_odd_d_model_with_the_wrong_column_dropped_names_the_column(kept):
+    d_model = 5
+    denominator = torch.pow(10000, torch.arange(0, d_model, 2).float() / d_model)
+    position = torch.arange(L, dtype=torch.float32).reshape(L, 1)
+    naive = torch.flatten(torch.stack([torch.sin(position / denominator), torch.cos(position / denominator)], dim=2), 1, 2)
+    dropped = next(k for k in range(d_model + 1) if k not in kept)
+    feedback = exercises.check_encoding(naive[:, kept], max_sequence_length=L, d_model=d_model)
+    assert feedback.status == "mistake" and f"column {dropped} (the" in feedback.message
+    assert "column 5 instead" in feedback.message
+    assert exercises.check_encoding(naive[:, :d_model], max_sequence_length=L, d_model=d_model).correct
 
     def test_scores(self):
         Q, K = torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(0))
@@ -187,7 +257,8 @@ class TestSchemeCheckers:
 
     def rotate(self, angles):
         x1, x2 = self.x[:, 0::2].double(), self.x[:, 1::2].double()
-        return torch.stack([x1 * angles.cos() - x2 * angles.sin(), x1 * angles.sin() + x2 * angles.cos()], -1).flatten(-2)
+        rotated = [x1 * angles.cos() - x2 * angles.sin(), x1 * angles.sin() + x2 * angles.cos()]
+        return torch.stack(rotated, -1).flatten(-2)
 
     def test_rotary_correct_in_any_sensible_form(self):
         from posenc import schemes
@@ -233,7 +304,8 @@ class TestSchemeCheckers:
         assert check(None).status == "not attempted" and check("half").status == "wrong"
 
     def test_length_prediction(self):
-        measured = {"none": {32: 0.2}, "learned": {32: None}, "sinusoidal": {32: 0.5}, "rotary": {32: 1.0}}
+        measured = {"none": {16: 0.2, 32: 0.2}, "learned": {16: 1.0, 32: None}, "sinusoidal": {16: 1.0, 32: 0.5},
+                    "rotary": {16: 1.0, 32: 1.0}}
         check = lambda answer: exercises.check_length_prediction(answer, accuracies=measured, length=32)  # noqa: E731
         assert check(["none", "learned", "sinusoidal"]).correct
         assert check(("sinusoidal", "learned", "none")).correct
@@ -243,12 +315,30 @@ class TestSchemeCheckers:
         assert "Unknown scheme names ['rope']" in check(["rope"]).message
         assert check(None).status == "not attempted" and check(3).status == "wrong"
 
+    def test_length_prediction_reads_names_loosely_and_counts_a_scheme_that_never_learned_either_way(self):
+        measured = {"none": {16: 0.2, 32: 0.2}, "learned": {16: 1.0, 32: None}, "sinusoidal": {16: 1.0, 32: 0.5},
+                    "rotary": {16: 1.0, 32: 1.0}}
+        check = lambda answer: exercises.check_length_prediction(answer, accuracies=measured, length=32)  # noqa: E731
+        # "none" is below 0.9 at every length: it fails at 32, but not because of the length.
+        without = check(["learned", "sinusoidal"])
+        assert without.correct and "none fell below 0.9 at every length, so it counts either way" in without.message
+        assert check(["learned", "sinusoidal", "none"]).correct
+        for loose in (" Learned, SINUSOIDAL ", "learned,sinusoidal", "learned sinusoidal", [" LEARNED", "Sinusoidal "]):
+            assert check(loose).correct, loose
+        assert "also failing: sinusoidal" in check("learned").message
+        assert "also failing: learned, sinusoidal" in check("").message
+        # Only a scheme below the threshold everywhere counts either way: sinusoidal reached 1.0 at 16.
+        assert not check(["learned"]).correct
+        with pytest.raises(ValueError, match="accuracies"):
+            exercises.check_length_prediction(None, accuracies={"none": {32: "low"}}, length=32)
+
 
 # Issue 12: the mistakes a learner is likely to make, each named -----------------------------
 
 
 def learner_angles(length=L, d_model=D, *, base=10000.0):
-    return torch.arange(length, dtype=torch.float64)[:, None] / base ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
+    return torch.arange(length, dtype=torch.float64)[:, None] / base ** (two_i / d_model)
 
 
 def interleaved(angles):
@@ -267,9 +357,11 @@ def test_encoding_in_degrees():
 
 
 def test_encoding_with_the_default_base_when_another_was_asked():
-    feedback = exercises.check_encoding(interleaved(learner_angles()).float(), max_sequence_length=L, d_model=D, base=100.0)
+    feedback = exercises.check_encoding(interleaved(learner_angles()).float(), max_sequence_length=L, d_model=D,
+                                        base=100.0)
     assert feedback.status == "mistake" and "base 10000" in feedback.message and "base 100" in feedback.message
-    right = exercises.check_encoding(interleaved(learner_angles(base=100.0)).float(), max_sequence_length=L, d_model=D, base=100.0)
+    right = exercises.check_encoding(interleaved(learner_angles(base=100.0)).float(), max_sequence_length=L, d_model=D,
+                                     base=100.0)
     assert right.correct
 
 
@@ -290,9 +382,11 @@ def test_one_hot_in_another_sensible_form():
     as_list = [[0.0, 0, 0, 1, 0], [1, 0, 0, 0, 0], [0, 0, 1, 0, 0]]
     assert exercises.check_one_hot(as_list, ids=ids, vocab_size=5).correct
     assert exercises.check_one_hot(torch.eye(3), ids=[0, 1, 2], vocab_size=3).correct  # square is not "transposed"
-    # F.one_hot gives int64: the feedback says why the dtype matters here (W_E is float).
-    feedback = exercises.check_one_hot(torch.nn.functional.one_hot(torch.tensor(ids), 5), ids=ids, vocab_size=5)
-    assert feedback.status == "mistake" and "float" in feedback.message
+    # F.one_hot gives int64 and a list of int lists reads as int64: the values are right, so both are correct; the
+    # feedback says when the dtype will matter (a product with a float matrix), without naming a later notebook.
+    for integers in (torch.nn.functional.one_hot(torch.tensor(ids), 5), [[0, 0, 0, 1, 0], [1, 0, 0, 0, 0], [0, 0, 1, 0, 0]]):
+        feedback = exercises.check_one_hot(integers, ids=ids, vocab_size=5)
+        assert feedback.correct and ".float()" in feedback.message and "W_E" not in feedback.message
 
 
 @pytest.mark.parametrize("answer, words", [
@@ -306,7 +400,9 @@ def test_distinct_rows(answer, words):
 def test_score_entry_names_the_words_of_the_entry_given():
     scores = torch.arange(16.0).reshape(4, 4)
     words = ["my", "name", "is", "john"]
-    check_entry = lambda answer: exercises.check_score_entry(answer, scores=scores, tokens=words, query="john", key="my")
+    def check_entry(answer):
+        return exercises.check_score_entry(answer, scores=scores, tokens=words, query="john", key="my")
+
     assert check_entry(scores[3, 0]).correct
     assert "how much my attends to john" in check_entry(scores[0, 3]).message
     assert "how much is attends to name" in check_entry(scores[2, 1]).message
@@ -342,11 +438,12 @@ def test_shift_matrix_moves_pe_and_names_the_wrong_direction():
             M[2 * pair : 2 * pair + 2, 2 * pair : 2 * pair + 2] = torch.tensor([[c, s], [-s, c]])
         return M
 
-    assert torch.allclose(blocks(-2) @ PE[9], PE[7])  # the convention the checker holds the learner to
-    assert exercises.check_shift_matrix(blocks(-2), k=-2, d_model=6).correct
-    assert "k = 2" in exercises.check_shift_matrix(blocks(2), k=-2, d_model=6).message
-    assert "transpose" in exercises.check_shift_matrix(blocks(-2).T, k=-2, d_model=6).message
-    assert "degrees" in exercises.check_shift_matrix(blocks(-2, degrees=True), k=-2, d_model=6).message
+    right = blocks(-2).T
+    assert torch.allclose(PE[9] @ right, PE[7])  # the convention the checker holds the learner to: rows times M
+    assert exercises.check_shift_matrix(right, k=-2, d_model=6).correct
+    wrong_way = exercises.check_shift_matrix(blocks(-2), k=-2, d_model=6).message  # M @ PE[p]'s matrix: moves by +2
+    assert "moves by 2, not -2" in wrong_way and "transpose" in wrong_way
+    assert "degrees" in exercises.check_shift_matrix(blocks(-2, degrees=True).T, k=-2, d_model=6).message
     assert "identity" in exercises.check_shift_matrix(torch.eye(6), k=-2, d_model=6).message
 
 
@@ -355,7 +452,9 @@ def test_permuted_weights():
     order = [1, 2, 3, 0]
     index = torch.tensor(order)
     inverse = torch.argsort(index)
-    check_weights = lambda answer: exercises.check_permuted_weights(answer, weights=weights, order=order)
+    def check_weights(answer):
+        return exercises.check_permuted_weights(answer, weights=weights, order=order)
+
     assert check_weights(weights[index][:, index]).correct
     assert "Only the rows" in check_weights(weights[index]).message
     assert "Only the columns" in check_weights(weights[:, index]).message

@@ -3,7 +3,11 @@ checked, with margins, by notebook 14 under nbval.)"""
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections import Counter
+from fractions import Fraction
+from math import comb
 
 import pytest
 import torch
@@ -11,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc import experiment
+from posenc.encoding import sinusoidal_encoding
+from posenc.schemes import apply_rotary
 
 TINY = experiment.Settings(steps=3, d_model=8, num_heads=2, num_layers=1, batch_size=4)
 
@@ -22,15 +28,19 @@ def test_previous_token_batch_shifts_by_one():
     assert (targets[:, 0] == -100).all() and torch.equal(targets[:, 1:], ids[:, :-1])
 
 
-def order_blind_loop(ids, targets):
-    """The best order-blind guess, written out: at t, the most frequent token once the one at t is set aside."""
+def order_blind_loop(ids, targets, causal=False):
+    """The best order-blind guess, written out: at t, the most frequent token among those t sees
+    (every other token; with causal=True, the ones before t)."""
     hits, count = 0.0, 0
-    for row, answers in zip(ids.tolist(), targets.tolist()):
+    for row, answers in zip(ids.tolist(), targets.tolist(), strict=True):
         for t, answer in enumerate(answers):
             if answer == -100:
                 continue
-            others = Counter(row)
-            others[row[t]] -= 1
+            if causal:
+                others = Counter(row[:t])
+            else:
+                others = Counter(row)
+                others[row[t]] -= 1
             top = max(others.values())
             best = [token for token, n in others.items() if n == top]
             hits += (answer in best) / len(best)
@@ -39,11 +49,12 @@ def order_blind_loop(ids, targets):
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 2**16), length=st.integers(2, 20), vocab_size=st.integers(2, 10))
-def test_order_blind_accuracy_is_the_best_guess_written_out(seed, length, vocab_size):
+@given(seed=st.integers(0, 2**16), length=st.integers(2, 20), vocab_size=st.integers(2, 10), causal=st.booleans())
+def test_order_blind_accuracy_is_the_best_guess_written_out(seed, length, vocab_size, causal):
     ids, targets = experiment.previous_token_batch(batch_size=5, length=length, vocab_size=vocab_size,
                                                    generator=torch.Generator().manual_seed(seed))
-    assert experiment.order_blind_accuracy(ids, targets) == pytest.approx(order_blind_loop(ids, targets), abs=1e-6)
+    expected = order_blind_loop(ids, targets, causal)
+    assert experiment.order_blind_accuracy(ids, targets, causal=causal) == pytest.approx(expected, abs=1e-9)
 
 
 @settings(max_examples=10, deadline=None)
@@ -63,7 +74,8 @@ def test_every_scheme_breaks_the_symmetry(scheme):
     torch.manual_seed(0)
     model = experiment.TinyTransformer(scheme=scheme, settings=TINY).eval()
     ids = torch.arange(8)[None] % 10
-    order = torch.tensor([3, 0, 7, 1, 5, 2, 6, 4])  # not a reversal: that keeps every |i - j|, which symmetric ALiBi sees
+    # Not a reversal: that keeps every |i - j|, which symmetric ALiBi sees.
+    order = torch.tensor([3, 0, 7, 1, 5, 2, 6, 4])
     with torch.no_grad():
         assert not torch.allclose(model(ids[:, order]), model(ids)[:, order], atol=1e-5)
 
@@ -112,6 +124,210 @@ def test_compare_gives_a_table_per_scheme_and_length(capsys):
     assert "trained in" in capsys.readouterr().out
 
 
+# The order-blind bound, exactly ---------------------------------------------------------
+
+
+def sequences_with_counts_at_most(k, *, longest, vocab_size):
+    """[N(0), ..., N(longest)]: how many sequences of each length have no symbol more than k times (exact ints)."""
+    counts = [1] + [0] * longest  # no symbols yet: only the empty sequence
+    for _ in range(vocab_size):  # one more symbol, used j <= k times, in any j of the i places
+        counts = [sum(comb(i, j) * counts[i - j] for j in range(min(k, i) + 1)) for i in range(longest + 1)]
+    return counts
+
+
+def expected_top_counts(*, longest, vocab_size):
+    """E[how often the most frequent symbol occurs] among m random symbols, for m = 0 .. longest, as fractions:
+    the sum over k of P(top count > k)."""
+    at_most = [sequences_with_counts_at_most(k, longest=longest, vocab_size=vocab_size) for k in range(longest)]
+    return [sum(1 - Fraction(at_most[k][m], vocab_size**m) for k in range(m)) for m in range(longest + 1)]
+
+
+def exact_order_blind(*, length, vocab_size, causal):
+    """The best order-blind guess's accuracy over all random inputs, averaged over the positions t = 1 .. length - 1.
+
+    Given the m tokens position t sees, every order of them is equally likely, so the previous
+    token is symbol s with probability count_s / m, and guessing a most frequent one is right
+    with probability top count / m (ties included). An encoder's position sees m = length - 1
+    other tokens; a decoder's position t sees the m = t tokens before it.
+    """
+    top = expected_top_counts(longest=length - 1, vocab_size=vocab_size)
+    if causal:
+        return sum(top[t] / t for t in range(1, length)) / (length - 1)
+    return top[length - 1] / (length - 1)
+
+
+def every_sequence(*, length, vocab_size):
+    ids = torch.tensor(list(itertools.product(range(vocab_size), repeat=length)), dtype=torch.int64)
+    targets = torch.full_like(ids, -100)
+    targets[:, 1:] = ids[:, :-1]
+    return ids, targets
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("length,vocab_size", [(2, 2), (5, 3), (6, 2), (4, 4), (7, 3)])
+def test_order_blind_accuracy_over_every_input_is_the_exact_expectation(length, vocab_size, causal):
+    # Scored on every possible input once, the measured share is the expectation itself.
+    ids, targets = every_sequence(length=length, vocab_size=vocab_size)
+    measured = experiment.order_blind_accuracy(ids, targets, causal=causal)
+    exact = float(exact_order_blind(length=length, vocab_size=vocab_size, causal=causal))
+    assert measured == pytest.approx(exact, abs=1e-12)
+
+
+def test_order_blind_numbers_the_docstring_and_notebook_14_state():
+    encoder = [exact_order_blind(length=n, vocab_size=10, causal=False) for n in (8, 16, 32, 64)]
+    decoder = [exact_order_blind(length=n, vocab_size=10, causal=True) for n in (8, 16, 32, 64)]
+    assert [round(float(a), 3) for a in encoder] == [0.317, 0.241, 0.195, 0.165]
+    assert [round(float(a), 3) for a in decoder] == [0.482, 0.367, 0.287, 0.231]
+    for e, d in zip(encoder, decoder, strict=True):
+        assert f"{float(e):.3f}" in experiment.order_blind_accuracy.__doc__
+        assert f"{float(d):.3f}" in experiment.order_blind_accuracy.__doc__
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("length,vocab_size", [(2, 2), (5, 3), (6, 2), (4, 4), (7, 3), (5, 5), (4, 7)])
+def test_the_package_expectation_is_the_share_over_every_input(length, vocab_size, causal):
+    # Every possible input scored once by the written-out guess's vectorised form: the expectation by enumeration.
+    # (vocab_size 3, 5, 7: the package merges symbols by doubling, and adds a single one where the binary digit is 1.)
+    ids, targets = every_sequence(length=length, vocab_size=vocab_size)
+    measured = experiment.order_blind_accuracy(ids, targets, causal=causal)
+    expected = experiment.expected_order_blind_accuracy(length=length, vocab_size=vocab_size, causal=causal)
+    assert expected == pytest.approx(measured, abs=1e-12)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("length,vocab_size", [(8, 10), (16, 10), (32, 10), (64, 10), (30, 17), (40, 2), (12, 100)])
+def test_the_package_expectation_matches_exact_fractions(length, vocab_size, causal):
+    exact = exact_order_blind(length=length, vocab_size=vocab_size, causal=causal)
+    assert experiment.expected_order_blind_accuracy(length=length, vocab_size=vocab_size, causal=causal) == \
+        pytest.approx(float(exact), abs=1e-12)
+
+
+def test_the_expectation_refuses_sizes_it_cannot_compute_quickly():
+    with pytest.raises(ValueError, match="length must be an int from 2 to 128"):
+        experiment.expected_order_blind_accuracy(length=129, vocab_size=10)
+    with pytest.raises(ValueError, match="vocab_size must be an int from 2 to 1000"):
+        experiment.expected_order_blind_accuracy(length=8, vocab_size=1001)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_evaluation_batch_is_near_the_expectation(causal):
+    # 256 x 15 positions: the measured share is within a few standard errors of the exact value.
+    ids, targets = experiment.evaluation_batch(length=16)
+    measured = experiment.order_blind_accuracy(ids, targets, causal=causal)
+    assert abs(measured - float(exact_order_blind(length=16, vocab_size=10, causal=causal))) < 0.02
+
+
+def test_a_causal_guess_has_nothing_to_go_on_at_position_0():
+    ids = torch.tensor([[1, 2, 3]])
+    with pytest.raises(ValueError, match="position 0 sees no earlier token"):
+        experiment.order_blind_accuracy(ids, ids.clone(), causal=True)
+    # Position 1 sees only x_0, which is its answer: the causal guess is always right there.
+    targets = torch.tensor([[-100, 1, -100]])
+    assert experiment.order_blind_accuracy(ids, targets, causal=True) == 1.0
+    assert experiment.order_blind_accuracy(ids, targets) == 0.5  # an encoder's position 1 sees 1 and 3: a tie
+
+
+# The model: embeddings scaled as the paper does, attention as the reference implementation ----
+
+
+def test_token_embeddings_are_scaled_by_sqrt_d_model_unless_told_not_to():
+    assert experiment.Settings().scale_embeddings is True
+    ids = torch.tensor([[3, 1, 4, 1, 5]])
+    for scale, factor in ((True, math.sqrt(32)), (False, 1.0)):
+        torch.manual_seed(0)
+        model = experiment.TinyTransformer(scheme="sinusoidal", settings=experiment.Settings(scale_embeddings=scale))
+        table = sinusoidal_encoding(max_sequence_length=5, d_model=32)
+        expected = model.embedding.weight.detach()[ids] * factor + table
+        assert torch.allclose(model.embed(ids).detach(), expected, atol=1e-6)
+    # Why it matters: at initialisation a token's row is about 0.02 * sqrt(32) long, the sinusoid's 4 (06's imbalance).
+    rows = model.embedding.weight.detach().norm(dim=-1)
+    assert 0.05 < rows.mean() < 0.2 and table.norm(dim=-1).allclose(torch.full((5,), 4.0))
+
+
+def test_every_scheme_starts_from_the_same_weights_for_the_same_seed():
+    # The models may differ only in their position scheme: the learned table is drawn after everything else.
+    starts = {}
+    for scheme in experiment.SCHEMES:
+        torch.manual_seed(0)
+        starts[scheme] = experiment.TinyTransformer(scheme=scheme).state_dict()
+    shared = starts["none"]
+    for scheme, state in starts.items():
+        assert set(state) - set(shared) == ({"position.weight"} if scheme == "learned" else set()), scheme
+        for name, value in shared.items():
+            assert torch.equal(state[name], value), f"{scheme}: {name}"
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_without_a_scheme_is_torchs_multi_head_attention(causal):
+    torch.manual_seed(0)
+    ours = experiment.Attention(scheme="none", d_model=8, num_heads=2, causal=causal)
+    reference = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    with torch.no_grad():
+        reference.in_proj_weight.copy_(ours.qkv.weight)  # W_Q, W_K, W_V stacked, as torch stacks them
+        reference.in_proj_bias.copy_(ours.qkv.bias)
+        reference.out_proj.weight.copy_(ours.out.weight)
+        reference.out_proj.bias.copy_(ours.out.bias)
+    x = torch.randn(3, 6, 8, generator=torch.Generator().manual_seed(1))
+    hidden = torch.ones(6, 6, dtype=torch.bool).triu(1) if causal else None
+    expected, weights = reference(x, x, x, attn_mask=hidden, average_attn_weights=False)
+    assert torch.allclose(ours(x), expected, atol=1e-6)
+    assert torch.allclose(ours.last_weights, weights, atol=1e-6)
+
+
+def test_alibi_and_rotary_enter_where_the_papers_put_them():
+    torch.manual_seed(0)
+    x = torch.randn(1, 5, 8, generator=torch.Generator().manual_seed(2))
+    plain = experiment.Attention(scheme="none", d_model=8, num_heads=2, causal=True)
+    for scheme in ("alibi", "rotary"):
+        other = experiment.Attention(scheme=scheme, d_model=8, num_heads=2, causal=True)
+        other.load_state_dict(plain.state_dict())
+        plain(x), other(x)
+        q = plain.qkv(x)[..., :8].view(1, 5, 2, 4).transpose(1, 2)  # columns 0-7: the queries, 4 per head
+        k = plain.qkv(x)[..., 8:16].view(1, 5, 2, 4).transpose(1, 2)
+        if scheme == "alibi":  # the scores plus -m (i - j); two heads: m = 2^-4, 2^-8 (Press et al. 2022, section 3)
+            slopes = torch.tensor([2.0**-4, 2.0**-8])
+            distance = torch.arange(5)[:, None] - torch.arange(5)[None, :]
+            scores = q @ k.transpose(-2, -1) / 2 - slopes[:, None, None] * distance
+        else:  # queries and keys turned by their positions before the dot product
+            scores = apply_rotary(q) @ apply_rotary(k).transpose(-2, -1) / 2
+        scores = scores.masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), float("-inf"))
+        assert torch.allclose(other.last_weights, torch.softmax(scores, dim=-1).detach(), atol=1e-6), scheme
+
+
+def test_attention_weights_are_one_row_per_query():
+    torch.manual_seed(0)
+    settings = experiment.Settings(causal=True, d_model=8, num_heads=2)
+    model = experiment.TinyTransformer(scheme="rotary", settings=settings)
+    ids = torch.randint(10, (3, 7), generator=torch.Generator().manual_seed(0))
+    weights = experiment.attention_weights(model, ids, layer=1)
+    assert weights.shape == (3, 2, 7, 7)
+    assert torch.allclose(weights.sum(-1), torch.ones(3, 2, 7))
+    assert (weights.triu(1) == 0).all()  # causal: nothing after the query
+
+
+def test_the_previous_token_head_is_the_one_that_looks_back_most():
+    torch.manual_seed(3)
+    model = experiment.TinyTransformer(scheme="rotary", settings=experiment.Settings(d_model=8, num_heads=2, shortest=4,
+                                                                                    longest=6))
+    ids = torch.randint(10, (4, 9), generator=torch.Generator().manual_seed(3))
+    best, where = -1.0, None
+    for layer in range(2):
+        weights = experiment.attention_weights(model, ids, layer=layer)
+        for head in range(2):
+            # Query t's weight on key t - 1, for t = 1 .. 5 (the trained positions of a model with longest=6).
+            share = sum(float(weights[b, head, t, t - 1]) for b in range(4) for t in range(1, 6)) / 20
+            if share > best:
+                best, where = share, (layer, head)
+    assert experiment.previous_token_head(model, ids) == where
+
+
+def test_compare_keeps_one_line_per_model_outside_jupyter(capsys):
+    experiment.compare(["none", "rotary"], settings=TINY, lengths=[8])
+    out = capsys.readouterr().out
+    assert "\r" not in out and len(out.splitlines()) == 2
+    assert out.splitlines()[0].startswith("none        trained in") and "3 steps" in out
+
+
 @pytest.mark.parametrize("call,message", [
     (lambda: experiment.Settings(d_model=30, num_heads=4), "d_model must be num_heads times an even head size"),
     (lambda: experiment.Settings(shortest=10, longest=8), "longest"),
@@ -119,6 +335,16 @@ def test_compare_gives_a_table_per_scheme_and_length(capsys):
     (lambda: experiment.compare("rotary"), "schemes must be a non-empty list"),
     (lambda: experiment.TinyTransformer(scheme="none")(torch.zeros(1, 5)), "int64"),
     (lambda: experiment.TinyTransformer(scheme="none")(torch.full((1, 5), 10)), "token ids from 0 to 9"),
+    (lambda: experiment.Settings(scale_embeddings=1), "scale_embeddings must be True or False"),
+    (lambda: experiment.order_blind_accuracy(torch.zeros(1, 3, dtype=torch.int64), torch.zeros(1, 3, dtype=torch.int64),
+                                             causal="yes"), "causal must be True or False"),
+    (lambda: experiment.attention_weights(experiment.TinyTransformer(scheme="none"),
+                                          torch.zeros(1, 3, dtype=torch.int64), layer=2),
+     "layer must be an int from 0 to 1"),
+    (lambda: experiment.attention_weights("model", torch.zeros(1, 3, dtype=torch.int64)), "model must be"),
+    (lambda: experiment.Attention(scheme="none", d_model=8, num_heads=2, causal=False)(torch.zeros(1, 3, 6)),
+     "x must have shape"),
+    (lambda: experiment.Attention(scheme="rope", d_model=8, num_heads=2, causal=False), "scheme must be one of"),
 ])
 def test_bad_input_is_named(call, message):
     with pytest.raises((TypeError, ValueError), match=message):

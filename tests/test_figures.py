@@ -3,7 +3,7 @@
 Each axes with data says what it shows (a title or an axis label), every image has a colour bar
 with a label (or shares the scale of one that has), and no text runs off the figure.
 Every public function of posenc.plots that returns a Figure must be drawn here (a test checks
-that none is missed), and each explorer view as the widgets draw it.
+that none is missed), and each explorer view as the explorers draw it.
 """
 
 import inspect
@@ -16,7 +16,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
-from posenc import experiment, plots, widgets
+from posenc import experiment, explorers, plots
+from posenc.builder import sinusoidal_encoding
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = experiment.Settings(steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=2)
@@ -35,58 +36,72 @@ FIGURES = {
     "transformer_diagram": lambda: plots.transformer_diagram(),
     "encoding_heatmap": lambda: plots.encoding_heatmap(max_sequence_length=64, d_model=128),
     "encoding_heatmap_10x6": lambda: plots.encoding_heatmap(max_sequence_length=10, d_model=6),
-    "sine_cosine_curves": lambda: plots.sine_cosine_curves(d_model=6, columns=(0, 1, 2, 3, 4, 5), max_sequence_length=10),
+    "encoding_heatmap_10x6, both layouts": lambda: plots.encoding_heatmap(max_sequence_length=10, d_model=7,
+                                                                         compare_layouts=True),
+    "encoding_heatmap, both layouts": lambda: plots.encoding_heatmap(max_sequence_length=64, d_model=128,
+                                                                    compare_layouts=True),
+    "sine_cosine_curves": lambda: plots.sine_cosine_curves(d_model=6, columns=(0, 1, 2, 3, 4, 5),
+                                                           max_sequence_length=10),
     "interleave_diagram": lambda: plots.interleave_diagram(d_model=7, rows=3),
     "matrix_figure": lambda: plots.matrix_figure(_matrix(10, 6), title="X", xlabel="dimension", ylabel="token"),
-    "matrix_figure_one_hot": lambda: plots.matrix_figure(torch.eye(11)[[2, 3, 4, 5, 0, 0]], title="one-hot", cmap="Greys",
-                                                         symmetric=False, column_labels=[f"t{k}" for k in range(11)]),
+    "matrix_figure_one_hot": lambda: plots.matrix_figure(torch.eye(11)[[2, 3, 4, 5, 0, 0]], title="one-hot",
+                                                         cmap="Greys", symmetric=False,
+                                                         column_labels=[f"t{k}" for k in range(11)]),
     "matrices_figure": lambda: plots.matrices_figure({"X": _matrix(6, 6), "X + PE": _matrix(6, 6, 1)},
                                                      colorbar_label="value", xlabel="dimension", ylabel="token"),
     "denominators_figure": lambda: plots.denominators_figure(d_model=6),
     "bar_figure": lambda: plots.bar_figure({"X": 1.0, "PE": 2.0}, title="sizes", ylabel="norm"),
-    "similarity_figure": lambda: plots.similarity_figure(plots.sinusoidal_encoding(max_sequence_length=128, d_model=64),
+    "similarity_figure": lambda: plots.similarity_figure(sinusoidal_encoding(max_sequence_length=128, d_model=64),
                                                          position=64),
-    "error_by_position": lambda: plots.error_by_position([10, 100, 1000], {"a": [1e-7, 1e-6, 1e-5], "b": [0, 1e-7, 1e-7]},
+    "error_by_position": lambda: plots.error_by_position([10, 100, 1000],
+                                                         {"a": [1e-7, 1e-6, 1e-5], "b": [0, 1e-7, 1e-7]},
                                                          title="error", reference_slope=2.0**-24),
-    "lines_figure": lambda: plots.lines_figure([0, 1, 2], {"a": [0, 1, 2], "b": [2, 1, 0]}, title="t", xlabel="x", ylabel="y"),
+    "lines_figure": lambda: plots.lines_figure([0, 1, 2], {"a": [0, 1, 2], "b": [2, 1, 0]}, title="t", xlabel="x",
+                                               ylabel="y"),
     "accuracy_by_length": lambda: plots.accuracy_by_length({"none": {16: 0.2, 32: 0.1}, "learned": {16: 1.0, 32: None}},
                                                            trained=(8, 16), baseline={16: 0.25, 32: 0.2}),
-    "pipeline_panels": lambda: plots.pipeline_panels(["my", "name", "<PAD>"], torch.eye(4)[[0, 1, 3]], _matrix(3, 6) * 3,
-                                                     plots.sinusoidal_encoding(max_sequence_length=3, d_model=6),
-                                                     vocabulary_tokens=["my", "name", "is", "<PAD>"]),
     "benchmark_figure": lambda: plots.benchmark_figure(_benchmark_results()),
+    "score_by_offset": lambda: plots.score_by_offset([-2, -1, 0, 1, 2], {
+        "sinusoidal": {"query at 0": [0.1, 0.5, 1.0, 0.5, 0.1]}, "rotary": {"query at 0": [0.2, 0.6, 1.0, 0.6, 0.2]}},
+        title="scores"),
+    "previous_token_attention": lambda: plots.previous_token_attention(
+        {scheme: torch.softmax(torch.randn(2, 6, 6, generator=torch.Generator().manual_seed(seed)), dim=-1)
+         for seed, scheme in enumerate(("rotary", "sinusoidal"))}, trained_length=4,
+        heads={"rotary": "layer 0, head 1", "sinusoidal": "layer 0, head 0"}),
 }
 
 
 def _encoding_explorer(view, **sizes):
-    explorer = widgets.EncodingExplorer(**sizes)
+    explorer = explorers.EncodingExplorer(**sizes)
     explorer.view.value = view
     return explorer.figure
 
 
 EXPLORER_VIEWS = {
     **{f"EncodingExplorer/{view}": (lambda view=view: _encoding_explorer(view, d_model=64, max_sequence_length=64))
-       for view in widgets.VIEWS},
+       for view in explorers.VIEWS},
     "EncodingExplorer/heatmap, both layouts": lambda: _both_layouts(),
-    "PipelineExplorer": lambda: widgets.PipelineExplorer().figure,
-    **{f"SchemeExplorer/{view}": (lambda view=view: widgets.SchemeExplorer(
-        view=view, trained=experiment.train("learned", settings=TINY)).figure) for view in widgets.SCHEME_VIEWS},
+    "PipelineExplorer": lambda: explorers.PipelineExplorer().figure,
+    **{f"SchemeExplorer/{view}": (lambda view=view: explorers.SchemeExplorer(
+        view=view, trained=experiment.train("learned", settings=TINY)).figure) for view in explorers.SCHEME_VIEWS},
 }
 
 
 def _both_layouts():
-    explorer = widgets.EncodingExplorer(d_model=16, max_sequence_length=16)
+    explorer = explorers.EncodingExplorer(d_model=16, max_sequence_length=16)
     explorer.compare_layouts.value = True
     return explorer.figure
 
 
 def test_every_figure_function_is_drawn_here():
-    returns_a_figure = {name for name, function in inspect.getmembers(plots, inspect.isfunction)
-                        if not name.startswith("_") and function.__module__ == plots.__name__
-                        and inspect.signature(function).return_annotation in (Figure, "Figure")}
-    # The explorer_* figures are drawn through the widgets (EXPLORER_VIEWS), which fill them with data.
+    # Every public function of posenc.plots and its modules; the explorers' own figures are drawn through the
+    # explorers (EXPLORER_VIEWS), which fill them with data. new_figure (the empty figure all of them start
+    # from) and check_figure (an argument check) draw nothing.
+    returns_a_figure = {name for name in plots.__all__ if inspect.isfunction(getattr(plots, name))
+                        and inspect.signature(getattr(plots, name)).return_annotation in (Figure, "Figure")}
+    assert {"encoding_heatmap", "accuracy_by_length", "pipeline_diagram"} <= returns_a_figure  # the search finds them
     drawn = {name.split("_10x6")[0].split("_one_hot")[0] for name in FIGURES}
-    assert returns_a_figure - {n for n in returns_a_figure if n.startswith("explorer_")} <= drawn
+    assert returns_a_figure - {"new_figure", "check_figure"} <= drawn
 
 
 def _data_axes(fig):
@@ -152,27 +167,25 @@ def test_one_hot_cells_read_0_and_1():
 
 
 def test_pipeline_panels_share_one_scale_for_x_pe_and_their_sum():
-    X = _matrix(3, 6) * 3
-    PE = plots.sinusoidal_encoding(max_sequence_length=3, d_model=6)
-    fig = plots.pipeline_panels(["a", "b", "c"], torch.eye(3), X, PE)
+    fig = explorers.PipelineExplorer(d_model=6).figure
     limits = {gid: plots.artist(fig, gid).get_clim() for gid in ("X", "PE", "X_plus_PE")}
     assert len(set(limits.values())) == 1
-    assert limits["PE"][1] >= float((X + PE).abs().max()) - 1e-6
+    assert limits["PE"][1] >= float(abs(plots.artist(fig, "X_plus_PE").get_array()).max()) - 1e-6
 
 
 def test_similarity_uses_a_sequential_map_for_non_negative_data():
-    table = plots.sinusoidal_encoding(max_sequence_length=64, d_model=64)
+    table = sinusoidal_encoding(max_sequence_length=64, d_model=64)
     assert float((table @ table.T).min()) >= 0
     image = plots.artist(plots.similarity_figure(table, position=10), "matrix")
     assert image.get_cmap().name == plots.SEQUENTIAL and image.get_clim()[0] == 0
-    signed = plots.sinusoidal_encoding(max_sequence_length=64, d_model=64, base=10.0)
+    signed = sinusoidal_encoding(max_sequence_length=64, d_model=64, base=10.0)
     image = plots.artist(plots.similarity_figure(signed, position=10), "matrix")
     low, high = image.get_clim()
     assert image.get_cmap().name == plots.DIVERGING and low == -high
 
 
 def test_similarity_profile_is_fitted_to_its_data():
-    table = plots.sinusoidal_encoding(max_sequence_length=64, d_model=64)
+    table = sinusoidal_encoding(max_sequence_length=64, d_model=64)
     fig = plots.similarity_figure(table, position=10)
     profile = plots.artist(fig, "profile")
     offsets = profile.get_xdata()
@@ -189,3 +202,24 @@ def test_benchmark_series_differ_in_colour_marker_and_line_style():
     # Hollow markers of different shapes and sizes: where two series coincide, both stay visible.
     assert len({line.get_marker() for line in lines}) == 5 and {line.get_fillstyle() for line in lines} == {"none"}
     assert len({line.get_markersize() for line in lines}) == 5
+
+
+def test_each_scheme_has_one_distinct_colour_used_by_accuracy_by_length():
+    assert set(plots.SCHEME_COLOURS) == {"none", "learned", "sinusoidal", "rotary", "alibi", "pi", "ntk", "yarn",
+                                         "llama3"}
+    assert len(set(plots.SCHEME_COLOURS.values())) == len(plots.SCHEME_COLOURS)
+    schemes = list(experiment.SCHEMES)
+    fig = plots.accuracy_by_length({s: {16: 0.5, 32: 0.25} for s in schemes}, trained=(8, 16))
+    drawn = {line.get_label(): line.get_color() for line in fig.axes[0].get_lines() if line.get_label() in schemes}
+    assert drawn == {s: plots.SCHEME_COLOURS[s] for s in schemes}
+
+
+def test_lines_take_the_colours_they_are_given_and_keep_their_own_markers():
+    fig = plots.lines_figure([0, 1], {"RoPE": [0, 1], "added sinusoid": [1, 0]}, title="t", xlabel="x", ylabel="y",
+                             colours={"RoPE": plots.SCHEME_COLOURS["rotary"]})
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    assert lines["RoPE"].get_color() == plots.SCHEME_COLOURS["rotary"]
+    assert lines["added sinusoid"].get_color() != plots.SCHEME_COLOURS["rotary"]
+    assert lines["RoPE"].get_marker() != lines["added sinusoid"].get_marker()
+    with pytest.raises(ValueError, match="colours"):
+        plots.lines_figure([0], {"a": [0]}, title="t", xlabel="x", ylabel="y", colours={"b": "#000000"})

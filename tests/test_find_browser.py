@@ -66,8 +66,8 @@ def test_without_install_it_only_looks(fake_path, monkeypatch):
 
 
 @pytest.mark.parametrize("release,root,allowed", [
-    ('ID=debian\n', 0, True), ('ID=ubuntu\nID_LIKE=debian\n', 0, True), ('ID=linuxmint\nID_LIKE="ubuntu debian"\n', 0, True),
-    ('ID=fedora\n', 0, False), ('ID=debian\n', 1000, False),
+    ('ID=debian\n', 0, True), ('ID=ubuntu\nID_LIKE=debian\n', 0, True),
+    ('ID=linuxmint\nID_LIKE="ubuntu debian"\n', 0, True), ('ID=fedora\n', 0, False), ('ID=debian\n', 1000, False),
 ])
 def test_installing_is_allowed_only_as_root_on_debian_or_ubuntu(tmp_path, monkeypatch, release, root, allowed):
     os_release = tmp_path / "os-release"

@@ -7,7 +7,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-from draw_images import FIGURES, main as draw_images  # noqa: E402
+from draw_images import FIGURES  # noqa: E402
+from draw_images import main as draw_images  # noqa: E402
 
 
 def test_make_images_reproduces_the_committed_pngs(tmp_path):
@@ -30,9 +31,10 @@ def test_the_pipeline_figure_shows_the_numbers_the_notebooks_print():
 
     from posenc import plots, tokens
 
-    length, vocab_size, d_model = tokens.EXAMPLE_MAX_SEQUENCE_LENGTH, tokens.example_vocabulary().vocab_size, tokens.EXAMPLE_D_MODEL
+    length, d_model = tokens.EXAMPLE_MAX_SEQUENCE_LENGTH, tokens.EXAMPLE_D_MODEL
+    vocab_size = tokens.example_vocabulary().vocab_size
     texts = {t.get_text() for t in plots.pipeline_diagram().findobj(Text)}
     assert {f"({length}, {vocab_size})", f"W_E: ({vocab_size}, {d_model})\nlearned", f"({length}, {d_model})"} <= texts
-    printed = "".join("".join(o.get("text", "")) for c in json.loads((ROOT / "notebooks" / "01_padding_and_one_hot.ipynb")
-                      .read_text())["cells"] for o in c.get("outputs", []))
+    notebook = json.loads((ROOT / "notebooks" / "01_padding_and_one_hot.ipynb").read_text())
+    printed = "".join("".join(o.get("text", "")) for c in notebook["cells"] for o in c.get("outputs", []))
     assert f"vocab_size = {vocab_size}" in printed and f"torch.Size([{length}, {vocab_size}])" in printed

@@ -6,11 +6,13 @@ these tests check what nbval does not.
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 IDS = [p.name for p in NOTEBOOKS]
 
@@ -108,8 +110,9 @@ def test_seed_numbers_appear_in_the_stored_outputs():
 def test_displayed_widgets_have_their_state_saved(path):
     # So the notebook shows its widgets, at their last state, when opened without a kernel.
     notebook = json.loads(path.read_text())
-    shown = [o["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
-             for c in notebook["cells"] for o in c.get("outputs", []) if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    view = "application/vnd.jupyter.widget-view+json"
+    shown = [o["data"][view]["model_id"]
+             for c in notebook["cells"] for o in c.get("outputs", []) if view in o.get("data", {})]
     if not shown:
         return
     state = notebook["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
@@ -119,16 +122,18 @@ def test_displayed_widgets_have_their_state_saved(path):
     assert images and all(m.get("buffers") for m in images), "the pictures must be saved too"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["01_padding_and_one_hot.ipynb", "08_explore.ipynb"])
 def test_make_notebooks_reproduces_the_stored_file_byte_for_byte(tmp_path, name):
     # What `make notebooks` writes must not change from run to run (widget ids, stream splits, timings).
+    # One with plain outputs and one with widgets; nbval checks every notebook's outputs, not its bytes.
     import shutil
-    import subprocess
-    import sys
+
+    from run_notebooks import run
 
     copy = tmp_path / name
     shutil.copy(ROOT / "notebooks" / name, copy)
-    subprocess.run([sys.executable, str(ROOT / "tools" / "run_notebooks.py"), str(copy)], check=True, capture_output=True)
+    run(copy)
     assert copy.read_bytes() == (ROOT / "notebooks" / name).read_bytes()
 
 
@@ -148,9 +153,6 @@ def test_walkthrough_ends_with_two_to_four_checked_exercises(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_first_code_cell_installs_posenc_where_it_is_missing(path):
     # The same cell everywhere, made from pyproject.toml's repository by tools/install_cell.py (make notebooks).
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tools"))
     import install_cell
 
     first = next(c for c in cells(path) if c["cell_type"] == "code")
@@ -193,6 +195,22 @@ def test_a_predict_exercise_is_answered_before_the_cell_that_reveals_it(path):
     # The placeholder comes before the first code cell that is neither the solution nor the checker.
     all_cells = cells(path)
     for k, cell in enumerate(all_cells):
-        if cell["cell_type"] == "markdown" and source(cell).startswith("### Exercise") and "(predict, then run)" in source(cell):
+        heading = source(cell) if cell["cell_type"] == "markdown" else ""
+        if heading.startswith("### Exercise") and "(predict, then run)" in heading:
             following = [c for c in all_cells[k + 1:] if c["cell_type"] == "code"]
             assert "exercise" in following[0]["metadata"].get("tags", []), source(cell)[:80]
+
+
+@pytest.mark.parametrize("path", WITH_EXERCISES, ids=[p.name for p in WITH_EXERCISES])
+def test_every_solution_is_collapsed_right_under_its_placeholder(path):
+    # The teacher's edition in JupyterLab: the exercise's placeholder shows, its solution below it is folded
+    # (input and output), so Run All still runs it. tools/run_notebooks.py sets this on every run.
+    code = [c for c in cells(path) if c["cell_type"] == "code"]
+    for k, cell in enumerate(code):
+        hidden = cell["metadata"].get("jupyter", {})
+        if "solution" in cell["metadata"].get("tags", []):
+            assert hidden.get("source_hidden") is True and hidden.get("outputs_hidden") is True, (
+                f"run `make notebooks`: a solution is open\n{source(cell)[:200]}")
+            assert "exercise" in code[k - 1]["metadata"].get("tags", []), source(cell)[:200]
+        else:
+            assert not hidden.get("source_hidden") and not hidden.get("outputs_hidden"), source(cell)[:200]

@@ -12,7 +12,6 @@ from rotary_embedding_torch import RotaryEmbedding
 
 from posenc import attention, encoding, schemes
 
-
 # RoPE ------------------------------------------------------------------------------------------
 
 
@@ -29,7 +28,8 @@ def rope_loop(x: torch.Tensor, *, base: float = 10000.0, offset: int = 0) -> tor
     return out
 
 
-@pytest.mark.parametrize("seq,d,base,offset", [(10, 6, 10000.0, 0), (7, 16, 10000.0, 3), (5, 2, 100.0, 1000), (12, 64, 500000.0, 0)])
+@pytest.mark.parametrize("seq,d,base,offset",
+                         [(10, 6, 10000.0, 0), (7, 16, 10000.0, 3), (5, 2, 100.0, 1000), (12, 64, 500000.0, 0)])
 def test_rope_matches_the_equations_written_as_a_loop(seq, d, base, offset):
     x = torch.randn(seq, d, dtype=torch.float64, generator=torch.Generator().manual_seed(seq * d))
     assert torch.allclose(schemes.apply_rotary(x, base=base, offset=offset), rope_loop(x, base=base, offset=offset),
@@ -46,8 +46,9 @@ def test_rope_matches_rotary_embedding_torch(offset):
     assert torch.allclose(ours, theirs, rtol=0, atol=1e-5)
 
 
-def rotate_half_llama(x: torch.Tensor, *, base: float = 10000.0) -> torch.Tensor:
-    """The GPT-NeoX / LLaMA way: pair i is (i, i + d/2); cos and sin repeated over both halves."""
+def rotate_half_neox(x: torch.Tensor, *, base: float = 10000.0) -> torch.Tensor:
+    """GPT-NeoX's `rotate_half` / `apply_rotary_pos_emb` (megatron/model/positional_embeddings.py), which Hugging
+    Face's LLaMA port copies: pair i is (i, i + d/2); cos and sin repeated over both halves."""
     seq, d = x.shape[-2:]
     frequencies = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
     angles = torch.arange(seq, dtype=torch.float64)[:, None] * frequencies
@@ -56,16 +57,88 @@ def rotate_half_llama(x: torch.Tensor, *, base: float = 10000.0) -> torch.Tensor
     return x * angles.cos() + torch.cat([-x2, x1], dim=-1) * angles.sin()
 
 
-def test_half_split_layout_is_the_llama_code_and_a_column_permutation_of_interleaved():
+def rope_meta_llama(x: torch.Tensor, *, base: float = 10000.0) -> torch.Tensor:
+    """Meta's LLaMA code (meta-llama/llama, llama/model.py, `precompute_freqs_cis` and `apply_rotary_emb`), in
+    float64: neighbouring columns (2i, 2i+1) become one complex number, multiplied by e^(i * position * frequency)."""
+    seq, d = x.shape[-2:]
+    frequencies = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64)[: d // 2] / d))
+    angles = torch.outer(torch.arange(seq, dtype=torch.float64), frequencies)
+    turns = torch.polar(torch.ones_like(angles), angles)  # complex128
+    pairs = torch.view_as_complex(x.to(torch.float64).reshape(*x.shape[:-1], -1, 2).contiguous())
+    return torch.view_as_real(pairs * turns).flatten(-2)
+
+
+def hf_permute(w: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """`permute` of Hugging Face's convert_llama_weights_to_hf.py, written from its definition: the rows (outputs)
+    of a (dim1, dim2) Linear weight, head by head, viewed as (head_dim / 2, 2) and transposed to (2, head_dim / 2)."""
+    dim1, dim2 = w.shape
+    return w.view(n_heads, dim1 // n_heads // 2, 2, dim2).transpose(1, 2).reshape(dim1, dim2)
+
+
+def test_meta_llama_code_pairs_neighbours_like_roformer():
+    x = torch.randn(2, 11, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    assert torch.allclose(schemes.apply_rotary(x), rope_meta_llama(x), rtol=0, atol=1e-12)
+    assert not torch.allclose(schemes.apply_rotary(x, layout="half_split"), rope_meta_llama(x), atol=1e-3)
+
+
+def test_half_split_layout_is_the_neox_code_and_a_column_permutation_of_interleaved():
     x = torch.randn(3, 9, 12, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
     permutation = schemes.half_split_permutation(d=12)
     assert permutation.tolist() == [0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11]
     half = schemes.apply_rotary(x, layout="half_split")
-    assert torch.allclose(half, rotate_half_llama(x), rtol=0, atol=1e-12)
+    assert torch.allclose(half, rotate_half_neox(x), rtol=0, atol=1e-12)
     assert torch.allclose(schemes.apply_rotary(x[..., permutation], layout="half_split"),
                           schemes.apply_rotary(x)[..., permutation], rtol=0, atol=1e-12)
     table = encoding.sinusoidal_encoding(max_sequence_length=4, d_model=12)
     assert torch.equal(table[:, permutation], encoding.to_concatenated(table))
+
+
+@pytest.mark.parametrize("n_heads,head_dim,base", [(1, 2, 10000.0), (2, 8, 10000.0), (4, 16, 500000.0)])
+def test_llama_weight_conversion_gives_half_split_rope_the_scores_of_interleaved_rope(n_heads, head_dim, base):
+    # Meta's weights with Meta's (interleaved) RoPE, against the converted weights with Hugging Face's (half-split)
+    # RoPE: every head's scores agree, and the rotated queries are Meta's with each head's columns reordered.
+    d_model, seq = n_heads * head_dim, 13
+    generator = torch.Generator().manual_seed(n_heads * head_dim)
+    x = torch.randn(seq, d_model, dtype=torch.float64, generator=generator)
+    wq, wk = torch.randn(2, d_model, d_model, dtype=torch.float64, generator=generator)  # Linear weights: out x in
+
+    def heads(x, w):  # (n_heads, seq, head_dim): each head's queries or keys, as both codes split them
+        return (x @ w.T).view(seq, n_heads, head_dim).transpose(0, 1)
+
+    q_meta, k_meta = rope_meta_llama(heads(x, wq), base=base), rope_meta_llama(heads(x, wk), base=base)
+    q_hf = rotate_half_neox(heads(x, hf_permute(wq, n_heads)), base=base)
+    k_hf = rotate_half_neox(heads(x, hf_permute(wk, n_heads)), base=base)
+    torch.testing.assert_close(q_hf @ k_hf.transpose(-1, -2), q_meta @ k_meta.transpose(-1, -2), rtol=1e-10, atol=1e-9)
+    # The reordering HF's permute applies inside each head is posenc's half_split_permutation ...
+    rows = hf_permute(torch.arange(d_model, dtype=torch.float64)[:, None], n_heads)[:, 0].long()
+    order = schemes.half_split_permutation(d=head_dim)
+    assert rows.tolist() == [h * head_dim + int(i) for h in range(n_heads) for i in order]
+    torch.testing.assert_close(q_hf, q_meta[..., order], rtol=0, atol=1e-10)
+    # ... and posenc's two layouts reproduce both codes.
+    torch.testing.assert_close(schemes.apply_rotary(heads(x, wq), base=base), q_meta, rtol=0, atol=1e-10)
+    torch.testing.assert_close(schemes.apply_rotary(heads(x, hf_permute(wq, n_heads)), base=base, layout="half_split"),
+                               q_hf, rtol=0, atol=1e-10)
+    if head_dim > 2:  # with one pair per head there is nothing to reorder
+        wrong = rotate_half_neox(heads(x, wq), base=base) @ rotate_half_neox(heads(x, wk), base=base).transpose(-1, -2)
+        unconverted = q_meta @ k_meta.transpose(-1, -2)
+        assert not torch.allclose(wrong, unconverted, atol=1e-3), "unconverted weights must differ"
+
+
+@pytest.mark.parametrize("d_model,base", [(6, 10000.0), (16, 10000.0), (64, 100.0)])
+@pytest.mark.parametrize("k", [1, 3, 17])
+def test_the_sinusoids_shift_is_the_rope_rotation_applied_to_rows(d_model, base, k):
+    # Notebook 10's shift and notebook 13's R_k are one matrix: PE[p] @ R_k = PE[p + k] (a row, from the right).
+    # From the left it moves the other way: R_k @ PE[p] = PE[p - k], since R_k^T = R_(-k).
+    PE = encoding.sinusoidal_encoding(max_sequence_length=60, d_model=d_model, base=base, dtype=torch.float64)
+    R = schemes.rotation_matrix(position=k, d=d_model, base=base)
+    torch.testing.assert_close(PE[:-k] @ R, PE[k:], rtol=0, atol=1e-12)
+    torch.testing.assert_close((R @ PE[k:].T).T, PE[:-k], rtol=0, atol=1e-12)
+    # Each block: [[cos wk, -sin wk], [sin wk, cos wk]], by the angle-addition identities on the pair (sin, cos).
+    w = base ** (-2 * torch.arange(d_model // 2, dtype=torch.float64) / d_model)
+    c, s = torch.cos(w * k), torch.sin(w * k)
+    blocks = torch.block_diag(*[torch.stack([torch.stack([c[i], -s[i]]), torch.stack([s[i], c[i]])])
+                                for i in range(d_model // 2)])
+    torch.testing.assert_close(R, blocks, rtol=0, atol=1e-15)
 
 
 def test_rope_angles_are_the_sinusoidal_encodings_angles():
@@ -170,6 +243,27 @@ def test_alibi_slopes_follow_the_papers_code_for_any_head_count(num_heads):
     assert torch.allclose(ours, torch.tensor(paper_slopes(num_heads), dtype=torch.float64), rtol=1e-14)
 
 
+def bloom_slopes(n: int) -> list[float]:
+    """BLOOM's slopes as Hugging Face's `build_alibi_tensor` (models/bloom/modeling_bloom.py) computes them."""
+    closest = 2 ** math.floor(math.log2(n))
+    base = 2 ** (-(2 ** -(math.log2(closest) - 3)))
+    slopes = [base**power for power in range(1, closest + 1)]
+    extra_base = 2 ** (-(2 ** -(math.log2(2 * closest) - 3)))
+    return slopes + [extra_base**power for power in range(1, 1 + 2 * min(closest, n - closest), 2)]
+
+
+@pytest.mark.parametrize("num_heads", [1, 3, 6, 12, 16, 24, 100, 112])
+def test_alibi_slopes_follow_blooms_code(num_heads):
+    # BLOOM (176B) has 112 heads a layer (bigscience-workshop/bigscience, train/tr11-176B-ml/README.md): 64 + 48.
+    ours = schemes.alibi_slopes(num_heads=num_heads, dtype=torch.float64)
+    assert torch.allclose(ours, torch.tensor(bloom_slopes(num_heads), dtype=torch.float64), rtol=1e-14)
+
+
+def test_alibi_slopes_for_six_heads_are_not_in_decreasing_order():
+    assert schemes.alibi_slopes(num_heads=6, dtype=torch.float64).tolist() == [2.0**-2, 2.0**-4, 2.0**-6, 2.0**-8,
+                                                                                 2.0**-1, 2.0**-3]
+
+
 @pytest.mark.parametrize("causal", [True, False])
 def test_alibi_bias_matches_a_loop(causal):
     heads, length = 4, 7
@@ -182,6 +276,21 @@ def test_alibi_bias_matches_a_loop(causal):
                 expected = -math.inf if causal and j > i else -slopes[h] * abs(i - j)
                 assert bias[h, i, j].item() == pytest.approx(expected, rel=1e-15)
     assert not torch.signbit(bias[:, range(length), range(length)]).any(), "0 on the diagonal, not -0"
+
+
+@pytest.mark.parametrize("heads", [4, 6])
+def test_alibi_causal_weights_equal_those_of_the_papers_code_which_adds_slope_times_key(heads):
+    # ofirpress/attention_with_linear_biases, TransformerDecoder.__init__ and buffered_future_mask in
+    # fairseq/models/transformer.py: slopes * arange(maxpos) (+m j, the same row for every query) added to the
+    # -inf future mask. BLOOM's build_alibi_tensor does the same. It differs from -m (i - j) by m i per query row.
+    length = 9
+    scores = torch.randn(heads, length, length, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    slopes = torch.tensor(bloom_slopes(heads), dtype=torch.float64)
+    future = torch.triu(torch.full((length, length), -math.inf, dtype=torch.float64), 1)
+    papers_code = future + slopes[:, None, None] * torch.arange(length, dtype=torch.float64)[None, None, :]
+    ours = schemes.alibi_bias(num_heads=heads, max_sequence_length=length, dtype=torch.float64)
+    assert not torch.allclose(ours[:, -1], papers_code[:, -1]), "the biases themselves differ"
+    assert torch.allclose(torch.softmax(scores + ours, dim=-1), torch.softmax(scores + papers_code, dim=-1), atol=1e-12)
 
 
 def test_alibi_causal_bias_gives_future_keys_zero_weight():
@@ -197,7 +306,7 @@ def test_learned_table_adds_its_rows_and_trains():
     torch.manual_seed(0)
     learned = schemes.LearnedPositionalEmbedding(max_sequence_length=10, d_model=6)
     assert learned.weight.shape == (10, 6) and learned.weight.requires_grad
-    assert 0.01 < float(learned.weight.detach().std()) < 0.03  # GPT-2's initialisation, std 0.02
+    assert 0.01 < float(learned.weight.detach().std()) < 0.03  # std 0.02: nanoGPT's and Hugging Face's GPT-2 choice
     x = torch.randn(3, 4, 6)
     assert torch.equal(learned(x, offset=2), x + learned.weight[2:6])
     learned(x).sum().backward()
@@ -207,7 +316,8 @@ def test_learned_table_adds_its_rows_and_trains():
 
 def test_learned_table_has_no_row_beyond_its_length():
     learned = schemes.LearnedPositionalEmbedding(max_sequence_length=8, d_model=4)
-    with pytest.raises(ValueError, match="no row: a learned table has rows only for positions 0 to 7"):
+    with pytest.raises(ValueError, match="x reaches position 8, which the table has no row for: a learned table has "
+                                         "rows only for positions 0 to 7"):
         learned(torch.zeros(9, 4))
     with pytest.raises(ValueError, match="offset=5"):
         learned(torch.zeros(4, 4), offset=5)
@@ -235,7 +345,8 @@ def test_same_word_scores_are_the_written_out_products():
 def test_same_word_scores_move_with_position_only_when_the_sinusoid_is_added():
     weights = attention.projection_weights(d_model=32, seed=0)
     word = torch.randn(32, generator=torch.Generator().manual_seed(1))
-    scores = {scheme: torch.stack([schemes.same_word_scores(word, weights, scheme=scheme, query_position=p, offsets=range(-10, 11))
+    scores = {scheme: torch.stack([schemes.same_word_scores(word, weights, scheme=scheme, query_position=p,
+                                                            offsets=range(-10, 11))
                                    for p in (10, 50, 300)])
               for scheme in schemes.SCORE_SCHEMES}
     torch.testing.assert_close(scores["rotary"][1:], scores["rotary"][:1].expand(2, -1))
@@ -256,3 +367,87 @@ def test_same_word_scores_refuse_what_they_cannot_score(change, message):
                  "query_position": 10, "offsets": [0, 1]} | change
     with pytest.raises((TypeError, ValueError), match=message):
         schemes.same_word_scores(arguments.pop("word"), arguments.pop("weights"), **arguments)
+
+
+# The checkers and the figure of notebooks 10 and 13 ----------------------------------------------
+
+
+@pytest.mark.parametrize("k", [3, -3, 7, -1])
+def test_the_shift_checker_holds_the_row_convention_of_rotation_matrix(k):
+    from posenc import exercises
+
+    PE = encoding.sinusoidal_encoding(max_sequence_length=30, d_model=6, dtype=torch.float64)
+    R = schemes.rotation_matrix(position=abs(k), d=6)
+    M = R if k > 0 else R.T  # a rotation's inverse is its transpose
+    rows = PE[max(0, -k) : 30 - max(0, k)]
+    torch.testing.assert_close(rows @ M, PE[max(0, k) : 30 + min(0, k)])
+    assert exercises.check_shift_matrix(M, k=k, d_model=6).correct
+    column_convention = exercises.check_shift_matrix(M.T, k=k, d_model=6)  # M @ PE[p] = PE[p + k], PE[p] a column
+    assert column_convention.status == "mistake" and f"moves by {-k}, not {k}" in column_convention.message
+    assert "Every sign of the shift" in exercises.check_shift_matrix(-M.T, k=k, d_model=6).message
+    assert "Every sign flipped" in exercises.check_shift_matrix(-M, k=k, d_model=6).message
+    assert "identity" in exercises.check_shift_matrix(torch.eye(6), k=k, d_model=6).message
+    assert exercises.check_shift_matrix(0.5 * M, k=k, d_model=6).status == "wrong"
+
+
+def test_the_shift_checker_names_degrees():
+    from posenc import exercises
+
+    w = encoding.frequencies(d_model=6).double()
+    blocks = [torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=torch.float64)
+              for a in (math.radians(-3 * float(f)) for f in w)]
+    feedback = exercises.check_shift_matrix(torch.block_diag(*blocks), k=-3, d_model=6)
+    assert feedback.status == "mistake" and "degrees" in feedback.message
+
+
+@pytest.mark.parametrize("answer,words", [
+    (sorted(2.0**-e for e in (2, 4, 6, 8, 1, 3))[::-1], "sorted"),
+    ([2.0 ** (-8 * k / 6) for k in range(1, 7)], "formula for a power of two"),
+    ([2.0**-2, 2.0**-4, 2.0**-6, 2.0**-8, 2.0**-2, 2.0**-4], "2nd, 4th"),
+    ([2.0**-k for k in range(1, 7)], "first 6 slopes of 8 heads"),
+    ([2.0**-e for e in (3, 1, 8, 6, 4, 2)], "Reversed"),
+])
+def test_the_alibi_checker_names_the_mistakes_for_six_heads(answer, words):
+    from posenc import exercises
+
+    assert exercises.check_alibi_slopes([2.0**-e for e in (2, 4, 6, 8, 1, 3)], num_heads=6).correct
+    feedback = exercises.check_alibi_slopes(answer, num_heads=6)
+    assert feedback.status == "mistake" and words in feedback.message, feedback
+
+
+def test_check_choice_explains_the_choice_made_and_keeps_the_answer_out_of_progress():
+    from posenc import exercises
+
+    options = {"a": "Why a is wrong.", "b": "Why b is right."}
+    check = lambda answer: exercises.check_choice(answer, options=options, correct="b", question="which one?")  # noqa: E731
+    assert check(" B ").correct and "Why b is right." in check("b").message
+    wrong = check("a")
+    assert wrong.status == "mistake" and "Why a is wrong." in wrong.message and "Why b is right." in wrong.message
+    assert check(None).status == "not attempted"
+    assert check("c").status == "wrong" and check(2).status == "wrong"
+    listed = str(exercises.progress())
+    assert "which one?" in listed and "correct" not in listed and "'b'" not in listed
+    with pytest.raises(ValueError, match="correct must be one of"):
+        exercises.check_choice("a", options=options, correct="z", question="q")
+    with pytest.raises(TypeError, match="options must be a dict"):
+        exercises.check_choice("a", options={"a": "only one"}, correct="a", question="q")
+
+
+def test_score_by_offset_draws_one_panel_per_scheme_in_its_colour():
+    from matplotlib.colors import to_hex
+
+    from posenc import plots
+
+    offsets = list(range(-5, 6))
+    scores = {"sinusoidal": {"query at 10": [float(k) for k in offsets], "query at 20": [0.0] * 11},
+              "rotary": {"query at 10": [1.0] * 11}}
+    fig = plots.score_by_offset(offsets, scores, title="t", titles={"rotary": "RoPE"})
+    panels = [ax for ax in fig.axes if ax.get_legend() is not None]
+    assert [ax.get_title() for ax in panels] == ["sinusoidal", "RoPE"]
+    for ax, scheme in zip(panels, scores, strict=True):
+        assert {to_hex(line.get_color()) for line in ax.get_lines() if line.get_label() in scores[scheme]} == \
+            {plots.SCHEME_COLOURS[scheme].lower()}
+    with pytest.raises(ValueError, match="schemes of SCHEME_COLOURS"):
+        plots.score_by_offset(offsets, {"sinusoid": {"a": [0.0] * 11}}, title="t")
+    with pytest.raises(ValueError, match="must hold 11 numbers"):
+        plots.score_by_offset(offsets, {"rotary": {"a": [0.0] * 3}}, title="t")

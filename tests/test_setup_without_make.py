@@ -5,6 +5,9 @@ lines are the README's own; what the test needs beyond them (a port and token it
 no browser window, running as root in CI) goes into a Jupyter config folder of its own.
 Then a kernel is opened for a notebook through the server those lines started, and
 asked where it runs and whether it has posenc.
+
+It is one of the longest tests (pip unpacks torch into the fresh venv), so conftest.py hands it
+out first and it runs beside the others.
 """
 
 import json
@@ -21,8 +24,6 @@ from pathlib import Path
 
 import pytest
 
-import background
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import install_cell  # noqa: E402
@@ -38,18 +39,14 @@ def readme_lines() -> list[str]:
     return [line for line in block.group(1).splitlines() if line.strip()]
 
 
-@pytest.mark.background("readme_setup")
-def test_the_readme_lines_set_up_a_working_suite():
-    # Mostly pip and a server starting: it runs beside the other tests (tests/background.py).
-    background.result("readme_setup")
-
-
-@background.job("readme_setup")
-def set_up_by_the_readme(tmp_path: Path) -> None:
+def test_the_readme_lines_set_up_a_working_suite(tmp_path):
     lines = readme_lines()
     assert lines[-1].startswith(".venv/bin/jupyter lab "), "the last line opens JupyterLab"
+    start_page = lines[-1].split()[-1]
+    assert start_page == "learner/notebooks/00_start_here.ipynb", "a learner starts in their own copy"
     clone = tmp_path / "posenc"
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode()
+    tracked = tracked.split("\0")
     for name in filter(None, tracked):
         if (ROOT / name).is_file():
             (clone / name).parent.mkdir(parents=True, exist_ok=True)
@@ -66,8 +63,10 @@ def set_up_by_the_readme(tmp_path: Path) -> None:
                JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "lab-user-settings"), BROWSER="true",
                PATH=os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if ".venv" not in p),
                # Not compiling every installed module to bytecode (torch has thousands) saves half a minute
-               # of CPU; Python compiles what the kernel imports when it imports it.
+               # of CPU; Python compiles what the kernel imports when it imports it, and keeps the bytecode
+               # for the next process (as on a learner's machine, where PYTHONDONTWRITEBYTECODE is not set).
                PIP_NO_COMPILE="1")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     for k, line in enumerate(lines[:-1]):
         result = subprocess.run(line, shell=True, cwd=clone, env=env, capture_output=True, text=True, timeout=900)
@@ -88,13 +87,19 @@ def set_up_by_the_readme(tmp_path: Path) -> None:
         assert json.loads(notification)["schema"]["properties"]["fetchNews"]["default"] == "false"
 
         session = _post(f"{url}/api/sessions?token={token}", {
-            "path": "notebooks/00_start_here.ipynb", "type": "notebook", "kernel": {"name": "python3"}})
+            "path": start_page, "type": "notebook", "kernel": {"name": "python3"}})
         connection = tmp_path / "runtime" / f"kernel-{session['kernel']['id']}.json"
         _wait_for(connection.is_file, server, tmp_path / "lab.log")
-        printed = _run_in_kernel(connection, "import sys, posenc, torch\nprint(sys.prefix, posenc.__version__, torch.__version__)")
+        printed = _run_in_kernel(
+            connection, "import sys, posenc, torch\nprint(sys.prefix, posenc.__version__, torch.__version__)")
         prefix, version, torch_version = printed.split()
         assert Path(prefix).resolve() == (clone / ".venv").resolve()
         assert version == "0.1.0" and torch_version.startswith("2.13.0")
+        # The notebook it opened is the learner's copy: no solutions.
+        with_exercises = start_page.replace("00_start_here", "03_pe_formula")
+        opened = json.loads(_get(f"{url}/api/contents/{with_exercises}?token={token}"))
+        assert opened["content"]["cells"] and not [
+            c for c in opened["content"]["cells"] if "solution" in c["metadata"].get("tags", [])]
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
@@ -105,19 +110,27 @@ def _the_install_cell_installs_posenc(clone: Path, env: dict, tmp_path: Path) ->
     from jupyter_client import write_connection_file
 
     python = clone / ".venv" / "bin" / "python"
-    assert subprocess.run([python, "-c", "import posenc"], capture_output=True).returncode != 0, "posenc is there already"
+    already = subprocess.run([python, "-c", "import posenc"], capture_output=True).returncode == 0
+    assert not already, "posenc is there already"
     connection, _ = write_connection_file(str(tmp_path / "install-kernel.json"))
+    log_path = tmp_path / "install-kernel.log"
+    log = log_path.open("w")
     kernel = subprocess.Popen([python, "-m", "ipykernel_launcher", "-f", connection], cwd=clone / "notebooks",
-                              env={**env, "POSENC_SOURCE": clone.as_uri()}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              env={**env, "POSENC_SOURCE": clone.as_uri()}, stdout=log, stderr=subprocess.STDOUT)
     try:
         notebook = json.loads((clone / "notebooks" / "01_padding_and_one_hot.ipynb").read_text())
         first = "".join(next(c["source"] for c in notebook["cells"] if c["cell_type"] == "code"))
         assert first == install_cell.source()
-        _run_in_kernel(Path(connection), first)
-        assert _run_in_kernel(Path(connection), "import posenc\nprint(posenc.__file__)").startswith(str(clone / ".venv"))
+        try:
+            _run_in_kernel(Path(connection), first)
+            where = _run_in_kernel(Path(connection), "import posenc\nprint(posenc.__file__)")
+        except RuntimeError as error:
+            raise AssertionError(f"the kernel failed ({error}); its log:\n{log_path.read_text()[-3000:]}") from error
+        assert where.startswith(str(clone / ".venv")), where
     finally:
         kernel.kill()
         kernel.wait(timeout=30)
+        log.close()
 
 
 def _get(url: str) -> str:

@@ -2,12 +2,15 @@
 
 Every page of the site and every slide deck must load with no failed request and no
 request leaving this machine; the widgets render at their saved state, MathJax and
-reveal.js come from the local copies. Screenshots go to test-artifacts/site/.
+reveal.js come from the local copies; every solution waits behind a closed toggle.
+The site and the slides are built and served apart (two xdist groups, each with its own
+Chromium), so that two workers can check them at once. Screenshots go to test-artifacts/site/.
 """
 
 import contextlib
 import functools
 import http.server
+import json
 import subprocess
 import sys
 import threading
@@ -29,11 +32,17 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
-    for what in ("slides", "site"):
-        subprocess.run([sys.executable, str(ROOT / "tools" / "build_site.py"), what, "--out", str(out)], check=True)
+ON_SITE, ON_SLIDES = pytest.mark.xdist_group("site"), pytest.mark.xdist_group("slides")
+
+
+def solutions(name: str) -> int:
+    cells = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())["cells"]
+    return sum("solution" in c["metadata"].get("tags", []) for c in cells)
+
+
+@contextlib.contextmanager
+def built_and_served(out: Path, what: str):
+    subprocess.run([sys.executable, str(ROOT / "tools" / "build_site.py"), what, "--out", str(out)], check=True)
     handler = functools.partial(QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -45,6 +54,18 @@ def site(tmp_path_factory):
         server.shutdown()
 
 
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    with built_and_served(tmp_path_factory.mktemp("site"), "site") as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def slides(tmp_path_factory):
+    with built_and_served(tmp_path_factory.mktemp("slides"), "slides") as served:
+        yield served
+
+
 @contextlib.contextmanager
 def offline_page(site, path):
     """Open a page with every request leaving 127.0.0.1 aborted; on leaving, assert none failed or left."""
@@ -54,7 +75,8 @@ def offline_page(site, path):
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base)
                else (outside.append(route.request.url), route.abort()))
     page.on("requestfailed", lambda request: failed.append(f"{request.url} ({request.failure})"))
-    page.on("response", lambda response: failed.append(f"{response.url} ({response.status})") if response.status >= 400 else None)
+    page.on("response", lambda response: failed.append(f"{response.url} ({response.status})")
+            if response.status >= 400 else None)
     try:
         page.goto(f"{base}/{path}", wait_until="networkidle")
         yield page
@@ -64,6 +86,7 @@ def offline_page(site, path):
         page.close()
 
 
+@ON_SITE
 def test_index_links_every_notebook_and_deck(site):
     with offline_page(site, "index.html") as page:
         links = page.eval_on_selector_all("a", "nodes => nodes.map(n => n.getAttribute('href'))")
@@ -72,14 +95,37 @@ def test_index_links_every_notebook_and_deck(site):
         page.screenshot(path=ARTIFACTS / "index.png", full_page=True)
 
 
+SOLUTION_TOGGLES = """() => Array.from(document.querySelectorAll('.celltag_solution')).map(cell => {
+    const toggle = cell.closest('details.posenc-solution');
+    return toggle && {open: toggle.open, summary: toggle.querySelector(':scope > summary').textContent.trim(),
+                      code_shown: cell.querySelector('.jp-InputArea').checkVisibility()};
+})"""
+CLOSED = {"open": False, "summary": "Show the solution", "code_shown": False}
+
+
+@ON_SITE
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_every_page_loads_offline(site, name):
+def test_every_page_loads_offline_with_each_solution_behind_a_closed_toggle(site, name):
     with offline_page(site, f"notebooks/{name}.html") as page:
         page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=True)
-        broken = page.eval_on_selector_all("img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
+        broken = page.eval_on_selector_all(
+            "img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
         assert broken == []
+        assert page.evaluate(SOLUTION_TOGGLES) == [CLOSED] * solutions(name)
 
 
+@ON_SITE
+def test_the_toggle_shows_the_solution_on_the_site(site):
+    with offline_page(site, "notebooks/03_pe_formula.html") as page:
+        toggle = page.locator("details.posenc-solution").first
+        code = toggle.locator(".jp-InputArea")
+        assert not code.is_visible()
+        toggle.locator("summary").click()
+        code.wait_for(state="visible")
+        toggle.screenshot(path=ARTIFACTS / "solution_open.png")
+
+
+@ON_SITE
 def test_widgets_render_at_their_saved_state(site):
     with offline_page(site, "notebooks/08_explore.html") as page:
         page.locator(".widget-slider").first.wait_for()
@@ -91,17 +137,45 @@ def test_widgets_render_at_their_saved_state(site):
         page.screenshot(path=ARTIFACTS / "08_explore_widgets.png", full_page=True)
 
 
+@ON_SITE
 def test_mathjax_renders_the_formula_offline(site):
     with offline_page(site, "notebooks/03_pe_formula.html") as page:
         page.wait_for_selector(".MathJax_CHTML, mjx-container", timeout=30_000)
 
 
+@ON_SLIDES
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_every_slide_deck_loads_offline(site, name):
-    with offline_page(site, f"slides/{name}.slides.html") as page:
+def test_every_slide_deck_loads_offline_with_each_solution_behind_a_closed_toggle(slides, name):
+    with offline_page(slides, f"slides/{name}.slides.html") as page:
         page.wait_for_selector(".reveal.ready", timeout=30_000)  # reveal.js marks the deck ready once initialised
         assert page.locator(".reveal .slides > section").count() >= 2
         page.screenshot(path=ARTIFACTS / f"{name}.slides.png")
+        toggles = page.evaluate(SOLUTION_TOGGLES)
+        # Every slide but the current one is hidden, so no code shows there whether its toggle is open or not.
+        assert [{**toggle, "code_shown": False} for toggle in toggles] == [CLOSED] * solutions(name)
+        assert page.locator("details.posenc-solution[open]").count() == 0
+
+
+@ON_SLIDES
+def test_the_toggle_shows_the_solution_on_its_slide(slides):
+    with offline_page(slides, "slides/03_pe_formula.slides.html") as page:
+        page.wait_for_selector(".reveal.ready", timeout=30_000)
+        # Go to the slide that holds the first solution (reveal.js comes through require.js: see the axe test).
+        page.evaluate("""() => {
+            const defined = requirejs.s.contexts._.defined;
+            const Reveal = defined[Object.keys(defined).find(key => /reveal\\.js\\/dist\\/reveal(\\.js)?$/.test(key))];
+            Reveal.configure({transition: 'none'});
+            const slide = document.querySelector('details.posenc-solution').closest('section');
+            const {h, v} = Reveal.getIndices(slide);
+            Reveal.slide(h, v);
+        }""")
+        toggle = page.locator("details.posenc-solution").first
+        toggle.locator("summary").wait_for(state="visible")
+        code = toggle.locator(".jp-InputArea")
+        assert not code.is_visible()
+        toggle.locator("summary").click()
+        code.wait_for(state="visible")
+        page.screenshot(path=ARTIFACTS / "solution_open.slides.png")
 
 
 AXE = ROOT / "tools" / "web" / "node_modules" / "axe-core" / "axe.min.js"
@@ -114,10 +188,12 @@ def _audit(page, path):
     page.add_script_tag(content=AXE.read_text())
     found = page.evaluate(SERIOUS)
     ARTIFACTS.joinpath("axe").mkdir(exist_ok=True)
-    ARTIFACTS.joinpath("axe", path.replace("/", "_") + ".txt").write_text("\n".join(found) or "no serious or critical findings")
+    report = "\n".join(found) or "no serious or critical findings"
+    ARTIFACTS.joinpath("axe", path.replace("/", "_") + ".txt").write_text(report)
     return found
 
 
+@ON_SITE
 @pytest.mark.parametrize("path", ["index.html"] + [f"notebooks/{n}.html" for n in NOTEBOOKS])
 def test_axe_finds_nothing_serious_on_a_page(site, path):
     with offline_page(site, path) as page:
@@ -126,9 +202,10 @@ def test_axe_finds_nothing_serious_on_a_page(site, path):
         assert _audit(page, path) == []
 
 
+@ON_SLIDES
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_axe_finds_nothing_serious_on_any_slide(site, name):
-    with offline_page(site, f"slides/{name}.slides.html") as page:
+def test_axe_finds_nothing_serious_on_any_slide(slides, name):
+    with offline_page(slides, f"slides/{name}.slides.html") as page:
         page.wait_for_selector(".reveal.ready", timeout=30_000)
         page.add_script_tag(content=AXE.read_text())
         # axe skips what is hidden, and reveal.js hides every slide but the current one: visit each.
@@ -151,6 +228,7 @@ def test_axe_finds_nothing_serious_on_any_slide(site, name):
         assert count >= 2 and findings == []
 
 
+@ON_SITE
 def test_every_page_leads_on(site):
     import tomllib
 

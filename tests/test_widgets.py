@@ -7,7 +7,7 @@ import torch
 
 from posenc import attention, experiment, plots, schemes
 from posenc.encoding import sinusoidal_encoding, to_concatenated
-from posenc.widgets import NO_FRONT_END_HINT, SCHEME_VIEWS, VIEWS, EncodingExplorer, PipelineExplorer, SchemeExplorer
+from posenc.explorers import NO_FRONT_END_HINT, SCHEME_VIEWS, VIEWS, EncodingExplorer, PipelineExplorer, SchemeExplorer
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -114,10 +114,10 @@ def test_every_view_survives_every_slider_end(view, compare):
     explorer.compare_layouts.value = compare
     for slider in (explorer.d_model, explorer.max_sequence_length, explorer.base, explorer.position, explorer.dimension):
         for end in (slider.min, slider.max):
-            before = explorer.redraws
+            before, moved = explorer.redraws, slider.value != end
             slider.value = end
             assert bytes(explorer.image.value).startswith(PNG_SIGNATURE)
-            assert explorer.redraws >= before
+            assert explorer.redraws == before + moved  # one picture per change made by code, none for no change
     assert explorer.d_model.value == 256 and explorer.max_sequence_length.value == 256
 
 
@@ -317,3 +317,12 @@ class TestSchemeExplorer:
                                           ({"trained": trained, "position": 12}, ValueError, "position")]:
             with pytest.raises(error, match=message):
                 SchemeExplorer(**arguments)
+
+    def test_each_view_draws_a_scheme_in_its_colour(self, trained):
+        explorer = SchemeExplorer(trained=trained)
+        for gid in ("rotary", "sinusoidal", "rotary_at_0", "sinusoidal_at_0"):
+            assert plots.artist(explorer.figure, gid).get_color() == plots.SCHEME_COLOURS[gid.removesuffix("_at_0")]
+        explorer.view.value = "alibi"
+        assert plots.artist(explorer.figure, "head").get_color() == plots.SCHEME_COLOURS["alibi"]
+        explorer.view.value = "learned"
+        assert plots.artist(explorer.figure, "after training_similarity").get_color() == plots.SCHEME_COLOURS["learned"]

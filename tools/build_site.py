@@ -4,7 +4,8 @@
     python tools/build_site.py slides   build/site/slides/*.slides.html (reveal.js)
 
 The stored notebooks are converted as they are (no re-execution), widgets at their
-saved state. Every page leads to the previous and next notebook and to all of them,
+saved state, each exercise's solution behind a closed "Show the solution" toggle
+(templates in tools/web/templates). Every page leads to the previous and next notebook and to all of them,
 gives its time (from the start page's route; the goal opens the notebook), and links to its
 .ipynb, its slides, and Binder and Colab, built from the repository address in
 pyproject.toml. Pages and decks carry the style and script that make them pass an
@@ -165,6 +166,9 @@ ACCESSIBILITY = """<style id="posenc-accessibility">
 .posenc-nav { font-family: system-ui, sans-serif; max-width: 70rem; margin: 0.8rem auto; padding: 0.6rem 1rem;
   background: #f4f7fb; border: 1px solid #c8d6e5; border-radius: 6px; font-size: 0.95rem; color: #1b1b1b; }
 .posenc-nav p { margin: 0.3rem 0; } .posenc-nav a { color: #0b4f8a; }
+.posenc-solution { margin: 0.4rem 0; } .posenc-solution > summary { cursor: pointer; color: #0b4f8a; font-weight: 600;
+  font-family: system-ui, sans-serif; padding: 0.2rem 0; }
+.reveal .posenc-solution > summary { font-size: 0.6em; }
 </style>
 <script>
 window.addEventListener("load", () => {
@@ -177,7 +181,8 @@ window.addEventListener("load", () => {
   // A widget's picture gets, as alt text, the caption its explorer writes beside it (the text of the explorer).
   const describe = () => document.querySelectorAll(".widget-image:not([alt])").forEach(image => {
     const explorer = image.closest(".widget-vbox");
-    const caption = explorer ? Array.from(explorer.querySelectorAll(".widget-html")).map(n => n.innerText.trim()).join(" ") : "";
+    const caption = explorer
+      ? Array.from(explorer.querySelectorAll(".widget-html")).map(n => n.innerText.trim()).join(" ") : "";
     image.setAttribute("alt", caption || "Picture drawn by the explorer at its saved state");
   });
   const both = () => { name(); describe(); };
@@ -211,10 +216,12 @@ def export_all(exporter: HTMLExporter, folder: Path, suffix: str, *, with_naviga
 def build_site(site: Path) -> None:
     copy_assets(site)
     rows = []
-    exporter = _offline(HTMLExporter(template_name="lab"), "../_static")
+    exporter = _offline(HTMLExporter(template_name="posenc_lab", extra_template_basedirs=[str(TEMPLATES)]),
+                        "../_static")
     for page in export_all(exporter, site / "notebooks", ".html", with_navigation=True):
         stem = page["stem"]
-        rows.append(f'<tr><td><a href="notebooks/{stem}.html">{html.escape(page["title"])}</a></td><td>{page["goal"]}</td>'
+        rows.append(f'<tr><td><a href="notebooks/{stem}.html">{html.escape(page["title"])}</a></td>'
+                    f'<td>{page["goal"]}</td>'
                     f'<td>{page["time"]}</td><td><a href="slides/{stem}.slides.html">slides</a></td>'
                     f'<td>{launch_links(stem)}</td></tr>')
     (site / "index.html").write_text(INDEX.format(rows="\n".join(rows), repository=html.escape(repository())))
@@ -247,9 +254,12 @@ img {{ max-width: 100%; }} a {{ color: #0b4f8a; }}
 <p>From a sentence to the matrix a Transformer's attention reads, with the sinusoidal positional encoding at its centre.
 These pages are the notebooks as stored, widgets at their saved state; run them live with <code>make lab</code>, or
 launch one on Binder or Colab (from <a href="{repository}">{repository}</a>).</p>
-<p><img src="images/pipeline.png" alt="The input pipeline with the running example's sizes: a sentence padded to 10 tokens, one-hot rows (10, 11), X = one_hot @ W_E (10, 6), X + PE, the projections Q, K, V, and the attention output (10, 6)."></p>
+<p><img src="images/pipeline.png" alt="The input pipeline with the running example's sizes: a sentence padded to
+10 tokens, one-hot rows (10, 11), X = one_hot @ W_E (10, 6), X + PE, the projections Q, K, V, and the attention
+output (10, 6)."></p>
 <table>
-<thead><tr><th scope="col">notebook</th><th scope="col">goal</th><th scope="col">time</th><th scope="col">slides</th><th scope="col">launch</th></tr></thead>
+<thead><tr><th scope="col">notebook</th><th scope="col">goal</th><th scope="col">time</th><th scope="col">slides</th>
+<th scope="col">launch</th></tr></thead>
 <tbody>
 {rows}
 </tbody>

@@ -25,7 +25,8 @@ FIGURES = {
     "pe_table_10x6.png": lambda: plots.encoding_heatmap(max_sequence_length=10, d_model=6),
     "stack_flatten.png": lambda: plots.interleave_diagram(d_model=6, rows=3),
     "stack_flatten_odd.png": lambda: plots.interleave_diagram(d_model=7, rows=3),
-    "sine_cosine_curves.png": lambda: plots.sine_cosine_curves(d_model=128, columns=(0, 1, 10, 11, 40, 41), max_sequence_length=64),
+    "sine_cosine_curves.png": lambda: plots.sine_cosine_curves(d_model=128, columns=(0, 1, 10, 11, 40, 41),
+                                                               max_sequence_length=64),
     # From the committed measurements (`make bench` measures anew and redraws it).
     "benchmark_encoding.png": lambda: plots.benchmark_figure(
         json.loads((ROOT / "benchmarks" / "results" / "encoding.json").read_text())),

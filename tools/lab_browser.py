@@ -28,14 +28,16 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from find_browser import HINT, find as find_browser
+from find_browser import HINT
+from find_browser import find as find_browser
 from run_notebooks import NOTEBOOK_INPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
 # An output that JupyterLab rendered as a live widget (not as the text fallback).
 WIDGET_OUTPUT = ".jp-OutputArea-output:has(> .jupyter-widgets)"
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-dev-shm-usage"]
 
 
 @dataclass
@@ -79,7 +81,8 @@ def running_lab(workdir: Path, *, timeout: float = 90):
                     if response.status == 200:
                         break
             if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"JupyterLab did not start; its log:\n{(workdir / 'jupyterlab.log').read_text()[-3000:]}")
+                log_text = (workdir / "jupyterlab.log").read_text()
+                raise RuntimeError(f"JupyterLab did not start; its log:\n{log_text[-3000:]}")
             time.sleep(0.2)
         yield Lab(url=url, token=token, root=root)
     finally:
@@ -154,8 +157,8 @@ def opened_notebook(browser, lab: Lab, name: str, *, fresh: bool = False, timeou
         if not fresh:
             _pages[id(browser)] = page
     else:
-        page.evaluate("async path => { await window.jupyterapp.commands.execute('docmanager:open', {path, factory: 'Notebook'}); }",
-                      f"notebooks/{name}")
+        page.evaluate("async path => { await window.jupyterapp.commands.execute('docmanager:open',"
+                      " {path, factory: 'Notebook'}); }", f"notebooks/{name}")
         page.wait_for_function(NOTEBOOK_READY_JS, arg=name, timeout=timeout_ms)
     try:
         yield page
@@ -191,8 +194,10 @@ def run_all(page, *, timeout_ms: int = 120_000) -> None:
         """() => {
             const panel = window.jupyterapp.shell.currentWidget;
             const cells = Array.from(panel.content.model.cells);
-            const ran = cells.every(c => c.type !== 'code' || c.sharedModel.getSource().trim() === '' || c.executionCount !== null);
-            const busy = Array.from(document.querySelectorAll('.jp-InputArea-prompt')).some(p => p.textContent.includes('*'));
+            const ran = cells.every(
+                c => c.type !== 'code' || c.sharedModel.getSource().trim() === '' || c.executionCount !== null);
+            const busy = Array.from(document.querySelectorAll('.jp-InputArea-prompt'))
+                .some(p => p.textContent.includes('*'));
             return ran && !busy && panel.sessionContext.session.kernel.status === 'idle';
         }""", timeout=timeout_ms)
 
@@ -214,7 +219,7 @@ def error_outputs(page) -> list[str]:
 
 def widget_outputs(page) -> dict[str, int]:
     """How many outputs hold a widget, and how many of them JupyterLab rendered as a live widget."""
-    from posenc.widgets import NO_FRONT_END_HINT
+    from posenc.explorers import NO_FRONT_END_HINT
 
     return page.evaluate("""([selector, hint]) => {
         const panel = window.jupyterapp.shell.currentWidget;
@@ -230,6 +235,25 @@ def widget_outputs(page) -> dict[str, int]:
             .filter(n => n.textContent.includes(hint)).length;
         return {expected, rendered, as_text: asText};
     }""", [WIDGET_OUTPUT, NO_FRONT_END_HINT])
+
+
+def solution_folds(page) -> list[dict[str, bool]]:
+    """For each cell tagged `solution` in the open notebook: is its input folded, its output folded, and is the
+    exercise's placeholder, the code cell just before it, shown?"""
+    return page.evaluate("""() => {
+        const cells = window.jupyterapp.shell.currentWidget.content.widgets;
+        const tags = cell => cell.model.getMetadata('tags') || [];
+        const folds = [];
+        cells.forEach((cell, k) => {
+            if (!tags(cell).includes('solution')) return;
+            let before = k - 1;
+            while (before >= 0 && cells[before].model.type !== 'code') before -= 1;
+            const placeholder = before >= 0 ? cells[before] : null;
+            const shown = !!placeholder && tags(placeholder).includes('exercise') && !placeholder.inputHidden;
+            folds.push({input_hidden: cell.inputHidden, output_hidden: cell.outputHidden, placeholder_shown: shown});
+        });
+        return folds;
+    }""")
 
 
 def slider(page, explorer_index: int, label: str):

@@ -1,7 +1,12 @@
 """Execute notebooks in place, top to bottom, in a fresh kernel (run by `make notebooks`).
 
+    python tools/run_notebooks.py notebooks/*.ipynb                   execute and store the outputs
+    python tools/run_notebooks.py --collapse-solutions notebooks/*.ipynb   only collapse the solutions
+
 The stored outputs are what nbval compares against, so they come only from here.
 Execution timing is not recorded, so a second run leaves the files unchanged.
+Every file written here has its solution cells collapsed (input and output hidden in
+JupyterLab), so that the teacher's edition shows each exercise's placeholder, not its answer.
 """
 
 from __future__ import annotations
@@ -34,9 +39,31 @@ def run(path: Path) -> float:
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = _merge_streams(cell.outputs)
-    # The kernelspec stays the generic "python3": nbval runs with --nbval-current-env.
-    path.write_text(_stable_widget_ids(nbformat.writes(notebook), path.stem) + "\n")
+    path.write_text(_stored_text(notebook, path.stem))
     return time.perf_counter() - start
+
+
+def _stored_text(notebook: nbformat.NotebookNode, name: str) -> str:
+    """The file's text as `make notebooks` stores it."""
+    collapse_solutions(notebook)
+    # The kernelspec stays the generic "python3": nbval runs with --nbval-current-env.
+    return _stable_widget_ids(nbformat.writes(notebook), name) + "\n"
+
+
+def collapse_solutions(notebook: nbformat.NotebookNode) -> None:
+    """Hide the input and the output of every cell tagged `solution` (JupyterLab shows a fold to open it)."""
+    for cell in notebook.cells:
+        if "solution" in cell.metadata.get("tags", []):
+            cell.metadata.setdefault("jupyter", {}).update(source_hidden=True, outputs_hidden=True)
+
+
+def collapse_solutions_in(path: Path) -> bool:
+    """Collapse the solutions of a stored notebook without executing it; True if the file changed."""
+    before = path.read_text()
+    after = _stored_text(nbformat.reads(before, as_version=4), path.stem)
+    if after != before:
+        path.write_text(after)
+    return after != before
 
 
 def _merge_streams(outputs: list) -> list:
@@ -62,7 +89,8 @@ def _stable_widget_ids(text: str, name: str) -> str:
     run: a second `make notebooks` leaves the file unchanged.
     """
     notebook = json.loads(text)
-    state = notebook.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state")
+    widgets = notebook.get("metadata", {}).get("widgets", {})
+    state = widgets.get("application/vnd.jupyter.widget-state+json", {}).get("state")
     if not state:
         return text
     order: list[str] = []
@@ -88,5 +116,10 @@ def _stable_widget_ids(text: str, name: str) -> str:
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:]:
-        print(f"{name}: {run(Path(name)):.1f} s", flush=True)
+    if sys.argv[1:2] == ["--collapse-solutions"]:
+        for name in sys.argv[2:]:
+            if collapse_solutions_in(Path(name)):
+                print(f"{name}: solutions collapsed", flush=True)
+    else:
+        for name in sys.argv[1:]:
+            print(f"{name}: {run(Path(name)):.1f} s", flush=True)

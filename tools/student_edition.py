@@ -1,16 +1,26 @@
-"""Write the learner's edition of the notebooks: solutions removed, then executed (run by `make student`).
+"""The learner's edition of the notebooks: the same notebooks with the solution cells removed.
 
-Cells tagged `solution` are dropped; the `exercise` placeholders before them stay,
-so every checker reports "not attempted yet" and the notebook still runs from top
-to bottom. The edition goes to build/student/ (notebooks/ beside images/ and
-benchmarks/results/, so the links and files the notebooks read resolve) and its outputs come from a real run, like the
-teacher's edition.
+    python tools/student_edition.py          build/student/: executed, a copy to hand out (`make student`)
+    python tools/student_edition.py --lab    learner/: a learner's own copy, to work in (`make lab` opens it)
+
+Cells tagged `solution` are dropped; the `exercise` placeholders before them stay, so every
+checker reports "not attempted yet" and the notebook still runs from top to bottom. An edition
+is a folder with notebooks/ beside copies of images/ and benchmarks/results/, so the links and
+files the notebooks read resolve.
+
+The copy to hand out is written anew each time and executed: its outputs come from a real run,
+like the teacher's edition. The learner's own copy is not executed (the learner runs it) and keeps
+the learner's work: a notebook changed since this script wrote it is never overwritten; the script
+says so and how to get the suite's version. Unchanged notebooks are brought up to date.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import shutil
+import sys
 from pathlib import Path
 
 import nbformat
@@ -18,39 +28,111 @@ import nbformat
 from run_notebooks import NOTEBOOK_INPUTS, run
 
 ROOT = Path(__file__).resolve().parent.parent
+# What this script wrote into a learner's copy, by name and content hash: a notebook whose hash
+# differs now has been changed by the learner.
+MANIFEST = ".posenc-edition.json"
+
+
+def suite_notebooks() -> list[Path]:
+    return sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def has_solutions(notebook: nbformat.NotebookNode) -> bool:
+    return any("solution" in cell.metadata.get("tags", []) for cell in notebook.cells)
+
+
+def learner_version(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The notebook without its solution cells and without outputs (a copy; `notebook` is left as it is)."""
+    learner = nbformat.from_dict(json.loads(json.dumps(notebook)))
+    learner.cells = [cell for cell in learner.cells if "solution" not in cell.metadata.get("tags", [])]
+    for cell in learner.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    learner.metadata.pop("widgets", None)  # the saved widget state belongs to the outputs just removed
+    return learner
+
+
+def copy_inputs(out: Path) -> None:
+    for folder in NOTEBOOK_INPUTS:
+        shutil.copytree(ROOT / folder, out / folder, dirs_exist_ok=True)
 
 
 def student_notebook(source: Path, target: Path) -> bool:
-    """Write the learner's version of `source`; False if it is the teacher's unchanged (no solution cells)."""
+    """Write the handout version of `source`; False if it is the teacher's unchanged (no solution cells)."""
     notebook = nbformat.read(source, as_version=4)
-    kept = [c for c in notebook.cells if "solution" not in c.metadata.get("tags", [])]
-    if len(kept) == len(notebook.cells):
+    if not has_solutions(notebook):
         shutil.copy2(source, target)  # the same notebook: its stored outputs are already those of a full run
         return False
-    notebook.cells = kept
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-    notebook.metadata.pop("widgets", None)
-    nbformat.write(notebook, target)
+    nbformat.write(learner_version(notebook), target)
     return True
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "student")
-    args = parser.parse_args()
-    shutil.rmtree(args.out, ignore_errors=True)
-    (args.out / "notebooks").mkdir(parents=True)
-    for folder in NOTEBOOK_INPUTS:
-        shutil.copytree(ROOT / folder, args.out / folder)
-    for source in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        target = args.out / "notebooks" / source.name
+def build_handout(out: Path) -> None:
+    """`make student`: the whole edition anew, each notebook with solutions executed."""
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "notebooks").mkdir(parents=True)
+    copy_inputs(out)
+    for source in suite_notebooks():
+        target = out / "notebooks" / source.name
         if student_notebook(source, target):
             print(f"{target}: {run(target):.1f} s", flush=True)
         else:
             print(f"{target}: no solutions, copied as it is", flush=True)
 
 
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def build_for_lab(out: Path) -> list[str]:
+    """`make lab`: bring the learner's copy in `out` up to date, keeping their work; return what to tell them."""
+    folder = out / "notebooks"
+    folder.mkdir(parents=True, exist_ok=True)
+    # Nothing in the learner's copy belongs in the repository.
+    (out / ".gitignore").write_text("# A learner's own copy (tools/student_edition.py), not part of the suite.\n*\n")
+    copy_inputs(out)
+    manifest_path = out / MANIFEST
+    written = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    notes = []
+
+    def untouched(path: Path) -> bool:
+        return path.is_file() and written.get(path.name) == _digest(path.read_bytes())
+
+    for source in suite_notebooks():
+        target = folder / source.name
+        data = nbformat.writes(learner_version(nbformat.read(source, as_version=4))).encode() + b"\n"
+        if target.exists() and not untouched(target) and target.read_bytes() != data:
+            notes.append(f"{target} is yours (changed since `make lab` wrote it), so it was left as it is. "
+                         "For the suite's current version, rename it and run `make lab` again.")
+            continue
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
+        written[source.name] = _digest(data)
+    # A notebook the suite no longer has (renamed or removed) goes, unless the learner has worked in it.
+    names = {source.name for source in suite_notebooks()}
+    for path in sorted(folder.glob("*.ipynb")):
+        if path.name not in names:
+            if untouched(path):
+                path.unlink()
+                written.pop(path.name)
+            else:
+                notes.append(f"{path} is no longer part of the suite; your copy was kept.")
+    manifest_path.write_text(json.dumps(dict(sorted(written.items())), indent=1) + "\n")
+    return notes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lab", action="store_true", help="a learner's own copy: not executed, their work kept")
+    parser.add_argument("--out", type=Path, help="the edition's folder (learner/ with --lab, else build/student/)")
+    args = parser.parse_args(argv)
+    if args.lab:
+        for note in build_for_lab(args.out or ROOT / "learner"):
+            print(note, file=sys.stderr)
+    else:
+        build_handout(args.out or ROOT / "build" / "student")
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

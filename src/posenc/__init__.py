@@ -2,12 +2,14 @@
 
     tokens      sentence -> tokens -> padded ids -> one-hot rows
     embedding   one-hot rows @ W_E -> X (and why that is an embedding lookup)
-    encoding    the sinusoidal positional encoding PE, step by step and fast
-    attention   X + PE -> Q, K, V -> scaled dot-product scores
-    plots       matplotlib figures (pure functions returning a Figure)
-    widgets     ipywidgets explorers built on plots
-    exercises   answer checkers that name the learner's mistake
+    encoding    the sinusoidal positional encoding PE, step by step
+    builder     the table as the package builds it, within 2e-7 at every position; the column frequencies
+    attention   X + PE -> Q, K, V -> heads, masks, scaled dot-product attention
+    plots       matplotlib figures (pure functions returning a Figure): style, matrices, curves, diagrams
+    explorers   ipywidgets explorers, one module each, on a shared redraw engine
+    exercises   answer checkers that name the learner's mistake, by topic, on a shared feedback core
     schemes     other position schemes: a learned table, rotary (RoPE), ALiBi
+    task        notebook 14's order task and the order-blind guess
     experiment  a tiny Transformer trained live to compare the schemes
 """
 

@@ -1,9 +1,19 @@
-"""X + PE -> Q, K, V -> scaled dot-product scores: what attention reads.
+"""X + PE -> Q, K, V -> scaled dot-product scores -> heads and masks: what attention reads.
 
 Each row of `X' = X + PE` (one word, with its position mixed in) is multiplied by
 three learned matrices W_Q, W_K, W_V of shape `(d_model, d_k)`, giving that word's
 query, key and value. The score of word r attending to word c is
 `Q[r] . K[c] / sqrt(d_k)`; a softmax over each row turns scores into weights.
+
+Multi-head attention ("Attention Is All You Need", section 3.2.2) cuts the columns of
+Q, K and V into `num_heads` blocks of `head_dim = d_model / num_heads` columns, runs the
+same attention in each block, puts the heads' outputs side by side again and
+multiplies by a fourth matrix W_O.
+
+One mask convention throughout: a bool mask is True where a query may look at a key
+(a real token; a key at or before the query for the causal mask), as in
+`torch.nn.functional.scaled_dot_product_attention`'s `attn_mask`.
+`torch.nn.MultiheadAttention` uses the opposite (True = hidden) for both its masks.
 
 Tensors of two floating dtypes are computed in the wider one (float32 with float64
 gives float64). NaN and inf propagate as in any torch arithmetic.
@@ -16,17 +26,23 @@ from typing import NamedTuple
 
 import torch
 
-from ._validate import check_floating_tensor, check_size, check_table_fits, check_tensor, common_dtype
+from ._validate import check_flag, check_floating_tensor, check_size, check_table_fits, check_tensor, common_dtype
 
 __all__ = [
     "ProjectionWeights",
     "QKV",
+    "MultiHeadWeights",
     "projection_weights",
+    "multi_head_weights",
     "project_qkv",
     "scaled_dot_product_scores",
     "attention_weights",
     "padding_mask",
+    "causal_mask",
+    "split_heads",
+    "merge_heads",
     "self_attention",
+    "multi_head_attention",
 ]
 
 
@@ -42,6 +58,25 @@ class QKV(NamedTuple):
     V: torch.Tensor
 
 
+class MultiHeadWeights(NamedTuple):
+    """W_Q, W_K, W_V of shape `(d_model, d_model)`, used as `x @ W`, and W_O that mixes the heads' outputs."""
+
+    W_Q: torch.Tensor
+    W_K: torch.Tensor
+    W_V: torch.Tensor
+    W_O: torch.Tensor
+
+
+def _seeded_matrices(count: int, *, rows: int, columns: int, seed: int) -> list[torch.Tensor]:
+    """`count` matrices drawn one after the other from one seeded generator, from N(0, 1/rows).
+
+    The scale 1/sqrt(rows) keeps `x @ W` at about the size of x instead of growing with rows.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    scale = 1.0 / math.sqrt(rows)
+    return [torch.randn(rows, columns, generator=generator) * scale for _ in range(count)]
+
+
 def projection_weights(*, d_model: int, d_k: int | None = None, seed: int = 0) -> ProjectionWeights:
     """Seeded W_Q, W_K, W_V, each `(d_model, d_k)` (d_k defaults to d_model).
 
@@ -52,10 +87,22 @@ def projection_weights(*, d_model: int, d_k: int | None = None, seed: int = 0) -
     d_k = d_model if d_k is None else check_size("d_k", d_k)
     seed = check_size("seed", seed, minimum=0, maximum=2**64 - 1)
     check_table_fits((3, d_model, d_k), torch.float32, name="W_Q, W_K and W_V", arguments="d_model or d_k")
-    generator = torch.Generator().manual_seed(seed)
-    scale = 1.0 / math.sqrt(d_model)
-    W_Q, W_K, W_V = (torch.randn(d_model, d_k, generator=generator) * scale for _ in range(3))
-    return ProjectionWeights(W_Q, W_K, W_V)
+    return ProjectionWeights(*_seeded_matrices(3, rows=d_model, columns=d_k, seed=seed))
+
+
+def multi_head_weights(*, d_model: int, seed: int = 0) -> MultiHeadWeights:
+    """Seeded W_Q, W_K, W_V and W_O for multi-head attention, each `(d_model, d_model)`.
+
+    They do not depend on the number of heads: heads read blocks of columns of the same
+    matrices, so h heads of `d_model / h` columns hold as many parameters as one head
+    of d_model columns. W_Q, W_K and W_V are those of `projection_weights(d_model=d_model,
+    seed=seed)` (drawn first, from the same generator), so a notebook's single-head Q, K
+    and V are the multi-head ones before the split.
+    """
+    d_model = check_size("d_model", d_model)
+    seed = check_size("seed", seed, minimum=0, maximum=2**64 - 1)
+    check_table_fits((4, d_model, d_model), torch.float32, name="W_Q, W_K, W_V and W_O", arguments="d_model")
+    return MultiHeadWeights(*_seeded_matrices(4, rows=d_model, columns=d_model, seed=seed))
 
 
 def project_qkv(x: torch.Tensor, weights: ProjectionWeights) -> QKV:
@@ -63,7 +110,7 @@ def project_qkv(x: torch.Tensor, weights: ProjectionWeights) -> QKV:
     check_floating_tensor("x", x, ndim=(2, 3))
     if not isinstance(weights, ProjectionWeights):
         raise TypeError(f"weights must be a posenc.attention.ProjectionWeights, got {type(weights).__name__}")
-    for name, matrix in zip(weights._fields, weights):
+    for name, matrix in zip(weights._fields, weights, strict=True):
         check_floating_tensor(f"weights.{name}", matrix, ndim=(2,))
         if matrix.shape != weights.W_Q.shape:
             raise ValueError(f"weights' three matrices must have one shape, got W_Q {tuple(weights.W_Q.shape)} "
@@ -79,12 +126,15 @@ def project_qkv(x: torch.Tensor, weights: ProjectionWeights) -> QKV:
 def scaled_dot_product_scores(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
     """`Q @ K^T / sqrt(d_k)`: shape `(..., seq, seq)`, row r = how much word r looks at each word.
 
+    Q and K are `(seq, d_k)`, `(batch, seq, d_k)` or, split into heads,
+    `(batch, num_heads, seq, head_dim)`; a 2-D one is shared by every sequence.
+
     Without the division, the dot product of two d_k-long vectors with unit-size
     entries has a spread of about sqrt(d_k); the softmax of such large scores is
     almost one-hot, and its gradients vanish.
     """
-    check_floating_tensor("Q", Q, ndim=(2, 3))
-    check_floating_tensor("K", K, ndim=(2, 3))
+    check_floating_tensor("Q", Q, ndim=(2, 3, 4))
+    check_floating_tensor("K", K, ndim=(2, 3, 4))
     if Q.shape[-1] != K.shape[-1]:
         raise ValueError(f"Q and K must have the same last dimension d_k, got {tuple(Q.shape)} and {tuple(K.shape)}")
     _check_batches("Q", Q, "K", K)
@@ -93,9 +143,9 @@ def scaled_dot_product_scores(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
 
 
 def _check_batches(name_a: str, a: torch.Tensor, name_b: str, b: torch.Tensor) -> None:
-    """Two 3-D tensors must hold the same number of sequences (a 2-D one is shared by every sequence)."""
-    if a.dim() == 3 and b.dim() == 3 and a.shape[0] != b.shape[0]:
-        raise ValueError(f"{name_a} and {name_b} must hold the same number of sequences (batch size), got shapes "
+    """Two batched tensors must have the same leading dimensions (a 2-D one is shared by every sequence)."""
+    if a.dim() > 2 and b.dim() > 2 and a.shape[:-2] != b.shape[:-2]:
+        raise ValueError(f"{name_a} and {name_b} must hold the same number of sequences (and heads), got shapes "
                          f"{tuple(a.shape)} and {tuple(b.shape)}")
 
 
@@ -106,29 +156,131 @@ def padding_mask(ids: torch.Tensor, *, pad_id: int) -> torch.Tensor:
     return ids != pad_id
 
 
-def attention_weights(scores: torch.Tensor, *, key_mask: torch.Tensor | None = None) -> torch.Tensor:
-    """Softmax over each row of scores; keys where `key_mask` is False get weight 0.
+def causal_mask(*, sequence_length: int) -> torch.Tensor:
+    """`(sequence_length, sequence_length)` bool: True where query r may look at key c, that is c <= r.
 
-    Padding carries no meaning, so no word should attend to it.
+    A decoder predicts token r + 1 from tokens 0..r, so no query may look at a later key
+    ("Attention Is All You Need", section 3.2.3). The same convention as `padding_mask`
+    (True = may be looked at): the hidden keys are `~causal_mask(...)`, the upper triangle
+    `torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1)`, which is what
+    `torch.nn.MultiheadAttention` takes as its `attn_mask`.
     """
-    check_floating_tensor("scores", scores, ndim=(2, 3))
+    sequence_length = check_size("sequence_length", sequence_length)
+    check_table_fits((sequence_length, sequence_length), torch.bool, name="causal mask", arguments="sequence_length")
+    return torch.ones(sequence_length, sequence_length, dtype=torch.bool).tril()
+
+
+def attention_weights(scores: torch.Tensor, *, key_mask: torch.Tensor | None = None,
+                      causal: bool = False) -> torch.Tensor:
+    """Softmax over each row of scores; keys where `key_mask` is False get weight 0, and with
+    `causal=True` so do the keys after the query.
+
+    scores: `(seq, seq)`, `(batch, seq, seq)` or `(batch, num_heads, seq, seq)`.
+    key_mask: `(seq,)` for every row, or `(batch, seq)`, one row per sequence (True = a real token).
+    Padding carries no meaning, so no word should attend to it; a decoder must not see
+    the words it is about to predict.
+    """
+    check_floating_tensor("scores", scores, ndim=(2, 3, 4))
+    causal = check_flag("causal", causal)
+    keep = None
     if key_mask is not None:
         check_tensor("key_mask", key_mask, ndim=(1, 2))
         if key_mask.dtype != torch.bool:
             raise TypeError(f"key_mask must be a bool tensor, got dtype {key_mask.dtype}")
         if key_mask.shape[-1] != scores.shape[-1]:
-            raise ValueError(f"key_mask must have {scores.shape[-1]} entries per row, got shape {tuple(key_mask.shape)}")
-        _check_batches("scores", scores, "key_mask", key_mask.unsqueeze(-2))
-        if not bool(key_mask.any(dim=-1).all()):
-            raise ValueError("key_mask must keep at least one key in every row, or the softmax has nothing to weigh")
-        scores = scores.masked_fill(~key_mask.unsqueeze(-2), float("-inf"))
+            raise ValueError(f"key_mask must have {scores.shape[-1]} entries per row, "
+                             f"got shape {tuple(key_mask.shape)}")
+        if key_mask.dim() == 2 and scores.dim() > 2 and key_mask.shape[0] != scores.shape[0]:
+            raise ValueError(f"scores and key_mask must hold the same number of sequences (batch size), got shapes "
+                             f"{tuple(scores.shape)} and {tuple(key_mask.shape)}")
+        # (batch, seq) -> (batch, 1, ..., 1, seq): the same keys hidden for every head and every query.
+        middle = (1,) * max(scores.dim() - key_mask.dim(), 1)
+        keep = key_mask.reshape(key_mask.shape[:-1] + middle + key_mask.shape[-1:])
+    if causal:
+        if scores.shape[-2] != scores.shape[-1]:
+            raise ValueError(f"scores must be square (one row and one column per token) for causal=True, "
+                             f"got shape {tuple(scores.shape)}")
+        if scores.shape[-1]:
+            visible = causal_mask(sequence_length=scores.shape[-1])
+            keep = visible if keep is None else keep & visible
+    if keep is not None:
+        if not bool(keep.any(dim=-1).all()):
+            raise ValueError("key_mask must keep at least one key in every row, or the softmax has nothing to weigh"
+                             + (" (with causal=True, the first token must be real)" if causal else ""))
+        scores = scores.masked_fill(~keep, float("-inf"))
     return torch.softmax(scores, dim=-1)
 
 
+def split_heads(x: torch.Tensor, *, num_heads: int) -> torch.Tensor:
+    """`(batch, seq, d_model)` -> `(batch, num_heads, seq, head_dim)`: head h gets columns
+    `h * head_dim` to `(h + 1) * head_dim - 1` of x.
+
+    A 2-D `(seq, d_model)` gives `(num_heads, seq, head_dim)`. The last dimension is cut
+    into `(num_heads, head_dim)`; moving the head dimension before `seq` makes each head
+    a `(seq, head_dim)` matrix of its own, so one batched matmul computes every head.
+    """
+    check_tensor("x", x, ndim=(2, 3))
+    num_heads = check_size("num_heads", num_heads)
+    d_model = x.shape[-1]
+    if d_model == 0 or d_model % num_heads:
+        raise ValueError(f"x's last dimension (d_model={d_model}) must be a positive multiple of "
+                         f"num_heads={num_heads}, so that every head gets d_model / num_heads columns; "
+                         f"got x of shape {tuple(x.shape)}")
+    # reshape, not view: x may be a non-contiguous tensor (a transposed or sliced one).
+    return x.reshape(x.shape[:-1] + (num_heads, d_model // num_heads)).transpose(-3, -2)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """`(batch, num_heads, seq, head_dim)` -> `(batch, seq, num_heads * head_dim)`: the heads side by side.
+
+    The inverse of `split_heads` ("Concat(head_1, ..., head_h)" in section 3.2.2 of the paper).
+    A 3-D `(num_heads, seq, head_dim)` gives `(seq, num_heads * head_dim)`.
+    """
+    check_tensor("x", x, ndim=(3, 4))
+    heads_last = x.transpose(-3, -2)  # (..., seq, num_heads, head_dim)
+    return heads_last.reshape(heads_last.shape[:-2] + (heads_last.shape[-2] * heads_last.shape[-1],))
+
+
 def self_attention(
-    x: torch.Tensor, weights: ProjectionWeights, *, key_mask: torch.Tensor | None = None
+    x: torch.Tensor, weights: ProjectionWeights, *, key_mask: torch.Tensor | None = None, causal: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One attention head over x (= X + PE): returns (output, attention weights)."""
     Q, K, V = project_qkv(x, weights)
-    weights_matrix = attention_weights(scaled_dot_product_scores(Q, K), key_mask=key_mask)
+    weights_matrix = attention_weights(scaled_dot_product_scores(Q, K), key_mask=key_mask, causal=causal)
     return weights_matrix @ V, weights_matrix
+
+
+def multi_head_attention(
+    x: torch.Tensor, weights: MultiHeadWeights, *, num_heads: int, key_mask: torch.Tensor | None = None,
+    causal: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Multi-head self-attention over x: returns (output, attention weights of every head).
+
+    x: `(seq, d_model)` or `(batch, seq, d_model)`; output: the shape of x; weights:
+    `(num_heads, seq, seq)` or `(batch, num_heads, seq, seq)`. key_mask as in
+    `attention_weights` (True = a real token; `(seq,)`, or `(batch, seq)` for a batch).
+    `MultiHead(x) = Concat(head_1, ..., head_h) W_O` with
+    `head_i = Attention(x W_Q_i, x W_K_i, x W_V_i)`, where W_Q_i is the i-th block of head_dim
+    columns of W_Q ("Attention Is All You Need", section 3.2.2).
+    """
+    check_floating_tensor("x", x, ndim=(2, 3))
+    if not isinstance(weights, MultiHeadWeights):
+        raise TypeError(f"weights must be a posenc.attention.MultiHeadWeights (see multi_head_weights), "
+                        f"got {type(weights).__name__}")
+    num_heads = check_size("num_heads", num_heads)
+    check_floating_tensor("weights.W_O", weights.W_O, ndim=(2,))
+    if key_mask is not None and x.dim() == 2 and isinstance(key_mask, torch.Tensor) and key_mask.dim() != 1:
+        raise ValueError(f"key_mask must be 1-D (seq,) for one sequence x of shape {tuple(x.shape)}, "
+                         f"got shape {tuple(key_mask.shape)}")
+    Q, K, V = project_qkv(x, ProjectionWeights(weights.W_Q, weights.W_K, weights.W_V))
+    width = weights.W_V.shape[1]
+    if weights.W_O.shape != (width, weights.W_Q.shape[0]):
+        raise ValueError(f"weights.W_O must have shape {(width, weights.W_Q.shape[0])} (heads' columns x d_model), "
+                         f"got {tuple(weights.W_O.shape)}")
+    if width % num_heads:
+        raise ValueError(f"num_heads={num_heads} must divide the {width} columns of W_Q, W_K and W_V")
+    Q, K, V = (split_heads(matrix, num_heads=num_heads) for matrix in (Q, K, V))
+    weights_matrix = attention_weights(scaled_dot_product_scores(Q, K), key_mask=key_mask, causal=causal)
+    heads = weights_matrix @ V
+    dtype = common_dtype(heads=heads, W_O=weights.W_O)
+    return merge_heads(heads).to(dtype) @ weights.W_O.to(dtype), weights_matrix

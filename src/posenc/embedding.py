@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import check_float_dtype, check_floating_tensor, check_size, check_table_fits, check_tensor, common_dtype
+from ._validate import (
+    check_float_dtype,
+    check_floating_tensor,
+    check_size,
+    check_table_fits,
+    check_tensor,
+    common_dtype,
+)
 
 __all__ = ["embedding_matrix", "project", "embedding_lookup", "parameter_count"]
 
@@ -20,7 +27,7 @@ def embedding_matrix(*, vocab_size: int, d_model: int, seed: int = 0, dtype: tor
     vocab_size = check_size("vocab_size", vocab_size)
     d_model = check_size("d_model", d_model)
     seed = check_size("seed", seed, minimum=0, maximum=2**64 - 1)
-    dtype = check_float_dtype(dtype)
+    dtype = check_float_dtype("dtype", dtype)
     check_table_fits((vocab_size, d_model), dtype, name="W_E", arguments="vocab_size or d_model")
     # A private generator: the notebook's other random draws do not shift these numbers.
     generator = torch.Generator().manual_seed(seed)

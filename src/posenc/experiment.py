@@ -1,15 +1,9 @@
-"""Does position matter? A tiny Transformer encoder, trained live on the CPU, with each position scheme.
+"""Does position matter? A tiny Transformer, trained live on the CPU, with each position scheme.
 
-The task, "previous token": the model reads random tokens and must output, at every
-position t >= 1, the token at position t - 1. It is pure order: the same tokens in
-another order have other answers.
-
-Attention without any position information is permutation-equivariant (notebook 09):
-the output at position t can depend only on the token at t and on the multiset of all
-tokens, not on where they are. The best such a model can do is the *order-blind
-guess*: the token that occurs most often among the others (`order_blind_accuracy`).
-Every scheme that gives positions can beat it; how far each carries over to inputs
-longer than it was trained on is what `compare` measures.
+The task, "previous token", and the order-blind guess that no model without positions
+beats on average are in `posenc.task` (re-exported here). Every scheme that gives
+positions can beat that guess; how far each carries over to inputs longer than it was
+trained on is what `compare` measures.
 
 Everything is seeded and runs on one thread, so a run gives the same numbers on any
 number of cores (the last digits can still move with the CPU's kernels).
@@ -19,15 +13,19 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import torch
 from torch import nn
 
-from ._validate import check_flag, check_size, check_str, check_table_fits, check_tensor
+from ._progress import ProgressLines
+from ._threads import one_thread
+from ._validate import check_flag, check_floating_tensor, check_size, check_str, check_table_fits, check_tensor
+from .attention import causal_mask, merge_heads, split_heads
 from .encoding import PositionalEncoding
 from .schemes import LearnedPositionalEmbedding, alibi_bias, apply_rotary
+from .task import expected_order_blind_accuracy, order_blind_accuracy, previous_token_batch
 
 __all__ = [
     "SCHEMES",
@@ -36,6 +34,9 @@ __all__ = [
     "previous_token_batch",
     "evaluation_batch",
     "order_blind_accuracy",
+    "expected_order_blind_accuracy",
+    "attention_weights",
+    "previous_token_head",
     "train",
     "accuracy",
     "compare",
@@ -64,6 +65,7 @@ class Settings:
     batch_size: int = 32
     learning_rate: float = 3e-3
     causal: bool = False       # True: every position sees only itself and earlier ones (a decoder)
+    scale_embeddings: bool = True  # token embeddings times sqrt(d_model): "Attention Is All You Need", section 3.4
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -77,6 +79,7 @@ class Settings:
         check_size("batch_size", self.batch_size, minimum=1, maximum=4096)
         check_size("seed", self.seed, minimum=0, maximum=2**63 - 1)
         check_flag("causal", self.causal)
+        check_flag("scale_embeddings", self.scale_embeddings)
         if self.d_model % self.num_heads or (self.d_model // self.num_heads) % 2:
             raise ValueError(
                 f"d_model must be num_heads times an even head size (rotary turns pairs of columns), "
@@ -100,32 +103,59 @@ def _check_settings(settings: object) -> Settings:
     return settings
 
 
-class _Attention(nn.Module):
-    def __init__(self, scheme: str, d_model: int, num_heads: int, causal: bool) -> None:
+class Attention(nn.Module):
+    """Multi-head self-attention with one position scheme, as the tiny model's blocks use it.
+
+    `forward` is written to be read (notebook 14 prints it): the queries, keys and values
+    of every head, then the two places a scheme can act inside attention. "rotary"
+    rotates the queries and keys by their positions (RoPE, Su et al. 2021); "alibi" adds
+    `-m * distance` to the scores (Press et al. 2022). With `causal=True` no query sees
+    a key after it. The attention weights of the last call, (batch, num_heads, seq, seq),
+    are kept in `last_weights` (what `attention_weights` reads).
+    """
+
+    def __init__(self, *, scheme: str, d_model: int, num_heads: int, causal: bool) -> None:
         super().__init__()
-        self.scheme, self.num_heads, self.causal = scheme, num_heads, causal
-        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.scheme = _check_scheme(scheme)
+        self.d_model = check_size("d_model", d_model, minimum=2, maximum=512)
+        self.num_heads = check_size("num_heads", num_heads, minimum=1, maximum=64)
+        self.causal = check_flag("causal", causal)
+        if d_model % num_heads or (d_model // num_heads) % 2:
+            raise ValueError(f"d_model must be num_heads times an even head size (rotary turns pairs of columns), "
+                             f"got d_model={d_model}, num_heads={num_heads}")
+        self.qkv = nn.Linear(d_model, 3 * d_model)  # W_Q, W_K and W_V side by side: one product for all three
         self.out = nn.Linear(d_model, d_model)
+        self.last_weights: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        batch, length, d_model = x.shape
-        q, k, v = self.qkv(x).view(batch, length, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
-        if self.scheme == "rotary":  # rotate queries and keys, never values
+        length = self._check_input(x)
+        q, k, v = split_heads(self.qkv(x), num_heads=3 * self.num_heads).chunk(3, dim=1)  # num_heads heads each
+        if self.scheme == "rotary":  # RoPE: turn every query and key by an angle that grows with its position
             q, k = apply_rotary(q), apply_rotary(k)
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-        if self.scheme == "alibi":
+        if self.scheme == "alibi":  # ALiBi: a penalty on each score, growing with the distance to the key
             scores = scores + alibi_bias(num_heads=self.num_heads, max_sequence_length=length, causal=self.causal)
-        elif self.causal:
-            scores = scores.masked_fill(torch.ones(length, length, dtype=torch.bool).triu(1), float("-inf"))
-        mixed = torch.softmax(scores, dim=-1) @ v
-        return self.out(mixed.transpose(1, 2).reshape(batch, length, d_model))
+        if self.causal:  # a decoder: no query may look at a later key
+            scores = scores.masked_fill(~causal_mask(sequence_length=length), float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        self.last_weights = weights.detach()
+        return self.out(merge_heads(weights @ v))
+
+    def _check_input(self, x: object) -> int:
+        """x's sequence length, once x is known to be (batch, seq, d_model) floats."""
+        check_floating_tensor("x", x, ndim=(3,))
+        if x.shape[-1] != self.d_model or x.shape[1] == 0:
+            raise ValueError(f"x must have shape (batch, seq >= 1, d_model={self.d_model}), got {tuple(x.shape)}")
+        return x.shape[1]
 
 
 class _Block(nn.Module):
+    """A pre-norm Transformer block: x + attention(norm(x)), then x + mlp(norm(x))."""
+
     def __init__(self, scheme: str, d_model: int, num_heads: int, causal: bool) -> None:
         super().__init__()
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.attention = _Attention(scheme, d_model, num_heads, causal)
+        self.attention = Attention(scheme=scheme, d_model=d_model, num_heads=num_heads, causal=causal)
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -136,10 +166,24 @@ class _Block(nn.Module):
 class TinyTransformer(nn.Module):
     """Embedding, a few pre-norm attention blocks and a linear read-out, with one position scheme.
 
-    "none", "learned" and "sinusoidal" act on the embeddings X (added before the first
-    block); "rotary" rotates the queries and keys in every block; "alibi" adds its bias
-    to the scores in every block. A learned table has `settings.longest` rows: the
-    longest input it was trained on.
+    "none", "learned" and "sinusoidal" act on the embeddings X (`embed`: the table is
+    added before the first block); "rotary" rotates the queries and keys in every block;
+    "alibi" adds its bias to the scores in every block (`Attention.forward`). A learned
+    table has `settings.longest` rows: the longest input it was trained on.
+
+    Token embeddings start small: normal, std 0.02, as OpenAI's GPT-2 draws its token
+    table (`wte` in openai/gpt-2, src/model.py, `model`). With `settings.scale_embeddings`
+    (the default) they are multiplied by sqrt(d_model), as "Attention Is All You Need"
+    does (section 3.4). Neither source does both: GPT-2 adds its tables unscaled, and the
+    paper's code (tensor2tensor, `get_weights` in layers/modalities.py) starts the token
+    table with std d_model ** -0.5, so that its scaled rows are about sqrt(d_model) long.
+    Here a scaled row is about 0.02 * d_model long (0.64 at d_model 32), unscaled 0.02 *
+    sqrt(d_model) (0.11), against sqrt(d_model / 2) = 4 for a row of the sinusoidal table:
+    a small word next to a large position, the balance notebook 14 varies.
+
+    Every scheme draws the same numbers for the same seed: the token table, the blocks
+    and the read-out first, in that order, and a learned position table last, so that
+    the models differ only in their position scheme.
     """
 
     def __init__(self, *, scheme: str, settings: Settings | None = None) -> None:
@@ -148,60 +192,52 @@ class TinyTransformer(nn.Module):
         self.settings = Settings() if settings is None else _check_settings(settings)
         s = self.settings
         self.embedding = nn.Embedding(s.vocab_size, s.d_model)
-        nn.init.normal_(self.embedding.weight, std=0.02)  # GPT-2's initialisation, the same as the learned table
+        nn.init.normal_(self.embedding.weight, std=0.02)
+        self.embedding_scale = math.sqrt(s.d_model) if s.scale_embeddings else 1.0
+        self.blocks = nn.ModuleList(_Block(self.scheme, s.d_model, s.num_heads, s.causal) for _ in range(s.num_layers))
+        self.norm = nn.LayerNorm(s.d_model)
+        self.read_out = nn.Linear(s.d_model, s.vocab_size)
+        # Last: only the learned table draws random numbers, and drawn earlier it would change the weights above.
         if self.scheme == "learned":
             self.position = LearnedPositionalEmbedding(max_sequence_length=s.longest, d_model=s.d_model)
         elif self.scheme == "sinusoidal":
             self.position = PositionalEncoding(d_model=s.d_model, max_sequence_length=FORMULA_LENGTH)
         else:
             self.position = None
-        self.blocks = nn.ModuleList(_Block(self.scheme, s.d_model, s.num_heads, s.causal) for _ in range(s.num_layers))
-        self.norm = nn.LayerNorm(s.d_model)
-        self.read_out = nn.Linear(s.d_model, s.vocab_size)
 
     @property
     def max_sequence_length(self) -> int | None:
         """The longest input this model has positions for: the learned table's length, else None (no limit)."""
         return self.settings.longest if self.scheme == "learned" else None
 
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        """What the first block reads, (batch, seq, d_model): the tokens' embeddings, plus the scheme's table if any."""
+        self._check_ids(ids)
+        x = self.embedding(ids) * self.embedding_scale  # sqrt(d_model), or 1 with scale_embeddings=False
+        if self.position is not None:  # "learned" or "sinusoidal": add the table's rows 0 .. seq - 1
+            x = self.position(x)
+        return x
+
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """Logits of shape (batch, seq, vocab_size) for token ids of shape (batch, seq)."""
-        check_tensor("ids", ids, ndim=(2,))
-        if ids.dtype != torch.int64:
-            raise TypeError(f"ids must be an int64 tensor of token ids, got dtype {ids.dtype}")
-        if ids.numel() and not (0 <= int(ids.min()) and int(ids.max()) < self.settings.vocab_size):
-            raise ValueError(f"ids must be token ids from 0 to {self.settings.vocab_size - 1}, got values up to {int(ids.max())}")
-        limit = FORMULA_LENGTH if self.max_sequence_length is None else self.max_sequence_length
-        if not 1 <= ids.shape[1] <= limit:
-            raise ValueError(f"ids must have 1 to {limit} positions for the {self.scheme!r} scheme, got shape {tuple(ids.shape)}")
-        check_table_fits((ids.shape[0], self.settings.num_heads, ids.shape[1], ids.shape[1]), torch.float32,
-                         name="attention scores", arguments="batch or sequence length")
-        x = self.embedding(ids)
-        if self.position is not None:
-            x = self.position(x)
+        x = self.embed(ids)
         for block in self.blocks:
             x = block(x)
         return self.read_out(self.norm(x))
 
-
-def previous_token_batch(*, batch_size: int, length: int, vocab_size: int,
-                         generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Random token ids of shape (batch_size, length) and the answers: the token one position back.
-
-    The answer at position 0 does not exist; it is -100, the index
-    `nn.functional.cross_entropy` ignores.
-    """
-    batch_size = check_size("batch_size", batch_size, maximum=2**20)
-    length = check_size("length", length, minimum=2, maximum=2**20)
-    vocab_size = check_size("vocab_size", vocab_size, minimum=2, maximum=2**31)
-    if batch_size * length > 2**24:
-        raise ValueError(f"batch_size * length must be at most {2**24} token ids, got batch_size={batch_size}, length={length}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
-    ids = torch.randint(vocab_size, (batch_size, length), generator=generator)
-    targets = torch.full_like(ids, -100)
-    targets[:, 1:] = ids[:, :-1]
-    return ids, targets
+    def _check_ids(self, ids: object) -> None:
+        check_tensor("ids", ids, ndim=(2,))
+        if ids.dtype != torch.int64:
+            raise TypeError(f"ids must be an int64 tensor of token ids, got dtype {ids.dtype}")
+        if ids.numel() and not (0 <= int(ids.min()) and int(ids.max()) < self.settings.vocab_size):
+            raise ValueError(f"ids must be token ids from 0 to {self.settings.vocab_size - 1}, "
+                             f"got values up to {int(ids.max())}")
+        limit = FORMULA_LENGTH if self.max_sequence_length is None else self.max_sequence_length
+        if not 1 <= ids.shape[1] <= limit:
+            raise ValueError(f"ids must have 1 to {limit} positions for the {self.scheme!r} scheme, "
+                             f"got shape {tuple(ids.shape)}")
+        check_table_fits((ids.shape[0], self.settings.num_heads, ids.shape[1], ids.shape[1]), torch.float32,
+                         name="attention scores", arguments="batch or sequence length")
 
 
 def evaluation_batch(*, length: int, settings: Settings | None = None, batch_size: int = 256,
@@ -213,33 +249,40 @@ def evaluation_batch(*, length: int, settings: Settings | None = None, batch_siz
                                 generator=torch.Generator().manual_seed(seed))
 
 
-def order_blind_accuracy(ids: torch.Tensor, targets: torch.Tensor) -> float:
-    """How often the best guess that ignores order is right: the most frequent token among the others.
+def attention_weights(model: TinyTransformer, ids: torch.Tensor, *, layer: int = 0) -> torch.Tensor:
+    """What block `layer` of `model` attends to for `ids`: its attention weights, (batch, num_heads, seq, seq).
 
-    At position t, a model without positions knows the token at t and how often each
-    token occurs, nothing else. The previous token is then most likely the token that
-    occurs most often once the one at t is set aside (ties are counted as a fair
-    share). No order-blind model can do better on average; positions with target -100
-    are not counted.
+    Row i of head h holds how much query i takes from each key j; every row sums to 1.
+    A model that names the previous token well has a head whose weight sits on j = i - 1.
     """
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(f"model must be a posenc.experiment.TinyTransformer, got {type(model).__name__}")
+    layer = check_size("layer", layer, minimum=0, maximum=len(model.blocks) - 1)
+    with one_thread(), torch.no_grad():
+        model(ids)
+    return model.blocks[layer].attention.last_weights.clone()
+
+
+def previous_token_head(model: TinyTransformer, ids: torch.Tensor) -> tuple[int, int]:
+    """(layer, head): the head of `model` that gives the previous token the most weight (layer = block index).
+
+    The weight query t gives key t - 1, averaged over the sequences of `ids` and over
+    the queries t = 1 .. settings.longest - 1 (the positions the model was trained on).
+    """
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(f"model must be a posenc.experiment.TinyTransformer, got {type(model).__name__}")
     check_tensor("ids", ids, ndim=(2,))
-    check_tensor("targets", targets, ndim=(2,))
-    if ids.shape != targets.shape or ids.dtype != torch.int64 or targets.dtype != torch.int64:
-        raise ValueError(f"ids and targets must be int64 tensors of one shape, got {tuple(ids.shape)} {ids.dtype} "
-                         f"and {tuple(targets.shape)} {targets.dtype}")
-    if ids.numel() == 0 or bool((ids < 0).any()) or int(ids.max()) >= 2**16:
-        raise ValueError("ids must hold token ids from 0 to 65535, and at least one")
-    vocab_size = int(ids.max()) + 1
-    counts = nn.functional.one_hot(ids, vocab_size).sum(dim=1, keepdim=True)  # (batch, 1, vocab)
-    others = counts - nn.functional.one_hot(ids, vocab_size)                  # (batch, seq, vocab)
-    best = others == others.max(dim=-1, keepdim=True).values
-    scored = targets != -100
-    if not bool(scored.any()):
-        raise ValueError("targets must have at least one position that is not -100")
-    if bool((targets[scored] < 0).any()) or bool((targets[scored] >= vocab_size).any()):
-        raise ValueError("targets must be token ids that occur in ids, or -100")
-    hit = best.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1).float() / best.sum(-1)
-    return float(hit[scored].mean())
+    if ids.shape[1] < 2:
+        raise ValueError(f"ids must have at least 2 positions, so that a query has a previous token, "
+                         f"got shape {tuple(ids.shape)}")
+    trained = min(ids.shape[1], model.settings.longest)
+    with one_thread(), torch.no_grad():
+        model(ids)
+    # Entry t - 1 of the diagonal just below the main one is query t's weight on key t - 1.
+    looks_back = torch.stack([block.attention.last_weights.diagonal(offset=-1, dim1=-2, dim2=-1)[..., : trained - 1]
+                              .mean(dim=(0, 2)) for block in model.blocks])  # (layers, heads)
+    layer, head = divmod(int(looks_back.argmax()), model.settings.num_heads)
+    return layer, head
 
 
 @dataclass
@@ -264,9 +307,7 @@ def train(scheme: str, *, settings: Settings | None = None,
     settings = Settings() if settings is None else _check_settings(settings)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a function or None, got {type(progress).__name__}")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         torch.manual_seed(settings.seed)
         model = TinyTransformer(scheme=scheme, settings=settings)
         initial_state = {name: value.detach().clone() for name, value in model.state_dict().items()}
@@ -288,8 +329,6 @@ def train(scheme: str, *, settings: Settings | None = None,
             if progress is not None and (step % 20 == 0 or step == settings.steps):
                 progress(scheme, step, settings.steps, losses[-1])
         seconds = time.perf_counter() - start
-    finally:
-        torch.set_num_threads(threads)
     model.eval()
     return Result(scheme, model, losses, seconds, initial_state)
 
@@ -308,13 +347,8 @@ def accuracy(model: TinyTransformer, *, length: int, batch_size: int = 256, seed
     if model.max_sequence_length is not None and length > model.max_sequence_length:
         return None
     ids, targets = evaluation_batch(length=length, settings=model.settings, batch_size=batch_size, seed=seed)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with torch.no_grad():  # a few sequences at a time: the scores of long inputs are large
-            predictions = torch.cat([model(chunk).argmax(dim=-1) for chunk in ids.split(EVALUATION_CHUNK)])
-    finally:
-        torch.set_num_threads(threads)
+    with one_thread(), torch.no_grad():  # a few sequences at a time: the scores of long inputs are large
+        predictions = torch.cat([model(chunk).argmax(dim=-1) for chunk in ids.split(EVALUATION_CHUNK)])
     return float((predictions == targets)[:, 1:].float().mean())
 
 
@@ -331,7 +365,8 @@ class Comparison:
         lengths = list(next(iter(self.accuracies.values())))
         lines = ["scheme       " + "".join(f"{n:>10}" for n in lengths)]
         for scheme, by_length in self.accuracies.items():
-            lines.append(f"{scheme:<13}" + "".join("   no rows" if a is None else f"{a:>10.2f}" for a in by_length.values()))
+            cells = ("   no rows" if a is None else f"{a:>10.2f}" for a in by_length.values())
+            lines.append(f"{scheme:<13}" + "".join(cells))
         return "\n".join(lines)
 
 
@@ -340,8 +375,8 @@ def compare(schemes: Sequence[str] = SCHEMES, *, settings: Settings | None = Non
     """Train one model per scheme and measure each at every length.
 
     `lengths` defaults to the longest trained length and 2x and 4x it. With
-    `progress=True`, one line per model shows the step and the loss while it trains,
-    then the seconds it took.
+    `progress=True`, one line per model shows its step and loss while it trains (in
+    Jupyter, updated in place), then the seconds it took.
     """
     if isinstance(schemes, str) or not isinstance(schemes, Sequence) or not schemes:
         raise TypeError(f"schemes must be a non-empty list of names from {SCHEMES}, got {schemes!r}")
@@ -356,13 +391,11 @@ def compare(schemes: Sequence[str] = SCHEMES, *, settings: Settings | None = Non
     lengths = [check_size("lengths", n, minimum=2, maximum=FORMULA_LENGTH) for n in lengths]
     check_flag("progress", progress)
 
-    def show(scheme: str, step: int, steps: int, loss: float) -> None:
-        print(f"\r{scheme:<11} step {step:>4}/{steps}  loss {loss:.3f}", end="", flush=True)
-
+    lines = ProgressLines() if progress else None
     accuracies, results = {}, {}
     for scheme in schemes:
-        results[scheme] = train(scheme, settings=settings, progress=show if progress else None)
-        if progress:
-            print(f"  trained in {results[scheme].seconds:.1f} s")
+        results[scheme] = train(scheme, settings=settings, progress=lines.step if lines else None)
+        if lines:
+            lines.done(results[scheme])
         accuracies[scheme] = {n: accuracy(results[scheme].model, length=n) for n in lengths}
     return Comparison(accuracies, results, settings)

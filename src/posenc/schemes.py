@@ -5,7 +5,9 @@
     sinusoidal   the formula of `posenc.encoding`, added to X (the 2017 Transformer).
     rotary       RoPE: rotate the pairs (2i, 2i+1) of q and k by an angle that grows
                  with the position, so that q_m . k_n depends on m - n only
-                 (Su et al., "RoFormer", 2021; LLaMA, Mistral, Qwen).
+                 (Su et al., "RoFormer", 2021; LLaMA, Mistral, Qwen). In a model with
+                 several heads, d is the head size: each head rotates its own
+                 head_dim columns with the same angles.
     alibi        ALiBi: nothing is added to X; a bias -slope * (i - j) is added to the
                  attention scores, one slope per head (Press, Smith, Lewis,
                  "Train Short, Test Long", ICLR 2022; BLOOM, MPT).
@@ -22,9 +24,19 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ._validate import check_base, check_float_dtype, check_floating_tensor, check_flag, check_rows_to_add, check_size, check_str, check_table_fits
+from ._validate import (
+    check_base,
+    check_flag,
+    check_float_dtype,
+    check_floating_tensor,
+    check_rows_to_add,
+    check_size,
+    check_str,
+    check_table_fits,
+    positions_beyond,
+)
 from .attention import ProjectionWeights
-from .encoding import DEFAULT_BASE, sinusoidal_encoding
+from .builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 
 __all__ = [
     "LearnedPositionalEmbedding",
@@ -45,9 +57,12 @@ LAYOUTS = ("interleaved", "half_split")
 class LearnedPositionalEmbedding(nn.Module):
     """A trainable table of one row per position, added to its input (BERT, GPT-2).
 
-    The rows start as small random numbers (normal, standard deviation 0.02, as GPT-2
-    initialises them) from torch's global generator: call `torch.manual_seed` first for
-    the same table every time. Training moves each row on its own, so a row is only as
+    The rows start as small random numbers (normal, standard deviation 0.02) from torch's
+    global generator: call `torch.manual_seed` first for the same table every time. 0.02 is
+    the choice of nanoGPT (karpathy/nanoGPT, model.py, `GPT._init_weights`) and of Hugging
+    Face's GPT-2 (`GPT2Config.initializer_range`); OpenAI's own GPT-2 code (openai/gpt-2,
+    src/model.py, `model`) draws its position table `wpe` with 0.01 and its token table
+    `wte` with 0.02. Training moves each row on its own, so a row is only as
     good as the training data that reached its position, and there is no row at all
     beyond `max_sequence_length - 1`.
 
@@ -67,9 +82,10 @@ class LearnedPositionalEmbedding(nn.Module):
     def forward(self, x: torch.Tensor, *, offset: int = 0) -> torch.Tensor:
         """`x + table[offset : offset + seq]` for x of shape (seq, d_model) or (batch, seq, d_model)."""
         offset, length = check_rows_to_add(x, d_model=self.d_model, offset=offset)
-        if offset + length > self.max_sequence_length:
+        beyond = positions_beyond(offset=offset, length=length, max_sequence_length=self.max_sequence_length)
+        if beyond:
             raise ValueError(
-                f"positions {offset} to {offset + length - 1} have no row: a learned table has rows only for positions "
+                f"x reaches {beyond}, which the table has no row for: a learned table has rows only for positions "
                 f"0 to {self.max_sequence_length - 1} (max_sequence_length={self.max_sequence_length}) and no formula "
                 f"for the rest; x has {length} positions, offset={offset}. Train a larger table, or use a scheme "
                 "with a formula (sinusoidal, rotary, ALiBi)"
@@ -96,9 +112,9 @@ def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BAS
     offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - length)
     # The frequency vector is allocated even when there are no positions.
     check_table_fits((max(length, 1), d // 2), torch.float64, name="table of angles", arguments="max_sequence_length or d")
-    frequencies = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
     positions = torch.arange(length, dtype=torch.float64) + offset
-    return positions[:, None] * frequencies[None, :]
+    # The sinusoid's own frequencies, base^(-2i/d): one place computes them for the whole package.
+    return positions[:, None] * frequencies(d_model=d, base=base)[None, :]
 
 
 def _check_even_d(d: int) -> int:
@@ -110,17 +126,24 @@ def _check_even_d(d: int) -> int:
 def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0, layout: str = "interleaved") -> torch.Tensor:
     """Rotary position embedding (RoPE) of `x`, shape (..., seq, d) with d even.
 
-    Row p of x sits at position `offset + p`. With `layout="interleaved"` (RoFormer's
-    equations, and `rotary-embedding-torch`), the columns (2i, 2i+1) form pair i and turn
-    by the angle t = position * base^(-2i/d):
+    Row p of x sits at position `offset + p`; in a model with several heads, x is one
+    head's queries or keys and d is head_dim. With `layout="interleaved"`, the columns
+    (2i, 2i+1) form pair i and turn by the angle t = position * base^(-2i/d):
 
         (x1, x2) -> (x1 cos t - x2 sin t,  x1 sin t + x2 cos t)
 
-    With `layout="half_split"` (the code of GPT-NeoX and LLaMA), pair i is the
-    columns (i, i + d/2) instead. The two are the same rotation with the columns
-    listed in another order: `apply_rotary(x[..., P], layout="half_split")` equals
-    `apply_rotary(x)[..., P]` for `P = half_split_permutation(d=d)`, so a model trained
-    with one works with the other once its weights' columns are permuted.
+    This is RoFormer's layout (Su et al. 2021, section 3.4.2, equation 34), the one of
+    Meta's LLaMA code (meta-llama/llama, llama/model.py, `apply_rotary_emb`: neighbouring
+    columns become one complex number) and of `rotary-embedding-torch`.
+
+    With `layout="half_split"`, pair i is the columns (i, i + d/2) instead: the
+    `rotate_half` code of GPT-NeoX (EleutherAI/gpt-neox, megatron/model/positional_embeddings.py)
+    and of Hugging Face's LLaMA port (transformers, models/llama/modeling_llama.py). The two
+    are the same rotation with the columns listed in another order:
+    `apply_rotary(x[..., P], layout="half_split")` equals `apply_rotary(x)[..., P]` for
+    `P = half_split_permutation(d=d)`. So a model trained with one layout gives the same
+    scores with the other once the output columns of its W_Q and W_K are reordered by P,
+    head by head: what Hugging Face's conversion of Meta's LLaMA weights does.
 
     The angles, their cosines and sines are computed in float64 and rounded to x's
     dtype once; the result has x's dtype and shape. NaN or inf in x stay NaN or inf
@@ -147,7 +170,13 @@ def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0
 def rotation_matrix(*, position: int, d: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """RoPE at one position as a matrix: RoFormer's R_p (section 3.2.2), shape (d, d), float64.
 
-    Block-diagonal: its 2 x 2 block i turns the pair (2i, 2i+1) by `position * base^(-2i/d)`.
+    Block-diagonal: its 2 x 2 block i is [[cos t, -sin t], [sin t, cos t]] with
+    t = position * base^(-2i/d). It acts on a column vector from the left, as the paper
+    writes it: `R_p @ x` turns the pair (x[2i], x[2i+1]) by +t. On a row from the right
+    it turns by -t, since `row @ R = (R^T @ row^T)^T`. That is the shift of the sinusoidal
+    table, whose pairs are stored as (sin, cos): `PE[p] @ rotation_matrix(position=k, d=d_model)`
+    equals `PE[p + k]` for every p.
+
     For reading and checking only: `apply_rotary` applies the same rotation pair by pair
     without building a matrix that is almost all zeros.
     """
@@ -168,6 +197,9 @@ def half_split_permutation(*, d: int) -> torch.Tensor:
 
     It is `encoding.to_concatenated`'s reordering (all sines, then all cosines):
     `x[..., half_split_permutation(d=d)]` puts column 2i at i and column 2i+1 at i + d/2.
+    Hugging Face's conversion of Meta's LLaMA weights (transformers,
+    models/llama/convert_llama_weights_to_hf.py, `permute`) reorders each head's rows of
+    W_Q and W_K (PyTorch stores a Linear layer's weight as out x in) in exactly this order.
     """
     d = _check_even_d(check_size("d", d))
     check_table_fits((d,), torch.int64, name="permutation", arguments="d")
@@ -181,13 +213,15 @@ def alibi_slopes(*, num_heads: int, dtype: torch.dtype = torch.float32) -> torch
     """One slope per head, shape (num_heads,), as in "Train Short, Test Long" (Press et al., 2022, section 3).
 
     For a power of two n, the geometric sequence that starts at 2^(-8/n) and has that
-    ratio: 8 heads get 1/2, 1/4, ..., 1/256. For other n, the rule of the paper's code
-    (github.com/ofirpress/attention_with_linear_biases): the slopes of the largest power
-    of two c below n, then every other slope of 2c heads (the 1st, 3rd, ...) until
-    there are n.
+    ratio: 8 heads get 1/2, 1/4, ..., 1/256. The paper trains only such n. For other n,
+    the rule of the paper's code (ofirpress/attention_with_linear_biases,
+    fairseq/models/transformer.py, `get_slopes`), which BLOOM's code follows (transformers,
+    models/bloom/modeling_bloom.py, `build_alibi_tensor`): the c slopes of the largest power
+    of two c below n, then every other slope of 2c heads (the 1st, 3rd, ...) until there
+    are n. 6 heads get 1/4, 1/16, 1/64, 1/256 and then 1/2, 1/8: not in decreasing order.
     """
     num_heads = check_size("num_heads", num_heads)
-    dtype = check_float_dtype(dtype)
+    dtype = check_float_dtype("dtype", dtype)
     check_table_fits((num_heads,), torch.float64, name="tensor of slopes", arguments="num_heads")
     closest = 2 ** int(math.floor(math.log2(num_heads)))
     exponents = torch.arange(1, closest + 1, dtype=torch.float64) * (8.0 / closest)
@@ -205,13 +239,15 @@ def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
     Entry [h, i, j] (query i, key j) is `-slope_h * (i - j)` for j <= i: the further
     back a key, the larger the penalty, at a rate set per head. With `causal=True` (the
     paper's language models) a key after the query gets -inf, so the softmax gives it
-    weight 0. With `causal=False` the bias is `-slope_h * |i - j|`, symmetric: it says
-    how far a key is but not on which side, which is one reason the paper's scheme is causal.
+    weight 0. The paper defines only this causal form. With `causal=False` the bias is
+    `-slope_h * |i - j|`, this package's choice for attention without the causal mask (one
+    of the changes suggested in issue 5 of ofirpress/attention_with_linear_biases):
+    symmetric, it says how far a key is but not on which side.
     """
     num_heads = check_size("num_heads", num_heads)
     length = check_size("max_sequence_length", max_sequence_length)
     causal = check_flag("causal", causal)
-    dtype = check_float_dtype(dtype)
+    dtype = check_float_dtype("dtype", dtype)
     check_table_fits((num_heads, length, length), dtype, name="bias", arguments="num_heads or max_sequence_length")
     slopes = alibi_slopes(num_heads=num_heads, dtype=torch.float64)
     positions = torch.arange(length, dtype=torch.float64)

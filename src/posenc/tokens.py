@@ -7,14 +7,13 @@ index into a vocabulary of `vocab_size` entries, each index a one-hot row.
 
 from __future__ import annotations
 
-import numbers
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
 
-from ._validate import _short, check_flag, check_size, check_str, check_table_fits, check_tensor
+from ._validate import check_flag, check_size, check_str, check_table_fits, check_tensor, is_real, is_sequence, short
 
 PAD_TOKEN = "<PAD>"
 UNK_TOKEN = "<UNK>"
@@ -163,7 +162,7 @@ def one_hot(ids: Sequence[int] | torch.Tensor, *, vocab_size: int, dtype: torch.
     """One row per id, a single 1 in column `id`: shape `(len(ids), vocab_size)`."""
     vocab_size = check_size("vocab_size", vocab_size)
     if not isinstance(dtype, torch.dtype):
-        raise TypeError(f"dtype must be a torch.dtype such as torch.float32, got {_short(dtype)}")
+        raise TypeError(f"dtype must be a torch.dtype such as torch.float32, got {short(dtype)}")
     ids = torch.tensor(_id_list(ids, vocab_size=vocab_size), dtype=torch.long)
     check_table_fits((ids.numel(), vocab_size), dtype, name="one-hot matrix", arguments="vocab_size or fewer ids")
     rows = torch.zeros(ids.numel(), vocab_size, dtype=dtype)
@@ -173,11 +172,11 @@ def one_hot(ids: Sequence[int] | torch.Tensor, *, vocab_size: int, dtype: torch.
 
 def _str_sequence(name: str, values: object) -> tuple[str, ...]:
     """A list or tuple of str, as a tuple."""
-    if isinstance(values, str) or not isinstance(values, (list, tuple)):
-        raise TypeError(f"{name} must be a list of str, got {_short(values)} of type {type(values).__name__}")
+    if not is_sequence(values):
+        raise TypeError(f"{name} must be a list of str, got {short(values)} of type {type(values).__name__}")
     for k, value in enumerate(values):
         if not isinstance(value, str):
-            raise TypeError(f"{name} must be a list of str, but item {k} is {_short(value)} of type {type(value).__name__}")
+            raise TypeError(f"{name} must be a list of str, but item {k} is {short(value)} of type {type(value).__name__}")
     return tuple(values)
 
 
@@ -189,11 +188,11 @@ def _id_list(ids: object, *, vocab_size: int) -> list[int]:
             raise TypeError(f"ids must hold integers, got dtype {ids.dtype}")
         ids = ids.tolist()
     elif isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
-        raise TypeError(f"ids must be a list of ints or a 1-D integer tensor, got {_short(ids)}")
+        raise TypeError(f"ids must be a list of ints or a 1-D integer tensor, got {short(ids)}")
     ids = list(ids)
     for i in ids:
-        if isinstance(i, bool) or not isinstance(i, numbers.Integral):
-            raise TypeError(f"ids must hold ints, got {_short(i)} of type {type(i).__name__} among them")
+        if not is_real(i, whole=True):
+            raise TypeError(f"ids must hold ints, got {short(i)} of type {type(i).__name__} among them")
         if not 0 <= i < vocab_size:
             raise ValueError(f"ids must lie in [0, vocab_size={vocab_size}), got {i}")
     return [int(i) for i in ids]

@@ -1,0 +1,44 @@
+"""Answer checkers for the notebooks' exercises: they name the mistake, not just "wrong".
+
+    feedback      the core: Feedback, progress(), reading an answer, first_mistake
+    tokens        notebook 01: padding, a padding function that refuses a sentence too long, one-hot rows
+    embedding     notebook 02: X from W_E, its parameters, distinct rows, the rows of W_E a loss reaches
+    encoding      notebooks 03, 04, 08, 10, 12: denominators, the table, a module, wavelengths, the columns that
+                  repeat within a table, the shift, float32 angles, bfloat16 positions
+    attention     notebooks 05, 06, 07, 09: scores, masks, masked and causal weights, heads, an entry of the scores,
+                  shuffled weights
+    schemes       notebooks 13, 14: RoPE, ALiBi's slopes, which schemes fail on longer inputs
+    predictions   "predict, then run": check_prediction
+
+Every checker is importable from `posenc.exercises` itself.
+
+The encoding checker recognises the usual mistakes by rebuilding the table with
+each mistake made on purpose and comparing: sine and cosine swapped, exponent `i`
+instead of `2i`, `2i` applied to the odd index too, halves concatenated instead of
+interleaved, positions starting at 1, the wrong size in the denominator, a
+transposed table, float64 where float32 was asked, and `d_model + 1` columns for
+an odd `d_model`. The masked-attention checker does the same for a missing mask, the
+mask applied after the softmax, 0 instead of -inf, hidden rows instead of columns,
+and the softmax over the wrong axis. The rotary checker: the rotation turned the wrong
+way, the half-split layout instead of interleaved pairs, positions from 1, exponent `i`
+instead of `2i`, and no rotation at all. The ALiBi checker: slopes from 2^0, the
+exponent's sign, the order reversed, and the rule for another head count. The encoding
+checker also recognises the angle multiplied by the denominator instead of divided, the
+wrong base, and degrees taken for radians; the denominator and wavelength checkers the
+wrong base; the wavelength and shift checkers degrees. The causal checker: no mask, the diagonal
+hidden too, the mask after the softmax, 0 instead of -inf, the lower triangle hidden, the mask
+inverted, and the softmax over the wrong axis. The heads checker: one `view` without `transpose`, no
+`transpose`, every num_heads-th column instead of a block, and each head's matrix transposed.
+"""
+
+from . import attention, embedding, encoding, predictions, schemes, tokens
+from .attention import *  # noqa: F403
+from .embedding import *  # noqa: F403
+from .encoding import *  # noqa: F403
+from .feedback import Feedback, Progress, progress, reset_progress
+from .predictions import *  # noqa: F403
+from .schemes import *  # noqa: F403
+from .tokens import *  # noqa: F403
+
+__all__ = ["Feedback", "Progress", "progress", "reset_progress", *tokens.__all__, *embedding.__all__, *encoding.__all__,
+           *attention.__all__, *schemes.__all__, *predictions.__all__]

@@ -1,0 +1,159 @@
+"""Checkers for notebook 02: X by looking up rows of W_E, the parameters of W_E, how many rows of X differ, which
+rows of W_E a loss on X reaches."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from .._validate import check_floating_tensor, check_ids, check_size, is_sequence, short
+from ..tokens import PAD_TOKEN
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, as_tensor, close, describe, exercise, not_attempted
+
+__all__ = ["check_embedding", "check_parameter_count", "check_distinct_rows", "check_rows_with_gradient"]
+
+
+@exercise("X by looking up rows of W_E")
+def check_embedding(answer: torch.Tensor | None, *, ids: Sequence[int], W_E: torch.Tensor) -> Feedback:
+    """X for these ids: row id of W_E for every token, shape (len(ids), d_model)."""
+    ids = check_ids("ids", ids)
+    check_floating_tensor("W_E", W_E, ndim=(2,))
+    if any(i >= W_E.shape[0] for i in ids):
+        raise ValueError(f"ids must be rows of W_E, below {W_E.shape[0]}, got {ids}")
+    answer = as_tensor(answer, "X, one row of W_E per token")
+    if isinstance(answer, Feedback):
+        return answer
+    expected = W_E.detach()[torch.as_tensor(ids, dtype=torch.long)]
+    W_E = W_E.detach()
+    if close(answer, expected):
+        return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}, row k is W_E[ids[k]].")
+    if answer.shape == expected.shape[::-1] and close(answer.T, expected):
+        return Feedback(MISTAKE, f"Transposed: expected (len(ids), d_model) = {tuple(expected.shape)}.")
+    if answer.shape == (W_E.shape[0], W_E.shape[1]):
+        return Feedback(MISTAKE, "That is all of W_E: pick the rows of the sentence's ids (W_E[ids], or one_hot @ W_E).")
+    if answer.shape == expected.shape and close(answer, W_E[torch.as_tensor(ids, dtype=torch.long) - 1]):
+        return Feedback(MISTAKE, "Off by one: id k is row k of W_E, counting from 0.")
+    return Feedback(WRONG, f"Got {describe(answer)}; expected W_E[ids], shape {tuple(expected.shape)}.")
+
+
+@exercise("parameters of W_E")
+def check_parameter_count(answer: int | None, *, vocab_size: int, d_model: int) -> Feedback:
+    """vocab_size * d_model: W_E has one learned d_model-long row per vocabulary entry, and no bias."""
+    vocab_size, d_model = check_size("vocab_size", vocab_size), check_size("d_model", d_model)
+    if answer is None:
+        return not_attempted("a number")
+    number = as_count(answer)
+    if number is None:
+        return Feedback(WRONG, f"Expected a whole number of parameters, got {describe(answer)}.")
+    answer = number
+    expected = vocab_size * d_model
+    if answer == expected:
+        return Feedback(CORRECT, f"Correct: {vocab_size} x {d_model} = {expected:,} parameters.")
+    if answer == vocab_size + d_model:
+        return Feedback(MISTAKE, "Added the sizes: W_E is a (vocab_size, d_model) matrix, so multiply them.")
+    if answer == expected + d_model:
+        return Feedback(MISTAKE, "Counted a bias: the projection X = one_hot @ W_E has none.")
+    return Feedback(WRONG, f"Got {answer:,}; W_E has shape ({vocab_size}, {d_model}): how many numbers is that?")
+
+
+@exercise("distinct rows")
+def check_distinct_rows(answer: int | None, *, matrix: torch.Tensor, padded_tokens: Sequence[str] | None = None) -> Feedback:
+    """How many different rows `matrix` has (a prediction, checked against the matrix itself).
+
+    `padded_tokens`, one per row (the tokens X was looked up for), lets the feedback name the repeated words.
+    """
+    check_floating_tensor("matrix", matrix, ndim=(2,))
+    if matrix.numel() == 0:
+        raise ValueError(f"matrix must have at least one row and one column, got shape {tuple(matrix.shape)}")
+    tokens = padded_tokens
+    if tokens is not None and (not is_sequence(tokens) or not all(isinstance(t, str) for t in tokens)
+                               or len(tokens) != matrix.shape[0]):
+        raise TypeError(f"padded_tokens must be None or a list of {matrix.shape[0]} str, one per row of matrix, "
+                        f"got {short(tokens)}")
+    matrix = matrix.detach().cpu()
+    expected = int(torch.unique(matrix, dim=0).shape[0])
+    rows = matrix.shape[0]
+    if answer is None:
+        return not_attempted("a whole number")
+    number = as_count(answer)
+    if number is None:
+        return Feedback(WRONG, f"Expected a whole number of rows, got {describe(answer)}.")
+    if number == expected:
+        return Feedback(CORRECT, f"Correct: {rows} rows, {expected} of them different.")
+    repeated = sorted({t for t in tokens if tokens.count(t) > 1}, key=list(tokens).index) if tokens is not None else []
+    named = f" ({', '.join(repeated)})" if repeated else ""
+    if number == rows and expected < rows:
+        return Feedback(MISTAKE, f"{rows} is every row, but equal ids give equal rows: row k of X is row id_k of W_E, "
+                                 f"so every repeated token{named} repeats a row. {expected} are different.")
+    if tokens is not None:
+        words = [t for t in tokens if t != PAD_TOKEN]
+        twice = [t for t in repeated if t != PAD_TOKEN]
+        named = f" ({', '.join(twice)})" if twice else ""
+        if number == len(words) and len(set(words)) < len(words):
+            return Feedback(MISTAKE, f"That counts every word, repeats included, and leaves out the padding: a repeated "
+                                     f"word{named} gives the same row each time, and the <PAD> rows are one more. "
+                                     f"{expected} are different.")
+        if number == len(words) + 1 and len(set(words)) < len(words):
+            return Feedback(MISTAKE, f"That counts every word, repeats included: a word that appears twice{named} gives "
+                                     f"the same row both times. {expected} are different.")
+        if PAD_TOKEN in tokens and number == len(set(words)):
+            return Feedback(MISTAKE, f"The padding is a row too: every <PAD> gets the same vector, one more different "
+                                     f"row. {expected} are different.")
+    if number == expected - 1 and expected < rows:
+        return Feedback(MISTAKE, f"One short: a repeated row still counts once. {expected} are different.")
+    return Feedback(WRONG, f"You said {number}; the matrix has {expected} different rows out of {rows}.")
+
+
+def _row_numbers(answer: object) -> list[int] | None:
+    """Whole numbers >= 0 from a list, tuple, set, range, 1-D tensor or array of them; None if the answer is not that."""
+    if isinstance(answer, (torch.Tensor, np.ndarray)):
+        if (isinstance(answer, torch.Tensor) and (answer.is_meta or answer.is_complex())) or answer.ndim != 1:
+            return None
+        answer = answer.tolist()
+    # A list longer than any vocabulary here is not a list of its rows (and range(10**12) would take hours to read).
+    if not isinstance(answer, (list, tuple, set, frozenset, range)) or len(answer) > 100_000:
+        return None
+    numbers = [as_count(value) for value in answer]
+    return None if any(n is None or n < 0 for n in numbers) else numbers
+
+
+@exercise("rows of W_E with a gradient")
+def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: int,
+                             padding_idx: int | None = 0) -> Feedback:
+    """Which rows of W_E get a non-zero gradient from a loss on X = one_hot(ids) @ W_E: the ids that occur, each once.
+
+    `padding_idx` is the padding's id (None if there is none), for the feedback on leaving it out.
+    """
+    ids = check_ids("ids", ids)
+    vocab_size = check_size("vocab_size", vocab_size, maximum=100_000)
+    pad_id = None if padding_idx is None else check_size("padding_idx", padding_idx, minimum=0, maximum=vocab_size - 1)
+    if not ids or max(ids) >= vocab_size:
+        raise ValueError(f"ids must be a non-empty list of rows of W_E, below vocab_size={vocab_size}, got {short(ids)}")
+    expected = sorted(set(ids))
+    if answer is None:
+        return not_attempted("a list of row numbers")
+    rows = _row_numbers(answer)
+    if rows is None:
+        return Feedback(WRONG, f"Expected a list of row numbers such as [1, 4], got {describe(answer)}.")
+    given = sorted(set(rows))
+    if given == expected:
+        return Feedback(CORRECT, f"Correct: rows {expected}, the ids the sentence uses. Row k gets a gradient only "
+                                 "through the one-hot rows that have their 1 in column k.")
+    unused = sorted(set(range(vocab_size)) - set(expected))
+    if given == list(range(vocab_size)):
+        return Feedback(MISTAKE, f"The product multiplies every row of W_E, but rows {short(unused)} only by the 0s of "
+                                 f"the one-hot rows, and a product with 0 has gradient 0: only rows {expected} learn here.")
+    if pad_id is not None and pad_id in ids and given == [k for k in expected if k != pad_id]:
+        return Feedback(MISTAKE, f"The padding is a token too: <PAD> is id {pad_id}, looked up {ids.count(pad_id)} "
+                                 f"times, so row {pad_id} gets a gradient as well.")
+    if given == list(range(len(ids))) != expected:
+        return Feedback(MISTAKE, f"Those are the positions 0 to {len(ids) - 1}; the rows of W_E are numbered by token id, "
+                                 f"and this sentence uses the ids {expected}.")
+    if given == sorted({k + 1 for k in expected}) or given == sorted({k - 1 for k in expected}):
+        return Feedback(MISTAKE, f"Off by one: id k is row k of W_E, counting from 0; the ids are {expected}.")
+    missing, extra = sorted(set(expected) - set(given)), sorted(set(given) - set(expected))
+    parts = ([f"missing: rows {', '.join(map(str, missing))} (ids the sentence uses)"] if missing else []) + (
+        [f"extra: rows {short(extra)[1:-1]} (ids the sentence does not use, so their gradient is 0)"] if extra else [])
+    return Feedback(WRONG, f"Not quite: {'; '.join(parts)}.")

@@ -1,0 +1,252 @@
+"""The feedback core: a verdict (`Feedback`), the record of verdicts (`progress()`), and reading an answer.
+
+A checker takes the learner's answer and the exercise's sizes and returns a `Feedback`,
+shown as one line in the notebook. Whatever the answer is (None, a number, a list, a
+numpy array, a tensor of any dtype, shape or device, NaN, a module whose forward
+raises), the checker answers and never raises: `as_tensor`, `as_count` and `as_number`
+read an answer or say why it cannot be read. Only a bad keyword argument of the checker
+itself (the exercise's sizes, a notebook's bug) raises.
+
+An exercise cell starts with `answer = None`, which every checker reports as "not
+attempted yet", so an unsolved notebook still runs from top to bottom. Each checker is
+decorated with `exercise(title)`, which records its latest verdict per exercise, and
+`progress()` lists them: done, wrong or not attempted.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .._validate import check_flag, check_str, is_real, is_sequence, short
+
+__all__ = ["CORRECT", "MISTAKE", "NOT_ATTEMPTED", "WRONG", "Feedback", "Progress", "progress", "reset_progress",
+           "exercise", "not_attempted", "describe", "as_tensor", "close", "as_count", "as_number",
+           "first_mistake"]
+
+CORRECT, MISTAKE, NOT_ATTEMPTED, WRONG = "correct", "mistake", "not attempted", "wrong"
+_SYMBOL = {CORRECT: "✔", MISTAKE: "✘", NOT_ATTEMPTED: "…", WRONG: "✘"}
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The verdict on one answer: `status` is correct, mistake (a known one, named), wrong, or not attempted."""
+
+    status: str
+    message: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.status, str) or self.status not in _SYMBOL:
+            raise ValueError(f"status must be one of {tuple(_SYMBOL)}, got {short(self.status)}")
+        check_str("message", self.message)
+
+    @property
+    def correct(self) -> bool:
+        return self.status == CORRECT
+
+    def __str__(self) -> str:
+        return f"{_SYMBOL[self.status]} {self.message}"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+# Progress ---------------------------------------------------------------------------
+# The latest verdict per exercise, in the order the exercises were first checked. An exercise is one checker
+# with one set of sizes, so running a checker cell again replaces its verdict instead of adding a line.
+_VERDICTS: dict[tuple, tuple[str, Feedback]] = {}
+_STATUS_WORDS = {CORRECT: "done", MISTAKE: "wrong", WRONG: "wrong", NOT_ATTEMPTED: "not attempted"}
+_SYMBOLS_BY_WORD = {"done": "✔", "wrong": "✘", "not attempted": "…"}
+
+
+_NUMPY_DTYPES = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.float32,
+                 torch.float64, torch.complex64, torch.complex128}
+
+
+def _fingerprint(value: object) -> object:
+    """A hashable stand-in for a checker's keyword argument (tensors by their numbers)."""
+    if isinstance(value, torch.Tensor):
+        if value.is_meta:
+            return ("tensor", tuple(value.shape), str(value.dtype))
+        tensor = value.detach().cpu()
+        if tensor.dtype not in _NUMPY_DTYPES:  # bfloat16, float8, ...: numpy has no such type
+            tensor = tensor.to(torch.complex128 if tensor.is_complex() else torch.float64)
+        return ("tensor", tuple(value.shape), str(value.dtype), tensor.numpy().tobytes())
+    if isinstance(value, (list, tuple)):
+        return tuple(_fingerprint(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((repr(k), _fingerprint(v)) for k, v in value.items())
+    return repr(value)
+
+
+def _summary(kwargs: dict) -> str:
+    """The exercise's plain sizes (strings and numbers) for its line in `progress()`; tensors are left out."""
+    parts = [f"{name}={value!r}" for name, value in kwargs.items()
+             if isinstance(value, (str, int, float)) and not isinstance(value, bool)
+             and name not in ("question", "explanation")]
+    text = ", ".join(parts)
+    return text if len(text) <= 70 else text[:69] + "…"
+
+
+def exercise(title: str) -> Callable:
+    """Decorate a checker: record every verdict under `title` and the exercise's sizes, for `progress()`."""
+    check_str("title", title)
+    def decorate(checker: Callable[..., Feedback]) -> Callable[..., Feedback]:
+        @functools.wraps(checker)
+        def recorded(*args, **kwargs) -> Feedback:
+            feedback = checker(*args, **kwargs)
+            name = kwargs.get("question") if isinstance(kwargs.get("question"), str) else title
+            sizes = _summary(kwargs)
+            label = f"{name} ({sizes})" if sizes else name
+            _VERDICTS[(checker.__name__, _fingerprint(kwargs))] = (label, feedback)
+            return feedback
+        return recorded
+    return decorate
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The exercises checked in this kernel session, each with its latest verdict (see `progress()`)."""
+
+    entries: tuple[tuple[str, str], ...]  # (exercise, "done" | "wrong" | "not attempted")
+
+    def count(self, status: str) -> int:
+        """How many exercises have `status`: "done", "wrong" or "not attempted"."""
+        if check_str("status", status) not in _SYMBOLS_BY_WORD:
+            raise ValueError(f"status must be one of {tuple(_SYMBOLS_BY_WORD)}, got {status!r}")
+        return sum(1 for _, s in self.entries if s == status)
+
+    def __str__(self) -> str:
+        if not self.entries:
+            return "Your progress: no exercise checked yet in this session (run the checker cells)."
+        head = (f"Your progress: {len(self.entries)} exercises, {self.count('done')} done, {self.count('wrong')} wrong, "
+                f"{self.count('not attempted')} not attempted")
+        return "\n".join([head] + [f"  {_SYMBOLS_BY_WORD[s]} {s:<14} {name}" for name, s in self.entries])
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def progress() -> Progress:
+    """Which exercises of this session are done, wrong or not attempted, in the order they were first checked.
+
+    Each checker call records its verdict; running a checker again (after changing the
+    answer) replaces that exercise's verdict. Restarting the kernel starts afresh.
+    """
+    return Progress(tuple((label, _STATUS_WORDS[feedback.status]) for label, feedback in _VERDICTS.values()))
+
+
+def reset_progress() -> None:
+    """Forget every verdict so far: `progress()` lists only the exercises checked after this call.
+
+    For a notebook that runs a checker on purpose to show a diagnosis before its own exercises.
+    """
+    _VERDICTS.clear()
+
+
+def not_attempted(what: str) -> Feedback:
+    """The verdict on `None`, the placeholder an exercise cell starts with; `what` says what replaces it."""
+    return Feedback(NOT_ATTEMPTED, f"Not attempted yet: replace None with {what}.")
+
+
+def describe(answer: object) -> str:
+    """An answer as feedback names it: tensors and arrays by shape and dtype, anything else by type and value."""
+    if isinstance(answer, torch.Tensor):
+        return f"a tensor of shape {tuple(answer.shape)} and dtype {answer.dtype}"
+    if isinstance(answer, np.ndarray):
+        return f"a numpy array of shape {answer.shape} and dtype {answer.dtype}"
+    return f"{type(answer).__name__} {short(answer)}"
+
+
+def as_tensor(answer: object, what: str, *, allow_nan: bool = False) -> torch.Tensor | Feedback:
+    """The answer as a detached CPU tensor of real numbers, or the feedback that says why it is not one.
+
+    NaN and inf are refused unless `allow_nan` (for an exercise where a NaN is itself a diagnosis).
+    """
+    check_str("what", what)
+    check_flag("allow_nan", allow_nan)
+    if answer is None:
+        return not_attempted(what)
+    if isinstance(answer, torch.Tensor):
+        tensor = answer
+    elif isinstance(answer, (list, tuple, np.ndarray)):
+        try:  # a list of lists or an array of numbers reads as a tensor; anything ragged or non-numeric does not
+            tensor = torch.as_tensor(np.asarray(answer))
+        except (TypeError, ValueError, RuntimeError):
+            return Feedback(WRONG, f"Expected {what} as a tensor; could not read {describe(answer)} as one.")
+    else:
+        return Feedback(WRONG, f"Expected {what} as a torch.Tensor, got {describe(answer)}.")
+    if tensor.is_meta:
+        return Feedback(WRONG, "Got a tensor on the 'meta' device, which holds no numbers: create it on the CPU.")
+    if tensor.is_complex():
+        return Feedback(WRONG, f"Got complex numbers ({tensor.dtype}); the answer holds real numbers.")
+    tensor = tensor.detach().cpu()
+    if not allow_nan and tensor.is_floating_point() and tensor.numel() and not bool(torch.isfinite(tensor).all()):
+        where = tuple(int(k) for k in (~torch.isfinite(tensor)).nonzero()[0])
+        return Feedback(WRONG, f"Your answer holds NaN or inf (first at index {where}); every entry should be a finite number.")
+    return tensor
+
+
+def close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-4) -> bool:
+    """Whether a and b have one shape and every entry within `atol` of the other's (compared in float64 on the CPU)."""
+    for name, tensor in (("a", a), ("b", b)):
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {short(tensor)}")
+    if not is_real(atol) or not atol >= 0:
+        raise ValueError(f"atol must be a number >= 0, got {short(atol)}")
+    if a.shape != b.shape or a.is_meta or b.is_meta or a.is_complex() or b.is_complex():
+        return False  # a tensor on the meta device holds no numbers to compare
+    return bool(torch.allclose(a.detach().cpu().double(), b.detach().cpu().double(), atol=atol, rtol=0))
+
+
+def _single_real(answer: object) -> numbers.Real | None:
+    """The one real number an int, a float, or a one-element tensor or array holds; else None (bool is no number here)."""
+    if isinstance(answer, torch.Tensor):
+        if answer.is_meta or answer.is_complex() or answer.numel() != 1:
+            return None
+        answer = answer.item()
+    elif isinstance(answer, np.ndarray):
+        if answer.size != 1 or answer.dtype.kind not in "iuf":
+            return None
+        answer = answer.item()
+    return answer if is_real(answer) else None
+
+
+def as_count(answer: object) -> int | None:
+    """A whole number from an int, a whole float, or a one-element tensor or array holding one; else None."""
+    number = _single_real(answer)
+    if number is None:
+        return None
+    if isinstance(number, numbers.Integral):
+        return int(number)
+    return int(number) if math.isfinite(number) and float(number).is_integer() else None
+
+
+def as_number(answer: object) -> float | None:
+    """A real number from an int, a float, or a one-element tensor or array; else None."""
+    number = _single_real(answer)
+    return None if number is None else float(number)
+
+
+def first_mistake(matches: Callable[[object], bool], mistakes: Sequence[tuple[str, object]]) -> Feedback | None:
+    """The feedback naming the first of `mistakes` whose result `matches` the answer; None if none does.
+
+    Each mistake is (message, what that mistake gives): a value, or a function of no
+    arguments that builds it, so that a costly rebuild runs only when no mistake before
+    it matched.
+    """
+    if not callable(matches):
+        raise TypeError(f"matches must be a function of one result, got {short(matches)}")
+    if not is_sequence(mistakes) or not all(isinstance(m, tuple) and len(m) == 2 and isinstance(m[0], str)
+                                            for m in mistakes):
+        raise TypeError(f"mistakes must be a list of (message, result) pairs, got {short(mistakes)}")
+    for message, result in mistakes:
+        if matches(result() if callable(result) else result):
+            return Feedback(MISTAKE, message)
+    return None

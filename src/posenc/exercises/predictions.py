@@ -1,0 +1,106 @@
+"""The checkers of "predict, then run" exercises: a prediction against what the run computed, and a multiple choice."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from .._validate import check_str, is_real, short
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_number, describe, exercise, not_attempted
+
+__all__ = ["check_prediction", "check_choice"]
+
+
+_PREDICTION_TYPES = (bool, int, float, str, tuple)
+
+
+@exercise("a prediction")
+def check_prediction(answer: object, *, actual: object, question: str, explanation: str = "",
+                     tolerance: float = 0.0) -> Feedback:
+    """Compare the learner's prediction with what the run that follows it computed (`actual`).
+
+    `actual` is a bool, a number, a str or a shape (a tuple of ints or torch.Size);
+    numbers match within `tolerance` (relative). `explanation` says why the answer is
+    what it is, and is shown whatever the prediction was.
+    """
+    if isinstance(actual, torch.Size):
+        actual = tuple(actual)
+    if not isinstance(actual, _PREDICTION_TYPES) or (isinstance(actual, tuple) and not all(
+            is_real(n, whole=True) for n in actual)):
+        raise TypeError(f"actual must be a bool, a number, a str or a shape (tuple of ints), got {short(actual)}")
+    if isinstance(actual, float) and not math.isfinite(actual):
+        raise ValueError(f"actual must be a finite number, got {actual!r}")
+    check_str("question", question)
+    check_str("explanation", explanation)
+    if not is_real(tolerance) or not 0 <= tolerance < 1:
+        raise ValueError(f"tolerance must be a number in [0, 1), got {tolerance!r}")
+    why = f" {explanation}" if explanation else ""
+    if answer is None:
+        return not_attempted("your prediction, before you run the cell that reveals it")
+    shown = describe(answer) if isinstance(answer, (torch.Tensor, np.ndarray)) else short(answer)
+    if isinstance(actual, bool):
+        given = answer
+        if isinstance(answer, torch.Tensor) and answer.dtype == torch.bool and answer.dim() == 0 and not answer.is_meta:
+            given = bool(answer)
+        if not isinstance(given, (bool, np.bool_)):
+            return Feedback(WRONG, f"Expected True or False, got {shown}.")
+        right = bool(given) == actual
+    elif isinstance(actual, tuple):
+        if isinstance(answer, (torch.Size, list, tuple)) and all(is_real(n, whole=True) for n in answer):
+            given = tuple(int(n) for n in answer)
+        else:
+            return Feedback(WRONG, f"Expected a shape such as (2, 3), got {shown}.")
+        right = given == actual
+        if not right and given == actual[::-1]:
+            return Feedback(MISTAKE, f"The right sizes in the wrong order: the run says {actual}.{why}")
+    elif isinstance(actual, str):
+        if not isinstance(answer, str):
+            return Feedback(WRONG, f"Expected a str, got {shown}.")
+        right = answer.strip().lower() == actual.strip().lower()
+    else:
+        given = as_number(answer)
+        if given is None:
+            return Feedback(WRONG, f"Expected a number, got {shown}.")
+        right = abs(given - actual) <= tolerance * abs(actual) if tolerance else given == actual
+    if right:
+        return Feedback(CORRECT, f"Correct: {actual}.{why}")
+    return Feedback(WRONG, f"You predicted {short(answer) if not isinstance(answer, torch.Tensor) else shown}; "
+                           f"the run says {actual}.{why}")
+
+
+def check_choice(answer: object, *, options: dict[str, str], correct: str, question: str) -> Feedback:
+    """A multiple-choice answer: `options` maps each choice ("a", "b", ...) to why it is right or wrong.
+
+    The feedback on a wrong choice says why that choice is wrong, then which one is right
+    and why; every option's explanation is written in the notebook, so each wrong answer
+    gets its own. Choices match without regard to case or surrounding spaces.
+    """
+    if not isinstance(options, dict) or len(options) < 2 or not all(
+            isinstance(key, str) and key.strip() and isinstance(why, str) and why.strip() for key, why in options.items()):
+        raise TypeError(f"options must be a dict of at least two choices (str) -> why each is right or wrong (str), "
+                        f"got {short(options)}")
+    keys = {key.strip().lower(): key for key in options}
+    if len(keys) != len(options):
+        raise ValueError(f"options must have choices that differ other than in case and spaces, got {sorted(options)}")
+    if not isinstance(correct, str) or correct not in options:
+        raise ValueError(f"correct must be one of the choices {sorted(options)}, got {short(correct)}")
+    check_str("question", question)
+    # The right choice goes to the recorded checker inside a tuple: progress() lists a checker's plain strings
+    # and numbers, and must not print the answer next to the question.
+    return _recorded_choice(answer, options=options, answer_key=(correct,), question=question)
+
+
+@exercise("a multiple-choice question")
+def _recorded_choice(answer: object, *, options: dict[str, str], answer_key: tuple[str], question: str) -> Feedback:
+    correct = answer_key[0]
+    listed = ", ".join(repr(key) for key in options)
+    if answer is None:
+        return not_attempted(f"one of {listed}")
+    chosen = {key.strip().lower(): key for key in options}.get(answer.strip().lower()) if isinstance(answer, str) else None
+    if chosen is None:
+        return Feedback(WRONG, f"Expected one of {listed}, got {short(answer)}.")
+    if chosen == correct:
+        return Feedback(CORRECT, f"Correct: {correct!r}. {options[correct]}")
+    return Feedback(MISTAKE, f"Not {chosen!r}: {options[chosen]} The answer is {correct!r}: {options[correct]}")

@@ -1,0 +1,169 @@
+"""Checkers for notebook 01: padding a sentence, a padding function that refuses what does not fit, one-hot rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from .. import tokens
+from .._validate import check_ids, check_size, is_sequence, short
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_tensor, close, describe, exercise, not_attempted
+
+__all__ = ["check_padding", "check_pad_function", "check_one_hot"]
+
+
+@exercise("pad a sentence")
+def check_padding(answer: Sequence[str] | None, *, sentence: str, max_sequence_length: int) -> Feedback:
+    """The sentence's tokens followed by `<PAD>` up to exactly max_sequence_length tokens."""
+    expected = tokens.pad(tokens.tokenize(sentence), max_sequence_length=max_sequence_length)
+    if answer is None:
+        return not_attempted("the list of padded tokens")
+    if not is_sequence(answer):
+        return Feedback(WRONG, f"Expected a list of tokens (str), got {describe(answer)}.")
+    answer = list(answer)
+    for k, token in enumerate(answer):
+        if not isinstance(token, str):
+            return Feedback(WRONG, f"Expected a list of str tokens, but item {k} is {describe(token)}.")
+    if answer == expected:
+        return Feedback(CORRECT, f"Correct: {len(answer)} tokens, the last {expected.count(tokens.PAD_TOKEN)} are padding.")
+    words = [t for t in answer if t != tokens.PAD_TOKEN]
+    if len(answer) != max_sequence_length:
+        return Feedback(MISTAKE, f"Wrong length: {len(answer)} tokens; padded to max_sequence_length={max_sequence_length}, "
+                                 f"a sentence has exactly {max_sequence_length}.")
+    if answer[: answer.count(tokens.PAD_TOKEN)] == [tokens.PAD_TOKEN] * answer.count(tokens.PAD_TOKEN) and words == expected[: len(words)]:
+        return Feedback(MISTAKE, "The padding is in front: put <PAD> after the words, so position 0 is the first word.")
+    if [w.lower() for w in words] == [w for w in expected if w != tokens.PAD_TOKEN] and words != expected[: len(words)]:
+        given = next(w for w in words if w != w.lower())
+        return Feedback(MISTAKE, f"Lower-case the words first: the vocabulary holds {given.lower()!r}, not {given!r}.")
+    return Feedback(WRONG, f"Got {short(answer)}; expected the padded sentence {expected}.")
+
+
+@exercise("one-hot rows")
+def check_one_hot(answer: torch.Tensor | None, *, ids: Sequence[int], vocab_size: int) -> Feedback:
+    """One row per id, a single 1 in column id: shape (len(ids), vocab_size).
+
+    Any numeric dtype, and a list of lists, is accepted: the exercise asks for the values.
+    """
+    ids = check_ids("ids", ids)
+    expected = tokens.one_hot(ids, vocab_size=check_size("vocab_size", vocab_size, maximum=100_000))
+    answer = as_tensor(answer, "the one-hot matrix")
+    if isinstance(answer, Feedback):
+        return answer
+    if answer.shape != expected.shape and answer.shape == expected.shape[::-1] and close(answer.T, expected):
+        return Feedback(MISTAKE, f"Transposed: shape {tuple(answer.shape)}, expected {tuple(expected.shape)} "
+                                 "(one row per token, one column per vocabulary entry).")
+    if answer.shape != expected.shape:
+        return Feedback(WRONG, f"Shape {tuple(answer.shape)}, expected (len(ids), vocab_size) = {tuple(expected.shape)}.")
+    if close(answer, expected):
+        # The values are what counts; an integer matrix still needs .float() before a product with float weights,
+        # since torch.matmul refuses to mix dtypes.
+        note = "" if answer.is_floating_point() else (f" (dtype {answer.dtype}: turn it into floats with .float() "
+                                                       "before multiplying it by a float matrix)")
+        return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}, one 1 per row, in column ids[k]{note}.")
+    values = answer.double()
+    if not bool(((values == 0) | (values == 1)).all() and (values.sum(dim=1) == 1).all()):
+        return Feedback(WRONG, "Each row must hold a single 1 (in the column of its id) and zeros elsewhere.")
+    columns = values.argmax(dim=1).tolist()  # where each row has its 1
+    if columns == list(range(len(ids))):
+        return Feedback(MISTAKE, "Row k has its 1 in column k, the first rows of the identity: the rows do not follow "
+                                 f"the ids. Row k needs its 1 in column ids[k], here columns {short(ids)}: index the "
+                                 "identity with the ids, torch.eye(vocab_size)[ids].")
+    # ids - 1 as an index turns id 0 into -1, the last column: Python counts negative indices from the end.
+    if columns in ([i + 1 for i in ids], [(i - 1) % expected.shape[1] for i in ids]):
+        return Feedback(MISTAKE, f"Off by one: the 1s are in columns {short(columns)}, the ids are {short(ids)}. "
+                                 "Id k is column k, counting from 0.")
+    if sorted(columns) == sorted(ids):
+        return Feedback(MISTAKE, f"The right columns in the wrong order: {short(columns)}. Row k is token k, so its 1 "
+                                 f"goes in column ids[k]: {short(ids)}.")
+    return Feedback(WRONG, f"Each row has a single 1, but in columns {short(columns)}; the ids are {short(ids)}, and "
+                           "row k's 1 goes in column ids[k].")
+
+
+# The sentence of notebook 01's too-long example: its first tokens make a sentence that fits, all of them one that does not.
+_WORDS = ("my", "name", "is", "john", "and", "i", "am", "learning", "how", "transformers", "read", "their", "input")
+
+
+def _run_pad(function: Callable, words: list[str], max_sequence_length: int) -> tuple[str, object, list[str]]:
+    """Call the learner's function on a copy of `words`: ("returned", result, the copy) or ("raised", error, the copy)."""
+    given = list(words)
+    try:
+        result = function(given, max_sequence_length=max_sequence_length)
+    except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
+        return "raised", error, given
+    return "returned", result, given
+
+
+def _raised(error: BaseException) -> str:
+    """An exception as the learner would read it in a traceback's last line, cut to one short line."""
+    text = str(error)
+    text = text if len(text) <= 80 else text[:79] + "…"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+@exercise("a padding that refuses a sentence too long")
+def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10) -> Feedback:
+    """A function `answer(words, max_sequence_length=...)` that pads a sentence which fits with `<PAD>` and raises
+    ValueError for one longer than max_sequence_length.
+
+    It is called on three sentences: shorter than max_sequence_length, exactly as long, and 3 tokens
+    longer; each gets a fresh copy of its list, so a function that changes its argument is caught.
+    """
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length, minimum=2, maximum=1000)
+    if answer is None:
+        return not_attempted("your fixed function")
+    if not callable(answer):
+        return Feedback(WRONG, f"Expected a function such as my_pad(words, *, max_sequence_length), got {describe(answer)}.")
+    words = list(_WORDS) * (max_sequence_length // len(_WORDS) + 1)
+    short_sentence, exact, too_long = words[:max_sequence_length // 2], words[:max_sequence_length], words[:max_sequence_length + 3]
+    expected = short_sentence + [tokens.PAD_TOKEN] * (max_sequence_length - len(short_sentence))
+
+    # A sentence that fits: padded at the end, a new list, the caller's list untouched.
+    kind, result, given = _run_pad(answer, short_sentence, max_sequence_length)
+    if kind == "raised":
+        if isinstance(result, TypeError) and "argument" in str(result):
+            return Feedback(WRONG, f"Calling my_pad(words, max_sequence_length={max_sequence_length}) failed with "
+                                   f"{_raised(result)}: give the function the parameters (words, *, max_sequence_length).")
+        return Feedback(WRONG, f"For {len(short_sentence)} tokens it raised {_raised(result)}; a sentence that fits is padded.")
+    if given != short_sentence:
+        return Feedback(MISTAKE, "It changed the list it was given (append, extend or +=): return a new list, "
+                                 "words + [\"<PAD>\"] * n, so the caller's sentence stays as it was.")
+    if not isinstance(result, list):
+        return Feedback(WRONG, f"For {len(short_sentence)} tokens it returned {describe(result)}; expected a list of tokens.")
+    if result != expected:
+        if result == [tokens.PAD_TOKEN] * (len(expected) - len(short_sentence)) + short_sentence:
+            return Feedback(MISTAKE, "The padding is in front: put <PAD> after the words, so position 0 is the first word.")
+        if len(result) == max_sequence_length and result[: len(short_sentence)] == short_sentence:
+            return Feedback(MISTAKE, f"Pad with {tokens.PAD_TOKEN!r}, the token the vocabulary knows as id 0; got "
+                                     f"{short(result[len(short_sentence):])}.")
+        return Feedback(WRONG, f"For {short(short_sentence)} and max_sequence_length={max_sequence_length} it returned "
+                               f"{short(result)}; expected {short(expected)}.")
+
+    # A sentence of exactly max_sequence_length tokens fits: the off-by-one refuses it.
+    kind, result, _ = _run_pad(answer, exact, max_sequence_length)
+    if kind == "raised":
+        return Feedback(MISTAKE, f"It refuses a sentence of exactly max_sequence_length={max_sequence_length} tokens "
+                                 f"({_raised(result)}): refuse only len(words) > max_sequence_length. One of the "
+                                 "lecture notebooks this suite grew from makes the same off-by-one with "
+                                 "`assert x < max` (11 Pitfalls, section 3).")
+    if result != exact:
+        return Feedback(WRONG, f"For exactly {max_sequence_length} tokens it returned {short(result)}; such a sentence "
+                               "fits and comes back as it is.")
+
+    # A sentence too long: refused with ValueError, never cut.
+    kind, result, _ = _run_pad(answer, too_long, max_sequence_length)
+    if kind == "returned":
+        dropped = " ".join(too_long[max_sequence_length:])
+        if isinstance(result, list) and result == too_long[:max_sequence_length]:
+            return Feedback(MISTAKE, f"It still cuts: {len(too_long)} tokens came back as {max_sequence_length}, and "
+                                     f"{dropped!r} is gone without a word. Check the length first and raise ValueError.")
+        return Feedback(MISTAKE, f"For {len(too_long)} tokens, more than max_sequence_length={max_sequence_length}, it "
+                                 f"returned {short(result)} instead of raising ValueError.")
+    if isinstance(result, AssertionError):
+        return Feedback(MISTAKE, "An assert refuses it, but `python -O` removes every assert, and then nothing does "
+                                 "(11 Pitfalls shows it): raise ValueError.")
+    if not isinstance(result, ValueError):
+        return Feedback(MISTAKE, f"It raised {_raised(result)}: raise ValueError, Python's error for a value outside "
+                                 "what is allowed, so that a caller can catch exactly that.")
+    return Feedback(CORRECT, f"Correct: {len(short_sentence)} token{'s' * (len(short_sentence) > 1)} padded to {max_sequence_length}, "
+                             f"{max_sequence_length} kept as they are, {len(too_long)} refused ({_raised(result)}).")

@@ -1,0 +1,379 @@
+"""Matrices as pictures: the encoding table, any small matrix, several on one scale, and the similarity of rows."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib
+import torch
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from .._validate import (
+    check_finite,
+    check_flag,
+    check_floating_tensor,
+    check_matrix_to_draw,
+    check_size,
+    check_str,
+    check_table_fits,
+    is_real,
+    is_sequence,
+    short,
+)
+from ..builder import DEFAULT_BASE, sinusoidal_encoding
+from ..encoding import to_concatenated
+from .style import (
+    DIVERGING,
+    OKABE_ITO,
+    SCHEME_COLOURS,
+    SEQUENTIAL,
+    artist,
+    check_figure,
+    line_style,
+    new_figure,
+    shorten,
+)
+
+__all__ = ["encoding_heatmap", "matrix_figure", "matrices_figure", "similarity_figure", "update_similarity",
+           "previous_token_attention"]
+
+# A figure's tick labels and annotations cost time per row and column: these are pictures for people.
+MAX_LABELLED_SIDE = 100
+
+
+def _cell_text(value: float) -> str:
+    """A value written in its cell: two decimals, "0" for an exact zero, never "-0.00"."""
+    if not value:
+        return "0"
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
+def _check_matrix_options(rows: int, columns: int, *, cmap: object, symmetric: object, row_labels: object,
+                          column_labels: object, **texts: object) -> tuple[list[str] | None, list[str] | None]:
+    """The options of a matrix picture, checked; returns the labels as lists."""
+    for name, text in {"cmap": cmap, **texts}.items():
+        check_str(name, text)
+    if cmap not in matplotlib.colormaps:
+        raise ValueError(f"cmap must be a matplotlib colour map name such as 'RdBu_r' or 'Blues', got {cmap!r}")
+    check_flag("symmetric", symmetric)
+    return _check_labels("row_labels", row_labels, rows), _check_labels("column_labels", column_labels, columns)
+
+
+def _write_values(ax, values: torch.Tensor, vmin: float, vmax: float, *, symmetric: bool, fontsize: float) -> None:
+    """Each value in its cell: white on the dark ends of the colour map, black elsewhere."""
+    limit = max(abs(vmin), abs(vmax)) or 1.0
+    whole = bool((values == values.round()).all())  # one-hot rows, counts: "1", not "1.00"
+    for r in range(values.shape[0]):
+        for c in range(values.shape[1]):
+            value = float(values[r, c])
+            strength = abs(value) / limit if symmetric else (value - vmin) / ((vmax - vmin) or 1.0)
+            ax.text(c, r, f"{value:.0f}" if whole else _cell_text(value), ha="center", va="center", fontsize=fontsize,
+                    color="white" if strength > 0.6 else "black")
+
+
+def _check_labels(name: str, labels: object, count: int) -> list[str] | None:
+    if labels is None:
+        return None
+    if not is_sequence(labels):
+        raise TypeError(f"{name} must be a list of {count} str or None, got {short(labels)}")
+    if len(labels) != count or not all(isinstance(label, str) for label in labels):
+        raise ValueError(f"{name} must be a list of {count} str, one per row or column, got {short(labels)}")
+    return list(labels)
+
+
+def _colour_scale(values: torch.Tensor, value_range: object, *, symmetric: bool,
+                  name: str) -> tuple[float, float, bool]:
+    """(vmin, vmax, symmetric) of a picture's colour scale: `value_range` when given, else from the values.
+
+    A fixed range makes pictures comparable (attention weights always on 0 to 1); a value
+    outside it would take the colour of its end silently, so it is refused.
+    """
+    if value_range is None:
+        limit = float(values.abs().max()) or 1.0
+        low, high = (-limit, limit) if symmetric else (float(values.min()), float(values.max()))
+        return low, high if high > low else low + 1.0, symmetric
+    if (not is_sequence(value_range) or len(value_range) != 2 or not all(is_real(v) for v in value_range)
+            or not all(math.isfinite(v) for v in value_range) or not value_range[0] < value_range[1]):
+        raise ValueError(f"value_range must be (low, high), two finite numbers with low < high, or None, "
+                         f"got {short(value_range)}")
+    low, high = float(value_range[0]), float(value_range[1])
+    slack = 1e-6 * (high - low)  # float rounding: a softmax weight of 1 may come out a hair above it
+    if values.numel() and (float(values.min()) < low - slack or float(values.max()) > high + slack):
+        raise ValueError(f"{name} must lie within value_range {(low, high)}, got values from {float(values.min()):.4g} "
+                         f"to {float(values.max()):.4g}")
+    return low, high, symmetric and low == -high
+
+
+# The encoding table --------------------------------------------------------------
+
+
+def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: int = 64, d_model: int = 128,
+                     base: float = DEFAULT_BASE, title: str | None = None, annotate: bool | None = None,
+                     compare_layouts: bool = False) -> Figure:
+    """The table as an image: rows are positions, columns are dimensions.
+
+    Pass a `table` to draw it, or the sizes to draw the sinusoidal table. Small
+    tables (at most 12 x 12) get their values written in the cells. With
+    `compare_layouts=True` the same table in the concatenated layout (all sines, then
+    all cosines: `encoding.to_concatenated`) is drawn beside it, on one colour scale.
+    """
+    if table is None:
+        table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
+    table = check_matrix_to_draw("table", table)
+    check_str("title", title, optional=True)
+    compare_layouts = check_flag("compare_layouts", compare_layouts)
+    rows, columns = table.shape
+    annotate = rows * columns <= 144 if annotate is None else check_flag("annotate", annotate)
+    if annotate and rows * columns > 400:
+        raise ValueError(f"annotate=True writes every value in its cell; a ({rows}, {columns}) table has too many "
+                         "(at most 400 cells): pass annotate=False")
+    width = min(10, 3 + 0.55 * columns) if annotate else 8
+    height = min(6.5, 1.2 + 0.42 * rows) if annotate else 5
+    fig = new_figure(min(14, 2 * width - 1.5) if compare_layouts else width, height - 0.6 if compare_layouts else height)
+    # Column labels "j / sin" or "j / cos": in the concatenated panel each column keeps the label of the column it came from.
+    labels = [f"{j}\n{'sin' if j % 2 == 0 else 'cos'}" for j in range(columns)]
+    panels = [(table, labels, "dimension (column) j",
+               title or f"positional encoding, {rows} positions x d_model = {columns}")]
+    if compare_layouts:
+        sines = (columns + 1) // 2
+        panels = [(table, labels, "dimension (column) j", title or "interleaved: sin, cos, sin, cos, ..."),
+                  (to_concatenated(table), labels[0::2] + labels[1::2],
+                   f"column: sines 0 to {sines - 1}, then cosines", "concatenated: all sines, then all cosines")]
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    for ax, (values, column_labels, xlabel, panel_title) in zip(axes, panels):
+        image = ax.imshow(values.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+        ax.set_xlabel(xlabel)
+        ax.set_title(panel_title, fontsize=10 if compare_layouts else None)
+        if annotate:
+            for r in range(rows):
+                for c in range(columns):
+                    value = float(values[r, c])
+                    ax.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                            color="white" if abs(value) > 0.6 else "black")
+            ax.set_xticks(range(columns), column_labels)
+            ax.set_yticks(range(rows))
+        else:
+            # Rows and columns are whole numbers: no tick at 2.5.
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[0].set_ylabel("position pos")
+    if compare_layouts and columns > 1:
+        axes[1].axvline((columns + 1) // 2 - 0.5, color="black", linewidth=1)  # where the sines end
+    fig.colorbar(image, ax=list(axes), shrink=0.9, label="PE(pos, j)")
+    return fig
+
+
+def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", ylabel: str = "row",
+                  row_labels: Sequence[str] | None = None, column_labels: Sequence[str] | None = None,
+                  cmap: str = DIVERGING, symmetric: bool = True, colorbar_label: str = "value",
+                  value_range: tuple[float, float] | None = None) -> Figure:
+    """Any small matrix (one-hot rows, X, scores) as an annotated image, at most 100 x 100 (one tick per row and column).
+
+    A matrix of whole numbers (one-hot rows) gets a colour bar with whole-number ticks.
+    `value_range=(low, high)` fixes the colour scale (attention weights: `(0, 1)`); by
+    default it spans the values, symmetric about 0 when `symmetric`.
+    """
+    values = check_matrix_to_draw("matrix", matrix)
+    rows, columns = values.shape
+    if max(rows, columns) > MAX_LABELLED_SIDE:
+        raise ValueError(f"matrix must be at most {MAX_LABELLED_SIDE} x {MAX_LABELLED_SIDE} (a tick per row and column), "
+                         f"got shape {tuple(values.shape)}; draw a large table with encoding_heatmap")
+    row_labels, column_labels = _check_matrix_options(rows, columns, cmap=cmap, symmetric=symmetric,
+                                                      row_labels=row_labels, column_labels=column_labels,
+                                                      title=title, xlabel=xlabel, ylabel=ylabel,
+                                                      colorbar_label=colorbar_label)
+    vmin, vmax, symmetric = _colour_scale(values, value_range, symmetric=symmetric, name="matrix")
+    fig = new_figure(min(11, 2.5 + 0.6 * columns), min(7, 1.3 + 0.42 * rows))
+    ax = fig.add_subplot()
+    image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+    bar = fig.colorbar(image, ax=ax, shrink=0.9, label=colorbar_label)
+    if bool((values == values.round()).all()) and vmax - vmin <= 10:
+        bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
+    if rows * columns <= 200:
+        _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7.5)
+    ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
+                  rotation=90 if column_labels is not None else 0)
+    ax.set_yticks(range(rows), row_labels if row_labels is not None else range(rows))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    return fig
+
+
+def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[str] | None = None,
+                    column_labels: Sequence[str] | None = None, cmap: str = DIVERGING, symmetric: bool = True,
+                    colorbar_label: str = "value", xlabel: str = "column", ylabel: str = "row",
+                    value_range: tuple[float, float] | None = None) -> Figure:
+    """Small matrices side by side on ONE colour scale, so equal colours mean equal numbers across panels.
+
+    `matrices` maps each panel's title to its matrix; all must have one shape (at most
+    30 x 30, each value written in its cell when there is room). `value_range=(low, high)`
+    fixes the scale (attention weights: `(0, 1)`); by default it spans the values.
+    Matrices of whole numbers (masks as 0 and 1) get whole-number ticks on the colour bar.
+    """
+    if not isinstance(matrices, dict) or not 1 <= len(matrices) <= 4:
+        raise TypeError(f"matrices must be a dict of 1 to 4 titles -> matrices, got {short(matrices)}")
+    panels = {check_str("matrices' titles", title): check_matrix_to_draw(f"matrices[{title!r}]", m) for title, m in matrices.items()}
+    shapes = {tuple(m.shape) for m in panels.values()}
+    if len(shapes) != 1:
+        raise ValueError(f"matrices must all have one shape, got {sorted(shapes)}")
+    rows, columns = shapes.pop()
+    if max(rows, columns) > 30:
+        raise ValueError(f"matrices must be at most 30 x 30 to be compared cell by cell, got ({rows}, {columns})")
+    row_labels, column_labels = _check_matrix_options(rows, columns, cmap=cmap, symmetric=symmetric,
+                                                      row_labels=row_labels, column_labels=column_labels,
+                                                      colorbar_label=colorbar_label, xlabel=xlabel, ylabel=ylabel)
+    everything = torch.stack(list(panels.values()))
+    vmin, vmax, symmetric = _colour_scale(everything, value_range, symmetric=symmetric, name="matrices")
+    fig = new_figure(min(14, 1.6 + len(panels) * (0.9 + 0.42 * columns)), min(7, 1.6 + 0.36 * rows))
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    for ax, (title, values) in zip(axes, panels.items()):
+        image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+        if rows * columns <= 120:
+            _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7)
+        ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
+                      rotation=90 if column_labels is not None else 0, fontsize=8)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(xlabel)
+    axes[0].set_yticks(range(rows), row_labels if row_labels is not None else range(rows), fontsize=8)
+    axes[0].set_ylabel(ylabel)
+    bar = fig.colorbar(image, ax=list(axes), shrink=0.9, label=colorbar_label)
+    if bool((everything == everything.round()).all()) and vmax - vmin <= 10:
+        bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
+    return fig
+
+
+def similarity_figure(table: torch.Tensor, *, position: int) -> Figure:
+    """PE[p] . PE[q] for every pair of positions, and row `position` against the offset q - p."""
+    table = check_matrix_to_draw("table", table)
+    check_table_fits((table.shape[0], table.shape[0]), torch.float32, name="similarity matrix",
+                     arguments="table (fewer rows)")
+    position = check_size("position", position, minimum=0, maximum=table.shape[0] - 1)
+    fig = new_figure(11, 4.0)
+    left, right = fig.subplots(1, 2, width_ratios=[1, 1.3])
+    image = left.imshow((table @ table.T).numpy(), cmap=DIVERGING, aspect="equal", interpolation="nearest")
+    image.set_gid("matrix")
+    left.axhline(0, color="white", linewidth=1.2).set_gid("row")
+    left.set_xlabel("position q")
+    left.set_ylabel("position p")
+    left.set_title("every pair of positions", fontsize=10)
+    fig.colorbar(image, ax=left, shrink=0.85, label="PE[p] . PE[q]")
+    right.plot([], [], "o-", color=OKABE_ITO[3], markersize=2.5, linewidth=1)[0].set_gid("profile")
+    right.axvline(0, color="#555555", linewidth=1, linestyle="--")
+    right.set_xlabel("offset q - p")
+    # The same quantity as the colour bar: its label on the far side, not printed again right next to the bar's.
+    right.yaxis.tick_right()
+    right.yaxis.set_label_position("right")
+    right.set_ylabel("PE[p] . PE[q]")
+    right.set_title("", fontsize=10).set_gid("profile_title")
+    # Positions and offsets are whole numbers: no tick at 2.5.
+    for axis in (left.xaxis, left.yaxis, right.xaxis):
+        axis.set_major_locator(MaxNLocator(integer=True))
+    update_similarity(fig, table, position=position)
+    return fig
+
+
+def update_similarity(fig: Figure, table: torch.Tensor, *, position: int) -> list:
+    """Redraw a figure made by `similarity_figure` for `table` (its size may change), following row `position`.
+
+    Returns the artists it changed, for an explorer that redraws only those.
+    """
+    check_figure(fig)
+    table = check_matrix_to_draw("table", table)
+    length = table.shape[0]
+    check_table_fits((length, length), torch.float32, name="similarity matrix", arguments="table (fewer rows)")
+    position = check_size("position", position, minimum=0, maximum=length - 1)
+    if not fig.findobj(lambda a: a.get_gid() == "matrix"):
+        raise ValueError("fig must be a figure made by similarity_figure")
+    image, row, profile, title = (artist(fig, gid) for gid in ("matrix", "row", "profile", "profile_title"))
+    similarity = table @ table.T
+    limit = float(similarity.abs().max()) or 1.0
+    image.set_data(similarity.numpy())
+    # Never negative (the usual case): a sequential map from 0. Negative values too (a small base): diverging around 0.
+    non_negative = float(similarity.min()) >= 0
+    image.set_cmap(SEQUENTIAL if non_negative else DIVERGING)
+    image.set_clim(0 if non_negative else -limit, limit)
+    row.set_color("white" if non_negative else "black")
+    image.set_extent((-0.5, length - 0.5, length - 0.5, -0.5))
+    image.axes.set_xlim(-0.5, length - 0.5)
+    image.axes.set_ylim(length - 0.5, -0.5)
+    row.set_ydata([position, position])
+    offsets = torch.arange(length) - position
+    profile.set_data(offsets.numpy(), similarity[position].numpy())
+    # Fitted to the offsets this row has (from -position to length - 1 - position), not to every possible one.
+    profile.axes.set_xlim(float(offsets[0]) - 0.5, float(offsets[-1]) + 0.5)
+    profile.axes.set_ylim((-0.05 if non_negative else -1.05) * limit, limit * 1.05)
+    title.set_text(f"row p = {position} of the matrix, against the offset q - p")
+    return [image, row, profile, title]
+
+
+# What a head attends to (notebook 14) --------------------------------------------------
+
+
+def previous_token_attention(weights: dict[str, torch.Tensor], *, trained_length: int,
+                             heads: dict[str, str] | None = None) -> Figure:
+    """What one attention head per model looks at, on inputs longer than the model was trained on.
+
+    `weights` maps a scheme (at most two) to one head's attention weights on a batch of
+    sequences, shape (batch, seq, seq), as `experiment.attention_weights(...)[:, head]`
+    gives them; all must have one shape. For each scheme the weights of the first
+    sequence are an image (row i: how much query i takes from each key j), with dashed
+    lines after position `trained_length - 1`, the last one seen in training. The last
+    panel shows, for every query i >= 1, the weight it gives key i - 1 (the previous
+    token), averaged over the batch: one line per scheme in its colour (`SCHEME_COLOURS`),
+    the trained positions shaded. `heads` labels each scheme's head, e.g. "layer 0, head 3".
+    """
+    if not isinstance(weights, dict) or not 1 <= len(weights) <= 2:
+        raise TypeError(f"weights must be a dict of 1 or 2 schemes -> (batch, seq, seq) attention weights, got {short(weights)}")
+    panels = {}
+    for scheme, values in weights.items():
+        check_str("weights' schemes", scheme)
+        check_floating_tensor(f"weights[{scheme!r}]", values, ndim=(3,))
+        values = check_finite(f"weights[{scheme!r}]", values.detach().float())
+        batch, rows, columns = values.shape
+        if not batch or rows != columns or rows < 2 or rows > MAX_LABELLED_SIDE:
+            raise ValueError(f"weights[{scheme!r}] must be (batch >= 1, seq, seq) with 2 <= seq <= {MAX_LABELLED_SIDE}, "
+                             f"got shape {tuple(values.shape)}")
+        if float(values.min()) < 0 or float(values.max()) > 1:
+            raise ValueError(f"weights[{scheme!r}] must be attention weights, between 0 and 1, got values from "
+                             f"{float(values.min()):.3g} to {float(values.max()):.3g}")
+        panels[scheme] = values
+    if len({tuple(v.shape[1:]) for v in panels.values()}) != 1:
+        raise ValueError(f"weights must all be for one sequence length, got shapes {[tuple(v.shape) for v in panels.values()]}")
+    length = next(iter(panels.values())).shape[-1]
+    trained_length = check_size("trained_length", trained_length, minimum=2, maximum=length)
+    if heads is not None and (not isinstance(heads, dict) or set(heads) != set(panels)
+                              or not all(isinstance(label, str) for label in heads.values())):
+        raise TypeError(f"heads must be None or a dict with a str label for each scheme of weights, got {short(heads)}")
+    fig = new_figure(3.6 * len(panels) + 5.2, 3.9)
+    grid = fig.add_gridspec(1, len(panels) + 1, width_ratios=[1] * len(panels) + [1.45])
+    images = []
+    for k, (scheme, values) in enumerate(panels.items()):
+        ax = fig.add_subplot(grid[0, k])
+        images.append(ax.imshow(values[0].numpy(), cmap=SEQUENTIAL, vmin=0, vmax=1, interpolation="nearest"))
+        for line in (ax.axhline, ax.axvline):  # the edge of what the model saw in training
+            line(trained_length - 0.5, color="white", linestyle="--", linewidth=1)
+        label = f", {shorten(heads[scheme], 24)}" if heads else ""
+        ax.set_title(f"{shorten(scheme, 16)}{label}\none sequence of {length} tokens", fontsize=9)
+        ax.set_xlabel("key position j")
+        ax.set_ylabel("query position i" if k == 0 else "")
+    fig.colorbar(images[-1], ax=fig.axes, shrink=0.85, label="attention weight", pad=0.04)
+    ax = fig.add_subplot(grid[0, -1])
+    ax.axvspan(0, trained_length - 0.5, color="#DDDDDD", zorder=0, label=f"positions seen in training (0-{trained_length - 1})")
+    for k, (scheme, values) in enumerate(panels.items()):
+        # The scheme's look in every figure of the suite (as in plots.accuracy_by_length).
+        style = line_style(list(SCHEME_COLOURS).index(scheme) if scheme in SCHEME_COLOURS else k)
+        style["color"] = SCHEME_COLOURS.get(scheme, style["color"])
+        # Entry i - 1 of the first diagonal below the main one: query i's weight on key i - 1.
+        back = values.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=0)
+        ax.plot(range(1, length), back.numpy(), label=shorten(scheme, 16), markersize=3, **style)
+    ax.set_xlim(0, length)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("query position i")
+    ax.set_ylabel("weight on key i - 1")
+    ax.set_title(f"weight on the previous token, mean of {next(iter(panels.values())).shape[0]} sequences", fontsize=9)
+    ax.legend(fontsize=8, loc="lower left")
+    return fig

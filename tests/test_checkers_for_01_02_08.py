@@ -1,0 +1,187 @@
+"""The checkers of notebooks 01, 02 and 08: each accepts the right answer, names the likely mistakes, and agrees with
+an independent computation of what it checks (autograd for the gradient rows, a plain loop for the wavelengths)."""
+
+import math
+
+import pytest
+import torch
+
+from posenc import exercises, tokens
+
+L = 10
+
+
+def fixed_pad(words, *, max_sequence_length):
+    if len(words) > max_sequence_length:
+        raise ValueError(f"{len(words)} tokens, more than max_sequence_length={max_sequence_length}")
+    return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+
+def cutting_pad(words, *, max_sequence_length):  # the exercise's code
+    kept = words[:max_sequence_length]
+    return kept + ["<PAD>"] * (max_sequence_length - len(kept))
+
+
+def off_by_one_pad(words, *, max_sequence_length):
+    if len(words) >= max_sequence_length:
+        raise ValueError("too long")
+    return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+
+def asserting_pad(words, *, max_sequence_length):
+    assert len(words) <= max_sequence_length, "too long"
+    return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+
+def exception_pad(words, *, max_sequence_length):
+    if len(words) > max_sequence_length:
+        raise Exception("too long")
+    return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+
+def extending_pad(words, *, max_sequence_length):
+    if len(words) > max_sequence_length:
+        raise ValueError("too long")
+    words.extend(["<PAD>"] * (max_sequence_length - len(words)))
+    return words
+
+
+def front_pad(words, *, max_sequence_length):
+    if len(words) > max_sequence_length:
+        raise ValueError("too long")
+    return ["<PAD>"] * (max_sequence_length - len(words)) + words
+
+
+class TestPadFunction:
+    def test_the_fix_is_accepted_in_any_signature_that_takes_the_keyword(self):
+        assert exercises.check_pad_function(fixed_pad, max_sequence_length=L).correct
+        assert exercises.check_pad_function(
+            lambda w, max_sequence_length: fixed_pad(w, max_sequence_length=max_sequence_length),
+            max_sequence_length=L).correct
+        assert exercises.check_pad_function(fixed_pad, max_sequence_length=2).correct
+
+    @pytest.mark.parametrize("function,words", [
+        (cutting_pad, "still cuts"), (off_by_one_pad, "exactly max_sequence_length=10"), (asserting_pad, "python -O"),
+        (exception_pad, "raise ValueError"), (extending_pad, "changed the list"), (front_pad, "in front"),
+    ])
+    def test_each_mistake_is_named(self, function, words):
+        feedback = exercises.check_pad_function(function, max_sequence_length=L)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_the_off_by_one_names_where_the_source_makes_it(self):
+        message = exercises.check_pad_function(off_by_one_pad, max_sequence_length=L).message
+        assert "lecture notebooks this suite grew from" in message and "11 Pitfalls" in message
+
+    def test_the_cut_words_are_named(self):
+        assert "'read their input'" in exercises.check_pad_function(cutting_pad, max_sequence_length=L).message
+
+    def test_anything_else_is_answered(self):
+        assert exercises.check_pad_function(None).status == "not attempted"
+        assert exercises.check_pad_function(3).status == "wrong"
+        assert exercises.check_pad_function(lambda *args, **kwargs: 1 / 0).status == "wrong"
+        assert "parameters" in exercises.check_pad_function(lambda words, n: words).message
+
+
+class TestOneHot:
+    ids = [3, 0, 2]
+    rows = [[0, 0, 0, 1, 0], [1, 0, 0, 0, 0], [0, 0, 1, 0, 0]]
+
+    @pytest.mark.parametrize("answer", [
+        torch.tensor(rows, dtype=torch.float32), rows, torch.nn.functional.one_hot(torch.tensor(ids), 5),
+        torch.tensor(rows, dtype=torch.float64), torch.tensor(rows, dtype=torch.bool),
+    ], ids=["float32", "list of int lists", "F.one_hot (int64)", "float64", "bool"])
+    def test_the_right_values_in_any_numeric_dtype_are_correct(self, answer):
+        feedback = exercises.check_one_hot(answer, ids=self.ids, vocab_size=5)
+        assert feedback.correct and "W_E" not in feedback.message, feedback.message
+
+    @pytest.mark.parametrize("answer,words", [
+        (torch.eye(5)[:3], "the rows do not follow the ids"),  # ignores the ids
+        (torch.eye(5)[[4, 1, 3]], "Off by one"), (torch.eye(5)[[2, 4, 1]], "Off by one"),
+        (torch.eye(5)[[0, 2, 3]], "wrong order"),
+    ])
+    def test_rows_with_one_1_in_the_wrong_columns_are_named(self, answer, words):
+        feedback = exercises.check_one_hot(answer, ids=self.ids, vocab_size=5)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_rows_that_are_not_one_hot_are_wrong(self):
+        for answer in (torch.eye(5)[self.ids] * 2, torch.full((3, 5), 0.2), torch.eye(5)[[1, 1, 1]]):
+            assert exercises.check_one_hot(answer, ids=self.ids, vocab_size=5).status == "wrong"
+
+
+class TestRowsWithGradient:
+    vocabulary = tokens.example_vocabulary()
+    ids = vocabulary.ids(tokens.pad(tokens.tokenize("My name is John"), max_sequence_length=L))
+
+    def rows_autograd_finds(self, ids):
+        W_E = torch.randn(self.vocabulary.vocab_size, 6, requires_grad=True)
+        (torch.eye(self.vocabulary.vocab_size)[ids] @ W_E).sum().backward()
+        return W_E.grad.abs().sum(dim=1).nonzero().flatten().tolist()
+
+    @pytest.mark.parametrize("sentence", ["My name is John", "my name is my name", "what is your name ?", "Paul"])
+    def test_the_accepted_rows_are_those_autograd_finds(self, sentence):
+        ids = self.vocabulary.ids(tokens.pad(tokens.tokenize(sentence), max_sequence_length=L))
+        rows = self.rows_autograd_finds(ids)
+        assert exercises.check_rows_with_gradient(rows, ids=ids, vocab_size=self.vocabulary.vocab_size).correct
+        for wrong in (rows[:-1], rows + [max(set(range(11)) - set(rows))]):
+            assert not exercises.check_rows_with_gradient(wrong, ids=ids, vocab_size=11).correct
+
+    def test_any_list_like_answer_and_repeats_are_read(self):
+        for answer in ([5, 4, 3, 2, 0], {0, 2, 3, 4, 5}, torch.tensor([0, 2, 3, 4, 5]), self.ids):
+            assert exercises.check_rows_with_gradient(answer, ids=self.ids, vocab_size=11).correct
+
+    @pytest.mark.parametrize("answer,words", [
+        (list(range(11)), "multiplies every row"), ([2, 3, 4, 5], "padding is a token too"),
+        (list(range(10)), "positions"), ([1, 3, 4, 5, 6], "Off by one"),
+    ])
+    def test_each_mistake_is_named(self, answer, words):
+        feedback = exercises.check_rows_with_gradient(answer, ids=self.ids, vocab_size=11)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_without_padding_idx_leaving_out_the_padding_is_only_wrong(self):
+        feedback = exercises.check_rows_with_gradient([2, 3, 4, 5], ids=self.ids, vocab_size=11, padding_idx=None)
+        assert feedback.status == "wrong" and "missing: rows 0" in feedback.message
+
+
+class TestDistinctRows:
+    padded = tokens.pad(tokens.tokenize("my name is my name"), max_sequence_length=L)
+    X = torch.randn(11, 6, generator=torch.Generator().manual_seed(0))[tokens.example_vocabulary().ids(padded)]
+
+    @pytest.mark.parametrize("answer,words", [
+        (10, "every row"), (5, "leaves out the padding"), (6, "appears twice (my, name)"), (3, "padding is a row too"),
+    ])
+    def test_the_repeated_words_are_named(self, answer, words):
+        feedback = exercises.check_distinct_rows(answer, matrix=self.X, padded_tokens=self.padded)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_the_count_is_the_number_of_different_tokens(self):
+        assert exercises.check_distinct_rows(len(set(self.padded)), matrix=self.X, padded_tokens=self.padded).correct
+        with pytest.raises(TypeError, match="padded_tokens"):
+            exercises.check_distinct_rows(4, matrix=self.X, padded_tokens=self.padded[:3])
+
+
+def count_by_hand(d_model, max_sequence_length, base=10_000.0):
+    return sum(2 * math.pi * base ** ((j - j % 2) / d_model) < max_sequence_length for j in range(d_model))
+
+
+class TestRepeatingColumns:
+    @pytest.mark.parametrize("d_model,length,base", [(128, 64, 10_000.0), (128, 64, 10.0), (6, 10, 10_000.0),
+                                                     (7, 1000, 100.0), (512, 2048, 10_000.0)])
+    def test_the_accepted_count_is_the_count_by_hand(self, d_model, length, base):
+        expected = count_by_hand(d_model, length, base)
+        assert exercises.check_repeating_columns(expected, d_model=d_model, max_sequence_length=length,
+                                                 base=base).correct
+        assert not exercises.check_repeating_columns(expected + 1, d_model=d_model, max_sequence_length=length,
+                                                     base=base).correct
+
+    def test_the_notebooks_answer(self):
+        assert count_by_hand(128, 64) == 34
+
+    @pytest.mark.parametrize("answer,words", [(17, "counts pairs"), (33, "counting from column 0"),
+                                              (94, "above the line"), (128, "Not every column")])
+    def test_each_mistake_is_named(self, answer, words):
+        feedback = exercises.check_repeating_columns(answer, d_model=128, max_sequence_length=64)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_the_other_base_is_named(self):
+        feedback = exercises.check_repeating_columns(34, d_model=128, max_sequence_length=64, base=10.0)
+        assert feedback.status == "mistake" and "base 10,000" in feedback.message

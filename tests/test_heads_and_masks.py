@@ -1,0 +1,367 @@
+"""Heads and the causal mask (posenc.attention), checked against PyTorch's own attention.
+
+Two independent implementations: `torch.nn.functional.scaled_dot_product_attention`
+(its boolean `attn_mask` is True where a key takes part, the convention of this
+package) and `torch.nn.MultiheadAttention` (whose boolean masks are True where a key
+is hidden, the opposite), given the same weights. Everything is compared to 1e-6 in float32.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc import attention, exercises, plots
+
+ATOL = 1e-6
+
+
+def example(*, batch=3, length=7, d_model=12, seed=0):
+    """x, weights and a right-padded key mask (sequence lengths 7, 5 and 1 of 7)."""
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch, length, d_model, generator=generator)
+    key_mask = torch.arange(length) < torch.tensor([length, 5, 1][:batch])[:, None]
+    return x, attention.multi_head_weights(d_model=d_model, seed=seed), key_mask
+
+
+def torch_module(weights, num_heads):
+    """nn.MultiheadAttention holding `weights`: it computes x @ W^T, so it stores the transposes,
+    W_Q, W_K and W_V stacked in that order along dimension 0 of `in_proj_weight`."""
+    d_model = weights.W_Q.shape[0]
+    module = torch.nn.MultiheadAttention(d_model, num_heads, bias=False, batch_first=True)
+    with torch.no_grad():
+        module.in_proj_weight.copy_(torch.cat([weights.W_Q.T, weights.W_K.T, weights.W_V.T]))
+        module.out_proj.weight.copy_(weights.W_O.T)
+    return module.eval()
+
+
+def torch_sdpa(x, weights, num_heads, **kwargs):
+    """The heads through F.scaled_dot_product_attention, then merged and multiplied by W_O."""
+    Q, K, V = (attention.split_heads(x @ W, num_heads=num_heads) for W in weights[:3])
+    return attention.merge_heads(F.scaled_dot_product_attention(Q, K, V, **kwargs)) @ weights.W_O
+
+
+# Splitting and merging ----------------------------------------------------------------------------
+
+
+def test_split_heads_shapes_and_columns():
+    x = torch.arange(2 * 5 * 6, dtype=torch.float32).reshape(2, 5, 6)
+    heads = attention.split_heads(x, num_heads=2)
+    assert heads.shape == (2, 2, 5, 3)
+    # Head h is an ordinary (seq, head_dim) matrix: columns h*3 .. h*3+2 of x, every token in its row.
+    assert torch.equal(heads[:, 0], x[..., 0:3]) and torch.equal(heads[:, 1], x[..., 3:6])
+    assert attention.split_heads(x[0], num_heads=3).shape == (3, 5, 2)
+
+
+def test_split_heads_is_view_then_transpose_as_the_references_write_it():
+    # The Annotated Transformer and LLMs-from-scratch: x.view(batch, seq, num_heads, head_dim).transpose(1, 2).
+    x = torch.randn(4, 9, 8, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(attention.split_heads(x, num_heads=4), x.view(4, 9, 4, 2).transpose(1, 2))
+    # The tempting shortcut view(batch, num_heads, seq, head_dim) has the same shape and other numbers.
+    assert not torch.equal(attention.split_heads(x, num_heads=4), x.view(4, 4, 9, 2))
+
+
+def test_split_heads_takes_non_contiguous_input():
+    x = torch.randn(6, 5, 4, generator=torch.Generator().manual_seed(1)).transpose(0, 1)  # (5, 6, 4), not contiguous
+    assert torch.equal(attention.split_heads(x, num_heads=2), attention.split_heads(x.contiguous(), num_heads=2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(batch=st.integers(1, 3), length=st.integers(1, 6), num_heads=st.integers(1, 4), head_dim=st.integers(1, 4),
+       batched=st.booleans())
+def test_merge_heads_undoes_split_heads(batch, length, num_heads, head_dim, batched):
+    x = torch.randn(batch, length, num_heads * head_dim, generator=torch.Generator().manual_seed(length))
+    x = x if batched else x[0]
+    heads = attention.split_heads(x, num_heads=num_heads)
+    assert heads.shape == x.shape[:-2] + (num_heads, length, head_dim)
+    assert torch.equal(attention.merge_heads(heads), x)
+
+
+# The causal mask --------------------------------------------------------------------------------------
+
+
+def test_causal_mask_is_the_lower_triangle_and_the_complement_of_triu():
+    mask = attention.causal_mask(sequence_length=5)
+    assert mask.dtype == torch.bool and mask.shape == (5, 5)
+    hidden = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)
+    assert torch.equal(mask, ~hidden)
+    for r in range(5):
+        for c in range(5):
+            assert bool(mask[r, c]) == (c <= r)  # a query sees itself and the keys before it
+
+
+def test_causal_mask_is_what_sdpa_builds_for_is_causal():
+    generator = torch.Generator().manual_seed(2)
+    Q, K, V = torch.randn(3, 2, 6, 4, generator=generator)
+    torch.testing.assert_close(
+        F.scaled_dot_product_attention(Q, K, V, attn_mask=attention.causal_mask(sequence_length=6)),
+        F.scaled_dot_product_attention(Q, K, V, is_causal=True), atol=ATOL, rtol=0)
+
+
+def test_uniform_scores_under_the_causal_mask_give_one_over_t_plus_one():
+    # "A causal model can count": equal scores spread each row over the t + 1 keys it may see.
+    weights = attention.attention_weights(torch.zeros(6, 6), causal=True)
+    for t in range(6):
+        torch.testing.assert_close(weights[t, : t + 1], torch.full((t + 1,), 1 / (t + 1)))
+        assert float(weights[t, t + 1:].abs().sum()) == 0.0
+    # Without the mask every row is the same: nothing tells the positions apart.
+    assert torch.equal(attention.attention_weights(torch.zeros(6, 6)), torch.full((6, 6), 1 / 6))
+
+
+def test_causal_weights_hide_later_keys_and_combine_with_padding():
+    scores = torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(3))
+    key_mask = torch.tensor([[True] * 5, [True, True, True, False, False]])
+    weights = attention.attention_weights(scores, key_mask=key_mask, causal=True)
+    keep = key_mask[:, None, :] & attention.causal_mask(sequence_length=5)
+    assert float(weights.masked_select(~keep).abs().max()) == 0.0
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 5))
+    expected = torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-1)
+    torch.testing.assert_close(weights, expected, atol=0, rtol=0)
+
+
+# Multi-head attention against PyTorch ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("num_heads", [1, 2, 3, 4, 6, 12])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("masked", [False, True])
+def test_multi_head_attention_equals_nn_multihead_attention(num_heads, causal, masked):
+    x, weights, key_mask = example()
+    ours, ours_weights = attention.multi_head_attention(x, weights, num_heads=num_heads, causal=causal,
+                                                        key_mask=key_mask if masked else None)
+    module = torch_module(weights, num_heads)
+    # nn.MultiheadAttention's boolean masks say where NOT to look: the complements of this package's.
+    with torch.no_grad():
+        theirs, theirs_weights = module(
+            x, x, x, key_padding_mask=~key_mask if masked else None,
+            attn_mask=~attention.causal_mask(sequence_length=x.shape[1]) if causal else None,
+            need_weights=True, average_attn_weights=False)
+    assert ours.shape == x.shape and ours_weights.shape == (3, num_heads, 7, 7)
+    torch.testing.assert_close(ours, theirs, atol=ATOL, rtol=0)
+    torch.testing.assert_close(ours_weights, theirs_weights, atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("num_heads", [1, 2, 4])
+def test_multi_head_attention_equals_sdpa_with_is_causal(num_heads):
+    x, weights, _ = example(seed=4)
+    ours, _ = attention.multi_head_attention(x, weights, num_heads=num_heads, causal=True)
+    torch.testing.assert_close(ours, torch_sdpa(x, weights, num_heads, is_causal=True), atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_multi_head_attention_equals_sdpa_with_a_boolean_mask(causal):
+    # sdpa's boolean attn_mask is True where a key takes part: this package's key_mask, broadcast over
+    # heads and queries as (batch, 1, 1, seq), and with the causal mask combined by "and".
+    x, weights, key_mask = example(seed=5)
+    attn_mask = key_mask[:, None, None, :]
+    if causal:
+        attn_mask = attn_mask & attention.causal_mask(sequence_length=x.shape[1])
+    ours, _ = attention.multi_head_attention(x, weights, num_heads=3, key_mask=key_mask, causal=causal)
+    torch.testing.assert_close(ours, torch_sdpa(x, weights, 3, attn_mask=attn_mask), atol=ATOL, rtol=0)
+    # Passing the mask with the opposite convention is a different computation, not an error: a real bug to avoid.
+    flipped = torch_sdpa(x[:1], weights, 3, attn_mask=~key_mask[:1, None, None, :] | torch.eye(7, dtype=torch.bool))
+    assert not torch.allclose(ours[:1], flipped, atol=1e-3)
+
+
+def test_each_head_is_single_head_attention_on_its_block_of_columns():
+    # Concat(head_1, ..., head_h) W_O with head_i = Attention(x W_Q_i, x W_K_i, x W_V_i): written head by head.
+    x, weights, key_mask = example(seed=6)
+    num_heads, head_dim = 4, 3
+    heads = []
+    for h in range(num_heads):
+        columns = slice(h * head_dim, (h + 1) * head_dim)
+        block = attention.ProjectionWeights(weights.W_Q[:, columns], weights.W_K[:, columns], weights.W_V[:, columns])
+        heads.append(attention.self_attention(x, block, key_mask=key_mask, causal=True)[0])
+    expected = torch.cat(heads, dim=-1) @ weights.W_O
+    ours, _ = attention.multi_head_attention(x, weights, num_heads=num_heads, key_mask=key_mask, causal=True)
+    torch.testing.assert_close(ours, expected, atol=ATOL, rtol=0)
+
+
+def test_one_sequence_without_a_batch_dimension():
+    x, weights, key_mask = example(seed=7)
+    ours, ours_weights = attention.multi_head_attention(x[1], weights, num_heads=2, key_mask=key_mask[1], causal=True)
+    batched, batched_weights = attention.multi_head_attention(x, weights, num_heads=2, key_mask=key_mask, causal=True)
+    assert ours.shape == (7, 12) and ours_weights.shape == (2, 7, 7)
+    torch.testing.assert_close(ours, batched[1], atol=ATOL, rtol=0)
+    torch.testing.assert_close(ours_weights, batched_weights[1], atol=ATOL, rtol=0)
+
+
+def test_one_head_is_the_single_head_attention_followed_by_w_o():
+    x, weights, key_mask = example(seed=8)
+    single, single_weights = attention.self_attention(x, attention.ProjectionWeights(*weights[:3]), key_mask=key_mask)
+    ours, ours_weights = attention.multi_head_attention(x, weights, num_heads=1, key_mask=key_mask)
+    torch.testing.assert_close(ours, single @ weights.W_O, atol=ATOL, rtol=0)
+    torch.testing.assert_close(ours_weights[:, 0], single_weights, atol=ATOL, rtol=0)
+
+
+def test_a_causal_output_does_not_depend_on_later_tokens():
+    x, weights, _ = example(seed=9)
+    changed = x.clone()
+    changed[:, 4:] = torch.randn(3, 3, 12, generator=torch.Generator().manual_seed(10))
+    before, _ = attention.multi_head_attention(x, weights, num_heads=3, causal=True)
+    after, _ = attention.multi_head_attention(changed, weights, num_heads=3, causal=True)
+    assert torch.equal(before[:, :4], after[:, :4])
+    assert not torch.allclose(before[:, 4:], after[:, 4:])
+    # Without the mask every row reads the changed tokens.
+    assert not torch.allclose(attention.multi_head_attention(x, weights, num_heads=3)[0][:, :4],
+                              attention.multi_head_attention(changed, weights, num_heads=3)[0][:, :4])
+
+
+def test_weights_sum_to_one_and_float64_is_kept():
+    x, weights, key_mask = example(seed=11)
+    out, attended = attention.multi_head_attention(x.double(), weights, num_heads=6, key_mask=key_mask, causal=True)
+    assert out.dtype == attended.dtype == torch.float64
+    torch.testing.assert_close(attended.sum(-1), torch.ones(3, 6, 7, dtype=torch.float64))
+
+
+def test_multi_head_weights_extend_the_single_head_ones():
+    single = attention.projection_weights(d_model=6, seed=3)
+    multi = attention.multi_head_weights(d_model=6, seed=3)
+    for a, b in zip(single, multi[:3], strict=True):
+        assert torch.equal(a, b)
+    assert multi.W_O.shape == (6, 6) and not torch.equal(multi.W_O, multi.W_V)
+    assert torch.equal(attention.multi_head_weights(d_model=6, seed=3).W_O, multi.W_O)  # seeded
+
+
+# Bad input ----------------------------------------------------------------------------------------------
+
+X, WEIGHTS, KEY_MASK = example()
+
+
+@pytest.mark.parametrize("call,error,words", [
+    (lambda: attention.split_heads(torch.zeros(2, 5, 6), num_heads=4), ValueError, ["num_heads=4", "d_model=6"]),
+    (lambda: attention.split_heads(torch.zeros(2, 5, 0), num_heads=1), ValueError, ["d_model=0"]),
+    (lambda: attention.split_heads(torch.zeros(5), num_heads=1), ValueError, ["x", "(5,)"]),
+    (lambda: attention.split_heads(torch.zeros(2, 5, 6), num_heads=0), ValueError, ["num_heads", "0"]),
+    (lambda: attention.split_heads(torch.zeros(2, 5, 6), num_heads=2.0), TypeError, ["num_heads", "float"]),
+    (lambda: attention.merge_heads(torch.zeros(5, 6)), ValueError, ["x", "(5, 6)"]),
+    (lambda: attention.merge_heads([[1.0]]), TypeError, ["x", "list"]),
+    (lambda: attention.causal_mask(sequence_length=0), ValueError, ["sequence_length", "0"]),
+    (lambda: attention.causal_mask(sequence_length=True), TypeError, ["sequence_length"]),
+    (lambda: attention.causal_mask(sequence_length=10**6), ValueError, ["causal mask", "sequence_length"]),
+    (lambda: attention.multi_head_weights(d_model=0), ValueError, ["d_model", "0"]),
+    (lambda: attention.multi_head_weights(d_model=6, seed=-1), ValueError, ["seed", "-1"]),
+    (lambda: attention.multi_head_attention(X, WEIGHTS, num_heads=5), ValueError, ["num_heads=5", "12"]),
+    (lambda: attention.multi_head_attention(X, attention.projection_weights(d_model=12), num_heads=2), TypeError,
+     ["weights", "MultiHeadWeights", "ProjectionWeights"]),
+    (lambda: attention.multi_head_attention(X, WEIGHTS._replace(W_O=torch.zeros(12, 6)), num_heads=2), ValueError,
+     ["W_O", "(12, 12)", "(12, 6)"]),
+    (lambda: attention.multi_head_attention(X[0], WEIGHTS, num_heads=2, key_mask=KEY_MASK), ValueError,
+     ["key_mask", "1-D", "(3, 7)"]),
+    (lambda: attention.multi_head_attention(X, WEIGHTS, num_heads=2, key_mask=KEY_MASK[:2]), ValueError,
+     ["key_mask", "batch", "(2, 7)"]),
+    (lambda: attention.multi_head_attention(X, WEIGHTS, num_heads=2, causal=1), TypeError, ["causal"]),
+    (lambda: attention.attention_weights(torch.zeros(3, 4), causal=True), ValueError, ["scores", "square", "(3, 4)"]),
+    (lambda: attention.attention_weights(torch.zeros(3, 3), key_mask=torch.tensor([False, True, True]), causal=True),
+     ValueError, ["key_mask", "at least one", "first token"]),
+    (lambda: attention.scaled_dot_product_scores(torch.zeros(2, 3, 4, 5), torch.zeros(2, 4, 5)), ValueError,
+     ["Q", "K", "(2, 3, 4, 5)", "(2, 4, 5)"]),
+])
+def test_bad_input_is_refused_with_a_message_naming_it(call, error, words):
+    with pytest.raises(error) as raised:
+        call()
+    for word in words:
+        assert word in str(raised.value), f"{word!r} not in: {raised.value}"
+
+
+# The checkers of notebook 07 -------------------------------------------------------------------------------
+
+SCORES = torch.randn(5, 5, generator=torch.Generator().manual_seed(12))
+HIDDEN = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)
+ONES = torch.ones(5, 5, dtype=torch.bool)
+
+
+def _softmax_hiding(mask, fill=float("-inf"), dim=-1):
+    return torch.softmax(SCORES.masked_fill(mask, fill), dim=dim)
+
+
+@pytest.mark.parametrize("answer,words", [
+    (lambda: torch.softmax(SCORES, dim=-1), ["No mask"]),
+    (lambda: _softmax_hiding(torch.triu(ONES)), ["diagonal", "diagonal=1"]),          # NaN in row 0
+    (lambda: torch.softmax(SCORES, dim=-1) * ~HIDDEN, ["after the softmax"]),
+    (lambda: _softmax_hiding(HIDDEN, fill=0.0), ["not -inf"]),
+    (lambda: _softmax_hiding(torch.tril(ONES, diagonal=-1)), ["lower triangle"]),
+    (lambda: _softmax_hiding(~HIDDEN), ["inverted"]),
+    (lambda: _softmax_hiding(HIDDEN, dim=-2), ["dim=-1"]),
+])
+def test_the_causal_checker_names_each_mistake(answer, words):
+    feedback = exercises.check_causal_weights(answer(), scores=SCORES)
+    assert feedback.status == "mistake", feedback
+    for word in words:
+        assert word in feedback.message
+
+
+def test_the_causal_checker_accepts_the_answer_and_batches():
+    assert exercises.check_causal_weights(_softmax_hiding(HIDDEN), scores=SCORES).correct
+    batch = torch.stack([SCORES, -SCORES])
+    assert exercises.check_causal_weights(attention.attention_weights(batch, causal=True), scores=batch).correct
+    assert exercises.check_causal_weights(None, scores=SCORES).status == "not attempted"
+    with pytest.raises(ValueError, match="scores"):
+        exercises.check_causal_weights(None, scores=torch.zeros(3, 4))
+
+
+HEADS_X = torch.arange(80.0).reshape(2, 5, 8)
+
+
+@pytest.mark.parametrize("answer,words", [
+    (lambda: HEADS_X.view(2, 4, 5, 2), ["Same shape", "view(2, 5, 4, 2)"]),
+    (lambda: HEADS_X.view(2, 5, 4, 2), ["not in front", "transpose"]),
+    (lambda: HEADS_X.view(2, 5, 2, 4).permute(0, 3, 1, 2), ["every num_heads-th column"]),
+    (lambda: HEADS_X.view(2, 5, 4, 2).permute(0, 2, 3, 1), ["transposed"]),
+    (lambda: HEADS_X, ["x itself"]),
+])
+def test_the_heads_checker_names_each_mistake(answer, words):
+    feedback = exercises.check_split_heads(answer(), x=HEADS_X, num_heads=4)
+    assert feedback.status == "mistake", feedback
+    for word in words:
+        assert word in feedback.message
+
+
+def test_the_heads_checker_accepts_view_then_transpose_and_refuses_a_bad_exercise():
+    assert exercises.check_split_heads(HEADS_X.view(2, 5, 4, 2).transpose(1, 2), x=HEADS_X, num_heads=4).correct
+    assert exercises.check_split_heads(HEADS_X[0].view(5, 4, 2).transpose(0, 1), x=HEADS_X[0], num_heads=4).correct
+    with pytest.raises(ValueError, match="num_heads=3"):
+        exercises.check_split_heads(None, x=HEADS_X, num_heads=3)
+
+
+# Pictures of weights: one 0-to-1 scale ---------------------------------------------------------------------
+
+
+def _colour_limits(fig):
+    return fig.axes[0].images[0].get_clim()
+
+
+def test_attention_weights_are_drawn_on_a_fixed_zero_to_one_scale():
+    weights = attention.attention_weights(SCORES, causal=True)  # its largest weight is 1, its smallest 0
+    part = weights[2:, :3] * 0.5  # values between 0 and 0.5 only
+    assert _colour_limits(plots.matrix_figure(part, title="w", value_range=(0, 1))) == (0.0, 1.0)
+    assert _colour_limits(plots.matrices_figure({"a": part, "b": part}, value_range=(0.0, 1.0))) == (0.0, 1.0)
+    # Without it the scale follows the data, so the same colour means different weights in two pictures.
+    assert _colour_limits(plots.matrices_figure({"a": part}, symmetric=False)) != (0.0, 1.0)
+
+
+@pytest.mark.parametrize("value_range,error,words", [
+    ((1, 0), ValueError, ["value_range", "low < high"]),
+    ((0, float("inf")), ValueError, ["value_range"]),
+    ("0-1", ValueError, ["value_range"]),
+    ((0.0, 0.5), ValueError, ["value_range", "(0.0, 0.5)"]),  # a weight of 1 would take the colour of 0.5
+])
+def test_a_bad_value_range_is_refused(value_range, error, words):
+    with pytest.raises(error) as raised:
+        plots.matrices_figure({"w": attention.attention_weights(SCORES, causal=True)}, value_range=value_range)
+    for word in words:
+        assert word in str(raised.value)
+
+
+def test_bar_groups_share_a_colour_and_are_named_in_the_legend():
+    fig = plots.bar_figure({"a": 1.0, "b": 2.0, "c": 3.0}, title="t", ylabel="y", groups=["X", "X", "PE"])
+    bars = fig.axes[0].patches
+    assert bars[0].get_facecolor() == bars[1].get_facecolor() != bars[2].get_facecolor()
+    assert [text.get_text() for text in fig.axes[0].get_legend().get_texts()] == ["X", "PE"]
+    with pytest.raises(ValueError, match="groups"):
+        plots.bar_figure({"a": 1.0}, title="t", ylabel="y", groups=["X", "PE"])
+    with pytest.raises(TypeError, match="groups"):
+        plots.bar_figure({"a": 1.0}, title="t", ylabel="y", groups="X")
