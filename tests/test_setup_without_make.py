@@ -163,6 +163,8 @@ def _run_in_kernel(connection: Path, code: str) -> str:
 
     client = BlockingKernelClient(connection_file=str(connection))
     client.load_connection_file()
+    # A kernel that misses a heartbeat for a second counts as dead; on a machine busy with the other tests, it may.
+    client.hb_channel.time_to_dead = 30.0
     client.start_channels()
     try:
         client.wait_for_ready(timeout=60)

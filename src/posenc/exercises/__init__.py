@@ -3,8 +3,9 @@
     feedback      the core: Feedback, progress(), reading an answer, first_mistake
     tokens        notebook 01: padding, a padding function that refuses a sentence too long, one-hot rows
     embedding     notebook 02: X from W_E, its parameters, distinct rows, the rows of W_E a loss reaches
-    encoding      notebooks 03, 04, 08, 10, 12: denominators, the table, a module, wavelengths, the columns that
-                  repeat within a table, the shift, float32 angles, bfloat16 positions
+    encoding      notebooks 03, 04, 11: denominators, the table, a positional-encoding module
+    wavelengths   notebooks 08, 10: a wavelength, the columns that repeat within a table, the shift as a rotation
+    precision     notebook 12: where float32 angles go wrong, positions in bfloat16
     attention     notebooks 05, 06, 07, 09: scores, masks, masked and causal weights, heads, an entry of the scores,
                   shuffled weights
     schemes       notebooks 13, 14: RoPE, ALiBi's slopes, which schemes fail on longer inputs
@@ -31,14 +32,16 @@ inverted, and the softmax over the wrong axis. The heads checker: one `view` wit
 `transpose`, every num_heads-th column instead of a block, and each head's matrix transposed.
 """
 
-from . import attention, embedding, encoding, predictions, schemes, tokens
+from . import attention, embedding, encoding, precision, predictions, schemes, tokens, wavelengths
 from .attention import *  # noqa: F403
 from .embedding import *  # noqa: F403
 from .encoding import *  # noqa: F403
 from .feedback import Feedback, Progress, progress, reset_progress
+from .precision import *  # noqa: F403
 from .predictions import *  # noqa: F403
 from .schemes import *  # noqa: F403
 from .tokens import *  # noqa: F403
+from .wavelengths import *  # noqa: F403
 
-__all__ = ["Feedback", "Progress", "progress", "reset_progress", *tokens.__all__, *embedding.__all__, *encoding.__all__,
+__all__ = ["Feedback", "Progress", "progress", "reset_progress", *tokens.__all__, *embedding.__all__, *encoding.__all__, *wavelengths.__all__, *precision.__all__,
            *attention.__all__, *schemes.__all__, *predictions.__all__]

@@ -1,23 +1,18 @@
-"""Checkers for notebooks 03, 04, 08, 10, 11 and 12: denominators, the table, a module, a wavelength, the columns that
-repeat within a table, the shift, float32 angles, positions in bfloat16."""
+"""Checkers for notebooks 03, 04 and 11: the denominators, the table, a positional-encoding module."""
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Callable
 
 import torch
 
-from .._validate import check_base, check_float_dtype, check_size, is_real
+from .._validate import check_base, check_float_dtype, check_size
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 from .feedback import (
     CORRECT,
     MISTAKE,
     WRONG,
     Feedback,
-    as_count,
-    as_number,
     as_tensor,
     close,
     describe,
@@ -26,8 +21,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_denominators", "check_encoding", "check_positional_module", "check_wavelength", "check_repeating_columns",
-           "check_shift_matrix", "check_error_position", "MAX_ERROR_POSITION", "check_bfloat16_positions"]
+__all__ = ["check_denominators", "check_encoding", "check_positional_module"]
 
 
 @exercise("the denominators")
@@ -277,256 +271,3 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
                                  "x.shape[-2] before adding and raise ValueError that names the length and the limit.")
     return Feedback(MISTAKE, f"For {L + 1} positions forward raised {_error_line(out)}: raise ValueError, Python's "
                              "error for a value outside what is allowed, so that a caller can catch exactly that.")
-
-
-@exercise("a wavelength")
-def check_wavelength(answer: float | None, *, column: int, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
-    """The wavelength, in positions, of column `column`: 2 pi base^(2i / d_model), with 2i = column rounded down to even."""
-    d_model = check_size("d_model", d_model, maximum=100_000)
-    column = check_size("column", column, minimum=0, maximum=d_model - 1)
-    base = check_base(base)
-    two_i = column - column % 2
-    denominator = 1 / float(frequencies(d_model=d_model, base=base)[column // 2])
-    expected = 2 * math.pi * denominator
-    if answer is None:
-        return not_attempted("a number of positions")
-    number = as_number(answer)
-    if number is None or not math.isfinite(number):
-        return Feedback(WRONG, f"Expected a number of positions, got {describe(answer)}.")
-
-    def near(value: float) -> bool:
-        return abs(number - value) <= 1e-3 * abs(value)
-
-    if near(expected):
-        return Feedback(CORRECT, f"Correct: column {column} repeats every 2 pi x {base:g}^({two_i}/{d_model}) = "
-                                 f"{expected:.1f} positions.")
-    mistakes = [
-        (f"That is the denominator {base:g}^({two_i}/{d_model}) alone: sin(pos / denominator) repeats when "
-         "pos / denominator grows by 2 pi, so multiply by 2 pi.", denominator),
-        ("360 x the denominator is a period in degrees: torch.sin reads radians, whose period is 2 pi.", 360 * denominator),
-        ("1 / denominator is the angular frequency (radians per position); the wavelength is 2 pi over it.",
-         1 / denominator),
-        ("2 pi / denominator divides the wrong way: the wavelength is 2 pi x denominator.", 2 * math.pi / denominator),
-    ]
-    if column % 2:
-        mistakes.append((f"Column {column} is a cosine column: it shares the denominator of column {two_i}, "
-                         f"{base:g}^({two_i}/{d_model}), not {base:g}^({column}/{d_model}).",
-                         2 * math.pi * base ** (column / d_model)))
-    if base != DEFAULT_BASE:
-        mistakes.append((f"That is the wavelength for base {DEFAULT_BASE:g}; this one asks for base {base:g}.",
-                         2 * math.pi * DEFAULT_BASE ** (two_i / d_model)))
-    mistake = first_mistake(near, mistakes)
-    if mistake:
-        return mistake
-    return Feedback(WRONG, f"You said {number:.6g}; column {column}'s wavelength is 2 pi x {base:g}^({two_i}/{d_model}).")
-
-
-@exercise("columns that repeat within the table")
-def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_length: int,
-                            base: float = DEFAULT_BASE) -> Feedback:
-    """How many columns have a wavelength, 2 pi base^(2i / d_model), shorter than max_sequence_length positions:
-    in the explorer's wavelengths view, the dots below the max_sequence_length line."""
-    d_model = check_size("d_model", d_model, maximum=100_000)
-    max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=10**9)
-    base = check_base(base)
-
-    def column_wavelengths(at_base: float) -> torch.Tensor:
-        # Columns 2i and 2i + 1 share pair i's wavelength, 2 pi / frequency.
-        return (2 * math.pi / frequencies(d_model=d_model, base=at_base)).repeat_interleave(2)[:d_model]
-
-    def count(at_base: float) -> int:
-        return int((column_wavelengths(at_base) < max_sequence_length).sum())
-
-    lengths = column_wavelengths(base)
-    expected = count(base)
-    if answer is None:
-        return not_attempted("a number of columns")
-    number = as_count(answer)
-    if number is None:
-        return Feedback(WRONG, f"Expected a whole number of columns, got {describe(answer)}.")
-    if number == expected:
-        edge = [f"column {j} repeats every {float(lengths[j]):,.1f} positions" for j in (expected - 1, expected)
-                if 0 <= j < d_model]
-        return Feedback(CORRECT, f"Correct: {expected} of the {d_model} columns ({', '.join(edge)}).")
-    what_to_count = (f"count the columns whose wavelength, 2 pi x {base:,g}^(2i/{d_model}), is shorter than "
-                     f"{max_sequence_length} positions: the dots below the dotted line in the wavelengths view")
-    pairs, positions = d_model // 2, max_sequence_length
-    mistakes = [
-        ("That counts pairs: a sin column and its cos partner share one wavelength, so every pair below the line is "
-         "two columns.", expected // 2 if expected > 1 else None),
-        ("That is the number of the last column below the line; counting from column 0, there is one column more.",
-         expected - 1),
-        ("Those are the columns above the line, the ones that do not repeat within the table.", d_model - expected),
-        (f"Not every column: at base {base:,g} the slowest columns repeat only after about {float(lengths[-1]):,.0f} "
-         f"positions, beyond the table's {max_sequence_length}.", d_model),
-        (f"Not a single column? Column 0's wavelength is 2 pi = 6.28 positions, shorter than the table's "
-         f"{max_sequence_length}: its stripes repeat down the heatmap's left edge.",
-         0 if lengths[0] < max_sequence_length else None),
-        (f"{pairs} is half of d_model = {d_model} (the number of sin/cos pairs) and also max_sequence_length (the "
-         f"number of positions); the count asked for is neither: {what_to_count}.",
-         pairs if pairs == positions else None),
-        (f"{pairs} is the number of sin/cos pairs, half of d_model = {d_model}; not every pair repeats within the "
-         f"table: {what_to_count}.", pairs if pairs > 0 else None),
-        (f"{positions} is max_sequence_length, the number of positions; the question counts columns: {what_to_count}.",
-         positions),
-        (f"That counts the columns whose denominator, {base:,g}^(2i/{d_model}), is below {max_sequence_length}: "
-         "sin(pos / denominator) repeats when pos grows by 2 pi x denominator, so compare the wavelength, 2 pi times "
-         "the denominator.", lambda: int((lengths / (2 * math.pi) < max_sequence_length).sum())),
-    ] + [(f"That is the count at base {other:,g}; this question asks about base {base:,g}.", lambda other=other: count(other))
-         for other in (10.0, DEFAULT_BASE) if other != base]
-    mistake = first_mistake(lambda value: number == value != expected, mistakes)
-    if mistake:
-        return mistake
-    if abs(number - expected) <= 4:
-        return Feedback(WRONG, "Close: look where the dots cross the dotted line; the two columns of a pair always lie "
-                               "on the same side of it.")
-    if not 0 <= number <= d_model:
-        return Feedback(WRONG, f"You said {number}; the table has {d_model} columns, so the count is between 0 and "
-                               f"{d_model}: {what_to_count}.")
-    return Feedback(WRONG, f"You said {number}, which is too {'many' if number > expected else 'few'}: "
-                           f"{what_to_count}.")
-
-
-def _shift_blocks(k: float, d_model: int, base: float, *, degrees: bool = False) -> torch.Tensor:
-    """The (d_model, d_model) matrix M with PE[p] @ M = PE[p + k]: blocks [[cos wk, -sin wk], [sin wk, cos wk]].
-
-    For k >= 0 it is `schemes.rotation_matrix(position=k, d=d_model)`, RoPE's R_k; for k < 0 its transpose.
-    """
-    M = torch.zeros(d_model, d_model, dtype=torch.float64)
-    angle_per_position = frequencies(d_model=d_model, base=base)
-    for pair in range(d_model // 2):
-        angle = k * float(angle_per_position[pair])
-        angle = math.radians(angle) if degrees else angle
-        c, s = math.cos(angle), math.sin(angle)
-        M[2 * pair : 2 * pair + 2, 2 * pair : 2 * pair + 2] = torch.tensor([[c, -s], [s, c]], dtype=torch.float64)
-    return M
-
-
-@exercise("the shift as a rotation")
-def check_shift_matrix(answer: torch.Tensor | None, *, k: int, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
-    """The block-diagonal M with PE[p] @ M = PE[p + k] for every p (even d_model).
-
-    A row of the table is multiplied from the right, as everywhere in the suite (X @ W_Q):
-    M is `schemes.rotation_matrix(position=k, d=d_model)` for k >= 0 and its transpose for k < 0.
-    """
-    k = check_size("k", k, minimum=-2**20, maximum=2**20)
-    d_model = check_size("d_model", d_model, maximum=512)
-    if d_model % 2:
-        raise ValueError(f"d_model must be even: every (sin, cos) pair turns as one block, got d_model={d_model}")
-    base = check_base(base)
-    answer = as_tensor(answer, f"the ({d_model}, {d_model}) matrix")
-    if isinstance(answer, Feedback):
-        return answer
-    expected = _shift_blocks(k, d_model, base)
-    if answer.shape != expected.shape:
-        return Feedback(WRONG, f"Got shape {tuple(answer.shape)}; M maps a row of {d_model} numbers to another: "
-                               f"({d_model}, {d_model}).")
-    def moved(by: int) -> str:
-        return f"PE[p {'-' if by < 0 else '+'} {abs(by)}]"
-
-    if close(answer, expected):
-        return Feedback(CORRECT, f"Correct: PE[p] @ M = {moved(k)} for every p, one 2 x 2 block per pair"
-                                 + (f": the transpose of the shift by {-k}, since a rotation's inverse is its transpose."
-                                    if k < 0 else "."))
-    backwards = _shift_blocks(-k, d_model, base)
-    mistakes = [
-        (f"That matrix moves by {-k}, not {k}: PE[p] @ M = {moved(-k)}. It is the transpose of the one asked for (a "
-         "rotation's inverse is its transpose). It would be right for M @ PE[p] with PE[p] as a column; the table's "
-         "rows are multiplied from the right, PE[p] @ M, as in X @ W_Q.", backwards if k else None),
-        (f"Every sign of the shift by {-k} flipped: that is not its inverse. Negating turns each pair a further half "
-         f"turn, PE[p] @ M = -{moved(-k)}. Undoing a rotation is its transpose.", -backwards if k else None),
-        (f"Every sign flipped: PE[p] @ M = -{moved(k)}. Negating turns each pair a further half turn.", -expected),
-        ("That is the identity, the shift by k = 0.", torch.eye(d_model, dtype=torch.float64)),
-        ("The angles were read as degrees: w k is in radians already.", lambda: _shift_blocks(k, d_model, base, degrees=True)),
-    ]
-    mistake = first_mistake(lambda matrix: matrix is not None and close(answer, matrix), mistakes)
-    if mistake:
-        return mistake
-    return Feedback(WRONG, f"Got {describe(answer)}; expected blocks [[cos wk, -sin wk], [sin wk, cos wk]] with "
-                           f"w = 1 / {base:g}^(2i/{d_model}) and k = {k}, so that PE[p] @ M = {moved(k)}.")
-
-
-# Positions scanned by check_error_position: the angle error passes 1e-3 long before this.
-MAX_ERROR_POSITION = 200_000
-
-
-@functools.lru_cache(maxsize=4)
-def _float32_angle_error(d_model: int, base: float) -> torch.Tensor:
-    """Per position, the largest |float32 angle - exact angle| over the columns (positions 0 .. MAX_ERROR_POSITION - 1)."""
-    denominator64 = base ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
-    positions = torch.arange(MAX_ERROR_POSITION, dtype=torch.float32)[:, None]
-    return ((positions / denominator64.float()).double() - positions.double() / denominator64).abs().amax(dim=1)
-
-
-@exercise("where float32 angles go wrong")
-def check_error_position(answer: int | None, *, d_model: int, threshold: float = 1e-3,
-                         base: float = DEFAULT_BASE) -> Feedback:
-    """The first position whose float32 angles pos / denominator (largest over the columns) are off by more than
-    `threshold` from the exact angle.
-
-    The float32 angles are computed as the stepwise notebooks do (positions and denominators
-    in float32, one division, which IEEE arithmetic rounds the same way on every CPU); the
-    denominators are rounded from float64, so the answer does not depend on the machine.
-    An answer within 1% of the position is accepted: another way of computing the
-    denominators can move it by a few positions.
-    """
-    d_model = check_size("d_model", d_model, maximum=1024)
-    base = check_base(base)
-    if not is_real(threshold) or not 1e-6 <= threshold <= 0.1:
-        raise ValueError(f"threshold must be a number from 1e-6 to 0.1, got {threshold!r}")
-    error = _float32_angle_error(d_model, float(base))
-    past = (error > threshold).nonzero()
-    if len(past) == 0:
-        raise ValueError(f"threshold={threshold} is not passed before position {MAX_ERROR_POSITION} for d_model={d_model}: "
-                         "choose a smaller threshold or a larger d_model")
-    expected = int(past[0])
-    if answer is None:
-        return not_attempted("a position (a whole number)")
-    number = as_count(answer)
-    if number is None:
-        return Feedback(WRONG, f"Expected a position, a whole number, got {describe(answer)}.")
-    if abs(number - expected) <= 0.01 * expected:
-        return Feedback(CORRECT, f"Correct: the float32 angles first miss by more than {threshold:g} at position "
-                                 f"{expected:,}.")
-    if 0 <= number < MAX_ERROR_POSITION and number < expected:
-        return Feedback(WRONG, f"Too early: at position {number:,} the largest angle error is {float(error[number]):.1e}, "
-                               f"still below {threshold:g}.")
-    if number > expected:
-        return Feedback(WRONG, f"Too late: the error already passed {threshold:g} before position {number:,}; look for "
-                               "the first position where it does (e.g. (error > threshold).nonzero()[0]).")
-    return Feedback(WRONG, f"Positions run from 0; got {number}.")
-
-
-# bfloat16 keeps 8 significant bits, so its whole numbers are exact only up to 2^8 = 256: positions 0 .. 256.
-_BFLOAT16_EXACT_POSITIONS = 257
-# Counting is one cast and one unique over max_sequence_length positions: fast up to here.
-_MAX_BFLOAT16_POSITIONS = 1 << 20
-
-
-@exercise("positions in bfloat16")
-def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) -> Feedback:
-    """How many distinct values the positions 0 .. max_sequence_length - 1 take when stored in bfloat16."""
-    max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=_MAX_BFLOAT16_POSITIONS)
-    expected = int(torch.arange(max_sequence_length).to(torch.bfloat16).unique().numel())
-    if answer is None:
-        return not_attempted("a count (a whole number)")
-    number = as_count(answer)
-    if number is None:
-        return Feedback(WRONG, f"Expected a count, a whole number, got {describe(answer)}.")
-    if number == expected:
-        return Feedback(CORRECT, f"Correct: {max_sequence_length:,} positions, {expected:,} distinct bfloat16 values.")
-    mistakes = [
-        (f"{number:,} is one value per position, as in float32. bfloat16 keeps 8 significant bits: above 256 only "
-         f"every 2nd whole number exists, above 512 every 4th. Expected {expected:,}.", max_sequence_length),
-        (f"{number} counts only the exact positions 0 .. 256. Above 256 bfloat16 still has every 2nd whole number, "
-         f"above 512 every 4th, and so on. Expected {expected:,}.", _BFLOAT16_EXACT_POSITIONS),
-    ]
-    mistake = first_mistake(lambda value: number == value != expected, mistakes)
-    if mistake:
-        return mistake
-    if abs(number - expected) <= 2:
-        return Feedback(WRONG, f"Close: {number:,}, expected {expected:,}. Check the ends of each stretch: 256 and 512 "
-                               "count once, and a position halfway between two values goes to the one whose last "
-                               "significant bit is 0 (257 to 256, 514 to 512).")
-    return Feedback(WRONG, f"Got {number:,}, expected {expected:,}: count every whole number up to 256, then every 2nd "
-                           "up to 512, then every 4th up to 1024, and so on, up to the last position.")

@@ -1,0 +1,192 @@
+"""Checkers for notebooks 08 and 10: a wavelength, the columns that repeat within a table, the shift as a rotation."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .._validate import check_base, check_size
+from ..builder import DEFAULT_BASE, frequencies
+from .feedback import (
+    CORRECT,
+    WRONG,
+    Feedback,
+    as_count,
+    as_number,
+    as_tensor,
+    close,
+    describe,
+    exercise,
+    first_mistake,
+    not_attempted,
+)
+
+__all__ = ["check_wavelength", "check_repeating_columns", "check_shift_matrix"]
+
+
+@exercise("a wavelength")
+def check_wavelength(answer: float | None, *, column: int, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
+    """The wavelength, in positions, of column `column`: 2 pi base^(2i / d_model), with 2i = column rounded down to even."""
+    d_model = check_size("d_model", d_model, maximum=100_000)
+    column = check_size("column", column, minimum=0, maximum=d_model - 1)
+    base = check_base(base)
+    two_i = column - column % 2
+    denominator = 1 / float(frequencies(d_model=d_model, base=base)[column // 2])
+    expected = 2 * math.pi * denominator
+    if answer is None:
+        return not_attempted("a number of positions")
+    number = as_number(answer)
+    if number is None or not math.isfinite(number):
+        return Feedback(WRONG, f"Expected a number of positions, got {describe(answer)}.")
+
+    def near(value: float) -> bool:
+        return abs(number - value) <= 1e-3 * abs(value)
+
+    if near(expected):
+        return Feedback(CORRECT, f"Correct: column {column} repeats every 2 pi x {base:g}^({two_i}/{d_model}) = "
+                                 f"{expected:.1f} positions.")
+    mistakes = [
+        (f"That is the denominator {base:g}^({two_i}/{d_model}) alone: sin(pos / denominator) repeats when "
+         "pos / denominator grows by 2 pi, so multiply by 2 pi.", denominator),
+        ("360 x the denominator is a period in degrees: torch.sin reads radians, whose period is 2 pi.", 360 * denominator),
+        ("1 / denominator is the angular frequency (radians per position); the wavelength is 2 pi over it.",
+         1 / denominator),
+        ("2 pi / denominator divides the wrong way: the wavelength is 2 pi x denominator.", 2 * math.pi / denominator),
+    ]
+    if column % 2:
+        mistakes.append((f"Column {column} is a cosine column: it shares the denominator of column {two_i}, "
+                         f"{base:g}^({two_i}/{d_model}), not {base:g}^({column}/{d_model}).",
+                         2 * math.pi * base ** (column / d_model)))
+    if base != DEFAULT_BASE:
+        mistakes.append((f"That is the wavelength for base {DEFAULT_BASE:g}; this one asks for base {base:g}.",
+                         2 * math.pi * DEFAULT_BASE ** (two_i / d_model)))
+    mistake = first_mistake(near, mistakes)
+    if mistake:
+        return mistake
+    return Feedback(WRONG, f"You said {number:.6g}; column {column}'s wavelength is 2 pi x {base:g}^({two_i}/{d_model}).")
+
+
+@exercise("columns that repeat within the table")
+def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_length: int,
+                            base: float = DEFAULT_BASE) -> Feedback:
+    """How many columns have a wavelength, 2 pi base^(2i / d_model), shorter than max_sequence_length positions:
+    in the explorer's wavelengths view, the dots below the max_sequence_length line."""
+    d_model = check_size("d_model", d_model, maximum=100_000)
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=10**9)
+    base = check_base(base)
+
+    def column_wavelengths(at_base: float) -> torch.Tensor:
+        # Columns 2i and 2i + 1 share pair i's wavelength, 2 pi / frequency.
+        return (2 * math.pi / frequencies(d_model=d_model, base=at_base)).repeat_interleave(2)[:d_model]
+
+    def count(at_base: float) -> int:
+        return int((column_wavelengths(at_base) < max_sequence_length).sum())
+
+    lengths = column_wavelengths(base)
+    expected = count(base)
+    if answer is None:
+        return not_attempted("a number of columns")
+    number = as_count(answer)
+    if number is None:
+        return Feedback(WRONG, f"Expected a whole number of columns, got {describe(answer)}.")
+    if number == expected:
+        edge = [f"column {j} repeats every {float(lengths[j]):,.1f} positions" for j in (expected - 1, expected)
+                if 0 <= j < d_model]
+        return Feedback(CORRECT, f"Correct: {expected} of the {d_model} columns ({', '.join(edge)}).")
+    what_to_count = (f"count the columns whose wavelength, 2 pi x {base:,g}^(2i/{d_model}), is shorter than "
+                     f"{max_sequence_length} positions: the dots below the dotted line in the wavelengths view")
+    pairs, positions = d_model // 2, max_sequence_length
+    mistakes = [
+        ("That counts pairs: a sin column and its cos partner share one wavelength, so every pair below the line is "
+         "two columns.", expected // 2 if expected > 1 else None),
+        ("That is the number of the last column below the line; counting from column 0, there is one column more.",
+         expected - 1),
+        ("Those are the columns above the line, the ones that do not repeat within the table.", d_model - expected),
+        (f"Not every column: at base {base:,g} the slowest columns repeat only after about {float(lengths[-1]):,.0f} "
+         f"positions, beyond the table's {max_sequence_length}.", d_model),
+        (f"Not a single column? Column 0's wavelength is 2 pi = 6.28 positions, shorter than the table's "
+         f"{max_sequence_length}: its stripes repeat down the heatmap's left edge.",
+         0 if lengths[0] < max_sequence_length else None),
+        (f"{pairs} is half of d_model = {d_model} (the number of sin/cos pairs) and also max_sequence_length (the "
+         f"number of positions); the count asked for is neither: {what_to_count}.",
+         pairs if pairs == positions else None),
+        (f"{pairs} is the number of sin/cos pairs, half of d_model = {d_model}; not every pair repeats within the "
+         f"table: {what_to_count}.", pairs if pairs > 0 else None),
+        (f"{positions} is max_sequence_length, the number of positions; the question counts columns: {what_to_count}.",
+         positions),
+        (f"That counts the columns whose denominator, {base:,g}^(2i/{d_model}), is below {max_sequence_length}: "
+         "sin(pos / denominator) repeats when pos grows by 2 pi x denominator, so compare the wavelength, 2 pi times "
+         "the denominator.", lambda: int((lengths / (2 * math.pi) < max_sequence_length).sum())),
+    ] + [(f"That is the count at base {other:,g}; this question asks about base {base:,g}.", lambda other=other: count(other))
+         for other in (10.0, DEFAULT_BASE) if other != base]
+    mistake = first_mistake(lambda value: number == value != expected, mistakes)
+    if mistake:
+        return mistake
+    if abs(number - expected) <= 4:
+        return Feedback(WRONG, "Close: look where the dots cross the dotted line; the two columns of a pair always lie "
+                               "on the same side of it.")
+    if not 0 <= number <= d_model:
+        return Feedback(WRONG, f"You said {number}; the table has {d_model} columns, so the count is between 0 and "
+                               f"{d_model}: {what_to_count}.")
+    return Feedback(WRONG, f"You said {number}, which is too {'many' if number > expected else 'few'}: "
+                           f"{what_to_count}.")
+
+
+def _shift_blocks(k: float, d_model: int, base: float, *, degrees: bool = False) -> torch.Tensor:
+    """The (d_model, d_model) matrix M with PE[p] @ M = PE[p + k]: blocks [[cos wk, -sin wk], [sin wk, cos wk]].
+
+    For k >= 0 it is `schemes.rotation_matrix(position=k, d=d_model)`, RoPE's R_k; for k < 0 its transpose.
+    """
+    M = torch.zeros(d_model, d_model, dtype=torch.float64)
+    angle_per_position = frequencies(d_model=d_model, base=base)
+    for pair in range(d_model // 2):
+        angle = k * float(angle_per_position[pair])
+        angle = math.radians(angle) if degrees else angle
+        c, s = math.cos(angle), math.sin(angle)
+        M[2 * pair : 2 * pair + 2, 2 * pair : 2 * pair + 2] = torch.tensor([[c, -s], [s, c]], dtype=torch.float64)
+    return M
+
+
+@exercise("the shift as a rotation")
+def check_shift_matrix(answer: torch.Tensor | None, *, k: int, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
+    """The block-diagonal M with PE[p] @ M = PE[p + k] for every p (even d_model).
+
+    A row of the table is multiplied from the right, as everywhere in the suite (X @ W_Q):
+    M is `schemes.rotation_matrix(position=k, d=d_model)` for k >= 0 and its transpose for k < 0.
+    """
+    k = check_size("k", k, minimum=-2**20, maximum=2**20)
+    d_model = check_size("d_model", d_model, maximum=512)
+    if d_model % 2:
+        raise ValueError(f"d_model must be even: every (sin, cos) pair turns as one block, got d_model={d_model}")
+    base = check_base(base)
+    answer = as_tensor(answer, f"the ({d_model}, {d_model}) matrix")
+    if isinstance(answer, Feedback):
+        return answer
+    expected = _shift_blocks(k, d_model, base)
+    if answer.shape != expected.shape:
+        return Feedback(WRONG, f"Got shape {tuple(answer.shape)}; M maps a row of {d_model} numbers to another: "
+                               f"({d_model}, {d_model}).")
+    def moved(by: int) -> str:
+        return f"PE[p {'-' if by < 0 else '+'} {abs(by)}]"
+
+    if close(answer, expected):
+        return Feedback(CORRECT, f"Correct: PE[p] @ M = {moved(k)} for every p, one 2 x 2 block per pair"
+                                 + (f": the transpose of the shift by {-k}, since a rotation's inverse is its transpose."
+                                    if k < 0 else "."))
+    backwards = _shift_blocks(-k, d_model, base)
+    mistakes = [
+        (f"That matrix moves by {-k}, not {k}: PE[p] @ M = {moved(-k)}. It is the transpose of the one asked for (a "
+         "rotation's inverse is its transpose). It would be right for M @ PE[p] with PE[p] as a column; the table's "
+         "rows are multiplied from the right, PE[p] @ M, as in X @ W_Q.", backwards if k else None),
+        (f"Every sign of the shift by {-k} flipped: that is not its inverse. Negating turns each pair a further half "
+         f"turn, PE[p] @ M = -{moved(-k)}. Undoing a rotation is its transpose.", -backwards if k else None),
+        (f"Every sign flipped: PE[p] @ M = -{moved(k)}. Negating turns each pair a further half turn.", -expected),
+        ("That is the identity, the shift by k = 0.", torch.eye(d_model, dtype=torch.float64)),
+        ("The angles were read as degrees: w k is in radians already.", lambda: _shift_blocks(k, d_model, base, degrees=True)),
+    ]
+    mistake = first_mistake(lambda matrix: matrix is not None and close(answer, matrix), mistakes)
+    if mistake:
+        return mistake
+    return Feedback(WRONG, f"Got {describe(answer)}; expected blocks [[cos wk, -sin wk], [sin wk, cos wk]] with "
+                           f"w = 1 / {base:g}^(2i/{d_model}) and k = {k}, so that PE[p] @ M = {moved(k)}.")
