@@ -119,7 +119,8 @@ def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BAS
 
 def _check_even_d(d: int) -> int:
     if d % 2:
-        raise ValueError(f"d must be even: rotary encoding turns the pairs (0, 1), (2, 3), ..., and d={d} leaves the last column without a partner")
+        raise ValueError(f"d must be even: rotary encoding turns the pairs (0, 1), (2, 3), ..., and d={d} leaves the last "
+                         "column without a partner")
     return d
 
 

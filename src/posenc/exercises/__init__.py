@@ -43,5 +43,6 @@ from .schemes import *  # noqa: F403
 from .tokens import *  # noqa: F403
 from .wavelengths import *  # noqa: F403
 
-__all__ = ["Feedback", "Progress", "progress", "reset_progress", *tokens.__all__, *embedding.__all__, *encoding.__all__, *wavelengths.__all__, *precision.__all__,
+__all__ = ["Feedback", "Progress", "progress", "reset_progress", *tokens.__all__, *embedding.__all__, *encoding.__all__,
+           *wavelengths.__all__, *precision.__all__,
            *attention.__all__, *schemes.__all__, *predictions.__all__]

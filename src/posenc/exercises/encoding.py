@@ -44,7 +44,8 @@ def check_denominators(answer: torch.Tensor | None, *, d_model: int, base: float
                                  f"{base:g}^(2i / d_model).")
     if answer.numel() == d_model:
         return Feedback(MISTAKE, f"{d_model} values: one denominator per (sin, cos) pair, {expected.numel()} in all.")
-    return Feedback(WRONG, f"Got {describe(answer)}; expected {expected.numel()} values starting 1, {float(expected[1]) if len(expected) > 1 else 1:.4g}, ...")
+    second = float(expected[1]) if len(expected) > 1 else 1.0
+    return Feedback(WRONG, f"Got {describe(answer)}; expected {expected.numel()} values starting 1, {second:.4g}, ...")
 
 
 def _variant(length: int, d_model: int, base: float, *, exponent: Callable[[torch.Tensor], torch.Tensor],

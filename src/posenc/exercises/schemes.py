@@ -106,7 +106,8 @@ def check_alibi_slopes(answer: object, *, num_heads: int) -> Feedback:
             ("The right slopes, but sorted: the code does not sort them. It lists the slopes of "
              f"{closest} heads first, then the ones taken from {2 * closest} heads.", expected.sort(descending=True).values),
             (f"The 2nd, 4th, ... slopes of {2 * closest} heads are the {closest}-head slopes again; the code takes the "
-             f"1st, 3rd, ... ({2 * closest}-head slopes [0::2]).", torch.cat([expected[:closest], doubled[1::2][: num_heads - closest]])),
+             f"1st, 3rd, ... ({2 * closest}-head slopes [0::2]).",
+         torch.cat([expected[:closest], doubled[1::2][: num_heads - closest]])),
             (f"Those are the first {num_heads} slopes of {2 * closest} heads. {rule}", doubled[:num_heads]),
             (f"That is 2^(-k) for k = 1 .. {num_heads}: the 8-head sequence continued. {rule}", 2.0 ** -(k + 1)),
         ]

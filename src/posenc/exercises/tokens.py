@@ -31,7 +31,8 @@ def check_padding(answer: Sequence[str] | None, *, sentence: str, max_sequence_l
     if len(answer) != max_sequence_length:
         return Feedback(MISTAKE, f"Wrong length: {len(answer)} tokens; padded to max_sequence_length={max_sequence_length}, "
                                  f"a sentence has exactly {max_sequence_length}.")
-    if answer[: answer.count(tokens.PAD_TOKEN)] == [tokens.PAD_TOKEN] * answer.count(tokens.PAD_TOKEN) and words == expected[: len(words)]:
+    pads = answer.count(tokens.PAD_TOKEN)
+    if answer[:pads] == [tokens.PAD_TOKEN] * pads and words == expected[: len(words)]:
         return Feedback(MISTAKE, "The padding is in front: put <PAD> after the words, so position 0 is the first word.")
     if [w.lower() for w in words] == [w for w in expected if w != tokens.PAD_TOKEN] and words != expected[: len(words)]:
         given = next(w for w in words if w != w.lower())
@@ -115,7 +116,8 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     if not callable(answer):
         return Feedback(WRONG, f"Expected a function such as my_pad(words, *, max_sequence_length), got {describe(answer)}.")
     words = list(_WORDS) * (max_sequence_length // len(_WORDS) + 1)
-    short_sentence, exact, too_long = words[:max_sequence_length // 2], words[:max_sequence_length], words[:max_sequence_length + 3]
+    short_sentence, exact = words[:max_sequence_length // 2], words[:max_sequence_length]
+    too_long = words[:max_sequence_length + 3]
     expected = short_sentence + [tokens.PAD_TOKEN] * (max_sequence_length - len(short_sentence))
 
     # A sentence that fits: padded at the end, a new list, the caller's list untouched.
@@ -165,5 +167,6 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     if not isinstance(result, ValueError):
         return Feedback(MISTAKE, f"It raised {_raised(result)}: raise ValueError, Python's error for a value outside "
                                  "what is allowed, so that a caller can catch exactly that.")
-    return Feedback(CORRECT, f"Correct: {len(short_sentence)} token{'s' * (len(short_sentence) > 1)} padded to {max_sequence_length}, "
+    plural = "s" * (len(short_sentence) > 1)
+    return Feedback(CORRECT, f"Correct: {len(short_sentence)} token{plural} padded to {max_sequence_length}, "
                              f"{max_sequence_length} kept as they are, {len(too_long)} refused ({_raised(result)}).")

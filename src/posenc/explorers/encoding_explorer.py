@@ -196,7 +196,8 @@ class EncodingExplorer(Explorer):
             if column >= d_model:  # odd d_model: the last sine column has no cosine partner
                 for line in (curve, dots, marker):
                     line.set_data([], [])
-                title.set_text(f"column {column} does not exist: d_model = {d_model} is odd, column {column - 1} has no cos partner")
+                title.set_text(f"column {column} does not exist: d_model = {d_model} is odd, "
+                               f"column {column - 1} has no cos partner")
                 continue
             denominator = 1 / float(angle_per_position[column // 2])
             wave = torch.sin if column % 2 == 0 else torch.cos

@@ -178,7 +178,8 @@ class SchemeExplorer(Explorer):
         image.axes.set_ylim(length - 0.5, -0.5)
         exponent = -math.log2(float(slopes[h]))
         plots.artist(fig, "bias_title").set_text(
-            f"head {h} of {num_heads}: slope 2^-{exponent:.4g} = {float(slopes[h]):.4g}" + ("  (grey: masked, -inf)" if causal else ""))
+            f"head {h} of {num_heads}: slope 2^-{exponent:.4g} = {float(slopes[h]):.4g}"
+            + ("  (grey: masked, -inf)" if causal else ""))
         last = bias[:, -1, :]  # the last query sees every key, masked or not
         keys = list(range(length))
         plots.artist(fig, "heads").set_segments([list(zip(keys, row.tolist())) for row in last])

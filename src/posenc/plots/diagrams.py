@@ -25,7 +25,8 @@ def pipeline_diagram(*, max_sequence_length: int | None = None, vocab_size: int 
     """
     from .. import tokens
 
-    L = check_size("max_sequence_length", tokens.EXAMPLE_MAX_SEQUENCE_LENGTH if max_sequence_length is None else max_sequence_length)
+    L = check_size("max_sequence_length",
+                   tokens.EXAMPLE_MAX_SEQUENCE_LENGTH if max_sequence_length is None else max_sequence_length)
     V = check_size("vocab_size", tokens.example_vocabulary().vocab_size if vocab_size is None else vocab_size)
     d = check_size("d_model", tokens.EXAMPLE_D_MODEL if d_model is None else d_model)
     if not is_sequence(highlight) or not all(isinstance(step, str) and step in PIPELINE_STEPS for step in highlight):
@@ -151,7 +152,8 @@ def interleave_diagram(*, d_model: int = 6, rows: int = 3) -> Figure:
 
     def cell(x, y, label, colour):
         ax.add_patch(Rectangle((x, y), 1, 1, facecolor=colour, edgecolor="white", linewidth=1.5))
-        ax.text(x + 0.5, y + 0.5, label, ha="center", va="center", fontsize=7.5, color="white" if colour == COSINE_COLOUR else "black")
+        ax.text(x + 0.5, y + 0.5, label, ha="center", va="center", fontsize=7.5,
+                color="white" if colour == COSINE_COLOUR else "black")
 
     def block(x0, layout, caption):
         for r in range(rows):
@@ -173,13 +175,15 @@ def interleave_diagram(*, d_model: int = 6, rows: int = 3) -> Figure:
         pairs.append((f"c{k}" "\npos {r}", COSINE_COLOUR) if k < n_cos else ("pad", "#DDDDDD"))
     x0 = x + 1.9
     for k in range(n_sin):
-        ax.add_patch(Rectangle((x0 + 2 * k + 0.15 * k - 0.05, -0.08), 2.1, rows + 0.16, fill=False, edgecolor="#777777", linewidth=0.8, linestyle=":"))
+        ax.add_patch(Rectangle((x0 + 2 * k + 0.15 * k - 0.05, -0.08), 2.1, rows + 0.16, fill=False, edgecolor="#777777",
+                               linewidth=0.8, linestyle=":"))
         for r in range(rows):
             for half in range(2):
                 label, colour = pairs[2 * k + half]
                 cell(x0 + 2 * k + 0.15 * k + half, rows - 1 - r, label.format(r=r), colour)
     x = x0 + 2.15 * n_sin
-    ax.text((x0 + x) / 2, rows + 0.35, f"stacked ({rows}, {n_sin}, 2)\n{n_sin} (sin, cos) pairs", ha="center", va="bottom", fontsize=9)
+    ax.text((x0 + x) / 2, rows + 0.35, f"stacked ({rows}, {n_sin}, 2)\n{n_sin} (sin, cos) pairs", ha="center", va="bottom",
+            fontsize=9)
     ax.annotate("", xy=(x + 1.4, rows / 2), xytext=(x + 0.2, rows / 2), arrowprops=dict(arrowstyle="-|>", color="#444444"))
     ax.text(x + 0.8, rows / 2 + 0.25, "flatten\n1..2", ha="center", va="bottom", fontsize=8)
     caption = f"PE ({rows}, {d_model})\nsin, cos, sin, cos, ..."

@@ -216,7 +216,8 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     """
     if not isinstance(matrices, dict) or not 1 <= len(matrices) <= 4:
         raise TypeError(f"matrices must be a dict of 1 to 4 titles -> matrices, got {short(matrices)}")
-    panels = {check_str("matrices' titles", title): check_matrix_to_draw(f"matrices[{title!r}]", m) for title, m in matrices.items()}
+    panels = {check_str("matrices' titles", title): check_matrix_to_draw(f"matrices[{title!r}]", m)
+              for title, m in matrices.items()}
     shapes = {tuple(m.shape) for m in panels.values()}
     if len(shapes) != 1:
         raise ValueError(f"matrices must all have one shape, got {sorted(shapes)}")
