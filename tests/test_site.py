@@ -87,12 +87,13 @@ def offline_page(site, path):
 
 
 @ON_SITE
-def test_index_links_every_notebook_and_deck(site):
+def test_index_links_every_notebook_and_deck_and_axe_finds_nothing_serious(site):
     with offline_page(site, "index.html") as page:
         links = page.eval_on_selector_all("a", "nodes => nodes.map(n => n.getAttribute('href'))")
         assert [f"notebooks/{n}.html" for n in NOTEBOOKS] == [link for link in links if link.startswith("notebooks/")]
         assert [f"slides/{n}.slides.html" for n in NOTEBOOKS] == [link for link in links if link.startswith("slides/")]
         page.screenshot(path=ARTIFACTS / "index.png", full_page=True)
+        assert _audit(page, "index.html") == []
 
 
 SOLUTION_TOGGLES = """() => Array.from(document.querySelectorAll('.celltag_solution')).map(cell => {
@@ -105,13 +106,37 @@ CLOSED = {"open": False, "summary": "Show the solution", "code_shown": False}
 
 @ON_SITE
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_every_page_loads_offline_with_each_solution_behind_a_closed_toggle(site, name):
+def test_every_page_loads_offline_leads_on_hides_its_solutions_and_passes_axe(site, name):
+    # One visit per page for all of its checks: each page load costs the browser more than the checks.
+    import tomllib
+
+    owner_repo = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"].removeprefix(
+        "https://github.com/")
+    _, _, out = site
+    k = NOTEBOOKS.index(name)
     with offline_page(site, f"notebooks/{name}.html") as page:
         page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=True)
         broken = page.eval_on_selector_all(
             "img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
         assert broken == []
+        # Every solution waits behind a closed toggle.
         assert page.evaluate(SOLUTION_TOGGLES) == [CLOSED] * solutions(name)
+        # The page leads on: previous, next, every notebook, its .ipynb, its slides, Binder and Colab.
+        links = page.eval_on_selector_all("nav.posenc-nav a", "nodes => nodes.map(n => n.getAttribute('href'))")
+        if k:
+            assert f"{NOTEBOOKS[k - 1]}.html" in links
+        if k + 1 < len(NOTEBOOKS):
+            assert f"{NOTEBOOKS[k + 1]}.html" in links
+        assert all(f"{other}.html" in links for other in NOTEBOOKS), "the contents list every notebook"
+        assert f"{name}.ipynb" in links and (out / "notebooks" / f"{name}.ipynb").is_file()
+        assert f"../slides/{name}.slides.html" in links
+        assert f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/notebooks/{name}.ipynb" in links
+        assert f"https://colab.research.google.com/github/{owner_repo}/blob/main/notebooks/{name}.ipynb" in links
+        assert " min." in page.locator("nav.posenc-nav .posenc-time").inner_text()
+        assert "Goal" in page.locator(".jp-RenderedMarkdown").first.inner_text()
+        if page.locator(".jupyter-widgets").count():  # widgets render after load; their pictures get alt text then
+            page.wait_for_selector(".widget-image[alt]")
+        assert _audit(page, f"notebooks/{name}.html") == []
 
 
 @ON_SITE
@@ -141,19 +166,6 @@ def test_widgets_render_at_their_saved_state(site):
 def test_mathjax_renders_the_formula_offline(site):
     with offline_page(site, "notebooks/03_pe_formula.html") as page:
         page.wait_for_selector(".MathJax_CHTML, mjx-container", timeout=30_000)
-
-
-@ON_SLIDES
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_every_slide_deck_loads_offline_with_each_solution_behind_a_closed_toggle(slides, name):
-    with offline_page(slides, f"slides/{name}.slides.html") as page:
-        page.wait_for_selector(".reveal.ready", timeout=30_000)  # reveal.js marks the deck ready once initialised
-        assert page.locator(".reveal .slides > section").count() >= 2
-        page.screenshot(path=ARTIFACTS / f"{name}.slides.png")
-        toggles = page.evaluate(SOLUTION_TOGGLES)
-        # Every slide but the current one is hidden, so no code shows there whether its toggle is open or not.
-        assert [{**toggle, "code_shown": False} for toggle in toggles] == [CLOSED] * solutions(name)
-        assert page.locator("details.posenc-solution[open]").count() == 0
 
 
 @ON_SLIDES
@@ -193,20 +205,17 @@ def _audit(page, path):
     return found
 
 
-@ON_SITE
-@pytest.mark.parametrize("path", ["index.html"] + [f"notebooks/{n}.html" for n in NOTEBOOKS])
-def test_axe_finds_nothing_serious_on_a_page(site, path):
-    with offline_page(site, path) as page:
-        if "08_explore" in path:  # the widgets render after load; their pictures get alt text when they do
-            page.wait_for_selector(".widget-image[alt]")
-        assert _audit(page, path) == []
-
-
 @ON_SLIDES
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_axe_finds_nothing_serious_on_any_slide(slides, name):
+def test_every_deck_loads_offline_hides_its_solutions_and_passes_axe_on_every_slide(slides, name):
     with offline_page(slides, f"slides/{name}.slides.html") as page:
-        page.wait_for_selector(".reveal.ready", timeout=30_000)
+        page.wait_for_selector(".reveal.ready", timeout=30_000)  # reveal.js marks the deck ready once initialised
+        assert page.locator(".reveal .slides > section").count() >= 2
+        page.screenshot(path=ARTIFACTS / f"{name}.slides.png")
+        toggles = page.evaluate(SOLUTION_TOGGLES)
+        # Every slide but the current one is hidden, so no code shows there whether its toggle is open or not.
+        assert [{**toggle, "code_shown": False} for toggle in toggles] == [CLOSED] * solutions(name)
+        assert page.locator("details.posenc-solution[open]").count() == 0
         page.add_script_tag(content=AXE.read_text())
         # axe skips what is hidden, and reveal.js hides every slide but the current one: visit each.
         found = page.evaluate(r"""async (serious) => {
@@ -226,29 +235,6 @@ def test_axe_finds_nothing_serious_on_any_slide(slides, name):
         }""", SERIOUS)
         count, findings = found
         assert count >= 2 and findings == []
-
-
-@ON_SITE
-def test_every_page_leads_on(site):
-    import tomllib
-
-    repository = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
-    owner_repo = repository.removeprefix("https://github.com/")
-    _, _, out = site
-    for k, name in enumerate(NOTEBOOKS):
-        with offline_page(site, f"notebooks/{name}.html") as page:
-            links = page.eval_on_selector_all("nav.posenc-nav a", "nodes => nodes.map(n => n.getAttribute('href'))")
-            if k:
-                assert f"{NOTEBOOKS[k - 1]}.html" in links
-            if k + 1 < len(NOTEBOOKS):
-                assert f"{NOTEBOOKS[k + 1]}.html" in links
-            assert all(f"{other}.html" in links for other in NOTEBOOKS), "the contents list every notebook"
-            assert f"{name}.ipynb" in links and (out / "notebooks" / f"{name}.ipynb").is_file()
-            assert f"../slides/{name}.slides.html" in links
-            assert f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/notebooks/{name}.ipynb" in links
-            assert f"https://colab.research.google.com/github/{owner_repo}/blob/main/notebooks/{name}.ipynb" in links
-            assert " min." in page.locator("nav.posenc-nav .posenc-time").inner_text()
-            assert "Goal" in page.locator(".jp-RenderedMarkdown").first.inner_text()
 
 
 def test_the_readme_badge_points_at_the_one_repository():
