@@ -49,8 +49,12 @@ def readme_lines() -> list[str]:
 def test_the_readme_lines_set_up_a_working_suite(tmp_path):
     lines = readme_lines()
     assert lines[-1].startswith(".venv/bin/jupyter lab "), "the last line opens JupyterLab"
-    start_page = lines[-1].split()[-1]
-    assert start_page == "learner/notebooks/00_start_here.ipynb", "a learner starts in their own copy"
+    *_, root_flag, start_file = lines[-1].split()
+    assert start_file == "learner/notebooks/00_start_here.ipynb", "a learner starts in their own copy"
+    # The server's root is the learner's folder, so the notebooks' links to ../images/ resolve
+    # (without it, Jupyter serves only the opened notebook's own folder).
+    assert root_flag == "--ServerApp.root_dir=learner", root_flag
+    start_page = start_file.removeprefix("learner/")
     clone = tmp_path / "posenc"
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode()
     tracked = tracked.split("\0")

@@ -10,6 +10,8 @@
                   shuffled weights
     schemes       notebooks 13, 14: RoPE, ALiBi's slopes, which schemes fail on longer inputs
     predictions   "predict, then run": check_prediction
+    real_pipeline notebook 15: subword tokens, padding side and position ids, packing, the KV cache
+    stretching    notebook 16: rope_theta, position interpolation, NTK and YaRN
 
 Every checker is importable from `posenc.exercises` itself.
 
@@ -32,17 +34,19 @@ inverted, and the softmax over the wrong axis. The heads checker: one `view` wit
 `transpose`, every num_heads-th column instead of a block, and each head's matrix transposed.
 """
 
-from . import attention, embedding, encoding, precision, predictions, schemes, tokens, wavelengths
+from . import attention, embedding, encoding, precision, predictions, real_pipeline, schemes, stretching, tokens, wavelengths
 from .attention import *  # noqa: F403
 from .embedding import *  # noqa: F403
 from .encoding import *  # noqa: F403
 from .feedback import Feedback, Progress, progress, reset_progress
 from .precision import *  # noqa: F403
 from .predictions import *  # noqa: F403
+from .real_pipeline import *  # noqa: F403
 from .schemes import *  # noqa: F403
+from .stretching import *  # noqa: F403
 from .tokens import *  # noqa: F403
 from .wavelengths import *  # noqa: F403
 
 __all__ = ["Feedback", "Progress", "progress", "reset_progress", *tokens.__all__, *embedding.__all__, *encoding.__all__,
            *wavelengths.__all__, *precision.__all__,
-           *attention.__all__, *schemes.__all__, *predictions.__all__]
+           *attention.__all__, *schemes.__all__, *predictions.__all__, *real_pipeline.__all__, *stretching.__all__]

@@ -60,8 +60,15 @@ def base_slider(base: float) -> widgets.FloatLogSlider:
 
 def check_debounce(debounce: object) -> float:
     """A debounce interval: a number of seconds from 0 to 60."""
-    if not is_real(debounce) or not 0 <= debounce <= 60:
-        raise ValueError(f"debounce must be a number of seconds from 0 to 60, got {short(debounce)}")
+    return _seconds(debounce, "debounce")
+
+
+def _seconds(debounce: object, name: str) -> float:
+    # `name` is the argument's name where it was given, for the error message.
+    if not is_real(debounce):
+        raise TypeError(f"{name} must be a number of seconds from 0 to 60, got {short(debounce)}")
+    if not 0 <= debounce <= 60:
+        raise ValueError(f"{name} must be a number of seconds from 0 to 60, got {short(debounce)}")
     return float(debounce)
 
 
@@ -134,7 +141,7 @@ class Debounced:
         if not callable(action):
             raise TypeError(f"action must be a function of no arguments, got {short(action)}")
         self.action = action
-        self.interval = check_debounce(interval)
+        self.interval = _seconds(interval, "interval")
         self._last_run = -float("inf")
         self._pending: asyncio.TimerHandle | None = None
 

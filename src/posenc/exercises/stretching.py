@@ -1,0 +1,3 @@
+"""Checkers for notebook 16 (stretching the context)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Figures for notebook 15 (positions in a real pipeline)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Figures for notebook 16 (stretching the context)."""
+
+__all__: list[str] = []
