@@ -365,3 +365,74 @@ def test_bar_groups_share_a_colour_and_are_named_in_the_legend():
         plots.bar_figure({"a": 1.0}, title="t", ylabel="y", groups=["X", "PE"])
     with pytest.raises(TypeError, match="groups"):
         plots.bar_figure({"a": 1.0}, title="t", ylabel="y", groups="X")
+
+
+# Packing: several documents in one row ---------------------------------------------------------------------
+
+
+def test_packed_mask_is_block_diagonal_and_causal_and_positions_restart():
+    ids = attention.document_ids_from_lengths([3, 2, 1])
+    assert ids.tolist() == [0, 0, 0, 1, 1, 2]
+    assert attention.packed_position_ids(ids).tolist() == [0, 1, 2, 0, 1, 0]
+    expected = torch.block_diag(*(torch.ones(n, n).tril() for n in (3, 2, 1))).bool()
+    assert torch.equal(attention.packed_mask(ids), expected)
+    assert torch.equal(attention.packed_mask(ids, causal=False), torch.block_diag(*(torch.ones(n, n) for n in (3, 2, 1))).bool())
+    batch = torch.stack([ids, torch.zeros(6, dtype=torch.long)])
+    assert attention.packed_mask(batch).shape == (2, 6, 6)
+    assert torch.equal(attention.packed_mask(batch)[1], attention.causal_mask(sequence_length=6))
+    assert attention.packed_position_ids(batch).tolist() == [[0, 1, 2, 0, 1, 0], [0, 1, 2, 3, 4, 5]]
+
+
+@pytest.mark.parametrize("num_heads", [1, 3])
+def test_a_packed_row_gives_each_document_the_outputs_it_has_alone(num_heads):
+    lengths = [3, 2, 4]
+    x = torch.randn(sum(lengths), 12, generator=torch.Generator().manual_seed(5))
+    weights = attention.multi_head_weights(d_model=12, seed=5)
+    ids = attention.document_ids_from_lengths(lengths)
+    packed, packed_weights = attention.multi_head_attention(x, weights, num_heads=num_heads, mask=attention.packed_mask(ids))
+    starts = [0, 3, 5]
+    for start, n in zip(starts, lengths):
+        alone, _ = attention.multi_head_attention(x[start:start + n], weights, num_heads=num_heads, causal=True)
+        assert torch.allclose(packed[start:start + n], alone, atol=ATOL)
+    # Without the mask (causal only), the second and third documents see the first.
+    leaky, _ = attention.multi_head_attention(x, weights, num_heads=num_heads, causal=True)
+    assert not torch.allclose(leaky[3:5], packed[3:5], atol=1e-3)
+    # The same mask through scaled_dot_product_attention (True = takes part, this package's convention).
+    assert torch.allclose(packed_weights.sum(-1), torch.ones(num_heads, sum(lengths)))
+    q, k, v = (attention.split_heads(x @ w, num_heads=num_heads) for w in weights[:3])
+    reference = F.scaled_dot_product_attention(q, k, v, attn_mask=attention.packed_mask(ids))
+    assert torch.allclose(packed, attention.merge_heads(reference) @ weights.W_O, atol=ATOL)
+
+
+def test_a_batched_mask_and_key_mask_combine():
+    x, weights, _ = example()
+    key_mask = torch.arange(7) < torch.tensor([7, 6, 6])[:, None]  # every document keeps a real first token
+    ids = torch.tensor([0, 0, 1, 1, 1, 2, 2]).expand(3, 7)
+    ours, _ = attention.multi_head_attention(x, weights, num_heads=3, key_mask=key_mask, mask=attention.packed_mask(ids))
+    hidden = attention.packed_mask(ids) & key_mask[:, None, :]
+    q, k, v = (attention.split_heads(x @ w, num_heads=3) for w in weights[:3])
+    reference = F.scaled_dot_product_attention(q, k, v, attn_mask=hidden[:, None])
+    assert torch.allclose(ours, attention.merge_heads(reference) @ weights.W_O, atol=ATOL)
+
+
+@pytest.mark.parametrize("call,error,words", [
+    (lambda: attention.document_ids_from_lengths([3, 0]), ValueError, ["lengths[1]", "0"]),
+    (lambda: attention.document_ids_from_lengths([]), TypeError, ["lengths"]),
+    (lambda: attention.document_ids_from_lengths(3), TypeError, ["lengths", "3"]),
+    (lambda: attention.packed_mask(torch.tensor([0.0, 1.0])), TypeError, ["document_ids", "float32"]),
+    (lambda: attention.packed_mask(torch.zeros(1, 2, 3, dtype=torch.long)), ValueError, ["document_ids", "(1, 2, 3)"]),
+    (lambda: attention.attention_weights(torch.zeros(3, 3), mask=torch.ones(3, 3)), TypeError, ["mask", "bool"]),
+    (lambda: attention.attention_weights(torch.zeros(3, 3), mask=torch.ones(4, 4, dtype=torch.bool)), ValueError,
+     ["mask", "(4, 4)"]),
+    (lambda: attention.attention_weights(torch.zeros(3, 3), mask=torch.ones(2, 3, 3, dtype=torch.bool)), ValueError,
+     ["mask", "(2, 3, 3)", "(3, 3)"]),
+    (lambda: attention.attention_weights(torch.zeros(3, 3), mask=torch.zeros(3, 3, dtype=torch.bool)), ValueError,
+     ["mask", "at least one"]),
+    (lambda: attention.multi_head_attention(X[0], WEIGHTS, num_heads=3, mask=torch.ones(3, 7, 7, dtype=torch.bool)),
+     ValueError, ["mask", "2-D", "(3, 7, 7)"]),
+])
+def test_packing_bad_input_is_refused_with_a_message_naming_it(call, error, words):
+    with pytest.raises(error) as raised:
+        call()
+    for word in words:
+        assert word in str(raised.value), f"{word!r} not in: {raised.value}"

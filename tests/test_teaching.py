@@ -28,6 +28,14 @@ FALSE_STATEMENTS = [
     r"even if training\s+never saw",                   # computing a row is not generalising to it
     r"\beven_i = torch\.arange\(0, d_model, 2\)",      # it holds 2i, not i
     r'# "John my is name"',
+    # Issue 19: Meta's LLaMA code pairs neighbours (2i, 2i+1); the half-split layout is GPT-NeoX's and HF's port.
+    r"(?i)(code of )?GPT-NeoX and LLaMA( code)? pairs",
+    r"(?i)half-split layout of GPT-NeoX and LLaMA",
+    r"the same blocks as the shift",                   # the two rotation conventions are transposes
+    r"falls gradually over the whole range",           # what fresh readers found false in 09-14 (issue 19)
+    r"then stays flat",
+    r"positions that came after 2017",
+    r"one reason the paper's scheme is causal",
 ]
 
 

@@ -2,25 +2,36 @@
 
     python tools/build_site.py site     build/site/index.html and build/site/notebooks/*.html
     python tools/build_site.py slides   build/site/slides/*.slides.html (reveal.js)
+    python tools/build_site.py all      both, in one process (what the tests use)
 
-The stored notebooks are converted as they are (no re-execution), widgets at their
-saved state, each exercise's solution behind a closed "Show the solution" toggle
-(templates in tools/web/templates). Every page leads to the previous and next notebook and to all of them,
-gives its time (from the start page's route; the goal opens the notebook), and links to its
-.ipynb, its slides, and Binder and Colab, built from the repository address in
-pyproject.toml. Pages and decks carry the style and script that make them pass an
-axe-core audit (contrast of prompts and comments, underlined links, named sliders).
+The stored notebooks are converted as they are (no re-execution), widgets at their saved state, each
+exercise's solution behind a closed "Show the solution" toggle (templates in tools/web/templates), and
+progress lines rewritten in place (`\\r`) shown as a terminal shows them: only their last state.
 
-Every script and style sheet a page loads (reveal.js, MathJax,
-require.js, jQuery, the Jupyter widgets renderer) is copied from tools/web/node_modules,
-installed by npm from tools/web/package-lock.json, into build/site/_static: no page
-asks a CDN for anything.
+The site reads like a book: a reading column beside a contents sidebar that stays in place (every
+notebook, and the open page's own sections), a search over every page that works offline (its index,
+_static/posenc/search-index.js, is written here; tools/web/posenc/site.js reads it), one typeface for text
+and widgets. Each page leads to the previous and next notebook, gives its time (from the start page's
+route), and links once to its .ipynb, its slides, and Binder and Colab (from the repository address in
+pyproject.toml).
+
+The slides are 1280 x 720: code at a size where 100 characters fit on a line (longer lines wrap), a slide
+taller than the deck is cut into sub-slides at cell boundaries (`fit_slides`, from an estimate of each
+cell's height), and what is still taller scrolls. Pages and decks carry the style and script that make them
+pass an axe-core audit (contrast of prompts and comments, underlined links, named sliders).
+
+Every script and style sheet a page loads (reveal.js, MathJax, require.js, jQuery, the Jupyter widgets
+renderer) is copied from tools/web/node_modules, installed by npm from tools/web/package-lock.json, into
+build/site/_static: no page asks a CDN for anything.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import html
+import importlib.util
+import json
 import re
 import shutil
 import time
@@ -28,13 +39,17 @@ from pathlib import Path
 
 import nbformat
 from nbconvert import HTMLExporter, SlidesExporter
+from traitlets.config import Config
 
 from install_cell import repository
 from run_notebooks import NOTEBOOK_INPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
-NODE_MODULES = ROOT / "tools" / "web" / "node_modules"
-TEMPLATES = ROOT / "tools" / "web" / "templates"
+WEB = ROOT / "tools" / "web"
+NODE_MODULES = WEB / "node_modules"
+TEMPLATES = WEB / "templates"
+OWN_ASSETS = WEB / "posenc"  # the site's own style and script
+EXPLORER = WEB / "explorer"  # the live encoding explorer (its embed.py, if present, places it in the pages)
 # (source inside node_modules, destination inside _static); MathJax only with the parts CommonHTML output uses.
 ASSETS = [
     ("requirejs/require.js", "require.js"),
@@ -51,6 +66,8 @@ ASSETS = [
     ("mathjax/fonts/HTML-CSS/TeX", "mathjax/fonts/HTML-CSS/TeX"),
     ("mathjax/localization/en", "mathjax/localization/en"),
 ]
+# The deck's size: a 1280 x 720 screen shows it whole.
+SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
 
 
 def copy_assets(site: Path) -> None:
@@ -63,6 +80,10 @@ def copy_assets(site: Path) -> None:
             shutil.copytree(src, dst, dirs_exist_ok=True)
         else:
             shutil.copy2(src, dst)
+    shutil.copytree(OWN_ASSETS, site / "_static" / "posenc", dirs_exist_ok=True)
+    if EXPLORER.is_dir():
+        shutil.copytree(EXPLORER, site / "_static" / "explorer", dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     for folder in NOTEBOOK_INPUTS:
         shutil.copytree(ROOT / folder, site / folder, dirs_exist_ok=True)
 
@@ -77,7 +98,7 @@ def _offline(exporter: HTMLExporter, static: str) -> HTMLExporter:
 
 def _link_html(body: str, suffix: str) -> str:
     # Links between notebooks point at .ipynb files; on the site they are pages.
-    return re.sub(r'href="([0-9A-Za-z_]+)\.ipynb"', rf'href="\1{suffix}"', body)
+    return re.sub(r'href="([0-9A-Za-z_]+)\.ipynb(#[^"]*)?"', rf'href="\1{suffix}\2"', body)
 
 
 def notebooks() -> list[Path]:
@@ -108,22 +129,167 @@ def route_times() -> dict[str, str]:
     return dict(re.findall(r"\]\(([0-9A-Za-z_]+)\.ipynb\) \|[^|]*\| (\d+ min) \|", start))
 
 
+def collapse_progress(text: str) -> str:
+    """What a terminal shows of text with carriage returns: of each line, only what follows its last `\\r`."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    return "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in lines)
+
+
+def for_the_page(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of the notebook as pages show it: progress lines collapsed to their last state."""
+    notebook = copy.deepcopy(notebook)
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and "\r" in output.get("text", ""):
+                output["text"] = collapse_progress(output["text"])
+    return notebook
+
+
 def pages() -> list[dict]:
     times = route_times()
     found = []
     for path in notebooks():
         notebook = nbformat.read(path, as_version=4)
         found.append({"stem": path.stem, "title": title(notebook), "goal": goal(notebook),
-                      "time": times.get(path.stem, "5 min"), "notebook": notebook})
+                      "time": times.get(path.stem, "5 min"), "notebook": for_the_page(notebook)})
     return found
 
 
+# --- Slides that fit ------------------------------------------------------------------------------------------------
+# Estimated heights in deck pixels (1280 x 720, the slide CSS in tools/web/posenc/slides.css), measured on the built
+# decks in Chromium: a line of code, of text output, of markdown text; the characters per line of each; the space
+# around a cell. Only an estimate: what it misjudges scrolls (and tests/test_slides.py measures every slide).
+CODE_LINE, CODE_CHARS = 22.5, 100
+TEXT_LINE, TEXT_CHARS = 33.0, 80
+HEADING, CELL_GAP, SLIDE_BUDGET = 75.0, 28.0, SLIDE_HEIGHT - 50
+
+
+def _wrapped(text: str, width: int) -> int:
+    return sum(max(1, -(-len(line) // width)) for line in text.splitlines())
+
+
+def _output_height(output: nbformat.NotebookNode) -> float:
+    data = output.get("data", {})
+    if output.get("output_type") == "stream":
+        return _wrapped(output.get("text", ""), 10_000) * CODE_LINE
+    if output.get("output_type") == "error":
+        return 10 * CODE_LINE
+    if "application/vnd.jupyter.widget-view+json" in data:
+        return 600.0
+    if "image/png" in data:
+        height = output.get("metadata", {}).get("image/png", {}).get("height")
+        return float(height) if height else 420.0
+    if "text/html" in data:
+        return (data["text/html"].count("<tr") or 4) * TEXT_LINE
+    if "text/latex" in data or "text/markdown" in data:
+        return 3 * TEXT_LINE
+    return _wrapped(data.get("text/plain", ""), 10_000) * CODE_LINE
+
+
+def cell_height(cell: nbformat.NotebookNode) -> float:
+    """The estimated height of a cell on a slide, in deck pixels."""
+    if cell.cell_type == "markdown":
+        headings = sum(line.startswith("#") for line in cell.source.splitlines())
+        body = "\n".join(line for line in cell.source.splitlines() if not line.startswith("#"))
+        return CELL_GAP + headings * HEADING + _wrapped(body, TEXT_CHARS) * TEXT_LINE
+    source = 0.0 if "remove_input" in cell.metadata.get("tags", []) else _wrapped(cell.source, CODE_CHARS) * CODE_LINE
+    return CELL_GAP + source + sum(_output_height(output) for output in cell.get("outputs", []))
+
+
+def _slide_type(cell: nbformat.NotebookNode) -> str:
+    return cell.metadata.get("slideshow", {}).get("slide_type", "-")
+
+
+def fit_slides(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of the notebook whose (sub-)slides fit the deck: where the cells of one slide add up to more than
+    the deck's height, the next cell starts a sub-slide; a code cell too tall with its output is cut in two,
+    its code on one sub-slide and its output on the next. A cell taller than the deck on its own scrolls."""
+    notebook = copy.deepcopy(notebook)
+    cells, used = [], 0.0
+    for cell in notebook.cells:
+        kind = _slide_type(cell)
+        if kind in ("skip", "notes"):
+            cells.append(cell)
+            continue
+        height = cell_height(cell)
+        is_solution = "solution" in cell.metadata.get("tags", [])  # kept whole: its toggle wraps code and output
+        if (cell.cell_type == "code" and cell.get("outputs") and height > SLIDE_BUDGET and not is_solution
+                and _wrapped(cell.source, CODE_CHARS) * CODE_LINE > SLIDE_BUDGET / 6):
+            code_only = copy.deepcopy(cell)
+            code_only.outputs = []
+            output_only = copy.deepcopy(cell)
+            output_only.metadata.setdefault("tags", []).append("remove_input")
+            output_only.metadata["slideshow"] = {"slide_type": "subslide"}
+            parts = [code_only, output_only]
+        else:
+            parts = [cell]
+        for part in parts:
+            height = cell_height(part)
+            if _slide_type(part) in ("slide", "subslide"):
+                used = 0.0
+            elif used and used + height > SLIDE_BUDGET:
+                part.metadata["slideshow"] = {"slide_type": "subslide"}
+                used = 0.0
+            used += height
+            cells.append(part)
+    notebook.cells = cells
+    return notebook
+
+
+# --- The site's layout ----------------------------------------------------------------------------------------------
 def launch_links(stem: str) -> str:
     """Binder and Colab for one notebook, from the repository address in pyproject.toml."""
     owner_repo = repository().removeprefix("https://github.com/").strip("/")
     binder = f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/notebooks/{stem}.ipynb"
     colab = f"https://colab.research.google.com/github/{owner_repo}/blob/main/notebooks/{stem}.ipynb"
     return f'<a href="{binder}">launch on Binder</a> · <a href="{colab}">open in Colab</a>'
+
+
+HEADING_RE = re.compile(r'<h([1-3])[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
+
+
+def _plain(fragment: str) -> str:
+    fragment = re.sub(r"<(script|style)\b.*?</\1>", " ", fragment, flags=re.S)
+    fragment = re.sub(r'<a class="anchor-link".*?</a>', "", fragment, flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", fragment))).strip()
+
+
+def sections(body: str) -> list[dict]:
+    """The page's headings (levels 1-3), each with its id and the text up to the next heading."""
+    main = body[body.find("<main"):]
+    found = list(HEADING_RE.finditer(main))
+    return [{"level": int(m.group(1)), "id": m.group(2), "heading": _plain(m.group(3)),
+             "text": _plain(main[m.end():found[k + 1].start() if k + 1 < len(found) else len(main)])[:6000]}
+            for k, m in enumerate(found)]
+
+
+def sidebar(all_pages: list[dict], here: dict | None, prefix: str) -> str:
+    """The contents that stay beside the text: the search, every notebook, and the open page's own sections."""
+    items = []
+    for page in all_pages:
+        current = page is here
+        mark = ' aria-current="page"' if current else ""
+        link = f'<a href="{prefix}notebooks/{page["stem"]}.html"{mark}>{html.escape(page["title"])}</a>'
+        own = ""
+        if current:
+            own = "".join(f'<li><a href="#{html.escape(s["id"])}">{html.escape(s["heading"])}</a></li>'
+                          for s in page["sections"] if s["level"] == 2)
+            own = own and f'<ol class="posenc-sections" aria-label="on this page">{own}</ol>'
+        items.append(f'<li class="posenc-current">{link}{own}</li>' if current else f"<li>{link}</li>")
+    return (f'<aside class="posenc-sidebar" aria-label="contents">'
+            f'<p class="posenc-home"><a href="{prefix}index.html">posenc</a></p>'
+            f'<div class="posenc-search" role="search"><label for="posenc-search-box">Search every notebook</label>'
+            f'<input id="posenc-search-box" type="search" autocomplete="off" placeholder="e.g. equivariant">'
+            f'<ol id="posenc-search-results" aria-live="polite"></ol></div>'
+            f'<nav aria-label="notebooks"><ol start="0">{"".join(items)}</ol></nav></aside>')
+
+
+def page_head(prefix: str) -> str:
+    static = f"{prefix}_static"
+    return (f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<link rel="stylesheet" href="{static}/posenc/site.css">'
+            f'<script src="{static}/posenc/search-index.js" defer></script>'
+            f'<script src="{static}/posenc/site.js" data-root="{prefix}" defer></script>')
 
 
 def navigation(all_pages: list[dict], k: int) -> tuple[str, str]:
@@ -135,14 +301,11 @@ def navigation(all_pages: list[dict], k: int) -> tuple[str, str]:
         previous and f'<a href="{previous["stem"]}.html" rel="prev">← {html.escape(previous["title"])}</a>',
         '<a href="../index.html">all notebooks</a>',
         following and f'<a href="{following["stem"]}.html" rel="next">{html.escape(following["title"])} →</a>']))
-    contents = "".join(f'<li>{"<strong>" if p is here else ""}<a href="{p["stem"]}.html">{html.escape(p["title"])}</a>'
-                       f'{"</strong>" if p is here else ""} ({p["time"]})</li>' for p in all_pages)
     header = (f'<nav class="posenc-nav" aria-label="the suite"><p>{steps}</p>'
               # The goal itself opens the notebook, just below.
               f'<p class="posenc-time">Notebook {k} of {len(all_pages) - 1}, about {here["time"]}.</p>'
-              f'<p><a href="{here["stem"]}.ipynb" download>download the notebook (.ipynb)</a> · '
-              f'<a href="../slides/{here["stem"]}.slides.html">slides</a> · {launch_links(here["stem"])}</p>'
-              f'<details><summary>Contents of the suite</summary><ol start="0">{contents}</ol></details></nav>')
+              f'<p class="posenc-ways"><a href="{here["stem"]}.ipynb" download>download the notebook (.ipynb)</a> · '
+              f'<a href="../slides/{here["stem"]}.slides.html">slides</a> · {launch_links(here["stem"])}</p></nav>')
     footer = f'<nav class="posenc-nav" aria-label="previous and next"><p>{steps}</p></nav>'
     return header, footer
 
@@ -163,11 +326,8 @@ ACCESSIBILITY = """<style id="posenc-accessibility">
 .highlight .se, .highlight .ne, .highlight .nl, .highlight .ni { color: #8a4a12 !important; }
 .jp-RenderedHTMLCommon a, .jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited, .posenc-nav a, .reveal a {
   text-decoration: underline !important; }
-.posenc-nav { font-family: system-ui, sans-serif; max-width: 70rem; margin: 0.8rem auto; padding: 0.6rem 1rem;
-  background: #f4f7fb; border: 1px solid #c8d6e5; border-radius: 6px; font-size: 0.95rem; color: #1b1b1b; }
-.posenc-nav p { margin: 0.3rem 0; } .posenc-nav a { color: #0b4f8a; }
 .posenc-solution { margin: 0.4rem 0; } .posenc-solution > summary { cursor: pointer; color: #0b4f8a; font-weight: 600;
-  font-family: system-ui, sans-serif; padding: 0.2rem 0; }
+  font-family: var(--posenc-font, system-ui, sans-serif); padding: 0.2rem 0; }
 .reveal .posenc-solution > summary { font-size: 0.6em; }
 </style>
 <script>
@@ -199,41 +359,74 @@ def _with(body: str, *, head: str = "", top: str = "", bottom: str = "") -> str:
     return body.replace("</body>", bottom + "</body>", 1)
 
 
-def export_all(exporter: HTMLExporter, folder: Path, suffix: str, *, with_navigation: bool) -> list[dict]:
-    """Convert every notebook into folder/<stem><suffix>; return the pages."""
-    folder.mkdir(parents=True, exist_ok=True)
-    all_pages = pages()
-    for k, page in enumerate(all_pages):
-        body, _ = exporter.from_notebook_node(page["notebook"], resources={"metadata": {"name": page["title"]}})
-        header, footer = navigation(all_pages, k) if with_navigation else ("", "")
-        body = _with(_link_html(body, suffix), head=ACCESSIBILITY, top=header, bottom=footer)
-        (folder / f"{page['stem']}{suffix}").write_text(body)
-        if with_navigation:  # the download link's target
-            shutil.copy2(ROOT / "notebooks" / f"{page['stem']}.ipynb", folder / f"{page['stem']}.ipynb")
-    return all_pages
+def _explorer_hook():
+    """tools/web/explorer/embed.py's embed_explorers(body, notebook, static) -> body, if it is there."""
+    path = EXPLORER / "embed.py"
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("posenc_explorer_embed", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, "embed_explorers", None)
 
 
 def build_site(site: Path) -> None:
     copy_assets(site)
-    rows = []
+    folder = site / "notebooks"
+    folder.mkdir(parents=True, exist_ok=True)
     exporter = _offline(HTMLExporter(template_name="posenc_lab", extra_template_basedirs=[str(TEMPLATES)]),
                         "../_static")
-    for page in export_all(exporter, site / "notebooks", ".html", with_navigation=True):
-        stem = page["stem"]
-        rows.append(f'<tr><td><a href="notebooks/{stem}.html">{html.escape(page["title"])}</a></td>'
-                    f'<td>{page["goal"]}</td>'
-                    f'<td>{page["time"]}</td><td><a href="slides/{stem}.slides.html">slides</a></td>'
-                    f'<td>{launch_links(stem)}</td></tr>')
-    (site / "index.html").write_text(INDEX.format(rows="\n".join(rows), repository=html.escape(repository())))
+    embed = _explorer_hook()
+    all_pages, bodies = pages(), []
+    for page in all_pages:
+        body, _ = exporter.from_notebook_node(page["notebook"], resources={"metadata": {"name": page["title"]}})
+        if embed is not None:
+            body = embed(body, page["notebook"], "../_static")
+        page["sections"] = sections(body)
+        bodies.append(_link_html(body, ".html"))
+    for k, (page, body) in enumerate(zip(all_pages, bodies)):
+        header, footer = navigation(all_pages, k)
+        top = f'<div class="posenc-layout">{sidebar(all_pages, page, "../")}<div class="posenc-page">{header}'
+        body = _with(body, head=ACCESSIBILITY + page_head("../"), top=top, bottom=f"{footer}</div></div>")
+        (folder / f"{page['stem']}.html").write_text(body)
+        shutil.copy2(ROOT / "notebooks" / f"{page['stem']}.ipynb", folder / f"{page['stem']}.ipynb")  # to download
+    write_search_index(site, all_pages)
+    rows = "\n".join(f'<tr><td><a href="notebooks/{p["stem"]}.html">{html.escape(p["title"])}</a></td>'
+                     f'<td>{p["goal"]}</td><td>{p["time"]}</td>'
+                     f'<td><a href="slides/{p["stem"]}.slides.html">slides</a></td></tr>' for p in all_pages)
+    owner_repo = repository().removeprefix("https://github.com/").strip("/")
+    binder = f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/notebooks/00_start_here.ipynb"
+    (site / "index.html").write_text(INDEX.format(
+        rows=rows, repository=html.escape(repository()), binder=binder, head=page_head(""),
+        sidebar=sidebar(all_pages, None, "")))
+
+
+def write_search_index(site: Path, all_pages: list[dict]) -> None:
+    """Every section of every page, for the search in the sidebar (a script, so it loads from disk too)."""
+    index = {"pages": [{"title": p["title"], "url": f"notebooks/{p['stem']}.html"} for p in all_pages],
+             "sections": [{"page": k, "id": s["id"], "heading": s["heading"], "text": s["text"]}
+                          for k, p in enumerate(all_pages) for s in p["sections"]]}
+    target = site / "_static" / "posenc" / "search-index.js"
+    target.write_text("window.POSENC_SEARCH_INDEX = " + json.dumps(index, ensure_ascii=False) + ";\n")
 
 
 def build_slides(site: Path) -> None:
     copy_assets(site)
-    exporter = _offline(SlidesExporter(template_name="posenc_slides", extra_template_basedirs=[str(TEMPLATES)]),
-                        "../_static")
+    folder = site / "slides"
+    folder.mkdir(parents=True, exist_ok=True)
+    # A code cell cut in two by fit_slides shows its output alone on the second part.
+    config = Config({"TagRemovePreprocessor": {"enabled": True, "remove_input_tags": {"remove_input"}}})
+    exporter = _offline(SlidesExporter(template_name="posenc_slides", extra_template_basedirs=[str(TEMPLATES)],
+                                       config=config), "../_static")
     exporter.reveal_url_prefix = "../_static/reveal.js"
     exporter.reveal_theme = "white"  # its fonts ship with reveal.js; "simple" fetches them from Google
-    export_all(exporter, site / "slides", ".slides.html", with_navigation=False)
+    exporter.reveal_width, exporter.reveal_height = str(SLIDE_WIDTH), str(SLIDE_HEIGHT)
+    slides_css = '<link rel="stylesheet" href="../_static/posenc/slides.css">'
+    for page in pages():
+        body, _ = exporter.from_notebook_node(fit_slides(page["notebook"]),
+                                              resources={"metadata": {"name": page["title"]}})
+        body = _with(_link_html(body, ".slides.html"), head=ACCESSIBILITY + slides_css)
+        (folder / f"{page['stem']}.slides.html").write_text(body)
 
 
 INDEX = """<!DOCTYPE html>
@@ -241,30 +434,31 @@ INDEX = """<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <title>posenc: from a sentence to the matrix attention reads</title>
-<style>
-body {{ font-family: system-ui, sans-serif; max-width: 70rem; margin: 2rem auto; padding: 0 1rem; color: #222; }}
-table {{ border-collapse: collapse; width: 100%; }} td, th {{ padding: 0.4rem 0.6rem; border-bottom: 1px solid #ddd;
-  text-align: left; vertical-align: top; }}
-img {{ max-width: 100%; }} a {{ color: #0b4f8a; }}
-</style>
+{head}
 </head>
 <body>
-<main>
+<div class="posenc-layout">
+{sidebar}
+<div class="posenc-page">
+<main class="posenc-index">
 <h1>posenc</h1>
 <p>From a sentence to the matrix a Transformer's attention reads, with the sinusoidal positional encoding at its centre.
 These pages are the notebooks as stored, widgets at their saved state; run them live with <code>make lab</code>, or
-launch one on Binder or Colab (from <a href="{repository}">{repository}</a>).</p>
+<a href="{binder}">launch the suite on Binder</a> (from <a href="{repository}">{repository}</a>; every page also
+opens its own notebook on Binder or Colab).</p>
 <p><img src="images/pipeline.png" alt="The input pipeline with the running example's sizes: a sentence padded to
 10 tokens, one-hot rows (10, 11), X = one_hot @ W_E (10, 6), X + PE, the projections Q, K, V, and the attention
 output (10, 6)."></p>
 <table>
-<thead><tr><th scope="col">notebook</th><th scope="col">goal</th><th scope="col">time</th><th scope="col">slides</th>
-<th scope="col">launch</th></tr></thead>
+<thead><tr><th scope="col">notebook</th><th scope="col">goal</th><th scope="col">time</th><th scope="col">slides</th></tr>
+</thead>
 <tbody>
 {rows}
 </tbody>
 </table>
 </main>
+</div>
+</div>
 </body>
 </html>
 """
@@ -272,11 +466,14 @@ output (10, 6)."></p>
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["site", "slides"])
+    parser.add_argument("what", choices=["site", "slides", "all"])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "site")
     args = parser.parse_args()
     start = time.perf_counter()
-    (build_site if args.what == "site" else build_slides)(args.out)
+    if args.what in ("slides", "all"):
+        build_slides(args.out)
+    if args.what in ("site", "all"):
+        build_site(args.out)
     print(f"{args.what}: {args.out} in {time.perf_counter() - start:.1f} s")
 
 

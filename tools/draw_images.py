@@ -21,12 +21,8 @@ FIGURES = {
     "pipeline_encoding.png": lambda: plots.pipeline_diagram(highlight=("X + PE",)),
     "pipeline_attention.png": lambda: plots.pipeline_diagram(highlight=("X + PE", "Q, K, V", "attention")),
     "transformer.png": lambda: plots.transformer_diagram(),
-    "pe_heatmap.png": lambda: plots.encoding_heatmap(max_sequence_length=64, d_model=128),
-    "pe_table_10x6.png": lambda: plots.encoding_heatmap(max_sequence_length=10, d_model=6),
     "stack_flatten.png": lambda: plots.interleave_diagram(d_model=6, rows=3),
     "stack_flatten_odd.png": lambda: plots.interleave_diagram(d_model=7, rows=3),
-    "sine_cosine_curves.png": lambda: plots.sine_cosine_curves(d_model=128, columns=(0, 1, 10, 11, 40, 41),
-                                                               max_sequence_length=64),
     # From the committed measurements (`make bench` measures anew and redraws it).
     "benchmark_encoding.png": lambda: plots.benchmark_figure(
         json.loads((ROOT / "benchmarks" / "results" / "encoding.json").read_text())),

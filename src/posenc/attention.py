@@ -22,11 +22,21 @@ gives float64). NaN and inf propagate as in any torch arithmetic.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import torch
 
-from ._validate import check_flag, check_floating_tensor, check_size, check_table_fits, check_tensor, common_dtype
+from ._validate import (
+    check_flag,
+    check_floating_tensor,
+    check_size,
+    check_table_fits,
+    check_tensor,
+    common_dtype,
+    is_sequence,
+    short,
+)
 
 __all__ = [
     "ProjectionWeights",
@@ -39,6 +49,9 @@ __all__ = [
     "attention_weights",
     "padding_mask",
     "causal_mask",
+    "document_ids_from_lengths",
+    "packed_mask",
+    "packed_position_ids",
     "split_heads",
     "merge_heads",
     "self_attention",
@@ -171,18 +184,20 @@ def causal_mask(*, sequence_length: int) -> torch.Tensor:
 
 
 def attention_weights(scores: torch.Tensor, *, key_mask: torch.Tensor | None = None,
-                      causal: bool = False) -> torch.Tensor:
+                      causal: bool = False, mask: torch.Tensor | None = None) -> torch.Tensor:
     """Softmax over each row of scores; keys where `key_mask` is False get weight 0, and with
     `causal=True` so do the keys after the query.
 
     scores: `(seq, seq)`, `(batch, seq, seq)` or `(batch, num_heads, seq, seq)`.
     key_mask: `(seq,)` for every row, or `(batch, seq)`, one row per sequence (True = a real token).
+    mask: a bool `(seq, seq)` for every sequence, or `(batch, seq, seq)`, True where query r may look
+    at key c (such as `packed_mask`'s); combined with the other two.
     Padding carries no meaning, so no word should attend to it; a decoder must not see
     the words it is about to predict.
     """
     check_floating_tensor("scores", scores, ndim=(2, 3, 4))
     causal = check_flag("causal", causal)
-    keep = None
+    keep = None if mask is None else _query_key_mask(mask, scores)
     if key_mask is not None:
         check_tensor("key_mask", key_mask, ndim=(1, 2))
         if key_mask.dtype != torch.bool:
@@ -195,7 +210,8 @@ def attention_weights(scores: torch.Tensor, *, key_mask: torch.Tensor | None = N
                              f"{tuple(scores.shape)} and {tuple(key_mask.shape)}")
         # (batch, seq) -> (batch, 1, ..., 1, seq): the same keys hidden for every head and every query.
         middle = (1,) * max(scores.dim() - key_mask.dim(), 1)
-        keep = key_mask.reshape(key_mask.shape[:-1] + middle + key_mask.shape[-1:])
+        real = key_mask.reshape(key_mask.shape[:-1] + middle + key_mask.shape[-1:])
+        keep = real if keep is None else keep & real
     if causal:
         if scores.shape[-2] != scores.shape[-1]:
             raise ValueError(f"scores must be square (one row and one column per token) for causal=True, "
@@ -205,10 +221,81 @@ def attention_weights(scores: torch.Tensor, *, key_mask: torch.Tensor | None = N
             keep = visible if keep is None else keep & visible
     if keep is not None:
         if not bool(keep.any(dim=-1).all()):
-            raise ValueError("key_mask must keep at least one key in every row, or the softmax has nothing to weigh"
+            names = "key_mask" if mask is None else "mask" if key_mask is None else "key_mask and mask together"
+            raise ValueError(f"{names} must keep at least one key in every row, or the softmax has nothing to weigh"
                              + (" (with causal=True, the first token must be real)" if causal else ""))
         scores = scores.masked_fill(~keep, float("-inf"))
     return torch.softmax(scores, dim=-1)
+
+
+def _query_key_mask(mask: object, scores: torch.Tensor) -> torch.Tensor:
+    """mask checked against scores and shaped to broadcast over them (a head dimension added where needed)."""
+    check_tensor("mask", mask, ndim=(2, 3))
+    if mask.dtype != torch.bool:
+        raise TypeError(f"mask must be a bool tensor (True = query r may look at key c), got dtype {mask.dtype}")
+    if mask.shape[-2:] != scores.shape[-2:]:
+        raise ValueError(f"mask must be (seq, seq) or (batch, seq, seq) with the scores' last two sides "
+                         f"{tuple(scores.shape[-2:])}, got shape {tuple(mask.shape)}")
+    if mask.dim() == 3:
+        if scores.dim() == 2 or mask.shape[0] != scores.shape[0]:
+            raise ValueError(f"a 3-D mask must hold one (seq, seq) mask per sequence of scores, got mask of shape "
+                             f"{tuple(mask.shape)} and scores of shape {tuple(scores.shape)}")
+        if scores.dim() == 4:
+            return mask[:, None]  # the same mask for every head
+    return mask
+
+
+# Packing: several documents in one row ---------------------------------------------------------
+
+
+def document_ids_from_lengths(lengths: Sequence[int]) -> torch.Tensor:
+    """The document each token of a packed row belongs to: `lengths=[3, 2]` gives `[0, 0, 0, 1, 1]`.
+
+    Packing puts several short documents one after the other in one row instead of padding
+    each to the longest; `packed_mask` and `packed_position_ids` read these ids.
+    """
+    if not is_sequence(lengths) or not lengths:
+        raise TypeError(f"lengths must be a non-empty list of ints >= 1 (one length per document), got {short(lengths)}")
+    lengths = [check_size(f"lengths[{n}]", length) for n, length in enumerate(lengths)]
+    check_table_fits((sum(lengths),), torch.int64, name="row of document ids", arguments="lengths")
+    return torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
+
+
+def _check_document_ids(document_ids: object) -> torch.Tensor:
+    check_tensor("document_ids", document_ids, ndim=(1, 2))
+    if document_ids.is_floating_point() or document_ids.is_complex() or document_ids.dtype == torch.bool:
+        raise TypeError(f"document_ids must be an integer tensor (one document id per token), got dtype {document_ids.dtype}")
+    check_table_fits(tuple(document_ids.shape) + document_ids.shape[-1:], torch.bool, name="mask",
+                     arguments="sequence length")
+    return document_ids
+
+
+def packed_mask(document_ids: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
+    """True where query r may look at key c: the same document and, with `causal=True`, c <= r.
+
+    document_ids: `(seq,)` or `(batch, seq)` integers, one per token (`document_ids_from_lengths`);
+    a document is every token of its row with its id. Returns a bool `(seq, seq)` or `(batch, seq, seq)`:
+    for documents one after the other, block diagonal (a triangle per document when causal), so no
+    token sees another document, and each document is attended to as if it were alone in its row.
+    Pass it to `attention_weights(scores, mask=...)` or `multi_head_attention(..., mask=...)`.
+    """
+    document_ids = _check_document_ids(document_ids)
+    causal = check_flag("causal", causal)
+    same = document_ids[..., :, None] == document_ids[..., None, :]
+    if causal:
+        same = same & causal_mask(sequence_length=document_ids.shape[-1])
+    return same
+
+
+def packed_position_ids(document_ids: torch.Tensor) -> torch.Tensor:
+    """Each token's position within its own document: positions restart at 0 where a document starts.
+
+    `document_ids = [0, 0, 0, 1, 1]` gives `[0, 1, 2, 0, 1]`: the number of earlier tokens of the
+    row with the same id. `(seq,)` or `(batch, seq)`; a LongTensor of that shape. With these positions
+    and `packed_mask`, each document's outputs are those of the document run alone.
+    """
+    earlier_same = packed_mask(document_ids, causal=True)
+    return earlier_same.sum(-1) - 1  # the token itself is in its own row of the mask
 
 
 def split_heads(x: torch.Tensor, *, num_heads: int) -> torch.Tensor:
@@ -242,23 +329,25 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
 
 
 def self_attention(
-    x: torch.Tensor, weights: ProjectionWeights, *, key_mask: torch.Tensor | None = None, causal: bool = False
+    x: torch.Tensor, weights: ProjectionWeights, *, key_mask: torch.Tensor | None = None, causal: bool = False,
+    mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One attention head over x (= X + PE): returns (output, attention weights)."""
+    """One attention head over x (= X + PE): returns (output, attention weights). Masks as in `attention_weights`."""
     Q, K, V = project_qkv(x, weights)
-    weights_matrix = attention_weights(scaled_dot_product_scores(Q, K), key_mask=key_mask, causal=causal)
+    weights_matrix = attention_weights(scaled_dot_product_scores(Q, K), key_mask=key_mask, causal=causal, mask=mask)
     return weights_matrix @ V, weights_matrix
 
 
 def multi_head_attention(
     x: torch.Tensor, weights: MultiHeadWeights, *, num_heads: int, key_mask: torch.Tensor | None = None,
-    causal: bool = False,
+    causal: bool = False, mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Multi-head self-attention over x: returns (output, attention weights of every head).
 
     x: `(seq, d_model)` or `(batch, seq, d_model)`; output: the shape of x; weights:
     `(num_heads, seq, seq)` or `(batch, num_heads, seq, seq)`. key_mask as in
-    `attention_weights` (True = a real token; `(seq,)`, or `(batch, seq)` for a batch).
+    `attention_weights` (True = a real token; `(seq,)`, or `(batch, seq)` for a batch), and so is
+    mask (`(seq, seq)` or `(batch, seq, seq)`, True = query r may look at key c, e.g. `packed_mask`'s).
     `MultiHead(x) = Concat(head_1, ..., head_h) W_O` with
     `head_i = Attention(x W_Q_i, x W_K_i, x W_V_i)`, where W_Q_i is the i-th block of head_dim
     columns of W_Q ("Attention Is All You Need", section 3.2.2).
@@ -272,6 +361,9 @@ def multi_head_attention(
     if key_mask is not None and x.dim() == 2 and isinstance(key_mask, torch.Tensor) and key_mask.dim() != 1:
         raise ValueError(f"key_mask must be 1-D (seq,) for one sequence x of shape {tuple(x.shape)}, "
                          f"got shape {tuple(key_mask.shape)}")
+    if mask is not None and x.dim() == 2 and isinstance(mask, torch.Tensor) and mask.dim() != 2:
+        raise ValueError(f"mask must be 2-D (seq, seq) for one sequence x of shape {tuple(x.shape)}, "
+                         f"got shape {tuple(mask.shape)}")
     Q, K, V = project_qkv(x, ProjectionWeights(weights.W_Q, weights.W_K, weights.W_V))
     width = weights.W_V.shape[1]
     if weights.W_O.shape != (width, weights.W_Q.shape[0]):
@@ -280,7 +372,7 @@ def multi_head_attention(
     if width % num_heads:
         raise ValueError(f"num_heads={num_heads} must divide the {width} columns of W_Q, W_K and W_V")
     Q, K, V = (split_heads(matrix, num_heads=num_heads) for matrix in (Q, K, V))
-    weights_matrix = attention_weights(scaled_dot_product_scores(Q, K), key_mask=key_mask, causal=causal)
+    weights_matrix = attention_weights(scaled_dot_product_scores(Q, K), key_mask=key_mask, causal=causal, mask=mask)
     heads = weights_matrix @ V
     dtype = common_dtype(heads=heads, W_O=weights.W_O)
     return merge_heads(heads).to(dtype) @ weights.W_O.to(dtype), weights_matrix

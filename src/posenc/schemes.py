@@ -34,9 +34,12 @@ from ._validate import (
     check_str,
     check_table_fits,
     positions_beyond,
+    short,
 )
 from .attention import ProjectionWeights
-from .builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
+from .builder import DEFAULT_BASE, sinusoidal_encoding
+from .builder import frequencies as _sinusoid_frequencies
+from .rope_scaling import SCALINGS, rope_frequencies, yarn_attention_factor
 
 __all__ = [
     "LearnedPositionalEmbedding",
@@ -47,6 +50,9 @@ __all__ = [
     "alibi_slopes",
     "alibi_bias",
     "same_word_scores",
+    "SCALINGS",
+    "rope_frequencies",
+    "yarn_attention_factor",
 ]
 
 # Positions are exact in float64 up to 2**53; an angle p * frequency beyond that means nothing.
@@ -99,12 +105,15 @@ class LearnedPositionalEmbedding(nn.Module):
 # Rotary (RoPE) ------------------------------------------------------------------------------
 
 
-def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BASE, offset: int = 0) -> torch.Tensor:
+def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BASE, offset: int = 0,
+                  frequencies: torch.Tensor | None = None) -> torch.Tensor:
     """The angle each pair is turned by: `(offset + p) * base^(-2i / d)`, shape (max_sequence_length, d // 2), float64.
 
     Row p is position `offset + p`, column i the pair (2i, 2i + 1). These are the
     sinusoidal encoding's own angles (`encoding`'s `pos / base^(2i / d_model)`):
     RoPE turns them into rotations instead of adding their sines and cosines.
+    With `frequencies` (d // 2 angles per position, e.g. from `rope_frequencies` with a
+    stretching rule), the angles are `(offset + p) * frequencies[i]` and `base` is not used.
     """
     length = check_size("max_sequence_length", max_sequence_length, minimum=0)
     d = _check_even_d(check_size("d", d))
@@ -112,9 +121,24 @@ def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BAS
     offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - length)
     # The frequency vector is allocated even when there are no positions.
     check_table_fits((max(length, 1), d // 2), torch.float64, name="table of angles", arguments="max_sequence_length or d")
+    if frequencies is None:
+        # The sinusoid's own frequencies, base^(-2i/d): one place computes them for the whole package.
+        theta = _sinusoid_frequencies(d_model=d, base=base)
+    else:
+        theta = _check_frequencies(frequencies, pairs=d // 2, name="d // 2")
     positions = torch.arange(length, dtype=torch.float64) + offset
-    # The sinusoid's own frequencies, base^(-2i/d): one place computes them for the whole package.
-    return positions[:, None] * frequencies(d_model=d, base=base)[None, :]
+    return positions[:, None] * theta[None, :]
+
+
+def _check_frequencies(frequencies: object, *, pairs: int, name: str) -> torch.Tensor:
+    """`frequencies` as float64: a 1-D floating tensor of `pairs` finite angles per position."""
+    check_floating_tensor("frequencies", frequencies, ndim=(1,))
+    if frequencies.shape[0] != pairs:
+        raise ValueError(f"frequencies must hold one angle per pair, {name} = {pairs}, got {short(frequencies)}")
+    frequencies = frequencies.detach().to(torch.float64)
+    if frequencies.numel() and not bool(torch.isfinite(frequencies).all()):
+        raise ValueError(f"frequencies must be finite numbers, got NaN or inf in {short(frequencies)}")
+    return frequencies
 
 
 def _check_even_d(d: int) -> int:
@@ -124,7 +148,8 @@ def _check_even_d(d: int) -> int:
     return d
 
 
-def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0, layout: str = "interleaved") -> torch.Tensor:
+def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0, layout: str = "interleaved",
+                 frequencies: torch.Tensor | None = None, rotary_dim: int | None = None) -> torch.Tensor:
     """Rotary position embedding (RoPE) of `x`, shape (..., seq, d) with d even.
 
     Row p of x sits at position `offset + p`; in a model with several heads, x is one
@@ -146,6 +171,15 @@ def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0
     scores with the other once the output columns of its W_Q and W_K are reordered by P,
     head by head: what Hugging Face's conversion of Meta's LLaMA weights does.
 
+    `frequencies` replaces base^(-2i/d) by given angles per position, one per pair (a
+    tensor from `rope_frequencies`, with a rule for stretching the context); `base` is then
+    not used. `rotary_dim` (even, at most d) rotates only the first rotary_dim columns of
+    each head and passes the others through unchanged, as GPT-NeoX does with `rotary_pct`
+    (transformers, models/gpt_neox/modeling_gpt_neox.py, `apply_rotary_pos_emb`:
+    `q[..., :rotary_dim]` turns, `q[..., rotary_dim:]` passes); the layout then applies within
+    those columns, and the default angles are base^(-2i/rotary_dim), i < rotary_dim / 2, as
+    there. Neither given: the rotation of the whole head described above, unchanged.
+
     The angles, their cosines and sines are computed in float64 and rounded to x's
     dtype once; the result has x's dtype and shape. NaN or inf in x stay NaN or inf
     in the rows they are in (a rotation mixes only the two numbers of a pair).
@@ -159,7 +193,20 @@ def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0
     length, d = x.shape[-2], x.shape[-1]
     if d % 2:
         raise ValueError(f"x's last dimension d must be even: rotary encoding turns pairs of columns, got shape {tuple(x.shape)}")
-    angles = rotary_angles(max_sequence_length=length, d=max(d, 2), base=base, offset=offset)[:, : d // 2]
+    if rotary_dim is not None:
+        rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=max(d, 2))
+        if rotary_dim % 2 or rotary_dim > d:
+            raise ValueError(f"rotary_dim must be an even number of columns from 2 to x's last dimension d={d}, "
+                             f"got {rotary_dim}")
+        if rotary_dim < d:
+            turned = apply_rotary(x[..., :rotary_dim], base=base, offset=offset, layout=layout, frequencies=frequencies)
+            return torch.cat([turned, x[..., rotary_dim:]], dim=-1)
+    if frequencies is not None:
+        frequencies = _check_frequencies(frequencies, pairs=d // 2, name="x's last dimension d // 2")
+        angles = rotary_angles(max_sequence_length=length, d=max(d, 2), offset=offset,
+                               frequencies=frequencies if d else frequencies.new_zeros(1))[:, : d // 2]
+    else:
+        angles = rotary_angles(max_sequence_length=length, d=max(d, 2), base=base, offset=offset)[:, : d // 2]
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     if layout == "interleaved":
         x1, x2 = x[..., 0::2], x[..., 1::2]
@@ -168,7 +215,8 @@ def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0
     return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
 
-def rotation_matrix(*, position: int, d: int, base: float = DEFAULT_BASE) -> torch.Tensor:
+def rotation_matrix(*, position: int, d: int, base: float = DEFAULT_BASE,
+                    frequencies: torch.Tensor | None = None) -> torch.Tensor:
     """RoPE at one position as a matrix: RoFormer's R_p (section 3.2.2), shape (d, d), float64.
 
     Block-diagonal: its 2 x 2 block i is [[cos t, -sin t], [sin t, cos t]] with
@@ -178,13 +226,16 @@ def rotation_matrix(*, position: int, d: int, base: float = DEFAULT_BASE) -> tor
     table, whose pairs are stored as (sin, cos): `PE[p] @ rotation_matrix(position=k, d=d_model)`
     equals `PE[p + k]` for every p.
 
+    With `frequencies` (d // 2 angles per position, e.g. from `rope_frequencies`), t is
+    position * frequencies[i] and `base` is not used.
+
     For reading and checking only: `apply_rotary` applies the same rotation pair by pair
     without building a matrix that is almost all zeros.
     """
     position = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1)
     d = _check_even_d(check_size("d", d))
     check_table_fits((d, d), torch.float64, name="rotation matrix", arguments="d")
-    angles = rotary_angles(max_sequence_length=1, d=d, base=base, offset=position)[0]
+    angles = rotary_angles(max_sequence_length=1, d=d, base=base, offset=position, frequencies=frequencies)[0]
     cos, sin = angles.cos(), angles.sin()
     R = torch.zeros(d, d, dtype=torch.float64)
     even = torch.arange(0, d, 2)

@@ -9,6 +9,12 @@ of the tokens before t (a causal model can beat it even without positions: it ca
 notebook 07). `order_blind_accuracy` scores the guess on given inputs,
 `expected_order_blind_accuracy` gives its average over all random inputs.
 `posenc.experiment` trains the models and re-exports these names.
+
+Notebook 16's task, "repeat the block" (`repeat_block_batch`), needs offsets that grow
+with the input: a block of B random symbols followed by the same block, where the model
+predicts each token of the repeat from the one B - 1 positions back (or finds the earlier
+copy of the current token and reads the token after it). Previous token needs offset 1 at
+every length, so it cannot show what a longer input does to a position scheme.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from torch import nn
 
 from ._validate import check_flag, check_size, check_tensor
 
-__all__ = ["previous_token_batch", "order_blind_accuracy", "expected_order_blind_accuracy"]
+__all__ = ["previous_token_batch", "repeat_block_batch", "order_blind_accuracy", "expected_order_blind_accuracy"]
 
 # The expectation builds (length x length x length) tables: 128 keeps them at 16 MB.
 LONGEST_EXPECTED = 128
@@ -44,6 +50,31 @@ def previous_token_batch(*, batch_size: int, length: int, vocab_size: int,
     ids = torch.randint(vocab_size, (batch_size, length), generator=generator)
     targets = torch.full_like(ids, -100)
     targets[:, 1:] = ids[:, :-1]
+    return ids, targets
+
+
+def repeat_block_batch(*, batch_size: int, block_length: int, vocab_size: int,
+                       generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random blocks of `block_length` symbols, each followed by itself: ids of shape (batch_size, 2 * block_length).
+
+    The targets are next-token answers on the repeated half: at position t the token at
+    t + 1, for t = block_length .. 2 * block_length - 2, and -100 (ignored by
+    `nn.functional.cross_entropy`) everywhere else. Scored are the tokens of the repeat
+    after its first: a model reading left to right cannot know where the block ends
+    before the repeat has begun, so the first token of the repeat is a guess.
+    """
+    batch_size = check_size("batch_size", batch_size, maximum=2**20)
+    block_length = check_size("block_length", block_length, minimum=2, maximum=2**19)
+    vocab_size = check_size("vocab_size", vocab_size, minimum=2, maximum=2**31)
+    if batch_size * 2 * block_length > 2**24:
+        raise ValueError(f"batch_size * 2 * block_length must be at most {2**24} token ids, "
+                         f"got batch_size={batch_size}, block_length={block_length}")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    block = torch.randint(vocab_size, (batch_size, block_length), generator=generator)
+    ids = torch.cat([block, block], dim=1)
+    targets = torch.full_like(ids, -100)
+    targets[:, block_length:-1] = ids[:, block_length + 1:]
     return ids, targets
 
 

@@ -1,3 +1,149 @@
-"""Checkers for notebook 15 (positions in a real pipeline)."""
+"""Checkers for notebook 15 (positions in a real pipeline): the position ids of a left-padded batch, a packed row's
+mask, and the position a cached decoder gives its next token."""
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import torch
+
+from .._validate import check_size, check_tensor, is_sequence, short
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, as_tensor, describe, exercise, first_mistake, not_attempted
+
+__all__ = ["check_position_ids", "check_packed_mask", "check_next_position"]
+
+
+def _check_attention_mask(attention_mask: object) -> torch.Tensor:
+    """The exercise's (batch, seq) 0/1 mask, as a LongTensor (a bad one is the notebook's bug: it raises)."""
+    check_tensor("attention_mask", attention_mask, ndim=(2,))
+    if attention_mask.is_floating_point() or attention_mask.is_complex():
+        raise TypeError(f"attention_mask must be a bool or integer tensor of 0s and 1s, got dtype {attention_mask.dtype}")
+    mask = attention_mask.detach().cpu().long()
+    if not bool(((mask == 0) | (mask == 1)).all()):
+        raise ValueError("attention_mask must hold only 0 (padding) and 1 (a real token)")
+    if not bool(mask.any(dim=-1).all()):
+        raise ValueError("attention_mask must have at least one real token in every row")
+    return mask
+
+
+@exercise("position ids of a left-padded batch")
+def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedback:
+    """Each real token's position among the real tokens of its row (the first real token at 0); padding is not judged."""
+    mask = _check_attention_mask(attention_mask)
+    real = mask.bool()
+    expected = mask.cumsum(-1) - 1
+    answer = as_tensor(answer, f"the position ids, a {tuple(mask.shape)} tensor of whole numbers")
+    if isinstance(answer, Feedback):
+        return answer
+    if answer.shape != mask.shape:
+        if answer.shape == mask.shape[::-1]:
+            return Feedback(MISTAKE, f"Transposed: shape {tuple(answer.shape)}; the position ids have the mask's shape, "
+                                     f"{tuple(mask.shape)}, one row per sequence.")
+        return Feedback(WRONG, f"Got {describe(answer)}; the position ids have the mask's shape, {tuple(mask.shape)}.")
+    if answer.is_floating_point() and not bool((answer == answer.round()).all()):
+        return Feedback(WRONG, "Positions are whole numbers; your answer has fractions.")
+    given = answer.round().long() if answer.is_floating_point() else answer.long()
+
+    def same_on_real(positions: torch.Tensor) -> bool:
+        return bool(torch.equal(given[real], positions[real]))
+
+    if same_on_real(expected):
+        rows = ", ".join(str(given[b][real[b]].tolist()) for b in range(mask.shape[0]))
+        return Feedback(CORRECT, f"Correct: the real tokens of each row at {rows}, as each row alone "
+                                 "(what the padded slots hold does not matter: no real token looks at them).")
+    seq = mask.shape[1]
+    naive = torch.arange(seq).expand_as(mask)
+    mistakes = [
+        ("Off by one: each row's first real token is at position 1. cumsum counts the real tokens up to and including "
+         "this one, so subtract 1: attention_mask.cumsum(-1) - 1.", mask.cumsum(-1)),
+        ("These are the slots of the tensor, 0 to seq - 1, as if there were no padding: a left-padded row's first "
+         "real token then sits at the number of pads before it, not at 0. Count the real tokens instead: "
+         "attention_mask.cumsum(-1) - 1.", naive),
+        ("Counted from the right: the last real token is at 0. Positions count from the first real token, "
+         "left to right: attention_mask.cumsum(-1) - 1.", (mask.flip(-1).cumsum(-1) - 1).flip(-1)),
+        ("The padding was counted too: cumsum of a tensor of ones numbers every slot. Take the cumsum of the mask "
+         "itself, so that pads add nothing.", torch.ones_like(mask).cumsum(-1) - 1),
+    ]
+    mistake = first_mistake(same_on_real, mistakes)
+    if mistake:
+        return mistake
+    return Feedback(WRONG, f"Got {given.tolist()}; each row's real tokens should be numbered 0, 1, 2, ... from its "
+                           "first real token.")
+
+
+def _check_lengths(lengths: object) -> list[int]:
+    if not is_sequence(lengths) or not 1 <= len(lengths) <= 64:
+        raise TypeError(f"lengths must be a list of 1 to 64 document lengths (ints >= 1), got {short(lengths)}")
+    checked = [check_size(f"lengths[{k}]", n, maximum=256) for k, n in enumerate(lengths)]
+    if sum(checked) > 512:
+        raise ValueError(f"lengths must add up to at most 512 tokens (a mask of seq x seq to check), got {sum(checked)}")
+    return checked
+
+
+@exercise("a packed row's mask")
+def check_packed_mask(answer: object, *, lengths: list[int]) -> Feedback:
+    """The (seq, seq) bool mask of documents of `lengths` packed in one row: same document and key c <= query r."""
+    lengths = _check_lengths(lengths)
+    seq = sum(lengths)
+    document = torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
+    same = document[:, None] == document[None, :]
+    causal = torch.ones(seq, seq, dtype=torch.bool).tril()
+    expected = same & causal
+    answer = as_tensor(answer, f"the mask, a ({seq}, {seq}) bool tensor")
+    if isinstance(answer, Feedback):
+        return answer
+    if answer.shape != expected.shape:
+        return Feedback(WRONG, f"Got {describe(answer)}; the mask is (seq, seq) = ({seq}, {seq}), one row per query "
+                               f"of the packed row of {' + '.join(map(str, lengths))} tokens.")
+    if not bool(((answer == 0) | (answer == 1)).all()):
+        return Feedback(WRONG, "A mask holds True and False (or 1 and 0) only.")
+    given = answer.bool()
+    if torch.equal(given, expected):
+        if answer.dtype != torch.bool:
+            return Feedback(MISTAKE, f"The right 0s and 1s, but dtype {answer.dtype}: masked_fill and ~ need a bool "
+                                     "mask (a comparison such as ids[:, None] == ids[None, :] gives one).")
+        return Feedback(CORRECT, f"Correct: {len(lengths)} triangles on the diagonal, one per document; "
+                                 f"{int(expected.sum())} of the {seq * seq} query-key pairs may attend.")
+    mistakes = [
+        ("Only the causal mask: every token still sees the documents before it. Keep a key only if it is in the "
+         "query's own document too (and the two masks with &).", causal),
+        ("The blocks without the triangle: each token sees the later tokens of its own document. A decoder hides "
+         "the future inside each document too: and the blocks with the causal mask.", same),
+        ("Inverted: True marks the pairs to hide. This suite's masks are True where query r may look at key c.",
+         ~expected),
+        ("Transposed: the upper triangles are kept, so each query sees the keys after it. Rows are queries: keep "
+         "c <= r, torch.tril.", expected.T),
+        ("The diagonal is hidden: a token may look at itself (and without it a document's first token sees nothing). "
+         "Keep c <= r, not c < r.", expected & ~torch.eye(seq, dtype=torch.bool)),
+    ]
+    mistake = first_mistake(lambda mask: bool(torch.equal(given, mask)), mistakes)
+    if mistake:
+        return mistake
+    wrong = (given != expected).nonzero()[0].tolist()
+    return Feedback(WRONG, f"Not the packed mask: first wrong at query {wrong[0]}, key {wrong[1]}; query r may look at "
+                           "key c when both are in one document and c <= r.")
+
+
+@exercise("the position of the next generated token")
+def check_next_position(answer: object, *, cached: int, padding: int = 0) -> Feedback:
+    """The position a decoder with `cached` tokens in its cache gives its next token; `padding` of them are left pads."""
+    cached = check_size("cached", cached, minimum=1, maximum=2**31)
+    padding = check_size("padding", padding, minimum=0, maximum=cached - 1)
+    if answer is None:
+        return not_attempted("the next token's position, a whole number")
+    given = as_count(answer)
+    if given is None:
+        return Feedback(WRONG, f"Expected a whole number, a position; got {describe(answer)}.")
+    expected = cached - padding
+    if given == expected:
+        pads = f" ({cached} cached, {padding} of them pads)" if padding else ""
+        return Feedback(CORRECT, f"Correct: {expected}, the number of real tokens already cached{pads}: positions "
+                                 f"0 to {expected - 1} are taken.")
+    if given == cached - padding - 1:
+        return Feedback(MISTAKE, f"Off by one: {given} is the position of the last cached token. The new token comes "
+                                 f"after it, at {expected}.")
+    if padding and given == cached:
+        return Feedback(MISTAKE, f"{given} counts the {padding} pads too: the slots of the cache, not the real tokens. "
+                                 "Positions come from the attention mask, which counts only real tokens.")
+    if given == 0:
+        return Feedback(MISTAKE, "0 is the forgotten offset: the new token is the only one in this step's input, but "
+                                 "not the first of the sequence. Its position is the number of tokens before it.")
+    return Feedback(WRONG, f"Got {given}; the new token's position is the number of real tokens already cached.")

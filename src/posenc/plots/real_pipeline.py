@@ -1,3 +1,251 @@
-"""Figures for notebook 15 (positions in a real pipeline)."""
+"""Figures for notebook 15 (positions in a real pipeline): subword pieces and their positions, the position of every
+slot of a padded batch, a packed row's mask, and differences measured per scheme.
 
-__all__: list[str] = []
+Each function takes numbers or strings the notebook computed and returns a Figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from .._validate import check_str, check_tensor, is_real, is_sequence, short
+from .style import OKABE_ITO, SCHEME_COLOURS, new_figure, shorten
+
+__all__ = ["subword_figure", "position_ids_figure", "packed_mask_figure", "differences_figure"]
+
+# More than this would not fit a row of boxes readable on a page.
+MAX_TOKENS = 40
+MAX_ROWS = 6
+PADDING_GREY = "#DDDDDD"
+# Light tints of Okabe-Ito's colours, for boxes with black text on them.
+TINTS = ("#F5D08A", "#A9D8F3", "#8ED3BE", "#8CB8D9", "#EEA77A", "#E5B9D3")
+
+
+def _check_pieces(sentences: object) -> dict[str, list[list[str]]]:
+    """A dict of 1 to MAX_ROWS labels -> words, each word a non-empty list of pieces (str)."""
+    if not isinstance(sentences, dict) or not 1 <= len(sentences) <= MAX_ROWS:
+        raise TypeError(f"sentences must be a dict of 1 to {MAX_ROWS} labels -> lists of words, each word a list of its "
+                        f"pieces (str), got {short(sentences)}")
+    checked = {}
+    for label, words in sentences.items():
+        check_str("sentences' labels", label)
+        if not is_sequence(words) or not words or not all(
+                is_sequence(word) and word and all(isinstance(piece, str) for piece in word) for word in words):
+            raise TypeError(f"sentences[{label!r}] must be a non-empty list of words, each a non-empty list of pieces "
+                            f"(str), got {short(words)}")
+        count = sum(len(word) for word in words)
+        if count > MAX_TOKENS:
+            raise ValueError(f"sentences[{label!r}] has {count} pieces; at most {MAX_TOKENS} fit in a row")
+        checked[label] = [list(word) for word in words]
+    return checked
+
+
+def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str) -> Figure:
+    """Each sentence as a row of boxes, one box per piece, with the position it takes underneath.
+
+    `sentences` maps a row's label (the sentence, or "words" / "pieces") to its words, each
+    word the list of pieces a tokenizer cut it into; a word in one piece is a list of one.
+    The pieces of one word share a colour and a bracket, so a word of three pieces is seen
+    to take three positions.
+    """
+    rows = _check_pieces(sentences)
+    check_str("title", title)
+    widest = max(sum(len(word) for word in words) for words in rows.values())
+    fig = new_figure(min(16, 1.5 + 0.85 * widest), 0.9 + 1.25 * len(rows))
+    ax = fig.add_subplot()
+    for r, (label, words) in enumerate(rows.items()):
+        y = -1.6 * r
+        position = 0
+        for w, word in enumerate(words):
+            start = position
+            for piece in word:
+                ax.add_patch(Rectangle((position - 0.45, y - 0.35), 0.9, 0.7, facecolor=TINTS[w % len(TINTS)],
+                                       edgecolor="black", linewidth=0.6))
+                shown = piece.replace(" ", "␣")
+                ax.text(position, y, shorten(shown, 9), ha="center", va="center", fontsize=8)
+                ax.text(position, y - 0.55, str(position), ha="center", va="top", fontsize=7.5, color="#444444")
+                position += 1
+            if len(word) > 1:  # a bracket over the pieces of one word
+                ax.plot([start - 0.4, start - 0.4, position - 0.6, position - 0.6], [y + 0.42, y + 0.5, y + 0.5, y + 0.42],
+                        color="black", linewidth=0.8)
+        ax.text(-0.7, y, shorten(label, 28), ha="right", va="center", fontsize=9)
+    ax.set_xlim(-0.7 - 0.17 * max(len(shorten(label, 28)) for label in rows), widest - 0.4)
+    ax.set_ylim(-1.6 * (len(rows) - 1) - 1.0, 0.75)
+    ax.set_aspect("auto")
+    ax.axis("off")
+    ax.set_title(title + "\n(the number under a piece is its position)", fontsize=10)
+    return fig
+
+
+def _check_positions(name: str, value: object, shape: tuple[int, ...] | None) -> torch.Tensor:
+    check_tensor(name, value, ndim=(2,))
+    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+        raise TypeError(f"{name} must hold whole positions (an integer tensor), got dtype {value.dtype}")
+    if shape is not None and tuple(value.shape) != shape:
+        raise ValueError(f"{name} must have the shape of attention_mask, {shape}, got {tuple(value.shape)}")
+    if not value.numel() or value.shape[0] > MAX_ROWS or value.shape[1] > MAX_TOKENS:
+        raise ValueError(f"{name} must be (batch, seq) with 1 to {MAX_ROWS} rows and 1 to {MAX_TOKENS} columns, "
+                         f"got shape {tuple(value.shape)}")
+    return value.detach().cpu().long()
+
+
+def position_ids_figure(panels: dict[str, torch.Tensor], *, attention_mask: torch.Tensor,
+                        row_labels: Sequence[str] | None = None) -> Figure:
+    """A padded batch as a grid per panel: each slot shows the position it is given; padded slots are grey.
+
+    `panels` maps a title to a `(batch, seq)` integer tensor of positions (at most 4 panels);
+    `attention_mask` is the batch's `(batch, seq)` mask, 1 (True) for a real token. A real
+    token's cell is coloured by the position it gets, so the same token coloured alike in two
+    rows means it gets the same position in both.
+    """
+    check_tensor("attention_mask", attention_mask, ndim=(2,))
+    if attention_mask.is_floating_point() or attention_mask.is_complex():
+        raise TypeError(f"attention_mask must be a bool or integer tensor of 0s and 1s, got dtype {attention_mask.dtype}")
+    mask = attention_mask.detach().cpu().long()
+    if not bool(((mask == 0) | (mask == 1)).all()):
+        raise ValueError("attention_mask must hold only 0 (padding) and 1 (a real token)")
+    if not isinstance(panels, dict) or not 1 <= len(panels) <= 4:
+        raise TypeError(f"panels must be a dict of 1 to 4 titles -> (batch, seq) position tensors, got {short(panels)}")
+    checked = {check_str("panels' titles", title): _check_positions(f"panels[{title!r}]", value, tuple(mask.shape))
+               for title, value in panels.items()}
+    batch, seq = mask.shape
+    if row_labels is not None:
+        if not is_sequence(row_labels) or len(row_labels) != batch or not all(isinstance(s, str) for s in row_labels):
+            raise TypeError(f"row_labels must be a list of {batch} str (one per row), got {short(row_labels)}")
+    fig = new_figure(min(16, 1.2 + len(checked) * (0.9 + 0.5 * seq)), 1.3 + 0.5 * batch)
+    axes = fig.subplots(1, len(checked), squeeze=False)[0]
+    colours = [OKABE_ITO[k] for k in (1, 2, 0, 4, 5, 3)]
+    for ax, (title, positions) in zip(axes, checked.items()):
+        for b in range(batch):
+            for s in range(seq):
+                real = bool(mask[b, s])
+                value = int(positions[b, s])
+                colour = colours[value % len(colours)] if real else PADDING_GREY
+                ax.add_patch(Rectangle((s - 0.47, b - 0.42), 0.94, 0.84, facecolor=colour, edgecolor="white",
+                                       alpha=1.0 if real else 0.9))
+                ax.text(s, b, str(value) if real else f"pad\n{value}", ha="center", va="center",
+                        fontsize=8 if real else 6, color="black" if real else "#777777")
+        ax.set_xlim(-0.6, seq - 0.4)
+        ax.set_ylim(batch - 0.5, -0.5)
+        ax.set_xticks(range(seq))
+        ax.set_yticks(range(batch), row_labels if row_labels is not None else [f"row {b}" for b in range(batch)],
+                      fontsize=8)
+        ax.tick_params(length=0, labelsize=8)
+        ax.set_xlabel("slot in the tensor")
+        for side in ax.spines.values():
+            side.set_visible(False)
+        ax.set_title(title, fontsize=10)
+    return fig
+
+
+def packed_mask_figure(mask: torch.Tensor, *, document_ids: torch.Tensor, labels: Sequence[str] | None = None,
+                       title: str = "a packed row's mask") -> Figure:
+    """A `(seq, seq)` mask (True = query r may look at key c) with each document's block outlined.
+
+    `document_ids` is the row's `(seq,)` document id per token; the cells a query may see are
+    coloured by its document, hidden cells are white. `labels` names each token (its piece or
+    its position) on both axes.
+    """
+    check_tensor("mask", mask, ndim=(2,))
+    if mask.dtype != torch.bool:
+        raise TypeError(f"mask must be a bool tensor (True = query r may look at key c), got dtype {mask.dtype}")
+    seq = mask.shape[0]
+    if mask.shape[1] != seq or not 1 <= seq <= MAX_TOKENS:
+        raise ValueError(f"mask must be square, (seq, seq) with 1 <= seq <= {MAX_TOKENS}, got shape {tuple(mask.shape)}")
+    check_tensor("document_ids", document_ids, ndim=(1,))
+    if document_ids.is_floating_point() or document_ids.is_complex() or document_ids.dtype == torch.bool:
+        raise TypeError(f"document_ids must be an integer tensor, got dtype {document_ids.dtype}")
+    if document_ids.shape[0] != seq:
+        raise ValueError(f"document_ids must hold {seq} ids (one per token of the mask), got {document_ids.shape[0]}")
+    if labels is not None and (not is_sequence(labels) or len(labels) != seq or not all(isinstance(s, str) for s in labels)):
+        raise TypeError(f"labels must be a list of {seq} str (one per token), got {short(labels)}")
+    check_str("title", title)
+    ids = document_ids.detach().cpu().long().tolist()
+    visible = mask.detach().cpu()
+    names = list(dict.fromkeys(ids))
+    fig = new_figure(min(12, 2.2 + 0.36 * seq), min(11, 1.6 + 0.34 * seq))
+    ax = fig.add_subplot()
+    colours = [OKABE_ITO[k] for k in (1, 0, 2, 5, 4, 3)]
+    for r in range(seq):
+        for c in range(seq):
+            if bool(visible[r, c]):
+                ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=colours[names.index(ids[r]) % len(colours)],
+                                       edgecolor="white", linewidth=0.8))
+    start = 0
+    for k in range(1, seq + 1):  # outline each run of one document id: its block on the diagonal
+        if k == seq or ids[k] != ids[start]:
+            ax.add_patch(Rectangle((start - 0.5, start - 0.5), k - start, k - start, fill=False, edgecolor="black",
+                                   linewidth=1.3))
+            start = k
+    ax.set_xlim(-0.5, seq - 0.5)
+    ax.set_ylim(seq - 0.5, -0.5)
+    ax.set_aspect("equal")
+    shown = list(labels) if labels is not None else [str(k) for k in range(seq)]
+    ax.set_xticks(range(seq), [shorten(s, 8) for s in shown], rotation=90, fontsize=7.5)
+    ax.set_yticks(range(seq), [shorten(s, 8) for s in shown], fontsize=7.5)
+    ax.set_xlabel("key (looked at)")
+    ax.set_ylabel("query (looking)")
+    ax.set_title(title, fontsize=10)
+    handles = [Rectangle((0, 0), 1, 1, facecolor=colours[k % len(colours)]) for k in range(len(names))]
+    ax.legend(handles, [f"document {name}" for name in names], fontsize=7.5, loc="upper left",
+              bbox_to_anchor=(1.02, 1), frameon=False)
+    return fig
+
+
+def differences_figure(differences: dict[str, dict[str, float]], *, title: str, ylabel: str,
+                       floor: float = 1e-9) -> Figure:
+    """Grouped bars on a log axis: for each scheme, one bar per way of running it, its largest difference on top.
+
+    `differences` maps a scheme ("sinusoidal", "learned", "rotary", "alibi", or any label) to
+    {way: a difference >= 0}; every scheme must name the same ways. A scheme known to
+    `SCHEME_COLOURS` gets its colour; ways are told apart by hatching as well. A difference
+    below `floor` (0 included) is drawn at `floor` and written as "< floor": on a log axis
+    0 has no place, and below float32 rounding the digits mean nothing.
+    """
+    if not isinstance(differences, dict) or not 1 <= len(differences) <= 8:
+        raise TypeError(f"differences must be a dict of 1 to 8 schemes -> {{way: difference}}, got {short(differences)}")
+    check_str("title", title)
+    check_str("ylabel", ylabel)
+    if not is_real(floor) or not 0 < floor < 1:
+        raise ValueError(f"floor must be a number in (0, 1), got {short(floor)}")
+    ways = None
+    for scheme, values in differences.items():
+        check_str("differences' schemes", scheme)
+        if not isinstance(values, dict) or not 1 <= len(values) <= 4:
+            raise TypeError(f"differences[{scheme!r}] must be a dict of 1 to 4 ways -> numbers, got {short(values)}")
+        for way, value in values.items():
+            check_str(f"differences[{scheme!r}]' ways", way)
+            if not is_real(value) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"differences[{scheme!r}][{way!r}] must be a finite number >= 0, got {short(value)}")
+        if ways is None:
+            ways = list(values)
+        elif list(values) != ways:
+            raise ValueError(f"differences must name the same ways for every scheme, got {ways} and {list(values)}")
+    hatches = ("", "///", "...", "xx")
+    fig = new_figure(min(12, 2.5 + 1.6 * len(differences)), 3.9)
+    ax = fig.add_subplot()
+    width = 0.8 / len(ways)
+    highest = max(max(values.values()) for values in differences.values())
+    for k, way in enumerate(ways):
+        for s, (scheme, values) in enumerate(differences.items()):
+            value = float(values[way])
+            colour = SCHEME_COLOURS.get(scheme, OKABE_ITO[s % len(OKABE_ITO)])
+            x = s - 0.4 + width * (k + 0.5)
+            ax.bar(x, max(value, floor), width=width * 0.92, color=colour, alpha=1.0 if k == 0 else 0.55,
+                   hatch=hatches[k], edgecolor="black", linewidth=0.6, log=True,
+                   label=way if s == 0 else None)
+            text = f"< {floor:.0e}" if value < floor else f"{value:.1e}"
+            ax.text(x, max(value, floor) * 1.3, text, ha="center", va="bottom", fontsize=7.5, rotation=90)
+    ax.set_xticks(range(len(differences)), list(differences))
+    ax.set_ylim(floor / 3, max(highest, floor) * 300)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    legend = ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    for patch in legend.get_patches():
+        patch.set_facecolor("#999999")
+    return fig

@@ -1,3 +1,234 @@
-"""Figures for notebook 16 (stretching the context)."""
+"""Figures for notebook 16 (stretching the context): wavelengths per base, the angles a longer input adds,
+the frequencies before and after each rule, a loss curve.
 
-__all__: list[str] = []
+Each function takes numbers (the notebook computes them with `posenc.schemes.rope_frequencies`)
+and returns a Figure. A rule's line has its colour from `SCHEME_COLOURS` ("pi", "ntk", "yarn",
+"llama3"); plain RoPE is "rotary".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+
+from .._validate import check_size, check_str, is_real, is_sequence, short
+from .style import SCHEME_COLOURS, line_style, new_figure
+
+__all__ = ["wavelengths_by_base", "unseen_angles", "frequencies_before_after", "frequency_ratios", "loss_curve"]
+
+# More lines or panels than this would not be readable.
+MAX_LINES = 8
+MAX_PAIRS = 4096
+
+
+def _numbers(name: str, values: object, *, positive: bool = False, length: int | None = None,
+             maximum_length: int = MAX_PAIRS) -> list[float]:
+    """A non-empty list of finite real numbers (> 0 with positive=True), of `length` entries if given."""
+    if hasattr(values, "tolist") and callable(values.tolist) and not isinstance(values, (str, bytes)):
+        try:
+            values = values.tolist()
+        except (TypeError, ValueError, RuntimeError) as error:
+            raise TypeError(f"{name} must be a list of numbers, got {short(values)}") from error
+    if not is_sequence(values) or not 1 <= len(values) <= maximum_length:
+        raise TypeError(f"{name} must be a list of 1 to {maximum_length} numbers, got {short(values)}")
+    if length is not None and len(values) != length:
+        raise ValueError(f"{name} must hold {length} numbers (one per pair), got {len(values)}")
+    for value in values:
+        if not is_real(value):
+            raise TypeError(f"{name} must hold real numbers, got {short(value)} among them")
+        if not math.isfinite(value) or (positive and value <= 0):
+            raise ValueError(f"{name} must hold finite numbers{' > 0' if positive else ''}, got {value!r}")
+    return [float(v) for v in values]
+
+
+def _labelled(name: str, series: object, *, length: int | None = None, positive: bool = True) -> dict[str, list[float]]:
+    """A dict of 1 to MAX_LINES labels -> lists of numbers, all of one length."""
+    if not isinstance(series, dict) or not 1 <= len(series) <= MAX_LINES:
+        raise TypeError(f"{name} must be a dict of 1 to {MAX_LINES} labels -> lists of numbers, got {short(series)}")
+    checked = {}
+    for label, values in series.items():
+        check_str(f"{name}' labels", label)
+        checked[label] = _numbers(f"{name}[{label!r}]", values, positive=positive, length=length)
+        length = len(checked[label])
+    return checked
+
+
+def _style(label: str, k: int) -> dict:
+    """A rule's look: its scheme colour if it has one, otherwise the k-th line style."""
+    style = line_style(list(SCHEME_COLOURS).index(label) if label in SCHEME_COLOURS else k)
+    style["color"] = SCHEME_COLOURS.get(label, style["color"])
+    return style
+
+
+def _length(name: str, value: object) -> int:
+    return check_size(name, value, minimum=2, maximum=2**40)
+
+
+def wavelengths_by_base(wavelengths: dict[str, Sequence[float]], *, context_length: int,
+                        title: str = "Wavelength of each pair") -> Figure:
+    """The wavelength (positions per full turn) of each pair, one line per base, on a log scale.
+
+    `wavelengths` maps a label (e.g. "base 10,000") to one wavelength per pair. A dotted line
+    marks `context_length`: pairs below it turn at least once within that many positions.
+    """
+    series = _labelled("wavelengths", wavelengths)
+    context_length = _length("context_length", context_length)
+    check_str("title", title)
+    fig = new_figure(8, 4)
+    ax = fig.add_subplot()
+    for k, (label, values) in enumerate(series.items()):
+        ax.plot(range(len(values)), values, label=label, markersize=3, markevery=max(1, len(values) // 16),
+                **line_style(k))
+    ax.axhline(context_length, color="#555555", linestyle=":", linewidth=1.5,
+               label=f"{context_length:,} positions")
+    ax.set_yscale("log")
+    ax.set_xlabel("pair i (columns 2i, 2i + 1 of the head)")
+    ax.set_ylabel("wavelength (positions per turn)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors: Sequence[int] = (2, 4),
+                  title: str = "How much of each pair's turn the inputs reach") -> Figure:
+    """For each pair, the share of a full turn that positions 0 .. n - 1 reach, at the trained length and longer.
+
+    Pair i at position p has turned by p * theta_i. Trained on `trained_length` positions, it has
+    seen angles up to (trained_length - 1) * theta_i: a full turn if that is 2 pi or more (every
+    angle seen), otherwise only part of the circle. At `factor` times the length it reaches
+    further: the shaded bands are angles the model never saw in training.
+    """
+    theta = _numbers("frequencies", frequencies, positive=True)
+    trained_length = _length("trained_length", trained_length)
+    factors = [check_size("factors' entries", f, minimum=2, maximum=1024) for f in _sequence("factors", factors)]
+    if sorted(set(factors)) != factors:
+        raise ValueError(f"factors must be increasing and distinct, got {factors}")
+    check_str("title", title)
+
+    def reached(length: int) -> list[float]:
+        return [min(1.0, (length - 1) * t / (2 * math.pi)) for t in theta]
+
+    pairs = range(len(theta))
+    fig = new_figure(8, 4)
+    ax = fig.add_subplot()
+    previous = reached(trained_length)
+    ax.plot(pairs, previous, color=SCHEME_COLOURS["rotary"], label=f"trained: {trained_length} positions", linewidth=2)
+    shades = ["#E69F00", "#D55E00", "#CC79A7", "#882255"]
+    for k, factor in enumerate(factors):
+        now = reached(factor * trained_length)
+        ax.fill_between(pairs, previous, now, color=shades[k % len(shades)], alpha=0.45,
+                        label=f"new angles at {factor}x ({factor * trained_length} positions)")
+        ax.plot(pairs, now, color=shades[k % len(shades)], linewidth=1)
+        previous = now
+    # A log scale: the slowest pairs reach a thousandth of a turn, and 4x that is as new to them as a whole turn.
+    ax.set_yscale("log")
+    ax.set_ylim(min(reached(trained_length)) / 2, 1.5)
+    ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
+    ax.set_ylabel("share of a full turn reached (log)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="lower left")
+    return fig
+
+
+def _sequence(name: str, values: object) -> list:
+    if not is_sequence(values) or not 1 <= len(values) <= MAX_LINES:
+        raise TypeError(f"{name} must be a list of 1 to {MAX_LINES} entries, got {short(values)}")
+    return list(values)
+
+
+def frequencies_before_after(plain: Sequence[float], scaled: dict[str, Sequence[float]], *, trained_length: int,
+                             factor: float, title: str = "Wavelengths before and after each rule") -> Figure:
+    """One panel per rule: each pair's wavelength before (grey) and after the rule (its colour), log scale.
+
+    `plain` holds plain RoPE's frequencies (angle per position, one per pair) and `scaled` a rule's
+    name ("pi", "ntk", "yarn", "llama3") -> its frequencies. Dotted lines mark the trained length
+    and `factor` times it: a pair whose wavelength moves up by `factor` turns as slowly over the
+    long input as it did over the trained one.
+    """
+    theta = _numbers("plain", plain, positive=True)
+    rules = _labelled("scaled", scaled, length=len(theta))
+    if len(rules) > 4:
+        raise ValueError(f"scaled must hold at most 4 rules (one panel each), got {len(rules)}")
+    trained_length = _length("trained_length", trained_length)
+    if not is_real(factor) or not 1 <= factor <= 1e6:
+        raise ValueError(f"factor must be a number from 1 to 1e6, got {short(factor)}")
+    check_str("title", title)
+    columns = min(2, len(rules))
+    rows = math.ceil(len(rules) / columns)
+    fig = new_figure(max(5.5, 4.6 * columns), 3.2 * rows + 0.4)
+    axes = fig.subplots(rows, columns, squeeze=False, sharey=True)
+    before = [2 * math.pi / t for t in theta]
+    for k, (rule, values) in enumerate(rules.items()):
+        ax = axes[k // columns][k % columns]
+        style = _style(rule, k)
+        ax.plot(range(len(before)), before, color="#999999", linewidth=2.5, label="plain RoPE")
+        ax.plot(range(len(values)), [2 * math.pi / t for t in values], color=style["color"],
+                linestyle=style["linestyle"], linewidth=1.8, label=rule)
+        ax.axhline(trained_length, color="#555555", linestyle=":", linewidth=1)
+        ax.axhline(factor * trained_length, color="#555555", linestyle="--", linewidth=1)
+        ax.set_yscale("log")
+        ax.set_title(rule, fontsize=10, color=style["color"])
+        ax.legend(fontsize=7, loc="upper left")
+        if k // columns == rows - 1:
+            ax.set_xlabel("pair i")
+        if k % columns == 0:
+            ax.set_ylabel("wavelength (positions)")
+    for k in range(len(rules), rows * columns):
+        axes[k // columns][k % columns].set_visible(False)
+    fig.suptitle(f"{title}\n(dotted: the trained length, {trained_length:,}; dashed: {factor:g} x that)", fontsize=10)
+    return fig
+
+
+def frequency_ratios(plain: Sequence[float], scaled: dict[str, Sequence[float]], *, factor: float,
+                     title: str = "What each rule does to each pair") -> Figure:
+    """Each rule's frequency over plain RoPE's, pair by pair: 1 keeps the pair, 1 / factor interpolates it.
+
+    `plain` and each entry of `scaled` hold one frequency per pair, as in `frequencies_before_after`.
+    """
+    theta = _numbers("plain", plain, positive=True)
+    rules = _labelled("scaled", scaled, length=len(theta))
+    if not is_real(factor) or not 1 < factor <= 1e6:
+        raise ValueError(f"factor must be a number above 1 and at most 1e6, got {short(factor)}")
+    check_str("title", title)
+    fig = new_figure(8, 3.8)
+    ax = fig.add_subplot()
+    for k, (rule, values) in enumerate(rules.items()):
+        style = _style(rule, k)
+        ax.plot(range(len(theta)), [v / t for v, t in zip(values, theta)], label=rule, markersize=3,
+                markevery=(k, max(1, len(theta) // 12)), **style)
+    ax.axhline(1, color="#555555", linestyle=":", linewidth=1)
+    ax.axhline(1 / factor, color="#555555", linestyle=":", linewidth=1)
+    ax.set_yscale("log", base=2)
+    ax.set_yticks([1 / factor, 1], [f"1/{factor:g}: interpolated", "1: kept"])
+    ax.set_yticks([], minor=True)
+    ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
+    ax.set_ylabel("frequency after / before")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return fig
+
+
+def loss_curve(losses: dict[str, Sequence[float]], *, title: str = "Training loss", window: int = 20) -> Figure:
+    """Each run's loss per step (faint) and its moving average over `window` steps, on a log scale."""
+    if not isinstance(losses, dict) or not 1 <= len(losses) <= MAX_LINES:
+        raise TypeError(f"losses must be a dict of 1 to {MAX_LINES} labels -> lists of losses, got {short(losses)}")
+    runs = {label: _numbers(f"losses[{label!r}]", values, positive=True, maximum_length=1_000_000)
+            for label, values in losses.items() if check_str("losses' labels", label)}
+    window = check_size("window", window, maximum=10_000)
+    check_str("title", title)
+    fig = new_figure(8, 3.4)
+    ax = fig.add_subplot()
+    for k, (label, values) in enumerate(runs.items()):
+        colour = line_style(k)["color"]
+        ax.plot(range(1, len(values) + 1), values, color=colour, alpha=0.3, linewidth=0.8)
+        width = min(window, len(values))
+        averages = [sum(values[max(0, j - width + 1): j + 1]) / (j + 1 - max(0, j - width + 1)) for j in range(len(values))]
+        ax.plot(range(1, len(values) + 1), averages, color=colour, linewidth=2, label=f"{label} (mean of {width} steps)")
+    ax.set_yscale("log")
+    ax.set_xlabel("step")
+    ax.set_ylabel("cross-entropy loss")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    return fig

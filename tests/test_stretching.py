@@ -1,0 +1,270 @@
+"""Notebook 16's checkers and figures: each checker names the usual mistakes, each figure can be read."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from test_figures import check_figure
+
+from posenc import exercises, plots, schemes
+from posenc.exercises.feedback import CORRECT, MISTAKE, NOT_ATTEMPTED, WRONG
+
+# YaRN's attention factor ------------------------------------------------------------------------
+
+
+def test_attention_factor_for_factor_4_is_the_papers():
+    # YaRN (arXiv 2309.00071), eq. 22: sqrt(1/t) = 0.1 ln(s) + 1; for s = 4 that is 1.1386.
+    assert exercises.check_attention_factor(1.1386, factor=4).status == CORRECT
+    assert exercises.check_attention_factor(torch.tensor(1.1386294), factor=4.0).status == CORRECT
+    assert exercises.check_attention_factor(0.1 * math.log(8) + 1, factor=8).status == CORRECT  # the paper's 1.208
+
+
+@pytest.mark.parametrize("answer,words", [
+    (1.1386**2, "square"),
+    (0.1 * math.log10(4) + 1, "base 10"),
+    (1.2, "base 2"),
+    (0.1386, "+ 1 is missing"),
+    (math.log(4) + 1, "0.1 is missing"),
+    (1 / 1.1386**2, "temperature"),
+    (1 / 1.1386, "above 1"),
+])
+def test_attention_factor_names_the_mistake(answer, words):
+    feedback = exercises.check_attention_factor(answer, factor=4)
+    assert feedback.status == MISTAKE and words in feedback.message
+
+
+@pytest.mark.parametrize("answer", [None, "1.1", float("nan"), [1, 2], 3.0])
+def test_attention_factor_answers_anything(answer):
+    feedback = exercises.check_attention_factor(answer, factor=4)
+    assert feedback.status in (NOT_ATTEMPTED, WRONG)
+
+
+@pytest.mark.parametrize("factor", [1, 0.5, "4", float("inf")])
+def test_attention_factor_refuses_a_bad_factor(factor):
+    with pytest.raises((TypeError, ValueError), match="factor"):
+        exercises.check_attention_factor(1.0, factor=factor)
+
+
+# The slowest pair's wavelength ------------------------------------------------------------------
+
+LLAMA3 = {"head_dim": 128, "base": 500_000.0}
+SLOWEST = 2 * math.pi * 500_000 ** (126 / 128)  # pair 63 of 64
+
+
+def test_slowest_wavelength_at_llama_3s_base():
+    assert 2.55e6 < SLOWEST < 2.57e6
+    assert exercises.check_slowest_wavelength(SLOWEST, **LLAMA3).status == CORRECT
+    assert exercises.check_slowest_wavelength(round(SLOWEST), **LLAMA3).status == CORRECT
+    assert math.isclose(SLOWEST, 2 * math.pi / float(schemes.rope_frequencies(head_dim=128, base=5e5)[-1]))
+
+
+@pytest.mark.parametrize("answer,words", [
+    (500_000 ** (126 / 128), "2 pi is missing"),
+    (2 * math.pi * 500_000, "count from 0"),
+    (2 * math.pi * 500_000 ** (63 / 128), "uses i"),
+    (2 * math.pi, "fastest"),
+    (360 * 500_000 ** (126 / 128), "degrees"),
+    (1 / 500_000 ** (126 / 128), "frequency"),
+    (2 * math.pi * 10_000 ** (126 / 128), "base 10,000"),
+])
+def test_slowest_wavelength_names_the_mistake(answer, words):
+    feedback = exercises.check_slowest_wavelength(answer, **LLAMA3)
+    assert feedback.status == MISTAKE and words in feedback.message
+
+
+@pytest.mark.parametrize("answer", [None, "2.5e6", float("inf"), 1.0, np.array([1.0, 2.0])])
+def test_slowest_wavelength_answers_anything(answer):
+    assert exercises.check_slowest_wavelength(answer, **LLAMA3).status in (NOT_ATTEMPTED, WRONG)
+
+
+@pytest.mark.parametrize("kwargs", [{"head_dim": 7, "base": 1e4}, {"head_dim": 2, "base": 1e4},
+                                    {"head_dim": 128, "base": 1.0}, {"head_dim": "128", "base": 1e4}])
+def test_slowest_wavelength_refuses_bad_sizes(kwargs):
+    with pytest.raises((TypeError, ValueError), match="head_dim|base"):
+        exercises.check_slowest_wavelength(1.0, **kwargs)
+
+
+# Position interpolation with a cache ------------------------------------------------------------
+
+GENERATOR = torch.Generator().manual_seed(16)
+QUERY = torch.randn(8, generator=GENERATOR)
+KEYS = torch.randn(6, 8, generator=GENERATOR)
+
+
+def reference_scores(query_scale: float, key_scale: float, factor_of_sqrt: bool = True) -> torch.Tensor:
+    """RoPE written as 2 x 2 rotations pair by pair, with apply_rotary's interleaved pairs, in float64."""
+    d, n = QUERY.shape[0], KEYS.shape[0]
+
+    def turn(x: torch.Tensor, position: float) -> torch.Tensor:
+        out = x.double().clone()
+        for i in range(d // 2):
+            angle = position * 10_000 ** (-2 * i / d)
+            a, b = float(x[2 * i]), float(x[2 * i + 1])
+            out[2 * i], out[2 * i + 1] = a * math.cos(angle) - b * math.sin(angle), a * math.sin(angle) + b * math.cos(angle)
+        return out
+
+    q = turn(QUERY, n * query_scale)
+    scores = torch.stack([turn(KEYS[j], j * key_scale) @ q for j in range(n)])
+    return scores / math.sqrt(d) if factor_of_sqrt else scores
+
+
+def test_interpolated_scores_accepts_every_position_divided():
+    assert exercises.check_interpolated_scores(reference_scores(0.25, 0.25), query=QUERY, keys=KEYS,
+                                               factor=4).status == CORRECT
+    assert exercises.check_interpolated_scores(reference_scores(0.25, 0.25).float().tolist(), query=QUERY, keys=KEYS,
+                                               factor=4).status == CORRECT
+
+
+def test_interpolated_scores_depend_only_on_the_offset():
+    # The point of the exercise: with both interpolated, shifting every position by the same amount changes nothing.
+    theta = schemes.rope_frequencies(head_dim=8, scaling="linear", factor=4.0)
+    q, k = QUERY.double()[None], KEYS.double()[:1]
+    def score(query_position, key_position):
+        angles = torch.tensor([[query_position]], dtype=torch.float64) * theta, torch.tensor([[key_position]]) * theta
+        turned = [torch.stack([x[:, 0::2] * a.cos() - x[:, 1::2] * a.sin(), x[:, 0::2] * a.sin() + x[:, 1::2] * a.cos()],
+                              dim=-1).flatten(-2) for x, a in ((q, angles[0]), (k, angles[1]))]
+        return float(turned[0] @ turned[1].T)
+    assert math.isclose(score(9, 2), score(107, 100), rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("scales,words", [
+    ((1.0, 0.25), "This is the bug"),
+    ((0.25, 1.0), "keys were not"),
+    ((1.0, 1.0), "Nothing was interpolated"),
+    ((4.0, 4.0), "multiplied"),
+])
+def test_interpolated_scores_names_the_mistake(scales, words):
+    feedback = exercises.check_interpolated_scores(reference_scores(*scales), query=QUERY, keys=KEYS, factor=4)
+    assert feedback.status == MISTAKE and words in feedback.message
+
+
+def test_interpolated_scores_names_a_missing_sqrt():
+    feedback = exercises.check_interpolated_scores(reference_scores(0.25, 0.25, factor_of_sqrt=False), query=QUERY,
+                                                   keys=KEYS, factor=4)
+    assert feedback.status == MISTAKE and "sqrt" in feedback.message
+
+
+@pytest.mark.parametrize("answer", [None, "scores", torch.zeros(5), torch.zeros(6), torch.full((6,), float("nan")),
+                                    torch.zeros(6, device="meta"), [[1, 2], [3]]])
+def test_interpolated_scores_answers_anything(answer):
+    feedback = exercises.check_interpolated_scores(answer, query=QUERY, keys=KEYS, factor=4)
+    assert feedback.status in (NOT_ATTEMPTED, WRONG)
+
+
+@pytest.mark.parametrize("kwargs", [{"query": torch.zeros(7), "keys": torch.zeros(3, 7), "factor": 2},
+                                    {"query": QUERY, "keys": torch.zeros(3, 6), "factor": 2},
+                                    {"query": QUERY, "keys": KEYS, "factor": 1},
+                                    {"query": QUERY, "keys": KEYS, "factor": 2, "base": -1.0}])
+def test_interpolated_scores_refuses_bad_inputs(kwargs):
+    with pytest.raises((TypeError, ValueError), match="query|keys|factor|base"):
+        exercises.check_interpolated_scores(None, **kwargs)
+
+
+# An ordering, predicted before training ----------------------------------------------------------
+
+SCORES = {"none": 0.13, "pi": 0.10, "ntk": 0.24, "yarn": 0.47}
+
+
+@pytest.mark.parametrize("answer", [["yarn", "ntk", "none", "pi"], ["yarn", "ntk", "pi", "none"],
+                                    ("YaRN", " ntk", "PI", "none"), "yarn > ntk > pi > none", "yarn, ntk, none, pi"])
+def test_ordering_accepts_the_run_and_its_ties(answer):
+    assert exercises.check_ordering(answer, scores=SCORES, question="4x").status == CORRECT
+
+
+def test_ordering_names_an_upside_down_order_and_a_swap():
+    upside_down = exercises.check_ordering(["pi", "none", "ntk", "yarn"], scores=SCORES, question="4x")
+    assert upside_down.status == MISTAKE and "worst first" in upside_down.message
+    swapped = exercises.check_ordering(["ntk", "yarn", "none", "pi"], scores=SCORES, question="4x")
+    assert swapped.status == WRONG and "ntk above yarn" in swapped.message
+
+
+@pytest.mark.parametrize("answer,words", [(None, "Not attempted"), (["yarn", "ntk", "pi"], "missing: 'none'"),
+                                          (["yarn", "yarn", "ntk", "pi"], "once"), (["alibi"], "not one of"),
+                                          (42, "Expected a list"), ([1, 2], "Expected a list")])
+def test_ordering_answers_anything(answer, words):
+    feedback = exercises.check_ordering(answer, scores=SCORES, question="4x")
+    assert feedback.status in (NOT_ATTEMPTED, WRONG) and words in feedback.message
+
+
+@pytest.mark.parametrize("kwargs", [{"scores": {"a": 1.0}, "question": "q"}, {"scores": {"a": 1.0, "b": "x"}, "question": "q"},
+                                    {"scores": SCORES, "question": 3}, {"scores": SCORES, "question": "q", "tolerance": 2}])
+def test_ordering_refuses_bad_arguments(kwargs):
+    with pytest.raises((TypeError, ValueError), match="scores|question|tolerance"):
+        exercises.check_ordering(["a"], **kwargs)
+
+
+# Figures ---------------------------------------------------------------------------------------
+
+PLAIN = schemes.rope_frequencies(head_dim=128, base=500_000.0)
+RULES = {"pi": schemes.rope_frequencies(head_dim=128, base=500_000.0, scaling="linear", factor=4.0),
+         "ntk": schemes.rope_frequencies(head_dim=128, base=500_000.0, scaling="ntk", factor=4.0),
+         "yarn": schemes.rope_frequencies(head_dim=128, base=500_000.0, scaling="yarn", factor=4.0,
+                                          original_max_position_embeddings=8192),
+         "llama3": schemes.rope_frequencies(head_dim=128, base=500_000.0, scaling="llama3", factor=4.0,
+                                            original_max_position_embeddings=8192)}
+FIGURES = {
+    "wavelengths_by_base": lambda: plots.wavelengths_by_base(
+        {f"base {b:,.0f}": 2 * math.pi / schemes.rope_frequencies(head_dim=128, base=b) for b in (1e4, 5e5, 1e6)},
+        context_length=8192),
+    "unseen_angles": lambda: plots.unseen_angles(PLAIN, trained_length=8192),
+    "frequencies_before_after": lambda: plots.frequencies_before_after(PLAIN, RULES, trained_length=8192, factor=4),
+    "frequencies_before_after, one rule": lambda: plots.frequencies_before_after(PLAIN, {"pi": RULES["pi"]},
+                                                                                 trained_length=8192, factor=4),
+    "frequencies_before_after, three rules": lambda: plots.frequencies_before_after(
+        PLAIN, {k: RULES[k] for k in ("pi", "ntk", "yarn")}, trained_length=8192, factor=4),
+    "frequency_ratios": lambda: plots.frequency_ratios(PLAIN, RULES, factor=4),
+    "loss_curve": lambda: plots.loss_curve({"train": [2.0 * 0.99**k + 0.01 for k in range(300)],
+                                            "fine-tune": [0.5 * 0.98**k + 0.01 for k in range(50)]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_a_stretching_figure_can_be_read(name):
+    problems = check_figure(FIGURES[name]())
+    assert not problems, "\n".join(problems)
+
+
+def test_every_stretching_figure_is_drawn_here():
+    drawn = {name.split(",")[0] for name in FIGURES}
+    assert set(plots.stretching.__all__) <= drawn
+
+
+def test_the_rules_keep_their_colours():
+    fig = plots.frequency_ratios(PLAIN, RULES, factor=4)
+    colours = {line.get_label(): line.get_color() for line in fig.axes[0].lines if not line.get_label().startswith("_")}
+    assert colours == {rule: plots.SCHEME_COLOURS[rule] for rule in RULES}
+
+
+def test_ratios_sit_between_1_over_factor_and_1():
+    fig = plots.frequency_ratios(PLAIN, RULES, factor=4)
+    for line in fig.axes[0].lines:
+        if not line.get_label().startswith("_"):
+            assert min(line.get_ydata()) >= 0.25 - 1e-12 and max(line.get_ydata()) <= 1 + 1e-12
+
+
+def test_unseen_angles_marks_the_pairs_that_never_turned_fully():
+    fig = plots.unseen_angles(PLAIN, trained_length=8192, factors=(2, 4))
+    trained = fig.axes[0].lines[0].get_ydata()
+    # A pair whose wavelength is shorter than the trained length has seen every angle: share 1.
+    wavelengths = 2 * math.pi / PLAIN
+    assert all((share == 1.0) == bool(w <= 8191) for share, w in zip(trained, wavelengths.tolist()))
+
+
+@pytest.mark.parametrize("call", [
+    lambda: plots.wavelengths_by_base({}, context_length=10),
+    lambda: plots.wavelengths_by_base({"a": [1.0, -2.0]}, context_length=10),
+    lambda: plots.wavelengths_by_base({"a": [1.0]}, context_length=0),
+    lambda: plots.unseen_angles([0.1, 0.0], trained_length=10),
+    lambda: plots.unseen_angles([0.1], trained_length=10, factors=(4, 2)),
+    lambda: plots.frequencies_before_after([1.0, 0.1], {"pi": [0.5]}, trained_length=10, factor=2),
+    lambda: plots.frequencies_before_after([1.0], {str(k): [1.0] for k in range(5)}, trained_length=10, factor=2),
+    lambda: plots.frequency_ratios([1.0], {"pi": [0.5]}, factor=1),
+    lambda: plots.loss_curve({"a": []}),
+    lambda: plots.loss_curve({"a": [1.0]}, window=0),
+])
+def test_figures_refuse_bad_input(call):
+    with pytest.raises((TypeError, ValueError)):
+        call()

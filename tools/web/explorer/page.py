@@ -1,0 +1,37 @@
+"""One site page with its explorers made live, built apart from the site: for the explorer's test and benchmark.
+
+    path = build_page(out_dir)            # out_dir/notebooks/08_explore.html (and out_dir/_static)
+
+tools/build_site.py builds the whole site; this builds the page of one notebook with it and passes the page
+through `live_explorers` (a no-op when the site build has already done so).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+if str(ROOT / "tools") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tools"))
+
+import build_site  # noqa: E402
+
+from web.explorer.embed import live_explorers  # noqa: E402
+
+
+def build_page(out: Path, stem: str = "08_explore") -> Path:
+    """Build the site page of notebook `stem` into out/notebooks/ (assets into out/_static) and make it live."""
+    every = build_site.notebooks
+    build_site.notebooks = lambda: [ROOT / "notebooks" / f"{stem}.ipynb"]
+    try:
+        build_site.build_site(out)
+    finally:
+        build_site.notebooks = every
+    path = out / "notebooks" / f"{stem}.html"
+    path.write_text(live_explorers(path.read_text(), stem))
+    return path
+
+
+if __name__ == "__main__":
+    print(build_page(Path(sys.argv[1]), *sys.argv[2:]))
