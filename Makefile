@@ -49,24 +49,29 @@ TORCH_CPU_INDEX = $(shell $(PYTHON) -c "import socket; socket.create_connection(
 # JupyterLab's defaults for the suite (no news pop-up) go where a plain `pip install .` puts them; an editable
 # install skips data files, so they are copied here.
 LAB_DEFAULTS := $(VENV)/share/jupyter/lab/settings/overrides.d
-$(STAMP): requirements.lock pyproject.toml tools/jupyterlab/posenc.json
+$(STAMP): requirements.lock pyproject.toml tools/jupyterlab/posenc.json tools/jupyterlab/jupyter_server_config.json \
+          tools/jupyterlab/ipython_kernel_config.json
+	@echo "Installing the pinned environment into $(VENV) (first run only, about a minute)..."
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --no-compile -r requirements.lock $(TORCH_CPU_INDEX) $(QUIET_PIP)
-	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e . $(QUIET_PIP)
-	mkdir -p $(LAB_DEFAULTS) && cp tools/jupyterlab/posenc.json $(LAB_DEFAULTS)/
+	@$(BIN)/pip install --quiet --no-compile -r requirements.lock $(TORCH_CPU_INDEX) $(QUIET_PIP)
+	@$(BIN)/pip install --quiet --no-deps --no-build-isolation -e . $(QUIET_PIP)
+	@mkdir -p $(LAB_DEFAULTS) $(VENV)/etc/jupyter $(VENV)/etc/ipython
+	@cp tools/jupyterlab/posenc.json $(LAB_DEFAULTS)/
+	@cp tools/jupyterlab/jupyter_server_config.json $(VENV)/etc/jupyter/
+	@cp tools/jupyterlab/ipython_kernel_config.json $(VENV)/etc/ipython/
 	@touch $@
 
 # A learner's own copy: the notebooks without their solutions, in $(LEARNER)/ (not part of the repository).
 # It is brought up to date on every start, except the notebooks the learner has changed, which are never
 # overwritten (tools/student_edition.py says which it kept).
 lab: $(STAMP)
-	$(BIN)/python tools/student_edition.py --lab --out $(LEARNER)
-	$(BIN)/jupyter lab --ip=127.0.0.1 --ServerApp.root_dir=$(LEARNER) \
+	@$(BIN)/python tools/student_edition.py --lab --out $(LEARNER)
+	@$(BIN)/jupyter lab --ip=127.0.0.1 --ServerApp.root_dir=$(LEARNER) \
 	  --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(ROOT_FLAG) $(LAB_EXTRA)
 
 # The teacher's edition, the stored notebooks themselves: each solution sits, collapsed, under its exercise.
 teach: $(STAMP)
-	$(BIN)/jupyter lab --ip=127.0.0.1 --ServerApp.root_dir=. \
+	@$(BIN)/jupyter lab --ip=127.0.0.1 --ServerApp.root_dir=. \
 	  --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(ROOT_FLAG) $(LAB_EXTRA)
 
 # The browser tests need a Chromium: Playwright's own, or chromium / chromium-browser / google-chrome on the
@@ -79,7 +84,8 @@ browser: $(STAMP)
 # from local copies: npm installs them from the lock file.
 WEB := tools/web/node_modules/.installed
 $(WEB): tools/web/package.json tools/web/package-lock.json
-	cd tools/web && npm ci --no-audit --no-fund --loglevel=error
+	@command -v npm > /dev/null || { echo "make site, make slides and make test need Node.js and npm (https://nodejs.org/): install them, then run make again"; exit 1; }
+	@cd tools/web && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # Everything `make test` needs: the venv and the site's JavaScript at the same time (pip works on one core,
@@ -89,14 +95,17 @@ setup:
 	@$(MAKE) --no-print-directory browser
 
 # The inner loop: the linter, then every test that starts no server, browser, kernel or fresh environment.
+# The contract fuzz draws a quarter of its examples here (tests/test_contract.py); `make test` draws them all.
 check: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n auto -m "not slow" tests
+	POSENC_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -n auto -m "not slow" tests
 
 # Every test on every core (pytest-xdist; conftest.py says how the work is grouped and ordered).
+# PYTEST_EXTRA=--store-durations records each unit's seconds in tests/durations.json (the order of the next runs).
+PYTEST_EXTRA ?=
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto $(PYTEST_EXTRA)
 
 # Solutions are collapsed under their exercises (tools/run_notebooks.py), as every run writes them.
 notebooks: $(STAMP)
@@ -120,6 +129,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_encoding.py
 	$(BIN)/python benchmarks/widget_latency.py
 	$(BIN)/python benchmarks/browser_latency.py
+	$(BIN)/python benchmarks/bench_page_explorer.py
 	# The precision notebook prints the committed results: re-run it on the new ones.
 	$(BIN)/python tools/run_notebooks.py notebooks/12_precision.ipynb
 

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
 import posenc
-from posenc import _validate, attention, encoding, exercises, experiment, explorers, plots, schemes, tokens
+from posenc import _validate, attention, encoding, exercises, experiment, explorers, generation, plots, schemes, stretch, tokens
 from posenc.explorers import engine
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,8 +42,13 @@ SECONDS_PER_CALL = 5
 _warm_up = torch.zeros(1, requires_grad=True)
 _warm_up.sum().backward()
 torch.optim.AdamW([_warm_up]).step()
-# `POSENC_FUZZ_SCALE=20 pytest tests/test_contract.py` runs 20 times as many examples (a longer hunt).
-SCALE = int(os.environ.get("POSENC_FUZZ_SCALE", "1"))
+# `POSENC_FUZZ_SCALE=20 pytest tests/test_contract.py` runs 20 times as many examples (a longer hunt); `make check`,
+# the quick loop, runs a quarter of them (0.25) and `make test` all.
+SCALE = float(os.environ.get("POSENC_FUZZ_SCALE", "1"))
+
+
+def scaled(examples: int) -> int:
+    return max(1, round(SCALE * examples))
 # Far below this machine's memory: a size that needs more must be refused, not allocated.
 MEMORY_LIMIT = 64 * 2**20
 
@@ -67,6 +72,9 @@ INSTANCES = {
     schemes.LearnedPositionalEmbedding: lambda: schemes.LearnedPositionalEmbedding(max_sequence_length=10, d_model=6),
     experiment.TinyTransformer: lambda: experiment.TinyTransformer(scheme="learned", settings=TINY),
     experiment.Comparison: lambda: experiment.compare(["learned"], settings=TINY, progress=False),
+    generation.TinyDecoder: lambda: generation.TinyDecoder(scheme="rotary", vocab_size=8, d_model=8, num_heads=2,
+                                                          max_sequence_length=8),
+    stretch.RopeAttention: lambda: stretch.RopeAttention(d_model=8, num_heads=2, rotary_dim=4),
 }
 
 
@@ -168,6 +176,8 @@ PLAUSIBLE = {
     "word": tensors(dtypes=[torch.float32, torch.float64], min_dims=1, max_dims=1, max_side=8),
     "query_position": st.integers(0, 30), "offsets": st.lists(st.integers(-30, 30), max_size=8),
     "length": st.integers(2, 20), "layout": st.sampled_from(schemes.LAYOUTS), "causal": st.booleans(),
+    "block_length": st.integers(2, 8), "head_dim": st.sampled_from([2, 4, 8]),
+    "scaling": st.sampled_from([None, "linear", "ntk", "yarn", "llama3"]), "factor": st.floats(1, 8),
 }
 
 
@@ -270,7 +280,7 @@ SLOW = {"posenc.explorers", "posenc.plots"}  # every call builds a figure: fewer
 
 
 def examples_for(name: str) -> int:
-    return SCALE * (12 if any(name.startswith(m) for m in SLOW) else 60)
+    return scaled(12 if any(name.startswith(m) for m in SLOW) else 60)
 
 
 @pytest.mark.parametrize("name,target,factory", CALLABLES, ids=[n for n, _, _ in CALLABLES])
@@ -313,6 +323,12 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
                   "weights": torch.softmax(torch.randn(4, 4, generator=torch.Generator().manual_seed(6)), dim=-1),
                   "order": [1, 0, 3, 2], "actual": True, "question": "will it?",
                   "options": {"a": "right, because", "b": "wrong, because"}, "correct": "a"})
+    sizes.update({"factor": 4.0, "head_dim": 128, "base": 500_000.0,
+                  "q": torch.randn(8, generator=torch.Generator().manual_seed(8)),
+                  "cached_keys": torch.randn(5, 8, generator=torch.Generator().manual_seed(9)),
+                  "measured": {"none": 0.13, "pi": 0.10, "ntk": 0.24, "yarn": 0.47}})
+    sizes.update({"attention_mask": torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]), "lengths": [2, 3, 1],
+                  "cached": 10, "padding": 2})
     if "pad_id" in parameter_names(checker):
         sizes["ids"] = torch.tensor([[2, 3, 4, 0, 0], [5, 6, 0, 0, 0]])
     if name.endswith("check_error_position"):
@@ -329,7 +345,7 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
 
     hostile = st.one_of(anything, st.just(Broken()), st.just(torch.nn.Identity()), tensors(max_dims=3))
 
-    @settings(max_examples=SCALE * 150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=scaled(150), deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(hostile)
     def run(answer):
         try:

@@ -349,3 +349,131 @@ def test_compare_keeps_one_line_per_model_outside_jupyter(capsys):
 def test_bad_input_is_named(call, message):
     with pytest.raises((TypeError, ValueError), match=message):
         call()
+
+
+# Stretching the context (posenc.stretch, notebook 16): the copy task, the RoPE model whose frequencies are numbers --
+
+from posenc import stretch  # noqa: E402
+from posenc.rope_scaling import rope_frequencies, yarn_attention_factor  # noqa: E402
+from posenc.task import repeat_block_batch  # noqa: E402
+
+COPY = stretch.CopySettings(steps=3, d_model=8, num_heads=2, num_layers=1, batch_size=4, shortest_block=2,
+                            longest_block=4)
+
+
+def test_repeat_block_batch_repeats_and_scores_the_repeat_after_its_first_token():
+    ids, targets = repeat_block_batch(batch_size=3, block_length=5, vocab_size=10,
+                                      generator=torch.Generator().manual_seed(0))
+    assert ids.shape == targets.shape == (3, 10) and ids.dtype == torch.int64
+    assert torch.equal(ids[:, :5], ids[:, 5:])
+    assert (targets[:, :5] == -100).all() and (targets[:, -1] == -100).all()
+    assert torch.equal(targets[:, 5:9], ids[:, 6:10])  # next token, on the repeat
+
+
+def test_copy_model_with_plain_rope_is_the_experiments_rotary_decoder():
+    settings = stretch.CopySettings(d_model=8, num_heads=2, num_layers=2, shortest_block=2, longest_block=4, seed=3)
+    model = stretch.copy_model(settings)
+    torch.manual_seed(3)
+    plain = experiment.TinyTransformer(scheme="rotary", settings=stretch._model_settings(settings))
+    ids = torch.randint(10, (2, 13), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        assert torch.equal(model(ids), plain(ids))
+        assert torch.equal(stretch.stretched(model, scaling=None)(ids), plain(ids))
+        for rule in ("linear", "ntk", "yarn", "llama3"):
+            assert torch.allclose(stretch.stretched(model, scaling=rule, factor=1.0)(ids), plain(ids), atol=1e-6)
+
+
+def test_stretched_swaps_frequencies_in_a_copy_and_yarn_scales_the_scores_by_its_square():
+    model = stretch.copy_model(COPY)
+    before = [block.attention.frequencies.clone() for block in model.blocks]
+    yarn = stretch.stretched(model, scaling="yarn", factor=4.0)
+    linear = stretch.stretched(model, scaling="linear", factor=2.0)
+    assert all(torch.equal(block.attention.frequencies, f) for block, f in zip(model.blocks, before, strict=True))
+    assert model.blocks[0].attention.attention_factor == 1.0
+    attention = yarn.blocks[0].attention
+    assert attention.attention_factor == yarn_attention_factor(factor=4.0)
+    torch.testing.assert_close(attention.frequencies, rope_frequencies(head_dim=4, scaling="yarn", factor=4.0,
+                                                                       original_max_position_embeddings=8))
+    torch.testing.assert_close(linear.blocks[0].attention.frequencies, before[0] / 2)
+    # The scores, computed by hand: RoPE with the yarn frequencies, times the factor squared.
+    x = torch.randn(1, 6, 8, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        attention(x)
+        q, k, _ = split_heads_of(attention, x)
+        q = apply_rotary(q, frequencies=attention.frequencies)
+        k = apply_rotary(k, frequencies=attention.frequencies)
+        scores = q @ k.transpose(-2, -1) * attention.attention_factor**2 / 2
+        scores = scores.masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), float("-inf"))
+    torch.testing.assert_close(attention.last_weights, torch.softmax(scores, dim=-1))
+
+
+def split_heads_of(attention, x):
+    from posenc.attention import split_heads
+    return split_heads(attention.qkv(x), num_heads=3 * attention.num_heads).chunk(3, dim=1)
+
+
+def test_partial_rotation_turns_only_the_first_columns_of_each_head():
+    settings = stretch.CopySettings(d_model=16, num_heads=2, num_layers=1, shortest_block=2, longest_block=4,
+                                    partial_rotary_factor=0.25)
+    assert stretch.rotary_dim_of(settings) == 2
+    model = stretch.copy_model(settings)
+    attention = model.blocks[0].attention
+    assert attention.rotary_dim == 2 and attention.frequencies.shape == (1,)
+    x = torch.randn(1, 5, 16, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        attention(x)
+        q, k, _ = split_heads_of(attention, x)
+        q, k = apply_rotary(q, rotary_dim=2), apply_rotary(k, rotary_dim=2)
+        scores = (q @ k.transpose(-2, -1) / math.sqrt(8)).masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1),
+                                                                    float("-inf"))
+    torch.testing.assert_close(attention.last_weights, torch.softmax(scores, dim=-1))
+    with pytest.raises(ValueError, match="partial_rotary_factor"):
+        stretch.CopySettings(d_model=16, num_heads=2, partial_rotary_factor=0.1)  # 0 columns of 8
+
+
+def test_wider_heads_than_d_model_over_num_heads():
+    settings = stretch.CopySettings(d_model=8, num_heads=2, head_dim=6, num_layers=1, shortest_block=2, longest_block=4)
+    model = stretch.copy_model(settings)
+    assert model.blocks[0].attention.qkv.weight.shape == (36, 8)
+    assert model(torch.zeros(1, 8, dtype=torch.int64)).shape == (1, 8, settings.vocab_size)
+
+
+def test_train_copy_is_seeded_and_fine_tune_leaves_the_model_alone():
+    first, second = stretch.train_copy(settings=COPY), stretch.train_copy(settings=COPY)
+    assert first.losses == second.losses and len(first.losses) == 3
+    state = {key: value.clone() for key, value in first.model.state_dict().items()}
+    tuned = stretch.fine_tune(first.model, scaling="linear", factor=2.0, steps=2)
+    assert len(tuned.losses) == 2 and tuned.scheme == "linear x2 tuned"
+    assert all(torch.equal(value, first.model.state_dict()[key]) for key, value in state.items())
+    torch.testing.assert_close(tuned.model.blocks[0].attention.frequencies, first.model.blocks[0].attention.frequencies / 2)
+    accuracy = stretch.copy_accuracy(first.model, length=8, batch_size=8)
+    assert 0.0 <= accuracy <= 1.0
+    assert accuracy == stretch.copy_accuracy(first.model, length=8, batch_size=8)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: stretch.CopySettings(partial_rotary_factor=0.0), "partial_rotary_factor"),
+    (lambda: stretch.CopySettings(shortest_block=5, longest_block=4), "longest_block"),
+    (lambda: stretch.train_copy(settings=TINY), "settings must be a posenc.stretch.CopySettings"),
+    (lambda: stretch.stretched(experiment.TinyTransformer(scheme="rotary", settings=TINY), scaling="linear"), "model"),
+    (lambda: stretch.stretched(stretch.copy_model(COPY), scaling="pi", factor=2.0), "scaling must be one of"),
+    (lambda: stretch.stretched(stretch.copy_model(COPY), scaling="linear", factor=0.5), "factor"),
+    (lambda: stretch.copy_accuracy(stretch.copy_model(COPY), length=9), "length must be even"),
+    (lambda: stretch.fine_tune(stretch.copy_model(COPY), steps=0), "steps"),
+    (lambda: repeat_block_batch(batch_size=2, block_length=1, vocab_size=10), "block_length"),
+    (lambda: stretch.RopeAttention(d_model=8, num_heads=2, rotary_dim=6), "rotary_dim"),
+])
+def test_stretch_bad_input_is_named(call, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        call()
+
+
+def test_train_copy_and_fine_tune_show_one_line_each_with_progress_true(capsys):
+    result = stretch.train_copy(settings=COPY, progress=True)
+    stretch.fine_tune(result.model, steps=2, progress=True)
+    lines = capsys.readouterr().out.splitlines()
+    assert "\r" not in "".join(lines) and len(lines) == 2
+    assert lines[0].startswith("rotary      trained in") and "3 steps" in lines[0]
+    assert lines[1].startswith("linear x2 tuned trained in") and "2 steps" in lines[1]
+    with pytest.raises(TypeError, match="progress"):
+        stretch.train_copy(settings=COPY, progress="yes")

@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 
 from posenc import attention, embedding, tokens
@@ -109,8 +110,6 @@ def test_position_ids_count_the_real_tokens_of_each_row_and_give_padding_zero():
 
 
 def test_position_ids_refuse_anything_but_a_0_1_mask():
-    import pytest
-
     for bad, error, words in [(torch.tensor([[0.0, 1.0]]), TypeError, ["attention_mask", "float32"]),
                               (torch.tensor([[0, 2, 1]]), ValueError, ["attention_mask", "[2]"]),
                               (torch.tensor([-1, 1]), ValueError, ["attention_mask", "[-1]"]),

@@ -1,30 +1,35 @@
-"""The offline classroom outputs: `make site` and `make slides`, checked in headless Chromium.
+"""The offline classroom outputs, `make site` and `make slides`, checked in headless Chromium.
 
-Every page of the site and every slide deck must load with no failed request and no
-request leaving this machine; the widgets render at their saved state, MathJax and
-reveal.js come from the local copies; every solution waits behind a closed toggle.
-The site and the slides are built and served apart (two xdist groups, each with its own
-Chromium), so that two workers can check them at once. Screenshots go to test-artifacts/site/.
+Both are built once, in one process, and served by one server to one browser (all of these tests are one
+xdist group). Every page and deck loads with no failed request and no
+request leaving this machine, passes axe-core with nothing serious or critical (once per page), and hides every
+solution behind a closed toggle. The site reads like a book: a reading column, a contents sidebar that stays, the
+page's own sections, an offline search, launch links once per page, one typeface for text and widgets.
+Screenshots go to test-artifacts/site/.
 """
 
 import contextlib
 import functools
 import http.server
 import json
-import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
+import build_site  # noqa: E402
 import lab_browser  # noqa: E402
 
-pytestmark = pytest.mark.slow
 ARTIFACTS = ROOT / "test-artifacts" / "site"
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+AXE = ROOT / "tools" / "web" / "node_modules" / "axe-core" / "axe.min.js"
+SERIOUS = """async (root) => (await axe.run(root || document, {resultTypes: ['violations']})).violations
+    .filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => `${v.id} (${v.impact}): ${v.nodes.map(n => n.html.slice(0, 80)).join(' | ')}`)"""
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -32,53 +37,42 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-ON_SITE, ON_SLIDES = pytest.mark.xdist_group("site"), pytest.mark.xdist_group("slides")
+@dataclass
+class Built:
+    browser: object
+    base: str
+    out: Path
 
 
-def solutions(name: str) -> int:
-    cells = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())["cells"]
-    return sum("solution" in c["metadata"].get("tags", []) for c in cells)
-
-
-@contextlib.contextmanager
-def built_and_served(out: Path, what: str):
-    subprocess.run([sys.executable, str(ROOT / "tools" / "build_site.py"), what, "--out", str(out)], check=True)
-    handler = functools.partial(QuietHandler, directory=str(out))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The site and the slides, built in this process, served on 127.0.0.1, and one Chromium."""
+    out = tmp_path_factory.mktemp("site")
+    build_site.build_slides(out)
+    build_site.build_site(out)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
         with lab_browser.chromium(out) as browser:
-            yield browser, f"http://127.0.0.1:{server.server_address[1]}", out
+            yield Built(browser, f"http://127.0.0.1:{server.server_address[1]}", out)
     finally:
         server.shutdown()
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    with built_and_served(tmp_path_factory.mktemp("site"), "site") as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def slides(tmp_path_factory):
-    with built_and_served(tmp_path_factory.mktemp("slides"), "slides") as served:
-        yield served
-
-
 @contextlib.contextmanager
-def offline_page(site, path):
+def offline_page(built, path, *, size=(1400, 900)):
     """Open a page with every request leaving 127.0.0.1 aborted; on leaving, assert none failed or left."""
-    browser, base, _ = site
-    page = browser.new_page()
+    page = built.browser.new_page()
+    page.set_viewport_size({"width": size[0], "height": size[1]})
     failed, outside = [], []
-    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base)
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(built.base)
                else (outside.append(route.request.url), route.abort()))
     page.on("requestfailed", lambda request: failed.append(f"{request.url} ({request.failure})"))
     page.on("response", lambda response: failed.append(f"{response.url} ({response.status})")
             if response.status >= 400 else None)
     try:
-        page.goto(f"{base}/{path}", wait_until="networkidle")
+        page.goto(f"{built.base}/{path}", wait_until="networkidle")
         yield page
         assert failed == [], failed
         assert outside == [], f"requests leaving the machine: {outside}"
@@ -86,15 +80,14 @@ def offline_page(site, path):
         page.close()
 
 
-@ON_SITE
-def test_index_links_every_notebook_and_deck_and_axe_finds_nothing_serious(site):
-    with offline_page(site, "index.html") as page:
-        links = page.eval_on_selector_all("a", "nodes => nodes.map(n => n.getAttribute('href'))")
-        assert [f"notebooks/{n}.html" for n in NOTEBOOKS] == [link for link in links if link.startswith("notebooks/")]
-        assert [f"slides/{n}.slides.html" for n in NOTEBOOKS] == [link for link in links if link.startswith("slides/")]
-        page.screenshot(path=ARTIFACTS / "index.png", full_page=True)
-        assert _audit(page, "index.html") == []
-
+def audit(page, path):
+    """axe-core's serious and critical findings on the page; the report goes to test-artifacts/site/axe/."""
+    page.add_script_tag(content=AXE.read_text())
+    found = page.evaluate(SERIOUS)
+    ARTIFACTS.joinpath("axe").mkdir(exist_ok=True)
+    report = "\n".join(found) or "no serious or critical findings"
+    ARTIFACTS.joinpath("axe", path.replace("/", "_") + ".txt").write_text(report)
+    return found
 
 SOLUTION_TOGGLES = """() => Array.from(document.querySelectorAll('.celltag_solution')).map(cell => {
     const toggle = cell.closest('details.posenc-solution');
@@ -102,46 +95,122 @@ SOLUTION_TOGGLES = """() => Array.from(document.querySelectorAll('.celltag_solut
                       code_shown: cell.querySelector('.jp-InputArea').checkVisibility()};
 })"""
 CLOSED = {"open": False, "summary": "Show the solution", "code_shown": False}
+# Characters per line of the page's paragraphs of plain text (no formulas or code, whose glyphs are wider): each
+# paragraph's width over the mean width of its own characters.
+CHARACTERS_PER_LINE = """() => Array.from(document.querySelectorAll('.jp-RenderedMarkdown p'))
+    .filter(p => p.innerText.length > 300 && !p.querySelector('.MathJax_CHTML, .MathJax_Preview, code')).map(p => {
+        const canvas = document.createElement('canvas').getContext('2d');
+        const style = getComputedStyle(p);
+        canvas.font = `${style.fontSize} ${style.fontFamily}`;
+        const text = p.innerText.replace(/\\s+/g, ' ');
+        return p.clientWidth / (canvas.measureText(text).width / text.length);
+    })"""
+FONTS = """() => ({text: getComputedStyle(document.querySelector('.jp-RenderedMarkdown p')).fontFamily,
+    labels: Array.from(document.querySelectorAll('.widget-label')).map(n => getComputedStyle(n).fontFamily)})"""
 
 
-@ON_SITE
+def solutions(name: str) -> int:
+    cells = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())["cells"]
+    return sum("solution" in c["metadata"].get("tags", []) for c in cells)
+
+
+def test_progress_lines_show_their_last_state():
+    assert build_site.collapse_progress("step 1/3 loss 2.0\rstep 2/3 loss 1.0\rnone  trained in 2.2 s\n") \
+        == "none  trained in 2.2 s\n"
+    assert build_site.collapse_progress("a\r\nb\n") == "a\nb\n"
+    notebook = build_site.nbformat.v4.new_notebook(cells=[build_site.nbformat.v4.new_code_cell(
+        "train()", outputs=[build_site.nbformat.v4.new_output("stream", name="stdout", text="1/2\r2/2\rdone\n")])])
+    assert build_site.for_the_page(notebook).cells[0].outputs[0].text == "done\n"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_index_links_every_notebook_and_deck_once_and_passes_axe(built):
+    with offline_page(built, "index.html", size=(1280, 720)) as page:
+        links = page.eval_on_selector_all("main a", "nodes => nodes.map(n => n.getAttribute('href'))")
+        assert [f"notebooks/{n}.html" for n in NOTEBOOKS] == [link for link in links if link.startswith("notebooks/")]
+        assert [f"slides/{n}.slides.html" for n in NOTEBOOKS] == [link for link in links if link.startswith("slides/")]
+        assert sum("mybinder.org" in link for link in links) == 1, "one launch link, not one per row"
+        assert not any("colab" in link for link in links)
+        page.screenshot(path=ARTIFACTS / "index.png")
+        assert audit(page, "index.html") == []
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_every_page_loads_offline_leads_on_hides_its_solutions_and_passes_axe(site, name):
+def test_every_page_loads_offline_reads_like_a_book_and_passes_axe(built, name):
     # One visit per page for all of its checks: each page load costs the browser more than the checks.
     import tomllib
 
     owner_repo = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"].removeprefix(
         "https://github.com/")
-    _, _, out = site
     k = NOTEBOOKS.index(name)
-    with offline_page(site, f"notebooks/{name}.html") as page:
-        page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=True)
+    with offline_page(built, f"notebooks/{name}.html", size=(1280, 720)) as page:
+        page.screenshot(path=ARTIFACTS / f"{name}.png")
         broken = page.eval_on_selector_all(
             "img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
         assert broken == []
-        # Every solution waits behind a closed toggle.
         assert page.evaluate(SOLUTION_TOGGLES) == [CLOSED] * solutions(name)
-        # The page leads on: previous, next, every notebook, its .ipynb, its slides, Binder and Colab.
-        links = page.eval_on_selector_all("nav.posenc-nav a", "nodes => nodes.map(n => n.getAttribute('href'))")
+        # The page leads on: previous, next, every notebook (the sidebar), its .ipynb, its slides, Binder and Colab once.
+        header = page.eval_on_selector_all("nav.posenc-nav a", "nodes => nodes.map(n => n.getAttribute('href'))")
+        sidebar = page.eval_on_selector_all(".posenc-sidebar nav a", "nodes => nodes.map(n => n.getAttribute('href'))")
         if k:
-            assert f"{NOTEBOOKS[k - 1]}.html" in links
+            assert f"{NOTEBOOKS[k - 1]}.html" in header
         if k + 1 < len(NOTEBOOKS):
-            assert f"{NOTEBOOKS[k + 1]}.html" in links
-        assert all(f"{other}.html" in links for other in NOTEBOOKS), "the contents list every notebook"
-        assert f"{name}.ipynb" in links and (out / "notebooks" / f"{name}.ipynb").is_file()
-        assert f"../slides/{name}.slides.html" in links
-        assert f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/notebooks/{name}.ipynb" in links
-        assert f"https://colab.research.google.com/github/{owner_repo}/blob/main/notebooks/{name}.ipynb" in links
+            assert f"{NOTEBOOKS[k + 1]}.html" in header
+        assert [f"../notebooks/{other}.html" for other in NOTEBOOKS] == [a for a in sidebar if not a.startswith("#")]
+        assert f"{name}.ipynb" in header and (built.out / "notebooks" / f"{name}.ipynb").is_file()
+        assert f"../slides/{name}.slides.html" in header
+        everywhere = page.eval_on_selector_all("a", "nodes => nodes.map(n => n.getAttribute('href'))")
+        assert everywhere.count(f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/notebooks/{name}.ipynb") == 1
+        assert everywhere.count(f"https://colab.research.google.com/github/{owner_repo}/blob/main/notebooks/{name}.ipynb") == 1
         assert " min." in page.locator("nav.posenc-nav .posenc-time").inner_text()
         assert "Goal" in page.locator(".jp-RenderedMarkdown").first.inner_text()
-        if page.locator(".jupyter-widgets").count():  # widgets render after load; their pictures get alt text then
-            page.wait_for_selector(".widget-image[alt]")
-        assert _audit(page, f"notebooks/{name}.html") == []
+        # The page's own sections, in the contents, lead to headings on the page.
+        own = page.eval_on_selector_all(".posenc-sections a", "nodes => nodes.map(n => decodeURIComponent(n.hash.slice(1)))")
+        assert own and page.evaluate("ids => ids.filter(id => !document.getElementById(id))", own) == []
+        # The contents stay: at the bottom of the page the sidebar is still on screen.
+        page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        assert abs(page.locator(".posenc-sidebar").evaluate("n => n.getBoundingClientRect().top")) < 1
+        # A reading column: paragraphs of about 70-90 characters a line.
+        widths = page.evaluate(CHARACTERS_PER_LINE)
+        assert all(65 <= w <= 95 for w in widths), widths
+        # Nothing wider than the screen: no sideways scrolling of the page itself.
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+        # Widgets render after load; their pictures get alt text then.
+        page.wait_for_function("() => !document.querySelector('.widget-image:not([alt])')")
+        if page.locator(".widget-label").count():
+            fonts = page.evaluate(FONTS)
+            assert set(fonts["labels"]) <= {fonts["text"]}, "one typeface for text and widgets"
+        assert audit(page, f"notebooks/{name}.html") == []
 
 
-@ON_SITE
-def test_the_toggle_shows_the_solution_on_the_site(site):
-    with offline_page(site, "notebooks/03_pe_formula.html") as page:
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_search_finds_a_word_of_notebook_09_offline_and_leads_there(built):
+    with offline_page(built, "notebooks/00_start_here.html", size=(1400, 900)) as page:
+        page.fill("#posenc-search-box", "equivariant")
+        first = page.locator("#posenc-search-results a").first
+        first.wait_for()
+        hits = page.eval_on_selector_all("#posenc-search-results a", "nodes => nodes.map(n => n.getAttribute('href'))")
+        assert hits[0].startswith("../notebooks/09_why_positions_matter.html#"), hits
+        page.screenshot(path=ARTIFACTS / "search.png")
+        first.click()
+        page.wait_for_url("**/09_why_positions_matter.html#*")
+        assert page.locator("h1").first.inner_text().startswith("9.")
+    with offline_page(built, "index.html", size=(1400, 900)) as page:  # from the index too (another prefix)
+        page.fill("#posenc-search-box", "permutation equivar")
+        page.locator("#posenc-search-results a").first.wait_for()
+        assert "notebooks/09_why_positions_matter.html#" in page.locator("#posenc-search-results a").first.get_attribute("href")
+        page.fill("#posenc-search-box", "zzzqqq")
+        assert "Nothing found" in page.locator("#posenc-search-results").inner_text()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_the_toggle_shows_the_solution_on_the_site(built):
+    with offline_page(built, "notebooks/03_pe_formula.html") as page:
         toggle = page.locator("details.posenc-solution").first
         code = toggle.locator(".jp-InputArea")
         assert not code.is_visible()
@@ -150,33 +219,134 @@ def test_the_toggle_shows_the_solution_on_the_site(site):
         toggle.screenshot(path=ARTIFACTS / "solution_open.png")
 
 
-@ON_SITE
-def test_widgets_render_at_their_saved_state(site):
-    with offline_page(site, "notebooks/08_explore.html") as page:
-        page.locator(".widget-slider").first.wait_for()
-        labels = page.locator(".widget-slider .widget-label").all_inner_texts()
-        assert {"d_model", "max_sequence_length", "base", "position", "dimension"} <= set(labels)
-        pictures = page.locator(".jupyter-widgets img")
-        assert pictures.count() == 2
-        assert all(page.evaluate("img => img.naturalWidth > 0", img.element_handle()) for img in pictures.all())
-        page.screenshot(path=ARTIFACTS / "08_explore_widgets.png", full_page=True)
-
-
-@ON_SITE
-def test_mathjax_renders_the_formula_offline(site):
-    with offline_page(site, "notebooks/03_pe_formula.html") as page:
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_explorers_and_mathjax_on_the_site_offline(built):
+    # The encoding explorer is live in the page (tools/web/explorer); no slider is left that moves nothing.
+    for size in [(1280, 720), (1400, 900)]:
+        with offline_page(built, "notebooks/08_explore.html", size=size) as page:
+            page.wait_for_function("window.posencExplorer !== undefined")
+            assert page.locator(".widget-slider").count() == 0
+            page.locator(".posenc-live-explorer").first.scroll_into_view_if_needed()
+            page.screenshot(path=ARTIFACTS / f"08_explore_{size[0]}x{size[1]}.png")
+    with offline_page(built, "notebooks/03_pe_formula.html") as page:
         page.wait_for_selector(".MathJax_CHTML, mjx-container", timeout=30_000)
 
 
-@ON_SLIDES
-def test_the_toggle_shows_the_solution_on_its_slide(slides):
-    with offline_page(slides, "slides/03_pe_formula.slides.html") as page:
+def test_the_readme_badge_points_at_the_one_repository():
+    import tomllib
+
+    repository = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+    badge = f"https://mybinder.org/v2/gh/{repository.removeprefix('https://github.com/')}/HEAD"
+    assert badge in (ROOT / "README.md").read_text()
+
+
+# --- The slides ------------------------------------------------------------------------------------------------------
+# reveal.js comes through require.js, so it is no global: take it from require's registry.
+REVEAL = r"""const defined = requirejs.s.contexts._.defined;
+    const Reveal = defined[Object.keys(defined).find(key => /reveal\.js\/dist\/reveal(\.js)?$/.test(key))];
+    Reveal.configure({transition: 'none', backgroundTransition: 'none'});"""
+# Every slide of the open deck, shown in turn: what does not fit. Content taller than the deck that the slide cannot
+# scroll to, and anything cut or spilling past the right edge that no box around it lets scroll.
+MEASURE = r"""async () => {
+    """ + REVEAL + r"""
+    const {width, height} = Reveal.getConfig();
+    const frames = () => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+    const scrolls = (style, axis) => ['auto', 'scroll'].includes(style[axis]);
+    const slides = [];
+    for (const slide of Reveal.getSlides()) {
+        const {h, v} = Reveal.getIndices(slide);
+        Reveal.slide(h, v);  // laid out at once: reading a size below makes the browser lay the slide out
+        const problems = [];
+        const style = getComputedStyle(slide);
+        const scale = Reveal.getScale();
+        const tall = slide.scrollHeight > slide.clientHeight + 1 || slide.clientHeight > height + 1;
+        const canScroll = scrolls(style, 'overflowY') && slide.clientHeight <= height + 1;
+        if (tall && !canScroll) problems.push(`${slide.scrollHeight} px tall, the deck ${height}`);
+        const edge = slide.getBoundingClientRect().left + width * scale;
+        const inScroller = node => {
+            for (let up = node.parentElement; up && up !== slide; up = up.parentElement) {
+                if (scrolls(getComputedStyle(up), 'overflowX')) return true;
+            }
+            return false;
+        };
+        for (const node of slide.querySelectorAll('*')) {
+            const box = node.getBoundingClientRect();
+            if (box.width === 0 || box.height === 0) continue;
+            const past = Math.round((box.right - edge) / scale);
+            const cut = node.scrollWidth > node.clientWidth + 2 && getComputedStyle(node).overflowX === 'hidden';
+            if ((past > 2 || cut) && !inScroller(node)) problems.push(past > 2
+                ? `${node.tagName}.${node.className} ends ${past} px past the edge`
+                : `${node.tagName}.${node.className} cuts ${node.scrollWidth - node.clientWidth} px`);
+        }
+        slides.push({slide: `${h}.${v || 0}`, height: slide.scrollHeight, scrolls: tall && canScroll,
+                     problems: problems.slice(0, 3)});
+    }
+    // How many characters of code fit a line: a code box's width over the width of one of its characters.
+    const code = document.querySelector('.jp-InputArea-editor pre');
+    let perLine = null;
+    if (code) {
+        Reveal.slide(...Object.values(Reveal.getIndices(code.closest('section'))));
+        await frames();
+        const probe = document.createElement('span');
+        probe.textContent = '0'.repeat(100);
+        code.append(probe);
+        const pre = getComputedStyle(code);
+        perLine = 100 * (code.clientWidth - parseFloat(pre.paddingLeft) - parseFloat(pre.paddingRight))
+            / probe.getBoundingClientRect().width;
+        probe.remove();
+    }
+    return {slides, perLine};
+}"""
+# axe skips what is hidden, and reveal.js hides every slide but the current one: for one audit of the whole deck,
+# every slide is laid out one under the other, visible (the deck is not used again after this).
+ALL_SLIDES_SHOWN = r"""() => {
+    const style = document.createElement('style');
+    style.textContent = `.reveal .slides section { display: block !important; position: relative !important;
+        transform: none !important; opacity: 1 !important; visibility: visible !important; top: 0 !important; }
+        .reveal .slides { transform: none !important; position: static !important; }
+        .reveal, html, body { overflow: visible !important; height: auto !important; }`;
+    document.head.append(style);
+    document.querySelectorAll('.reveal .slides section').forEach(s => {
+        s.removeAttribute('hidden'); s.removeAttribute('aria-hidden'); s.classList.remove('future', 'past');
+        s.classList.add('present');
+    });
+    window.posencFocusable();
+    return document.querySelectorAll('.reveal .slides section:not(.stack)').length;
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_slide_fits_1280_by_720_or_scrolls_and_every_deck_passes_axe(built, name):
+    with offline_page(built, f"slides/{name}.slides.html", size=(1280, 720)) as page:
+        page.wait_for_selector(".reveal.ready", timeout=30_000)  # reveal.js marks the deck ready once initialised
+        assert page.evaluate(f"() => {{ {REVEAL} return Reveal.getConfig().width + 'x' + Reveal.getConfig().height; }}") \
+            == "1280x720"
+        page.screenshot(path=ARTIFACTS / f"{name}.slides.png")
+        toggles = page.evaluate(SOLUTION_TOGGLES)
+        # Every slide but the current one is hidden, so no code shows there whether its toggle is open or not.
+        assert [{**toggle, "code_shown": False} for toggle in toggles] == [CLOSED] * solutions(name)
+        assert page.locator("details.posenc-solution[open]").count() == 0
+        measured = page.evaluate(MEASURE)
+        slides = measured["slides"]
+        ARTIFACTS.joinpath("slides").mkdir(exist_ok=True)
+        ARTIFACTS.joinpath("slides", f"{name}.json").write_text(json.dumps(slides, indent=1))
+        assert len(slides) >= 2
+        assert [s for s in slides if s["problems"]] == []
+        if measured["perLine"] is not None:
+            assert measured["perLine"] >= 100, f"{measured['perLine']:.0f} characters of code fit a line"
+        page.evaluate(ALL_SLIDES_SHOWN)
+        assert audit(page, f"slides/{name}.slides.html") == []
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_the_toggle_shows_the_solution_on_its_slide(built):
+    with offline_page(built, "slides/03_pe_formula.slides.html", size=(1280, 720)) as page:
         page.wait_for_selector(".reveal.ready", timeout=30_000)
-        # Go to the slide that holds the first solution (reveal.js comes through require.js: see the axe test).
-        page.evaluate("""() => {
-            const defined = requirejs.s.contexts._.defined;
-            const Reveal = defined[Object.keys(defined).find(key => /reveal\\.js\\/dist\\/reveal(\\.js)?$/.test(key))];
-            Reveal.configure({transition: 'none'});
+        page.evaluate("() => {" + REVEAL + """
             const slide = document.querySelector('details.posenc-solution').closest('section');
             const {h, v} = Reveal.getIndices(slide);
             Reveal.slide(h, v);
@@ -188,58 +358,3 @@ def test_the_toggle_shows_the_solution_on_its_slide(slides):
         toggle.locator("summary").click()
         code.wait_for(state="visible")
         page.screenshot(path=ARTIFACTS / "solution_open.slides.png")
-
-
-AXE = ROOT / "tools" / "web" / "node_modules" / "axe-core" / "axe.min.js"
-SERIOUS = """async (root) => (await axe.run(root || document, {resultTypes: ['violations']})).violations
-    .filter(v => v.impact === 'serious' || v.impact === 'critical')
-    .map(v => `${v.id} (${v.impact}): ${v.nodes.map(n => n.html.slice(0, 80)).join(' | ')}`)"""
-
-
-def _audit(page, path):
-    page.add_script_tag(content=AXE.read_text())
-    found = page.evaluate(SERIOUS)
-    ARTIFACTS.joinpath("axe").mkdir(exist_ok=True)
-    report = "\n".join(found) or "no serious or critical findings"
-    ARTIFACTS.joinpath("axe", path.replace("/", "_") + ".txt").write_text(report)
-    return found
-
-
-@ON_SLIDES
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_every_deck_loads_offline_hides_its_solutions_and_passes_axe_on_every_slide(slides, name):
-    with offline_page(slides, f"slides/{name}.slides.html") as page:
-        page.wait_for_selector(".reveal.ready", timeout=30_000)  # reveal.js marks the deck ready once initialised
-        assert page.locator(".reveal .slides > section").count() >= 2
-        page.screenshot(path=ARTIFACTS / f"{name}.slides.png")
-        toggles = page.evaluate(SOLUTION_TOGGLES)
-        # Every slide but the current one is hidden, so no code shows there whether its toggle is open or not.
-        assert [{**toggle, "code_shown": False} for toggle in toggles] == [CLOSED] * solutions(name)
-        assert page.locator("details.posenc-solution[open]").count() == 0
-        page.add_script_tag(content=AXE.read_text())
-        # axe skips what is hidden, and reveal.js hides every slide but the current one: visit each.
-        found = page.evaluate(r"""async (serious) => {
-            const audit = eval(serious);
-            // The deck loads reveal.js through require.js, so it is no global: take it from require's registry.
-            const defined = requirejs.s.contexts._.defined;
-            const Reveal = defined[Object.keys(defined).find(key => /reveal\.js\/dist\/reveal(\.js)?$/.test(key))];
-            Reveal.configure({transition: 'none', backgroundTransition: 'none'});
-            const found = [];
-            for (const slide of Reveal.getSlides()) {
-                const {h, v} = Reveal.getIndices(slide);
-                Reveal.slide(h, v);
-                await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
-                for (const finding of await audit(slide)) found.push(`slide ${h}.${v || 0}: ${finding}`);
-            }
-            return [Reveal.getSlides().length, found];
-        }""", SERIOUS)
-        count, findings = found
-        assert count >= 2 and findings == []
-
-
-def test_the_readme_badge_points_at_the_one_repository():
-    import tomllib
-
-    repository = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
-    badge = f"https://mybinder.org/v2/gh/{repository.removeprefix('https://github.com/')}/HEAD"
-    assert badge in (ROOT / "README.md").read_text()

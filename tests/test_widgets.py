@@ -107,6 +107,7 @@ def test_similarity_profile_peaks_at_the_chosen_position(explorer):
     torch.testing.assert_close(torch.as_tensor(matrix), explorer.table @ explorer.table.T)
 
 
+@pytest.mark.slow  # a smoke test of every slider end (no value compared): `make test`, not the quick loop
 @pytest.mark.parametrize("view", VIEWS)
 @pytest.mark.parametrize("compare", [False, True])
 def test_every_view_survives_every_slider_end(view, compare):
@@ -131,7 +132,7 @@ def test_a_burst_of_changes_is_debounced_into_few_redraws():
 
     before = explorer.redraws
     asyncio.run(drag())
-    assert explorer.redraws - before <= 2  # the first change at once, then one trailing redraw
+    assert 1 <= explorer.redraws - before <= 2  # the first change at once, then one trailing redraw
     assert list(plots.artist(explorer.figure, "position").get_ydata()) == [20, 20]
 
 
@@ -299,6 +300,7 @@ class TestSchemeExplorer:
                          "alibi": {"num_heads", "head", "max_sequence_length", "causal (keys after the query masked)"},
                          "learned": {"position p"}}
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("view", SCHEME_VIEWS)
     def test_every_view_survives_every_slider_end(self, view, trained):
         explorer = SchemeExplorer(view=view, trained=trained)

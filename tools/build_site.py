@@ -28,6 +28,7 @@ build/site/_static: no page asks a CDN for anything.
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
 import html
 import importlib.util
@@ -36,6 +37,7 @@ import re
 import shutil
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import nbformat
 from nbconvert import HTMLExporter, SlidesExporter
@@ -160,12 +162,26 @@ def pages() -> list[dict]:
 # decks in Chromium: a line of code, of text output, of markdown text; the characters per line of each; the space
 # around a cell. Only an estimate: what it misjudges scrolls (and tests/test_slides.py measures every slide).
 CODE_LINE, CODE_CHARS = 22.5, 100
-TEXT_LINE, TEXT_CHARS = 33.0, 80
-HEADING, CELL_GAP, SLIDE_BUDGET = 75.0, 28.0, SLIDE_HEIGHT - 50
+TEXT_LINE, TEXT_CHARS = 30.0, 115
+HEADING, CELL_GAP, SLIDE_BUDGET = 60.0, 28.0, SLIDE_HEIGHT - 50
 
 
 def _wrapped(text: str, width: int) -> int:
     return sum(max(1, -(-len(line) // width)) for line in text.splitlines())
+
+
+def _png_size(encoded: str) -> tuple[int, int]:
+    header = base64.b64decode(encoded[:44])  # the IHDR chunk: width and height at bytes 16-24
+    return int.from_bytes(header[16:20], "big") or 1, int.from_bytes(header[20:24], "big")
+
+
+def _picture_height(path: str) -> float:
+    """A picture in a markdown cell (../images/x.png), shown at its own size or scaled to the slide's width."""
+    file = (ROOT / "notebooks" / path).resolve()
+    if file.suffix != ".png" or not file.is_file():
+        return 400.0
+    width, height = _png_size(base64.b64encode(file.read_bytes()[:33]).decode())
+    return height * min(1.0, (SLIDE_WIDTH - 16) / width)
 
 
 def _output_height(output: nbformat.NotebookNode) -> float:
@@ -176,9 +192,9 @@ def _output_height(output: nbformat.NotebookNode) -> float:
         return 10 * CODE_LINE
     if "application/vnd.jupyter.widget-view+json" in data:
         return 600.0
-    if "image/png" in data:
-        height = output.get("metadata", {}).get("image/png", {}).get("height")
-        return float(height) if height else 420.0
+    if "image/png" in data:  # shown at its own size, or scaled down to the slide's width
+        width, height = _png_size(data["image/png"])
+        return height * min(1.0, (SLIDE_WIDTH - 16) / width) + 10
     if "text/html" in data:
         return (data["text/html"].count("<tr") or 4) * TEXT_LINE
     if "text/latex" in data or "text/markdown" in data:
@@ -191,7 +207,9 @@ def cell_height(cell: nbformat.NotebookNode) -> float:
     if cell.cell_type == "markdown":
         headings = sum(line.startswith("#") for line in cell.source.splitlines())
         body = "\n".join(line for line in cell.source.splitlines() if not line.startswith("#"))
-        return CELL_GAP + headings * HEADING + _wrapped(body, TEXT_CHARS) * TEXT_LINE
+        pictures = sum(_picture_height(path) for path in re.findall(r"!\[[^\]]*\]\(([^)\s]+)", body))
+        text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", body)
+        return CELL_GAP + headings * HEADING + _wrapped(text, TEXT_CHARS) * TEXT_LINE + pictures
     source = 0.0 if "remove_input" in cell.metadata.get("tags", []) else _wrapped(cell.source, CODE_CHARS) * CODE_LINE
     return CELL_GAP + source + sum(_output_height(output) for output in cell.get("outputs", []))
 
@@ -220,6 +238,7 @@ def fit_slides(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             output_only = copy.deepcopy(cell)
             output_only.metadata.setdefault("tags", []).append("remove_input")
             output_only.metadata["slideshow"] = {"slide_type": "subslide"}
+            output_only["id"] = f"{cell.get('id', 'cell')}-output"
             parts = [code_only, output_only]
         else:
             parts = [cell]
@@ -245,6 +264,7 @@ def launch_links(stem: str) -> str:
     return f'<a href="{binder}">launch on Binder</a> · <a href="{colab}">open in Colab</a>'
 
 
+_SAFE = "-_.~!$&'()*+,;=:@/"  # what a URL's fragment may hold as it is
 HEADING_RE = re.compile(r'<h([1-3])[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
 
 
@@ -258,7 +278,7 @@ def sections(body: str) -> list[dict]:
     """The page's headings (levels 1-3), each with its id and the text up to the next heading."""
     main = body[body.find("<main"):]
     found = list(HEADING_RE.finditer(main))
-    return [{"level": int(m.group(1)), "id": m.group(2), "heading": _plain(m.group(3)),
+    return [{"level": int(m.group(1)), "id": html.unescape(m.group(2)), "heading": _plain(m.group(3)),
              "text": _plain(main[m.end():found[k + 1].start() if k + 1 < len(found) else len(main)])[:6000]}
             for k, m in enumerate(found)]
 
@@ -272,7 +292,7 @@ def sidebar(all_pages: list[dict], here: dict | None, prefix: str) -> str:
         link = f'<a href="{prefix}notebooks/{page["stem"]}.html"{mark}>{html.escape(page["title"])}</a>'
         own = ""
         if current:
-            own = "".join(f'<li><a href="#{html.escape(s["id"])}">{html.escape(s["heading"])}</a></li>'
+            own = "".join(f'<li><a href="#{html.escape(quote(s["id"], safe=_SAFE))}">{html.escape(s["heading"])}</a></li>'
                           for s in page["sections"] if s["level"] == 2)
             own = own and f'<ol class="posenc-sections" aria-label="on this page">{own}</ol>'
         items.append(f'<li class="posenc-current">{link}{own}</li>' if current else f"<li>{link}</li>")
@@ -345,9 +365,20 @@ window.addEventListener("load", () => {
       ? Array.from(explorer.querySelectorAll(".widget-html")).map(n => n.innerText.trim()).join(" ") : "";
     image.setAttribute("alt", caption || "Picture drawn by the explorer at its saved state");
   });
-  const both = () => { name(); describe(); };
-  both();
-  new MutationObserver(both).observe(document.body, {childList: true, subtree: true});
+  // A box that scrolls (a long code line, a wide table, a tall slide) takes the keyboard's focus, to scroll it.
+  const focusable = () => document.querySelectorAll(
+    ".jp-InputArea-editor, .jp-OutputArea-output, .jp-RenderedHTMLCommon, .reveal .slides section:not(.stack)"
+  ).forEach(box => {
+    const style = getComputedStyle(box);
+    const scrolls = ["auto", "scroll"].includes(style.overflowX) || ["auto", "scroll"].includes(style.overflowY);
+    if (!box.hasAttribute("tabindex") && scrolls
+        && (box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1)) box.tabIndex = 0;
+  });
+  window.posencFocusable = focusable;
+  const all = () => { name(); describe(); focusable(); };
+  all();
+  new MutationObserver(all).observe(document.body, {childList: true, subtree: true});
+  document.addEventListener("slidechanged", focusable);  // reveal.js: a slide is measured once it is shown
 });
 </script>
 """
@@ -360,7 +391,8 @@ def _with(body: str, *, head: str = "", top: str = "", bottom: str = "") -> str:
 
 
 def _explorer_hook():
-    """tools/web/explorer/embed.py's embed_explorers(body, notebook, static) -> body, if it is there."""
+    """tools/web/explorer/embed.py's embed_explorers(body, stem, static) -> body, if it is there: the encoding
+    explorer live in the page, the others as their saved picture with a note."""
     path = EXPLORER / "embed.py"
     if not path.is_file():
         return None
@@ -381,7 +413,7 @@ def build_site(site: Path) -> None:
     for page in all_pages:
         body, _ = exporter.from_notebook_node(page["notebook"], resources={"metadata": {"name": page["title"]}})
         if embed is not None:
-            body = embed(body, page["notebook"], "../_static")
+            body = embed(body, page["stem"], "../_static")
         page["sections"] = sections(body)
         bodies.append(_link_html(body, ".html"))
     for k, (page, body) in enumerate(zip(all_pages, bodies)):

@@ -1,6 +1,6 @@
 """posenc: from a sentence to the matrix a Transformer's attention reads.
 
-    tokens      sentence -> tokens -> padded ids -> one-hot rows
+    tokens      sentence -> tokens -> padded ids -> one-hot rows; position ids from an attention mask
     embedding   one-hot rows @ W_E -> X (and why that is an embedding lookup)
     encoding    the sinusoidal positional encoding PE, step by step
     builder     the table as the package builds it, within 2e-7 at every position; the column frequencies
@@ -9,8 +9,12 @@
     explorers   ipywidgets explorers, one module each, on a shared redraw engine
     exercises   answer checkers that name the learner's mistake, by topic, on a shared feedback core
     schemes     other position schemes: a learned table, rotary (RoPE), ALiBi
-    task        notebook 14's order task and the order-blind guess
+    task        the order tasks of notebooks 14 and 16, and the order-blind guess
     experiment  a tiny Transformer trained live to compare the schemes
+    rope_scaling  RoPE's frequencies and the rules that stretch a context (PI, NTK, YaRN, Llama 3.1)
+    stretch     notebook 16's tiny RoPE model, read past its training length with each rule
+    subwords    a byte-level BPE trained on the notebooks' text: positions count pieces
+    generation  a tiny decoder, position ids for left-padded batches, the KV cache
 """
 
 from .encoding import PositionalEncoding, sinusoidal_encoding, stepwise_encoding

@@ -9,9 +9,9 @@ meets (mostly) angles the model has seen; s is `factor`, the ratio of the new le
     linear    theta_i / s                               position interpolation (Chen et al. 2023,
                                                         arXiv 2306.15595): every position divided by s
     ntk       (base * s^(d / (d - 2)))^(-2i / d)        "NTK-aware": a larger base (YaRN paper,
-                                                        arXiv 2309.00071, section 3.1)
-    yarn      a ramp between theta_i / s and theta_i    YaRN's "NTK-by-parts" (same paper, sections 3.2
-                                                        and 3.4): slow pairs interpolated, fast pairs kept
+                                                        Peng et al. 2023, arXiv 2309.00071, section 3)
+    yarn      a ramp between theta_i / s and theta_i    YaRN's "NTK-by-parts" (same paper, section 3):
+                                                        slow pairs interpolated, fast pairs kept
     llama3    the same idea with wavelength bounds      Llama 3.1 (meta-llama/llama-models,
                                                         models/llama3/model.py, `apply_scaling`)
 
@@ -32,7 +32,7 @@ from .builder import frequencies
 __all__ = ["SCALINGS", "rope_frequencies", "yarn_attention_factor"]
 
 SCALINGS = (None, "linear", "ntk", "yarn", "llama3")
-# YaRN's defaults for LLaMA (paper, section 3.2: alpha = 1, beta = 32), transformers' beta_slow and beta_fast.
+# transformers' defaults for YaRN's ramp ("as suggested in the paper", its comment says): beta_fast 32, beta_slow 1.
 YARN_BETA_FAST = 32.0
 YARN_BETA_SLOW = 1.0
 # Llama 3.1's published setting (llama-models, `apply_scaling`; transformers' "llama3" parameters).
@@ -90,9 +90,9 @@ def rope_frequencies(*, head_dim: int, base: float = 10000.0, scaling: str | Non
 def yarn_attention_factor(*, factor: float) -> float:
     """YaRN's factor on cos and sin, 0.1 ln(factor) + 1, and 1.0 for factor <= 1.
 
-    The YaRN paper (arXiv 2309.00071, section 3.4) divides the attention logits by a
-    temperature t with sqrt(1/t) = 0.1 ln(s) + 1, and implements it by scaling the rotated
-    q and k both by sqrt(1/t): so the logits grow by the square of this factor.
+    The YaRN paper (arXiv 2309.00071, section 3) divides the attention logits by a
+    temperature t with sqrt(1/t) = 0.1 ln(s) + 1, applied by scaling the rotated q and k
+    both by sqrt(1/t): so the logits grow by the square of this factor.
     transformers does the same (`_compute_yarn_parameters`'s `get_mscale`; the rotary
     embedding multiplies cos and sin by it).
 

@@ -1,7 +1,7 @@
 """Explorers on the static site: the encoding explorer live in the page, the others as their saved picture with a note.
 
-    from web.explorer.embed import live_explorers      # tools/ is on sys.path in tools/build_site.py
-    page_html = live_explorers(page_html, "08_explore")
+    page_html = embed_explorers(page_html, notebook, "../_static")   # what tools/build_site.py calls on each page
+    page_html = live_explorers(page_html, "08_explore")             # the same, script and style written inline
 
 A page exported by nbconvert keeps each explorer as a widget view (a model id) and the notebook's saved widget
 state. Without a kernel those widgets' sliders move but nothing recomputes their picture. `live_explorers` looks at
@@ -13,8 +13,9 @@ each widget view of the page:
   saved settings as text, its caption, and one line: "run the notebook to move this explorer"; no control that does
   nothing.
 
-The script and style are written into the page itself (no file to copy, nothing from a CDN), once, and only on a page
-with a live explorer. Calling the function again on its own output changes nothing.
+The script and style go into a page only if it has a live explorer, once: linked from the site's static folder
+(tools/build_site.py copies this folder to _static/explorer) or, without one, written into the page itself. Nothing
+comes from a CDN. Calling either function again on its own output changes nothing.
 """
 
 from __future__ import annotations
@@ -42,17 +43,29 @@ VIEW = re.compile(r'<script type="application/vnd\.jupyter\.widget-view\+json">\
 ASSETS_ID = "posenc-explorer-script"
 
 
-def live_explorers(page: str, notebook_name: str) -> str:
+def embed_explorers(page: str, notebook: object = None, static: str | None = None) -> str:
+    """The hook tools/build_site.py calls on each page: `live_explorers` with the script and style linked from `static`.
+
+    `notebook` is the page's notebook (a NotebookNode: unused, its widget state is in the page already) or its name
+    ("08_explore": the note then links to the notebook beside the page).
+    """
+    if static is not None and (not isinstance(static, str) or not static.strip() or '"' in static):
+        raise ValueError(f"static must be the relative address of the site's static folder such as '../_static', got {static!r}")
+    return live_explorers(page, notebook if isinstance(notebook, str) else None, static=static)
+
+
+def live_explorers(page: str, notebook_name: str | None, *, static: str | None = None) -> str:
     """The page with every saved explorer replaced: the encoding explorer live, the others as picture and note.
 
     `notebook_name` is the notebook's stem ("08_explore"; a trailing ".ipynb" is dropped): the note links to the
-    notebook beside the page. Pages without widgets come back unchanged.
+    notebook beside the page (None: the note without a link). With `static` the script and style are linked from
+    `static`/explorer/, else written into the page. Pages without widgets come back unchanged.
     """
     if not isinstance(page, str):
         raise TypeError(f"page must be the HTML of a page as a str, got {type(page).__name__}")
-    if not isinstance(notebook_name, str) or not notebook_name.strip():
-        raise ValueError(f"notebook_name must be a notebook's name such as '08_explore', got {notebook_name!r}")
-    stem = notebook_name.strip().removesuffix(".ipynb")
+    if notebook_name is not None and (not isinstance(notebook_name, str) or not notebook_name.strip()):
+        raise ValueError(f"notebook_name must be a notebook's name such as '08_explore' or None, got {notebook_name!r}")
+    stem = notebook_name.strip().removesuffix(".ipynb") if notebook_name is not None else None
     found = STATE.search(page)
     if found is None or not VIEW.search(page):
         return page
@@ -75,12 +88,15 @@ def live_explorers(page: str, notebook_name: str) -> str:
 
     page = VIEW.sub(replace, page)
     if live and ASSETS_ID not in page:
-        page = page.replace("</body>", _assets() + "</body>", 1)
+        assets = _assets() if static is None else (
+            f'<link rel="stylesheet" id="posenc-explorer-style" href="{html.escape(static)}/explorer/explorer.css">\n'
+            f'<script id="{ASSETS_ID}" src="{html.escape(static)}/explorer/explorer.js"></script>\n')
+        page = page.replace("</body>", assets + "</body>", 1)
     return page
 
 
 def _descendants(state: dict, model_id: str):
-    """(model_name, state) of a widget and everything inside it, depth first, in the order shown."""
+    """(model_name, state, buffers) of a widget and everything inside it, depth first, in the order shown."""
     entry = state.get(model_id)
     if entry is None:
         return
@@ -108,7 +124,7 @@ def _encoding_settings(models: list) -> dict | None:
             "colours": COLOURS, "colormaps": _colormaps(), "height": PICTURE_HEIGHT, "note": LIVE_NOTE}
 
 
-def _saved_picture(models: list, stem: str) -> str:
+def _saved_picture(models: list, stem: str | None) -> str:
     """The explorer's saved picture, its settings as text and its caption, with the one-line note."""
     pictures = [buffer["data"] for name, s, buffers in models if name == "ImageModel"
                 for buffer in buffers if buffer.get("path") == ["value"] and buffer.get("encoding") == "base64"]
@@ -119,8 +135,9 @@ def _saved_picture(models: list, stem: str) -> str:
     return (f'<figure class="posenc-saved-explorer">{picture}<figcaption>'
             + (f'<p class="posenc-x-settings">Saved at {html.escape(settings)}.</p>' if settings else "")
             + "".join(f'<p class="posenc-x-caption">{c}</p>' for c in captions)
-            + f'<p class="posenc-x-note">A saved picture: <a href="{html.escape(stem)}.ipynb">run the notebook</a> to move '
-              "this explorer.</p></figcaption></figure>")
+            + '<p class="posenc-x-note">A saved picture: '
+            + (f'<a href="{html.escape(stem)}.ipynb">run the notebook</a>' if stem else "run the notebook")
+            + " to move this explorer.</p></figcaption></figure>")
 
 
 def _settings_text(models: list) -> str:

@@ -5,12 +5,13 @@
  * embed.py puts one <div class="posenc-live-explorer" data-posenc-explorer="{settings}"> where a notebook's saved
  * explorer was, and this script once per page.
  *
- * The table is computed as posenc.builder.sinusoidal_encoding computes it for tables of up to 2^16 entries (every
- * table the sliders reach): the frequencies base^(-2i / d_model) in float64, the angle pos * frequency in float64,
- * its sine (even columns) or cosine (odd columns) in float64, rounded once to float32.
+ * The table is computed as posenc.builder.sinusoidal_encoding computes it. Up to 2^16 entries (every table the
+ * sliders reach: 256 x 256) the same float32 numbers: the frequencies base^(-2i / d_model) in float64, the angle
+ * pos * frequency in float64, its sine (even columns) or cosine (odd columns) in float64, rounded once to float32.
+ * Larger tables (an explorer started larger, up to 512 x 512) by the package's rotation of small tables (below).
  *
- * For tests and benchmarks: window.posencExplorer (the page's first explorer) has table(), state(), set(),
- * caption() and encoding(); each repaint dispatches "posenc:painted" on the explorer's element.
+ * For tests and benchmarks: window.posencExplorer (the page's first explorer) has table(), tableBytes(), state(),
+ * set(), caption(), encoding(), encodingBytes() and similarity(); each repaint dispatches "posenc:painted" on the explorer's element.
  */
 (function () {
   "use strict";
@@ -27,15 +28,70 @@
     return w;
   }
 
-  /** The table, row after row, as a Float32Array of maxSequenceLength * dModel entries. */
+  // As posenc.builder: up to this many entries the table is computed directly; above, by rotating small tables.
+  const DIRECT_LIMIT = 1 << 16;
+  const f32 = Math.fround;
+
+  /** The table, row after row, as a Float32Array of maxSequenceLength * dModel entries: the package's numbers. */
   function encoding(maxSequenceLength, dModel, base) {
     const w = frequencies(dModel, base);
+    if (maxSequenceLength * dModel > DIRECT_LIMIT) return rotatedTable(maxSequenceLength, dModel, w);
     const table = new Float32Array(maxSequenceLength * dModel);
     for (let pos = 0; pos < maxSequenceLength; pos++) {
       const row = pos * dModel;
       for (let j = 0; j < dModel; j++) {
         const angle = pos * w[j >> 1]; // float64, as torch.outer of two float64 vectors
         table[row + j] = j & 1 ? Math.cos(angle) : Math.sin(angle); // the store rounds to float32 once
+      }
+    }
+    return table;
+  }
+
+  /** posenc.builder._rotated_table in float32, for tables of more than 2^16 (and up to 2^21) entries: row a * B + b from
+   *  the float64 angles b w (offsets) and a (w B) (block starts), each sine and cosine rounded to float32, then
+   *  sin(w(aB + b)) = sin(wb) cos(waB) + cos(wb) sin(waB), cos(...) = cos(wb) cos(waB) - sin(wb) sin(waB), in float32
+   *  (Math.fround; a product of two float32 numbers is exact in float64), clamped to [-1, 1]. For even d_model torch
+   *  multiplies complex64 numbers, each product rounded before the sum; for odd d_model its addcmul_ rounds the second
+   *  product and the sum at once (a fused multiply-add). torch's last few columns, after its widest vectors, may be
+   *  fused too, depending on the CPU: there the two can differ by one unit in the last place of float32. (Past 2^21
+   *  entries the package also nudges the factors inside the unit circle; no explorer starts that large.) */
+  function rotatedTable(L, d, w) {
+    let block = Math.max(1, Math.floor(Math.sqrt(L)));
+    while (block * block > L) block--; // math.isqrt: the largest B with B * B <= L
+    while ((block + 1) * (block + 1) <= L) block++;
+    const blocks = Math.floor(L / block), pairs = w.length;
+    // The two small tables, float64 angles rounded to float32 once: offsets b * w, block starts a * (w * B).
+    const sinB = new Float32Array(block * pairs), cosB = new Float32Array(block * pairs);
+    const sinA = new Float32Array((blocks + 1) * pairs), cosA = new Float32Array((blocks + 1) * pairs);
+    for (let b = 0; b < block; b++) {
+      for (let i = 0; i < pairs; i++) {
+        sinB[b * pairs + i] = Math.sin(b * w[i]);
+        cosB[b * pairs + i] = Math.cos(b * w[i]);
+      }
+    }
+    for (let a = 0; a <= blocks; a++) {
+      for (let i = 0; i < pairs; i++) {
+        const angle = a * (w[i] * block);
+        sinA[a * pairs + i] = Math.sin(angle);
+        cosA[a * pairs + i] = Math.cos(angle);
+      }
+    }
+    const table = new Float32Array(L * d);
+    const clamp = v => (v > 1 ? 1 : v < -1 ? -1 : v);
+    for (let pos = 0; pos < L; pos++) {
+      const a = Math.floor(pos / block), b = pos - a * block, row = pos * d;
+      for (let j = 0; j < d; j++) {
+        const i = j >> 1, sb = sinB[b * pairs + i], cb = cosB[b * pairs + i];
+        const ca = cosA[a * pairs + i], sa = sinA[a * pairs + i];
+        let value;
+        if (d % 2 === 0) {
+          // (sb + i cb) * (ca - i sa) as torch multiplies complex64: the real part sb ca - cb (-sa), the imaginary cb ca + sb (-sa).
+          value = j & 1 ? f32(f32(cb * ca) + f32(sb * -sa)) : f32(f32(sb * ca) - f32(cb * -sa));
+        } else {
+          // Odd d_model: a multiply, then an add of the second product (torch.mul, then addcmul_).
+          value = j & 1 ? f32(f32(cb * ca) + -sb * sa) : f32(f32(sb * ca) + cb * sa);
+        }
+        table[row + j] = clamp(value);
       }
     }
     return table;
@@ -95,6 +151,17 @@
     return lut;
   }
 
+  const packedCache = new Map();
+  function packedColours(lut) {
+    // Each colour as one 32-bit RGBA pixel in the byte order of this machine (ImageData is bytes R, G, B, A).
+    if (!packedCache.has(lut)) {
+      const packed = new Uint32Array(256), bytes = new Uint8Array(packed.buffer);
+      for (let k = 0; k < 256; k++) bytes.set([lut[3 * k], lut[3 * k + 1], lut[3 * k + 2], 255], 4 * k);
+      packedCache.set(lut, packed);
+    }
+    return packedCache.get(lut);
+  }
+
   /** An offscreen canvas of columns x rows pixels, values coloured as matplotlib's imshow does (vmin..vmax -> 256 bins). */
   function imageOf(values, rows, columns, lut, vmin, vmax, column = (r, c) => r * columns + c) {
     const canvas = document.createElement("canvas");
@@ -102,15 +169,11 @@
     canvas.height = rows;
     const ctx = canvas.getContext("2d");
     const image = ctx.createImageData(columns, rows);
-    const pixels = image.data, scale = 256 / (vmax - vmin);
+    const pixels = new Uint32Array(image.data.buffer), packed = packedColours(lut), scale = 256 / (vmax - vmin);
     for (let r = 0; r < rows; r++) {
       for (let c = 0; c < columns; c++) {
         const bin = Math.min(255, Math.max(0, Math.floor((values[column(r, c)] - vmin) * scale)));
-        const at = 4 * (r * columns + c);
-        pixels[at] = lut[3 * bin];
-        pixels[at + 1] = lut[3 * bin + 1];
-        pixels[at + 2] = lut[3 * bin + 2];
-        pixels[at + 3] = 255;
+        pixels[r * columns + c] = packed[bin];
       }
     }
     ctx.putImageData(image, 0, 0);
@@ -303,12 +366,12 @@
       this.luts = {diverging: lookupTable(settings.colormaps.diverging), sequential: lookupTable(settings.colormaps.sequential)};
       this.cache = {};
       this.build();
+      this.measure();
       this.draw();
       if (window.ResizeObserver) {
-        let width = this.canvas.clientWidth;
         new ResizeObserver(() => {
-          if (this.canvas.clientWidth !== width) {
-            width = this.canvas.clientWidth;
+          if (this.canvas.clientWidth !== this.width) {
+            this.measure();
             this.draw();
           }
         }).observe(this.canvas);
@@ -360,8 +423,9 @@
       };
       this.base = s.base; // exact, until the base slider moves (then 10^exponent, as ipywidgets' FloatLogSlider)
       const sl = this.sliders;
-      row(sl.d_model.label, sl.max_sequence_length.label, sl.base.label);
-      row(sl.position.label, sl.dimension.label);
+      // One grid: three sliders a row where the column is wide (as the Python explorer: sizes and base, then position
+      // and dimension), two where it is narrower, one on a phone.
+      row(...Object.values(sl).map(control => control.label)).className = "posenc-x-sliders";
       const views = document.createElement("div");
       views.className = "posenc-x-views";
       views.setAttribute("role", "radiogroup");
@@ -432,8 +496,16 @@
     fit() {
       // A position or dimension past the new end moves to the last one (the range input clamps its value itself).
       const sl = this.sliders;
-      sl.position.input.max = Number(sl.max_sequence_length.input.value) - 1;
-      sl.dimension.input.max = Number(sl.d_model.input.value) - 1;
+      for (const [name, size] of [["position", "max_sequence_length"], ["dimension", "d_model"]]) {
+        const last = String(Number(sl[size].input.value) - 1);
+        if (sl[name].input.max !== last) sl[name].input.max = last;
+      }
+    }
+
+    measure() {
+      // Read once and on a resize, never while repainting: reading a size there would force a layout of the whole page.
+      this.width = Math.max(320, this.canvas.clientWidth || this.root.clientWidth || 800);
+      this.font = getComputedStyle(this.root).fontFamily || "sans-serif";
     }
 
     table() {
@@ -467,16 +539,8 @@
       const start = performance.now();
       this.fit();
       const st = this.state();
-      for (const [name, control] of Object.entries(this.sliders)) {
-        const text = control.text(Number(control.input.value));
-        control.output.textContent = text;
-        control.input.setAttribute("aria-valuetext", text);
-      }
-      this.compare.disabled = st.view !== "heatmap";
-      this.compare.parentElement.classList.toggle("posenc-x-disabled", this.compare.disabled);
-      this.compare.parentElement.title = this.compare.disabled ? "in the heatmap view" : "";
       const canvas = this.canvas, dpr = window.devicePixelRatio || 1;
-      const width = Math.max(320, canvas.clientWidth || this.root.clientWidth || 800), height = this.canvasHeight;
+      const width = this.width, height = this.canvasHeight;
       if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(height * dpr)) {
         canvas.width = Math.round(width * dpr);
         canvas.height = Math.round(height * dpr);
@@ -486,8 +550,21 @@
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       ctx.fillStyle = "#fff";
       ctx.fillRect(0, 0, width, height);
-      this.font = getComputedStyle(this.root).fontFamily || "sans-serif";
       this[st.view](ctx, width, height, st, this.current());
+      // The text around the picture last: the canvas is drawn before anything asks the page for a new layout.
+      for (const control of Object.values(this.sliders)) {
+        const text = control.text(Number(control.input.value));
+        if (control.output.textContent !== text) {
+          control.output.textContent = text;
+          control.input.setAttribute("aria-valuetext", text);
+        }
+      }
+      const disabled = st.view !== "heatmap";
+      if (this.compare.disabled !== disabled) {
+        this.compare.disabled = disabled;
+        this.compare.parentElement.classList.toggle("posenc-x-disabled", disabled);
+        this.compare.parentElement.title = disabled ? "in the heatmap view" : "";
+      }
       const text = this.message(st);
       this.caption.textContent = text;
       canvas.setAttribute("aria-label", text);
@@ -648,6 +725,13 @@
 
   // --- Mount every explorer on the page --------------------------------------------------------------------------
 
+  function base64(floats) {
+    const bytes = new Uint8Array(floats.buffer, floats.byteOffset, floats.byteLength);
+    let text = "";
+    for (let k = 0; k < bytes.length; k += 0x8000) text += String.fromCharCode.apply(null, bytes.subarray(k, k + 0x8000));
+    return btoa(text);
+  }
+
   window.posencExplorers = [];
   function mount() {
     document.querySelectorAll(".posenc-live-explorer:not([data-mounted])").forEach(root => {
@@ -660,6 +744,8 @@
       window.posencExplorer = {
         table: () => first.table(), state: () => first.state(), set: changes => first.set(changes),
         caption: () => first.caption.textContent, encoding: (L, d, base) => Array.from(encoding(L, d, base)),
+        // The float32 bytes themselves (little-endian, base64): a large table crosses to a test quickly and exactly.
+        tableBytes: () => base64(first.current().table), encodingBytes: (L, d, base) => base64(encoding(L, d, base)),
         similarity: () => Array.from(first.similarityOf(first.current(), first.state()).matrix),
         explorer: first,
       };

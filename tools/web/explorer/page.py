@@ -16,8 +16,39 @@ if str(ROOT / "tools") not in sys.path:
     sys.path.insert(0, str(ROOT / "tools"))
 
 import build_site  # noqa: E402
-
 from web.explorer.embed import live_explorers  # noqa: E402
+
+# Arms one measurement: resolves with {total, paint} in ms, total from the next keydown on slider `name` to the first
+# animation frame after the explorer repainted (the frame that shows the new picture), paint the repaint itself.
+# The same measure as benchmarks/browser_latency.py uses for the kernel-bound explorer in JupyterLab.
+ARM_JS = """(name) => {
+    const explorer = window.posencExplorer.explorer;
+    const input = explorer.sliders[name].input;
+    input.focus();
+    window.__latency = new Promise(resolve => {
+        let start = null;
+        input.addEventListener('keydown', () => { start = performance.now(); }, {once: true, capture: true});
+        const painted = event => {
+            if (start === null) return;
+            explorer.root.removeEventListener('posenc:painted', painted);
+            const paint = event.detail.ms;
+            requestAnimationFrame(() => resolve({total: performance.now() - start, paint}));
+        };
+        explorer.root.addEventListener('posenc:painted', painted);
+    });
+}"""
+
+
+def press_and_time(page, name: str, presses: int, *, warm_up: int = 2) -> list[dict]:
+    """Press ArrowRight and ArrowLeft in turn on slider `name` and time each; the first `warm_up` presses are dropped."""
+    samples = []
+    for press in range(presses + warm_up):
+        page.evaluate(ARM_JS, name)
+        page.keyboard.press("ArrowRight" if press % 2 == 0 else "ArrowLeft")
+        sample = page.evaluate("window.__latency")
+        if press >= warm_up:
+            samples.append(sample)
+    return samples
 
 
 def build_page(out: Path, stem: str = "08_explore") -> Path:
