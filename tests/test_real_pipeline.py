@@ -16,13 +16,11 @@ import hashlib
 
 import pytest
 import torch
+from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+from transformers.convert_slow_tokenizer import bytes_to_unicode  # (GPT-2's table, as in openai/gpt-2)
+from transformers.models.llama import modeling_llama
 
 from posenc import schemes, subwords, tokens
-
-transformers = pytest.importorskip("transformers")
-from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM  # noqa: E402
-from transformers.convert_slow_tokenizer import bytes_to_unicode  # noqa: E402  (GPT-2's table, as in openai/gpt-2)
-from transformers.models.llama import modeling_llama  # noqa: E402
 
 BPE = subwords.train_bpe()
 VOCAB = 64

@@ -9,14 +9,12 @@ import math
 
 import pytest
 import torch
+from transformers import LlamaConfig
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
 from posenc import rope_scaling, schemes
 from posenc.schemes import apply_rotary, rope_frequencies, yarn_attention_factor
-
-transformers = pytest.importorskip("transformers")
-from transformers import LlamaConfig  # noqa: E402
-from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS  # noqa: E402
-from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding  # noqa: E402
 
 HEAD_DIMS = [4, 16, 64, 128]
 BASES = [10_000.0, 500_000.0, 1_000_000.0]
@@ -82,7 +80,7 @@ def test_yarn_and_llama3_are_transformers_own(rule, head_dim, base, factor, orig
 @pytest.mark.parametrize("base", BASES)
 @pytest.mark.parametrize("factor", FACTORS)
 def test_ntk_base_is_rotary_embedding_torchs_theta_rescale(head_dim, base, factor):
-    rotary_embedding_torch = pytest.importorskip("rotary_embedding_torch")
+    import rotary_embedding_torch  # pinned in requirements.lock
     theirs = rotary_embedding_torch.RotaryEmbedding(dim=head_dim, theta=base, theta_rescale_factor=factor).freqs
     torch.testing.assert_close(rope_frequencies(head_dim=head_dim, base=base, scaling="ntk", factor=factor),
                                theirs.detach().double(), **FLOAT32)

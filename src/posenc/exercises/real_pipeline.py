@@ -26,7 +26,11 @@ def _check_attention_mask(attention_mask: object) -> torch.Tensor:
 
 @exercise("position ids of a left-padded batch")
 def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedback:
-    """Each real token's position among the real tokens of its row (the first real token at 0); padding is not judged."""
+    """Each real token's position among the real tokens of its row (the first real token at 0).
+
+    A pad may hold any position a table has a row for (transformers 5.23 puts 0 there: generation/utils.py,
+    `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`); a negative one is a named mistake.
+    """
     mask = _check_attention_mask(attention_mask)
     real = mask.bool()
     expected = mask.cumsum(-1) - 1
@@ -46,9 +50,15 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedb
         return bool(torch.equal(given[real], positions[real]))
 
     if same_on_real(expected):
+        if bool((given[~real] < 0).any()):
+            # cumsum - 1 is -1 before a row's first real token; a lookup table has no row -1.
+            return Feedback(MISTAKE, "Right on the real tokens, but the pads hold negative positions (cumsum - 1 is -1 "
+                                     "before the first real token). A learned table has no row -1: GPT-2's wpe raises "
+                                     "IndexError. Give the pads a valid position: .masked_fill(attention_mask == 0, 0), "
+                                     "as transformers does before it generates.")
         rows = ", ".join(str(given[b][real[b]].tolist()) for b in range(mask.shape[0]))
         return Feedback(CORRECT, f"Correct: the real tokens of each row at {rows}, as each row alone "
-                                 "(what the padded slots hold does not matter: no real token looks at them).")
+                                 "(the pads need only a valid position, transformers puts 0: no real token looks at them).")
     seq = mask.shape[1]
     naive = torch.arange(seq).expand_as(mask)
     mistakes = [

@@ -56,7 +56,8 @@ def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str)
     rows = _check_pieces(sentences)
     check_str("title", title)
     widest = max(sum(len(word) for word in words) for words in rows.values())
-    fig = new_figure(min(16, 1.5 + 0.85 * widest), 0.9 + 1.25 * len(rows))
+    label_room = 0.7 + 0.11 * max(len(shorten(label, 40)) for label in rows)  # in boxes: the labels left of the rows
+    fig = new_figure(min(16, 0.4 + 0.8 * (widest + label_room)), 0.9 + 1.25 * len(rows))
     ax = fig.add_subplot()
     for r, (label, words) in enumerate(rows.items()):
         y = -1.6 * r
@@ -67,14 +68,14 @@ def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str)
                 ax.add_patch(Rectangle((position - 0.45, y - 0.35), 0.9, 0.7, facecolor=TINTS[w % len(TINTS)],
                                        edgecolor="black", linewidth=0.6))
                 shown = piece.replace(" ", "␣")
-                ax.text(position, y, shorten(shown, 9), ha="center", va="center", fontsize=8)
+                ax.text(position, y, shorten(shown, 11), ha="center", va="center", fontsize=8 if len(shown) <= 6 else 6.5)
                 ax.text(position, y - 0.55, str(position), ha="center", va="top", fontsize=7.5, color="#444444")
                 position += 1
             if len(word) > 1:  # a bracket over the pieces of one word
                 ax.plot([start - 0.4, start - 0.4, position - 0.6, position - 0.6], [y + 0.42, y + 0.5, y + 0.5, y + 0.42],
                         color="black", linewidth=0.8)
-        ax.text(-0.7, y, shorten(label, 28), ha="right", va="center", fontsize=9)
-    ax.set_xlim(-0.7 - 0.17 * max(len(shorten(label, 28)) for label in rows), widest - 0.4)
+        ax.text(-0.7, y, shorten(label, 40), ha="right", va="center", fontsize=9)
+    ax.set_xlim(-label_room, widest - 0.4)
     ax.set_ylim(-1.6 * (len(rows) - 1) - 1.0, 0.75)
     ax.set_aspect("auto")
     ax.axis("off")
@@ -168,7 +169,7 @@ def packed_mask_figure(mask: torch.Tensor, *, document_ids: torch.Tensor, labels
     ids = document_ids.detach().cpu().long().tolist()
     visible = mask.detach().cpu()
     names = list(dict.fromkeys(ids))
-    fig = new_figure(min(12, 2.2 + 0.36 * seq), min(11, 1.6 + 0.34 * seq))
+    fig = new_figure(min(12, 2.4 + 0.27 * seq), min(11, 1.5 + 0.26 * seq))
     ax = fig.add_subplot()
     colours = [OKABE_ITO[k] for k in (1, 0, 2, 5, 4, 3)]
     for r in range(seq):
@@ -202,12 +203,13 @@ def differences_figure(differences: dict[str, dict[str, float]], *, title: str, 
     """Grouped bars on a log axis: for each scheme, one bar per way of running it, its largest difference on top.
 
     `differences` maps a scheme ("sinusoidal", "learned", "rotary", "alibi", or any label) to
-    {way: a difference >= 0}; every scheme must name the same ways. A scheme known to
-    `SCHEME_COLOURS` gets its colour; ways are told apart by hatching as well. A difference
-    below `floor` (0 included) is drawn at `floor` and written as "< floor": on a log axis
-    0 has no place, and below float32 rounding the digits mean nothing.
+    {way: a difference >= 0}; every scheme must name the same ways. A label whose first word is a
+    scheme of `SCHEME_COLOURS` ("rotary (tiny Llama)") gets that scheme's colour; ways are told
+    apart by hatching as well. A difference below `floor` (0 included) is drawn at `floor` and
+    written as "< floor": on a log axis 0 has no place, and below float32 rounding the digits
+    mean nothing.
     """
-    if not isinstance(differences, dict) or not 1 <= len(differences) <= 8:
+    if not isinstance(differences, dict) or not 1 <= len(differences) <= 8:  # more would not be readable
         raise TypeError(f"differences must be a dict of 1 to 8 schemes -> {{way: difference}}, got {short(differences)}")
     check_str("title", title)
     check_str("ylabel", ylabel)
@@ -234,7 +236,8 @@ def differences_figure(differences: dict[str, dict[str, float]], *, title: str, 
     for k, way in enumerate(ways):
         for s, (scheme, values) in enumerate(differences.items()):
             value = float(values[way])
-            colour = SCHEME_COLOURS.get(scheme, OKABE_ITO[s % len(OKABE_ITO)])
+            # "rotary (tiny Llama)" takes the colour of "rotary": a scheme's colour is the same in every figure.
+            colour = SCHEME_COLOURS.get(scheme.split(" ")[0], OKABE_ITO[s % len(OKABE_ITO)])
             x = s - 0.4 + width * (k + 0.5)
             ax.bar(x, max(value, floor), width=width * 0.92, color=colour, alpha=1.0 if k == 0 else 0.55,
                    hatch=hatches[k], edgecolor="black", linewidth=0.6, log=True,

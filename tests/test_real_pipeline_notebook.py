@@ -1,0 +1,295 @@
+"""Notebook 15's checkers and figures: every diagnosis fed the exact mistake, answers checked against transformers'
+own position ids, and every figure readable (the checks of tests/test_figures.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from posenc import attention, exercises, plots, schemes, tokens
+from test_figures import check_figure
+
+LEFT_PADDED = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1]])
+LENGTHS = [2, 3, 1]
+
+
+def status(feedback):
+    assert isinstance(feedback, exercises.Feedback)
+    return feedback.status
+
+
+# check_position_ids ------------------------------------------------------------------------------------------------
+
+
+def test_position_ids_from_the_mask_are_correct():
+    fixed = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, 0)
+    assert status(exercises.check_position_ids(fixed, attention_mask=LEFT_PADDED)) == "correct"
+    assert status(exercises.check_position_ids(tokens.position_ids(LEFT_PADDED), attention_mask=LEFT_PADDED)) == "correct"
+
+
+def test_negative_positions_at_the_pads_are_a_named_mistake():
+    # cumsum - 1 alone leaves -1 at the pads: a learned table (GPT-2's wpe) has no row -1.
+    feedback = exercises.check_position_ids(LEFT_PADDED.cumsum(-1) - 1, attention_mask=LEFT_PADDED)
+    assert feedback.status == "mistake" and "masked_fill" in feedback.message, feedback.message
+    # no pads, nothing negative: cumsum - 1 is right there
+    full = torch.ones(2, 4, dtype=torch.long)
+    assert status(exercises.check_position_ids(full.cumsum(-1) - 1, attention_mask=full)) == "correct"
+
+
+def test_position_ids_agree_with_transformers_generation():
+    # The positions transformers computes before generating (transformers 5.23, generation/utils.py,
+    # _prepare_position_ids_for_generation); it uses nothing of the model it is a method of.
+    from transformers.generation.utils import GenerationMixin
+
+    theirs = GenerationMixin._prepare_position_ids_for_generation(None, LEFT_PADDED, {"attention_mask": LEFT_PADDED})
+    assert status(exercises.check_position_ids(theirs, attention_mask=LEFT_PADDED)) == "correct"
+    assert torch.equal(theirs, tokens.position_ids(LEFT_PADDED))
+
+
+@pytest.mark.parametrize("answer, words", [
+    (LEFT_PADDED.cumsum(-1), "Off by one"),
+    (torch.arange(6).expand(3, 6), "slots of the tensor"),
+    ((LEFT_PADDED.flip(-1).cumsum(-1) - 1).flip(-1), "from the right"),
+    ((LEFT_PADDED.cumsum(-1) - 1).T, "Transposed"),
+])
+def test_position_ids_mistakes_are_named(answer, words):
+    feedback = exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)
+    assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+
+def test_any_valid_position_at_the_pads_is_accepted():
+    answer = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, 3)
+    assert status(exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)) == "correct"
+    assert status(exercises.check_position_ids(answer.double(), attention_mask=LEFT_PADDED)) == "correct"
+
+
+@pytest.mark.parametrize("answer", ["positions", 3, [[0, 1]], torch.full((3, 6), 0.5), torch.full((3, 6), math.nan),
+                                    np.zeros((3, 6)), torch.zeros(3, 6, dtype=torch.complex64), [[1, "a"]]])
+def test_position_ids_any_answer_gets_feedback(answer):
+    assert status(exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)) in ("wrong", "mistake")
+
+
+def test_position_ids_none_is_not_attempted():
+    assert status(exercises.check_position_ids(None, attention_mask=LEFT_PADDED)) == "not attempted"
+
+
+@pytest.mark.parametrize("mask, error", [(torch.ones(6), ValueError), (torch.ones(2, 3), TypeError),
+                                         (torch.tensor([[0, 2, 1]]), ValueError), (torch.tensor([[0, 0, 0]]), ValueError),
+                                         ("mask", TypeError)])
+def test_position_ids_bad_exercise_raises(mask, error):
+    with pytest.raises(error, match="attention_mask"):
+        exercises.check_position_ids(None, attention_mask=mask)
+
+
+# check_packed_mask -------------------------------------------------------------------------------------------------
+
+
+def packed(lengths=LENGTHS):
+    return attention.packed_mask(attention.document_ids_from_lengths(lengths))
+
+
+def test_the_packed_mask_is_correct():
+    assert status(exercises.check_packed_mask(packed(), lengths=LENGTHS)) == "correct"
+
+
+def test_the_packed_mask_agrees_with_transformers_reading_of_packed_positions():
+    # transformers reads the documents of a packed row back from its position ids (masking_utils.py,
+    # find_packed_sequence_indices): the same documents as posenc's ids.
+    from transformers.masking_utils import find_packed_sequence_indices
+
+    document_ids = attention.document_ids_from_lengths(LENGTHS)
+    theirs = find_packed_sequence_indices(attention.packed_position_ids(document_ids)[None])[0]
+    mask = (theirs[:, None] == theirs[None, :]) & torch.ones(6, 6, dtype=torch.bool).tril()
+    assert status(exercises.check_packed_mask(mask, lengths=LENGTHS)) == "correct"
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: torch.ones(6, 6, dtype=torch.bool).tril(), "Only the causal mask"),
+    (lambda: attention.packed_mask(attention.document_ids_from_lengths(LENGTHS), causal=False), "without the triangle"),
+    (lambda: ~packed(), "Inverted"),
+    (lambda: packed().T, "Transposed"),
+    (lambda: packed() & ~torch.eye(6, dtype=torch.bool), "diagonal is hidden"),
+    (lambda: packed().int(), "dtype"),
+])
+def test_packed_mask_mistakes_are_named(make, words):
+    feedback = exercises.check_packed_mask(make(), lengths=LENGTHS)
+    assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+
+@pytest.mark.parametrize("answer", [None, "mask", torch.zeros(5, 5), torch.full((6, 6), 2), torch.zeros(6, 6)])
+def test_packed_mask_any_answer_gets_feedback(answer):
+    assert status(exercises.check_packed_mask(answer, lengths=LENGTHS)) in ("wrong", "mistake", "not attempted")
+
+
+@pytest.mark.parametrize("lengths", [[], [0, 2], "23", [2.5], [300, 300]])
+def test_packed_mask_bad_exercise_raises(lengths):
+    with pytest.raises((TypeError, ValueError), match="lengths"):
+        exercises.check_packed_mask(None, lengths=lengths)
+
+
+# check_next_position -----------------------------------------------------------------------------------------------
+
+
+def test_next_position():
+    assert status(exercises.check_next_position(8, cached=10, padding=2)) == "correct"
+    assert status(exercises.check_next_position(torch.tensor(8), cached=10, padding=2)) == "correct"
+    assert status(exercises.check_next_position(4, cached=4)) == "correct"
+    assert status(exercises.check_next_position(None, cached=10, padding=2)) == "not attempted"
+
+
+def test_next_position_agrees_with_position_ids_of_the_longer_mask():
+    row = torch.tensor([0, 0] + [1] * 9)  # 10 cached slots, 2 of them pads, and the new token
+    assert status(exercises.check_next_position(int(tokens.position_ids(row)[-1]), cached=10, padding=2)) == "correct"
+
+
+@pytest.mark.parametrize("answer, words", [(7, "Off by one"), (10, "pads too"), (0, "forgotten offset")])
+def test_next_position_mistakes_are_named(answer, words):
+    feedback = exercises.check_next_position(answer, cached=10, padding=2)
+    assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+
+@pytest.mark.parametrize("answer", ["8", 8.5, [8], torch.tensor([8, 9]), math.inf, 3])
+def test_next_position_any_answer_gets_feedback(answer):
+    assert status(exercises.check_next_position(answer, cached=10, padding=2)) == "wrong"
+
+
+@pytest.mark.parametrize("sizes", [{"cached": 0}, {"cached": 3, "padding": 3}, {"cached": "3"}, {"cached": 3, "padding": -1}])
+def test_next_position_bad_exercise_raises(sizes):
+    with pytest.raises((TypeError, ValueError), match="cached|padding"):
+        exercises.check_next_position(None, **sizes)
+
+
+# Figures ---------------------------------------------------------------------------------------------------------
+
+FIGURES = {
+    "subword_figure": lambda: plots.subword_figure(
+        {"My name is John": [["M", "y"], [" name"], [" is"], [" ", "J", "ohn"]],
+         "The positional encoding extrapolates": [["The"], [" positional"], [" encoding"],
+                                                  [" ex", "t", "ra", "p", "ol", "at", "es"]]}, title="pieces"),
+    "position_ids_figure": lambda: plots.position_ids_figure(
+        {"naive": torch.arange(6).expand(3, 6), "position ids": tokens.position_ids(LEFT_PADDED)},
+        attention_mask=LEFT_PADDED, row_labels=["a", "b", "c"]),
+    "packed_mask_figure": lambda: plots.packed_mask_figure(
+        packed([4, 3, 5]), document_ids=attention.document_ids_from_lengths([4, 3, 5]),
+        labels=[f"t{k}" for k in range(12)]),
+    "differences_figure": lambda: plots.differences_figure(
+        {"sinusoidal": {"cache": 0.0, "offset forgotten": 0.7}, "learned": {"cache": 1e-8, "offset forgotten": 0.05},
+         "rotary": {"cache": 3e-7, "offset forgotten": 1.2}, "alibi": {"cache": 0.0, "offset forgotten": 0.0}},
+        title="t", ylabel="largest difference", floor=1e-6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_figure_can_be_read(name):
+    fig = FIGURES[name]()
+    assert isinstance(fig, Figure)
+    problems = check_figure(fig)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_figure_of_the_module_is_drawn_here():
+    assert set(plots.real_pipeline.__all__) == set(FIGURES)
+
+
+def test_the_packed_mask_figure_colours_only_the_visible_cells():
+    mask = packed([2, 3])
+    fig = plots.packed_mask_figure(mask, document_ids=attention.document_ids_from_lengths([2, 3]))
+    filled = [patch for patch in fig.axes[0].patches if patch.get_fill()]
+    assert len(filled) == int(mask.sum())
+
+
+def test_the_position_ids_figure_writes_each_real_tokens_position():
+    fig = plots.position_ids_figure({"ids": tokens.position_ids(LEFT_PADDED)}, attention_mask=LEFT_PADDED)
+    texts = [t.get_text() for t in fig.axes[0].texts if not t.get_text().startswith("pad")]
+    assert texts == [str(int(p)) for p in tokens.position_ids(LEFT_PADDED)[LEFT_PADDED.bool()]]
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda: plots.subword_figure({}, title="t"), TypeError),
+    (lambda: plots.subword_figure({"s": [[]]}, title="t"), TypeError),
+    (lambda: plots.subword_figure({"s": [["a"]] * 41}, title="t"), ValueError),
+    (lambda: plots.position_ids_figure({"p": torch.zeros(3, 6)}, attention_mask=LEFT_PADDED), TypeError),
+    (lambda: plots.position_ids_figure({"p": torch.zeros(3, 5, dtype=torch.long)}, attention_mask=LEFT_PADDED), ValueError),
+    (lambda: plots.position_ids_figure({"p": torch.zeros(3, 6, dtype=torch.long)}, attention_mask=LEFT_PADDED * 2),
+     ValueError),
+    (lambda: plots.packed_mask_figure(packed().int(), document_ids=torch.zeros(6, dtype=torch.long)), TypeError),
+    (lambda: plots.packed_mask_figure(packed(), document_ids=torch.zeros(5, dtype=torch.long)), ValueError),
+    (lambda: plots.differences_figure({"a": {"x": -1.0}}, title="t", ylabel="y"), ValueError),
+    (lambda: plots.differences_figure({"a": {"x": 1.0}, "b": {"y": 1.0}}, title="t", ylabel="y"), ValueError),
+    (lambda: plots.differences_figure({"a": {"x": 1.0}}, title="t", ylabel="y", floor=0), ValueError),
+])
+def test_figures_refuse_bad_input_by_name(call, error):
+    with pytest.raises(error):
+        call()
+
+
+# Whatever the learner gives (tests/test_contract.py fuzzes every checker, with the sizes it knows; these are the sizes
+# of notebook 15's exercises, fuzzed the same way here) ---------------------------------------------------------------
+
+SIZES = {"check_position_ids": {"attention_mask": LEFT_PADDED}, "check_packed_mask": {"lengths": LENGTHS},
+         "check_next_position": {"cached": 10, "padding": 2}}
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_a_checker_answers_whatever_the_learner_gives(name):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from test_contract import anything, call, scaled, tensors
+
+    checker = getattr(exercises, name)
+
+    @settings(max_examples=scaled(150), deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(st.one_of(anything, st.just(torch.nn.Identity()), tensors(max_dims=3)))
+    def run(answer):
+        feedback = call(checker, [answer], SIZES[name])
+        assert isinstance(feedback, exercises.Feedback) and feedback.message
+
+    run()
+
+
+# transformers' Llama RoPE (rotate_half) against posenc's, through notebook 13's column order -------------------------
+
+
+def test_llama_rotate_half_is_posencs_half_split_layout_and_interleaved_through_the_permutation():
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+    from posenc import schemes
+
+    head_dim, seq = 8, 12
+    config = LlamaConfig(hidden_size=head_dim * 2, num_attention_heads=2, max_position_embeddings=64)
+    x = torch.randn(1, 1, seq, head_dim, generator=torch.Generator().manual_seed(0))
+    position_ids = torch.arange(3, 3 + seq)[None]  # from 3, as a row after 3 pads with naive positions
+    cos, sin = LlamaRotaryEmbedding(config)(x, position_ids)
+    theirs, _ = apply_rotary_pos_emb(x, x, cos, sin)
+    ours = schemes.apply_rotary(x[0, 0], offset=3, layout="half_split")
+    torch.testing.assert_close(theirs[0, 0], ours, atol=1e-5, rtol=0)
+    permutation = schemes.half_split_permutation(d=head_dim)
+    theirs_permuted, _ = apply_rotary_pos_emb(x[..., permutation], x[..., permutation], cos, sin)
+    torch.testing.assert_close(theirs_permuted[0, 0], schemes.apply_rotary(x[0, 0], offset=3)[:, permutation],
+                               atol=1e-5, rtol=0)
+
+
+def test_bloom_keys_only_alibi_gives_the_weights_of_the_whole_bias():
+    # Notebook 15, section 2: BLOOM (transformers 5.23, models/bloom/modeling_bloom.py, build_alibi_tensor) adds only
+    # slope * key position; the softmax of each query row is the same as with the whole -slope * (i - j).
+    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+
+    num_heads, (batch, seq) = 4, LEFT_PADDED.shape
+    bloom = build_alibi_tensor(LEFT_PADDED, num_heads, torch.float32).view(batch, num_heads, 1, seq)
+    slopes = schemes.alibi_slopes(num_heads=num_heads)
+    positions = tokens.position_ids(LEFT_PADDED)
+    assert torch.allclose(bloom[:, :, 0, :], slopes[None, :, None] * positions[:, None, :])  # slope x j, pads at 0
+    whole = -slopes[None, :, None, None] * (positions[:, None, :, None] - positions[:, None, None, :])
+    visible = torch.ones(seq, seq, dtype=torch.bool).tril() & LEFT_PADDED.bool()[:, None, None, :]
+    scores = torch.randn(batch, num_heads, seq, seq, generator=torch.Generator().manual_seed(0))
+    weights = [torch.softmax((scores + bias).masked_fill(~visible, float("-inf")), dim=-1) for bias in (bloom, whole)]
+    real_queries = LEFT_PADDED.bool()[:, None, :, None].expand_as(scores)
+    assert torch.allclose(weights[0][real_queries], weights[1][real_queries], atol=1e-6)
+    assert not torch.allclose(torch.softmax((scores - bloom).masked_fill(~visible, float("-inf")), dim=-1)[real_queries],
+                              weights[1][real_queries], atol=1e-3)  # the sign matters: the check can fail
