@@ -70,14 +70,9 @@ def check_after_run_all(page, name: str, folds: tuple[list, list]) -> None:
 
 
 def test_the_browser_runs_the_notebooks_with_widgets_and_the_start_page():
-    assert "00_start_here.ipynb" in RUN_ALL and set(EXPLORED) <= set(RUN_ALL)
-
-
-@pytest.mark.parametrize("name", [name for name in RUN_ALL if name not in EXPLORED + ["00_start_here.ipynb"]])
-def test_run_all_shows_no_error_and_live_widgets(browser_and_lab, name):
-    browser, lab = browser_and_lab
-    with lab_browser.opened_notebook(browser, lab, name) as page:
-        check_after_run_all(page, name, run_all(page))
+    # Each notebook that shows widgets has its class below (Run All, then its explorers moved): a new one needs its own.
+    others = sorted(set(RUN_ALL) - set(EXPLORED) - {"00_start_here.ipynb"})
+    assert set(RUN_ALL) == {"00_start_here.ipynb", *EXPLORED}, f"give {others} a browser test"
 
 
 @pytest.fixture(scope="class")
