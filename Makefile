@@ -130,6 +130,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/widget_latency.py
 	$(BIN)/python benchmarks/browser_latency.py
 	$(BIN)/python benchmarks/bench_page_explorer.py
+	$(BIN)/python benchmarks/bench_stretching.py
 	# The precision notebook prints the committed results: re-run it on the new ones.
 	$(BIN)/python tools/run_notebooks.py notebooks/12_precision.ipynb
 

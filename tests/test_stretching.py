@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 import torch
-from test_figures import check_figure
 
 from posenc import exercises, plots, schemes
 from posenc.exercises.feedback import CORRECT, MISTAKE, NOT_ATTEMPTED, WRONG
+from test_figures import check_figure
 
 # YaRN's attention factor ------------------------------------------------------------------------
 
@@ -112,9 +112,9 @@ def reference_scores(query_scale: float, key_scale: float, factor_of_sqrt: bool 
 
 
 def test_interpolated_scores_accepts_every_position_divided():
-    assert exercises.check_interpolated_scores(reference_scores(0.25, 0.25), query=QUERY, keys=KEYS,
+    assert exercises.check_interpolated_scores(reference_scores(0.25, 0.25), q=QUERY, cached_keys=KEYS,
                                                factor=4).status == CORRECT
-    assert exercises.check_interpolated_scores(reference_scores(0.25, 0.25).float().tolist(), query=QUERY, keys=KEYS,
+    assert exercises.check_interpolated_scores(reference_scores(0.25, 0.25).float().tolist(), q=QUERY, cached_keys=KEYS,
                                                factor=4).status == CORRECT
 
 
@@ -137,29 +137,29 @@ def test_interpolated_scores_depend_only_on_the_offset():
     ((4.0, 4.0), "multiplied"),
 ])
 def test_interpolated_scores_names_the_mistake(scales, words):
-    feedback = exercises.check_interpolated_scores(reference_scores(*scales), query=QUERY, keys=KEYS, factor=4)
+    feedback = exercises.check_interpolated_scores(reference_scores(*scales), q=QUERY, cached_keys=KEYS, factor=4)
     assert feedback.status == MISTAKE and words in feedback.message
 
 
 def test_interpolated_scores_names_a_missing_sqrt():
-    feedback = exercises.check_interpolated_scores(reference_scores(0.25, 0.25, factor_of_sqrt=False), query=QUERY,
-                                                   keys=KEYS, factor=4)
+    feedback = exercises.check_interpolated_scores(reference_scores(0.25, 0.25, factor_of_sqrt=False), q=QUERY,
+                                                   cached_keys=KEYS, factor=4)
     assert feedback.status == MISTAKE and "sqrt" in feedback.message
 
 
 @pytest.mark.parametrize("answer", [None, "scores", torch.zeros(5), torch.zeros(6), torch.full((6,), float("nan")),
                                     torch.zeros(6, device="meta"), [[1, 2], [3]]])
 def test_interpolated_scores_answers_anything(answer):
-    feedback = exercises.check_interpolated_scores(answer, query=QUERY, keys=KEYS, factor=4)
+    feedback = exercises.check_interpolated_scores(answer, q=QUERY, cached_keys=KEYS, factor=4)
     assert feedback.status in (NOT_ATTEMPTED, WRONG)
 
 
-@pytest.mark.parametrize("kwargs", [{"query": torch.zeros(7), "keys": torch.zeros(3, 7), "factor": 2},
-                                    {"query": QUERY, "keys": torch.zeros(3, 6), "factor": 2},
-                                    {"query": QUERY, "keys": KEYS, "factor": 1},
-                                    {"query": QUERY, "keys": KEYS, "factor": 2, "base": -1.0}])
+@pytest.mark.parametrize("kwargs", [{"q": torch.zeros(7), "cached_keys": torch.zeros(3, 7), "factor": 2},
+                                    {"q": QUERY, "cached_keys": torch.zeros(3, 6), "factor": 2},
+                                    {"q": QUERY, "cached_keys": KEYS, "factor": 1},
+                                    {"q": QUERY, "cached_keys": KEYS, "factor": 2, "base": -1.0}])
 def test_interpolated_scores_refuses_bad_inputs(kwargs):
-    with pytest.raises((TypeError, ValueError), match="query|keys|factor|base"):
+    with pytest.raises((TypeError, ValueError), match="q|cached_keys|factor|base"):
         exercises.check_interpolated_scores(None, **kwargs)
 
 
@@ -171,13 +171,13 @@ SCORES = {"none": 0.13, "pi": 0.10, "ntk": 0.24, "yarn": 0.47}
 @pytest.mark.parametrize("answer", [["yarn", "ntk", "none", "pi"], ["yarn", "ntk", "pi", "none"],
                                     ("YaRN", " ntk", "PI", "none"), "yarn > ntk > pi > none", "yarn, ntk, none, pi"])
 def test_ordering_accepts_the_run_and_its_ties(answer):
-    assert exercises.check_ordering(answer, scores=SCORES, question="4x").status == CORRECT
+    assert exercises.check_ordering(answer, measured=SCORES, question="4x").status == CORRECT
 
 
 def test_ordering_names_an_upside_down_order_and_a_swap():
-    upside_down = exercises.check_ordering(["pi", "none", "ntk", "yarn"], scores=SCORES, question="4x")
+    upside_down = exercises.check_ordering(["pi", "none", "ntk", "yarn"], measured=SCORES, question="4x")
     assert upside_down.status == MISTAKE and "worst first" in upside_down.message
-    swapped = exercises.check_ordering(["ntk", "yarn", "none", "pi"], scores=SCORES, question="4x")
+    swapped = exercises.check_ordering(["ntk", "yarn", "none", "pi"], measured=SCORES, question="4x")
     assert swapped.status == WRONG and "ntk above yarn" in swapped.message
 
 
@@ -185,14 +185,16 @@ def test_ordering_names_an_upside_down_order_and_a_swap():
                                           (["yarn", "yarn", "ntk", "pi"], "once"), (["alibi"], "not one of"),
                                           (42, "Expected a list"), ([1, 2], "Expected a list")])
 def test_ordering_answers_anything(answer, words):
-    feedback = exercises.check_ordering(answer, scores=SCORES, question="4x")
+    feedback = exercises.check_ordering(answer, measured=SCORES, question="4x")
     assert feedback.status in (NOT_ATTEMPTED, WRONG) and words in feedback.message
 
 
-@pytest.mark.parametrize("kwargs", [{"scores": {"a": 1.0}, "question": "q"}, {"scores": {"a": 1.0, "b": "x"}, "question": "q"},
-                                    {"scores": SCORES, "question": 3}, {"scores": SCORES, "question": "q", "tolerance": 2}])
+@pytest.mark.parametrize("kwargs", [{"measured": {"a": 1.0}, "question": "q"},
+                                    {"measured": {"a": 1.0, "b": "x"}, "question": "q"},
+                                    {"measured": SCORES, "question": 3},
+                                    {"measured": SCORES, "question": "q", "tolerance": 2}])
 def test_ordering_refuses_bad_arguments(kwargs):
-    with pytest.raises((TypeError, ValueError), match="scores|question|tolerance"):
+    with pytest.raises((TypeError, ValueError), match="measured|question|tolerance"):
         exercises.check_ordering(["a"], **kwargs)
 
 
@@ -216,6 +218,10 @@ FIGURES = {
     "frequencies_before_after, three rules": lambda: plots.frequencies_before_after(
         PLAIN, {k: RULES[k] for k in ("pi", "ntk", "yarn")}, trained_length=8192, factor=4),
     "frequency_ratios": lambda: plots.frequency_ratios(PLAIN, RULES, factor=4),
+    "accuracy_over_seeds": lambda: plots.accuracy_over_seeds(
+        {"64 tokens": {"rotary": [0.3, 0.4, 0.5], "pi": [0.2, 0.4, 0.1], "yarn": [0.7, 0.6, 0.2]},
+         "128 tokens": {"rotary": [0.1, 0.0, 0.2], "pi": [0.1, 0.1, 0.1], "yarn": [0.6, 0.5, 0.2]}}),
+    "accuracy_over_seeds, one seed": lambda: plots.accuracy_over_seeds({"64": {"ntk": [0.5], "llama3": [0.7]}}),
     "loss_curve": lambda: plots.loss_curve({"train": [2.0 * 0.99**k + 0.01 for k in range(300)],
                                             "fine-tune": [0.5 * 0.98**k + 0.01 for k in range(50)]}),
 }
@@ -268,3 +274,69 @@ def test_unseen_angles_marks_the_pairs_that_never_turned_fully():
 def test_figures_refuse_bad_input(call):
     with pytest.raises((TypeError, ValueError)):
         call()
+
+
+def test_the_buggy_exhibit_is_the_bug_the_checker_names():
+    buggy = exercises.buggy_interpolated_scores(QUERY, KEYS, factor=4)
+    assert torch.allclose(buggy, reference_scores(1.0, 0.25), atol=1e-10, rtol=0)
+    feedback = exercises.check_interpolated_scores(buggy, q=QUERY, cached_keys=KEYS, factor=4)
+    assert feedback.status == MISTAKE and "This is the bug" in feedback.message
+
+
+@pytest.mark.parametrize("kwargs", [{"q": torch.zeros(7), "cached_keys": torch.zeros(3, 7), "factor": 2},
+                                    {"q": QUERY, "cached_keys": KEYS, "factor": 0.5},
+                                    {"q": "q", "cached_keys": KEYS, "factor": 2}])
+def test_the_buggy_exhibit_refuses_bad_inputs(kwargs):
+    with pytest.raises((TypeError, ValueError), match="q|cached_keys|factor"):
+        exercises.buggy_interpolated_scores(**kwargs)
+
+
+# posenc.stretch: the fine-tune control (no rule) and its seed ----------------------------------------------
+
+TINY_COPY = dict(steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=4, shortest_block=2, longest_block=4)
+
+
+def test_fine_tune_without_a_rule_keeps_plain_rope_and_trains_on_the_longer_inputs():
+    from posenc import stretch
+
+    model = stretch.train_copy(settings=stretch.CopySettings(**TINY_COPY)).model
+    seen = []
+    tuned = stretch.fine_tune(model, scaling=None, factor=2.0, steps=3,
+                              progress=lambda name, step, steps, loss: seen.append(name))
+    assert tuned.scheme == "none x2 tuned" and len(tuned.losses) == 3 and seen == ["none x2 tuned"]
+    for block in tuned.model.blocks:
+        assert torch.equal(block.attention.frequencies, model.blocks[0].attention.frequencies)
+        assert block.attention.attention_factor == 1.0
+
+
+@pytest.mark.parametrize("factor, error", [("2", TypeError), (None, TypeError), (0.5, ValueError),
+                                           (float("nan"), ValueError), (1e9, ValueError)])
+def test_fine_tune_without_a_rule_refuses_a_bad_factor(factor, error):
+    from posenc import stretch
+
+    model = stretch.copy_model(stretch.CopySettings(**TINY_COPY))
+    with pytest.raises(error, match="factor"):
+        stretch.fine_tune(model, scaling=None, factor=factor, steps=1)
+
+
+def test_fine_tune_draws_its_batches_apart_from_the_evaluation_inputs():
+    from posenc import stretch
+
+    # copy_accuracy scores inputs drawn with seed 1; fine_tune's default seed is another
+    assert stretch.FINE_TUNE_SEED != 1
+    assert inspect_default(stretch.fine_tune, "seed") == stretch.FINE_TUNE_SEED
+
+
+def inspect_default(function, name):
+    import inspect
+
+    return inspect.signature(function).parameters[name].default
+
+
+@pytest.mark.parametrize("panels, error", [
+    ({}, TypeError), ([1], TypeError), ({"a": {"pi": [0.1, 0.2]}, "b": {"pi": [0.1]}}, ValueError),
+    ({"a": {"pi": [1.5]}}, ValueError), ({"a": {"pi": ["x"]}}, TypeError), ({"a": {"pi": [float("nan")]}}, ValueError),
+])
+def test_accuracy_over_seeds_refuses_bad_panels(panels, error):
+    with pytest.raises(error, match="panels"):
+        plots.accuracy_over_seeds(panels)

@@ -11,13 +11,21 @@ meets (mostly) angles the model has seen; s is `factor`, the ratio of the new le
     ntk       (base * s^(d / (d - 2)))^(-2i / d)        "NTK-aware": a larger base (YaRN paper,
                                                         Peng et al. 2023, arXiv 2309.00071, section 3)
     yarn      a ramp between theta_i / s and theta_i    YaRN's "NTK-by-parts" (same paper, section 3):
-                                                        slow pairs interpolated, fast pairs kept
+                                                        slow pairs interpolated, fast pairs kept; the ramp
+                                                        is linear in the pair index i, as in the reference
+                                                        code and transformers (the paper's eq. 18 is linear
+                                                        in the turns r, a different curve)
     llama3    the same idea with wavelength bounds      Llama 3.1 (meta-llama/llama-models,
                                                         models/llama3/model.py, `apply_scaling`)
 
-YaRN also scales the attention logits (`yarn_attention_factor`). The formulas are the ones
-of transformers' `modeling_rope_utils.py` (`ROPE_INIT_FUNCTIONS`), which tests/test_rope_scaling.py
-checks this module against; this module computes in float64, transformers in float32.
+YaRN also scales the attention logits (`yarn_attention_factor`). The "linear", "yarn" and
+"llama3" formulas are the ones of transformers' `modeling_rope_utils.py` (`ROPE_INIT_FUNCTIONS`),
+which tests/test_rope_scaling.py checks this module against; this module computes in float64,
+transformers in float32. transformers has no "ntk" rule with a fixed base: its "dynamic" rule is
+plain RoPE up to max_position_embeddings L and, for an input of l > L tokens, uses the base
+base * (s * l / L - (s - 1))^(d / (d - 2)). "ntk" here is the YaRN paper's equation 16 with a fixed
+s, as in the YaRN repository's `scaled_rope/LlamaNTKScaledRotaryEmbedding.py` (jquesnelle/yarn);
+the tests check it against rotary-embedding-torch's `theta_rescale_factor`.
 """
 
 from __future__ import annotations

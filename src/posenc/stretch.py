@@ -38,6 +38,9 @@ __all__ = ["CopySettings", "RopeAttention", "copy_model", "train_copy", "stretch
 
 # Sequences scored at once by `copy_accuracy`: the scores of long inputs are large.
 EVALUATION_CHUNK = 16
+# `fine_tune`'s batches: a seed of their own, apart from `copy_accuracy`'s evaluation seed (1) and the
+# training seeds (CopySettings.seed), so that no fine-tuning batch shares its random stream with the inputs scored.
+FINE_TUNE_SEED = 1000
 # Longest block `copy_accuracy` and `fine_tune` accept (inputs of twice this): the tiny model's formula limit.
 LONGEST_BLOCK = 1024
 
@@ -117,8 +120,10 @@ class RopeAttention(Attention):
     turn the first `rotary_dim` columns of each query and key; the other columns pass
     unchanged (partial RoPE). `attention_factor` multiplies the turned columns, as
     transformers multiplies cos and sin by YaRN's factor (`LlamaRotaryEmbedding.forward`),
-    so that the part of each score RoPE touches grows by its square. Plain RoPE over the
-    whole head gives the same numbers as `experiment.Attention` with the "rotary" scheme.
+    so that the part of each score RoPE touches grows by its square (DeepSeek-V3's reference
+    code instead multiplies its whole softmax scale by the square, the columns without RoPE
+    too; with the whole head turned the two agree). Plain RoPE over the whole head gives the
+    same numbers as `experiment.Attention` with the "rotary" scheme.
     """
 
     def __init__(self, *, d_model: int, num_heads: int, rotary_dim: int, base: float = 10000.0,
@@ -281,20 +286,29 @@ def stretched(model: TinyTransformer, *, scaling: str | None, factor: float = 1.
 
 
 def fine_tune(model: TinyTransformer, *, scaling: str | None = "linear", factor: float = 2.0, steps: int = 100,
-              seed: int = 1, progress: bool | Callable[[str, int, int, float], None] | None = None) -> Result:
+              seed: int = FINE_TUNE_SEED,
+              progress: bool | Callable[[str, int, int, float], None] | None = None) -> Result:
     """`stretched(model, scaling=scaling, factor=factor)`, trained `steps` more steps at the longer length.
 
     The blocks are drawn from shortest_block..int(factor * longest_block), so inputs up to
     factor times the trained length. This is how position interpolation is meant to be
     used: its paper fine-tunes after interpolating, "within 1000 steps" (Chen et al.
     2023, abstract). `model` is not changed; training draws its batches with `seed`.
-    `progress` as in `train_copy`.
+    `progress` as in `train_copy`. With `scaling=None` the frequencies stay plain RoPE's and
+    `factor` sets only the longer inputs: the control, the same fine-tuning without a rule.
     """
     model = _check_model(model)
     steps = check_size("steps", steps, maximum=100_000)
     seed = check_size("seed", seed, minimum=0, maximum=2**63 - 1)
+    if scaling is None:
+        if not is_real(factor):
+            raise TypeError(f"factor must be a real number >= 1, got {short(factor)} of type {type(factor).__name__}")
+        if not 1.0 <= float(factor) <= LONGEST_BLOCK:
+            raise ValueError(f"factor must be a number from 1 to {LONGEST_BLOCK} (the longer inputs over the trained "
+                             f"ones), got {factor!r}")
     step, lines = _progress_lines(progress)
-    tuned = stretched(model, scaling=scaling, factor=factor)
+    # without a rule, plain RoPE (stretched refuses factor != 1 with scaling None)
+    tuned = stretched(model, scaling=scaling, factor=factor if scaling is not None else 1.0)
     s = tuned.copy_settings
     longest_block = int(factor * s.longest_block)
     if longest_block > LONGEST_BLOCK:

@@ -23,7 +23,8 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_attention_factor", "check_slowest_wavelength", "check_interpolated_scores", "check_ordering"]
+__all__ = ["check_attention_factor", "check_slowest_wavelength", "check_interpolated_scores", "check_ordering",
+           "buggy_interpolated_scores"]
 
 
 def _near(number: float, value: float, tolerance: float = 1e-3) -> bool:
@@ -53,8 +54,8 @@ def check_attention_factor(answer: float | None, *, factor: float) -> Feedback:
         ("The + 1 is missing: the factor is 0.1 ln(s) + 1, so that a factor of 1 changes nothing.",
          0.1 * math.log(factor)),
         ("The 0.1 is missing: the factor is 0.1 ln(s) + 1.", math.log(factor) + 1),
-        (f"That is the temperature t itself, 1 / (0.1 ln(s) + 1)^2; the factor on q and k is sqrt(1/t) = "
-         f"0.1 ln(s) + 1.", 1 / expected**2),
+        ("That is the temperature t itself, 1 / (0.1 ln(s) + 1)^2; the factor on q and k is sqrt(1/t) = "
+         "0.1 ln(s) + 1.", 1 / expected**2),
         ("That is 1 / (0.1 ln(s) + 1); the factor is 0.1 ln(s) + 1 itself, above 1: it sharpens the softmax.",
          1 / expected),
     ]
@@ -114,22 +115,22 @@ def _rotate(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tensor) -> to
 
 
 @exercise("scores under position interpolation, with a cache")
-def check_interpolated_scores(answer: torch.Tensor | None, *, query: torch.Tensor, keys: torch.Tensor, factor: float,
+def check_interpolated_scores(answer: torch.Tensor | None, *, q: torch.Tensor, cached_keys: torch.Tensor, factor: float,
                               base: float = 10_000.0) -> Feedback:
-    """The scores of a new query at position n = len(keys) against the cached keys at positions 0 .. n - 1.
+    """The scores of a new query `q` at position n = len(cached_keys) against the cached keys at positions 0 .. n - 1.
 
     Position interpolation with factor s: every position p is turned as p / s, the query's and the
     keys' alike. The score of key j is (rotated query) . (rotated key j) / sqrt(head_dim); the answer
     holds the n scores.
     """
-    query = check_floating_tensor("query", query, ndim=(1,)).detach().double()
-    keys = check_floating_tensor("keys", keys, ndim=(2,)).detach().double()
+    query = check_floating_tensor("q", q, ndim=(1,)).detach().double()
+    keys = check_floating_tensor("cached_keys", cached_keys, ndim=(2,)).detach().double()
     head_dim = query.shape[0]
     if head_dim == 0 or head_dim % 2 or keys.shape[1] != head_dim or keys.shape[0] == 0:
-        raise ValueError(f"query must have an even, non-zero size d and keys the shape (n, d), n >= 1; got query "
-                         f"{tuple(query.shape)} and keys {tuple(keys.shape)}")
+        raise ValueError(f"q must have an even, non-zero size d and cached_keys the shape (n, d), n >= 1; got q "
+                         f"{tuple(query.shape)} and cached_keys {tuple(keys.shape)}")
     if not torch.isfinite(query).all() or not torch.isfinite(keys).all():
-        raise ValueError("query and keys must hold finite numbers")
+        raise ValueError("q and cached_keys must hold finite numbers")
     if not is_real(factor) or not 1 < factor <= 1e6:
         raise ValueError(f"factor must be a number above 1 and at most 1e6, got {short(factor)}")
     base = check_base(base)
@@ -174,14 +175,15 @@ def check_interpolated_scores(answer: torch.Tensor | None, *, query: torch.Tenso
 
 
 @exercise("an ordering, predicted before the run")
-def check_ordering(answer: object, *, scores: dict[str, float], question: str, tolerance: float = 0.05) -> Feedback:
-    """The learner's names of `scores`, best (highest score) first, against the measured scores.
+def check_ordering(answer: object, *, measured: dict[str, float], question: str, tolerance: float = 0.05) -> Feedback:
+    """The learner's names of `measured`, best (highest score) first, against the measured scores.
 
     Two names whose scores differ by at most `tolerance` count as a tie: either order is right.
     """
-    if not isinstance(scores, dict) or not 2 <= len(scores) <= 20 or not all(
-            isinstance(name, str) and name and is_real(value) and math.isfinite(value) for name, value in scores.items()):
-        raise TypeError(f"scores must be a dict of 2 to 20 names (str) -> finite numbers, got {short(scores)}")
+    if not isinstance(measured, dict) or not 2 <= len(measured) <= 20 or not all(
+            isinstance(name, str) and name and is_real(value) and math.isfinite(value) for name, value in measured.items()):
+        raise TypeError(f"measured must be a dict of 2 to 20 names (str) -> finite numbers, got {short(measured)}")
+    scores = {name: float(value) for name, value in measured.items()}
     check_str("question", question)
     if not is_real(tolerance) or not 0 <= tolerance < 1:
         raise ValueError(f"tolerance must be a number in [0, 1), got {short(tolerance)}")
@@ -214,3 +216,26 @@ def check_ordering(answer: object, *, scores: dict[str, float], question: str, t
         return Feedback(MISTAKE, f"Upside down: you put the worst first. The run: {shown}.")
     a, b = wrong_pairs[0]
     return Feedback(WRONG, f"You put {a} above {b}, but {b} scored higher. The run: {shown}.")
+
+
+def buggy_interpolated_scores(q: torch.Tensor, cached_keys: torch.Tensor, *, factor: float,
+                              base: float = 10_000.0) -> torch.Tensor:
+    """Exercise 4's exhibit: position interpolation with a cache, WITH A BUG to find (do not use it).
+
+    The new query `q` (head_dim,) sits at position n = len(cached_keys), after the cached keys
+    (n, head_dim) at positions 0 .. n - 1; returns the n scores q . k / sqrt(head_dim) after RoPE.
+    """
+    check_floating_tensor("q", q, ndim=(1,))
+    check_floating_tensor("cached_keys", cached_keys, ndim=(2,))
+    n, head_dim = cached_keys.shape
+    if head_dim == 0 or head_dim % 2 or q.shape[0] != head_dim or n == 0:
+        raise ValueError(f"q must have an even, non-zero size d and cached_keys the shape (n, d), n >= 1; got q "
+                         f"{tuple(q.shape)} and cached_keys {tuple(cached_keys.shape)}")
+    if not is_real(factor) or not 1 < factor <= 1e6:
+        raise ValueError(f"factor must be a number above 1 and at most 1e6, got {short(factor)}")
+    theta = rope_frequencies(head_dim=head_dim, base=check_base(base))
+    key_positions = torch.arange(n, dtype=torch.float64) / factor   # the cached keys: positions divided by factor
+    query_position = torch.tensor([float(n)], dtype=torch.float64)  # the new query
+    keys = _rotate(cached_keys.detach().double(), key_positions, theta)
+    query = _rotate(q.detach().double()[None, :], query_position, theta)[0]
+    return keys @ query / math.sqrt(head_dim)

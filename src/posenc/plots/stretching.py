@@ -1,5 +1,5 @@
 """Figures for notebook 16 (stretching the context): wavelengths per base, the angles a longer input adds,
-the frequencies before and after each rule, a loss curve.
+the frequencies before and after each rule, a loss curve, accuracies over seeds.
 
 Each function takes numbers (the notebook computes them with `posenc.schemes.rope_frequencies`)
 and returns a Figure. A rule's line has its colour from `SCHEME_COLOURS` ("pi", "ntk", "yarn",
@@ -16,7 +16,8 @@ from matplotlib.figure import Figure
 from .._validate import check_size, check_str, is_real, is_sequence, short
 from .style import SCHEME_COLOURS, line_style, new_figure
 
-__all__ = ["wavelengths_by_base", "unseen_angles", "frequencies_before_after", "frequency_ratios", "loss_curve"]
+__all__ = ["wavelengths_by_base", "unseen_angles", "frequencies_before_after", "frequency_ratios", "loss_curve",
+           "accuracy_over_seeds"]
 
 # More lines or panels than this would not be readable.
 MAX_LINES = 8
@@ -171,12 +172,12 @@ def frequencies_before_after(plain: Sequence[float], scaled: dict[str, Sequence[
         ax.set_yscale("log")
         ax.set_title(rule, fontsize=10, color=style["color"])
         ax.legend(fontsize=7, loc="upper left")
-        if k // columns == rows - 1:
+        if k + columns >= len(rules):  # the lowest panel of its column
             ax.set_xlabel("pair i")
         if k % columns == 0:
             ax.set_ylabel("wavelength (positions)")
     for k in range(len(rules), rows * columns):
-        axes[k // columns][k % columns].set_visible(False)
+        axes[k // columns][k % columns].remove()
     fig.suptitle(f"{title}\n(dotted: the trained length, {trained_length:,}; dashed: {factor:g} x that)", fontsize=10)
     return fig
 
@@ -231,4 +232,44 @@ def loss_curve(losses: dict[str, Sequence[float]], *, title: str = "Training los
     ax.set_ylabel("cross-entropy loss")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
+    return fig
+
+
+def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
+                        title: str = "Accuracy of each rule, one dot per seed") -> Figure:
+    """One panel per entry of `panels` (e.g. an input length): each rule's accuracy per seed as dots, their median a bar.
+
+    `panels` maps a panel's title to {rule: one accuracy (0 to 1) per seed}; every rule of
+    every panel holds the same number of seeds, in the same order, and the k-th dot of each
+    rule sits at the same small offset, so one seed can be followed across rules.
+    """
+    if not isinstance(panels, dict) or not 1 <= len(panels) <= 4:
+        raise TypeError(f"panels must be a dict of 1 to 4 titles -> {{rule: accuracies}}, got {short(panels)}")
+    checked: dict[str, dict[str, list[float]]] = {}
+    seeds = None
+    for name, rules in panels.items():
+        check_str("panels' titles", name)
+        checked[name] = _labelled(f"panels[{name!r}]", rules, length=seeds, positive=False)
+        seeds = len(next(iter(checked[name].values())))
+        for rule, values in checked[name].items():
+            if not all(0.0 <= v <= 1.0 for v in values):
+                raise ValueError(f"panels[{name!r}][{rule!r}] must hold accuracies from 0 to 1, got {values}")
+    check_str("title", title)
+    fig = new_figure(4.2 * len(checked), 3.6)
+    axes = fig.subplots(1, len(checked), sharey=True, squeeze=False)[0]
+    for ax, (name, rules) in zip(axes, checked.items(), strict=True):
+        for k, (rule, values) in enumerate(rules.items()):
+            style = _style(rule, k)
+            offsets = [k + 0.5 * (j / max(seeds - 1, 1) - 0.5) for j in range(seeds)]
+            ax.plot(offsets, values, linestyle="none", marker=style.get("marker", "o"), color=style["color"],
+                    markersize=5, alpha=0.85)
+            median = sorted(values)[seeds // 2] if seeds % 2 else sum(sorted(values)[seeds // 2 - 1: seeds // 2 + 1]) / 2
+            ax.plot([k - 0.3, k + 0.3], [median, median], color="#333333", linewidth=1.5)
+        ax.set_xticks(range(len(rules)), list(rules), fontsize=8, rotation=30, ha="right")
+        ax.set_xlim(-0.6, len(rules) - 0.4)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(name, fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("accuracy (dots: seeds; bar: median)")
+    fig.suptitle(title, fontsize=10)
     return fig
