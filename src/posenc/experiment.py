@@ -310,27 +310,44 @@ def train(scheme: str, *, settings: Settings | None = None,
     with one_thread():
         torch.manual_seed(settings.seed)
         model = TinyTransformer(scheme=scheme, settings=settings)
-        initial_state = {name: value.detach().clone() for name, value in model.state_dict().items()}
-        optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
-        generator = torch.Generator().manual_seed(settings.seed)
+
+    def batch(length: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        return previous_token_batch(batch_size=settings.batch_size, length=length, vocab_size=settings.vocab_size,
+                                    generator=generator)
+
+    return _fit(model, name=scheme, batch=batch, steps=settings.steps, shortest=settings.shortest,
+                longest=settings.longest, learning_rate=settings.learning_rate, seed=settings.seed, progress=progress)
+
+
+def _fit(model: TinyTransformer, *, name: str, batch: Callable[[int, torch.Generator], tuple[torch.Tensor, torch.Tensor]],
+         steps: int, shortest: int, longest: int, learning_rate: float, seed: int,
+         progress: Callable[[str, int, int, float], None] | None) -> Result:
+    """`steps` AdamW steps on one thread, each on `batch(length, generator)` with a length drawn from shortest..longest.
+
+    The one training loop of the package: `train` (notebook 14's task) and `stretch` (notebook 16's) call it.
+    """
+    vocab_size = model.settings.vocab_size
+    with one_thread():
+        initial_state = {key: value.detach().clone() for key, value in model.state_dict().items()}
+        optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+        generator = torch.Generator().manual_seed(seed)
         losses = []
         start = time.perf_counter()
         model.train()
-        for step in range(1, settings.steps + 1):
-            length = int(torch.randint(settings.shortest, settings.longest + 1, (), generator=generator))
-            ids, targets = previous_token_batch(batch_size=settings.batch_size, length=length,
-                                                vocab_size=settings.vocab_size, generator=generator)
+        for step in range(1, steps + 1):
+            length = int(torch.randint(shortest, longest + 1, (), generator=generator))
+            ids, targets = batch(length, generator)
             logits = model(ids)
-            loss = nn.functional.cross_entropy(logits.reshape(-1, settings.vocab_size), targets.reshape(-1))
+            loss = nn.functional.cross_entropy(logits.reshape(-1, vocab_size), targets.reshape(-1))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
-            if progress is not None and (step % 20 == 0 or step == settings.steps):
-                progress(scheme, step, settings.steps, losses[-1])
+            if progress is not None and (step % 20 == 0 or step == steps):
+                progress(name, step, steps, losses[-1])
         seconds = time.perf_counter() - start
     model.eval()
-    return Result(scheme, model, losses, seconds, initial_state)
+    return Result(name, model, losses, seconds, initial_state)
 
 
 def accuracy(model: TinyTransformer, *, length: int, batch_size: int = 256, seed: int = 1) -> float | None:

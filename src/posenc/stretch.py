@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,7 +27,7 @@ from ._progress import ProgressLines
 from ._threads import one_thread
 from ._validate import check_base, check_size, check_str, is_real, short
 from .attention import causal_mask, merge_heads, split_heads
-from .experiment import Attention, Result, Settings, TinyTransformer
+from .experiment import Attention, Result, Settings, TinyTransformer, _fit
 from .rope_scaling import SCALINGS, rope_frequencies, yarn_attention_factor
 from .schemes import apply_rotary
 from .task import repeat_block_batch
@@ -198,28 +197,13 @@ def _train(model: TinyTransformer, *, name: str, steps: int, shortest_block: int
            seed: int, progress: Callable[[str, int, int, float], None] | None) -> Result:
     """`steps` AdamW steps on the copy task, each on one block length drawn from shortest_block..longest_block."""
     s = model.copy_settings
-    with one_thread():
-        initial_state = {key: value.detach().clone() for key, value in model.state_dict().items()}
-        optimizer = torch.optim.AdamW(model.parameters(), lr=s.learning_rate)
-        generator = torch.Generator().manual_seed(seed)
-        losses = []
-        start = time.perf_counter()
-        model.train()
-        for step in range(1, steps + 1):
-            block_length = int(torch.randint(shortest_block, longest_block + 1, (), generator=generator))
-            ids, targets = repeat_block_batch(batch_size=s.batch_size, block_length=block_length,
-                                              vocab_size=s.vocab_size, generator=generator)
-            logits = model(ids)
-            loss = nn.functional.cross_entropy(logits.reshape(-1, s.vocab_size), targets.reshape(-1))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-            if progress is not None and (step % 20 == 0 or step == steps):
-                progress(name, step, steps, losses[-1])
-        seconds = time.perf_counter() - start
-    model.eval()
-    return Result(name, model, losses, seconds, initial_state)
+
+    def batch(block_length: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        return repeat_block_batch(batch_size=s.batch_size, block_length=block_length, vocab_size=s.vocab_size,
+                                  generator=generator)
+
+    return _fit(model, name=name, batch=batch, steps=steps, shortest=shortest_block, longest=longest_block,
+                learning_rate=s.learning_rate, seed=seed, progress=progress)
 
 
 def _progress_lines(progress: object) -> tuple[Callable[[str, int, int, float], None] | None, ProgressLines | None]:
