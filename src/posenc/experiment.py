@@ -144,6 +144,8 @@ class Attention(nn.Module):
     def _check_input(self, x: object) -> int:
         """x's sequence length, once x is known to be (batch, seq, d_model) floats."""
         check_floating_tensor("x", x, ndim=(3,))
+        if x.dtype != self.qkv.weight.dtype:  # a matrix product needs both sides in one dtype
+            raise TypeError(f"x must have the layer's dtype {self.qkv.weight.dtype}, got {x.dtype}")
         if x.shape[-1] != self.d_model or x.shape[1] == 0:
             raise ValueError(f"x must have shape (batch, seq >= 1, d_model={self.d_model}), got {tuple(x.shape)}")
         return x.shape[1]
