@@ -23,12 +23,16 @@ import os
 import sys
 from pathlib import Path
 
+import nbval.plugin
 import pytest
 from nbval.plugin import IPyNbFile
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tools")]
 import cpu_settings  # noqa: E402
+
+# nbval's runs under this machine's setting start their kernels as the other settings' do: forked warm.
+nbval.plugin.RunningKernel = cpu_settings.KernelUnder
 
 DURATIONS = ROOT / "tests" / "durations.json"
 # Seconds assumed for a unit tests/durations.json does not know: a notebook cell (with its share of the kernel's

@@ -14,8 +14,11 @@ from __future__ import annotations
 import os
 
 import pytest
-from nbval.kernel import CURRENT_ENV_KERNEL_NAME, RunningKernel, start_new_kernel
+from jupyter_client.manager import KernelManager
+from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager, RunningKernel
 from nbval.plugin import IPyNbFile
+
+import warm_kernels  # tools/, on sys.path from conftest.py
 
 SETTINGS: dict[str, dict[str, str]] = {
     "oldest_cpu": {"MKL_ENABLE_INSTRUCTIONS": "SSE4_2", "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1"},
@@ -24,14 +27,30 @@ SETTINGS: dict[str, dict[str, str]] = {
 
 
 class KernelUnder(RunningKernel):
-    """nbval's kernel, started with the variables of one setting added to this process's environment."""
+    """nbval's kernel, started with the variables of one setting (None: this machine's own) added to this
+    process's environment; forked from a warm process where it can be (tools/warm_kernels.py).
 
-    def __init__(self, kernel_name: str, *, setting: str, cwd: str | None = None, startup_timeout: float = 60):
-        # nbval's RunningKernel.__init__, with `env`: the variables must be there when the kernel starts,
-        # since MKL and torch read them once, at import.
-        self.km, self.kc = start_new_kernel(
-            startup_timeout=startup_timeout, kernel_name=kernel_name, stderr=open(os.devnull, "w"),
-            cwd=cwd, env={**os.environ, **SETTINGS[setting]})
+    conftest.py makes it nbval's own kernel too, for the runs under this machine's setting.
+    """
+
+    def __init__(self, kernel_name: str, *, setting: str | None = None, cwd: str | None = None,
+                 startup_timeout: float = 60):
+        # nbval's start_new_kernel, with `env` (the variables must be there when the kernel starts, since MKL and
+        # torch read them once, at import) and the warm kernels' manager.
+        variables = SETTINGS[setting] if setting else {}
+        warm = warm_kernels.zygote(variables)
+        km = warm.kernel_manager() if warm else KernelManager(kernel_name=kernel_name,
+                                                              kernel_spec_manager=NbvalKernelspecManager())
+        km.start_kernel(stderr=open(os.devnull, "w"), cwd=cwd, env={**os.environ, **variables})
+        kc = km.client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=startup_timeout)
+        except RuntimeError:
+            kc.stop_channels()
+            km.shutdown_kernel()
+            raise
+        self.km, self.kc = km, kc
         self._ensure_iopub_up()
 
 

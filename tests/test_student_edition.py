@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import student_edition  # noqa: E402
+import warm_kernels  # noqa: E402
 from run_notebooks import run  # noqa: E402
 
 WITH_SOLUTIONS = [p.name for p in student_edition.suite_notebooks()
@@ -37,7 +38,7 @@ def test_the_handout_runs_and_every_checker_reports_not_attempted(tmp_path, name
     student_edition.copy_inputs(tmp_path)
     path = tmp_path / "notebooks" / name
     assert student_edition.student_notebook(ROOT / "notebooks" / name, path)
-    run(path)
+    run(path, warm_kernels.notebook_client_options())
     notebook = json.loads(path.read_text())
     assert not [c for c in notebook["cells"] if "solution" in c["metadata"].get("tags", [])]
     texts = list(outputs(path))

@@ -26,15 +26,17 @@ from nbclient import NotebookClient
 NOTEBOOK_INPUTS = ("images", "benchmarks/results")
 
 
-def run(path: Path) -> float:
+def run(path: Path, kernel: dict | None = None) -> float:
+    """Execute the notebook at `path` in a fresh kernel and store it; `kernel`: NotebookClient's options for
+    another kind of kernel than the generic "python3" (the tests' warm kernels, tools/warm_kernels.py)."""
     notebook = nbformat.read(path, as_version=4)
     start = time.perf_counter()
     NotebookClient(
         notebook,
         timeout=600,
-        kernel_name="python3",
         record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
+        **(kernel or {"kernel_name": "python3"}),
     ).execute()
     for cell in notebook.cells:
         if cell.cell_type == "code":
