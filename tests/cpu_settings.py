@@ -6,19 +6,27 @@ stored the outputs. These variables make this machine choose as another CPU woul
 (shared/notes/tooling.md, "Stored outputs on another CPU"). The machine's own setting is
 nbval's usual run; the repository's conftest.py collects every notebook once more under each
 setting here, as `notebooks/NN_name.ipynb::<setting>::Cell k`: the same strict nbval, in a
-kernel started with the setting's variables.
+kernel started with the setting's variables. Under "oldest_cpu" the kernel runs the notebook's
+learner's edition (LearnersEditionUnder), which is also the check that the learner's edition runs.
+Every kernel here, and nbval's own under this machine's setting, is forked from a warm process
+(tools/warm_kernels.py).
 """
 
 from __future__ import annotations
 
+import ast
+import copy
 import os
+import re
 
+import nbformat
 import pytest
 from jupyter_client.manager import KernelManager
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager, RunningKernel
 from nbval.plugin import IPyNbFile
 
-import warm_kernels  # tools/, on sys.path from conftest.py
+import student_edition  # tools/, on sys.path from conftest.py
+import warm_kernels
 
 SETTINGS: dict[str, dict[str, str]] = {
     "oldest_cpu": {"MKL_ENABLE_INSTRUCTIONS": "SSE4_2", "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1"},
@@ -73,10 +81,94 @@ class NotebookUnder(IPyNbFile):
         self.setup_sanitize_files()
 
 
-class UnderOtherCPUs(pytest.File):
-    """The notebook once under each setting of SETTINGS."""
+# The setting under which a notebook's learner's edition runs (LearnersEditionUnder).
+LEARNERS_SETTING = "oldest_cpu"
+# The progress summary, whose counts differ between the two editions.
+PROGRESS_CALL = re.compile(r"\bexercises\.progress\(")
+
+
+class LearnersEditionUnder(NotebookUnder):
+    """The learner's edition of a notebook (tools/student_edition.py: its solution cells removed) under a setting.
+
+    Building the learner's edition means executing it; one execution serves twice. It is nbval's strict run under
+    the setting for every cell the two editions share (the solution cells run under the two other settings), and
+    it is the check that the learner's edition runs from top to bottom with every checker saying "not attempted".
+    The cells that read a name a solution cell sets (the checkers of the exercises), and the progress summary, are
+    run but not compared, since their feedback differs by design; a last item, `nothing_attempted`, reads it.
+    """
 
     def collect(self):
+        teacher = nbformat.read(self.path, as_version=4)
+        kept = kept_code_cells(teacher)
+        answers = re.compile(r"\b(" + "|".join(map(re.escape, sorted(solution_names(teacher)))) + r")\b")
+        self.checker_cells = []
+        for item in super().collect():  # nbval's items, one per code cell of the teacher's edition
+            if item.cell_num not in kept:
+                continue
+            if answers.search(item.cell.source) or PROGRESS_CALL.search(item.cell.source):
+                item.options["check"] = False
+                self.checker_cells.append(item)
+            yield item
+        yield NothingAttempted.from_parent(self, name="nothing_attempted")
+
+
+class NothingAttempted(pytest.Item):
+    """In the learner's edition, every checker says "not attempted" and the summary counts them all."""
+
+    def runtest(self):
+        nothing_attempted([item.test_outputs for item in self.parent.checker_cells])
+
+    def reportinfo(self):
+        return self.path, None, f"{self.parent.name}::{self.name}"
+
+
+def nothing_attempted(outputs_of_checker_cells: list[list | None]) -> None:
+    """Assert that each checker cell's feedback says "not attempted" and the summary (the last) counts them all."""
+    if any(outputs is None for outputs in outputs_of_checker_cells):
+        raise AssertionError("a cell that calls a checker did not run (see the failures above)")
+    texts = [text for outputs in outputs_of_checker_cells for text in _texts(outputs)]
+    feedback = [text for text in texts if not text.startswith("Your progress")]
+    assert feedback and all(text.startswith(("…", "Not attempted")) for text in feedback), feedback
+    summary = texts[-1] if texts else ""
+    assert summary.startswith("Your progress"), f"the last checker cell shows the progress summary, got {summary!r}"
+    first_line = summary.splitlines()[0]
+    assert ", 0 done, 0 wrong, " in first_line and first_line.endswith(f"{len(feedback)} not attempted"), summary
+
+
+def solution_names(notebook) -> set[str]:
+    """The learner's answers: the names an exercise's placeholder sets (`my_table = None`) and its solution sets again."""
+    def assigned(tag):
+        nodes = [node for cell in notebook.cells if tag in cell.metadata.get("tags", [])
+                 for node in ast.walk(ast.parse(cell.source))]
+        return ({node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+                | {node.name for node in nodes if isinstance(node, (ast.FunctionDef, ast.ClassDef))})
+
+    return assigned("exercise") & assigned("solution")
+
+
+def kept_code_cells(notebook) -> set[int]:
+    """The code cells (numbered as nbval numbers them) that the learner's edition keeps, by its own function."""
+    numbered = copy.deepcopy(notebook)
+    code = [cell for cell in numbered.cells if cell.cell_type == "code"]
+    for k, cell in enumerate(code):
+        cell.metadata["posenc_code_cell"] = k
+    return {cell.metadata["posenc_code_cell"] for cell in student_edition.learner_version(numbered).cells
+            if cell.cell_type == "code"}
+
+
+def _texts(outputs) -> list[str]:
+    return [output.get("data", {}).get("text/plain", "") for output in outputs if output.get("output_type") in
+            ("execute_result", "display_data") and output.get("data", {}).get("text/plain")]
+
+
+class UnderOtherCPUs(pytest.File):
+    """The notebook once under each setting of SETTINGS: under LEARNERS_SETTING, its learner's edition if it has
+    solutions to remove."""
+
+    def collect(self):
+        with_solutions = student_edition.has_solutions(nbformat.read(self.path, as_version=4))
         for setting in SETTINGS:
-            yield NotebookUnder.from_parent(self, path=self.path, name=setting, nodeid=self.id.child(setting),
-                                            setting=setting)
+            learners = setting == LEARNERS_SETTING and with_solutions
+            kind, name = (LearnersEditionUnder, f"{setting}_learners_edition") if learners else (NotebookUnder, setting)
+            yield kind.from_parent(self, path=self.path, name=name, nodeid=self.id.child(name), setting=setting)
+

@@ -8,13 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
+from jupyter_client.manager import KernelManager
+from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import cpu_settings  # noqa: E402
 import warm_kernels  # noqa: E402
-from jupyter_client.manager import KernelManager  # noqa: E402
-from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not warm_kernels.enabled(), reason="warm kernels are Linux only")]
 

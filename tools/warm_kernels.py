@@ -54,15 +54,18 @@ class Zygote:
 
     KERNEL_NAME = "posenc-warm"
 
-    def __init__(self, env: dict[str, str]):
+    def __init__(self, variables: dict[str, str] | None = None):
         import subprocess
         import tempfile
 
-        self.env = dict(env)
+        # The variables its kernels run under, added to this process's environment (a kernel is started with them
+        # whatever environment it is given: a child refuses other values of what was read at import).
+        self.variables = dict(variables or {})
         self._folder = tempfile.TemporaryDirectory(prefix="posenc-zygote-")
         self.socket_path = os.path.join(self._folder.name, "zygote")
         self.process = subprocess.Popen([sys.executable, __file__, "serve", self.socket_path, str(os.getpid())],
-                                        env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+                                        env={**os.environ, **self.variables}, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE)
         ready = self.process.stdout.readline()
         if ready != b"ready\n":
             self.close()
@@ -73,17 +76,18 @@ class Zygote:
         """A jupyter_client KernelManager whose kernel is a child of this zygote."""
         from jupyter_client.manager import KernelManager
 
-        return KernelManager(kernel_name=self.KERNEL_NAME, kernel_spec_manager=_SpecManager(zygote=self))
+        return _with_variables(KernelManager, self)(kernel_name=self.KERNEL_NAME,
+                                                    kernel_spec_manager=_SpecManager(zygote=self))
 
     def notebook_client_options(self) -> dict:
         """NotebookClient's options (nbclient) for kernels that are children of this zygote."""
         from jupyter_client.manager import AsyncKernelManager
 
-        zygote = self
+        zygote = _with_variables(AsyncKernelManager, self)
 
-        class WarmKernelManager(AsyncKernelManager):
+        class WarmKernelManager(zygote):
             def __init__(self, **kwargs):
-                super().__init__(kernel_spec_manager=_SpecManager(zygote=zygote), **kwargs)
+                super().__init__(kernel_spec_manager=_SpecManager(zygote=self.zygote), **kwargs)
 
         return {"kernel_manager_class": WarmKernelManager, "kernel_name": self.KERNEL_NAME}
 
@@ -114,7 +118,7 @@ def zygote(variables: dict[str, str] | None = None) -> Zygote | None:
             import atexit
 
             atexit.register(_close_all)
-        _zygotes[key] = Zygote({**os.environ, **dict(key)})
+        _zygotes[key] = Zygote(dict(key))
     return _zygotes[key]
 
 
@@ -128,6 +132,19 @@ def _close_all() -> None:
     for warm in _zygotes.values():
         warm.close()
     _zygotes.clear()
+
+
+def _with_variables(manager_class, zygote: Zygote):
+    """`manager_class` (a jupyter_client KernelManager class) whose kernels get the zygote's variables."""
+
+    class WithVariables(manager_class):
+        # Where jupyter_client 8 (the lock's) builds a kernel's command and environment, for both kinds of manager.
+        async def _async_pre_start_kernel(self, **kwargs):
+            kwargs["env"] = {**kwargs.get("env", os.environ), **zygote.variables}
+            return await super()._async_pre_start_kernel(**kwargs)
+
+    WithVariables.zygote = zygote
+    return WithVariables
 
 
 def _spec_manager_class():
