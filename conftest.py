@@ -2,11 +2,14 @@
 
 - Every notebook is checked by strict nbval (options in pyproject.toml) under this machine's CPU setting
   and once more under each setting of tests/cpu_settings.py. `--this-cpu-only` skips the other settings
-  for a quicker loop while writing a notebook; `make test` runs them all.
-- No notebook is executed twice for the same guarantee: tests/test_notebooks.py's byte-for-byte check
-  executes its notebooks under this machine's setting, and a file equal byte for byte to the stored one has
-  every stored output nbval would compare; nbval's own run of those notebooks under this machine's setting
-  is then left out (their runs under the other settings stay).
+  for a quicker loop while writing a notebook; `make test` runs them all. Every kernel is forked from a
+  warm process that has done a kernel's imports once (tools/warm_kernels.py; POSENC_COLD_KERNELS=1 starts
+  each the usual way).
+- No notebook is executed twice for the same guarantee: under the oldest CPU setting the kernel runs the
+  notebook's learner's edition, which is also the check that the learner's edition runs (tests/cpu_settings.py,
+  LearnersEditionUnder); tests/test_notebooks.py's byte-for-byte check executes its notebooks under this
+  machine's setting, and a file equal byte for byte to the stored one has every stored output nbval would
+  compare, so nbval's own run of those notebooks under this machine's setting is left out.
 - With pytest-xdist (`make test` runs `pytest -n auto`; pyproject.toml asks for `--dist loadgroup`), tests
   marked `xdist_group(name)` run on one worker, in order: the cells of one notebook run (one kernel),
   and the tests that share a server or a browser. Everything else is spread test by test.
@@ -164,5 +167,7 @@ class DurationRecorder:
 
     def pytest_sessionfinish(self, session):
         known = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
-        known.update({unit: round(seconds, 2) for unit, seconds in self.seconds.items()})
+        # Units of under a second only need to come after the long ones, which their estimate does.
+        known.update({unit: round(seconds, 2) for unit, seconds in self.seconds.items() if seconds >= 1})
+        known = {unit: seconds for unit, seconds in known.items() if seconds >= 1}
         DURATIONS.write_text(json.dumps(dict(sorted(known.items())), indent=0) + "\n")

@@ -1,8 +1,8 @@
 """The stored outputs hold on other CPUs: every notebook is collected under each setting of cpu_settings.py.
 
 The runs themselves are nbval's, collected by the repository's conftest.py beside the usual ones
-(`notebooks/NN_name.ipynb::<setting>::Cell k`); these tests check that they are there and that their
-kernels do start as another CPU would.
+(`notebooks/NN_name.ipynb::<setting>::Cell k`; under the oldest CPU, the learner's edition of a notebook with
+solutions); these tests check that they are there and that their kernels do start as another CPU would.
 """
 
 import re
@@ -11,10 +11,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import nbformat
 import pytest
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME
 
-from cpu_settings import SETTINGS, KernelUnder
+import student_edition
+from cpu_settings import LEARNERS_SETTING, SETTINGS, KernelUnder
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -23,14 +25,23 @@ pytestmark = pytest.mark.slow
 def test_every_notebook_is_collected_under_every_setting():
     listing = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                               "notebooks"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    cells = Counter()
+    cells, checked = Counter(), set()
     for notebook, setting in re.findall(r"^notebooks/(\S+\.ipynb)::(?:(\w+)::)?Cell \d+$", listing, re.M):
         cells[notebook, setting or "this machine"] += 1
-    names = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
-    for name in names:
-        expected = cells[name, "this machine"]
-        assert expected > 0, name
-        assert {setting: cells[name, setting] for setting in SETTINGS} == dict.fromkeys(SETTINGS, expected), name
+    for notebook, setting in re.findall(r"^notebooks/(\S+\.ipynb)::(\w+)::nothing_attempted$", listing, re.M):
+        checked.add((notebook, setting))
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        name, notebook = path.name, nbformat.read(path, as_version=4)
+        every_cell = sum(cell.cell_type == "code" for cell in notebook.cells)
+        assert cells[name, "this machine"] == every_cell > 0, name
+        expected = dict.fromkeys(SETTINGS, every_cell)
+        if student_edition.has_solutions(notebook):
+            # Under LEARNERS_SETTING the learner's edition runs: every cell but the solutions, then the checkers' check.
+            learners = f"{LEARNERS_SETTING}_learners_edition"
+            expected[learners] = expected.pop(LEARNERS_SETTING) - sum(
+                "solution" in cell.metadata.get("tags", []) for cell in notebook.cells)
+            assert (name, learners) in checked, name
+        assert {setting: cells[name, setting] for setting in expected} == expected, name
 
 
 @pytest.mark.parametrize("setting,capability", [("oldest_cpu", "DEFAULT"), ("common_laptop", "AVX2")])

@@ -331,7 +331,8 @@ def _fit(model: TinyTransformer, *, name: str, batch: Callable[[int, torch.Gener
     vocab_size = model.settings.vocab_size
     with one_thread():
         initial_state = {key: value.detach().clone() for key, value in model.state_dict().items()}
-        optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+        # foreach: one call updates every parameter (the same arithmetic, bit for bit, with less Python per step).
+        optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, foreach=True)
         generator = torch.Generator().manual_seed(seed)
         losses = []
         start = time.perf_counter()
