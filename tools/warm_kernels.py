@@ -50,7 +50,8 @@ def _read_at_import(env: dict[str, str]) -> dict[str, str]:
 
 
 class Zygote:
-    """A process that has done a kernel's imports under `env` and forks a kernel on request."""
+    """A process that has done a kernel's imports under this environment plus `variables`, and forks a kernel on
+    request."""
 
     KERNEL_NAME = "posenc-warm"
 
@@ -83,9 +84,9 @@ class Zygote:
         """NotebookClient's options (nbclient) for kernels that are children of this zygote."""
         from jupyter_client.manager import AsyncKernelManager
 
-        zygote = _with_variables(AsyncKernelManager, self)
+        base = _with_variables(AsyncKernelManager, self)
 
-        class WarmKernelManager(zygote):
+        class WarmKernelManager(base):
             def __init__(self, **kwargs):
                 super().__init__(kernel_spec_manager=_SpecManager(zygote=self.zygote), **kwargs)
 
