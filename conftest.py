@@ -47,7 +47,8 @@ BYTE_FOR_BYTE = "tests/test_notebooks.py::test_make_notebooks_reproduces_the_sto
 
 def pytest_addoption(parser):
     parser.addoption("--this-cpu-only", action="store_true",
-                     help="nbval under this machine's own CPU setting only, not under tests/cpu_settings.py's others")
+                     help="nbval under this machine's own CPU setting only, not under tests/cpu_settings.py's others "
+                          "(nor the learner's edition, which runs under the oldest)")
     parser.addoption("--store-durations", action="store_true",
                      help="write each unit's seconds (a group, or a test on its own) to tests/durations.json")
 

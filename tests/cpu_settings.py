@@ -15,15 +15,20 @@ Every kernel here, and nbval's own under this machine's setting, is forked from 
 from __future__ import annotations
 
 import ast
+import atexit
 import copy
+import functools
 import os
 import re
+import shutil
+import tempfile
+from pathlib import Path
 
 import nbformat
 import pytest
 from jupyter_client.manager import KernelManager
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager, RunningKernel
-from nbval.plugin import IPyNbFile
+from nbval.plugin import IPyNbCell, IPyNbFile
 
 import student_edition  # tools/, on sys.path from conftest.py
 import warm_kernels
@@ -46,7 +51,8 @@ class KernelUnder(RunningKernel):
         # nbval's start_new_kernel, with `env` (the variables must be there when the kernel starts, since MKL and
         # torch read them once, at import) and the warm kernels' manager.
         variables = SETTINGS[setting] if setting else {}
-        warm = warm_kernels.zygote(variables)
+        # Warm kernels stand in for this environment's own Python only (pyproject.toml's --nbval-current-env).
+        warm = warm_kernels.zygote(variables) if kernel_name == CURRENT_ENV_KERNEL_NAME else None
         km = warm.kernel_manager() if warm else KernelManager(kernel_name=kernel_name,
                                                               kernel_spec_manager=NbvalKernelspecManager())
         km.start_kernel(stderr=open(os.devnull, "w"), cwd=cwd, env={**os.environ, **variables})
@@ -76,9 +82,12 @@ class NotebookUnder(IPyNbFile):
             kernel_name = CURRENT_ENV_KERNEL_NAME
         else:
             kernel_name = option.nbval_kernel_name or self.nb.metadata.get("kernelspec", {}).get("name", "python")
-        self.kernel = KernelUnder(kernel_name, setting=self.setting, cwd=str(self.path.parent),
+        self.kernel = KernelUnder(kernel_name, setting=self.setting, cwd=self.kernel_folder(),
                                   startup_timeout=option.nbval_kernel_startup_timeout)
         self.setup_sanitize_files()
+
+    def kernel_folder(self) -> str:
+        return str(self.path.parent)
 
 
 # The setting under which a notebook's learner's edition runs (LearnersEditionUnder).
@@ -93,23 +102,54 @@ class LearnersEditionUnder(NotebookUnder):
     Building the learner's edition means executing it; one execution serves twice. It is nbval's strict run under
     the setting for every cell the two editions share (the solution cells run under the two other settings), and
     it is the check that the learner's edition runs from top to bottom with every checker saying "not attempted".
-    The cells that read a name a solution cell sets (the checkers of the exercises), and the progress summary, are
-    run but not compared, since their feedback differs by design; a last item, `nothing_attempted`, reads it.
+    It runs where a handed-out edition does: in a folder that has only what tools/student_edition.py copies beside
+    the notebooks. In the cells that read a learner's answer (a name an exercise's placeholder and its solution both
+    set) or show the progress summary, the feedback differs by design: it is left out of the comparison, every other
+    output of those cells is compared, and a last item, `nothing_attempted`, asserts that the feedback says "not
+    attempted" throughout.
     """
 
     def collect(self):
         teacher = nbformat.read(self.path, as_version=4)
         kept = kept_code_cells(teacher)
-        answers = re.compile(r"\b(" + "|".join(map(re.escape, sorted(solution_names(teacher)))) + r")\b")
+        names = sorted(solution_names(teacher))
+        answers = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b") if names else None
         self.checker_cells = []
         for item in super().collect():  # nbval's items, one per code cell of the teacher's edition
             if item.cell_num not in kept:
                 continue
-            if answers.search(item.cell.source) or PROGRESS_CALL.search(item.cell.source):
-                item.options["check"] = False
+            if (answers and answers.search(item.cell.source)) or PROGRESS_CALL.search(item.cell.source):
+                item.compare_outputs = functools.partial(_compare_without_feedback, item)
                 self.checker_cells.append(item)
             yield item
         yield NothingAttempted.from_parent(self, name="nothing_attempted")
+
+    def kernel_folder(self) -> str:
+        return str(_learners_edition_folder() / "notebooks")
+
+
+@functools.cache
+def _learners_edition_folder() -> Path:
+    """A folder as a handed-out edition has it (tools/student_edition.py: what the notebooks read, copied)."""
+    folder = Path(tempfile.mkdtemp(prefix="posenc-learners-edition-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    (folder / "notebooks").mkdir()
+    student_edition.copy_inputs(folder)
+    return folder
+
+
+# What a checker or the progress summary says: the outputs that differ between the two editions by design.
+FEEDBACK = ("✔", "✘", "…", "Not attempted", "Your progress")
+
+
+def without_feedback(outputs: list) -> list:
+    """The outputs but a checker's feedback and the progress summary."""
+    return [output for output in outputs if not any(text.startswith(FEEDBACK) for text in _texts([output]))]
+
+
+def _compare_without_feedback(item, test, ref, skip_compare=None) -> bool:
+    """nbval's comparison of a cell's outputs with the feedback left out on both sides."""
+    return IPyNbCell.compare_outputs(item, without_feedback(test), without_feedback(ref), skip_compare)
 
 
 class NothingAttempted(pytest.Item):

@@ -116,3 +116,10 @@ def test_the_answers_are_the_names_an_exercise_and_its_solution_both_set():
         new.new_code_cell("print(j)")])
     assert cpu_settings.solution_names(notebook) == {"my_pad", "my_table"}
     assert cpu_settings.kept_code_cells(notebook) == {0, 2, 3}
+
+
+def test_only_the_feedback_is_left_out_of_the_comparison():
+    printed = {"output_type": "stream", "name": "stdout", "text": "what the model reads: 'John is my fr'\n"}
+    shown = {"output_type": "execute_result", "data": {"text/plain": "tensor([0, 1, 2])"}}
+    feedback = _said("✔ Correct: 3.", "… Not attempted yet: x.", "Your progress: 1 exercise")
+    assert cpu_settings.without_feedback([printed, *[f[0] for f in feedback], shown]) == [printed, shown]

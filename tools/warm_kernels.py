@@ -31,13 +31,17 @@ import signal
 import socket
 import sys
 
-# What a kernel of this suite imports before its first cell does anything: torch (most of the time),
-# matplotlib's pyplot (the inline backend), ipywidgets (the explorers), IPython's kernel itself; and
-# torch._dynamo, which torch's optimizers import on their first step (a second of CPU in every notebook
-# that trains a model).
-PRELOAD = ("torch", "torch._dynamo", "matplotlib.pyplot", "ipywidgets", "ipykernel.kernelapp")
-# Variables torch, MKL, OpenMP and matplotlib read once, at import: a child must have the zygote's values.
-READ_AT_IMPORT = ("ATEN_", "MKL_", "OMP_", "KMP_", "TORCH_", "PYTORCH_", "MPLBACKEND", "PYTHON")
+# What costs a kernel of this suite most before its first cell: torch (most of the time), IPython's kernel itself,
+# matplotlib's Figure (every picture of posenc.plots), and torch._dynamo, which torch's optimizers import on their
+# first step (a second of CPU in every notebook that trains a model). Only modules that do nothing at import that
+# depends on running inside IPython: ipywidgets, for one, registers its comm targets at import only there.
+# What a preloaded module does at import happens once, in the zygote: its warnings go to the zygote's stderr, and
+# a submodule preloaded here is an attribute of its package even where a notebook did not import it.
+PRELOAD = ("torch", "torch._dynamo", "matplotlib.figure", "ipykernel.kernelapp")
+# Variables read once, at import (torch, MKL, OpenMP, numpy, matplotlib, Python's own): a child must have the
+# zygote's values.
+READ_AT_IMPORT = ("ATEN_", "MKL_", "OMP_", "KMP_", "OPENBLAS_", "NPY_", "TORCH", "PYTORCH_", "MPL", "PYTHON",
+                  "LANG", "LC_", "HOME", "XDG_")
 HEADER = 8  # bytes of the request's length
 
 
@@ -114,6 +118,8 @@ def zygote(variables: dict[str, str] | None = None) -> Zygote | None:
     if not enabled():
         return None
     key = tuple(sorted((variables or {}).items()))
+    if key in _zygotes and _zygotes[key].process.poll() is not None:  # it ended: start another
+        _zygotes.pop(key).close()
     if key not in _zygotes:
         if not _zygotes:
             import atexit
@@ -175,12 +181,19 @@ def serve(socket_path: str, parent_pid: int) -> None:
     # As ipykernel does at start (kernelapp.init_gui_pylab), before matplotlib reads it.
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     # Not this folder on sys.path: the children's sys.path is ipykernel_launcher's.
-    sys.path.pop(0)
-    _exit_with(parent_pid)
+    if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
+        sys.path.pop(0)
+    _end_with_parent(parent_pid, signal.SIGTERM)
     import importlib
 
     for name in PRELOAD:
         importlib.import_module(name)
+    # fork copies only the calling thread: no Python thread may be running here. (torch starts a native thread at
+    # import and keeps its pools fork-safe itself: its DataLoader forks its workers after `import torch` too.)
+    import threading
+
+    if threading.active_count() != 1:
+        raise RuntimeError(f"an import started a thread ({threading.enumerate()}); a fork would not be safe")
     # The children are reaped by the system; each child restores the default at once.
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -189,26 +202,30 @@ def serve(socket_path: str, parent_pid: int) -> None:
     print("ready", flush=True)
     while True:
         connection, _ = listener.accept()
-        request, fds = _receive(connection)
+        try:
+            request, fds = _receive(connection)
+        except (OSError, ValueError) as error:  # a launcher that left half-way: this one request is lost
+            print(f"posenc warm kernels: a request failed: {error!r}", file=sys.stderr, flush=True)
+            connection.close()
+            continue
         if os.fork() == 0:
-            try:
-                listener.close()
-                _become_kernel(connection, request, fds, zygote_env)
-            finally:
-                os._exit(1)
+            listener.close()
+            _become_kernel(connection, request, fds, zygote_env, os.getppid())  # ends the process
         for fd in fds:
             os.close(fd)
         connection.close()
 
 
-def _exit_with(parent_pid: int) -> None:
-    """End this process when the one that started it ends (a test worker that is killed leaves no zygote)."""
+def _end_with_parent(parent_pid: int, signum: int) -> None:
+    """Have `signum` sent to this process when its parent ends (a killed test worker leaves no zygote, a killed
+    zygote no kernel); end at once if the parent has ended already."""
     import ctypes
 
     PR_SET_PDEATHSIG = 1  # noqa: N806 (prctl.h)
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent_pid:  # it ended before prctl took effect
-        os._exit(0)
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) was refused")
+    if os.getppid() != parent_pid:
+        os._exit(1)
 
 
 def _receive(connection: socket.socket) -> tuple[dict, list[int]]:
@@ -221,43 +238,56 @@ def _receive(connection: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(data[HEADER:]), fds
 
 
-def _become_kernel(connection: socket.socket, request: dict, fds: list[int], zygote_env: dict) -> None:
+def _become_kernel(connection: socket.socket, request: dict, fds: list[int], zygote_env: dict,
+                   zygote_pid: int) -> None:
+    """Run in the forked child: become the kernel the launcher asked for, then end the process."""
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _end_with_parent(zygote_pid, signal.SIGKILL)
+        # A session of its own, as jupyter_client gives a cold kernel: the launcher's signals reach the kernel and
+        # what it started, a terminal's Ctrl-C does not.
+        os.setsid()
+        for target, fd in enumerate(fds):  # the launcher's stdin, stdout, stderr
+            os.dup2(fd, target)
+            os.close(fd)
+        env = request["env"]
+        differ = sorted(set(_read_at_import(env).items()) ^ set(zygote_env.items()))
+        if differ:
+            raise RuntimeError(f"these variables differ from the zygote's, which read them at import: {differ}; "
+                               "start a zygote with them")
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(env)
+        connection.sendall(f"{os.getpid()}\n".encode())
+        _start_thread(_exit_when_closed, connection)
+        from ipykernel import kernelapp
+
+        sys.argv = [request["launcher"], *request["argv"]]
+        kernelapp.launch_new_instance(argv=request["argv"])
+    except SystemExit:
+        raise
+    except BaseException:
+        import traceback
+
+        print("posenc warm kernel failed:", file=sys.stderr)
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
+    # The end of a process, as a cold kernel's: exit functions, then the interpreter's own flushing of files.
+    sys.exit(0)
+
+
+def _start_thread(target, *args) -> None:
     import threading
 
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    for target, fd in enumerate(fds):  # the launcher's stdin, stdout, stderr
-        os.dup2(fd, target)
-        os.close(fd)
-    env = request["env"]
-    differ = sorted(set(_read_at_import(env).items()) ^ set(zygote_env.items()))
-    if differ:
-        print(f"posenc warm kernel: these variables differ from the zygote's, which read them at import: "
-              f"{differ}; start a zygote with them", file=sys.stderr, flush=True)
-        os._exit(1)
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(env)
-    connection.sendall(f"{os.getpid()}\n".encode())
+    threading.Thread(target=target, args=args, daemon=True).start()
 
-    def exit_when_the_launcher_is_gone():
-        while connection.recv(1 << 10):
-            pass
-        os._exit(1)
 
-    threading.Thread(target=exit_when_the_launcher_is_gone, daemon=True).start()
-    from ipykernel import kernelapp
-
-    sys.argv = [request["launcher"], *request["argv"]]
-    # ipykernel reads JPY_PARENT_PID when it is imported, which was in the zygote: given here as a cold kernel has it.
-    parent = [f"--IPKernelApp.parent_handle={env['JPY_PARENT_PID']}"] if env.get("JPY_PARENT_PID") else []
-    kernelapp.launch_new_instance(argv=[*request["argv"], *parent])
-    # The end of a process, as a kernel started the usual way has it (serve's `finally` would skip it).
-    import atexit
-
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+def _exit_when_closed(connection: socket.socket) -> None:
+    """In the kernel: end when the launcher is gone (its end of the connection closes)."""
+    while connection.recv(1 << 10):
+        pass
+    os._exit(1)
 
 
 # The launcher: the kernelspec's command ---------------------------------------------------------------------
@@ -277,10 +307,13 @@ def launch(socket_path: str, argv: list[str]) -> int:
             return 1  # the child failed before it started (it says why on stderr)
         reply += more
     pid = int(reply)
+    # jupyter_client's kernel is this process: the kernel goes with it (see _exit_when_closed), and it goes with
+    # its own parent, the test worker.
+    _end_with_parent(os.getppid(), signal.SIGKILL)
 
     def pass_on(signum, frame):
         try:
-            os.kill(pid, signum)
+            os.killpg(pid, signum)  # the kernel leads its own process group (os.setsid)
         except ProcessLookupError:
             pass
 
