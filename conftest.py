@@ -10,7 +10,7 @@
   LearnersEditionUnder); tests/test_notebooks.py's byte-for-byte check executes its notebooks under this
   machine's setting, and a file equal byte for byte to the stored one has every stored output nbval would
   compare, so nbval's own run of those notebooks under this machine's setting is left out.
-- With pytest-xdist (`make test` runs `pytest -n auto`; pyproject.toml asks for `--dist loadgroup`), tests
+- With pytest-xdist (`make test` runs `pytest -n` cores + 1; pyproject.toml asks for `--dist loadgroup`), tests
   marked `xdist_group(name)` run on one worker, in order: the cells of one notebook run (one kernel),
   and the tests that share a server or a browser. Everything else is spread test by test.
 - The longest work is handed out first (xdist hands out the units in this order), so that no worker is left

@@ -50,6 +50,46 @@ def test_no_cuda_packages_are_installed():
     assert cuda == []
 
 
+STUB = """#!/bin/sh
+echo "$(basename "$0") $*" >> "$(dirname "$0")/../calls.log"
+{body}
+"""
+
+
+@pytest.mark.parametrize("uv_reaches_pypi", [True, False])
+def test_make_installs_the_lock_with_uv_and_torch_with_pip_or_all_with_pip_when_uv_fails(tmp_path, uv_reaches_pypi):
+    # The Makefile's install recipe, run for real on stand-ins for the venv's pip, uv and python that only
+    # write down how they were called (uv fails as it does where PyPI cannot be reached).
+    for name in ("Makefile", "requirements.lock", "pyproject.toml"):
+        (tmp_path / name).write_text((ROOT / name).read_text())
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "jupyterlab").symlink_to(ROOT / "tools" / "jupyterlab")
+    bin_ = tmp_path / ".venv" / "bin"
+    bin_.mkdir(parents=True)
+    for name, body in [("pip", ""), ("python", ""), ("uv", "" if uv_reaches_pypi else "exit 2")]:
+        (bin_ / name).write_text(STUB.format(body=body))
+        (bin_ / name).chmod(0o755)
+    done = subprocess.run(["make", "--no-print-directory", ".venv/.installed"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHON": sys.executable})
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = (tmp_path / ".venv" / "calls.log").read_text().splitlines()
+    lock = locked_requirements()
+    uv_pin = next(line for line in lock if line.startswith("uv=="))
+    without_torch = (tmp_path / ".venv" / "requirements-without-torch.txt").read_text().splitlines()
+    assert [line for line in without_torch if line and not line.startswith("#")] == \
+        [line for line in lock if not line.startswith("torch==")]
+    expected = [f"pip install --quiet --no-compile {uv_pin}",
+                "uv pip install --quiet --python .venv/bin/python --no-deps -r .venv/requirements-without-torch.txt"]
+    if not uv_reaches_pypi:
+        expected.append("pip install --quiet --no-compile -r .venv/requirements-without-torch.txt")
+        assert "pip installs it instead" in done.stdout
+    assert calls[:len(expected)] == expected
+    torch, editable = calls[len(expected):]
+    assert torch.startswith("pip install --quiet --no-compile torch==2.13.0")
+    assert editable == "pip install --quiet --no-deps --no-build-isolation -e ."
+    assert (tmp_path / ".venv" / ".installed").is_file()
+
+
 def test_ci_runs_make_test_only():
     script = (ROOT / ".ci" / "run").read_text()
     commands = [line for line in script.splitlines()
