@@ -146,6 +146,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_stretching.py
 	# The precision notebook prints the committed results: re-run it on the new ones.
 	$(BIN)/python tools/run_notebooks.py notebooks/12_precision.ipynb
+	# `make test` from a fresh clone of HEAD, timed, with its parts (about 5 minutes).
+	$(BIN)/python benchmarks/make_test_time.py
 
 # Resolve the loose requirements in a throwaway venv and freeze what pip chose.
 lock:
