@@ -6,8 +6,9 @@ stored the outputs. These variables make this machine choose as another CPU woul
 (shared/notes/tooling.md, "Stored outputs on another CPU"). The machine's own setting is
 nbval's usual run; the repository's conftest.py collects every notebook once more under each
 setting here, as `notebooks/NN_name.ipynb::<setting>::Cell k`: the same strict nbval, in a
-kernel started with the setting's variables. Under "oldest_cpu" the kernel runs the notebook's
-learner's edition (LearnersEditionUnder), which is also the check that the learner's edition runs.
+kernel started with the setting's variables (its figures are checked but not drawn: UNDRAWN_FIGURES).
+Under "oldest_cpu" the kernel runs the notebook's learner's edition (LearnersEditionUnder), which is
+also the check that the learner's edition runs.
 Every kernel here, and nbval's own under this machine's setting, is forked from a warm process
 (tools/warm_kernels.py).
 """
@@ -39,6 +40,25 @@ SETTINGS: dict[str, dict[str, str]] = {
 }
 
 
+# nbval compares no images: image/png is in its default skip list (this suite does not pass --nbdime), so a figure's
+# pixels are drawn only to be thrown away. Under the other settings they are not drawn: `posenc.plots.show` still
+# checks its figure and displays a PNG, an empty one (about 9 CPU-seconds a setting). Drawing is matplotlib's own
+# code, which the settings' variables do not reach, and under this machine's setting every figure is drawn.
+UNDRAWN_FIGURES = """
+def _posenc_undrawn_figures():
+    from posenc.plots import style
+
+    def png_bytes(fig, *, dpi=style.DPI):
+        style.check_figure(fig)
+        return b""
+
+    style.png_bytes = png_bytes
+
+_posenc_undrawn_figures()
+del _posenc_undrawn_figures
+"""
+
+
 class KernelUnder(RunningKernel):
     """nbval's kernel, started with the variables of one setting (None: this machine's own) added to this
     process's environment; forked from a warm process where it can be (tools/warm_kernels.py).
@@ -66,6 +86,11 @@ class KernelUnder(RunningKernel):
             raise
         self.km, self.kc = km, kc
         self._ensure_iopub_up()
+        if setting:
+            reply = kc.execute_interactive(UNDRAWN_FIGURES, silent=True, store_history=False, timeout=startup_timeout)
+            if reply["content"]["status"] != "ok":
+                self.stop()
+                raise RuntimeError(f"the kernel under {setting} could not set up its figures: {reply['content']}")
 
 
 class NotebookUnder(IPyNbFile):

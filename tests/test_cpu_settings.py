@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME
+from nbval.plugin import IPyNbFile
 
 import student_edition
 from cpu_settings import LEARNERS_SETTING, SETTINGS, KernelUnder
@@ -59,3 +60,31 @@ def test_a_kernel_under_a_setting_runs_as_that_cpu(setting, capability):
         assert threads == SETTINGS[setting].get("OMP_NUM_THREADS", threads)
     finally:
         kernel.stop()
+
+
+def displayed(kernel, code):
+    """The kernel's reply to `code`, and the data of each display it sent."""
+    shown = []
+    reply = kernel.kc.execute_interactive(code, timeout=120, output_hook=lambda message: shown.append(
+        message["content"]["data"]) if message["msg_type"] == "display_data" else None)
+    return reply, shown
+
+
+def test_under_another_setting_a_figure_is_checked_but_not_drawn_since_nbval_compares_no_pixels(request):
+    # nbval's own default (this suite passes no --nbdime): a PNG is not compared, so drawing one is not checked.
+    notebook = IPyNbFile.from_parent(request.session, path=ROOT / "notebooks" / "03_pe_formula.ipynb")
+    assert "image/png" in notebook.skip_compare
+    code = ("from matplotlib.figure import Figure\nfrom posenc import plots\n"
+            "figure = Figure()\nfigure.add_subplot().plot([0, 1])\nplots.show(figure)")
+    for setting, drawn in ((None, True), ("common_laptop", False)):
+        kernel = KernelUnder(CURRENT_ENV_KERNEL_NAME, setting=setting)
+        try:
+            reply, shown = displayed(kernel, code)
+            assert reply["content"]["status"] == "ok", reply["content"]
+            assert [set(data) for data in shown] == [{"image/png"}], shown
+            assert shown[0]["image/png"].startswith("iVBORw0KGgo") if drawn else shown[0]["image/png"] == "", setting
+            # The figure is still checked: what is not a figure is refused as everywhere.
+            reply = kernel.kc.execute_interactive("plots.show('a figure')", timeout=60)
+            assert (reply["content"]["status"], reply["content"].get("ename")) == ("error", "TypeError"), setting
+        finally:
+            kernel.stop()

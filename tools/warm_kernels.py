@@ -32,16 +32,17 @@ import socket
 import sys
 
 # What costs a kernel of this suite most before its first cell: torch (most of the time), IPython's kernel itself,
-# matplotlib's Figure (every picture of posenc.plots), and torch._dynamo, which torch's optimizers import on their
-# first step (a second of CPU in every notebook that trains a model). Only modules that do nothing at import that
+# matplotlib's Figure (every picture of posenc.plots), torch._dynamo, which torch's optimizers import on their
+# first step (a second of CPU in every notebook that trains a model), and ipykernel's debugger, which every kernel
+# imports as it starts (debugpy: about 0.3 s). Only modules that do nothing at import that
 # depends on running inside IPython: ipywidgets, for one, registers its comm targets at import only there.
 # What a preloaded module does at import happens once, in the zygote: its warnings go to the zygote's stderr, and
 # a submodule preloaded here is an attribute of its package even where a notebook did not import it.
-PRELOAD = ("torch", "torch._dynamo", "matplotlib.figure", "ipykernel.kernelapp")
+PRELOAD = ("torch", "torch._dynamo", "matplotlib.figure", "ipykernel.kernelapp", "ipykernel.debugger")
 # Variables read once, at import (torch, MKL, OpenMP, numpy, matplotlib, Python's own): a child must have the
 # zygote's values.
 READ_AT_IMPORT = ("ATEN_", "MKL_", "OMP_", "KMP_", "OPENBLAS_", "NPY_", "TORCH", "PYTORCH_", "MPL", "PYTHON",
-                  "LANG", "LC_", "HOME", "XDG_")
+                  "LANG", "LC_", "HOME", "XDG_", "PYDEVD_", "GEVENT_", "DEBUGPY", "DISPLAY")
 HEADER = 8  # bytes of the request's length
 
 
