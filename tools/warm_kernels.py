@@ -39,7 +39,7 @@ import sys
 # What a preloaded module does at import happens once, in the zygote: its warnings go to the zygote's stderr, and
 # a submodule preloaded here is an attribute of its package even where a notebook did not import it.
 PRELOAD = ("torch", "torch._dynamo", "matplotlib.figure", "ipykernel.kernelapp", "ipykernel.debugger")
-# Variables read once, at import (torch, MKL, OpenMP, numpy, matplotlib, Python's own): a child must have the
+# Variables read once, at import (torch, MKL, OpenMP, numpy, matplotlib, debugpy, Python's own): a child must have the
 # zygote's values.
 READ_AT_IMPORT = ("ATEN_", "MKL_", "OMP_", "KMP_", "OPENBLAS_", "NPY_", "TORCH", "PYTORCH_", "MPL", "PYTHON",
                   "LANG", "LC_", "HOME", "XDG_", "PYDEVD_", "GEVENT_", "DEBUGPY", "DISPLAY")
