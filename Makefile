@@ -23,12 +23,13 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 # run without it.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: lab teach check test setup browser notebooks student images site slides lock bench clean help
+.PHONY: lab teach check test fuzz setup browser notebooks student images site slides lock bench clean help
 help:
 	@echo "make lab        open JupyterLab on your own copy of the notebooks, solutions removed (sets up .venv first)"
 	@echo "make teach      open JupyterLab on the teacher's edition, each solution collapsed under its exercise"
 	@echo "make check      the linter and the unit and property tests: the quick loop while changing code"
 	@echo "make test       run every test, nbval and the browser tests included"
+	@echo "make fuzz       the wider random hunt: new examples each run, 20 times as many (prints its seed)"
 	@echo "make notebooks  re-execute every notebook in place (the stored outputs)"
 	@echo "make student    write the learner's edition (solutions removed), executed, to build/student/"
 	@echo "make images     redraw images/ from the package"
@@ -109,6 +110,20 @@ setup:
 check: $(STAMP)
 	$(BIN)/ruff check .
 	POSENC_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -n auto -m "not slow" tests
+
+# The wider random hunt: `make check`'s tests, with new Hypothesis examples on every run (`make check` and `make test`
+# draw a fixed set: tests/conftest.py) and POSENC_FUZZ_SCALE times the contract fuzz's examples. A failure prints the
+# seed and Hypothesis's @reproduce_failure line; `make fuzz FUZZ_SEED=n` draws that run again. Add what it finds to
+# FOUND_BY_THE_FUZZ in tests/test_contract.py (the fixed test then tries it on every run) before fixing it.
+POSENC_FUZZ_SCALE ?= 20
+ifndef FUZZ_SEED
+FUZZ_SEED := $(shell $(PYTHON) -c "import random; print(random.randrange(2**32))")
+endif
+fuzz: $(STAMP)
+	@echo "make fuzz: seed $(FUZZ_SEED), $(POSENC_FUZZ_SCALE) x the contract's examples (again: make fuzz FUZZ_SEED=$(FUZZ_SEED))"
+	POSENC_HYPOTHESIS_PROFILE=fuzz POSENC_FUZZ_SCALE=$(POSENC_FUZZ_SCALE) $(BIN)/python -m pytest -n auto -m "not slow" \
+	  -p no:cacheprovider --hypothesis-seed=$(FUZZ_SEED) tests \
+	  || { echo "make fuzz: seed $(FUZZ_SEED) found a failure: make fuzz FUZZ_SEED=$(FUZZ_SEED) draws it again"; exit 1; }
 
 # Every test on every core (pytest-xdist; conftest.py says how the work is grouped and ordered), with one worker
 # more than there are cores: the browser tests spend much of their time waiting on Chromium, and the extra

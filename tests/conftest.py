@@ -1,7 +1,16 @@
 import math
+import os
 
 import pytest
 import torch
+from hypothesis import settings
+
+# The same examples on every run: `make check` and `make test` draw a fixed set (derandomize), so two runs on one
+# commit test the same cases and a submission's CI cannot pass on a draw the next clone fails. The wider random hunt,
+# with new examples each time, is `make fuzz` (POSENC_HYPOTHESIS_PROFILE=fuzz, a seed it prints).
+settings.register_profile("fixed", derandomize=True, database=None)
+settings.register_profile("fuzz", derandomize=False, database=None, print_blob=True)
+settings.load_profile(os.environ.get("POSENC_HYPOTHESIS_PROFILE", "fixed"))
 
 
 def paper_formula(max_sequence_length: int, d_model: int, base: float = 10000.0) -> torch.Tensor:

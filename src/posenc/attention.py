@@ -265,8 +265,11 @@ def _check_document_ids(document_ids: object) -> torch.Tensor:
     check_tensor("document_ids", document_ids, ndim=(1, 2))
     if document_ids.is_floating_point() or document_ids.is_complex() or document_ids.dtype == torch.bool:
         raise TypeError(f"document_ids must be an integer tensor (one document id per token), got dtype {document_ids.dtype}")
+    if document_ids.shape[-1] == 0:
+        raise ValueError(f"document_ids must hold at least one position (one document id per token), "
+                         f"got shape {tuple(document_ids.shape)}")
     check_table_fits(tuple(document_ids.shape) + document_ids.shape[-1:], torch.bool, name="mask",
-                     arguments="sequence length")
+                     arguments="document_ids")
     return document_ids
 
 
