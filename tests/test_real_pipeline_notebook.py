@@ -244,7 +244,7 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
     checker = getattr(exercises, name)
 
     @settings(max_examples=scaled(150), deadline=None, suppress_health_check=list(HealthCheck))
-    @given(st.one_of(anything, st.just(torch.nn.Identity()), tensors(max_dims=3)))
+    @given(st.one_of(anything, st.builds(torch.nn.Identity), tensors(max_dims=3)))
     def run(answer):
         feedback = call(checker, [answer], SIZES[name])
         assert isinstance(feedback, exercises.Feedback) and feedback.message
