@@ -133,7 +133,17 @@ class TestTableChecker:
         (lambda t: t.double().numpy(), "dtype is torch.float64, not torch.float32"),
         (lambda t: t.tolist(), "Python list"),
     ])
-    def test_the_right_numbers_in_the_wrong_form(self, convert, words):
+    def test_the_right_numbers_in_the_wrong_form_where_float32_is_asked(self, convert, words):
+        feedback = exercises.check_encoding(convert(self.table), max_sequence_length=10, d_model=6, dtype=torch.float32)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    @pytest.mark.parametrize("convert", [lambda t: t.double(), lambda t: t.double().numpy(), lambda t: t.tolist()])
+    def test_the_right_numbers_in_any_precise_form_where_no_dtype_is_asked(self, convert):
+        assert self.check(convert(self.table)).correct
+
+    @pytest.mark.parametrize("convert,words", [(lambda t: t.half(), "torch.float16 keeps only about 3"),
+                                               (lambda t: t.bfloat16(), "torch.bfloat16 keeps only about 2")])
+    def test_a_table_rounded_to_16_bits_is_a_mistake_where_no_dtype_is_asked(self, convert, words):
         feedback = self.check(convert(self.table))
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -56,12 +57,41 @@ def test_not_attempted():
     ("positions from 1", lambda: learner_table(start=1), "positions start at 1"),
     ("wrong size in the denominator", lambda: learner_table(size=L), "instead of d_model"),
     ("transposed", lambda: learner_table().T, "Transposed"),
-    ("float64", lambda: learner_table(position_dtype=torch.float64), "float64"),
 ])
 def test_each_known_mistake_is_named(mistake, table, words):
     feedback = check(table())
     assert feedback.status == "mistake", f"{mistake}: {feedback}"
     assert words in feedback.message
+
+
+def test_float64_is_a_mistake_only_where_float32_is_asked():
+    table = learner_table(position_dtype=torch.float64)
+    asked = check(table, dtype=torch.float32)
+    assert asked.status == "mistake" and "float64" in asked.message
+    # Asked for no dtype, the exact table is right in float64, as a NumPy array, or as a list.
+    exact = sinusoidal_encoding(max_sequence_length=L, d_model=D, dtype=torch.float64)
+    for right in (table, exact, exact.numpy(), exact.tolist()):
+        feedback = check(right)
+        assert feedback.correct, feedback
+    # A dtype too narrow to hold the numbers is still a mistake.
+    assert check(exact.half()).status == "mistake" and "float16" in check(exact.half()).message
+
+
+def test_a_float32_table_of_many_positions_is_right():
+    # The Annotated Transformer's construction at its own sizes: float32's rounding of the angle grows with the
+    # position (about 1.2e-4 by position 2,047 here), past a fixed 1e-4.
+    length, d_model = 2048, 512
+    position = torch.arange(length, dtype=torch.float32)[:, None]
+    div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+    table = torch.zeros(length, d_model)
+    table[:, 0::2], table[:, 1::2] = torch.sin(position * div_term), torch.cos(position * div_term)
+    exact = sinusoidal_encoding(max_sequence_length=length, d_model=d_model, dtype=torch.float64)
+    assert float((table.double() - exact).abs().max()) > 1e-4
+    assert exercises.check_encoding(table, max_sequence_length=length, d_model=d_model).correct
+    # The tolerance grows with the position only: an error of 1e-3 at position 5 is still found.
+    table[5, 7] += 1e-3
+    feedback = exercises.check_encoding(table, max_sequence_length=length, d_model=d_model)
+    assert feedback.status == "wrong" and "position 5, column 7" in feedback.message
 
 
 def test_d_model_plus_one_columns_for_odd_d_model():
@@ -129,6 +159,20 @@ class TestOtherCheckers:
         assert "1 / denominator" in exercises.check_denominators(1 / good, d_model=6).message
         per_column = torch.pow(10000, torch.arange(6).float() / 6)
         assert "one denominator per (sin, cos) pair" in exercises.check_denominators(per_column, d_model=6).message
+
+    def test_denominators_close_but_not_within_the_tolerance(self):
+        # Typed from the printed values: close, but 3.16 and 31.62 miss 100^(2/8) and 100^(6/8) by more than 1e-3.
+        for typed in ([1, 3.16, 10, 31.62], np.array([1, 3.16, 10, 31.62])):
+            feedback = exercises.check_denominators(typed, d_model=8, base=100.0)
+            assert feedback.status == "wrong" and "not within 1e-3" in feedback.message, feedback
+            assert "entry 1 is 3.16, where 100^(2/8) = 3.16228" in feedback.message
+            assert "entry 3 is 31.62, where 100^(6/8) = 31.6228" in feedback.message
+            assert "entry 2" not in feedback.message and "float64" not in feedback.message
+        assert exercises.check_denominators([1, 3.1623, 10, 31.6228], d_model=8, base=100.0).correct
+        far = exercises.check_denominators([1.0, 2.0, 3.0], d_model=6).message
+        assert far.startswith("Your list has 3 values") and "entry 1 is 2, where 10000^(2/6) = 21.5443" in far
+        column = exercises.check_denominators(torch.pow(100, torch.arange(0, 8, 2) / 8)[:, None], d_model=8, base=100.0)
+        assert column.status == "mistake" and "shape (4, 1)" in column.message
 
     def test_module(self):
         assert exercises.check_positional_module(PositionalEncoding(d_model=6, max_sequence_length=10)).correct
@@ -201,6 +245,40 @@ def test_the_fixed_module_refuses_one_position_too_many_with_value_error():
     assert feedback.status == "mistake" and "accepted 8 positions" in feedback.message
 
 
+def test_the_module_checker_says_the_shape_it_feeds():
+    table = sinusoidal_encoding(max_sequence_length=10, d_model=6)
+
+    class OnlyOneLength(torch.nn.Module):
+        def forward(self, x):
+            if x.shape[-2] != 10:
+                raise ValueError("only 10 positions")
+            return x + table
+
+    feedback = exercises.check_positional_module(OnlyOneLength())
+    assert "x of shape (batch, seq, d_model) = (2, 3, 6)" in feedback.message, feedback
+    correct = exercises.check_positional_module(SeedModule(refuse_with(ValueError, "<=")))
+    assert correct.correct and "(batch, seq, d_model) = (2, 10, 6)" in correct.message
+
+
+def test_a_module_written_for_seq_batch_d_model_is_named():
+    # pytorch/examples' word_language_model (model.py, PositionalEncoding): x is [sequence length, batch size, embed dim]
+    # and forward adds self.pe[:x.size(0)], a (max_len, 1, d_model) buffer. Fed (batch, seq, d_model), it adds row b
+    # to every position of sequence b.
+    class SequenceFirst(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("pe", sinusoidal_encoding(max_sequence_length=10, d_model=6)[:, None, :])
+
+        def forward(self, x):
+            if x.size(0) > self.pe.size(0):
+                raise ValueError("too long")
+            return x + self.pe[: x.size(0), :]
+
+    feedback = exercises.check_positional_module(SequenceFirst())
+    assert feedback.status == "mistake" and "(seq, batch, d_model)" in feedback.message, feedback
+    assert "(batch, seq, d_model) = (2, 10, 6)" in feedback.message
+
+
 @pytest.mark.parametrize("kept", [[1, 2, 3, 4, 5], [0, 1, 2, 3, 5], [0, 2, 3, 4, 5]])
 def test_odd_d_model_with_the_wrong_column_dropped_names_the_column(kept):
     d_model = 5
@@ -213,12 +291,28 @@ def test_odd_d_model_with_the_wrong_column_dropped_names_the_column(kept):
     assert "column 5 instead" in feedback.message
     assert exercises.check_encoding(naive[:, :d_model], max_sequence_length=L, d_model=d_model).correct
 
+
+class TestScoresChecker:
+    Q, K = torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(0))
+
     def test_scores(self):
-        Q, K = torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(0))
+        Q, K = self.Q, self.K
         assert exercises.check_scores(Q @ K.T / math.sqrt(8), Q=Q, K=K).correct
         assert "sqrt(d_k)" in exercises.check_scores(Q @ K.T, Q=Q, K=K).message
         assert "square root" in exercises.check_scores(Q @ K.T / 8, Q=Q, K=K).message
         assert "Transposed" in exercises.check_scores(K @ Q.T / math.sqrt(8), Q=Q, K=K).message
+
+    @pytest.mark.parametrize("size", [6, 512])
+    def test_another_size_under_the_root_is_named(self, size):
+        # d_model = 6, or a d_k left over from a loop over (6, 64, 512): the answer says which scale it used.
+        feedback = exercises.check_scores(self.Q @ self.K.T / math.sqrt(size), Q=self.Q, K=self.K)
+        assert feedback.status == "mistake", feedback
+        assert f"Divided by sqrt({size}) = {math.sqrt(size):.4g}" in feedback.message
+        assert "sqrt(d_k) = sqrt(8)" in feedback.message and "Q.shape[-1]" in feedback.message
+
+    def test_multiplied_instead_of_divided_is_named(self):
+        feedback = exercises.check_scores(self.Q @ self.K.T * math.sqrt(8), Q=self.Q, K=self.K)
+        assert feedback.status == "mistake" and "Multiplied by sqrt(8)" in feedback.message
 
 
 class TestBatchCheckers:
@@ -476,6 +570,58 @@ def test_error_position_against_a_plain_search():
     assert exercises.check_error_position(first, d_model=d_model).correct
     assert "Too early" in exercises.check_error_position(first // 2, d_model=d_model).message
     assert "Too late" in exercises.check_error_position(first * 2, d_model=d_model).message
+
+
+def _first_crossing(denominators32, d_model=64, threshold=1e-3):
+    """numpy's float32, independent of the checker: the first position whose angle pos / denominator32 (float32)
+    is off by more than threshold from the float64 angle, in any column."""
+    import numpy as np
+
+    exact = 10000.0 ** (np.arange(0, d_model, 2) / d_model)
+    positions = np.arange(200_000)
+    angle32 = positions.astype(np.float32)[:, None] / denominators32
+    error = np.abs(angle32.astype(np.float64) - positions[:, None] / exact).max(axis=1)
+    return int(np.argmax(error > threshold))
+
+
+def test_error_position_refuses_positions_just_before_the_crossing():
+    # Before 17,428 the error stays just under 1e-3 (0.99837e-3 at 17,345): a window of 1% around the answer
+    # accepted positions where it has not passed.
+    assert _first_crossing((10000.0 ** (np.arange(0, 64, 2) / 64)).astype(np.float32)) == 17428
+    for early in (17300, 17345, 17427):
+        feedback = exercises.check_error_position(early, d_model=64)
+        assert feedback.status == "wrong" and "Too early" in feedback.message, feedback
+    assert "8.7614e-04" in exercises.check_error_position(17300, d_model=64).message
+    assert "Too late" in exercises.check_error_position(17500, d_model=64).message
+
+
+def test_error_position_accepts_a_float32_denominator_on_the_other_side():
+    # A float32 pow accurate to one unit in the last place may return either float32 number around the exact
+    # denominator; column 1's and 2's neighbours move the crossing by thousands of positions.
+    exact = 10000.0 ** (np.arange(0, 64, 2) / 64)
+    nearest = exact.astype(np.float32)
+    for column in (1, 2):
+        other = nearest.copy()
+        toward = np.float32(np.inf) if nearest[column] < exact[column] else np.float32(-np.inf)
+        other[column] = np.nextafter(nearest[column], toward)
+        crossing = _first_crossing(other)
+        assert crossing < 17300
+        feedback = exercises.check_error_position(crossing, d_model=64)
+        assert feedback.correct and "17,428" in feedback.message, feedback
+
+
+def test_error_position_names_an_error_measured_another_way():
+    exact = 10000.0 ** (np.arange(0, 64, 2) / 64)
+    positions = np.arange(200_000)
+    exact_angle = positions[:, None] / exact
+    multiplied = positions.astype(np.float32)[:, None] * (1 / exact).astype(np.float32)
+    angle32 = (positions.astype(np.float32)[:, None] / exact.astype(np.float32)).astype(np.float64)
+    sine = np.maximum(np.abs(np.sin(angle32) - np.sin(exact_angle)), np.abs(np.cos(angle32) - np.cos(exact_angle)))
+    for error, words in ((np.abs(multiplied.astype(np.float64) - exact_angle), "pos x (1 / denominator)"),
+                         (sine, "sine and cosine values")):
+        answer = int(np.argmax(error.max(axis=1) > 1e-3))
+        feedback = exercises.check_error_position(answer, d_model=64)
+        assert feedback.status == "mistake" and words in feedback.message, (answer, feedback)
 
 
 @pytest.mark.parametrize("answer, actual, status", [

@@ -67,6 +67,24 @@ def test_any_valid_position_at_the_pads_is_accepted():
     assert status(exercises.check_position_ids(answer.double(), attention_mask=LEFT_PADDED)) == "correct"
 
 
+@pytest.mark.parametrize("pad", [6, 999, 1024, 10**12])
+def test_a_pad_position_no_table_need_have_is_a_named_mistake(pad):
+    # The longest row has 6 real tokens, at positions 0 to 5: a table serving this batch need have no row past 5
+    # (GPT-2's wpe has 1,024 and raises IndexError at 1,024).
+    answer = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, pad)
+    for given in (answer, answer.double()):
+        feedback = exercises.check_position_ids(given, attention_mask=LEFT_PADDED)
+        assert feedback.status == "mistake" and f"position {pad:,}" in feedback.message, feedback
+        assert "0 to 5" in feedback.message and "masked_fill(attention_mask == 0, 0)" in feedback.message
+
+
+def test_the_pad_positions_real_libraries_use_are_accepted():
+    # transformers 5.23 before generating: 0 (generation/utils.py); some of its models: 1 (masked_fill_(..., 1)).
+    for pad in (0, 1):
+        answer = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, pad)
+        assert status(exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)) == "correct"
+
+
 @pytest.mark.parametrize("answer", ["positions", 3, [[0, 1]], torch.full((3, 6), 0.5), torch.full((3, 6), math.nan),
                                     np.zeros((3, 6)), torch.zeros(3, 6, dtype=torch.complex64), [[1, "a"]]])
 def test_position_ids_any_answer_gets_feedback(answer):

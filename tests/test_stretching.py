@@ -94,16 +94,19 @@ QUERY = torch.randn(8, generator=GENERATOR)
 KEYS = torch.randn(6, 8, generator=GENERATOR)
 
 
-def reference_scores(query_scale: float, key_scale: float, factor_of_sqrt: bool = True) -> torch.Tensor:
-    """RoPE written as 2 x 2 rotations pair by pair, with apply_rotary's interleaved pairs, in float64."""
+def reference_scores(query_scale: float, key_scale: float, factor_of_sqrt: bool = True,
+                     half_split: bool = False) -> torch.Tensor:
+    """RoPE written as 2 x 2 rotations pair by pair, in float64: pair i is columns (2i, 2i + 1), apply_rotary's
+    interleaved pairs, or with `half_split` columns (i, i + d/2), Hugging Face's rotate_half."""
     d, n = QUERY.shape[0], KEYS.shape[0]
 
     def turn(x: torch.Tensor, position: float) -> torch.Tensor:
         out = x.double().clone()
         for i in range(d // 2):
             angle = position * 10_000 ** (-2 * i / d)
-            a, b = float(x[2 * i]), float(x[2 * i + 1])
-            out[2 * i], out[2 * i + 1] = a * math.cos(angle) - b * math.sin(angle), a * math.sin(angle) + b * math.cos(angle)
+            first, second = (i, i + d // 2) if half_split else (2 * i, 2 * i + 1)
+            a, b = float(x[first]), float(x[second])
+            out[first], out[second] = a * math.cos(angle) - b * math.sin(angle), a * math.sin(angle) + b * math.cos(angle)
         return out
 
     q = turn(QUERY, n * query_scale)
@@ -116,6 +119,18 @@ def test_interpolated_scores_accepts_every_position_divided():
                                                factor=4).status == CORRECT
     assert exercises.check_interpolated_scores(reference_scores(0.25, 0.25).float().tolist(), q=QUERY, cached_keys=KEYS,
                                                factor=4).status == CORRECT
+
+
+def test_interpolated_scores_accepts_the_half_split_layout_and_says_so():
+    # Hugging Face's rotate_half pairs column i with i + d/2: the same PI fix gives other numbers, and is right.
+    half_split = reference_scores(0.25, 0.25, half_split=True)
+    assert not torch.allclose(half_split, reference_scores(0.25, 0.25), atol=1e-4)
+    feedback = exercises.check_interpolated_scores(half_split, q=QUERY, cached_keys=KEYS, factor=4)
+    assert feedback.status == CORRECT and "half-split layout" in feedback.message, feedback
+    # Its mistakes are named in that layout too.
+    bug = exercises.check_interpolated_scores(reference_scores(1.0, 0.25, half_split=True), q=QUERY, cached_keys=KEYS,
+                                              factor=4)
+    assert bug.status == MISTAKE and "This is the bug" in bug.message
 
 
 def test_interpolated_scores_depend_only_on_the_offset():

@@ -31,7 +31,10 @@ wrong base, and degrees taken for radians; the denominator and wavelength checke
 wrong base; the wavelength and shift checkers degrees. The causal checker: no mask, the diagonal
 hidden too, the mask after the softmax, 0 instead of -inf, the lower triangle hidden, the mask
 inverted, and the softmax over the wrong axis. The heads checker: one `view` without `transpose`, no
-`transpose`, every num_heads-th column instead of a block, and each head's matrix transposed.
+`transpose`, every num_heads-th column instead of a block, and each head's matrix transposed. The scores checker
+names the scale an answer used (sqrt(d_model), another head's d_k); the module checker a module written for
+(seq, batch, d_model); the position-ids checker pads at a position no table need have; the float32-error checker an
+error measured with a multiplication, in float32, or on the sines instead of the angles.
 """
 
 from . import attention, embedding, encoding, precision, predictions, real_pipeline, schemes, stretching, tokens, wavelengths

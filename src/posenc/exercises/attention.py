@@ -49,7 +49,35 @@ def check_scores(answer: torch.Tensor | None, *, Q: torch.Tensor, K: torch.Tenso
         return Feedback(MISTAKE, f"Divided by d_k = {d_k}; the scale is its square root, sqrt(d_k).")
     if close(answer, K @ Q.transpose(-2, -1) / math.sqrt(d_k)):
         return Feedback(MISTAKE, "Transposed: rows are queries (the word looking), so Q @ K^T, not K @ Q^T.")
+    scale = _scale_of(answer, raw)
+    if scale is not None and scale.startswith("Multiplied"):
+        return Feedback(MISTAKE, f"{scale}: divide by sqrt(d_k) = sqrt({d_k}) = {math.sqrt(d_k):.4g} instead.")
+    if scale is not None:
+        return Feedback(MISTAKE, f"{scale}: the scale is sqrt(d_k) = sqrt({d_k}) = {math.sqrt(d_k):.4g}, with d_k = "
+                                 f"{d_k} the width of these queries and keys (Q.shape[-1]), not d_model or another "
+                                 "head's size. A variable d_k set in an earlier cell may hold another number.")
     return Feedback(WRONG, f"Got {describe(answer)}; expected Q @ K^T / sqrt(d_k), shape {tuple(raw.shape)}.")
+
+
+def _scale_of(answer: torch.Tensor, raw: torch.Tensor) -> str | None:
+    """If the answer is the raw scores Q @ K^T times one positive number c: what it did, in words ("Divided by
+    sqrt(6) = 2.449"), naming sqrt(n) where 1/c or c is the square root of a whole number; otherwise None."""
+    if answer.shape != raw.shape or not answer.is_floating_point() or raw.numel() == 0:
+        return None
+    values = answer.double()
+    norm = float((raw * raw).sum())
+    if not norm > 0:
+        return None
+    c = float((values * raw).sum()) / norm  # the least-squares factor
+    if not (c > 0 and math.isfinite(c)) or not close(values, raw * c):
+        return None
+    for inverse, verb in ((1 / c, "Divided by"), (c, "Multiplied by")):
+        if not inverse * inverse < 2**53:
+            continue
+        square = round(inverse * inverse)
+        if square >= 1 and abs(inverse - math.sqrt(square)) <= 1e-4 * inverse:
+            return f"{verb} sqrt({square}) = {math.sqrt(square):.4g}"
+    return f"Divided by {1 / c:.4g}" if c < 1 else f"Multiplied by {c:.4g}"
 
 
 @exercise("a padding mask")

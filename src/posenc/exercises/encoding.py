@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
+import numpy as np
 import torch
 
 from .._validate import check_base, check_float_dtype, check_size
@@ -24,28 +26,52 @@ from .feedback import (
 __all__ = ["check_denominators", "check_encoding", "check_positional_module"]
 
 
+# How far a denominator may be from base^(2i / d_model).
+_DENOMINATOR_TOLERANCE = 1e-3
+
+
 @exercise("the denominators")
 def check_denominators(answer: torch.Tensor | None, *, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
-    """base^(2i / d_model) for i = 0 .. ceil(d_model / 2) - 1."""
+    """base^(2i / d_model) for i = 0 .. ceil(d_model / 2) - 1, each within 1e-3."""
     d_model, base = check_size("d_model", d_model, maximum=100_000), check_base(base)
+    given = answer
     answer = as_tensor(answer, "the tensor of denominators")
     if isinstance(answer, Feedback):
         return answer
     pairs = torch.arange((d_model + 1) // 2, dtype=torch.float64)
     expected = 1 / frequencies(d_model=d_model, base=base)
-    if close(answer, expected, atol=1e-3):
+    tolerance = _DENOMINATOR_TOLERANCE
+    if close(answer, expected, atol=tolerance):
         return Feedback(CORRECT, f"Correct: {answer.numel()} denominators, from 1 to {float(expected[-1]):.4g}.")
-    if close(answer, base ** (pairs / d_model), atol=1e-3):
+    if close(answer, base ** (pairs / d_model), atol=tolerance):
         return Feedback(MISTAKE, "Exponent i / d_model: it must be 2i / d_model, with 2i the even column index.")
     if close(answer, 1 / expected, atol=1e-6):
         return Feedback(MISTAKE, "These are 1 / denominator: the angle is pos divided by base^(2i/d_model).")
-    if base != DEFAULT_BASE and close(answer, DEFAULT_BASE ** (2 * pairs / d_model), atol=1e-3):
+    if base != DEFAULT_BASE and close(answer, DEFAULT_BASE ** (2 * pairs / d_model), atol=tolerance):
         return Feedback(MISTAKE, f"The base is {DEFAULT_BASE:g} here; this exercise asks for base {base:g}: "
                                  f"{base:g}^(2i / d_model).")
-    if answer.numel() == d_model:
+    if answer.numel() == d_model and d_model > 1:
         return Feedback(MISTAKE, f"{d_model} values: one denominator per (sin, cos) pair, {expected.numel()} in all.")
+    yours = ("your list" if isinstance(given, (list, tuple)) else "your NumPy array" if isinstance(given, np.ndarray)
+             else "your tensor")
+    if answer.numel() == expected.numel() and answer.shape != expected.shape and close(
+            answer.flatten(), expected, atol=tolerance):
+        return Feedback(MISTAKE, f"The right values, but {yours} has shape {tuple(answer.shape)}: the denominators are "
+                                 f"one row of {expected.numel()}, shape {tuple(expected.shape)}, so that a column of "
+                                 "positions divides by them, one pair per column.")
+    if answer.shape == expected.shape:
+        values = answer.double()
+        off = ((values - expected).abs() > tolerance).nonzero().flatten().tolist()
+        listed = "; ".join(f"entry {i} is {float(values[i]):.6g}, where {base:g}^({2 * i}/{d_model}) = "
+                           f"{float(expected[i]):.6g}" for i in off[:3])
+        more = f"; and {len(off) - 3} more" if len(off) > 3 else ""
+        if bool(((values - expected).abs() <= 0.01 * expected).all()):
+            return Feedback(WRONG, f"Close, but not within {_shown(tolerance)}, the checker's tolerance: {listed}{more}. "
+                                   "Rounded values miss it: compute them, or keep more decimals.")
+        return Feedback(WRONG, f"{yours.capitalize()} has {expected.numel()} values, but not the denominators "
+                               f"{base:g}^(2i / {d_model}) (each within {_shown(tolerance)}): {listed}{more}.")
     second = float(expected[1]) if len(expected) > 1 else 1.0
-    return Feedback(WRONG, f"Got {describe(answer)}; expected {expected.numel()} values starting 1, {second:.4g}, ...")
+    return Feedback(WRONG, f"Got {describe(given)}; expected {expected.numel()} values starting 1, {second:.4g}, ...")
 
 
 def _variant(length: int, d_model: int, base: float, *, exponent: Callable[[torch.Tensor], torch.Tensor],
@@ -78,8 +104,12 @@ def _dropped_column(answer: torch.Tensor, length: int, d_model: int, base: float
     return None
 
 
-def _wrong_dtype(got: torch.dtype, wanted: torch.dtype) -> str:
+def _wrong_dtype(got: torch.dtype, wanted: torch.dtype | None) -> str:
     """What a table with the right numbers in the wrong dtype says: the dtype, and its usual cause."""
+    if wanted is None:  # no dtype asked: only a table rounded to a format too narrow for it is wrong
+        digits = 3 if got == torch.float16 else 2
+        return (f"The numbers are right to {got}'s precision, but {got} keeps only about {digits} significant digits: "
+                "leave out the conversion (.half() or .bfloat16()) and keep the table float32.")
     head = f"The numbers are right, but the dtype is {got}, not {wanted}."
     if got == torch.float64:
         return (f"{head} The usual cause: positions made in float64 (dtype=float, or a NumPy array, whose default is "
@@ -92,19 +122,51 @@ def _wrong_dtype(got: torch.dtype, wanted: torch.dtype) -> str:
     return f"{head} Build the table in {wanted}."
 
 
+def _tolerance(length: int, base: float) -> torch.Tensor:
+    """Per position (a column vector), how far a right table's entries may be from the exact formula.
+
+    1e-4, plus what float32 arithmetic leaves in a right table: its angle pos / base^(2i / d_model) is off by up to
+    about (ln(base) + 4) float32 rounding steps (2^-23, relative) of the position (the denominator's rounding, the
+    division's, and, for the form exp(2i x (-ln(base) / d_model)), the rounding of the exponent, which is up to
+    ln(base) in size). At the exercises' ten positions that adds about 1e-5; at 4,096 positions, about 6e-3.
+    """
+    per_position = (math.log(base) + 4) * 2.0**-23
+    return 1e-4 + per_position * torch.arange(length, dtype=torch.float64)[:, None]
+
+
+def _matches(answer: torch.Tensor, table: torch.Tensor, tolerance: torch.Tensor) -> bool:
+    """Whether the answer has the table's shape and every entry within its row's tolerance."""
+    return answer.shape == table.shape and bool(((answer.double() - table).abs() <= tolerance).all())
+
+
+def _shown(tolerance: torch.Tensor | float) -> str:
+    """The (largest) tolerance as one significant digit: 1e-4, 6e-3."""
+    largest = float(tolerance.max()) if isinstance(tolerance, torch.Tensor) else float(tolerance)
+    mantissa, exponent = f"{largest:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 @exercise("the positional-encoding table")
 def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE,
-                   dtype: torch.dtype = torch.float32) -> Feedback:
-    """The full (max_sequence_length, d_model) table, columns sin, cos, sin, cos, ..."""
+                   dtype: torch.dtype | None = None) -> Feedback:
+    """The full (max_sequence_length, d_model) table, columns sin, cos, sin, cos, ...
+
+    `dtype`: the dtype the exercise asks for (the table then must have it: float64 where float32 was asked is a
+    named mistake). None, the default, accepts the right numbers in any form precise enough to hold them: a float32
+    or float64 tensor, a NumPy array, a list. Right means within 1e-4 of the exact formula, plus float32's rounding
+    of the angle, which grows with the position (see `_tolerance`).
+    """
     # The diagnosis rebuilds the table with each known mistake: exercise-sized tables only.
     L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
     d = check_size("d_model", d_model, maximum=4096)
-    base, dtype = check_base(base), check_float_dtype("dtype", dtype)
+    base = check_base(base)
+    dtype = None if dtype is None else check_float_dtype("dtype", dtype)
     given = answer
     answer = as_tensor(answer, "your (max_sequence_length, d_model) table")
     if isinstance(answer, Feedback):
         return answer
     expected = sinusoidal_encoding(max_sequence_length=L, d_model=d, base=base, dtype=torch.float64)
+    tolerance = _tolerance(L, base)
     if answer.shape == (d, L) and L != d and close(answer.T, expected):
         return Feedback(MISTAKE, f"Transposed: shape {tuple(answer.shape)}; rows are positions and columns dimensions, "
                                  f"so the table is (max_sequence_length, d_model) = ({L}, {d}).")
@@ -124,7 +186,7 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
             return Feedback(MISTAKE, "The right shape, but the numbers of the table whose positions and columns "
                                      f"swapped roles, transposed: its rows are still its {L} columns and its columns "
                                      f"its {d} positions. `.T` moves numbers, it does not recompute them: {build}.")
-    if d % 2 == 1 and answer.shape == (L, d + 1) and close(answer[:, :d], expected):
+    if d % 2 == 1 and answer.shape == (L, d + 1) and _matches(answer[:, :d], expected, tolerance):
         return Feedback(MISTAKE, f"{d + 1} columns for d_model = {d}: with an odd d_model, stack + flatten pairs the last "
                                  "sine column with an extra cosine column. Keep the first d_model columns.")
     if answer.shape == (d, L) and L != d:
@@ -134,19 +196,20 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
         return Feedback(WRONG, f"Shape {tuple(answer.shape)}, expected (max_sequence_length, d_model) = ({L}, {d}).")
     if not answer.is_floating_point():
         return Feedback(WRONG, f"dtype {answer.dtype}: the encoding holds fractions, use a floating-point dtype.")
-    # A table rounded to float16 or bfloat16 misses 1e-4; within a few of its own rounding steps, the dtype is at fault.
+    # A table rounded to float16 or bfloat16 misses 1e-4; within a few of its own rounding steps, its dtype is at fault
+    # (or it is the dtype asked for).
     rounding = 4 * torch.finfo(answer.dtype).eps
-    rounded_only = answer.dtype != dtype and rounding > 1e-4 and close(answer, expected, atol=rounding)
-    if close(answer, expected) or rounded_only:
-        if isinstance(given, (list, tuple)):
+    rounded = rounding > 1e-4 and _matches(answer, expected, tolerance + rounding)
+    if _matches(answer, expected, tolerance) or rounded:
+        if dtype is not None and isinstance(given, (list, tuple)):
             return Feedback(MISTAKE, "The numbers are right, but as a Python list, which has no dtype: the checker "
                                      f"cannot tell whether your table is {dtype}. Pass the tensor itself.")
-        if answer.dtype != dtype:
+        if (dtype is None and rounded) or (dtype is not None and answer.dtype != dtype):
             return Feedback(MISTAKE, _wrong_dtype(answer.dtype, dtype))
         note = (" (You gave a NumPy array; the table is meant as a torch tensor: torch.from_numpy turns one into the "
-                "other.)" if not isinstance(given, torch.Tensor) else "")
+                "other.)" if isinstance(given, np.ndarray) else "")
         return Feedback(CORRECT, f"Correct: a ({L}, {d}) table, sin and cos interleaved, matching the formula to "
-                                 f"1e-4.{note}")
+                                 f"{_shown(tolerance)}.{note}")
     mistakes = [
         ("sine and cosine are swapped: even columns (2i) take sin, odd columns (2i + 1) take cos.",
          lambda: _variant(L, d, base, exponent=_pair_exponent, swap=True)),
@@ -171,7 +234,8 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
     if base != DEFAULT_BASE:
         mistakes.append((f"this is the table for base {DEFAULT_BASE:g}; the exercise asks for base {base:g}.",
                          lambda: sinusoidal_encoding(max_sequence_length=L, d_model=d, dtype=torch.float64)))
-    mistake = first_mistake(lambda table: close(answer, table), [("Not quite: " + m, build) for m, build in mistakes])
+    mistake = first_mistake(lambda table: _matches(answer, table, tolerance),
+                            [("Not quite: " + m, build) for m, build in mistakes])
     if mistake:
         return mistake
     dropped = _dropped_column(answer, L, d, base) if d % 2 else None
@@ -209,11 +273,12 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
     """A module whose forward adds the table to (batch, seq, d_model) inputs up to max_sequence_length positions,
     and refuses a longer input with ValueError.
 
-    It is called on a batch of exactly max_sequence_length positions, on a shorter one, and on one
+    It is called on a batch of 2 sequences of exactly max_sequence_length positions, on a shorter one, and on one
     with a position more than the table has: the fix of notebook 04's Exercise 2 must accept the
     first two (the `<` off-by-one refuses the first) and refuse the third with ValueError (an
     `assert` disappears under `python -O`; a deleted check leaves only the shapes failing to add;
-    a cut input is a silent loss).
+    a cut input is a silent loss). Every message names the shape of the x it fed, (batch, seq, d_model): a module
+    written for (seq, batch, d_model), as pytorch/examples' word_language_model is, is named too.
     """
     L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
     d = check_size("d_model", d_model, maximum=4096)
@@ -222,8 +287,12 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
         return not_attempted("an instance of your module")
     if not isinstance(module, torch.nn.Module):
         return Feedback(WRONG, f"Expected an nn.Module instance, got {describe(module)}.")
-    x = torch.randn(2, L + 1, d, generator=torch.Generator().manual_seed(0))
-    full, too_long = x[:, :L], x
+    batch = 2
+    x = torch.randn(batch, L + 1, d, generator=torch.Generator().manual_seed(0))
+    full, short, too_long = x[:, :L], x[:, :3], x
+
+    def fed(inputs: torch.Tensor) -> str:
+        return f"x of shape (batch, seq, d_model) = {tuple(inputs.shape)}"
 
     # Exactly max_sequence_length positions fit: the source's `x < max` refuses them.
     kind, out = _forward(module, full)
@@ -231,44 +300,53 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
     if refused and _forward(module, full[:, :-1])[0] == "returned":  # one position fewer passes: `<` instead of `<=`
         also = (" And raise ValueError instead of asserting: `python -O` removes every assert."
                 if isinstance(out, AssertionError) else "")
-        return Feedback(MISTAKE, f"forward refuses a sequence of exactly max_sequence_length={L} positions "
+        return Feedback(MISTAKE, f"forward refuses {fed(full)}, exactly max_sequence_length={L} positions "
                                  f"({_error_line(out)}): the check uses < where it needs <=. The table has {L} rows, "
                                  f"so {L} positions fit; refuse only more than {L}.{also}")
     if kind == "raised":
-        return Feedback(WRONG, f"forward raised {_error_line(out)} for {L} positions, a sequence that fits.")
+        return Feedback(WRONG, f"forward raised {_error_line(out)} for {fed(full)}: {L} positions, which fit.")
     if not isinstance(out, torch.Tensor) or out.shape != full.shape:
-        return Feedback(WRONG, f"forward should return x's shape {tuple(full.shape)}, got "
+        return Feedback(WRONG, f"For {fed(full)}, forward should return x's shape, got "
                                f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}.")
     if close(out, expected.expand_as(full)):
         return Feedback(MISTAKE, "forward returns the table alone: add it to x.")
+    if batch <= L and close(out, full + expected[:batch, None, :]):
+        return Feedback(MISTAKE, f"forward added table row b to every position of sequence b: it reads x as (seq, "
+                                 f"batch, d_model), as pytorch/examples' word_language_model does (self.pe[:x.size(0)]). "
+                                 f"The checker feeds {fed(full)}: add the table's first x.shape[-2] rows, one per "
+                                 "position, to every sequence of the batch.")
     if not close(out, full + expected):
-        return Feedback(WRONG, "forward(x) should equal x + PE for every batch entry.")
+        return Feedback(WRONG, f"For {fed(full)}, forward(x) should equal x + PE: the table's {L} rows added to each "
+                               f"of the {batch} sequences.")
 
-    kind, out = _forward(module, full[:, :3])
+    kind, out = _forward(module, short)
     if kind == "raised":
-        return Feedback(MISTAKE, f"forward fails on a shorter sequence ({_error_line(out)}): slice the table to x's "
-                                 "length, table[: x.shape[-2]].")
-    if not isinstance(out, torch.Tensor) or not close(out, full[:, :3] + expected[:3]):
-        return Feedback(WRONG, "for a shorter sequence, forward should add the table's first rows.")
+        return Feedback(MISTAKE, f"forward fails on a shorter sequence, {fed(short)} ({_error_line(out)}): slice the "
+                                 "table to x's length, table[: x.shape[-2]].")
+    if not isinstance(out, torch.Tensor) or not close(out, short + expected[:3]):
+        return Feedback(WRONG, f"For a shorter sequence, {fed(short)}, forward should add the table's first 3 rows.")
 
     # One position more than the table has: refused with ValueError, never cut, never left to the shapes.
     kind, out = _forward(module, too_long)
     if kind == "returned":
         if isinstance(out, torch.Tensor) and out.shape == full.shape:
-            return Feedback(MISTAKE, f"For {L + 1} positions forward returned {L}: it cut the input without a word, "
-                                     f"and position {L} is lost. Check the length first and raise ValueError.")
-        return Feedback(MISTAKE, f"forward accepted {L + 1} positions, one more than max_sequence_length={L}, and "
-                                 f"returned {describe(out)}: the table has {L} rows, so refuse a longer x with "
-                                 "ValueError.")
+            return Feedback(MISTAKE, f"For {fed(too_long)}, forward returned {L} positions: it cut the input without "
+                                     f"a word, and position {L} is lost. Check the length first and raise ValueError.")
+        return Feedback(MISTAKE, f"forward accepted {L + 1} positions ({fed(too_long)}), one more than "
+                                 f"max_sequence_length={L}, and returned {describe(out)}: the table has {L} rows, so "
+                                 "refuse a longer x with ValueError.")
     if isinstance(out, AssertionError):
         return Feedback(MISTAKE, f"An assert refuses {L + 1} positions, but `python -O` removes every assert, and then "
                                  "nothing does (11 Pitfalls, section 3): check with `if` and raise ValueError.")
     if isinstance(out, ValueError):
-        return Feedback(CORRECT, f"Correct: forward adds the table for {L} and for 3 positions, and refuses {L + 1} "
+        return Feedback(CORRECT, f"Correct: forward adds the table to x of shape (batch, seq, d_model) = "
+                                 f"{tuple(full.shape)} and {tuple(short.shape)}, and refuses {tuple(too_long.shape)} "
                                  f"({_error_line(out)}).")
     if isinstance(out, RuntimeError):
-        return Feedback(MISTAKE, f"Nothing checks the length: for {L + 1} positions forward failed only when adding "
-                                 f"({_error_line(out)}), an error about shapes that does not say what is wrong. Check "
-                                 "x.shape[-2] before adding and raise ValueError that names the length and the limit.")
-    return Feedback(MISTAKE, f"For {L + 1} positions forward raised {_error_line(out)}: raise ValueError, Python's "
-                             "error for a value outside what is allowed, so that a caller can catch exactly that.")
+        return Feedback(MISTAKE, f"Nothing checks the length: for {fed(too_long)}, {L + 1} positions, forward failed only "
+                                 f"when adding ({_error_line(out)}), an error about shapes that does not say what is "
+                                 "wrong. Check x.shape[-2] before adding and raise ValueError that names the length "
+                                 "and the limit.")
+    return Feedback(MISTAKE, f"For {fed(too_long)}, {L + 1} positions, forward raised {_error_line(out)}: raise "
+                             "ValueError, Python's error for a value outside what is allowed, so that a caller can "
+                             "catch exactly that.")

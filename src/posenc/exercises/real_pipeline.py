@@ -28,8 +28,10 @@ def _check_attention_mask(attention_mask: object) -> torch.Tensor:
 def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedback:
     """Each real token's position among the real tokens of its row (the first real token at 0).
 
-    A pad may hold any position a table has a row for (transformers 5.23 puts 0 there: generation/utils.py,
-    `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`); a negative one is a named mistake.
+    A pad may hold any position that every table serving this batch has a row for: one of the positions its real
+    tokens use, 0 to the longest row's length - 1 (transformers 5.23 puts 0 there: generation/utils.py,
+    `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`; some of its models put 1). A
+    negative one, or one past those, is a named mistake: a learned table need have no such row.
     """
     mask = _check_attention_mask(attention_mask)
     real = mask.bool()
@@ -44,7 +46,8 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedb
         return Feedback(WRONG, f"Got {describe(answer)}; the position ids have the mask's shape, {tuple(mask.shape)}.")
     if answer.is_floating_point() and not bool((answer == answer.round()).all()):
         return Feedback(WRONG, "Positions are whole numbers; your answer has fractions.")
-    given = answer.round().long() if answer.is_floating_point() else answer.long()
+    # Clamped: a float beyond int64 would wrap around to a negative number.
+    given = answer.round().clamp(-2.0**62, 2.0**62).long() if answer.is_floating_point() else answer.long()
 
     def same_on_real(positions: torch.Tensor) -> bool:
         return bool(torch.equal(given[real], positions[real]))
@@ -55,6 +58,14 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedb
             return Feedback(MISTAKE, "Right on the real tokens, but the pads hold negative positions (cumsum - 1 is -1 "
                                      "before the first real token). A learned table has no row -1: GPT-2's wpe raises "
                                      "IndexError. Give the pads a valid position: .masked_fill(attention_mask == 0, 0), "
+                                     "as transformers does before it generates.")
+        longest = int(mask.sum(dim=-1).max())
+        if bool((given[~real] >= longest).any()):
+            beyond = int(given[~real].max())
+            return Feedback(MISTAKE, f"Right on the real tokens, but a pad holds position {beyond:,}, past the positions "
+                                     f"this batch's real tokens use, 0 to {longest - 1}: a learned table need have no "
+                                     f"row {beyond:,} (GPT-2's wpe has 1,024 rows and raises IndexError past them). "
+                                     "Give the pads a position every table has: .masked_fill(attention_mask == 0, 0), "
                                      "as transformers does before it generates.")
         rows = ", ".join(str(given[b][real[b]].tolist()) for b in range(mask.shape[0]))
         return Feedback(CORRECT, f"Correct: the real tokens of each row at {rows}, as each row alone "

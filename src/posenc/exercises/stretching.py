@@ -3,6 +3,7 @@ scores under position interpolation with a cache, and an ordering predicted befo
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -106,10 +107,15 @@ def check_slowest_wavelength(answer: float | None, *, head_dim: int, base: float
     return Feedback(WRONG, f"You said {number:,.6g}; pair {slowest}'s wavelength is 2 pi x {base:,g}^({exponent}).")
 
 
-def _rotate(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
-    """x (n, d) with row j turned, pair (2i, 2i+1), by positions[j] * theta[i] (interleaved pairs, as apply_rotary)."""
+def _rotate(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tensor, layout: str = "interleaved") -> torch.Tensor:
+    """x (n, d) with row j turned by positions[j] * theta[i] in pair i: columns (2i, 2i+1) with the interleaved layout
+    (apply_rotary's default, RoFormer's and Meta's LLaMA code's), columns (i, i + d/2) with the half-split one
+    (GPT-NeoX's and Hugging Face's `rotate_half`)."""
     angles = positions[:, None] * theta[None, :]
     cos, sin = angles.cos(), angles.sin()
+    if layout == "half_split":
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
     x1, x2 = x[:, 0::2], x[:, 1::2]
     return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
 
@@ -121,7 +127,8 @@ def check_interpolated_scores(answer: torch.Tensor | None, *, q: torch.Tensor, c
 
     Position interpolation with factor s: every position p is turned as p / s, the query's and the
     keys' alike. The score of key j is (rotated query) . (rotated key j) / sqrt(head_dim); the answer
-    holds the n scores.
+    holds the n scores. Either layout of RoPE's pairs is right: the exhibit's interleaved pairs (2i, 2i + 1), or
+    the half-split pairs (i, i + head_dim / 2) of Hugging Face's `rotate_half`; each mistake is recognised in both.
     """
     query = check_floating_tensor("q", q, ndim=(1,)).detach().double()
     keys = check_floating_tensor("cached_keys", cached_keys, ndim=(2,)).detach().double()
@@ -139,9 +146,9 @@ def check_interpolated_scores(answer: torch.Tensor | None, *, q: torch.Tensor, c
     key_positions = torch.arange(n, dtype=torch.float64)
     query_position = torch.tensor([float(n)], dtype=torch.float64)
 
-    def scores(query_scale: float, key_scale: float, divide: bool = True) -> torch.Tensor:
-        q = _rotate(query[None, :], query_position * query_scale, theta)[0]
-        k = _rotate(keys, key_positions * key_scale, theta)
+    def scores(query_scale: float, key_scale: float, divide: bool = True, layout: str = "interleaved") -> torch.Tensor:
+        q = _rotate(query[None, :], query_position * query_scale, theta, layout)[0]
+        k = _rotate(keys, key_positions * key_scale, theta, layout)
         return k @ q / (math.sqrt(head_dim) if divide else 1.0)
 
     expected = scores(1 / factor, 1 / factor)
@@ -154,22 +161,31 @@ def check_interpolated_scores(answer: torch.Tensor | None, *, q: torch.Tensor, c
     if close(answer, expected):
         return Feedback(CORRECT, f"Correct: the query at position {n} and every key turned as position / {factor:g}, "
                                  "so each score depends only on the offset, as in training.")
+    if close(answer, scores(1 / factor, 1 / factor, layout="half_split")):
+        return Feedback(CORRECT, f"Correct, in the half-split layout (pair i is columns i and i + {head_dim // 2}, as "
+                                 f"in Hugging Face's rotate_half): the query at position {n} and every key turned as "
+                                 f"position / {factor:g}, so each score depends only on the offset. The exhibit pairs "
+                                 "neighbouring columns (2i, 2i + 1), which gives other numbers for the same q and k; "
+                                 "either is right as long as queries and keys use the same one.")
     mistakes = [
         (f"This is the bug: the keys were turned as position / {factor:g} but the new query at its full position "
          f"{n}. The angle between them is then ({n} - j / {factor:g}) x theta, which is no function of the offset "
          f"{n} - j: the query must be interpolated too.",
-         lambda: scores(1.0, 1 / factor)),
+         lambda layout: scores(1.0, 1 / factor, layout=layout)),
         (f"The query was interpolated but the keys were not: every position, the cached keys' too, is turned as "
-         f"position / {factor:g}.", lambda: scores(1 / factor, 1.0)),
+         f"position / {factor:g}.", lambda layout: scores(1 / factor, 1.0, layout=layout)),
         ("Nothing was interpolated: that is plain RoPE at positions beyond training. Divide every position by the "
-         "factor.", lambda: scores(1.0, 1.0)),
+         "factor.", lambda layout: scores(1.0, 1.0, layout=layout)),
         (f"Positions multiplied by {factor:g} instead of divided: interpolation squeezes the long input into the "
-         "trained range.", lambda: scores(factor, factor)),
-        ("The division by sqrt(head_dim) is missing.", lambda: scores(1 / factor, 1 / factor, divide=False)),
+         "trained range.", lambda layout: scores(factor, factor, layout=layout)),
+        ("The division by sqrt(head_dim) is missing.",
+         lambda layout: scores(1 / factor, 1 / factor, divide=False, layout=layout)),
     ]
-    mistake = first_mistake(lambda value: close(answer, value), mistakes)
-    if mistake:
-        return mistake
+    for layout in ("interleaved", "half_split"):
+        mistake = first_mistake(lambda value: close(answer, value),
+                                [(message, functools.partial(build, layout)) for message, build in mistakes])
+        if mistake:
+            return mistake
     return Feedback(WRONG, f"Got {describe(answer)}; expected the query at position {n} and key j at position j, all "
                            f"divided by {factor:g}, turned with RoPE, then q . k / sqrt({head_dim}).")
 
