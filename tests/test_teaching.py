@@ -36,6 +36,18 @@ FALSE_STATEMENTS = [
     r"then stays flat",
     r"positions that came after 2017",
     r"one reason the paper's scheme is causal",
+    # Issue 30: statements true of one setting only, or not what their source says.
+    r"not a limit of the Transformer",                 # true of the sinusoid; a learned table is (GPT-2 1,024, BERT 512)
+    r"never moves its row\.",                          # only without weight decay: AdamW's decay moves every row
+    r"This is why the paper chose",                    # the paper's reason is PE_{pos+k} linear in PE_pos, not the dot
+    r"Column `j` repeats every",                       # at integer positions a column never repeats exactly
+    r"says how much \*john\* \(a row\) attends",       # a raw score is not how much a word attends
+    r"would not depend on the word order",             # without PE the output's rows are reordered with the words
+    r"(?m)^for d_k in ",                               # a loop that rebinds the notebook's d_k before its exercise
+    r"so that rows of `X` and of `PE` start",          # no source gives this purpose for the 1/sqrt(d_model) start
+    r"at once and\s+must be told",                     # an encoder must be told; a causal model can infer it (Haviv)
+    r"learn a vector for each offset",                 # Shaw et al. add vectors to the keys and to the values
+    r"depends only on `p - q` and is largest",         # the table's dot product depends on |p - q|
 ]
 
 
