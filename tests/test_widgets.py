@@ -209,6 +209,25 @@ def test_a_blitted_redraw_looks_like_a_full_draw(view):
     assert bytes(moved.image.value) == bytes(fresh.image.value)
 
 
+def test_the_similarity_view_is_laid_out_again_when_the_base_widens_its_tick_labels():
+    # At base 10 PE[p] . PE[q] turns negative and the colour bar's ticks read "−60": wider than at base 10,000. With
+    # the axes left where the old labels put them, the colour bar's label lands inside the right panel.
+    explorer = EncodingExplorer(d_model=128, max_sequence_length=64, position=10, view="similarity")
+    explorer.base.value = 10
+    fig, renderer = explorer.figure, explorer.picture.canvas.get_renderer()
+    colour_bar = next(ax for ax in fig.axes if ax.get_label() == "<colorbar>")
+    right = plots.artist(fig, "profile").axes
+    assert "−60" in [label.get_text() for label in colour_bar.get_yticklabels()]
+    assert not colour_bar.yaxis.label.get_window_extent(renderer).overlaps(right.get_window_extent(renderer))
+    for ax in fig.axes:  # nothing cut off at the figure's edge (the right panel's label, at its right)
+        box = ax.get_tightbbox(renderer)
+        assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1 + 1e-6
+    # Where a fresh explorer at base 10 puts its axes, within a pixel (the constrained layout starts from where they were).
+    fresh = EncodingExplorer(d_model=128, max_sequence_length=64, position=10, base=10, view="similarity").figure
+    for ax, fresh_ax in zip(fig.axes, fresh.axes, strict=True):
+        assert abs(ax.get_window_extent(renderer).x0 - fresh_ax.get_window_extent().x0) < 1
+
+
 def test_pipeline_explains_what_it_cannot_show():
     import warnings
 

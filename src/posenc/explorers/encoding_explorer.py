@@ -159,7 +159,12 @@ class EncodingExplorer(Explorer):
         # What moves the axes' limits, ticks or colour bar in each view: then a full draw.
         layout = {"heatmap": (length, d_model), "curves": (length,), "wavelengths": (d_model, base, length),
                   "similarity": (length, d_model, base)}[view]
-        self._show(picture, layout=layout, frame=(len(str(length)), len(str(d_model))))
+        # What moves the axes' places: the width of the tick labels. In the similarity view the colour bar's and the
+        # profile's labels follow the range of PE[p] . PE[q], which the base moves too (negative values at a small base).
+        frame = (len(str(length)), len(str(d_model)))
+        if view == "similarity":
+            frame += (_y_tick_labels(picture.fig),)
+        self._show(picture, layout=layout, frame=frame)
 
     # The four views -----------------------------------------------------------------------
 
@@ -237,6 +242,11 @@ class EncodingExplorer(Explorer):
 
 # Inches at 100 dpi: with the three rows of controls above it, the picture fits under JupyterLab's toolbar at 1280 x 720.
 PICTURE_HEIGHT = 3.6
+
+
+def _y_tick_labels(fig: Figure) -> tuple:
+    """The text of every axes' y tick labels, as the next draw will write them."""
+    return tuple(tuple(ax.yaxis.get_major_formatter().format_ticks(ax.yaxis.get_majorticklocs())) for ax in fig.axes)
 
 
 def _whole_number_ticks(*axes) -> None:
