@@ -11,11 +11,24 @@ repeat (`copy_accuracy`, 256 inputs, evaluation seed 1) at 1x / 2x / 4x the trai
     ntk                   "NTK-aware" (a larger base)
     yarn                  YaRN: NTK-by-parts frequencies and its attention factor
     yarn_no_temperature   the same frequencies, attention factor 1 (what the factor is worth)
+    yarn_paper            YaRN with the paper's ramp (arXiv 2309.00071, eq. 17-20: linear in the
+                          turns r = L / wavelength, alpha 1, beta 32, not rounded) and its attention factor
     llama3                Llama 3.1's rule
 
-and two 100-step fine-tunes at inputs up to 64 tokens (`fine_tune`, factor 2): with PI
-(`linear_fine_tuned`) and, as the control, without any rule (`none_fine_tuned`).
-A second pass repeats none and yarn with half of each head rotated (partial_rotary_factor 0.5).
+`yarn` is transformers' ramp (and the reference code's): linear in the pair index, its ends
+rounded outwards and clamped to the pairs that exist. On heads of 16 columns trained on 32
+tokens no pair makes more than beta = 32 turns (pair 0 makes 32 / 2 pi = 5.1), so by the
+paper's ramp no pair is kept; the code's ramp keeps pair 0 because its low end, the pair index
+that would make 32 turns (-1.6), is clamped to 0. `yarn_paper` measures what that is worth.
+
+Two 100-step fine-tunes at inputs up to 64 tokens (`fine_tune`, factor 2): with PI
+(`linear_fine_tuned`, frequencies theta / 2) and, as the control, without any rule
+(`none_fine_tuned`). Each is read at 32 and 64 tokens, and one length further, at 128 tokens:
+as it is, and with a rule for 2x its fine-tuned length (`..._then_linear`: PI x2 more, so
+theta / 4 for the PI-tuned model, theta / 2 for the control; `..._then_yarn`: YaRN x2 over
+L = 64, for the PI-tuned model on its theta / 2).
+A second pass repeats none, linear, yarn and yarn_paper with half of each head rotated
+(partial_rotary_factor 0.5).
 At 1x every rule is factor 1, plain RoPE: the one number is stored under every rule.
 
 Also, without training: `one_token_match`, the accuracy of a strategy that uses no position at all,
@@ -25,6 +38,8 @@ that followed it there.
 
 Writes benchmarks/results/stretching.json, after every seed (so a cut run leaves what it finished):
 accuracy[rotation][rule][length] is a list over `seeds`, rounded to 3 decimals. No timestamps, no paths.
+Then checks every claim notebook 16 makes from these numbers (`CLAIMS`), each with its margin,
+and exits with status 1 if one fails; `--check` checks the saved JSON without training (a second).
 """
 
 from __future__ import annotations
@@ -32,19 +47,22 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
+import sys
 from pathlib import Path
 
 import torch
 
 from posenc import stretch
+from posenc.rope_scaling import YARN_BETA_FAST, YARN_BETA_SLOW, rope_frequencies
 from posenc.task import repeat_block_batch
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "benchmarks" / "results" / "stretching.json"
 SEEDS = (0, 1, 2, 3, 4, 5)
 FACTORS = (1, 2, 4)
-RULES = ("none", "linear", "ntk", "yarn", "yarn_no_temperature", "llama3")
-PARTIAL_RULES = ("none", "yarn")
+RULES = ("none", "linear", "ntk", "yarn", "yarn_no_temperature", "yarn_paper", "llama3")
+PARTIAL_RULES = ("none", "linear", "yarn", "yarn_paper")
 PARTIAL_ROTARY_FACTOR = 0.5
 FINE_TUNE_STEPS = 100
 FINE_TUNE_FACTOR = 2
@@ -56,6 +74,19 @@ def _rounded(x: float) -> float:
     return round(float(x), 3)
 
 
+def paper_yarn_frequencies(*, head_dim: int, base: float, factor: float, original_length: int) -> torch.Tensor:
+    """YaRN's NTK-by-parts frequencies with the paper's ramp (arXiv 2309.00071, eq. 17-20), not transformers'.
+
+    r = L / wavelength = L theta_i / (2 pi) turns within the trained length L; gamma(r) = 0 below
+    alpha = beta_slow = 1, 1 above beta = beta_fast = 32, (r - alpha) / (beta - alpha) between (eq. 18);
+    the new frequency is (1 - gamma) theta_i / s + gamma theta_i (eq. 20). No rounding, no clamping of pairs.
+    """
+    theta = rope_frequencies(head_dim=head_dim, base=base)
+    turns = original_length * theta / (2 * math.pi)
+    gamma = ((turns - YARN_BETA_SLOW) / (YARN_BETA_FAST - YARN_BETA_SLOW)).clamp(0.0, 1.0)
+    return (1 - gamma) * theta / factor + gamma * theta
+
+
 def _model_for(model, rule: str, factor: int):
     """`model` with `rule` applied at inference for an input `factor` times the trained length."""
     if factor == 1 or rule == "none":
@@ -65,7 +96,31 @@ def _model_for(model, rule: str, factor: int):
         for block in copied.blocks:
             block.attention.attention_factor = 1.0
         return copied
+    if rule == "yarn_paper":
+        copied = stretch.stretched(model, scaling="yarn", factor=float(factor))  # its attention factor
+        s = model.copy_settings
+        frequencies = paper_yarn_frequencies(head_dim=stretch.rotary_dim_of(s), base=s.base, factor=float(factor),
+                                             original_length=2 * s.longest_block)
+        for block in copied.blocks:
+            block.attention.frequencies = frequencies.clone()
+        return copied
     return stretch.stretched(model, scaling=rule, factor=float(factor))
+
+
+def _tuned_and_stretched(tuned, *, pi_tuned: bool, rule: str):
+    """A fine-tuned model (trained up to 2L = 64 tokens) with `rule` for 2x that length (128 tokens)."""
+    trained = 2 * tuned.copy_settings.longest_block  # L = 32, the first training's length
+    if rule == "linear":  # PI x2 more: theta / 4 after the PI fine-tune, theta / 2 after the control
+        return stretch.stretched(tuned, scaling="linear", factor=2.0 * FINE_TUNE_FACTOR if pi_tuned else 2.0)
+    # YaRN x2 over the fine-tuned length 2L. On the PI-tuned model's theta / 2, a pair makes as many turns
+    # within 2L as plain RoPE's within L: its frequencies are YaRN's (x2 over L) halved.
+    if pi_tuned:
+        copied = stretch.stretched(tuned, scaling="yarn", factor=2.0, original_max_position_embeddings=trained)
+        for block in copied.blocks:
+            block.attention.frequencies = block.attention.frequencies / FINE_TUNE_FACTOR
+        return copied
+    return stretch.stretched(tuned, scaling="yarn", factor=2.0,
+                             original_max_position_embeddings=FINE_TUNE_FACTOR * trained)
 
 
 def one_seed(seed: int, *, rules: tuple[str, ...], partial_rotary_factor: float, fine_tunes: bool) -> dict:
@@ -80,12 +135,16 @@ def one_seed(seed: int, *, rules: tuple[str, ...], partial_rotary_factor: float,
             length = factor * trained_length
             out[rule][str(length)] = _rounded(stretch.copy_accuracy(_model_for(result.model, rule, factor), length=length))
     if fine_tunes:
+        further = 2 * FINE_TUNE_FACTOR * trained_length  # one length further: 2x the fine-tuned length
         for rule, scaling in (("linear_fine_tuned", "linear"), ("none_fine_tuned", None)):
             # scaling None is the control: the same steps on the same longer inputs, plain RoPE
             tuned = stretch.fine_tune(result.model, scaling=scaling, factor=float(FINE_TUNE_FACTOR),
                                       steps=FINE_TUNE_STEPS)
             out[rule] = {str(length): _rounded(stretch.copy_accuracy(tuned.model, length=length))
-                         for length in (trained_length, FINE_TUNE_FACTOR * trained_length)}
+                         for length in (trained_length, FINE_TUNE_FACTOR * trained_length, further)}
+            for then in ("linear", "yarn"):
+                model = _tuned_and_stretched(tuned.model, pi_tuned=scaling is not None, rule=then)
+                out[f"{rule}_then_{then}"] = {str(further): _rounded(stretch.copy_accuracy(model, length=further))}
     out["final_loss"] = _rounded(result.losses[-1])
     return out
 
@@ -115,7 +174,11 @@ def main() -> None:
     parser.add_argument("--no-partial", action="store_true", help="skip the partial-rotation pass")
     parser.add_argument("--match-only", action="store_true",
                         help="only (re)compute one_token_match, into the existing JSON (no training)")
+    parser.add_argument("--check", action="store_true",
+                        help="only check the notebook's claims against the saved JSON (no training)")
     args = parser.parse_args()
+    if args.check:
+        sys.exit(1 if check_claims(json.loads(OUTPUT.read_text())) else 0)
     seeds = list(args.seeds)
     defaults = stretch.CopySettings()
     trained_length = 2 * defaults.longest_block
@@ -128,7 +191,9 @@ def main() -> None:
         "seeds": seeds,
         "lengths": [f * trained_length for f in FACTORS],
         "fine_tune": {"steps": FINE_TUNE_STEPS, "factor": FINE_TUNE_FACTOR, "seed": stretch.FINE_TUNE_SEED,
-                      "control": "none_fine_tuned: the same steps on the same longer inputs, plain RoPE"},
+                      "control": "none_fine_tuned: the same steps on the same longer inputs, plain RoPE",
+                      "then": "..._then_linear / ..._then_yarn: the tuned model read at 2x its fine-tuned length "
+                              "with PI x2 more / YaRN x2 over the fine-tuned length"},
         "partial_rotary_factor": PARTIAL_ROTARY_FACTOR,
         "accuracy": {},
         "final_loss": {},
@@ -155,6 +220,8 @@ def main() -> None:
             OUTPUT.write_text(json.dumps(record, indent=1) + "\n")
     _add_match(record, vocab_size=defaults.vocab_size, trained_length=trained_length)
     OUTPUT.write_text(json.dumps(record, indent=1) + "\n")
+    if seeds == list(SEEDS) and not args.no_partial and check_claims(record):
+        sys.exit(1)
 
 
 def _add_match(record: dict, *, vocab_size: int, trained_length: int) -> None:
@@ -162,6 +229,130 @@ def _add_match(record: dict, *, vocab_size: int, trained_length: int) -> None:
     record["one_token_match"] = {str(f * trained_length): _rounded(one_token_match(
         f * trained_length, vocab_size=vocab_size, inputs=MATCH_INPUTS, generator=generator)) for f in FACTORS}
     print("one-token match (no position):", record["one_token_match"], flush=True)
+
+
+# The notebook's claims ---------------------------------------------------------------------------------------
+# Each sentence notebook 16 states as a result of this experiment, checked on every saved seed with the margin it
+# states. A range "0.25 to 0.54" is of the numbers as the notebook prints them (2 decimals).
+
+# The rules applied without training that the notebook ranks (YaRN without its temperature is a part of YaRN).
+RANKED = ("none", "linear", "ntk", "yarn", "yarn_paper", "llama3")
+
+
+def _in(values, low: float, high: float) -> bool:
+    """Every value, printed to 2 decimals as the notebook prints it, from low to high."""
+    return all(low <= float(f"{v:.2f}") <= high for v in values)
+
+
+def _minus(a, b) -> list[float]:
+    return [round(x - y, 3) for x, y in zip(a, b, strict=True)]
+
+
+def _claims(record: dict):
+    """(claim, holds, the numbers it rests on) for each claim the notebook makes from these results."""
+    full, half = record["accuracy"]["full"], record["accuracy"]["partial"]
+    seeds = record["seeds"]
+    at = lambda table, rule, n: table[rule][str(n)]  # noqa: E731  one accuracy per seed
+    learned = [k for k in range(len(seeds)) if at(full, "none", 32)[k] >= 0.9]
+    poorly = [k for k in range(len(seeds)) if k not in learned]
+    pick = lambda values, ks: [values[k] for k in ks]  # noqa: E731
+    best = lambda table, n, k: max(RANKED, key=lambda rule: at(table, rule, n)[k])  # noqa: E731
+
+    yield ("seeds 2 and 5 did not learn the task well (0.87 and 0.83 at 32 tokens), the others did (0.93 to 0.97)",
+           poorly == [2, 5] and _in([at(full, "none", 32)[2]], 0.87, 0.87) and _in([at(full, "none", 32)[5]], 0.83, 0.83)
+           and _in(pick(at(full, "none", 32), learned), 0.93, 0.97), at(full, "none", 32))
+    worst = [max(at(full, rule, 64)[k] for rule in RULES) for k in poorly]
+    yield "in seeds 2 and 5 every rule stays at 0.37 or below at 64 tokens", _in(worst, 0, 0.37), worst
+    yield ("plain RoPE: 0.25 to 0.54 at 64 tokens, 0.20 or less at 128, in every seed",
+           _in(at(full, "none", 64), 0.25, 0.54) and _in(at(full, "none", 128), 0, 0.20),
+           at(full, "none", 64) + at(full, "none", 128))
+    gap = record["one_token_match"]["128"] - max(at(full, "none", 128))
+    yield "plain RoPE at 128 tokens is far (0.15 or more) below the position-free strategy", gap >= 0.15, round(gap, 3)
+    top = [sorted(RANKED, key=lambda rule: -at(full, rule, 128)[k])[:2] for k in learned]
+    two = pick(at(full, "yarn", 128), learned) + pick(at(full, "llama3", 128), learned)
+    rest = [at(full, rule, 128)[k] for rule in ("none", "linear", "ntk") for k in learned]
+    margin = min(min(at(full, "yarn", 128)[k], at(full, "llama3", 128)[k])
+                 - max(at(full, rule, 128)[k] for rule in ("none", "linear", "ntk", "yarn_paper")) for k in learned)
+    yield ("learned seeds, 128 tokens: YaRN and Llama 3.1's rule the two best rules (0.41 to 0.60), far (0.15 or "
+           "more) above none, PI and NTK (0.23 or less)",
+           all(set(t) == {"yarn", "llama3"} for t in top) and _in(two, 0.41, 0.60) and _in(rest, 0, 0.23)
+           and margin >= 0.15, {"top two": top, "margin": round(margin, 3)})
+    winners = [best(full, 64, k) for k in learned]
+    yield ("learned seeds, 64 tokens: YaRN or Llama 3.1's rule best in each (0.65 to 0.77); in seed 3 NTK between them",
+           set(winners) <= {"yarn", "llama3"} and _in([at(full, w, 64)[k] for w, k in zip(winners, learned)], 0.65, 0.77)
+           and min(at(full, "yarn", 64)[3], at(full, "llama3", 64)[3]) < at(full, "ntk", 64)[3]
+           < max(at(full, "yarn", 64)[3], at(full, "llama3", 64)[3]), winners)
+    pi_gain = _minus(at(full, "linear", 64), at(full, "none", 64))
+    yield ("PI without fine-tuning no better than no rule at 64 tokens (above in 2 seeds, by 0.05 or less; below in 4); "
+           "0.14 at most at 128", sum(d > 0 for d in pi_gain) == 2 and _in([max(pi_gain)], 0, 0.05)
+           and _in(at(full, "linear", 128), 0, 0.14), pi_gain)
+    ntk_gain = _minus(at(full, "ntk", 64), at(full, "none", 64))
+    yield ("NTK above no rule at 64 tokens in 5 of 6 seeds; the best rule at 128 in seeds 2 and 5",
+           sum(d > 0 for d in ntk_gain) == 5 and best(full, 128, 2) == best(full, 128, 5) == "ntk", ntk_gain)
+    temperature = _minus(at(full, "yarn", 128), at(full, "yarn_no_temperature", 128))
+    yield ("YaRN's temperature worth 0.03 to 0.08 at 128 tokens in the learned seeds, nothing (0.01 or less) in the others",
+           _in(pick(temperature, learned), 0.03, 0.08) and all(abs(d) <= 0.01 for d in pick(temperature, poorly)),
+           temperature)
+    paper64 = _minus(at(full, "yarn_paper", 64), at(full, "linear", 64))
+    paper128 = _minus(at(full, "yarn_paper", 128), at(full, "linear", 128))
+    yield ("YaRN with the paper's ramp about what PI does: 0.02 to 0.12 above it at 64 tokens, within 0.03 at 128",
+           _in(paper64, 0.02, 0.12) and all(abs(d) <= 0.03 for d in paper128), paper64 + paper128)
+    code_over_paper = [at(full, "yarn", n)[k] - at(full, "yarn_paper", n)[k] for n in (64, 128) for k in learned]
+    yield ("learned seeds: the code's YaRN far (0.15 or more) above the paper's ramp at 64 and 128 tokens",
+           min(code_over_paper) >= 0.15, round(min(code_over_paper), 3))
+
+    control = _minus(at(full, "linear_fine_tuned", 64), at(full, "none_fine_tuned", 64))
+    yield ("after 100 steps, PI ahead of the control at 64 tokens by 0.02 or less in five seeds, by 0.05 in seed 5",
+           all(0 <= d <= 0.02 for d in control[:5]) and _in([control[5]], 0.05, 0.05), control)
+    tuned = pick(at(full, "linear_fine_tuned", 64), learned)
+    yield ("learned seeds: after 100 steps PI at 64 tokens (0.96 to 0.97) as good as the model at 32 or better "
+           "(0.01 at most below)", _in(tuned, 0.96, 0.97)
+           and min(_minus(tuned, pick(at(full, "none", 32), learned))) >= -0.01, tuned)
+    then_pi = _minus(at(full, "linear_fine_tuned_then_linear", 128), at(full, "none_fine_tuned_then_linear", 128))
+    yield ("128 tokens, PI x2 more: the PI-tuned model above the control in all six seeds, by 0.20 to 0.40 in the "
+           "learned ones", all(d > 0 for d in then_pi) and _in(pick(then_pi, learned), 0.20, 0.40), then_pi)
+    then_yarn = _minus(at(full, "linear_fine_tuned_then_yarn", 128), at(full, "none_fine_tuned_then_yarn", 128))
+    yield ("128 tokens, YaRN x2: the PI-tuned model above the control in the learned seeds, by 0.13 to 0.28",
+           _in(pick(then_yarn, learned), 0.13, 0.28), then_yarn)
+    as_is = at(full, "linear_fine_tuned", 128) + at(full, "none_fine_tuned", 128)
+    yield "128 tokens, no further rule: both tuned models at 0.05 to 0.39", _in(as_is, 0.05, 0.39), as_is
+
+    half_learned = [k for k in range(len(seeds)) if at(half, "none", 32)[k] >= 0.9]
+    yield ("half-turned heads: seed 4 alone did not learn (0.85 at 32 tokens)",
+           half_learned == [0, 1, 2, 3, 5] and _in([at(half, "none", 32)[4]], 0.85, 0.85), at(half, "none", 32))
+    chance = 1 / record["settings"]["vocab_size"]
+    yield ("half-turned, plain RoPE at 64 tokens at chance (0.03 or 0.04; 1/32) in every seed",
+           _in(at(half, "none", 64), 0.03, 0.04) and max(abs(a - chance) for a in at(half, "none", 64)) < 0.01,
+           at(half, "none", 64))
+    above = sum(a > b for a, b in zip(at(half, "none", 128), at(full, "none", 128)))
+    below = sum(a < b for a, b in zip(at(half, "none", 128), at(full, "none", 128)))
+    yield ("half-turned, plain RoPE at 128 tokens 0.06 to 0.18 (whole heads 0.04 to 0.20), neither below the other "
+           "in every seed", _in(at(half, "none", 128), 0.06, 0.18) and _in(at(full, "none", 128), 0.04, 0.20)
+           and above > 0 and below > 0, {"half above": above, "half below": below})
+    pi_half = _minus(at(half, "linear", 64), at(full, "linear", 64))
+    yield ("half-turned, PI at 64 tokens above the whole heads in all six seeds (0.27 to 0.56 against 0.11 to 0.44)",
+           min(pi_half) > 0.05 and _in(at(half, "linear", 64), 0.27, 0.56) and _in(at(full, "linear", 64), 0.11, 0.44),
+           pi_half)
+    yarn_half = [at(half, "yarn", 64)[k] - at(full, "yarn", 64)[k] for k in half_learned]
+    yarn_half128 = [at(half, "yarn", 128)[k] - at(full, "yarn", 128)[k] for k in half_learned]
+    yield ("half-turned, YaRN in the five learned seeds: 0.81 to 0.89 at 64 tokens, 0.56 to 0.67 at 128, above the "
+           "whole heads at 64 (by 0.1 or more), not below them (by 0.01) at 128",
+           _in(pick(at(half, "yarn", 64), half_learned), 0.81, 0.89)
+           and _in(pick(at(half, "yarn", 128), half_learned), 0.56, 0.67)
+           and min(yarn_half) >= 0.1 and min(yarn_half128) >= -0.01, [round(min(yarn_half), 3), round(min(yarn_half128), 3)])
+
+
+def check_claims(record: dict) -> list[str]:
+    """Print each claim with ✔ or ✘ and its numbers; the claims that failed (empty: all hold)."""
+    if record.get("seeds") != list(SEEDS) or set(record.get("accuracy", {})) != {"full", "partial"}:
+        return ["the notebook's claims need seeds 0-5 and both passes"]
+    failed = []
+    for claim, holds, numbers in _claims(record):
+        print(("✔ " if holds else "✘ ") + claim + f": {numbers}", flush=True)
+        if not holds:
+            failed.append(claim)
+    print(f"{len(failed)} claim(s) failed" if failed else "every claim holds", flush=True)
+    return failed
 
 
 if __name__ == "__main__":

@@ -355,3 +355,61 @@ def inspect_default(function, name):
 def test_accuracy_over_seeds_refuses_bad_panels(panels, error):
     with pytest.raises(error, match="panels"):
         plots.accuracy_over_seeds(panels)
+
+
+# benchmarks/bench_stretching.py: the saved six-seed results and the claims the notebook makes from them -------------
+
+def _bench():
+    import sys
+    from pathlib import Path
+
+    benchmarks = str(Path(__file__).resolve().parent.parent / "benchmarks")
+    if benchmarks not in sys.path:
+        sys.path.insert(0, benchmarks)
+    import bench_stretching
+
+    return bench_stretching
+
+
+def _saved():
+    import json
+
+    return json.loads(_bench().OUTPUT.read_text())
+
+
+def test_every_claim_the_notebook_makes_holds_on_the_saved_seeds(capsys):
+    assert _bench().check_claims(_saved()) == []
+    assert "every claim holds" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("rotation, rule, length, seed, value", [
+    ("full", "yarn", "128", 3, 0.10),                 # YaRN no longer among the two best in a learned seed
+    ("full", "linear_fine_tuned_then_linear", "128", 5, 0.10),  # the PI-tuned model below the control in one seed
+    ("full", "yarn_paper", "128", 1, 0.30),           # the paper's ramp far from PI
+    ("partial", "none", "64", 2, 0.20),               # half-turned plain RoPE not at chance
+])
+def test_a_claim_that_no_longer_holds_is_caught(rotation, rule, length, seed, value, capsys):
+    record = _saved()
+    record["accuracy"][rotation][rule][length][seed] = value
+    assert len(_bench().check_claims(record)) >= 1
+    assert "✘" in capsys.readouterr().out
+
+
+def test_the_papers_ramp_keeps_fast_pairs_interpolates_slow_ones_and_is_linear_in_the_turns():
+    from posenc.rope_scaling import rope_frequencies
+
+    bench = _bench()
+    # head_dim 128, base 10,000, L = 4,096 (Llama 2): pairs with more than 32 turns kept, fewer than 1 divided by s
+    plain = rope_frequencies(head_dim=128)
+    paper = bench.paper_yarn_frequencies(head_dim=128, base=10_000.0, factor=4.0, original_length=4096)
+    turns = 4096 * plain / (2 * math.pi)
+    assert torch.equal(paper[turns > 32], plain[turns > 32])
+    torch.testing.assert_close(paper[turns < 1], plain[turns < 1] / 4, rtol=1e-15, atol=0.0)
+    between = (turns >= 1) & (turns <= 32)
+    gamma = (paper[between] / plain[between] - 0.25) / 0.75  # eq. 20 solved for gamma
+    torch.testing.assert_close(gamma, (turns[between] - 1) / 31, rtol=1e-12, atol=1e-12)  # eq. 18
+    # the copy model's heads (head_dim 16, L = 32): no pair makes 32 turns, so none is kept; pair 0 makes 32 / 2 pi
+    small = bench.paper_yarn_frequencies(head_dim=16, base=10_000.0, factor=2.0, original_length=32)
+    gamma0 = (32 / (2 * math.pi) - 1) / 31
+    assert float(small[0]) == pytest.approx((1 - gamma0) / 2 + gamma0, rel=1e-12)
+    assert bool((small < rope_frequencies(head_dim=16)).all())
