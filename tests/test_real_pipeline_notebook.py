@@ -210,7 +210,7 @@ def test_figure_can_be_read(name):
 
 
 def test_every_figure_of_the_module_is_drawn_here():
-    assert set(plots.real_pipeline.__all__) == set(FIGURES)
+    assert set(plots.batching.__all__) == set(FIGURES)
 
 
 def test_the_packed_mask_figure_colours_only_the_visible_cells():

@@ -250,7 +250,7 @@ def test_a_stretching_figure_can_be_read(name):
 
 def test_every_stretching_figure_is_drawn_here():
     drawn = {name.split(",")[0] for name in FIGURES}
-    assert set(plots.stretching.__all__) <= drawn
+    assert set(plots.frequencies.__all__) <= drawn
 
 
 def test_the_rules_keep_their_colours():

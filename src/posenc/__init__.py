@@ -9,10 +9,10 @@
     explorers   ipywidgets explorers, one module each, on a shared redraw engine
     exercises   answer checkers that name the learner's mistake, by topic, on a shared feedback core
     schemes     other position schemes: a learned table, rotary (RoPE), ALiBi
-    task        the order tasks of notebooks 14 and 16, and the order-blind guess
+    task        the order tasks (previous token, repeat the block) and the order-blind guess
     experiment  a tiny Transformer trained live to compare the schemes
     rope_scaling  RoPE's frequencies and the rules that stretch a context (PI, NTK, YaRN, Llama 3.1)
-    stretch     notebook 16's tiny RoPE model, read past its training length with each rule
+    stretch     a tiny RoPE model, read past its training length with each rule
     subwords    a byte-level BPE trained on the notebooks' text: positions count pieces
     generation  a tiny decoder, position ids for left-padded batches, the KV cache
 """

@@ -106,7 +106,7 @@ def _check_settings(settings: object) -> Settings:
 class Attention(nn.Module):
     """Multi-head self-attention with one position scheme, as the tiny model's blocks use it.
 
-    `forward` is written to be read (notebook 14 prints it): the queries, keys and values
+    `forward` is written to be read (the live-training notebook prints it): the queries, keys and values
     of every head, then the two places a scheme can act inside attention. "rotary"
     rotates the queries and keys by their positions (RoPE, Su et al. 2021); "alibi" adds
     `-m * distance` to the scores (Press et al. 2022). With `causal=True` no query sees
@@ -181,7 +181,7 @@ class TinyTransformer(nn.Module):
     table with std d_model ** -0.5, so that its scaled rows are about sqrt(d_model) long.
     Here a scaled row is about 0.02 * d_model long (0.64 at d_model 32), unscaled 0.02 *
     sqrt(d_model) (0.11), against sqrt(d_model / 2) = 4 for a row of the sinusoidal table:
-    a small word next to a large position, the balance notebook 14 varies.
+    a small word next to a large position, the balance the live-training notebook varies.
 
     Every scheme draws the same numbers for the same seed: the token table, the blocks
     and the read-out first, in that order, and a learned position table last, so that
@@ -326,7 +326,7 @@ def _fit(model: TinyTransformer, *, name: str, batch: Callable[[int, torch.Gener
          progress: Callable[[str, int, int, float], None] | None) -> Result:
     """`steps` AdamW steps on one thread, each on `batch(length, generator)` with a length drawn from shortest..longest.
 
-    The one training loop of the package: `train` (notebook 14's task) and `stretch` (notebook 16's) call it.
+    The one training loop of the package: `train` (previous token) and `stretch` (repeat the block) call it.
     """
     vocab_size = model.settings.vocab_size
     with one_thread():

@@ -32,9 +32,10 @@ from .tokens import PAD_TOKEN, SPECIAL_TOKENS, Vocabulary, pad
 __all__ = ["NOTEBOOK_TEXT", "DEFAULT_VOCAB_SIZE", "MIN_VOCAB_SIZE", "train_bpe", "subword_tokens", "subword_ids",
            "subword_vocabulary"]
 
-# The markdown cells of notebooks 00-14, frozen at commit 0c443ff (2026-11-23; each notebook's markdown cells in
-# order, each cell's source stripped, joined by blank lines), so that the tokenizer trained on it, and every number
-# notebook 15 shows about it, stays the same when the notebooks change. Package data, installed with the package.
+# The markdown cells of every notebook up to "Does position matter?", frozen at commit 0c443ff (2026-11-23; each
+# notebook's markdown cells in order, each cell's source stripped, joined by blank lines), so that the tokenizer trained
+# on it, and every number the real-pipeline notebook shows about it, stays the same when the notebooks change. Package
+# data, installed with the package.
 NOTEBOOK_TEXT = files("posenc").joinpath("data", "notebook_text.md").read_text(encoding="utf-8")
 
 # Enough merges that the suite's frequent words ("name", "positional") are one piece each, few enough that

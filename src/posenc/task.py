@@ -1,20 +1,21 @@
-"""The task of notebook 14, "previous token", and what a model blind to order can score on it.
+"""The task "previous token", and what a model blind to order can score on it.
 
 The model reads random tokens and must output, at every position t >= 1, the token at
 position t - 1. Attention without any position information and without a causal mask is
-permutation-equivariant (notebook 09): the output at position t can depend only on the token
-at t and on how often each token occurs among the others, not on where they are. The best
-guess made from that alone is the *order-blind guess*; for a causal model it uses the counts
-of the tokens before t (a causal model can beat it even without positions: it can count,
-notebook 07). `order_blind_accuracy` scores the guess on given inputs,
-`expected_order_blind_accuracy` gives its average over all random inputs.
-`posenc.experiment` trains the models and re-exports these names.
+permutation-equivariant ("Why positions matter" shows it): the output at position t can
+depend only on the token at t and on how often each token occurs among the others, not on
+where they are. The best guess made from that alone is the *order-blind guess*; for a causal
+model it uses the counts of the tokens before t (a causal model can beat it even without
+positions: it can count, as shown where the causal mask is taught). `order_blind_accuracy`
+scores the guess on given inputs, `expected_order_blind_accuracy` gives its average over all
+random inputs. `posenc.experiment` trains the models and re-exports these names.
 
-Notebook 16's task, "repeat the block" (`repeat_block_batch`), needs offsets that grow
-with the input: a block of B random symbols followed by the same block, where the model
-predicts each token of the repeat from the one B - 1 positions back (or finds the earlier
-copy of the current token and reads the token after it). Previous token needs offset 1 at
-every length, so it cannot show what a longer input does to a position scheme.
+The task for stretching the context, "repeat the block" (`repeat_block_batch`), needs
+offsets that grow with the input: a block of B random symbols followed by the same block,
+where the model predicts each token of the repeat from the one B - 1 positions back (or
+finds the earlier copy of the current token and reads the token after it). Previous token
+needs offset 1 at every length, so it cannot show what a longer input does to a position
+scheme.
 """
 
 from __future__ import annotations

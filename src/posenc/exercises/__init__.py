@@ -1,17 +1,17 @@
 """Answer checkers for the notebooks' exercises: they name the mistake, not just "wrong".
 
     feedback      the core: Feedback, progress(), reading an answer, first_mistake
-    tokens        notebook 01: padding, a padding function that refuses a sentence too long, one-hot rows
-    embedding     notebook 02: X from W_E, its parameters, distinct rows, the rows of W_E a loss reaches
-    encoding      notebooks 03, 04, 11: denominators, the table, a positional-encoding module
-    wavelengths   notebooks 08, 10: a wavelength, the columns that repeat within a table, the shift as a rotation
-    precision     notebook 12: where float32 angles go wrong, positions in bfloat16
-    attention     notebooks 05, 06, 07, 09: scores, masks, masked and causal weights, heads, an entry of the scores,
-                  shuffled weights
-    schemes       notebooks 13, 14: RoPE, ALiBi's slopes, which schemes fail on longer inputs
+    tokens        padding, a padding function that refuses a sentence too long, one-hot rows
+    embedding     X from W_E, its parameters, distinct rows, the rows of W_E a loss reaches
+    encoding      denominators, the table, a positional-encoding module
+    wavelengths   a wavelength, the columns that repeat within a table, the shift as a rotation
+    precision     where float32 angles go wrong, positions in bfloat16
+    attention     scores, masks, masked and causal weights, heads, an entry of the scores, shuffled weights
+    schemes       RoPE, ALiBi's slopes, which schemes fail on longer inputs
     predictions   "predict, then run": check_prediction
-    real_pipeline notebook 15: subword tokens, padding side and position ids, packing, the KV cache
-    stretching    notebook 16: rope_theta, position interpolation, NTK and YaRN
+    batching      position ids of a left-padded batch, a packed row's mask, the next position with a KV cache
+    stretching    YaRN's attention factor, the slowest pair's wavelength, scores under position interpolation,
+                  an ordering predicted before training
 
 Every checker is importable from `posenc.exercises` itself.
 
@@ -37,14 +37,14 @@ names the scale an answer used (sqrt(d_model), another head's d_k); the module c
 error measured with a multiplication, in float32, or on the sines instead of the angles.
 """
 
-from . import attention, embedding, encoding, precision, predictions, real_pipeline, schemes, stretching, tokens, wavelengths
+from . import attention, batching, embedding, encoding, precision, predictions, schemes, stretching, tokens, wavelengths
 from .attention import *  # noqa: F403
+from .batching import *  # noqa: F403
 from .embedding import *  # noqa: F403
 from .encoding import *  # noqa: F403
 from .feedback import Feedback, Progress, progress, reset_progress
 from .precision import *  # noqa: F403
 from .predictions import *  # noqa: F403
-from .real_pipeline import *  # noqa: F403
 from .schemes import *  # noqa: F403
 from .stretching import *  # noqa: F403
 from .tokens import *  # noqa: F403
@@ -52,4 +52,4 @@ from .wavelengths import *  # noqa: F403
 
 __all__ = ["Feedback", "Progress", "progress", "reset_progress", *tokens.__all__, *embedding.__all__, *encoding.__all__,
            *wavelengths.__all__, *precision.__all__,
-           *attention.__all__, *schemes.__all__, *predictions.__all__, *real_pipeline.__all__, *stretching.__all__]
+           *attention.__all__, *schemes.__all__, *predictions.__all__, *batching.__all__, *stretching.__all__]

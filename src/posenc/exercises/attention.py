@@ -1,5 +1,5 @@
-"""Checkers for notebooks 05, 06, 07 and 09: scores, a padding mask, masked weights, causal weights, heads, an entry of
-the scores, shuffled weights."""
+"""Checkers for attention, masks, heads and why positions matter: scores, a padding mask, masked weights, causal
+weights, heads, an entry of the scores, shuffled weights."""
 
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ def check_masked_weights(answer: torch.Tensor | None, *, scores: torch.Tensor, k
                            f"shape {tuple(expected.shape)}.")
 
 
-# Heads and the causal mask (notebook 07) ----------------------------------------------------------------------
+# Heads and the causal mask ---------------------------------------------------------------------------------
 
 
 @exercise("causal attention weights")

@@ -1,5 +1,5 @@
-"""Checkers for notebook 02: X by looking up rows of W_E, the parameters of W_E, how many rows of X differ, which
-rows of W_E a loss on X reaches."""
+"""Checkers for the W_E projection: X by looking up rows of W_E, the parameters of W_E, how many rows of X differ,
+which rows of W_E a loss on X reaches."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Checkers for notebooks 03, 04 and 11: the denominators, the table, a positional-encoding module."""
+"""Checkers for the positional-encoding formula, the full table and its pitfalls: the denominators, the table, a
+positional-encoding module."""
 
 from __future__ import annotations
 
@@ -171,8 +172,8 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
         return Feedback(MISTAKE, f"Transposed: shape {tuple(answer.shape)}; rows are positions and columns dimensions, "
                                  f"so the table is (max_sequence_length, d_model) = ({L}, {d}).")
     if L != d and answer.shape in ((d, L), (L, d)):
-        # The sizes swapping roles (the slide code of notebook 11): d rows for positions 0 .. d - 1, L columns, and the
-        # exponent 2i / d. With L == d the mistake gives the right table, so there is nothing to name.
+        # The sizes swapping roles (the slide code of the pitfalls notebook): d rows for positions 0 .. d - 1, L columns,
+        # and the exponent 2i / d. With L == d the mistake gives the right table, so there is nothing to name.
         roles_swapped = _variant(d, L, base, exponent=_pair_exponent, size_in_denominator=d)
         build = (f"make {L} rows (torch.zeros(max_sequence_length, d_model)), positions "
                  f"torch.arange(max_sequence_length), and one denominator per pair of the {d} columns "
@@ -274,7 +275,7 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
     and refuses a longer input with ValueError.
 
     It is called on a batch of 2 sequences of exactly max_sequence_length positions, on a shorter one, and on one
-    with a position more than the table has: the fix of notebook 04's Exercise 2 must accept the
+    with a position more than the table has: the fix of the stack-and-flatten exercise must accept the
     first two (the `<` off-by-one refuses the first) and refuse the third with ValueError (an
     `assert` disappears under `python -O`; a deleted check leaves only the shapes failing to add;
     a cut input is a silent loss). Every message names the shape of the x it fed, (batch, seq, d_model): a module

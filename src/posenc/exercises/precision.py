@@ -1,4 +1,4 @@
-"""Checkers for notebook 12: where float32 angles go wrong, positions in bfloat16."""
+"""Checkers for precision: where float32 angles go wrong, positions in bfloat16."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Checkers for notebooks 13 and 14: RoPE by hand, ALiBi's slopes, which schemes fail on longer inputs."""
+"""Checkers for the position schemes beyond the sinusoid: RoPE by hand, ALiBi's slopes, which schemes fail on longer
+inputs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Checkers for notebook 16 (stretching the context): YaRN's attention factor, the slowest pair's wavelength,
+"""Checkers for stretching the context: YaRN's attention factor, the slowest pair's wavelength,
 scores under position interpolation with a cache, and an ordering predicted before training."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Checkers for notebook 01: padding a sentence, a padding function that refuses what does not fit, one-hot rows."""
+"""Checkers for padding and one-hot encoding: padding a sentence, a padding function that refuses what does not fit,
+one-hot rows."""
 
 from __future__ import annotations
 
@@ -81,7 +82,8 @@ def check_one_hot(answer: torch.Tensor | None, *, ids: Sequence[int], vocab_size
                            "row k's 1 goes in column ids[k].")
 
 
-# The sentence of notebook 01's too-long example: its first tokens make a sentence that fits, all of them one that does not.
+# The sentence of the padding lesson's too-long example: its first tokens make a sentence that fits, all of them one
+# that does not.
 _WORDS = ("my", "name", "is", "john", "and", "i", "am", "learning", "how", "transformers", "read", "their", "input")
 
 

@@ -1,4 +1,5 @@
-"""Checkers for notebooks 08 and 10: a wavelength, the columns that repeat within a table, the shift as a rotation."""
+"""Checkers for the wavelengths and relative positions: a wavelength, the columns that repeat within a table, the shift
+as a rotation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SchemeExplorer: one view per position scheme of notebook 13, each with its own sliders and figure.
+"""SchemeExplorer: one view per position scheme beyond the sinusoid, each with its own sliders and figure.
 
     rotary   RoPE's and the added sinusoid's score of one word with itself against the key's offset
     alibi    ALiBi's bias for one head, and every head's bias along the last query's row
@@ -27,13 +27,13 @@ from .engine import Explorer, Picture, base_slider, check_slider_base
 __all__ = ["SCHEME_VIEWS", "SchemeExplorer"]
 
 SCHEME_VIEWS = ("rotary", "alibi", "learned")
-# The rotary view: the word and weights of notebook 13's picture, keys up to this far from the query.
+# The rotary view: the word and weights of the schemes notebook's RoPE scores, keys up to this far from the query.
 ROTARY_D_MODEL, ROTARY_REACH, MAX_QUERY_POSITION = 64, 60, 1000
 MAX_HEADS, MAX_ALIBI_LENGTH = 16, 64
 
 
 class SchemeExplorer(Explorer):
-    """One view per position scheme of notebook 13, each with its own sliders.
+    """One view per position scheme beyond the sinusoid (learned, rotary, ALiBi), each with its own sliders.
 
         rotary   one word's score with itself against the key's offset, RoPE beside the
                  added sinusoid. Move the query's position: RoPE's curve stays where it
@@ -41,7 +41,7 @@ class SchemeExplorer(Explorer):
                  base: both change.
         alibi    ALiBi's bias for one head as a matrix, and every head's bias along the
                  last query's row; the number of heads sets the slopes.
-        learned  the tiny model of notebook 14's learned table, before and after training,
+        learned  the learned table of the tiny model trained live, before and after training,
                  and how alike row `position` is to every row. Pass `trained`
                  (`experiment.train("learned")`'s result), or the view trains one (about a second).
 
@@ -132,7 +132,8 @@ class SchemeExplorer(Explorer):
         view = self.view.value
         self.controls.children = self._controls[view]
         if view == "learned" and self._trained is None:
-            self.message.value = "Training the tiny model of notebook 14 with a learned table (about a second) ..."
+            self.message.value = ('Training the tiny model of "Does position matter?" with a learned table '
+                                  "(about a second) ...")
         picture = self._picture()
         layout, frame, what = {"rotary": self._update_rotary, "alibi": self._update_alibi,
                                "learned": self._update_learned}[view](picture.fig)

@@ -311,7 +311,7 @@ def update_similarity(fig: Figure, table: torch.Tensor, *, position: int) -> lis
     return [image, row, profile, title]
 
 
-# What a head attends to (notebook 14) --------------------------------------------------
+# What a head attends to (the tiny model trained live) ------------------------------------
 
 
 def previous_token_attention(weights: dict[str, torch.Tensor], *, trained_length: int,

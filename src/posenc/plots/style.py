@@ -28,10 +28,10 @@ __all__ = ["OKABE_ITO", "SINE_COLOUR", "COSINE_COLOUR", "SCHEME_COLOURS", "DIVER
 
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442", "#000000")
 SINE_COLOUR, COSINE_COLOUR = "#E69F00", "#0072B2"
-# One colour per position scheme, the same in every figure and explorer view. The five schemes of notebooks 13
-# and 14 take five of Okabe-Ito's colours; the context-stretching rules for RoPE take its sky blue and reddish
-# purple, and (Okabe-Ito's last hue, yellow, is faint on white) wine and olive from the colour-blind-safe
-# "muted" scheme of Paul Tol's technical note "Colour Schemes" (SRON/EPS/TN/09-002).
+# One colour per position scheme, the same in every figure and explorer view. The five position schemes take five of
+# Okabe-Ito's colours; the context-stretching rules for RoPE take its sky blue and reddish purple, and (Okabe-Ito's
+# last hue, yellow, is faint on white) wine and olive from the colour-blind-safe "muted" scheme of Paul Tol's
+# technical note "Colour Schemes" (SRON/EPS/TN/09-002).
 SCHEME_COLOURS = {
     "none": "#000000",
     "learned": "#E69F00",

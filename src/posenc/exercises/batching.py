@@ -1,5 +1,5 @@
-"""Checkers for notebook 15 (positions in a real pipeline): the position ids of a left-padded batch, a packed row's
-mask, and the position a cached decoder gives its next token."""
+"""Checkers for batches in a real pipeline: the position ids of a left-padded batch, a packed row's mask, and the
+position a cached decoder gives its next token."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures for notebook 15 (positions in a real pipeline): subword pieces and their positions, the position of every
+"""Figures of positions in a real pipeline: subword pieces and their positions, the position of every
 slot of a padded batch, a packed row's mask, and differences measured per scheme.
 
 Each function takes numbers or strings the notebook computed and returns a Figure.

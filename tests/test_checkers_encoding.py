@@ -1,12 +1,10 @@
-"""The checkers of notebooks 08, 09 and 11, fed the wrong answers a learner gives; and the facts these notebooks
-state."""
+"""The checkers of the encoding table, fed the wrong answers a learner gives (the pitfalls' slide code, the columns
+that repeat within a table); and the facts stated about the wavelengths and the pitfalls."""
 
-import json
 import math
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -14,14 +12,7 @@ import torch
 from posenc import exercises
 from posenc.encoding import sinusoidal_encoding
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def notebook_text(name: str) -> str:
-    return "\n".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / name).read_text())["cells"])
-
-
-# 08: columns that repeat within the table ---------------------------------------------------------------------
+# The columns that repeat within the table --------------------------------------------------------------------
 
 
 def count_by_hand(d_model, max_sequence_length, base=10_000.0):
@@ -36,6 +27,7 @@ class TestRepeatingColumns:
         (64, "half of d_model = 128 (the number of sin/cos pairs) and also max_sequence_length"),
         (0, "Column 0's wavelength is 2 pi = 6.28 positions"),
         (58, "whose denominator"),        # 2 pi forgotten: denominators below 64
+        (17, "counts pairs"), (33, "counting from column 0"), (94, "above the line"), (128, "Not every column"),
     ])
     def test_each_mistake_is_named(self, answer, words):
         feedback = self.check(answer)
@@ -60,38 +52,30 @@ class TestRepeatingColumns:
         assert "too many" in self.check(50).message and "shorter than 64 positions" in self.check(50).message
         assert "too few" in self.check(20).message
 
+    @pytest.mark.parametrize("d_model,length,base", [(128, 64, 10_000.0), (128, 64, 10.0), (6, 10, 10_000.0),
+                                                     (7, 1000, 100.0), (512, 2048, 10_000.0)])
+    def test_the_accepted_count_is_the_count_by_hand(self, d_model, length, base):
+        expected = count_by_hand(d_model, length, base)
+        assert exercises.check_repeating_columns(expected, d_model=d_model, max_sequence_length=length,
+                                                 base=base).correct
+        assert not exercises.check_repeating_columns(expected + 1, d_model=d_model, max_sequence_length=length,
+                                                     base=base).correct
 
-# 09: shuffled attention weights ------------------------------------------------------------------------------
+    def test_the_notebooks_answer(self):
+        assert count_by_hand(128, 64) == 34
 
-
-class TestPermutedWeights:
-    weights = torch.softmax(torch.randn(4, 4, generator=torch.Generator().manual_seed(0)), dim=-1)
-
-    def check(self, answer, order):
-        return exercises.check_permuted_weights(answer, weights=self.weights, order=order)
-
-    def test_the_notebooks_order_is_not_its_own_inverse(self):
-        # With an involution, argsort(order) == order and the inverse-permutation mistake would pass as correct.
-        text = notebook_text("09_why_positions_matter.ipynb")
-        order = json.loads(text.split("check_permuted_weights(my_shuffled, weights=attention_weights, order=")[1]
-                           .split(")")[0])
-        assert torch.argsort(torch.tensor(order)).tolist() != order
-
-    @pytest.mark.parametrize("order", [[3, 0, 1, 2], [1, 2, 3, 0], [2, 0, 3, 1]])
-    def test_each_mistake_is_named(self, order):
-        index = torch.tensor(order)
-        inverse = torch.argsort(index)
-        right = self.weights[index][:, index]
-        assert self.check(right, order).correct
-        named = {"inverse permutation": self.weights[inverse][:, inverse], "Transposed": right.T,
-                 "the diagonal": self.weights[index, index], "Only the rows": self.weights[index],
-                 "Only the columns": self.weights[:, index], "Unchanged": self.weights}
-        for words, answer in named.items():
-            feedback = self.check(answer, order)
-            assert feedback.status == "mistake" and words in feedback.message, (words, feedback.message)
+    def test_the_other_base_is_named(self):
+        feedback = exercises.check_repeating_columns(34, d_model=128, max_sequence_length=64, base=10.0)
+        assert feedback.status == "mistake" and "base 10,000" in feedback.message
 
 
-# 11: the table checker on the pitfalls' answers ----------------------------------------------------------------
+def test_the_quoted_wavelengths():
+    assert 2 * math.pi * 10 ** (126 / 128) == pytest.approx(60.6, abs=0.05) and 2 * math.pi * 10 ** (126 / 128) < 63
+    assert round(2 * math.pi * 10_000 ** (126 / 128), -2) == 54_400
+    assert round(2 * math.pi * 10_000, -2) == 62_800
+
+
+# The table checker on the pitfalls' answers ---------------------------------------------------------------
 
 
 def slide_code(embedding_dim, num_tokens, *, fixed=False):
@@ -153,28 +137,6 @@ class TestTableChecker:
         # 03, 04 and 11 store this exact line: it must not change.
         assert str(self.check(self.table)) == ("✔ Correct: a (10, 6) table, sin and cos interleaved, matching the "
                                                "formula to 1e-4.")
-
-
-# Facts the three notebooks state --------------------------------------------------------------------------------
-
-
-def test_the_wavelengths_08_quotes():
-    assert 2 * math.pi * 10 ** (126 / 128) == pytest.approx(60.6, abs=0.05) and 2 * math.pi * 10 ** (126 / 128) < 63
-    assert round(2 * math.pi * 10_000 ** (126 / 128), -2) == 54_400
-    assert round(2 * math.pi * 10_000, -2) == 62_800
-
-
-def test_a_whole_encoder_without_a_causal_mask_is_permutation_equivariant():
-    # PyTorch's own encoder layer (attention, feed-forward, residuals, LayerNorm), independent of posenc.
-    torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16,
-                                                                         batch_first=True), num_layers=2).eval()
-    x = torch.randn(1, 5, 8)
-    order = torch.tensor([3, 0, 4, 1, 2])
-    with torch.no_grad():
-        assert torch.allclose(layer(x[:, order]), layer(x)[:, order], atol=1e-5)
-        causal = torch.nn.Transformer.generate_square_subsequent_mask(5)
-        assert not torch.allclose(layer(x[:, order], mask=causal), layer(x, mask=causal)[:, order], atol=1e-3)
 
 
 def test_python_O_lets_any_length_through_a_class_that_builds_its_positions():

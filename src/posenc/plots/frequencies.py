@@ -1,4 +1,4 @@
-"""Figures for notebook 16 (stretching the context): wavelengths per base, the angles a longer input adds,
+"""Figures for stretching the context: wavelengths per base, the angles a longer input adds,
 the frequencies before and after each rule, a loss curve, accuracies over seeds.
 
 Each function takes numbers (the notebook computes them with `posenc.schemes.rope_frequencies`)

@@ -1,7 +1,5 @@
-"""The checkers of notebooks 01, 02 and 08: each accepts the right answer, names the likely mistakes, and agrees with
-an independent computation of what it checks (autograd for the gradient rows, a plain loop for the wavelengths)."""
-
-import math
+"""The checkers for padding, one-hot rows and the W_E projection: each accepts the right answer, names the
+likely mistakes, and agrees with an independent computation of what it checks (autograd for the gradient rows)."""
 
 import pytest
 import torch
@@ -157,31 +155,3 @@ class TestDistinctRows:
         assert exercises.check_distinct_rows(len(set(self.padded)), matrix=self.X, padded_tokens=self.padded).correct
         with pytest.raises(TypeError, match="padded_tokens"):
             exercises.check_distinct_rows(4, matrix=self.X, padded_tokens=self.padded[:3])
-
-
-def count_by_hand(d_model, max_sequence_length, base=10_000.0):
-    return sum(2 * math.pi * base ** ((j - j % 2) / d_model) < max_sequence_length for j in range(d_model))
-
-
-class TestRepeatingColumns:
-    @pytest.mark.parametrize("d_model,length,base", [(128, 64, 10_000.0), (128, 64, 10.0), (6, 10, 10_000.0),
-                                                     (7, 1000, 100.0), (512, 2048, 10_000.0)])
-    def test_the_accepted_count_is_the_count_by_hand(self, d_model, length, base):
-        expected = count_by_hand(d_model, length, base)
-        assert exercises.check_repeating_columns(expected, d_model=d_model, max_sequence_length=length,
-                                                 base=base).correct
-        assert not exercises.check_repeating_columns(expected + 1, d_model=d_model, max_sequence_length=length,
-                                                     base=base).correct
-
-    def test_the_notebooks_answer(self):
-        assert count_by_hand(128, 64) == 34
-
-    @pytest.mark.parametrize("answer,words", [(17, "counts pairs"), (33, "counting from column 0"),
-                                              (94, "above the line"), (128, "Not every column")])
-    def test_each_mistake_is_named(self, answer, words):
-        feedback = exercises.check_repeating_columns(answer, d_model=128, max_sequence_length=64)
-        assert feedback.status == "mistake" and words in feedback.message, feedback.message
-
-    def test_the_other_base_is_named(self):
-        feedback = exercises.check_repeating_columns(34, d_model=128, max_sequence_length=64, base=10.0)
-        assert feedback.status == "mistake" and "base 10,000" in feedback.message
