@@ -4,6 +4,7 @@ import os
 import pytest
 import torch
 from hypothesis import settings
+from hypothesis.internal.conjecture import providers
 
 # The same examples on every run: `make check` and `make test` draw a fixed set (derandomize), so two runs on one
 # commit test the same cases and a submission's CI cannot pass on a draw the next clone fails. The wider random hunt,
@@ -11,6 +12,12 @@ from hypothesis import settings
 settings.register_profile("fixed", derandomize=True, database=None)
 settings.register_profile("fuzz", derandomize=False, database=None, print_blob=True)
 settings.load_profile(os.environ.get("POSENC_HYPOTHESIS_PROFILE", "fixed"))
+if settings.default.derandomize:
+    # Hypothesis also draws literals it finds in the project's modules loaded so far (its "local constants"), and
+    # which are loaded depends on what ran before on the same xdist worker: the same test then drew other examples
+    # on another run. Fixed examples need a fixed pool: the constants of what is loaded now, before any test.
+    _constants = providers._get_local_constants()
+    providers._get_local_constants = lambda: _constants
 
 
 def paper_formula(max_sequence_length: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
