@@ -144,8 +144,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/browser_latency.py
 	$(BIN)/python benchmarks/bench_page_explorer.py
 	$(BIN)/python benchmarks/bench_stretching.py
-	# The precision notebook prints the committed results: re-run it on the new ones.
-	$(BIN)/python tools/run_notebooks.py notebooks/12_precision.ipynb
+	$(BIN)/python benchmarks/bench_previous_token.py
+	# The precision notebook and "Does position matter?" print the committed results: re-run them on the new ones.
+	$(BIN)/python tools/run_notebooks.py notebooks/12_precision.ipynb notebooks/14_does_position_matter.ipynb
 	# `make test` from a fresh clone of HEAD, timed, with its parts (about 5 minutes).
 	$(BIN)/python benchmarks/make_test_time.py
 

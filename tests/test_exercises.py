@@ -303,32 +303,46 @@ class TestSchemeCheckers:
         assert "expected 8 slopes" in check(slopes[:4]).message
         assert check(None).status == "not attempted" and check("half").status == "wrong"
 
-    def test_length_prediction(self):
-        measured = {"none": {16: 0.2, 32: 0.2}, "learned": {16: 1.0, 32: None}, "sinusoidal": {16: 1.0, 32: 0.5},
-                    "rotary": {16: 1.0, 32: 1.0}}
-        check = lambda answer: exercises.check_length_prediction(answer, accuracies=measured, length=32)  # noqa: E731
-        assert check(["none", "learned", "sinusoidal"]).correct
-        assert check(("sinusoidal", "learned", "none")).correct
-        missed = check(["none"])
-        assert missed.status == "wrong" and "also failing: learned, sinusoidal" in missed.message
-        assert "held up (at least 0.9): rotary" in check(["none", "learned", "sinusoidal", "rotary"]).message
-        assert "Unknown scheme names ['rope']" in check(["rope"]).message
-        assert check(None).status == "not attempted" and check(3).status == "wrong"
+    MEASURED = {"none": {16: 0.2, 32: 0.2}, "learned": {16: 1.0, 32: None}, "sinusoidal": {16: 1.0, 32: 0.5},
+                "rotary": {16: 1.0, 32: 1.0}, "alibi": {16: 0.55, 32: 0.5}}
+    RIGHT = {"none": "never learns", "learned": "fails at 32", "sinusoidal": "fails at 32", "rotary": "carries over",
+             "alibi": "never learns"}
 
-    def test_length_prediction_reads_names_loosely_and_counts_a_scheme_that_never_learned_either_way(self):
-        measured = {"none": {16: 0.2, 32: 0.2}, "learned": {16: 1.0, 32: None}, "sinusoidal": {16: 1.0, 32: 0.5},
-                    "rotary": {16: 1.0, 32: 1.0}}
-        check = lambda answer: exercises.check_length_prediction(answer, accuracies=measured, length=32)  # noqa: E731
-        # "none" is below 0.9 at every length: it fails at 32, but not because of the length.
-        without = check(["learned", "sinusoidal"])
-        assert without.correct and "none fell below 0.9 at every length, so it counts either way" in without.message
-        assert check(["learned", "sinusoidal", "none"]).correct
-        for loose in (" Learned, SINUSOIDAL ", "learned,sinusoidal", "learned sinusoidal", [" LEARNED", "Sinusoidal "]):
-            assert check(loose).correct, loose
-        assert "also failing: sinusoidal" in check("learned").message
-        assert "also failing: learned, sinusoidal" in check("").message
-        # Only a scheme below the threshold everywhere counts either way: sinusoidal reached 1.0 at 16.
-        assert not check(["learned"]).correct
+    def check_lengths(self, answer):
+        return exercises.check_length_prediction(answer, accuracies=self.MEASURED, length=32)
+
+    def test_length_prediction(self):
+        right = self.check_lengths(self.RIGHT)
+        assert right.correct
+        assert "rotary carried over" in right.message and "alibi, none never learned it" in right.message
+        assert "learned, sinusoidal failed at 32" in right.message
+        missed = self.check_lengths({**self.RIGHT, "sinusoidal": "carries over"})
+        assert missed.status == "wrong" and "sinusoidal: you said carries over, it failed at 32" in missed.message
+        assert "Unknown scheme names ['rope']" in self.check_lengths({**self.RIGHT, "rope": "fails"}).message
+        assert "No prediction for alibi" in self.check_lengths({k: v for k, v in self.RIGHT.items()
+                                                                if k != "alibi"}).message
+        assert "Could not read the prediction for rotary ('maybe')" in self.check_lengths(
+            {**self.RIGHT, "rotary": "maybe"}).message
+        assert self.check_lengths(None).status == "not attempted" and self.check_lengths(3).status == "wrong"
+
+    def test_length_prediction_tells_a_scheme_that_never_learned_from_one_that_carries_over(self):
+        # alibi (no causal mask) stays near 0.5 everywhere: a learner who expects it to carry over is wrong, and so is
+        # one who expects it to learn and then fail; only "never learns" is right.
+        for guess in ("carries over", "fails at 32"):
+            feedback = self.check_lengths({**self.RIGHT, "alibi": guess})
+            assert feedback.status == "wrong", guess
+            assert f"alibi: you said {guess}, it never learned it" in feedback.message
+        # The old answer, a list of the schemes that fail, cannot say which never learned: it is asked for a dict.
+        old = self.check_lengths(["learned", "sinusoidal"])
+        assert old.status == "wrong" and "Expected a dict" in old.message
+
+    def test_length_prediction_reads_names_and_outcomes_loosely(self):
+        loose = {" Learned ": "FAILS at length 32", "NONE": "never learned", "sinusoidal": "fails",
+                 "rotary": "Carries over.", "alibi": "never"}
+        assert self.check_lengths(loose).correct
+        assert self.check_lengths({**self.RIGHT, "rotary": "holds", "learned": "fail at 32"}).correct
+        # "fails at 16" names another length: it is not read as this exercise's "fails at 32".
+        assert "Could not read" in self.check_lengths({**self.RIGHT, "learned": "fails at 16"}).message
         with pytest.raises(ValueError, match="accuracies"):
             exercises.check_length_prediction(None, accuracies={"none": {32: "low"}}, length=32)
 

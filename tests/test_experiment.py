@@ -1,5 +1,6 @@
 """posenc.experiment: the task, the order-blind bound, the model's symmetry, seeding. (The trained results are
-checked, with margins, by notebook 14 under nbval.)"""
+checked, with margins, by notebook 14 under nbval for one seed, and over the saved seeds here, from
+benchmarks/results/previous_token.json.)"""
 
 from __future__ import annotations
 
@@ -477,3 +478,55 @@ def test_train_copy_and_fine_tune_show_one_line_each_with_progress_true(capsys):
     assert lines[1].startswith("linear x2 tuned trained in") and "2 steps" in lines[1]
     with pytest.raises(TypeError, match="progress"):
         stretch.train_copy(settings=COPY, progress="yes")
+
+
+# The trained results over seeds: benchmarks/bench_previous_token.py ------------------------------------------
+
+def _previous_token_benchmark():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_previous_token.py"
+    spec = importlib.util.spec_from_file_location("bench_previous_token", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_claim_about_the_trained_models_holds_in_every_saved_seed():
+    # The saved results cover every scheme, encoder and decoder, at 1x, 2x and 4x, over at least three seeds, and
+    # every claim the notebook makes about them holds there with its margin.
+    bench = _previous_token_benchmark()
+    import json
+
+    record = json.loads(bench.OUTPUT.read_text())
+    assert len(record["seeds"]) >= 3 and record["lengths"] == [8, 16, 32, 64]
+    for mode in ("encoder", "decoder"):
+        for scheme in experiment.SCHEMES:
+            assert all(len(record["accuracy"][mode]["250"][scheme][str(n)]) == len(record["seeds"])
+                       for n in record["lengths"]), (mode, scheme)
+    claims = bench.check_claims(record)
+    failed = [row["claim"] for row in claims.rows if not row["holds"]]
+    assert not failed and len(claims.rows) >= 60, failed
+
+
+def test_a_claim_that_fails_in_one_seed_fails():
+    bench = _previous_token_benchmark()
+    claims = bench.Claims()
+    claims.check("above 0.5 in every seed", [0.9, 0.49, 0.8], above=0.5)
+    claims.check("below 0.5 in every seed", [0.1, 0.2, 0.3], below=0.5)
+    claims.check("a missing value fails", [0.9, None], above=0.5)
+    assert [row["holds"] for row in claims.rows] == [False, True, False]
+    assert claims.rows[0]["margin"] == pytest.approx(-0.01) and claims.rows[1]["margin"] == pytest.approx(0.2)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**16))
+def test_symmetric_alibi_cannot_tell_a_sequence_from_its_reversal(seed):
+    # Why 0.55 is a ceiling for the encoder with symmetric ALiBi: reversing the input reverses the output, so the
+    # model answers position i of x as it answers position L-1-i of x reversed, whose previous token is x's next one.
+    torch.manual_seed(seed)
+    model = experiment.TinyTransformer(scheme="alibi", settings=TINY).eval()
+    ids = torch.randint(10, (2, 9), generator=torch.Generator().manual_seed(seed))
+    with torch.no_grad():
+        assert torch.allclose(model(ids.flip(1)), model(ids).flip(1), atol=1e-5)

@@ -218,6 +218,24 @@ def test_each_scheme_has_one_distinct_colour_used_by_accuracy_by_length():
     assert drawn == {s: plots.SCHEME_COLOURS[s] for s in schemes}
 
 
+def test_accuracy_by_length_keeps_equal_scores_visible_and_no_rows_off_the_scale():
+    # learned and rotary both score 1.0 at 8 and 16: hollow markers of different sizes keep both visible.
+    accuracies = {"none": {8: 0.3, 16: 0.2, 32: 0.2}, "learned": {8: 1.0, 16: 1.0, 32: None},
+                  "rotary": {8: 1.0, 16: 1.0, 32: 1.0}}
+    fig = plots.accuracy_by_length(accuracies, trained=(8, 16))
+    ax = fig.axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines() if line.get_label() in accuracies}
+    assert {line.get_fillstyle() for line in lines.values()} == {"none"}
+    assert len({line.get_markersize() for line in lines.values()}) == 3
+    # A learned table without rows is a cross below the accuracy scale, not a point at accuracy 0.
+    crosses = [line for line in ax.get_lines() if line.get_marker() == "x"]
+    assert crosses and all(y < 0 for line in crosses for y in line.get_ydata())
+    assert min(ax.get_yticks()) == 0 and ax.get_ylim()[0] < 0
+    assert "log" in ax.get_xlabel() and ax.get_xscale() == "log"
+    # Without a missing answer the scale starts at 0.
+    assert plots.accuracy_by_length({"rotary": {16: 1.0, 32: 1.0}}, trained=(8, 16)).axes[0].get_ylim()[0] == 0
+
+
 def test_lines_take_the_colours_they_are_given_and_keep_their_own_markers():
     fig = plots.lines_figure([0, 1], {"RoPE": [0, 1], "added sinusoid": [1, 0]}, title="t", xlabel="x", ylabel="y",
                              colours={"RoPE": plots.SCHEME_COLOURS["rotary"]})

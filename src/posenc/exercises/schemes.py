@@ -120,16 +120,40 @@ def check_alibi_slopes(answer: object, *, num_heads: int) -> Feedback:
     return Feedback(WRONG, f"Got {describe(answer)}; expected {', '.join(f'{float(v):.4g}' for v in expected)}. {rule}")
 
 
-@exercise("which schemes fail on longer inputs")
-def check_length_prediction(answer: object, *, accuracies: dict, length: int, threshold: float = 0.9) -> Feedback:
-    """The schemes the learner predicted to fall below `threshold` accuracy (or have no answer) at `length`.
+# What a scheme did, as the learner names it (lower case, spaces collapsed) -> the outcome.
+NEVER_LEARNS, FAILS, CARRIES_OVER = "never learns", "fails", "carries over"
+_OUTCOME_WORDS = {
+    NEVER_LEARNS: ("never learns", "never learned", "never learn", "never"),
+    FAILS: ("fails", "fail", "failed", "falls", "fell"),
+    CARRIES_OVER: ("carries over", "carry over", "carried over", "carries", "holds", "held"),
+}
 
-    `accuracies` is `experiment.compare`'s result. The answer is a list of scheme names or
-    one string of them ("learned, sinusoidal"), in any case. A scheme below the threshold
-    at every length measured never learned the task, so it fails at `length` for another
-    reason than the length: the answer is right with it or without it. The feedback names
-    the schemes predicted right and wrong, not the measured numbers (those move a little
-    with the CPU).
+
+def _outcome(value: object, length: int) -> str | None:
+    """The outcome a learner's word names ("fails at 32" is "fails"), or None if it names none."""
+    if not isinstance(value, str):
+        return None
+    words = " ".join(value.lower().replace("_", " ").replace("-", " ").split()).strip(" .!")
+    words = re.sub(rf"\s+(at|by)?\s*(length\s*)?{length}$", "", words) if words.startswith(("fail", "fell")) else words
+    for outcome, spellings in _OUTCOME_WORDS.items():
+        if words in spellings:
+            return outcome
+    return None
+
+
+@exercise("what each scheme does on longer inputs")
+def check_length_prediction(answer: object, *, accuracies: dict, length: int, threshold: float = 0.9) -> Feedback:
+    """The learner's prediction, for each scheme, of what it does at `length`: a dict scheme -> outcome.
+
+    The outcomes: "never learns" (below `threshold` at every length measured, the trained
+    ones included), "fails at <length>" (reached the threshold somewhere, but is below it
+    at `length`, or has no answer there: a learned table without rows) and "carries over"
+    (at least the threshold at `length`). `accuracies` is `experiment.compare`'s result.
+    Scheme names and outcomes are read in any case ("fails" for "fails at 32", "holds"
+    for "carries over"). Telling "never learns" from the other two matters: a scheme that
+    never learned the task says nothing about longer inputs, so a learner who expects it
+    to carry over is told so. The feedback names the schemes predicted wrong, not the
+    measured numbers (those move a little with the CPU).
     """
     length = check_size("length", length)
     if not isinstance(accuracies, dict) or not accuracies or not all(
@@ -143,31 +167,40 @@ def check_length_prediction(answer: object, *, accuracies: dict, length: int, th
     def below(value: object) -> bool:
         return value is None or value < threshold
 
-    failing = {s for s, v in accuracies.items() if below(v[length])}
-    never_learned = {s for s, v in accuracies.items() if all(below(a) for a in v.values())}
+    measured = {}
+    for scheme, by_length in accuracies.items():
+        if all(below(a) for a in by_length.values()):
+            measured[scheme] = NEVER_LEARNS
+        else:
+            measured[scheme] = FAILS if below(by_length[length]) else CARRIES_OVER
+    outcomes = f'"{NEVER_LEARNS}", "fails at {length}" or "{CARRIES_OVER}"'
     if answer is None:
-        return not_attempted("a list of the scheme names you expect to fail")
-    if isinstance(answer, str):
-        answer = re.split(r"[\s,]+", answer)
-    if not isinstance(answer, (list, tuple, set, frozenset)) or not all(isinstance(a, str) for a in answer):
-        return Feedback(WRONG, f"Expected a list of scheme names such as ['none'], got {describe(answer)}.")
-    predicted = {a.strip().lower() for a in answer} - {""}
+        return not_attempted(f"a dict giving each scheme one of {outcomes}")
+    if not isinstance(answer, dict):
+        return Feedback(WRONG, f"Expected a dict from each scheme's name to one of {outcomes}; "
+                               f"got {describe(answer)}.")
     names = {str(s).lower(): s for s in accuracies}
-    unknown = sorted(predicted - set(names))
+    keys = {key: key.strip().lower() if isinstance(key, str) else None for key in answer}
+    unknown = sorted(key if isinstance(key, str) else short(key) for key, name in keys.items() if name not in names)
     if unknown:
         return Feedback(WRONG, f"Unknown scheme names {unknown}; the schemes are {sorted(accuracies)}.")
-    predicted = {names[a] for a in predicted}
-    either_way = ""
-    if never_learned:
-        either_way = (f" {', '.join(sorted(never_learned))} fell below {threshold:g} at every length, so "
-                      f"{'it counts' if len(never_learned) == 1 else 'they count'} either way.")
-    if predicted - never_learned == failing - never_learned:
-        return Feedback(CORRECT, f"Correct: at length {length}, {', '.join(sorted(failing)) or 'none of them'} "
-                                 f"fell below {threshold:g} (or had no answer).{either_way}")
-    parts = []
-    if failing - predicted - never_learned:
-        parts.append(f"also failing: {', '.join(sorted(failing - predicted - never_learned))}")
-    if predicted - failing:
-        parts.append(f"held up (at least {threshold:g}): {', '.join(sorted(predicted - failing))}")
-    return Feedback(WRONG, f"Not quite, at length {length}: " + "; ".join(parts) + f".{either_way} "
-                           "The plot above shows why.")
+    predicted = {names[keys[key]]: value for key, value in answer.items()}
+    missing = sorted(set(accuracies) - set(predicted))
+    if missing:
+        return Feedback(WRONG, f"No prediction for {', '.join(missing)}: give every scheme one of {outcomes}.")
+    unreadable = sorted(s for s, value in predicted.items() if _outcome(value, length) is None)
+    if unreadable:
+        return Feedback(WRONG, f"Could not read the prediction for {', '.join(unreadable)} "
+                               f"({', '.join(short(predicted[s]) for s in unreadable)}): use {outcomes}.")
+
+    said = {NEVER_LEARNS: "never learns", FAILS: f"fails at {length}", CARRIES_OVER: "carries over"}
+    did = {NEVER_LEARNS: f"never learned it (below {threshold:g} at every length, the trained ones too)",
+           FAILS: f"failed at {length} (below {threshold:g} there, or no answer)",
+           CARRIES_OVER: f"carried over (at least {threshold:g} at {length})"}
+    wrong = [f"{s}: you said {said[_outcome(predicted[s], length)]}, it {did[measured[s]]}"
+             for s in sorted(accuracies) if _outcome(predicted[s], length) != measured[s]]
+    if wrong:
+        return Feedback(WRONG, "Not quite. " + "; ".join(wrong) + ". The plot above shows why.")
+    groups = {o: sorted(s for s in accuracies if measured[s] == o) for o in (CARRIES_OVER, FAILS, NEVER_LEARNS)}
+    return Feedback(CORRECT, "Correct: " + "; ".join(f"{', '.join(schemes)} {did[o]}" for o, schemes in groups.items()
+                                                     if schemes) + ".")

@@ -260,8 +260,11 @@ def accuracy_by_length(accuracies: dict[str, dict[int, float | None]], *, traine
                        baseline_label: str = "order-blind guess") -> Figure:
     """Accuracy against input length, one line per scheme in its colour (`SCHEME_COLOURS`); the trained lengths shaded.
 
-    A None accuracy (a learned table has no rows that far) is drawn as a cross on the
-    floor with "no rows", not as 0: the model was not wrong, it had nothing to say.
+    The lengths are on a log scale (each doubling one step), as the x label says. The
+    markers are hollow and each scheme's a size smaller than the one before, so where two
+    schemes score the same, both stay visible, one inside the other. A None accuracy (a
+    learned table has no rows that far) is a cross in a band below the axis, marked "no
+    rows": not on the scale, since the model was not wrong, it had nothing to say.
     `baseline` (length -> accuracy) is drawn as a grey dashed line named `baseline_label`.
     A scheme has the same colour, marker and line style in every figure of the suite.
     """
@@ -288,22 +291,34 @@ def accuracy_by_length(accuracies: dict[str, dict[int, float | None]], *, traine
     fig = new_figure(7.5, 4)
     ax = fig.add_subplot()
     ax.axvspan(shortest, longest, color="#DDDDDD", zorder=0, label=f"trained lengths {shortest:g}-{longest:g}")
+    missing = any(v is None for values in series.values() for v in values)
+    no_rows = -0.11  # where a None is drawn: in a band below 0, off the accuracy scale
     for k, (scheme, values) in enumerate(series.items()):
         # A known scheme's look comes from its place among SCHEME_COLOURS, so it is the same whichever schemes are drawn.
         style = line_style(list(SCHEME_COLOURS).index(scheme) if scheme in SCHEME_COLOURS else k)
         style["color"] = SCHEME_COLOURS.get(scheme, style["color"])
-        ax.plot(lengths, [math.nan if v is None else v for v in values], label=scheme, markersize=6, **style)
+        size = max(11 - 1.5 * k, 4)  # later schemes smaller: equal values stay visible, one marker inside another
+        ax.plot(lengths, [math.nan if v is None else v for v in values], label=scheme, markersize=size,
+                fillstyle="none", markeredgewidth=1.6, linewidth=1.4, **style)
         for n, v in zip(lengths, values):
             if v is None:
-                ax.plot([n], [0.02], marker="x", color=style["color"], markersize=9, linestyle="none")
-                ax.annotate("no rows", (n, 0.02), xytext=(6, 4), textcoords="offset points", fontsize=8, color=style["color"])
+                ax.plot([n], [no_rows], marker="x", color=style["color"], markersize=8, linestyle="none")
+                ax.annotate("no rows", (n, no_rows), xytext=(6, -3), textcoords="offset points", fontsize=8,
+                            color=style["color"])
     if baseline is not None:
         ax.plot(lengths, baseline_values, color="#777777", linestyle=(0, (4, 2)), linewidth=1.5, label=baseline_label)
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [f"{n:g}" for n in lengths])
     ax.set_xticks([], minor=True)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("input length (tokens)")
+    if missing:
+        ax.axhspan(-0.18, -0.04, facecolor="white", edgecolor="#999999", linewidth=0.8, zorder=0.5)
+        ax.text(0.01, no_rows, "no answer:", transform=ax.get_yaxis_transform(), fontsize=8, color="#555555",
+                va="center")
+        ax.set_ylim(-0.18, 1.05)
+    else:
+        ax.set_ylim(0, 1.05)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.set_xlabel("input length in tokens (log scale)")
     ax.set_ylabel("accuracy (share of positions)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
