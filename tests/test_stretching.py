@@ -387,6 +387,8 @@ def test_every_claim_the_notebook_makes_holds_on_the_saved_seeds(capsys):
     ("full", "linear_fine_tuned_then_linear", "128", 5, 0.10),  # the PI-tuned model below the control in one seed
     ("full", "yarn_paper", "128", 1, 0.30),           # the paper's ramp far from PI
     ("partial", "none", "64", 2, 0.20),               # half-turned plain RoPE not at chance
+    ("full", "pi_keep_pair0", "64", 4, 0.60),         # PI with pair 0 kept no longer above YaRN and Llama 3.1's rule
+    ("full", "yarn_pair0_paper", "64", 0, 0.60),      # YaRN without pair 0 kept no longer far below YaRN
 ])
 def test_a_claim_that_no_longer_holds_is_caught(rotation, rule, length, seed, value, capsys):
     record = _saved()
@@ -413,3 +415,27 @@ def test_the_papers_ramp_keeps_fast_pairs_interpolates_slow_ones_and_is_linear_i
     gamma0 = (32 / (2 * math.pi) - 1) / 31
     assert float(small[0]) == pytest.approx((1 - gamma0) / 2 + gamma0, rel=1e-12)
     assert bool((small < rope_frequencies(head_dim=16)).all())
+
+
+def test_the_ablations_change_only_what_they_name():
+    from posenc import stretch
+    from posenc.rope_scaling import rope_frequencies
+
+    bench = _bench()
+    model = stretch.copy_model(stretch.CopySettings())
+    plain = rope_frequencies(head_dim=16)
+    paper = bench.paper_yarn_frequencies(head_dim=16, base=10_000.0, factor=2.0, original_length=32)
+    yarn = bench._model_for(model, "yarn", 2)
+    keep = bench._model_for(model, "pi_keep_pair0", 2)
+    not_kept = bench._model_for(model, "yarn_pair0_paper", 2)
+    for block, yarn_block, other in zip(keep.blocks, yarn.blocks, not_kept.blocks, strict=True):
+        # PI but pair 0: pair 0 plain, every other pair divided by 2, no attention factor
+        assert float(block.attention.frequencies[0]) == float(plain[0])
+        torch.testing.assert_close(block.attention.frequencies[1:], plain[1:] / 2, rtol=1e-15, atol=0.0)
+        assert block.attention.attention_factor == 1.0
+        # the code's YaRN with pair 0 alone at the paper's value, its attention factor kept
+        assert float(other.attention.frequencies[0]) == float(paper[0]) < float(plain[0])
+        assert torch.equal(other.attention.frequencies[1:], yarn_block.attention.frequencies[1:])
+        assert other.attention.attention_factor == yarn_block.attention.attention_factor > 1.0
+    # the model itself is not changed
+    assert all(torch.equal(b.attention.frequencies, plain) for b in model.blocks)
