@@ -1,9 +1,11 @@
 import math
 import os
+import warnings
 
 import pytest
 import torch
 from hypothesis import settings
+from hypothesis.errors import HypothesisSideeffectWarning
 from hypothesis.internal.conjecture import providers
 
 # The same examples on every run: `make check` and `make test` draw a fixed set (derandomize), so two runs on one
@@ -16,7 +18,9 @@ if settings.default.derandomize:
     # Hypothesis also draws literals it finds in the project's modules loaded so far (its "local constants"), and
     # which are loaded depends on what ran before on the same xdist worker: the same test then drew other examples
     # on another run. Fixed examples need a fixed pool: the constants of what is loaded now, before any test.
-    _constants = providers._get_local_constants()
+    with warnings.catch_warnings():  # it reads Hypothesis's cache of constants, which it warns about at start-up
+        warnings.simplefilter("ignore", HypothesisSideeffectWarning)
+        _constants = providers._get_local_constants()
     providers._get_local_constants = lambda: _constants
 
 
