@@ -1,7 +1,7 @@
 """How pytest collects and spreads this suite (the test code itself is in tests/).
 
 - Every notebook is checked by strict nbval (options in pyproject.toml) under this machine's CPU setting
-  and once more under each setting of tests/cpu_settings.py. `--this-cpu-only` skips the other settings
+  and once more under the setting of tests/cpu_settings.py (the oldest CPU). `--this-cpu-only` skips the other settings
   for a quicker loop while writing a notebook; `make test` runs them all. Every kernel is forked from a
   warm process that has done a kernel's imports once (tools/warm_kernels.py; POSENC_COLD_KERNELS=1 starts
   each the usual way).

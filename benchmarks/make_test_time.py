@@ -35,8 +35,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-# The settings of tests/cpu_settings.py, as they appear in a notebook test's node id.
-OTHER_SETTINGS = ("common_laptop", "oldest_cpu")
+# The other setting of tests/cpu_settings.py, as they appear in a notebook test's node id.
+OTHER_SETTINGS = ("oldest_cpu",)
 # The notebooks that train models live (their training cells are most of their time).
 TRAINING_NOTEBOOKS = ("14_does_position_matter", "16_stretching_context")
 DURATION = re.compile(r"^(\d+\.\d+)s (setup|call|teardown)\s+(\S.*)$")

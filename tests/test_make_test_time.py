@@ -11,7 +11,7 @@ NB16, NB03 = "notebooks/16_stretching_context.ipynb", "notebooks/03_pe_formula.i
 DURATIONS = [
     ("17.79s call    ", f"{NB16}::oldest_cpu_learners_edition::Cell 24@nbval 16_stretching_context.ipynb oldest_cpu"),
     ("12.67s call    ", f"{NB16}::Cell 24@nbval 16_stretching_context.ipynb"),
-    ("2.50s setup   ", f"{NB03}::common_laptop::Cell 0@nbval 03_pe_formula.ipynb common_laptop"),
+    ("2.50s setup   ", f"{NB03}::oldest_cpu::Cell 0@nbval 03_pe_formula.ipynb oldest_cpu"),
     ("4.51s call    ", "tests/test_site.py::test_every_page_loads_offline_and_passes_axe[13_position_schemes]@site"),
     ("0.30s teardown", "tests/test_site.py::test_the_readme_badge_points_at_the_one_repository"),
     ("9.08s setup   ", "tests/test_browser.py::TestPositionSchemes::test_run_all_shows_no_error@jupyterlab"),
@@ -27,7 +27,7 @@ QUICK = {"tests/test_site.py::test_the_readme_badge_points_at_the_one_repository
 
 def test_node_ids_lose_only_the_xdist_group():
     assert make_test_time.node_id("tests/test_site.py::test_x[a]@site") == "tests/test_site.py::test_x[a]"
-    assert make_test_time.node_id("notebooks/a.ipynb::Cell 3@nbval a.ipynb common_laptop") == "notebooks/a.ipynb::Cell 3"
+    assert make_test_time.node_id("notebooks/a.ipynb::Cell 3@nbval a.ipynb oldest_cpu") == "notebooks/a.ipynb::Cell 3"
     assert make_test_time.node_id("tests/test_c.py::test_y[a@b]") == "tests/test_c.py::test_y[a@b]"
 
 
@@ -39,7 +39,7 @@ def test_each_test_lands_in_its_part_and_every_second_is_counted():
         "JupyterLab in Chromium": 9.1,
         "other slow tests (servers, kernels, fresh environments)": 7.9,
         "site and slides in Chromium, with axe": 4.5,
-        "nbval, common_laptop, the other notebooks": 2.5,
+        "nbval, oldest_cpu, the other notebooks": 2.5,
         "unit, property and contract tests (make check's)": 2.3,
     }
     assert list(parts.values()) == sorted(parts.values(), reverse=True)
