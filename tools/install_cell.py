@@ -30,7 +30,7 @@ def source() -> str:
             f"posenc_repository = \"{repository()}\"\n"
             "if importlib.util.find_spec(\"posenc\") is None:\n"
             "    posenc_source = os.environ.get(\"POSENC_SOURCE\", f\"git+{posenc_repository}\")\n"
-            "    %pip install --quiet \"posenc @ {posenc_source}\"")
+            "    %pip install --quiet \"posenc[notebooks] @ {posenc_source}\"")
 
 
 def first_code_cell(notebook: nbformat.NotebookNode) -> int:
