@@ -24,7 +24,7 @@ import torch
 __all__ = ["short", "is_real", "is_sequence", "check_size", "check_flag", "check_str", "check_device", "check_base",
            "check_float_dtype", "check_tensor", "check_floating_tensor", "check_finite", "common_dtype",
            "check_table_fits", "check_rows_to_add", "positions_beyond", "check_ids",
-           "check_matrix_to_draw"]
+           "check_matrix_to_draw", "check_attention_mask"]
 
 
 def short(value: object) -> str:
@@ -213,3 +213,15 @@ def check_matrix_to_draw(name: str, value: object) -> torch.Tensor:
     if not value.numel():
         raise ValueError(f"{name} must have at least one row and one column to be drawn, got shape {tuple(value.shape)}")
     return check_finite(name, value.detach().float())
+
+
+def check_attention_mask(value: object, *, ndim: tuple[int, ...] = (2,)) -> torch.Tensor:
+    """An `attention_mask` as tokenizers return it (bool or integer, 1 for a real token, 0 for padding) as a LongTensor."""
+    check_tensor("attention_mask", value, ndim=ndim)
+    if value.is_floating_point() or value.is_complex():
+        raise TypeError(f"attention_mask must be a bool or integer tensor of 0s and 1s, got dtype {value.dtype}")
+    mask = value.long()
+    if not bool(((mask == 0) | (mask == 1)).all()):
+        others = sorted(set(mask[(mask != 0) & (mask != 1)].tolist()))[:5]
+        raise ValueError(f"attention_mask must hold only 0 (padding) and 1 (a real token), got also {others}")
+    return mask

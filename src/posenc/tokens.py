@@ -13,7 +13,17 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ._validate import check_flag, check_size, check_str, check_table_fits, check_tensor, is_real, is_sequence, short
+from ._validate import (
+    check_attention_mask,
+    check_flag,
+    check_size,
+    check_str,
+    check_table_fits,
+    check_tensor,
+    is_real,
+    is_sequence,
+    short,
+)
 
 PAD_TOKEN = "<PAD>"
 UNK_TOKEN = "<UNK>"
@@ -233,12 +243,6 @@ def position_ids(attention_mask: torch.Tensor) -> torch.Tensor:
     no query looks at a padded key, and a padded query's output is thrown away. 0 is a row every learned table
     has, whereas cumsum - 1 alone would give -1 to the left padding.
     """
-    check_tensor("attention_mask", attention_mask, ndim=(1, 2))
-    if attention_mask.is_floating_point() or attention_mask.is_complex():
-        raise TypeError(f"attention_mask must be a bool or integer tensor of 0s and 1s, got dtype {attention_mask.dtype}")
-    real = attention_mask.long()
-    if not bool(((real == 0) | (real == 1)).all()):
-        others = sorted(set(real[(real != 0) & (real != 1)].tolist()))[:5]
-        raise ValueError(f"attention_mask must hold only 0 (padding) and 1 (a real token), got also {others}")
+    real = check_attention_mask(attention_mask, ndim=(1, 2))
     positions = real.cumsum(-1) - 1
     return positions.masked_fill(real == 0, 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from .._validate import check_size, check_tensor, is_sequence, short
+from .._validate import check_attention_mask, check_size, is_sequence, short
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, as_tensor, describe, exercise, first_mistake, not_attempted
 
 __all__ = ["check_position_ids", "check_packed_mask", "check_next_position"]
@@ -13,12 +13,7 @@ __all__ = ["check_position_ids", "check_packed_mask", "check_next_position"]
 
 def _check_attention_mask(attention_mask: object) -> torch.Tensor:
     """The exercise's (batch, seq) 0/1 mask, as a LongTensor (a bad one is the notebook's bug: it raises)."""
-    check_tensor("attention_mask", attention_mask, ndim=(2,))
-    if attention_mask.is_floating_point() or attention_mask.is_complex():
-        raise TypeError(f"attention_mask must be a bool or integer tensor of 0s and 1s, got dtype {attention_mask.dtype}")
-    mask = attention_mask.detach().cpu().long()
-    if not bool(((mask == 0) | (mask == 1)).all()):
-        raise ValueError("attention_mask must hold only 0 (padding) and 1 (a real token)")
+    mask = check_attention_mask(attention_mask).cpu()
     if not bool(mask.any(dim=-1).all()):
         raise ValueError("attention_mask must have at least one real token in every row")
     return mask

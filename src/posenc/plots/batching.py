@@ -13,7 +13,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .._validate import check_str, check_tensor, is_real, is_sequence, short
+from .._validate import check_attention_mask, check_str, check_tensor, is_real, is_sequence, short
 from .style import OKABE_ITO, SCHEME_COLOURS, new_figure, shorten
 
 __all__ = ["subword_figure", "position_ids_figure", "packed_mask_figure", "differences_figure"]
@@ -104,12 +104,7 @@ def position_ids_figure(panels: dict[str, torch.Tensor], *, attention_mask: torc
     token's cell is coloured by the position it gets, so the same token coloured alike in two
     rows means it gets the same position in both.
     """
-    check_tensor("attention_mask", attention_mask, ndim=(2,))
-    if attention_mask.is_floating_point() or attention_mask.is_complex():
-        raise TypeError(f"attention_mask must be a bool or integer tensor of 0s and 1s, got dtype {attention_mask.dtype}")
-    mask = attention_mask.detach().cpu().long()
-    if not bool(((mask == 0) | (mask == 1)).all()):
-        raise ValueError("attention_mask must hold only 0 (padding) and 1 (a real token)")
+    mask = check_attention_mask(attention_mask).cpu()
     if not isinstance(panels, dict) or not 1 <= len(panels) <= 4:
         raise TypeError(f"panels must be a dict of 1 to 4 titles -> (batch, seq) position tensors, got {short(panels)}")
     checked = {check_str("panels' titles", title): _check_positions(f"panels[{title!r}]", value, tuple(mask.shape))
