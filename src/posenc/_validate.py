@@ -18,6 +18,7 @@ body is the formula alone; the rules (SIZE, BASE, ...) are at the end of this mo
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import numbers
@@ -335,6 +336,10 @@ def check_id_list(ids: object, *, vocab_size: int) -> list[int]:
 # @checked: the checks of a function in one line above it ----------------------------------------
 
 
+# True while the body of a checked function runs.
+_checked_already = contextvars.ContextVar("checked_already", default=False)
+
+
 def checked(*, fits: tuple[str | int, ...] = (), **rules: Callable[[str, object], object]) -> Callable:
     """Check a function's arguments before its body runs, so that the body is the formula alone.
 
@@ -343,6 +348,10 @@ def checked(*, fits: tuple[str | int, ...] = (), **rules: Callable[[str, object]
     `fits` is the shape of a table that must fit in this machine's memory before the body runs, each side a size
     parameter's name or an int, at the function's `dtype` (float32 if it has none). A call Python itself refuses
     (a missing or an unexpected argument) gets Python's own TypeError.
+
+    A value is checked once, where the learner passes it: a checked function called from the body of another is not
+    checked again, since the outer one passes on only values it checked or computed. So a checked function gives
+    every argument its body passes on a rule, and never calls code a learner wrote.
     """
     def decorate(function: Callable) -> Callable:
         parameters = inspect.signature(function).parameters
@@ -351,6 +360,8 @@ def checked(*, fits: tuple[str | int, ...] = (), **rules: Callable[[str, object]
 
         @functools.wraps(function)
         def with_checks(*args, **kwargs):
+            if _checked_already.get():
+                return function(*args, **kwargs)
             given = {**dict(zip(positional, args)), **kwargs}
             values = {**defaults, **given}
             # Too many, repeated, unknown or missing arguments: Python's own TypeError says which.
@@ -362,7 +373,11 @@ def checked(*, fits: tuple[str | int, ...] = (), **rules: Callable[[str, object]
                 shape = tuple(values[side] if isinstance(side, str) else side for side in fits)
                 check_table_fits(shape, values.get("dtype", torch.float32), name=f"table {tuple(fits)}".replace("'", ""),
                                  arguments=" or ".join(side for side in fits if isinstance(side, str)))
-            return function(**values)
+            inside = _checked_already.set(True)
+            try:
+                return function(**values)
+            finally:
+                _checked_already.reset(inside)
 
         return with_checks
 

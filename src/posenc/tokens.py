@@ -163,7 +163,7 @@ def one_hot(ids: Sequence[int] | torch.Tensor, *, vocab_size: int, dtype: torch.
     return rows
 
 
-@checked(vocabulary=instance_of(Vocabulary))
+@checked(sentence=STR, vocabulary=instance_of(Vocabulary), max_sequence_length=SIZE)
 def sentence_to_ids(sentence: str, vocabulary: Vocabulary, *, max_sequence_length: int) -> torch.Tensor:
     """Tokenize, pad to `max_sequence_length` and look up ids: a 1-D LongTensor."""
     padded = pad(tokenize(sentence), max_sequence_length=max_sequence_length)
