@@ -31,7 +31,10 @@ __all__ = ["short", "is_real", "is_sequence", "check_size", "check_flag", "check
            "check_float_dtype", "check_tensor", "check_floating_tensor", "check_finite", "common_dtype",
            "check_table_fits", "check_rows_to_add", "positions_beyond", "check_ids", "check_matrix_to_draw",
            "check_attention_mask", "check_halves", "check_projection", "check_lookup", "check_str_list",
-           "check_id_list", "checked"]
+           "check_vocabulary", "check_length", "check_id_list", "check_rope_rule",
+           # @checked and its rules
+           "checked", "SIZE", "SEED", "FLAG", "STR", "FLOAT_DTYPE", "MATRIX", "BASE", "DEVICE", "DTYPE", "PROBABILITY",
+           "POSITIVE", "ROPE_HEAD_DIM", "str_list", "one_of", "optional_size", "instance_of", "stretch_factor"]
 
 
 def short(value: object) -> str:
@@ -384,7 +387,7 @@ def checked(*, fits: tuple[str | int, ...] = (), **rules: Callable[[str, object]
     return decorate
 
 
-# The rules, each `(name, value) -> value`.
+# The rules, each `(name, value) -> value`: in capitals a rule, in lower case a function that makes one.
 SIZE = check_size  # an int >= 1
 SEED = functools.partial(check_size, minimum=0, maximum=2**64 - 1)
 FLAG = check_flag
@@ -428,7 +431,7 @@ def one_of(choices: tuple) -> Callable[[str, object], object]:
     return rule
 
 
-def optional(*, maximum: int | None = None) -> Callable[[str, object], int | None]:
+def optional_size(*, maximum: int | None = None) -> Callable[[str, object], int | None]:
     """The rule for None or an int from 1 to `maximum`."""
     return lambda name, value: None if value is None else check_size(name, value, maximum=maximum)
 

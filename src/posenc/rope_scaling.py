@@ -34,7 +34,7 @@ import math
 
 import torch
 
-from ._validate import BASE, POSITIVE, ROPE_HEAD_DIM, check_rope_rule, checked, one_of, optional, stretch_factor
+from ._validate import BASE, POSITIVE, ROPE_HEAD_DIM, check_rope_rule, checked, one_of, optional_size, stretch_factor
 from .builder import frequencies
 
 __all__ = ["SCALINGS", "rope_frequencies", "yarn_attention_factor"]
@@ -51,7 +51,7 @@ MAX_FACTOR = 1e6
 
 
 @checked(head_dim=ROPE_HEAD_DIM, base=BASE, scaling=one_of(SCALINGS), factor=stretch_factor(MAX_FACTOR),
-         original_max_position_embeddings=optional(maximum=2**53))
+         original_max_position_embeddings=optional_size(maximum=2**53))
 def rope_frequencies(*, head_dim: int, base: float = 10000.0, scaling: str | None = None, factor: float = 1.0,
                      original_max_position_embeddings: int | None = None) -> torch.Tensor:
     """The angle per position of each pair of a RoPE head, shape (head_dim // 2,), float64.
