@@ -87,28 +87,28 @@ def check_str(name: str, value: object, *, optional: bool = False) -> str | None
     return value
 
 
-def check_device(value: object) -> torch.device | None:
+def check_device(value: object, name: str = "device") -> torch.device | None:
     """None, or a device this machine has ("cpu", or "cuda:0" where there is a GPU)."""
     if value is None:
         return None
     if not isinstance(value, (str, torch.device)):
-        raise TypeError(f"device must be None, a str such as 'cpu', or a torch.device, got {short(value)}")
+        raise TypeError(f"{name} must be None, a str such as 'cpu', or a torch.device, got {short(value)}")
     try:
         device = torch.device(value)
         torch.empty(0, device=device)
     except (RuntimeError, ValueError, AssertionError) as error:  # AssertionError: torch's "not compiled with CUDA"
-        raise ValueError(f"device must be one this machine has, such as 'cpu'; {value!r} is not ({error})") from None
+        raise ValueError(f"{name} must be one this machine has, such as 'cpu'; {value!r} is not ({error})") from None
     return device
 
 
-def check_base(value: object) -> float:
+def check_base(value: object, name: str = "base") -> float:
     """The base of the geometric progression of wavelengths: a real number > 1."""
     if not is_real(value):
-        raise TypeError(f"base must be a real number > 1, got {value!r} of type {type(value).__name__}")
+        raise TypeError(f"{name} must be a real number > 1, got {value!r} of type {type(value).__name__}")
     value = float(value)
     if not value > 1.0 or value == float("inf"):
         # base <= 1 makes every wavelength equal (1) or shrink instead of grow.
-        raise ValueError(f"base must be a finite number > 1, got {value!r}")
+        raise ValueError(f"{name} must be a finite number > 1, got {value!r}")
     return value
 
 
@@ -346,7 +346,7 @@ _checked_already = contextvars.ContextVar("checked_already", default=False)
 def checked(*, fits: tuple[str | int, ...] = (), **rules: Callable[[str, object], object]) -> Callable:
     """Check a function's arguments before its body runs, so that the body is the formula alone.
 
-    Each keyword names a parameter and its rule: a function `(name, value) -> value` that raises a TypeError or
+    Each keyword names a parameter and its rule: a function `rule(name=..., value=...)` that raises a TypeError or
     ValueError naming the parameter and returns the value as the body uses it (a size as an int, a base as a float).
     `fits` is the shape of a table that must fit in this machine's memory before the body runs, each side a size
     parameter's name or an int, at the function's `dtype` (float32 if it has none). A call Python itself refuses
@@ -371,7 +371,7 @@ def checked(*, fits: tuple[str | int, ...] = (), **rules: Callable[[str, object]
             if len(args) > len(positional) or len(given) < len(args) + len(kwargs) or values.keys() != parameters.keys():
                 return function(*args, **kwargs)
             for name, rule in rules.items():
-                values[name] = rule(name, values[name])
+                values[name] = rule(name=name, value=values[name])
             if fits:
                 shape = tuple(values[side] if isinstance(side, str) else side for side in fits)
                 check_table_fits(shape, values.get("dtype", torch.float32), name=f"table {tuple(fits)}".replace("'", ""),
@@ -387,21 +387,15 @@ def checked(*, fits: tuple[str | int, ...] = (), **rules: Callable[[str, object]
     return decorate
 
 
-# The rules, each `(name, value) -> value`: in capitals a rule, in lower case a function that makes one.
+# The rules, each `rule(name=..., value=...) -> value`: in capitals a rule, in lower case a function that makes one.
 SIZE = check_size  # an int >= 1
 SEED = functools.partial(check_size, minimum=0, maximum=2**64 - 1)
 FLAG = check_flag
 STR = check_str
 FLOAT_DTYPE = check_float_dtype
 MATRIX = functools.partial(check_floating_tensor, ndim=(2,))  # a 2-D floating tensor
-
-
-def BASE(name: str, value: object) -> float:
-    return check_base(value)
-
-
-def DEVICE(name: str, value: object) -> torch.device | None:
-    return check_device(value)
+BASE = check_base  # a finite real number > 1
+DEVICE = check_device  # None or a device this machine has
 
 
 def DTYPE(name: str, value: object) -> torch.dtype:
