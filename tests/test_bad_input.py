@@ -129,3 +129,21 @@ def test_no_assert_statements_in_the_package():
         tree = ast.parse(path.read_text())
         asserts = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Assert)]
         assert not asserts, f"{path.name} uses assert at lines {asserts}"
+
+
+def test_a_wrong_call_gets_pythons_own_message():
+    with pytest.raises(TypeError, match=r"PositionalEncoding.__init__\(\) takes 1 positional argument but 3 were given"):
+        PositionalEncoding(6, 10)
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'd_model'"):
+        sinusoidal_encoding(max_sequence_length=10)
+
+
+def test_a_value_is_checked_once_where_the_learner_passes_it(monkeypatch):
+    from posenc import _validate
+
+    tables = []
+    monkeypatch.setattr(_validate, "check_table_fits", lambda shape, *args, **kwargs: tables.append(shape))
+    encoding.stepwise_encoding(max_sequence_length=10, d_model=6)
+    assert tables == [(2, 10, 6)]  # its own table; even_pe and odd_pe, called by it, do not check theirs again
+    encoding.even_pe(max_sequence_length=10, d_model=6)
+    assert tables == [(2, 10, 6), (10, 6)]  # called by the learner, even_pe checks

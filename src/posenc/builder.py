@@ -16,7 +16,7 @@ import math
 import numpy as np
 import torch
 
-from ._validate import check_base, check_device, check_float_dtype, check_size, check_table_fits
+from ._validate import BASE, DEVICE, FLOAT_DTYPE, SIZE, checked
 
 __all__ = ["DEFAULT_BASE", "frequencies", "sinusoidal_encoding"]
 
@@ -30,6 +30,7 @@ _DIRECT_LIMIT = 1 << 16
 _CLAMP_LIMIT = 1 << 21
 
 
+@checked(d_model=SIZE, base=BASE)
 def frequencies(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """`1 / base^(2i / d_model)` for each (sin, cos) pair i, in float64: the angle per position of columns 2i and 2i + 1.
 
@@ -38,7 +39,7 @@ def frequencies(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     the builder, the wavelengths, the figures and the explorers all read them here.
     Callers only read the result (it is cached).
     """
-    return _frequencies(check_size("d_model", d_model), check_base(base)).clone()
+    return _frequencies(d_model, base).clone()
 
 
 @functools.lru_cache(maxsize=64)
@@ -53,6 +54,8 @@ def _pairs_to_columns(sin_part: torch.Tensor, cos_part: torch.Tensor, d_model: i
     return torch.stack([sin_part, cos_part], dim=-1).flatten(-2)[..., :d_model]
 
 
+@checked(max_sequence_length=SIZE, d_model=SIZE, base=BASE, dtype=FLOAT_DTYPE, device=DEVICE,
+         fits=("max_sequence_length", "d_model"))
 def sinusoidal_encoding(
     *,
     max_sequence_length: int,
@@ -81,13 +84,6 @@ def sinusoidal_encoding(
     straight into the output: each entry is written once, and the only memory
     beyond the output is the two small tables.
     """
-    max_sequence_length = check_size("max_sequence_length", max_sequence_length)
-    d_model = check_size("d_model", d_model)
-    base = check_base(base)
-    dtype = check_float_dtype("dtype", dtype)
-    device = check_device(device)
-    check_table_fits((max_sequence_length, d_model), dtype, name="positional-encoding table")
-
     angle_per_position = _frequencies(d_model, base)
     if max_sequence_length * d_model <= _DIRECT_LIMIT:
         angles = torch.outer(torch.arange(max_sequence_length, dtype=torch.float64), angle_per_position)

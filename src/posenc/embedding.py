@@ -10,25 +10,14 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import (
-    check_float_dtype,
-    check_floating_tensor,
-    check_size,
-    check_table_fits,
-    check_tensor,
-    common_dtype,
-)
+from ._validate import FLOAT_DTYPE, SEED, SIZE, check_lookup, check_projection, checked
 
 __all__ = ["embedding_matrix", "project", "embedding_lookup", "parameter_count"]
 
 
+@checked(vocab_size=SIZE, d_model=SIZE, seed=SEED, dtype=FLOAT_DTYPE, fits=("vocab_size", "d_model"))
 def embedding_matrix(*, vocab_size: int, d_model: int, seed: int = 0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """A seeded W_E of shape `(vocab_size, d_model)`, drawn from N(0, 1) like nn.Embedding."""
-    vocab_size = check_size("vocab_size", vocab_size)
-    d_model = check_size("d_model", d_model)
-    seed = check_size("seed", seed, minimum=0, maximum=2**64 - 1)
-    dtype = check_float_dtype("dtype", dtype)
-    check_table_fits((vocab_size, d_model), dtype, name="W_E", arguments="vocab_size or d_model")
     # A private generator: the notebook's other random draws do not shift these numbers.
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(vocab_size, d_model, generator=generator, dtype=dtype)
@@ -39,29 +28,18 @@ def project(one_hot_rows: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:
 
     Two dtypes are computed in the wider one (float32 @ float64 gives float64).
     """
-    check_floating_tensor("one_hot_rows", one_hot_rows, ndim=(2, 3))
-    check_floating_tensor("W_E", W_E, ndim=(2,))
-    if one_hot_rows.shape[-1] != W_E.shape[0]:
-        raise ValueError(
-            f"one_hot_rows has {one_hot_rows.shape[-1]} columns but W_E has {W_E.shape[0]} rows; "
-            "both must equal vocab_size"
-        )
-    dtype = common_dtype(one_hot_rows=one_hot_rows, W_E=W_E)
+    check_projection(one_hot_rows, W_E)
+    dtype = torch.promote_types(one_hot_rows.dtype, W_E.dtype)
     return one_hot_rows.to(dtype) @ W_E.to(dtype)
 
 
 def embedding_lookup(ids: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:
     """Row `id` of W_E for every id: equal to `project(one_hot(ids), W_E)`."""
-    check_tensor("ids", ids, ndim=(1, 2))
-    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-        raise TypeError(f"ids must hold integers, got dtype {ids.dtype}")
-    check_floating_tensor("W_E", W_E, ndim=(2,))
-    vocab_size = W_E.shape[0]
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
-        raise ValueError(f"ids must lie in [0, vocab_size={vocab_size}), got values from {int(ids.min())} to {int(ids.max())}")
+    check_lookup(ids, W_E)
     return W_E[ids]
 
 
+@checked(vocab_size=SIZE, d_model=SIZE)
 def parameter_count(*, vocab_size: int, d_model: int) -> int:
     """Learnable numbers in W_E: one d_model-wide row per vocabulary entry."""
-    return check_size("vocab_size", vocab_size) * check_size("d_model", d_model)
+    return vocab_size * d_model

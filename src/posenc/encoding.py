@@ -32,15 +32,7 @@ import math
 import torch
 from torch import nn
 
-from ._validate import (
-    check_base,
-    check_floating_tensor,
-    check_rows_to_add,
-    check_size,
-    check_table_fits,
-    is_real,
-    positions_beyond,
-)
+from ._validate import BASE, MATRIX, PROBABILITY, SIZE, check_halves, check_rows_to_add, checked
 from .builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 
 __all__ = [
@@ -63,61 +55,54 @@ __all__ = [
 # 1. The steps, as the notebooks teach them ------------------------------------
 
 
+@checked(d_model=SIZE)
 def even_indices(*, d_model: int) -> torch.Tensor:
     """The even column indices 0, 2, 4, ... below d_model (the sine columns)."""
-    d_model = check_size("d_model", d_model)  # capped: a list of d_model numbers fits in memory
     return torch.arange(0, d_model, 2, dtype=torch.float32)
 
 
+@checked(d_model=SIZE)
 def odd_indices(*, d_model: int) -> torch.Tensor:
     """The odd column indices 1, 3, 5, ... below d_model (the cosine columns)."""
-    d_model = check_size("d_model", d_model)
     return torch.arange(1, d_model, 2, dtype=torch.float32)
 
 
+@checked(d_model=SIZE, base=BASE)
 def even_denominator(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """`base^(j / d_model)` for every even column j: one value per sine column."""
-    d_model, base = check_size("d_model", d_model), check_base(base)
     return torch.pow(base, even_indices(d_model=d_model) / d_model)
 
 
+@checked(d_model=SIZE, base=BASE)
 def odd_denominator(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """`base^((j - 1) / d_model)` for every odd column j: one value per cosine column.
 
     `j - 1` is the even column just before j, so these are the first
     `d_model // 2` values of `even_denominator`, the same numbers.
     """
-    d_model, base = check_size("d_model", d_model), check_base(base)
     return torch.pow(base, (odd_indices(d_model=d_model) - 1) / d_model)
 
 
+@checked(max_sequence_length=SIZE)
 def positions(*, max_sequence_length: int) -> torch.Tensor:
     """The positions 0 .. max_sequence_length - 1 as a float32 column, shape (L, 1).
 
     float32 on purpose: a float64 column divided by a float32 denominator would
     silently turn the whole table into float64 (a mistake in the source material).
     """
-    max_sequence_length = check_size("max_sequence_length", max_sequence_length)
     return torch.arange(max_sequence_length, dtype=torch.float32).reshape(max_sequence_length, 1)
 
 
+@checked(max_sequence_length=SIZE, d_model=SIZE, base=BASE, fits=("max_sequence_length", "d_model"))
 def even_pe(*, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """The sine columns: shape `(max_sequence_length, ceil(d_model / 2))`."""
-    _check_half_fits(max_sequence_length, d_model, sines=True)
     return torch.sin(positions(max_sequence_length=max_sequence_length) / even_denominator(d_model=d_model, base=base))
 
 
+@checked(max_sequence_length=SIZE, d_model=SIZE, base=BASE, fits=("max_sequence_length", "d_model"))
 def odd_pe(*, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """The cosine columns: shape `(max_sequence_length, d_model // 2)`."""
-    _check_half_fits(max_sequence_length, d_model, sines=False)
     return torch.cos(positions(max_sequence_length=max_sequence_length) / odd_denominator(d_model=d_model, base=base))
-
-
-def _check_half_fits(max_sequence_length: object, d_model: object, *, sines: bool) -> None:
-    length = check_size("max_sequence_length", max_sequence_length)
-    d_model = check_size("d_model", d_model)
-    columns = (d_model + 1) // 2 if sines else d_model // 2
-    check_table_fits((length, columns), torch.float32, name="sine half" if sines else "cosine half")
 
 
 def interleave(even_PE: torch.Tensor, odd_PE: torch.Tensor) -> torch.Tensor:
@@ -128,29 +113,20 @@ def interleave(even_PE: torch.Tensor, odd_PE: torch.Tensor) -> torch.Tensor:
     For odd d_model the last sine column has no cosine partner: it is paired with
     a placeholder column that is cut off again, so the result has exactly
     d_model columns (not d_model + 1, as the plain stack/flatten would give).
+    Two dtypes give the wider one (float32 with float64 gives float64).
     """
-    check_floating_tensor("even_PE", even_PE, ndim=(2,))
-    check_floating_tensor("odd_PE", odd_PE, ndim=(2,))
-    rows, n_even = even_PE.shape
-    if odd_PE.shape[0] != rows or odd_PE.shape[1] not in (n_even, n_even - 1):
-        raise ValueError(
-            f"odd_PE must have shape ({rows}, {n_even}) or ({rows}, {n_even - 1}) to pair with even_PE of shape "
-            f"{tuple(even_PE.shape)}, got {tuple(odd_PE.shape)}"
-        )
-    if odd_PE.dtype != even_PE.dtype:
-        raise TypeError(f"even_PE and odd_PE must have one dtype, got {even_PE.dtype} and {odd_PE.dtype}")
-    d_model = n_even + odd_PE.shape[1]
-    if odd_PE.shape[1] < n_even:
+    check_halves(even_PE, odd_PE)
+    d_model = even_PE.shape[1] + odd_PE.shape[1]
+    if odd_PE.shape[1] < even_PE.shape[1]:
         odd_PE = torch.cat([odd_PE, torch.zeros_like(even_PE[:, :1])], dim=1)
     stacked = torch.stack([even_PE, odd_PE], dim=2)
     return torch.flatten(stacked, start_dim=1, end_dim=2)[:, :d_model]
 
 
+# The two halves and the interleaved copy are alive together: about twice the table.
+@checked(max_sequence_length=SIZE, d_model=SIZE, base=BASE, fits=(2, "max_sequence_length", "d_model"))
 def stepwise_encoding(*, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     """The whole table built from the teaching steps: float32, `(max_sequence_length, d_model)`."""
-    length, d_model = check_size("max_sequence_length", max_sequence_length), check_size("d_model", d_model)
-    # The two halves and the interleaved copy are alive together: about twice the table.
-    check_table_fits((2, length, d_model + 1), torch.float32, name="table and its halves")
     even_PE = even_pe(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
     odd_PE = odd_pe(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
     return interleave(even_PE, odd_PE)
@@ -159,13 +135,13 @@ def stepwise_encoding(*, max_sequence_length: int, d_model: int, base: float = D
 # 2. Two views of the finished table ------------------------------------------
 
 
+@checked(table=MATRIX)
 def to_concatenated(table: torch.Tensor) -> torch.Tensor:
     """Reorder interleaved columns (sin, cos, sin, cos, ...) into [all sines, all cosines].
 
     Some implementations use this layout; it holds the same numbers, in a
     different column order, and a model cannot tell the two apart.
     """
-    check_floating_tensor("table", table, ndim=(2,))
     return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)
 
 
@@ -176,7 +152,6 @@ def wavelengths(*, d_model: int, base: float = DEFAULT_BASE) -> torch.Tensor:
     `2 pi base^((d_model - 2) / d_model)` for even d_model (2916 for d_model = 6),
     which approaches but never reaches `2 pi base`.
     """
-    d_model = check_size("d_model", d_model)  # capped: a list of d_model numbers fits in memory
     per_pair = 2 * math.pi / frequencies(d_model=d_model, base=base)
     return per_pair.repeat_interleave(2)[:d_model]  # columns 2i and 2i + 1 share pair i's wavelength
 
@@ -203,15 +178,11 @@ class PositionalEncoding(nn.Module):
 
     table: torch.Tensor
 
+    @checked(d_model=SIZE, max_sequence_length=SIZE, base=BASE, dropout=PROBABILITY)
     def __init__(self, *, d_model: int, max_sequence_length: int, base: float = DEFAULT_BASE, dropout: float = 0.0) -> None:
         super().__init__()
-        if not is_real(dropout) or not 0 <= dropout < 1:
-            raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
-        self.dropout = float(dropout)
-        self.d_model = check_size("d_model", d_model)
-        self.max_sequence_length = check_size("max_sequence_length", max_sequence_length)
-        self.base = check_base(base)
-        table = sinusoidal_encoding(max_sequence_length=self.max_sequence_length, d_model=self.d_model, base=self.base)
+        self.d_model, self.max_sequence_length, self.base, self.dropout = d_model, max_sequence_length, base, dropout
+        table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
         self.register_buffer("table", table, persistent=False)
 
     def forward(self, x: torch.Tensor, *, offset: int = 0) -> torch.Tensor:
@@ -220,14 +191,7 @@ class PositionalEncoding(nn.Module):
         `offset` is the position of x's first row, e.g. when tokens arrive one at
         a time during generation. The result has x's dtype.
         """
-        offset, length = check_rows_to_add(x, d_model=self.d_model, offset=offset)
-        beyond = positions_beyond(offset=offset, length=length, max_sequence_length=self.max_sequence_length)
-        if beyond:
-            raise ValueError(
-                f"x reaches {beyond}, beyond the table's rows 0 to {self.max_sequence_length - 1} "
-                f"(max_sequence_length={self.max_sequence_length}; x has {length} positions, offset={offset}); "
-                "build the module with a larger max_sequence_length"
-            )
+        offset, length = check_rows_to_add(x, d_model=self.d_model, offset=offset, max_sequence_length=self.max_sequence_length)
         return nn.functional.dropout(x + self.table[offset : offset + length].to(x.dtype), self.dropout, self.training)
 
     def extra_repr(self) -> str:

@@ -34,7 +34,7 @@ import math
 
 import torch
 
-from ._validate import check_base, check_size, check_str, is_real, short
+from ._validate import BASE, POSITIVE, ROPE_HEAD_DIM, check_rope_rule, checked, one_of, optional_size, stretch_factor
 from .builder import frequencies
 
 __all__ = ["SCALINGS", "rope_frequencies", "yarn_attention_factor"]
@@ -50,6 +50,8 @@ LLAMA3_HIGH_FREQ_FACTOR = 4.0
 MAX_FACTOR = 1e6
 
 
+@checked(head_dim=ROPE_HEAD_DIM, base=BASE, scaling=one_of(SCALINGS), factor=stretch_factor(MAX_FACTOR),
+         original_max_position_embeddings=optional_size(maximum=2**53))
 def rope_frequencies(*, head_dim: int, base: float = 10000.0, scaling: str | None = None, factor: float = 1.0,
                      original_max_position_embeddings: int | None = None) -> torch.Tensor:
     """The angle per position of each pair of a RoPE head, shape (head_dim // 2,), float64.
@@ -64,37 +66,19 @@ def rope_frequencies(*, head_dim: int, base: float = 10000.0, scaling: str | Non
     >>> rope_frequencies(head_dim=8, scaling="linear", factor=2.0) * 2 == rope_frequencies(head_dim=8)
     tensor([True, True, True, True])
     """
-    head_dim = check_size("head_dim", head_dim, minimum=2, maximum=2**20)
-    if head_dim % 2:
-        raise ValueError(f"head_dim must be even: RoPE turns pairs of columns, got {head_dim}")
-    base = check_base(base)
-    scaling = check_str("scaling", scaling, optional=True)
-    if scaling not in SCALINGS:
-        raise ValueError(f"scaling must be one of {SCALINGS}, got {scaling!r}")
-    factor = _check_factor(factor)
-    if original_max_position_embeddings is not None:
-        original_max_position_embeddings = check_size("original_max_position_embeddings", original_max_position_embeddings,
-                                                      maximum=2**53)
+    check_rope_rule(scaling, head_dim, factor, original_max_position_embeddings, scalings=SCALINGS)
     if scaling is None:
-        if factor != 1.0:
-            raise ValueError(f"factor={factor!r} needs a scaling rule: with scaling=None the frequencies are plain RoPE's; "
-                             f"pass scaling as one of {SCALINGS[1:]}, or factor=1.0")
         return _plain(head_dim, base)
     if scaling == "linear":
         return _linear(head_dim, base, factor)
     if scaling == "ntk":
-        if head_dim == 2:
-            raise ValueError("head_dim must be at least 4 for scaling='ntk': its base grows by factor^(head_dim / "
-                             "(head_dim - 2)), which has no value at head_dim=2")
         return _ntk(head_dim, base, factor)
-    if original_max_position_embeddings is None:
-        raise ValueError(f"scaling={scaling!r} needs original_max_position_embeddings, the length the model was trained "
-                         "on (an int >= 1): its rule treats pairs by how many turns they make within that length")
     if scaling == "yarn":
         return _yarn(head_dim, base, factor, original_max_position_embeddings)
     return _llama3(head_dim, base, factor, original_max_position_embeddings)
 
 
+@checked(factor=POSITIVE)
 def yarn_attention_factor(*, factor: float) -> float:
     """YaRN's factor on cos and sin, 0.1 ln(factor) + 1, and 1.0 for factor <= 1.
 
@@ -107,26 +91,9 @@ def yarn_attention_factor(*, factor: float) -> float:
     >>> round(yarn_attention_factor(factor=4.0), 4)
     1.1386
     """
-    if not is_real(factor):
-        raise TypeError(f"factor must be a real number > 0, got {short(factor)} of type {type(factor).__name__}")
-    factor = float(factor)
-    if not (0.0 < factor < math.inf):
-        raise ValueError(f"factor must be a finite number > 0, got {factor!r}")
     if factor <= 1.0:
         return 1.0
     return 0.1 * math.log(factor) + 1.0
-
-
-def _check_factor(factor: object) -> float:
-    if not is_real(factor):
-        raise TypeError(f"factor must be a real number from 1 to {MAX_FACTOR:g}, got {short(factor)} of type "
-                        f"{type(factor).__name__}")
-    factor = float(factor)
-    if not (1.0 <= factor <= MAX_FACTOR):
-        # factor < 1 would shrink the context, not stretch it; transformers refuses it too.
-        raise ValueError(f"factor must be a number from 1 to {MAX_FACTOR:g} (the new length over the trained one), "
-                         f"got {factor!r}")
-    return factor
 
 
 # One function per rule: the line that is the formula holds nothing else. -----------------------

@@ -14,15 +14,20 @@ from dataclasses import dataclass, field
 import torch
 
 from ._validate import (
+    DTYPE,
+    FLAG,
+    SIZE,
+    STR,
     check_attention_mask,
-    check_flag,
-    check_size,
+    check_id_list,
+    check_length,
     check_str,
+    check_str_list,
     check_table_fits,
-    check_tensor,
-    is_real,
-    is_sequence,
-    short,
+    check_vocabulary,
+    checked,
+    instance_of,
+    str_list,
 )
 
 PAD_TOKEN = "<PAD>"
@@ -59,15 +64,14 @@ __all__ = [
 ]
 
 
+@checked(sentence=STR, lowercase=FLAG)
 def tokenize(sentence: str, *, lowercase: bool = True) -> list[str]:
     """Split a sentence into words and punctuation marks.
 
     >>> tokenize("My name is John.")
     ['my', 'name', 'is', 'john', '.']
     """
-    if not isinstance(sentence, str):
-        raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
-    if check_flag("lowercase", lowercase):
+    if lowercase:
         # "My" and "my" are one word to this model; a real tokenizer would decide too.
         sentence = sentence.lower()
     return _TOKEN_PATTERN.findall(sentence)
@@ -85,24 +89,14 @@ class Vocabulary:
     _ids: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        tokens = _str_sequence("tokens", self.tokens)
-        missing = [t for t in SPECIAL_TOKENS if t not in tokens]
-        if missing:
-            raise ValueError(f"tokens must contain the special tokens {SPECIAL_TOKENS}, missing {missing}")
-        ids = {token: i for i, token in enumerate(tokens)}
-        if len(ids) != len(tokens):
-            repeated = sorted({t for t in tokens if tokens.count(t) > 1})
-            raise ValueError(f"tokens must be unique, repeated: {repeated}")
+        tokens = check_vocabulary(self.tokens, special=SPECIAL_TOKENS)
         object.__setattr__(self, "tokens", tokens)
-        object.__setattr__(self, "_ids", ids)
+        object.__setattr__(self, "_ids", {token: i for i, token in enumerate(tokens)})
 
     @classmethod
+    @checked(sentences=str_list(if_str="wrap it in a list"), lowercase=FLAG)
     def from_sentences(cls, sentences: Sequence[str], *, lowercase: bool = True) -> Vocabulary:
         """Special tokens, then every token of `sentences` in order of first appearance."""
-        if isinstance(sentences, str):
-            raise TypeError("sentences must be a list of sentences, got a single str; wrap it in a list")
-        sentences = _str_sequence("sentences", sentences)
-        check_flag("lowercase", lowercase)
         seen = dict.fromkeys(SPECIAL_TOKENS)
         for sentence in sentences:
             seen.update(dict.fromkeys(tokenize(sentence, lowercase=lowercase)))
@@ -131,11 +125,11 @@ class Vocabulary:
         return self._ids.get(check_str("token", token), self.unk_id)
 
     def ids(self, tokens: Sequence[str]) -> list[int]:
-        return [self._ids.get(t, self.unk_id) for t in _str_sequence("tokens", tokens)]
+        return [self._ids.get(t, self.unk_id) for t in check_str_list("tokens", tokens)]
 
     def decode(self, ids: Iterable[int] | torch.Tensor) -> list[str]:
         """The tokens of these ids: a list of ints, or a 1-D integer tensor."""
-        return [self.tokens[i] for i in _id_list(ids, vocab_size=self.vocab_size)]
+        return [self.tokens[i] for i in check_id_list(ids, vocab_size=self.vocab_size)]
 
 
 def example_vocabulary() -> Vocabulary:
@@ -148,71 +142,30 @@ def build_vocabulary(sentences: Sequence[str], *, lowercase: bool = True) -> Voc
     return Vocabulary.from_sentences(sentences, lowercase=lowercase)
 
 
+@checked(tokens=str_list(if_str="call tokenize(sentence) first"), max_sequence_length=SIZE, pad_token=STR)
 def pad(tokens: Sequence[str], *, max_sequence_length: int, pad_token: str = PAD_TOKEN) -> list[str]:
     """Append `pad_token` until there are exactly `max_sequence_length` tokens.
 
     A sentence longer than `max_sequence_length` is refused rather than cut: silently
     dropping words is a decision the caller should make, not this function.
     """
-    max_sequence_length = check_size("max_sequence_length", max_sequence_length)
-    if isinstance(tokens, str):
-        raise TypeError("tokens must be a list of tokens, got a str; call tokenize(sentence) first")
-    tokens = list(_str_sequence("tokens", tokens))
-    check_str("pad_token", pad_token)
-    # A list holds one 8-byte reference per entry.
-    check_table_fits((max_sequence_length,), 8, name="padded token list", arguments="max_sequence_length")
-    if len(tokens) > max_sequence_length:
-        raise ValueError(
-            f"the sentence has {len(tokens)} tokens, more than max_sequence_length={max_sequence_length}; "
-            f"shorten it or raise max_sequence_length to at least {len(tokens)}"
-        )
-    return tokens + [pad_token] * (max_sequence_length - len(tokens))
+    check_length(tokens, max_sequence_length=max_sequence_length)
+    return list(tokens) + [pad_token] * (max_sequence_length - len(tokens))
 
 
+@checked(vocab_size=SIZE, dtype=DTYPE)
 def one_hot(ids: Sequence[int] | torch.Tensor, *, vocab_size: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """One row per id, a single 1 in column `id`: shape `(len(ids), vocab_size)`."""
-    vocab_size = check_size("vocab_size", vocab_size)
-    if not isinstance(dtype, torch.dtype):
-        raise TypeError(f"dtype must be a torch.dtype such as torch.float32, got {short(dtype)}")
-    ids = torch.tensor(_id_list(ids, vocab_size=vocab_size), dtype=torch.long)
+    ids = torch.tensor(check_id_list(ids, vocab_size=vocab_size), dtype=torch.long)
     check_table_fits((ids.numel(), vocab_size), dtype, name="one-hot matrix", arguments="vocab_size or fewer ids")
     rows = torch.zeros(ids.numel(), vocab_size, dtype=dtype)
     rows[torch.arange(ids.numel()), ids] = 1
     return rows
 
 
-def _str_sequence(name: str, values: object) -> tuple[str, ...]:
-    """A list or tuple of str, as a tuple."""
-    if not is_sequence(values):
-        raise TypeError(f"{name} must be a list of str, got {short(values)} of type {type(values).__name__}")
-    for k, value in enumerate(values):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a list of str, but item {k} is {short(value)} of type {type(value).__name__}")
-    return tuple(values)
-
-
-def _id_list(ids: object, *, vocab_size: int) -> list[int]:
-    """ids (a list of ints or a 1-D integer tensor) as a list of ints, each checked to lie in [0, vocab_size)."""
-    if isinstance(ids, torch.Tensor):
-        check_tensor("ids", ids, ndim=(1,))
-        if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-            raise TypeError(f"ids must hold integers, got dtype {ids.dtype}")
-        ids = ids.tolist()
-    elif isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
-        raise TypeError(f"ids must be a list of ints or a 1-D integer tensor, got {short(ids)}")
-    ids = list(ids)
-    for i in ids:
-        if not is_real(i, whole=True):
-            raise TypeError(f"ids must hold ints, got {short(i)} of type {type(i).__name__} among them")
-        if not 0 <= i < vocab_size:
-            raise ValueError(f"ids must lie in [0, vocab_size={vocab_size}), got {i}")
-    return [int(i) for i in ids]
-
-
+@checked(sentence=STR, vocabulary=instance_of(Vocabulary), max_sequence_length=SIZE)
 def sentence_to_ids(sentence: str, vocabulary: Vocabulary, *, max_sequence_length: int) -> torch.Tensor:
     """Tokenize, pad to `max_sequence_length` and look up ids: a 1-D LongTensor."""
-    if not isinstance(vocabulary, Vocabulary):
-        raise TypeError(f"vocabulary must be a posenc.tokens.Vocabulary, got {type(vocabulary).__name__}")
     padded = pad(tokenize(sentence), max_sequence_length=max_sequence_length)
     return torch.tensor(vocabulary.ids(padded), dtype=torch.long)
 
@@ -223,8 +176,7 @@ def batch_ids(sentences: Sequence[str], vocabulary: Vocabulary, *, max_sequence_
     Padding is what lets sentences of different lengths share one tensor; attention
     must then be told to ignore it (`attention.padding_mask`).
     """
-    sentences = _str_sequence("sentences", sentences)
-    if not sentences:
+    if not check_str_list("sentences", sentences):
         raise ValueError("sentences must hold at least one sentence")
     return torch.stack([sentence_to_ids(s, vocabulary, max_sequence_length=max_sequence_length) for s in sentences])
 
