@@ -71,26 +71,11 @@ FIGURES = {
 }
 
 
-def _encoding_explorer(view, **sizes):
-    explorer = explorers.EncodingExplorer(**sizes)
-    explorer.view.value = view
-    return explorer.figure
-
-
 EXPLORER_VIEWS = {
-    **{f"EncodingExplorer/{view}": (lambda view=view: _encoding_explorer(view, d_model=64, max_sequence_length=64))
-       for view in explorers.VIEWS},
-    "EncodingExplorer/heatmap, both layouts": lambda: _both_layouts(),
     "PipelineExplorer": lambda: explorers.PipelineExplorer().figure,
     **{f"SchemeExplorer/{view}": (lambda view=view: explorers.SchemeExplorer(
         view=view, trained=experiment.train("learned", settings=TINY)).figure) for view in explorers.SCHEME_VIEWS},
 }
-
-
-def _both_layouts():
-    explorer = explorers.EncodingExplorer(d_model=16, max_sequence_length=16)
-    explorer.compare_layouts.value = True
-    return explorer.figure
 
 
 def test_every_figure_function_is_drawn_here():

@@ -1,7 +1,8 @@
 """Explorers: sliders that redraw a picture at once, one module per explorer.
 
-    engine              the redraw engine they share: Picture (blitting), Debounced, Explorer
     encoding_explorer   EncodingExplorer: the sinusoidal table as heatmap, curves, wavelengths, similarity
+                        (an anywidget: computed and drawn in the page by encoding_explorer.js, so it moves without a kernel)
+    engine              the kernel-side redraw engine of the others: Picture (blitting), Debounced, Explorer
     pipeline_explorer   PipelineExplorer: a sentence -> padded tokens, one-hot, X, PE, X + PE
     scheme_explorer     SchemeExplorer: one view per position scheme (RoPE, ALiBi, a learned table)
 
