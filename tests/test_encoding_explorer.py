@@ -1,15 +1,14 @@
 """The encoding explorer (an anywidget): its settings in Python, its numbers and picture in the page.
 
-The browser checks open one static page (no kernel) that renders the explorer's saved state with the site's vendored
-widget renderer and anywidget's own front-end file, in headless Chromium: the numbers the page computes equal
-posenc's, a key press on a slider repaints within one frame, and the explorer fits a phone's width.
+The browser checks open the site's page of notebook 08 (tools/build_site.py: no kernel, the saved explorer rendered by
+the vendored widget renderer and anywidget's own front-end file) in headless Chromium: the numbers the page computes
+equal posenc's, a key press on a slider repaints within one frame, and the explorer fits a phone's width.
+benchmarks/bench_explorer_latency.py measures the key press to repaint time over more presses and every control.
 """
 
 import contextlib
 import functools
 import http.server
-import json
-import shutil
 import statistics
 import sys
 import threading
@@ -29,8 +28,6 @@ sys.path.insert(0, str(ROOT / "tools"))
 import lab_browser  # noqa: E402
 
 FRAME_MS = 16  # one frame at 60 Hz is 16.7 ms
-NODE_MODULES = ROOT / "tools" / "web" / "node_modules"
-ANYWIDGET_JS = Path(sys.executable).parent.parent / "share" / "jupyter" / "nbextensions" / "anywidget" / "index.js"
 
 
 # --- Python: the settings --------------------------------------------------------------------------------------------
@@ -56,30 +53,20 @@ def test_where_widgets_cannot_render_a_still_picture_and_one_line():
     assert data["image/png"].startswith(b"\x89PNG") and "application/vnd.jupyter.widget-view+json" in data
 
 
-# --- The page: one explorer rendered from saved state, without a kernel ---------------------------------------------
+# --- The site's page of the explorers' notebook: the saved explorer, live without a kernel -----------------------------
 
-def static_page(folder: Path, widget) -> Path:
-    """A page that renders `widget` at its saved state as the site does: vendored require.js and html-manager, and
-    anywidget's front end (from its wheel) under the name "anywidget"; nothing from a CDN."""
-    from ipywidgets.embed import dependency_state
+def site_page(out: Path, stem: str = "08_explore") -> Path:
+    """The site's page of notebook `stem` as tools/build_site.py builds it (its vendored require.js and html-manager,
+    anywidget's front end from its wheel), into out/notebooks/ (assets into out/_static)."""
+    import build_site
 
-    static = folder / "_static"
-    static.mkdir(parents=True)
-    shutil.copy2(NODE_MODULES / "requirejs" / "require.js", static / "require.js")
-    shutil.copytree(NODE_MODULES / "@jupyter-widgets" / "html-manager" / "dist", static / "html-manager")
-    shutil.copy2(ANYWIDGET_JS, static / "anywidget.js")
-    state = {"version_major": 2, "version_minor": 0, "state": dependency_state([widget], drop_defaults=False)}
-    view = {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
-    page = folder / "explorer.html"
-    page.write_text(f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>explorer</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<script src="_static/require.js"></script>
-<script>require.config({{paths: {{anywidget: "_static/anywidget"}}}});</script>
-<script type="application/vnd.jupyter.widget-state+json">{json.dumps(state)}</script>
-</head><body><main><h1>explorer</h1>
-<script type="application/vnd.jupyter.widget-view+json">{json.dumps(view)}</script>
-</main><script src="_static/html-manager/embed-amd.js"></script></body></html>""")
-    return page
+    every = build_site.notebooks
+    build_site.notebooks = lambda: [ROOT / "notebooks" / f"{stem}.ipynb"]
+    try:
+        build_site.build_site(out)
+    finally:
+        build_site.notebooks = every
+    return out / "notebooks" / f"{stem}.html"
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -116,9 +103,9 @@ EXPLORER = "document.querySelector('.posenc-encoding-explorer')"
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     out = tmp_path_factory.mktemp("encoding_explorer")
-    static_page(out / "site", EncodingExplorer(d_model=128, max_sequence_length=64, position=10, dimension=4))
+    site_page(out / "site")
     with served(out / "site") as base, lab_browser.chromium(out) as browser:
-        tab = open_page(browser, base, "explorer.html")
+        tab = open_page(browser, base, "notebooks/08_explore.html")
         yield tab
         assert tab.errors == [] and tab.outside == [], (tab.errors, tab.outside)
 
@@ -138,8 +125,11 @@ SETTINGS = [  # (max_sequence_length, d_model, log10 base): the start, an odd d_
 @pytest.mark.slow
 def test_the_page_starts_from_the_saved_settings_and_describes_them(page):
     state = page.evaluate(f"{EXPLORER}.posenc.state()")
-    assert state == {"d_model": 128, "max_sequence_length": 64, "base": 10000, "position": 10, "dimension": 4,
-                     "view": "heatmap", "compare_layouts": False}
+    # The notebook moved its explorer to the curves view, dimension 100, before it was saved.
+    assert state == {"d_model": 128, "max_sequence_length": 64, "base": 10000, "position": 10, "dimension": 100,
+                     "view": "curves", "compare_layouts": False}
+    page.locator(".posenc-encoding-explorer input[value=heatmap]").check()
+    set_slider(page, "dimension", 4)
     live = page.locator(".posenc-encoding-explorer [aria-live=polite]")
     # Column 4 (pair 2) repeats every 2 pi 10000^(4/128) positions.
     assert f"column 4 (sin) repeats every {float(wavelengths(d_model=128)[4]):.4g} positions" in live.inner_text()

@@ -119,15 +119,17 @@ function axes(ctx, P, {xlabel, ylabel, title, yTicks, xTicks, yRight = false}) {
   const lo = Math.min(P.y0, P.y1), hi = Math.max(P.y0, P.y1);
   const ys = yTicks || (P.log ? [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].filter(v => v >= lo && v <= hi)
                                : ticks(Math.ceil(lo), Math.floor(hi), Math.max(2, box.h / 40)));
+  let widest = 0;
   for (const v of ys) {
-    const y = P.Y(v), x = yRight ? box.x + box.w : box.x;
+    const y = P.Y(v), x = yRight ? box.x + box.w : box.x, label = P.log ? v.toLocaleString("en-US") : String(v);
     ctx.beginPath(); ctx.moveTo(x, y); ctx.lineTo(yRight ? x + 4 : x - 4, y); ctx.stroke();
-    text(ctx, P.log ? readable(v) : String(v), yRight ? x + 6 : x - 6, y, yRight ? "left" : "right", "middle");
+    text(ctx, label, yRight ? x + 6 : x - 6, y, yRight ? "left" : "right", "middle");
+    widest = Math.max(widest, ctx.measureText(label).width);
   }
   if (xlabel) text(ctx, xlabel, box.x + box.w / 2, box.y + box.h + 22, "center", "top");
   if (ylabel) {
     ctx.save();
-    ctx.translate(yRight ? box.x + box.w + 46 : box.x - 40, box.y + box.h / 2);
+    ctx.translate(yRight ? box.x + box.w + widest + 12 : box.x - widest - 10, box.y + box.h / 2);
     ctx.rotate(-Math.PI / 2);
     text(ctx, ylabel, 0, 0, "center", "bottom");
     ctx.restore();
@@ -326,9 +328,9 @@ function render({model, el}) {
       }
       colourBar(ctx, {x: width - bar + 18, y: top, w: 14, h: plotH}, -1, 1, "PE(pos, j)");
     } else if (s.view === "curves") {
-      const pair = [j - (j % 2), j - (j % 2) + 1], h = (plotH - 34) / 2;
+      const pair = [j - (j % 2), j - (j % 2) + 1], h = (plotH - 44) / 2;
       pair.forEach((c, k) => {
-        const P = panel({x: left, y: top + k * (h + 34), w: plotW + bar - 20, h}, [-0.5, L - 0.5], [-1.15, 1.15]);
+        const P = panel({x: left, y: top + k * (h + 44), w: plotW + bar - 20, h}, [-0.5, L - 0.5], [-1.15, 1.15]);
         if (c >= d) {
           axes(ctx, P, {title: `column ${c} does not exist: d_model = ${d} is odd, column ${c - 1} has no cos partner`,
                         yTicks: [-1, 0, 1]});
@@ -347,7 +349,7 @@ function render({model, el}) {
                       yTicks: [-1, 0, 1], xlabel: k ? "position pos" : "", ylabel: "PE(pos, j)"});
       });
     } else if (s.view === "wavelengths") {
-      const P = panel({x: left + 10, y: top, w: plotW + bar - 30, h: plotH}, [-0.5, d - 0.5],
+      const P = panel({x: left + 22, y: top, w: plotW + bar - 42, h: plotH}, [-0.5, d - 0.5],
                       [3, Math.max(s.base * 6.3 * 1.5, L * 2)], {log: true});
       ctx.setLineDash([2, 3]); ctx.strokeStyle = "#555"; ctx.lineWidth = 1;
       ctx.beginPath(); ctx.moveTo(P.box.x, P.Y(L)); ctx.lineTo(P.box.x + P.box.w, P.Y(L)); ctx.stroke(); ctx.setLineDash([]);
@@ -359,7 +361,8 @@ function render({model, el}) {
       }
       ctx.strokeStyle = "#000"; ctx.lineWidth = 1.5;
       ctx.beginPath(); ctx.arc(P.X(j), P.Y(n.lengths[j]), 6, 0, 2 * Math.PI); ctx.stroke();
-      axes(ctx, P, {xlabel: "dimension (column) j: sin columns orange, cos columns blue", ylabel: "wavelength (positions)",
+      axes(ctx, P, {xlabel: narrow ? "column j (sin orange, cos blue)" : "dimension (column) j: sin columns orange, cos columns blue",
+                    ylabel: "wavelength (positions)",
                     title: `column ${j}: ${readable(n.lengths[j])} positions; base ${readable(s.base)}`});
     } else {
       const size = Math.min(plotH, narrow ? width * 0.42 : plotW * 0.42);
@@ -372,7 +375,7 @@ function render({model, el}) {
       const P = panel({x, y: top, w: width - x - 50, h: plotH}, [-p - 0.5, L - p - 0.5], [-1.05 * limit, 1.05 * limit]);
       ctx.lineWidth = 1;
       dots(ctx, P, row.map((_, q) => q - p), row, PROFILE, L > 128 ? 1 : 1.8, true);
-      axes(ctx, P, {title: `row p = ${p} against q - p`, xlabel: "offset q - p", yRight: true,
+      axes(ctx, P, {title: narrow ? `row p = ${p}` : `row p = ${p} against the offset q - p`, xlabel: "offset q - p", yRight: true,
                     yTicks: decimalTicks(-limit, limit, 4), ylabel: "PE[p] . PE[q]"});
     }
     description.textContent = describe(s, n);
