@@ -72,7 +72,6 @@ FIGURES = {
 
 
 EXPLORER_VIEWS = {
-    "PipelineExplorer": lambda: explorers.PipelineExplorer().figure,
     **{f"SchemeExplorer/{view}": (lambda view=view: explorers.SchemeExplorer(
         view=view, trained=experiment.train("learned", settings=TINY)).figure) for view in explorers.SCHEME_VIEWS},
 }
@@ -153,13 +152,6 @@ def test_one_hot_cells_read_0_and_1():
     fig = plots.matrix_figure(torch.eye(3), title="one-hot", cmap="Greys", symmetric=False)
     written = {text.get_text() for text in fig.axes[0].texts}
     assert written == {"0", "1"}
-
-
-def test_pipeline_panels_share_one_scale_for_x_pe_and_their_sum():
-    fig = explorers.PipelineExplorer(d_model=6).figure
-    limits = {gid: plots.artist(fig, gid).get_clim() for gid in ("X", "PE", "X_plus_PE")}
-    assert len(set(limits.values())) == 1
-    assert limits["PE"][1] >= float(abs(plots.artist(fig, "X_plus_PE").get_array()).max()) - 1e-6
 
 
 def test_similarity_uses_a_sequential_map_for_non_negative_data():

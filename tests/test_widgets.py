@@ -1,73 +1,15 @@
 """The kernel-drawn explorers, driven from Python: set slider values, check the figure's data and the picture.
 
-The encoding explorer draws in the page: tests/test_encoding_explorer.py."""
+The encoding and pipeline explorers draw in the page: tests/test_page_explorers.py."""
 
 
 import pytest
 import torch
 
 from posenc import attention, experiment, plots, schemes
-from posenc.encoding import sinusoidal_encoding
-from posenc.explorers import SCHEME_VIEWS, PipelineExplorer, SchemeExplorer
+from posenc.explorers import SCHEME_VIEWS, SchemeExplorer
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def test_bad_explorer_arguments_are_refused():
-    with pytest.raises(TypeError, match="sentence"):
-        PipelineExplorer(sentence=42)
-
-
-class TestPipelineExplorer:
-    def test_shows_shapes_and_padded_tokens(self):
-        explorer = PipelineExplorer(sentence="My name is John", max_sequence_length=10, d_model=6)
-        assert "<code><bdi>john</bdi></code>" in explorer.tokens_line.value
-        assert explorer.tokens_line.value.count("&lt;PAD&gt;") == 6
-        titles = [plots.artist(explorer.figure, f"{name}_title").get_text() for name in ("one_hot", "X", "PE", "X_plus_PE")]
-        assert titles[0].endswith("(10, 11)") and titles[1].endswith("(10, 6)") and titles[3].endswith("(10, 6)")
-
-    def test_sizes_follow_the_sliders(self):
-        explorer = PipelineExplorer()
-        explorer.max_sequence_length.value = 12
-        explorer.d_model.value = 9
-        pe = plots.artist(explorer.figure, "PE").get_array().data
-        assert torch.equal(torch.as_tensor(pe), sinusoidal_encoding(max_sequence_length=12, d_model=9))
-
-    def test_a_too_long_sentence_shows_the_error_and_keeps_the_picture(self):
-        explorer = PipelineExplorer(max_sequence_length=4)
-        picture = explorer.image.value
-        explorer.sentence.value = "one two three four five"  # does not raise
-        assert "5 tokens, more than max_sequence_length=4" in explorer.message.value
-        assert explorer.image.value == picture
-        explorer.max_sequence_length.value = 5
-        assert explorer.message.value == ""
-        assert explorer.image.value != picture
-
-    def test_unknown_words_light_up_the_unk_column(self):
-        explorer = PipelineExplorer(sentence="hello John", max_sequence_length=3)
-        one_hot = torch.as_tensor(plots.artist(explorer.figure, "one_hot").get_array().data)
-        assert one_hot[0].argmax().item() == explorer.vocabulary.unk_id
-        assert one_hot[1].argmax().item() == explorer.vocabulary.id_of("john")
-
-
-def test_pipeline_explains_what_it_cannot_show():
-    import warnings
-
-    explorer = PipelineExplorer(max_sequence_length=10, d_model=6)
-    explorer.sentence.value = ""
-    assert "The sentence is empty" in explorer.message.value
-    explorer.sentence.value = "word " * 1000
-    assert "1000 tokens, more than max_sequence_length=10" in explorer.message.value
-    assert explorer.tokens_line.value.startswith("1000 tokens: ")  # not the last sentence's tokens
-    explorer.sentence.value = "x" * 5000
-    labels = [label.get_text() for label in plots.artist(explorer.figure, "one_hot").axes.get_yticklabels()]
-    assert labels[0] == "x" * 11 + "…"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the glyph warning is turned into the message, not raised
-        explorer.sentence.value = "I ❤️ 🐍 code"
-    assert "no glyph for 1 character(s)" in explorer.message.value
-    explorer.sentence.value = "שלום עולם"
-    assert "<bdi>שלום</bdi>" in explorer.tokens_line.value and explorer.message.value == ""
 
 
 @pytest.fixture(scope="module")

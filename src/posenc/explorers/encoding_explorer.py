@@ -4,8 +4,8 @@
     its sin/cos partner over positions), wavelengths, similarity (PE[p] . PE[q])
 
 An `anywidget` widget: Python holds the settings (traitlets, synced with the page); the front end,
-encoding_explorer.js beside this file, computes the table, the wavelengths and the similarity itself and
-draws them on a canvas in the same event as the key press. The same module runs in JupyterLab, VS Code,
+encoding_explorer.js beside this file (after explorer_common.js), computes the table, the wavelengths and the
+similarity itself and draws them on a canvas in the same event as the key press. The same module runs in JupyterLab, VS Code,
 Colab and on a static page (a saved notebook keeps the module and the settings), so the explorer moves
 without a kernel. Where widgets cannot render, the output is a still picture of the table and one line
 saying how to make it move.
@@ -13,14 +13,13 @@ saying how to make it move.
 
 from __future__ import annotations
 
-import pathlib
-
 import anywidget
 import traitlets
 
 from .. import plots
 from .._validate import check_flag, check_size, short
 from ..builder import DEFAULT_BASE, sinusoidal_encoding
+from ._front_end import module
 from .engine import check_slider_base
 
 __all__ = ["VIEWS", "MAX_ENTRIES", "STILL_HINT", "EncodingExplorer"]
@@ -41,7 +40,7 @@ class EncodingExplorer(anywidget.AnyWidget):
     >>> explorer.view = "curves"
     """
 
-    _esm = pathlib.Path(__file__).with_name("encoding_explorer.js")
+    _esm = module("encoding_explorer.js")
     # Any, each checked by its validator below: a wrong type is a TypeError naming the setting, as everywhere in posenc.
     d_model = traitlets.Any(128).tag(sync=True)
     max_sequence_length = traitlets.Any(64).tag(sync=True)

@@ -1,8 +1,9 @@
-"""The encoding explorer (an anywidget): its settings in Python, its numbers and picture in the page.
+"""The encoding and pipeline explorers (anywidgets): their settings in Python, their numbers and pictures in the page.
 
-The browser checks open the site's page of notebook 08 (tools/build_site.py: no kernel, the saved explorer rendered by
-the vendored widget renderer and anywidget's own front-end file) in headless Chromium: the numbers the page computes
-equal posenc's, a key press on a slider repaints within one frame, and the explorer fits a phone's width.
+The browser checks open the site's page of notebook 08 (tools/build_site.py: no kernel, the saved explorers rendered
+by the vendored widget renderer and anywidget's own front-end file) in headless Chromium: the numbers the page
+computes equal posenc's, a key press on a slider repaints within one frame, a typed sentence is tokenised within the
+vocabulary the explorer was given, and each explorer fits a phone's width.
 benchmarks/bench_explorer_latency.py measures the key press to repaint time over more presses and every control.
 """
 
@@ -18,9 +19,11 @@ import numpy as np
 import pytest
 import torch
 
+from posenc import tokens
 from posenc.builder import sinusoidal_encoding
+from posenc.embedding import embedding_matrix
 from posenc.encoding import wavelengths
-from posenc.explorers import EncodingExplorer
+from posenc.explorers import EncodingExplorer, PipelineExplorer
 from posenc.explorers.encoding_explorer import STILL_HINT, VIEWS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,7 +96,8 @@ def open_page(browser, base: str, path: str, *, width=1280, height=720):
     tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base)
               else (tab.outside.append(route.request.url), route.abort()))
     tab.goto(f"{base}/{path}", wait_until="load")
-    tab.wait_for_function("document.querySelector('.posenc-encoding-explorer canvas') !== null", timeout=90_000)
+    tab.wait_for_function("document.querySelector('.posenc-encoding-explorer canvas') !== null"
+                          " && document.querySelector('.posenc-pipeline-explorer canvas') !== null", timeout=90_000)
     return tab
 
 
@@ -230,3 +234,78 @@ def test_every_view_fits_a_phone_and_a_laptop(page, view):
         }""")
         assert fits["right"] <= width and fits["scroll"] <= width, (view, width, fits)
     page.set_viewport_size({"width": 1280, "height": 720})
+
+
+# --- The pipeline explorer -------------------------------------------------------------------------------------------
+
+def test_the_pipeline_explorer_holds_only_the_vocabulary_and_w_e():
+    explorer = PipelineExplorer(sentence="My name is John", max_sequence_length=10, d_model=6)
+    size = explorer.vocabulary.vocab_size
+    assert explorer._vocabulary == list(explorer.vocabulary.tokens)
+    tables = np.frombuffer(explorer._W_E, dtype="<f4")
+    assert tables.size == size * 64 * 65 // 2  # W_E for d_model = 1 ... 64
+    start = size * 6 * 5 // 2
+    assert np.array_equal(tables[start:start + size * 6], embedding_matrix(vocab_size=size, d_model=6, seed=0).numpy().ravel())
+    for name, value, error in [("sentence", 42, TypeError), ("d_model", 65, ValueError), ("max_sequence_length", 0, ValueError)]:
+        with pytest.raises(error, match=name):
+            setattr(explorer, name, value)
+    with pytest.raises(TypeError, match="vocabulary"):
+        PipelineExplorer(vocabulary=["my", "name"])
+    data, _ = explorer._repr_mimebundle_()
+    assert data["text/plain"] == STILL_HINT and data["image/png"].startswith(b"\x89PNG")
+
+
+PIPELINE = "document.querySelector('.posenc-pipeline-explorer')"
+
+
+def type_sentence(page, sentence: str) -> None:
+    page.locator(".posenc-pipeline-explorer input[name=sentence]").fill(sentence)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sentence", ["My name is John", "What is his name?", "my name is my name", "",
+                                      "John's friend, Grant!", "שלום John", "WHAT IS YOUR NAME ?"])
+def test_the_pipeline_page_tokenises_and_computes_as_the_package(page, sentence):
+    reference = PipelineExplorer(sentence=sentence, max_sequence_length=10, d_model=6)
+    set_pipeline = "s => { const i = document.querySelector(`.posenc-pipeline-explorer input[name=${s[0]}]`); " \
+                   "i.value = s[1]; i.dispatchEvent(new Event('input', {bubbles: true})); }"
+    page.evaluate(set_pipeline, ["max_sequence_length", 10])
+    page.evaluate(set_pipeline, ["d_model", 6])
+    type_sentence(page, sentence)
+    padded = tokens.pad(tokens.tokenize(sentence), max_sequence_length=10)
+    assert page.evaluate(f"{PIPELINE}.posenc.tokens()") == padded
+    assert page.evaluate(f"{PIPELINE}.posenc.ids()") == reference.vocabulary.ids(padded)
+    expected = reference.matrices()
+    for name, key in [("X", "X"), ("PE", "PE"), ("sum", "X + PE")]:
+        got = np.array(page.evaluate(f"{PIPELINE}.posenc.{name}()"), dtype=np.float32).reshape(10, 6)
+        assert np.array_equal(got, expected[key].numpy()), (sentence, name)
+    unknown = sorted({t for t in tokens.tokenize(sentence) if t not in reference.vocabulary.tokens})
+    message = page.evaluate(f"{PIPELINE}.posenc.message()")
+    assert all(word in message for word in unknown) and ("<UNK>" in message) == bool(unknown), message
+
+
+@pytest.mark.slow
+def test_a_sentence_too_long_shows_the_packages_error_and_keeps_the_picture(page):
+    type_sentence(page, "My name is John")
+    picture = page.evaluate(f"{PIPELINE}.querySelector('canvas').toDataURL()")
+    type_sentence(page, "one two three four five six seven eight nine ten eleven twelve")
+    with pytest.raises(ValueError) as error:
+        tokens.pad(tokens.tokenize("one two three four five six seven eight nine ten eleven twelve"), max_sequence_length=10)
+    assert f"ValueError: {error.value}" in page.evaluate(f"{PIPELINE}.posenc.message()")
+    assert page.evaluate(f"{PIPELINE}.querySelector('canvas').toDataURL()") == picture
+    page.locator(".posenc-pipeline-explorer input[name=max_sequence_length]").focus()
+    for _ in range(2):
+        page.keyboard.press("ArrowRight")
+    assert page.evaluate(f"{PIPELINE}.posenc.tokens()")[-1] == "twelve"
+    assert page.evaluate(f"{PIPELINE}.querySelector('canvas').toDataURL()") != picture
+
+
+@pytest.mark.slow
+def test_the_pipeline_explorer_fits_a_phone(page):
+    type_sentence(page, "What is your name?")
+    for width, height in [(390, 844), (1280, 720)]:
+        page.set_viewport_size({"width": width, "height": height})
+        page.evaluate(f"{PIPELINE}.posenc.draw()")
+        right = page.evaluate(f"""() => Math.max(...Array.from({PIPELINE}.querySelectorAll('input, canvas, label, p'))
+            .map(n => n.getBoundingClientRect().right))""")
+        assert right <= width and page.evaluate("document.documentElement.scrollWidth") <= width, (width, right)
