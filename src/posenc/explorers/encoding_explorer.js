@@ -25,7 +25,6 @@ export function similarity(T, L, d, base) {
   return S;
 }
 
-/** 4 significant digits, thousands separated, never an exponent (10,000, 6.283, 54,410). */
 // --- The widget ---------------------------------------------------------------------------------------------------
 
 function render({model, el}) {
@@ -80,6 +79,7 @@ function render({model, el}) {
   description.setAttribute("aria-live", "polite");
   canvas.setAttribute("aria-label", "the encoding explorer's picture, described below it");
   root.append(style, controls, canvas, description);
+  el.classList.add("jupyter-widgets"); // as every Jupyter widget's element: the front ends' widget styles and checks
   el.append(root);
 
   let cache = {key: null}, painted = 0, pending = false;
@@ -94,8 +94,9 @@ function render({model, el}) {
     const key = `${s.max_sequence_length},${s.d_model},${s.base}`;
     if (cache.key !== key) {
       const T = table(s.max_sequence_length, s.d_model, s.base);
-      cache = {key, T, lengths: wavelengths(s.d_model, s.base), picture: image(T, s.max_sequence_length, s.d_model, -1, 1)};
+      cache = {key, T, lengths: wavelengths(s.d_model, s.base)};
     }
+    if (s.view === "heatmap" && !cache.picture) cache.picture = image(cache.T, s.max_sequence_length, s.d_model, -1, 1);
     if (s.view === "similarity" && !cache.S) cache.S = similarity(cache.T, s.max_sequence_length, s.d_model, s.base);
     return cache;
   };
@@ -203,7 +204,9 @@ function render({model, el}) {
                     title: `column ${j}: ${readable(n.lengths[j])} positions; base ${readable(s.base)}`});
     } else {
       const size = Math.min(plotH, narrow ? width * 0.42 : plotW * 0.42);
-      const limit = n.S.reduce((m, v) => Math.max(m, Math.abs(v)), 0) || 1;
+      let limit = 0; // |PE[p] . PE[q]| <= max(|PE[p]|^2, |PE[q]|^2) (Cauchy-Schwarz): the largest is on the diagonal
+      for (let q = 0; q < L; q++) limit = Math.max(limit, n.S[q * L + q]);
+      limit = limit || 1;
       if (!cache.similarityPicture) cache.similarityPicture = image(n.S, L, L, -limit, limit);
       heatmap(ctx, {x: left, y: top, w: size, h: size}, cache.similarityPicture, L, L, {row: p, ylabel: "position p"},
               "every pair of positions", "position q");

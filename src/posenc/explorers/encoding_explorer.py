@@ -20,7 +20,7 @@ from .. import plots
 from .._validate import check_flag, check_size, short
 from ..builder import DEFAULT_BASE, sinusoidal_encoding
 from ._front_end import module
-from .engine import check_slider_base
+from .engine import NO_FRONT_END_HINT, check_slider_base
 
 __all__ = ["VIEWS", "MAX_ENTRIES", "STILL_HINT", "EncodingExplorer"]
 
@@ -28,8 +28,8 @@ VIEWS = ("heatmap", "curves", "wavelengths", "similarity")
 # The front end computes the table directly (one float64 angle per entry), as the package does up to 2^16 entries.
 MAX_ENTRIES = 1 << 16
 SLIDER_MAX = 256  # the size sliders' end: 256 x 256 is 2^16 entries
-STILL_HINT = ("A still picture: to move this explorer, run the notebook in JupyterLab, VS Code or Colab, "
-              "or open its page on the suite's site.")
+# The one line beside the still picture, as every explorer says it (and tools/lab_browser.py looks for it).
+STILL_HINT = NO_FRONT_END_HINT
 
 
 class EncodingExplorer(anywidget.AnyWidget):

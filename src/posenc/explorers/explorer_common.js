@@ -42,6 +42,7 @@ export function table(L, d, base) {
   return out;
 }
 
+/** 4 significant digits, thousands separated, never an exponent (10,000, 6.283, 54,410). */
 export function readable(v) {
   if (!isFinite(v) || v === 0) return String(v);
   const r = Number(v.toPrecision(4)), decimals = Math.max(0, 3 - Math.floor(Math.log10(Math.abs(r))));
@@ -113,17 +114,25 @@ function axes(ctx, P, {xlabel, ylabel, title, yTicks, xTicks, yRight = false}) {
   if (title) text(ctx, title, box.x + box.w / 2, box.y - 6, "center", "bottom");
 }
 
+let packedColours = null;
+function packed() { // each colour of the map as one RGBA pixel in this machine's byte order
+  if (!packedColours) {
+    packedColours = new Uint32Array(256);
+    const bytes = new Uint8Array(packedColours.buffer);
+    for (let k = 0; k < 256; k++) bytes.set([lut[3 * k], lut[3 * k + 1], lut[3 * k + 2], 255], 4 * k);
+  }
+  return packedColours;
+}
+
 /** values (rows x columns, row-major) as an image, coloured as matplotlib's imshow (vmin..vmax in 256 bins). */
 function image(values, rows, columns, vmin, vmax, column = (r, c) => r * columns + c) {
   const canvas = document.createElement("canvas");
   canvas.width = columns;
   canvas.height = rows;
   const ctx = canvas.getContext("2d"), img = ctx.createImageData(columns, rows), scale = 256 / (vmax - vmin);
-  for (let r = 0; r < rows; r++)
-    for (let c = 0; c < columns; c++) {
-      const bin = Math.min(255, Math.max(0, Math.floor((values[column(r, c)] - vmin) * scale))), k = 4 * (r * columns + c);
-      img.data[k] = lut[3 * bin]; img.data[k + 1] = lut[3 * bin + 1]; img.data[k + 2] = lut[3 * bin + 2]; img.data[k + 3] = 255;
-    }
+  const pixels = new Uint32Array(img.data.buffer), colours = packed();
+  for (let r = 0, k = 0; r < rows; r++)
+    for (let c = 0; c < columns; c++, k++) pixels[k] = colours[Math.min(255, Math.max(0, Math.floor((values[column(r, c)] - vmin) * scale)))];
   ctx.putImageData(img, 0, 0);
   return canvas;
 }

@@ -45,6 +45,7 @@ function render({model, el}) {
   description.className = "posenc-description";
   description.setAttribute("aria-live", "polite");
   root.append(style, controls, tokensLine, message, canvas, description);
+  el.classList.add("jupyter-widgets"); // as every Jupyter widget's element: the front ends' widget styles and checks
   el.append(root);
 
   let state = null, pending = false, painted = 0;
