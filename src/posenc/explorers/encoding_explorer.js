@@ -92,10 +92,9 @@ function render({model, el}) {
   };
   const numbers = s => {
     const key = `${s.max_sequence_length},${s.d_model},${s.base}`;
-    if (cache.key !== key) {
-      const T = table(s.max_sequence_length, s.d_model, s.base);
-      cache = {key, T, lengths: wavelengths(s.d_model, s.base)};
-    }
+    if (cache.key !== key) cache = {key, lengths: wavelengths(s.d_model, s.base)};
+    // Each view computes only what it draws: the similarity needs the table only for an odd d_model's last column.
+    if (!cache.T && (s.view !== "similarity" || s.d_model & 1)) cache.T = table(s.max_sequence_length, s.d_model, s.base);
     if (s.view === "heatmap" && !cache.picture) cache.picture = image(cache.T, s.max_sequence_length, s.d_model, -1, 1);
     if (s.view === "similarity" && !cache.S) cache.S = similarity(cache.T, s.max_sequence_length, s.d_model, s.base);
     return cache;
@@ -214,7 +213,7 @@ function render({model, el}) {
       const x = left + size + (narrow ? 56 : 90), row = Array.from(n.S.subarray(p * L, (p + 1) * L));
       const P = panel({x, y: top, w: width - x - 50, h: plotH}, [-p - 0.5, L - p - 0.5], [-1.05 * limit, 1.05 * limit]);
       ctx.lineWidth = 1;
-      dots(ctx, P, row.map((_, q) => q - p), row, PROFILE, L > 128 ? 1 : 1.8, true);
+      dots(ctx, P, row.map((_, q) => q - p), row, PROFILE, L > 128 ? 0 : 1.8, true); // past 128 points, the line alone
       axes(ctx, P, {title: narrow ? `row p = ${p}` : `row p = ${p} against the offset q - p`, xlabel: "offset q - p", yRight: true,
                     yTicks: decimalTicks(-limit, limit, 4), ylabel: "PE[p] . PE[q]"});
     }
@@ -229,7 +228,7 @@ function render({model, el}) {
   const resize = new ResizeObserver(schedule);
   resize.observe(root);
   root.posenc = {
-    table: () => Array.from(numbers(settings()).T), wavelengths: () => numbers(settings()).lengths,
+    table: () => Array.from(numbers({...settings(), view: "curves"}).T), wavelengths: () => numbers(settings()).lengths,
     similarity: () => Array.from(numbers({...settings(), view: "similarity"}).S), description: () => description.textContent,
     state: settings, draw,
   };

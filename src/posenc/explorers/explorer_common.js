@@ -171,5 +171,5 @@ function dots(ctx, P, xs, ys, colour, radius = 2.2, line = false) {
     xs.forEach((x, k) => (k ? ctx.lineTo(P.X(x), P.Y(ys[k])) : ctx.moveTo(P.X(x), P.Y(ys[k]))));
     ctx.stroke();
   }
-  xs.forEach((x, k) => { ctx.beginPath(); ctx.arc(P.X(x), P.Y(ys[k]), radius, 0, 2 * Math.PI); ctx.fill(); });
+  if (radius > 0) xs.forEach((x, k) => { ctx.beginPath(); ctx.arc(P.X(x), P.Y(ys[k]), radius, 0, 2 * Math.PI); ctx.fill(); });
 }

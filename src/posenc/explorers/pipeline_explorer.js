@@ -97,9 +97,11 @@ function render({model, el}) {
     const width = Math.max(300, Math.min(1000, root.clientWidth || 1000)), narrow = width < 640;
     const rowH = Math.max(8, Math.min(22, 300 / L)), plotH = rowH * L, ratio = window.devicePixelRatio || 1;
     const height = narrow ? 2 * plotH + 150 : plotH + 92;
-    canvas.width = Math.round(width * ratio);
-    canvas.height = Math.round(height * ratio);
-    canvas.style.height = `${height}px`;
+    if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
+      canvas.width = Math.round(width * ratio);
+      canvas.height = Math.round(height * ratio);
+      canvas.style.height = `${height}px`;
+    }
     const ctx = canvas.getContext("2d");
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.fillStyle = "#fff";
