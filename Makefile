@@ -155,9 +155,7 @@ images: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_encoding.py
-	$(BIN)/python benchmarks/widget_latency.py
-	$(BIN)/python benchmarks/browser_latency.py
-	$(BIN)/python benchmarks/bench_page_explorer.py
+	$(BIN)/python benchmarks/bench_explorer_latency.py
 	$(BIN)/python benchmarks/bench_stretching.py
 	$(BIN)/python benchmarks/bench_previous_token.py
 	# The precision notebook and "Does position matter?" print the committed results: re-run them on the new ones.

@@ -68,7 +68,7 @@ INSTANCES = {
     exercises.Feedback: lambda: exercises.Feedback("correct", "fine"),
     engine.Picture: lambda: engine.Picture(plots.new_figure(2, 2)),
     # The base class's redraw is each explorer's own: call it on one.
-    engine.Explorer: lambda: explorers.EncodingExplorer(d_model=8, max_sequence_length=8),
+    engine.Explorer: lambda: explorers.SchemeExplorer(view="learned", trained=experiment.train("learned", settings=TINY)),
     exercises.Progress: lambda: exercises.progress(),
     explorers.EncodingExplorer: lambda: explorers.EncodingExplorer(d_model=8, max_sequence_length=8),
     explorers.PipelineExplorer: lambda: explorers.PipelineExplorer(),

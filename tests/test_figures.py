@@ -71,26 +71,10 @@ FIGURES = {
 }
 
 
-def _encoding_explorer(view, **sizes):
-    explorer = explorers.EncodingExplorer(**sizes)
-    explorer.view.value = view
-    return explorer.figure
-
-
 EXPLORER_VIEWS = {
-    **{f"EncodingExplorer/{view}": (lambda view=view: _encoding_explorer(view, d_model=64, max_sequence_length=64))
-       for view in explorers.VIEWS},
-    "EncodingExplorer/heatmap, both layouts": lambda: _both_layouts(),
-    "PipelineExplorer": lambda: explorers.PipelineExplorer().figure,
     **{f"SchemeExplorer/{view}": (lambda view=view: explorers.SchemeExplorer(
         view=view, trained=experiment.train("learned", settings=TINY)).figure) for view in explorers.SCHEME_VIEWS},
 }
-
-
-def _both_layouts():
-    explorer = explorers.EncodingExplorer(d_model=16, max_sequence_length=16)
-    explorer.compare_layouts.value = True
-    return explorer.figure
 
 
 def test_every_figure_function_is_drawn_here():
@@ -168,13 +152,6 @@ def test_one_hot_cells_read_0_and_1():
     fig = plots.matrix_figure(torch.eye(3), title="one-hot", cmap="Greys", symmetric=False)
     written = {text.get_text() for text in fig.axes[0].texts}
     assert written == {"0", "1"}
-
-
-def test_pipeline_panels_share_one_scale_for_x_pe_and_their_sum():
-    fig = explorers.PipelineExplorer(d_model=6).figure
-    limits = {gid: plots.artist(fig, gid).get_clim() for gid in ("X", "PE", "X_plus_PE")}
-    assert len(set(limits.values())) == 1
-    assert limits["PE"][1] >= float(abs(plots.artist(fig, "X_plus_PE").get_array()).max()) - 1e-6
 
 
 def test_similarity_uses_a_sequential_map_for_non_negative_data():

@@ -22,7 +22,8 @@ pass an axe-core audit (contrast of prompts and comments, underlined links, name
 
 Every script and style sheet a page loads (reveal.js, MathJax, require.js, jQuery, the Jupyter widgets
 renderer) is copied from tools/web/node_modules, installed by npm from tools/web/package-lock.json, into
-build/site/_static: no page asks a CDN for anything.
+build/site/_static, with anywidget's front end from its wheel (the explorers' saved modules run with it, live
+without a kernel): no page asks a CDN for anything.
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ import argparse
 import base64
 import copy
 import html
-import importlib.util
 import json
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -51,7 +52,9 @@ WEB = ROOT / "tools" / "web"
 NODE_MODULES = WEB / "node_modules"
 TEMPLATES = WEB / "templates"
 OWN_ASSETS = WEB / "posenc"  # the site's own style and script
-EXPLORER = WEB / "explorer"  # the live encoding explorer (its embed.py, if present, places it in the pages)
+# anywidget's front end for static pages (from its wheel): an explorer's saved module renders with it, no kernel.
+ANYWIDGET = Path(sys.prefix) / "share" / "jupyter" / "nbextensions" / "anywidget" / "index.js"
+ANYWIDGET_CONFIG = '<script>require.config({paths: {anywidget: "../_static/anywidget"}});</script>'
 # (source inside node_modules, destination inside _static); MathJax only with the parts CommonHTML output uses.
 ASSETS = [
     ("requirejs/require.js", "require.js"),
@@ -83,9 +86,7 @@ def copy_assets(site: Path) -> None:
         else:
             shutil.copy2(src, dst)
     shutil.copytree(OWN_ASSETS, site / "_static" / "posenc", dirs_exist_ok=True)
-    if EXPLORER.is_dir():
-        shutil.copytree(EXPLORER, site / "_static" / "explorer", dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    shutil.copy2(ANYWIDGET, site / "_static" / "anywidget.js")
     for folder in NOTEBOOK_INPUTS:
         shutil.copytree(ROOT / folder, site / folder, dirs_exist_ok=True)
 
@@ -390,36 +391,22 @@ def _with(body: str, *, head: str = "", top: str = "", bottom: str = "") -> str:
     return body.replace("</body>", bottom + "</body>", 1)
 
 
-def _explorer_hook():
-    """tools/web/explorer/embed.py's embed_explorers(body, stem, static) -> body, if it is there: the encoding
-    explorer live in the page, the others as their saved picture with a note."""
-    path = EXPLORER / "embed.py"
-    if not path.is_file():
-        return None
-    spec = importlib.util.spec_from_file_location("posenc_explorer_embed", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, "embed_explorers", None)
-
-
 def build_site(site: Path) -> None:
     copy_assets(site)
     folder = site / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
     exporter = _offline(HTMLExporter(template_name="posenc_lab", extra_template_basedirs=[str(TEMPLATES)]),
                         "../_static")
-    embed = _explorer_hook()
     all_pages, bodies = pages(), []
     for page in all_pages:
         body, _ = exporter.from_notebook_node(page["notebook"], resources={"metadata": {"name": page["title"]}})
-        if embed is not None:
-            body = embed(body, page["stem"], "../_static")
         page["sections"] = sections(body)
         bodies.append(_link_html(body, ".html"))
     for k, (page, body) in enumerate(zip(all_pages, bodies)):
         header, footer = navigation(all_pages, k)
         top = f'<div class="posenc-layout">{sidebar(all_pages, page, "../")}<div class="posenc-page">{header}'
-        body = _with(body, head=ACCESSIBILITY + page_head("../"), top=top, bottom=f"{footer}</div></div>")
+        body = _with(body, head=ACCESSIBILITY + ANYWIDGET_CONFIG + page_head("../"), top=top,
+                     bottom=f"{footer}</div></div>")
         (folder / f"{page['stem']}.html").write_text(body)
         shutil.copy2(ROOT / "notebooks" / f"{page['stem']}.ipynb", folder / f"{page['stem']}.ipynb")  # to download
     write_search_index(site, all_pages)
@@ -457,7 +444,7 @@ def build_slides(site: Path) -> None:
     for page in pages():
         body, _ = exporter.from_notebook_node(fit_slides(page["notebook"]),
                                               resources={"metadata": {"name": page["title"]}})
-        body = _with(_link_html(body, ".slides.html"), head=ACCESSIBILITY + slides_css)
+        body = _with(_link_html(body, ".slides.html"), head=ACCESSIBILITY + ANYWIDGET_CONFIG + slides_css)
         (folder / f"{page['stem']}.slides.html").write_text(body)
 
 

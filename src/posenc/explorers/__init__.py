@@ -1,11 +1,13 @@
 """Explorers: sliders that redraw a picture at once, one module per explorer.
 
-    engine              the redraw engine they share: Picture (blitting), Debounced, Explorer
     encoding_explorer   EncodingExplorer: the sinusoidal table as heatmap, curves, wavelengths, similarity
     pipeline_explorer   PipelineExplorer: a sentence -> padded tokens, one-hot, X, PE, X + PE
+                        (both anywidgets: computed and drawn in the page by their .js files, after explorer_common.js,
+                        so they move without a kernel, on a static page too)
+    engine              the kernel-side redraw engine of the scheme explorer: Picture (blitting), Debounced, Explorer
     scheme_explorer     SchemeExplorer: one view per position scheme (RoPE, ALiBi, a learned table)
 
-Each explorer module holds its own figures and the code that updates them.
+Each explorer module holds its own pictures and the code that updates them.
 """
 
 from .encoding_explorer import VIEWS, EncodingExplorer

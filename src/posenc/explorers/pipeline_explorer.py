@@ -1,148 +1,97 @@
-"""PipelineExplorer: type a sentence, see its padded tokens, one-hot rows, X, PE and X + PE side by side."""
+"""PipelineExplorer: type a sentence, see its padded tokens, one-hot rows, X, PE and X + PE side by side.
+
+An `anywidget` widget: Python puts into its state only what the package alone computes, the vocabulary and W_E
+(`embedding_matrix`, seed 0) for every d_model its slider reaches; the front end, pipeline_explorer.js beside this
+file (after explorer_common.js), tokenises the typed sentence within that vocabulary, pads it, and computes and draws
+the rest in the page, so it responds without a kernel too. An unknown word becomes <UNK>, and the explorer says so.
+"""
 
 from __future__ import annotations
 
-import html
-from collections.abc import Sequence
-
-import ipywidgets as widgets
+import anywidget
 import torch
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+import traitlets
 
 from .. import plots, tokens
 from .._validate import check_size, short
 from ..builder import sinusoidal_encoding
 from ..embedding import embedding_matrix, project
-from ..plots import DIVERGING, new_figure
-from .engine import MAX_SIZE, Explorer, Picture
+from ._front_end import module
+from .encoding_explorer import STILL_HINT
 
 __all__ = ["PipelineExplorer"]
 
+LENGTH_MAX = 32  # the max_sequence_length slider's end (or the starting value, if larger)
+D_MODEL_MAX = 64  # the d_model slider's end, for a vocabulary small enough (see `d_model_max`)
+W_E_NUMBERS = 1 << 16  # at most this many numbers of W_E in the widget's state (256 KB as float32)
 
-def _token_list(words: list[str]) -> str:
-    # <bdi> keeps each token's own direction: right-to-left words stay in sentence order in the list.
-    return " | ".join(f"<code><bdi>{html.escape(plots.shorten(t, 20))}</bdi></code>" for t in words)
+
+def d_model_max(vocab_size: int) -> int:
+    """The d_model slider's end: 64, or less for a vocabulary so large that every W_E up to it would pass 2^16 numbers."""
+    reach = D_MODEL_MAX
+    while reach > 1 and vocab_size * reach * (reach + 1) // 2 > W_E_NUMBERS:
+        reach -= 1
+    return reach
 
 
-class PipelineExplorer(Explorer):
+class PipelineExplorer(anywidget.AnyWidget):
     """Type a sentence; see its padded tokens, one-hot rows, X, PE and X + PE side by side.
 
-    A sentence longer than max_sequence_length shows the error in the widget instead
-    of raising into the notebook.
+    A sentence longer than max_sequence_length shows the error in the widget instead of raising into the notebook.
+
+    >>> pipeline = PipelineExplorer(sentence="My name is John", max_sequence_length=10, d_model=6)
+    >>> pipeline.sentence = "What is your name?"      # the page follows
     """
+
+    _esm = module("pipeline_explorer.js")
+    sentence = traitlets.Any(tokens.EXAMPLE_SENTENCE).tag(sync=True)
+    max_sequence_length = traitlets.Any(10).tag(sync=True)
+    d_model = traitlets.Any(6).tag(sync=True)
+    _vocabulary = traitlets.List().tag(sync=True)  # the vocabulary's tokens, in id order
+    _W_E = traitlets.Bytes().tag(sync=True)  # float32 W_E for d_model = 1, 2, ..., one after another
 
     def __init__(self, *, sentence: str = tokens.EXAMPLE_SENTENCE, max_sequence_length: int = 10, d_model: int = 6,
-                 vocabulary: tokens.Vocabulary | None = None, debounce: float = 0.05) -> None:
-        max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=MAX_SIZE)
-        d_model = check_size("d_model", d_model, maximum=MAX_SIZE)
-        if not isinstance(sentence, str):
-            raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+                 vocabulary: tokens.Vocabulary | None = None) -> None:
         if vocabulary is not None and not isinstance(vocabulary, tokens.Vocabulary):
             raise TypeError(f"vocabulary must be a posenc.tokens.Vocabulary or None, got {short(vocabulary)}")
-        super().__init__(debounce=debounce)
         self.vocabulary = vocabulary or tokens.build_vocabulary(tokens.EXAMPLE_CORPUS)
-        style = {"description_width": "initial"}
-        self.sentence = widgets.Text(value=sentence, description="sentence", continuous_update=True, style=style,
-                                     layout=widgets.Layout(width="60%"))
-        self.max_sequence_length = widgets.IntSlider(value=max_sequence_length, min=1, max=max(32, max_sequence_length),
-                                                     description="max_sequence_length", style=style)
-        self.d_model = widgets.IntSlider(value=d_model, min=1, max=max(64, d_model), description="d_model", style=style)
-        self.tokens_line = widgets.HTML()
-        self.caption = widgets.HTML()
-        self._watch(self.sentence, self.max_sequence_length, self.d_model)
-        self.widget = widgets.VBox([
-            self.sentence,
-            widgets.HBox([self.max_sequence_length, self.d_model]),
-            self.tokens_line,
-            self.message,
-            self.image,
-            self.caption,
-        ])
-        self._picture: Picture | None = None
-        self.redraw()
+        if tokens.UNK_TOKEN not in self.vocabulary.tokens:
+            raise ValueError(f"vocabulary must hold {tokens.UNK_TOKEN}, what an unknown word becomes")
+        size = self.vocabulary.vocab_size
+        self.d_model_max = max(d_model_max(size), check_size("d_model", d_model, maximum=D_MODEL_MAX))
+        self.length_max = max(LENGTH_MAX, check_size("max_sequence_length", max_sequence_length, maximum=512))
+        tables = [embedding_matrix(vocab_size=size, d_model=d, seed=0).flatten() for d in range(1, self.d_model_max + 1)]
+        super().__init__(sentence=sentence, max_sequence_length=max_sequence_length, d_model=d_model,
+                         _vocabulary=list(self.vocabulary.tokens), _W_E=torch.cat(tables).numpy().astype("<f4").tobytes())
 
-    def redraw(self) -> None:
-        length, d_model = self.max_sequence_length.value, self.d_model.value
-        words = tokens.tokenize(self.sentence.value)
-        try:
-            padded = tokens.pad(words, max_sequence_length=length)
-        except ValueError as error:
-            self.message.value = (f'<span style="color:#B00020"><b>ValueError:</b> {html.escape(str(error))}</span>'
-                                  "<br>The picture below is still the last sentence that fit.")
-            self.tokens_line.value = f"{len(words)} tokens: " + _token_list(words[:length]) + " | ..."
-            return
-        self.message.value = "" if words else "The sentence is empty: every row is padding."
-        self.caption.value = (f"The picture: one-hot rows, X = one_hot @ W_E, PE and X + PE for the padded tokens above, "
-                              f"{length} rows each, d_model = {d_model}.")
-        self.tokens_line.value = "padded tokens: " + _token_list(padded)
-        ids = torch.tensor(self.vocabulary.ids(padded))
-        one_hot_rows = tokens.one_hot(ids, vocab_size=self.vocabulary.vocab_size)
-        X = project(one_hot_rows, embedding_matrix(vocab_size=self.vocabulary.vocab_size, d_model=d_model, seed=0))
-        PE = sinusoidal_encoding(max_sequence_length=length, d_model=d_model)
-        if self._picture is None:
-            fig = _pipeline_panels(padded, one_hot_rows, X, PE, vocabulary_tokens=self.vocabulary.tokens)
-            self._picture = Picture(fig)
-        else:
-            _update_pipeline_panels(self._picture.fig, padded, one_hot_rows, X, PE)
-        # Every change moves some axis here, so every redraw is a full one; the layout is
-        # recomputed only when the token labels or the sizes need more room.
-        self._show(self._picture, layout=(tuple(padded), length, d_model),
-                   frame=(max(len(plots.shorten(t)) for t in padded), len(str(length)), len(str(d_model))))
+    @traitlets.validate("sentence")
+    def _sentence(self, proposal):
+        if not isinstance(proposal["value"], str):
+            raise TypeError(f"sentence must be a str, got {type(proposal['value']).__name__}")
+        return proposal["value"]
 
-    @property
-    def figure(self) -> Figure | None:
-        return None if self._picture is None else self._picture.fig
+    @traitlets.validate("max_sequence_length", "d_model")
+    def _size(self, proposal):
+        name = proposal["trait"].name
+        return check_size(name, proposal["value"], maximum=self.length_max if name == "max_sequence_length" else self.d_model_max)
 
+    def matrices(self) -> dict[str, torch.Tensor]:
+        """What the page draws, computed by the package: one_hot, X, PE and X + PE (ValueError if the sentence is too long)."""
+        padded = tokens.pad(tokens.tokenize(self.sentence), max_sequence_length=self.max_sequence_length)
+        one_hot = tokens.one_hot(torch.tensor(self.vocabulary.ids(padded)), vocab_size=self.vocabulary.vocab_size)
+        X = project(one_hot, embedding_matrix(vocab_size=self.vocabulary.vocab_size, d_model=self.d_model, seed=0))
+        PE = sinusoidal_encoding(max_sequence_length=self.max_sequence_length, d_model=self.d_model)
+        return {"one_hot": one_hot, "X": X, "PE": PE, "X + PE": X + PE}
 
-# The explorer's figure: four panels, their data set by the explorer ------------------------
-
-
-def _pipeline_panels(padded_tokens: Sequence[str], one_hot_rows: torch.Tensor, X: torch.Tensor, PE: torch.Tensor, *,
-                    vocabulary_tokens: Sequence[str] | None = None) -> Figure:
-    """one-hot | X | PE | X + PE side by side, one row per token, shapes in the titles."""
-    fig = new_figure(12, 4.6)
-    axes = fig.subplots(1, 4, sharey=True, width_ratios=[1.3, 1, 1, 1])
-    panels = [("one_hot", one_hot_rows, "Greys", (0, 1)), ("X", X, DIVERGING, None), ("PE", PE, DIVERGING, (-1, 1)),
-              ("X_plus_PE", X + PE, DIVERGING, None)]
-    for ax, (name, matrix, cmap, _limits) in zip(axes, panels):
-        image = ax.imshow(matrix.numpy(), cmap=cmap, aspect="auto", interpolation="nearest")
-        image.set_gid(name)
-        ax.set_title("", fontsize=10).set_gid(name + "_title")
-        ax.set_xlabel("column")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # columns are whole numbers: no tick at 2.5
-        bar = fig.colorbar(image, ax=ax, shrink=0.8, location="bottom", pad=0.02, aspect=15,
-                           label="0 or 1" if name == "one_hot" else "value (X, PE, X + PE: one scale)")
-        bar.ax.tick_params(labelsize=7)
-        bar.ax.xaxis.label.set_fontsize(8)
-        if name == "one_hot":
-            bar.set_ticks([0, 1])
-    axes[0].set_ylabel("token")
-    if vocabulary_tokens is not None:
-        axes[0].set_xticks(range(len(vocabulary_tokens)), vocabulary_tokens, rotation=90, fontsize=8)
-        axes[0].set_xlabel("vocabulary entry")
-    _update_pipeline_panels(fig, padded_tokens, one_hot_rows, X, PE)
-    return fig
-
-
-def _update_pipeline_panels(fig: Figure, padded_tokens: Sequence[str], one_hot_rows: torch.Tensor, X: torch.Tensor,
-                           PE: torch.Tensor) -> None:
-    """Put new matrices into a figure made by `_pipeline_panels` (sizes may change).
-
-    X, PE and X + PE share one colour scale, so equal colours mean equal numbers across the three panels.
-    """
-    x_limit = float(max(X.abs().max(), PE.abs().max(), (X + PE).abs().max(), 1.0))
-    panels = [("one_hot", one_hot_rows, (0, 1), "one-hot"), ("X", X, (-x_limit, x_limit), "X = one_hot @ W_E"),
-              ("PE", PE, (-x_limit, x_limit), "PE"), ("X_plus_PE", X + PE, (-x_limit, x_limit), "X + PE")]
-    for name, matrix, limits, label in panels:
-        rows, columns = matrix.shape
-        image = plots.artist(fig, name)
-        image.set_data(matrix.detach().float().numpy())
-        image.set_clim(*limits)
-        image.set_extent((-0.5, columns - 0.5, rows - 0.5, -0.5))
-        image.axes.set_xlim(-0.5, columns - 0.5)
-        image.axes.set_ylim(rows - 0.5, -0.5)
-        plots.artist(fig, name + "_title").set_text(f"{label}\n{tuple(matrix.shape)}")
-    first = plots.artist(fig, "one_hot").axes
-    first.set_yticks(range(len(padded_tokens)), [plots.shorten(t) for t in padded_tokens],
-                     fontsize=8 if len(padded_tokens) <= 24 else 5)
+    def _repr_mimebundle_(self, **kwargs):
+        data, metadata = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = STILL_HINT
+        try:  # X, PE and X + PE on one colour scale (one-hot has another shape)
+            matrices = {name: m for name, m in self.matrices().items() if name != "one_hot"}
+            padded = tokens.pad(tokens.tokenize(self.sentence), max_sequence_length=self.max_sequence_length)
+            fig = plots.matrices_figure(matrices, row_labels=[plots.shorten(t) for t in padded])
+        except ValueError:  # a sentence too long, or a table too large to write cell by cell: the line alone
+            return data, metadata
+        fig.text(0.01, 0.005, STILL_HINT, fontsize=8, ha="left", va="bottom")
+        data["image/png"] = plots.png_bytes(fig)
+        return data, metadata

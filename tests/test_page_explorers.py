@@ -1,0 +1,311 @@
+"""The encoding and pipeline explorers (anywidgets): their settings in Python, their numbers and pictures in the page.
+
+The browser checks open the site's page of notebook 08 (tools/build_site.py: no kernel, the saved explorers rendered
+by the vendored widget renderer and anywidget's own front-end file) in headless Chromium: the numbers the page
+computes equal posenc's, a key press on a slider repaints within one frame, a typed sentence is tokenised within the
+vocabulary the explorer was given, and each explorer fits a phone's width.
+benchmarks/bench_explorer_latency.py measures the key press to repaint time over more presses and every control.
+"""
+
+import contextlib
+import functools
+import http.server
+import statistics
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from posenc import tokens
+from posenc.builder import sinusoidal_encoding
+from posenc.embedding import embedding_matrix
+from posenc.encoding import wavelengths
+from posenc.explorers import EncodingExplorer, PipelineExplorer
+from posenc.explorers.encoding_explorer import STILL_HINT, VIEWS
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import lab_browser  # noqa: E402
+
+FRAME_MS = 16  # one frame at 60 Hz is 16.7 ms
+
+
+# --- Python: the settings --------------------------------------------------------------------------------------------
+
+def test_settings_are_checked_where_they_are_set():
+    explorer = EncodingExplorer(d_model=16, max_sequence_length=20, position=30, dimension=99)
+    assert (explorer.position, explorer.dimension) == (19, 15)  # past the end: moved to the last row and column
+    explorer.d_model = 9
+    assert explorer.dimension == 8
+    for name, value, error in [("d_model", 0, ValueError), ("d_model", 257, ValueError), ("d_model", 2.5, TypeError),
+                               ("position", 20, ValueError), ("base", 1.0, ValueError), ("view", "table", ValueError)]:
+        with pytest.raises(error, match=name):
+            setattr(explorer, name, value)
+    with pytest.raises(ValueError, match="view"):
+        EncodingExplorer(view="table")
+    with pytest.raises(TypeError, match="compare_layouts"):
+        EncodingExplorer(compare_layouts="yes")
+
+
+def test_where_widgets_cannot_render_a_still_picture_and_one_line():
+    data, _ = EncodingExplorer(d_model=8, max_sequence_length=8)._repr_mimebundle_()
+    assert data["text/plain"] == STILL_HINT and "JupyterLab" in STILL_HINT
+    assert data["image/png"].startswith(b"\x89PNG") and "application/vnd.jupyter.widget-view+json" in data
+
+
+# --- The site's page of the explorers' notebook: the saved explorer, live without a kernel -----------------------------
+
+def site_page(out: Path, stem: str = "08_explore") -> Path:
+    """The site's page of notebook `stem` as tools/build_site.py builds it (its vendored require.js and html-manager,
+    anywidget's front end from its wheel), into out/notebooks/ (assets into out/_static)."""
+    import build_site
+
+    every = build_site.notebooks
+    build_site.notebooks = lambda: [ROOT / "notebooks" / f"{stem}.ipynb"]
+    try:
+        build_site.build_site(out)
+    finally:
+        build_site.notebooks = every
+    return out / "notebooks" / f"{stem}.html"
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def served(folder: Path):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def open_page(browser, base: str, path: str, *, width=1280, height=720):
+    """The page at `path`, every request outside `base` refused and recorded, its errors recorded."""
+    tab = browser.new_page()
+    tab.set_viewport_size({"width": width, "height": height})
+    tab.errors, tab.outside = [], []
+    tab.on("pageerror", lambda error: tab.errors.append(str(error)))
+    tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base)
+              else (tab.outside.append(route.request.url), route.abort()))
+    tab.goto(f"{base}/{path}", wait_until="load")
+    tab.wait_for_function("document.querySelector('.posenc-encoding-explorer canvas') !== null"
+                          " && document.querySelector('.posenc-pipeline-explorer canvas') !== null", timeout=90_000)
+    return tab
+
+
+EXPLORER = "document.querySelector('.posenc-encoding-explorer')"
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    out = tmp_path_factory.mktemp("encoding_explorer")
+    site_page(out / "site")
+    with served(out / "site") as base, lab_browser.chromium(out) as browser:
+        tab = open_page(browser, base, "notebooks/08_explore.html")
+        yield tab
+        assert tab.errors == [] and tab.outside == [], (tab.errors, tab.outside)
+
+
+def set_slider(page, name: str, value: float) -> None:
+    page.evaluate("""([name, value]) => {
+        const input = document.querySelector(`.posenc-encoding-explorer input[name=${name}]`);
+        input.value = value;
+        input.dispatchEvent(new Event('input', {bubbles: true}));
+    }""", [name, value])
+
+
+SETTINGS = [  # (max_sequence_length, d_model, log10 base): the start, an odd d_model, the sliders' far corners
+    (64, 128, 4), (33, 15, 1), (256, 256, 6), (1, 1, 0.3), (200, 255, 4.05)]
+
+
+@pytest.mark.slow
+def test_the_page_starts_from_the_saved_settings_and_describes_them(page):
+    state = page.evaluate(f"{EXPLORER}.posenc.state()")
+    # The notebook moved its explorer to the curves view, dimension 100, before it was saved.
+    assert state == {"d_model": 128, "max_sequence_length": 64, "base": 10000, "position": 10, "dimension": 100,
+                     "view": "curves", "compare_layouts": False}
+    page.locator(".posenc-encoding-explorer input[value=heatmap]").check()
+    set_slider(page, "dimension", 4)
+    live = page.locator(".posenc-encoding-explorer [aria-live=polite]")
+    # Column 4 (pair 2) repeats every 2 pi 10000^(4/128) positions.
+    assert f"column 4 (sin) repeats every {float(wavelengths(d_model=128)[4]):.4g} positions" in live.inner_text()
+    # Every control has a visible label and is reached by the keyboard (inputs: focusable by default).
+    labels = page.evaluate("""() => Array.from(document.querySelectorAll('.posenc-encoding-explorer input'))
+        .map(i => [i.type, i.closest('label') ? i.closest('label').innerText.trim().split('\\n')[0] : ''])""")
+    assert len(labels) == 5 + 4 + 1 and all(text for _, text in labels), labels
+
+
+@pytest.mark.slow
+def test_the_page_numbers_equal_the_package(page):
+    for length, d_model, exponent in SETTINGS:
+        set_slider(page, "max_sequence_length", length)
+        set_slider(page, "d_model", d_model)
+        set_slider(page, "base", exponent)
+        state = page.evaluate(f"{EXPLORER}.posenc.state()")
+        got = np.array(page.evaluate(f"{EXPLORER}.posenc.table()"), dtype=np.float64).reshape(length, d_model)
+        expected = sinusoidal_encoding(max_sequence_length=length, d_model=d_model, base=state["base"]).numpy()
+        assert np.array_equal(got, expected.astype(np.float64)), (length, d_model, state["base"])
+        np.testing.assert_allclose(page.evaluate(f"{EXPLORER}.posenc.wavelengths()"),
+                                   wavelengths(d_model=d_model, base=state["base"]).numpy(), rtol=1e-15)
+    # The similarity view: PE[p] . PE[q], as table @ table.T, and the description names its smallest entry.
+    set_slider(page, "max_sequence_length", 40)
+    set_slider(page, "d_model", 33)
+    set_slider(page, "base", 1)
+    set_slider(page, "position", 7)
+    page.locator(".posenc-encoding-explorer input[value=similarity]").check()
+    table = sinusoidal_encoding(max_sequence_length=40, d_model=33, base=10.0).double()
+    similarity = np.array(page.evaluate(f"{EXPLORER}.posenc.similarity()")).reshape(40, 40)
+    np.testing.assert_allclose(similarity, (table @ table.T).numpy(), atol=1e-5)
+    least = int(torch.argmin(table[7] @ table.T))
+    assert f"smallest at position {least} (" in page.evaluate(f"{EXPLORER}.posenc.description()")
+    # Wavelengths: how many columns repeat within the table, as the notebook's exercise counts them.
+    for setting, value in [("max_sequence_length", 64), ("d_model", 128), ("base", 4)]:
+        set_slider(page, setting, value)
+    page.locator(".posenc-encoding-explorer input[value=wavelengths]").check()
+    within = int((wavelengths(d_model=128) < 64).sum())
+    assert f"{within} of 128 columns repeat within the 64 positions" in page.evaluate(f"{EXPLORER}.posenc.description()")
+
+
+ARM_JS = """(name) => {
+    const root = document.querySelector('.posenc-encoding-explorer');
+    const input = root.querySelector(`input[name=${name}]`);
+    input.focus();
+    window.__latency = new Promise(resolve => {
+        let start = null;
+        input.addEventListener('keydown', () => { start = performance.now(); }, {once: true, capture: true});
+        const painted = event => {
+            if (start === null) return;
+            root.removeEventListener('posenc:painted', painted);
+            const paint = event.detail.ms;
+            requestAnimationFrame(() => resolve({total: performance.now() - start, paint}));
+        };
+        root.addEventListener('posenc:painted', painted);
+    });
+}"""
+
+
+def press_and_time(page, name: str, presses: int, *, warm_up: int = 2) -> list[dict]:
+    """Press ArrowRight and ArrowLeft in turn on slider `name`: for each, key press to the first frame after the
+    repaint, and the repaint itself (ms); the first `warm_up` presses are dropped."""
+    samples = []
+    for press in range(presses + warm_up):
+        page.evaluate(ARM_JS, name)
+        page.keyboard.press("ArrowRight" if press % 2 == 0 else "ArrowLeft")
+        sample = page.evaluate("window.__latency")
+        if press >= warm_up:
+            samples.append(sample)
+    return samples
+
+
+@pytest.mark.slow
+def test_a_key_press_repaints_within_one_frame(page):
+    page.locator(".posenc-encoding-explorer input[value=heatmap]").check()
+    for setting, value in [("max_sequence_length", 64), ("d_model", 128), ("base", 4)]:
+        set_slider(page, setting, value)
+    before = page.evaluate(f"{EXPLORER}.posenc.description()")
+    picture = page.evaluate(f"{EXPLORER}.querySelector('canvas').toDataURL()")
+    samples = press_and_time(page, "d_model", 20)  # a new table each press: the most work a heatmap key press does
+    assert statistics.median(s["total"] for s in samples) <= FRAME_MS, samples
+    page.locator(".posenc-encoding-explorer input[name=d_model]").press("ArrowRight")
+    assert page.evaluate(f"{EXPLORER}.posenc.state().d_model") == 129
+    assert page.evaluate(f"{EXPLORER}.posenc.description()") != before
+    assert page.evaluate(f"{EXPLORER}.querySelector('canvas').toDataURL()") != picture
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_fits_a_phone_and_a_laptop(page, view):
+    page.locator(f".posenc-encoding-explorer input[value={view}]").check()
+    for width, height in [(390, 844), (1280, 720)]:
+        page.set_viewport_size({"width": width, "height": height})
+        page.evaluate(f"{EXPLORER}.posenc.draw()")
+        fits = page.evaluate("""() => {
+            const root = document.querySelector('.posenc-encoding-explorer');
+            const parts = Array.from(root.querySelectorAll('input, canvas, label, p')).map(n => n.getBoundingClientRect());
+            return {right: Math.max(...parts.map(r => r.right)), scroll: document.documentElement.scrollWidth};
+        }""")
+        assert fits["right"] <= width and fits["scroll"] <= width, (view, width, fits)
+    page.set_viewport_size({"width": 1280, "height": 720})
+
+
+# --- The pipeline explorer -------------------------------------------------------------------------------------------
+
+def test_the_pipeline_explorer_holds_only_the_vocabulary_and_w_e():
+    explorer = PipelineExplorer(sentence="My name is John", max_sequence_length=10, d_model=6)
+    size = explorer.vocabulary.vocab_size
+    assert explorer._vocabulary == list(explorer.vocabulary.tokens)
+    tables = np.frombuffer(explorer._W_E, dtype="<f4")
+    assert tables.size == size * 64 * 65 // 2  # W_E for d_model = 1 ... 64
+    start = size * 6 * 5 // 2
+    assert np.array_equal(tables[start:start + size * 6], embedding_matrix(vocab_size=size, d_model=6, seed=0).numpy().ravel())
+    for name, value, error in [("sentence", 42, TypeError), ("d_model", 65, ValueError), ("max_sequence_length", 0, ValueError)]:
+        with pytest.raises(error, match=name):
+            setattr(explorer, name, value)
+    with pytest.raises(TypeError, match="vocabulary"):
+        PipelineExplorer(vocabulary=["my", "name"])
+    data, _ = explorer._repr_mimebundle_()
+    assert data["text/plain"] == STILL_HINT and data["image/png"].startswith(b"\x89PNG")
+
+
+PIPELINE = "document.querySelector('.posenc-pipeline-explorer')"
+
+
+def type_sentence(page, sentence: str) -> None:
+    page.locator(".posenc-pipeline-explorer input[name=sentence]").fill(sentence)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sentence", ["My name is John", "What is his name?", "my name is my name", "",
+                                      "John's friend, Grant!", "שלום John", "WHAT IS YOUR NAME ?"])
+def test_the_pipeline_page_tokenises_and_computes_as_the_package(page, sentence):
+    reference = PipelineExplorer(sentence=sentence, max_sequence_length=10, d_model=6)
+    set_pipeline = "s => { const i = document.querySelector(`.posenc-pipeline-explorer input[name=${s[0]}]`); " \
+                   "i.value = s[1]; i.dispatchEvent(new Event('input', {bubbles: true})); }"
+    page.evaluate(set_pipeline, ["max_sequence_length", 10])
+    page.evaluate(set_pipeline, ["d_model", 6])
+    type_sentence(page, sentence)
+    padded = tokens.pad(tokens.tokenize(sentence), max_sequence_length=10)
+    assert page.evaluate(f"{PIPELINE}.posenc.tokens()") == padded
+    assert page.evaluate(f"{PIPELINE}.posenc.ids()") == reference.vocabulary.ids(padded)
+    expected = reference.matrices()
+    for name, key in [("X", "X"), ("PE", "PE"), ("sum", "X + PE")]:
+        got = np.array(page.evaluate(f"{PIPELINE}.posenc.{name}()"), dtype=np.float32).reshape(10, 6)
+        assert np.array_equal(got, expected[key].numpy()), (sentence, name)
+    unknown = sorted({t for t in tokens.tokenize(sentence) if t not in reference.vocabulary.tokens})
+    message = page.evaluate(f"{PIPELINE}.posenc.message()")
+    assert all(word in message for word in unknown) and ("<UNK>" in message) == bool(unknown), message
+
+
+@pytest.mark.slow
+def test_a_sentence_too_long_shows_the_packages_error_and_keeps_the_picture(page):
+    type_sentence(page, "My name is John")
+    picture = page.evaluate(f"{PIPELINE}.querySelector('canvas').toDataURL()")
+    type_sentence(page, "one two three four five six seven eight nine ten eleven twelve")
+    with pytest.raises(ValueError) as error:
+        tokens.pad(tokens.tokenize("one two three four five six seven eight nine ten eleven twelve"), max_sequence_length=10)
+    assert f"ValueError: {error.value}" in page.evaluate(f"{PIPELINE}.posenc.message()")
+    assert page.evaluate(f"{PIPELINE}.querySelector('canvas').toDataURL()") == picture
+    page.locator(".posenc-pipeline-explorer input[name=max_sequence_length]").focus()
+    for _ in range(2):
+        page.keyboard.press("ArrowRight")
+    assert page.evaluate(f"{PIPELINE}.posenc.tokens()")[-1] == "twelve"
+    assert page.evaluate(f"{PIPELINE}.querySelector('canvas').toDataURL()") != picture
+
+
+@pytest.mark.slow
+def test_the_pipeline_explorer_fits_a_phone(page):
+    type_sentence(page, "What is your name?")
+    for width, height in [(390, 844), (1280, 720)]:
+        page.set_viewport_size({"width": width, "height": height})
+        page.evaluate(f"{PIPELINE}.posenc.draw()")
+        right = page.evaluate(f"""() => Math.max(...Array.from({PIPELINE}.querySelectorAll('input, canvas, label, p'))
+            .map(n => n.getBoundingClientRect().right))""")
+        assert right <= width and page.evaluate("document.documentElement.scrollWidth") <= width, (width, right)
