@@ -24,40 +24,40 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ._validate import (
-    check_base,
-    check_flag,
-    check_float_dtype,
-    check_floating_tensor,
-    check_rows_to_add,
-    check_size,
-    check_str,
-    check_table_fits,
-    positions_beyond,
-    short,
+from ._checks import (
+    LAYOUTS,
+    MAX_POSITION,
+    check_angles,
+    check_even_d,
+    check_linear_bias,
+    check_rotary,
+    check_rotate_pairs,
+    check_same_word,
 )
+from ._validate import check_flag, check_float_dtype, check_rows_to_add, check_size, check_table_fits, positions_beyond
 from .attention import ProjectionWeights
 from .builder import DEFAULT_BASE, sinusoidal_encoding
 from .builder import frequencies as _sinusoid_frequencies
+from .positions import position_ids
 from .rope_scaling import SCALINGS, rope_frequencies, yarn_attention_factor
 
 __all__ = [
     "LearnedPositionalEmbedding",
     "rotary_angles",
     "apply_rotary",
+    "rotate_pairs",
+    "LAYOUTS",
     "rotation_matrix",
     "half_split_permutation",
     "alibi_slopes",
     "alibi_bias",
+    "linear_bias",
     "same_word_scores",
     "SCALINGS",
     "rope_frequencies",
     "yarn_attention_factor",
 ]
 
-# Positions are exact in float64 up to 2**53; an angle p * frequency beyond that means nothing.
-MAX_POSITION = 2**53
-LAYOUTS = ("interleaved", "half_split")
 
 
 class LearnedPositionalEmbedding(nn.Module):
@@ -115,37 +115,11 @@ def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BAS
     With `frequencies` (d // 2 angles per position, e.g. from `rope_frequencies` with a
     stretching rule), the angles are `(offset + p) * frequencies[i]` and `base` is not used.
     """
-    length = check_size("max_sequence_length", max_sequence_length, minimum=0)
-    d = _check_even_d(check_size("d", d))
-    base = check_base(base)
-    offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - length)
-    # The frequency vector is allocated even when there are no positions.
-    check_table_fits((max(length, 1), d // 2), torch.float64, name="table of angles", arguments="max_sequence_length or d")
-    if frequencies is None:
-        # The sinusoid's own frequencies, base^(-2i/d): one place computes them for the whole package.
-        theta = _sinusoid_frequencies(d_model=d, base=base)
-    else:
-        theta = _check_frequencies(frequencies, pairs=d // 2, name="d // 2")
-    positions = torch.arange(length, dtype=torch.float64) + offset
+    length, d, base, offset, frequencies = check_angles(max_sequence_length, d, base, offset, frequencies)
+    # Without frequencies, the sinusoid's own, base^(-2i/d): one place computes them for the whole package.
+    theta = _sinusoid_frequencies(d_model=d, base=base) if frequencies is None else frequencies
+    positions = position_ids(length=length, offset=offset).double()
     return positions[:, None] * theta[None, :]
-
-
-def _check_frequencies(frequencies: object, *, pairs: int, name: str) -> torch.Tensor:
-    """`frequencies` as float64: a 1-D floating tensor of `pairs` finite angles per position."""
-    check_floating_tensor("frequencies", frequencies, ndim=(1,))
-    if frequencies.shape[0] != pairs:
-        raise ValueError(f"frequencies must hold one angle per pair, {name} = {pairs}, got {short(frequencies)}")
-    frequencies = frequencies.detach().to(torch.float64)
-    if frequencies.numel() and not bool(torch.isfinite(frequencies).all()):
-        raise ValueError(f"frequencies must be finite numbers, got NaN or inf in {short(frequencies)}")
-    return frequencies
-
-
-def _check_even_d(d: int) -> int:
-    if d % 2:
-        raise ValueError(f"d must be even: rotary encoding turns the pairs (0, 1), (2, 3), ..., and d={d} leaves the last "
-                         "column without a partner")
-    return d
 
 
 def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0, layout: str = "interleaved",
@@ -184,34 +158,31 @@ def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0
     dtype once; the result has x's dtype and shape. NaN or inf in x stay NaN or inf
     in the rows they are in (a rotation mixes only the two numbers of a pair).
     """
-    check_floating_tensor("x", x)
-    if x.dim() < 2:
-        raise ValueError(f"x must have at least 2 dimensions (..., seq, d), got shape {tuple(x.shape)}")
-    layout = check_str("layout", layout)
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    length, d = x.shape[-2], x.shape[-1]
-    if d % 2:
-        raise ValueError(f"x's last dimension d must be even: rotary encoding turns pairs of columns, got shape {tuple(x.shape)}")
-    if rotary_dim is not None:
-        rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=max(d, 2))
-        if rotary_dim % 2 or rotary_dim > d:
-            raise ValueError(f"rotary_dim must be an even number of columns from 2 to x's last dimension d={d}, "
-                             f"got {rotary_dim}")
-        if rotary_dim < d:
-            turned = apply_rotary(x[..., :rotary_dim], base=base, offset=offset, layout=layout, frequencies=frequencies)
-            return torch.cat([turned, x[..., rotary_dim:]], dim=-1)
-    if frequencies is not None:
-        frequencies = _check_frequencies(frequencies, pairs=d // 2, name="x's last dimension d // 2")
-        angles = rotary_angles(max_sequence_length=length, d=max(d, 2), offset=offset,
-                               frequencies=frequencies if d else frequencies.new_zeros(1))[:, : d // 2]
-    else:
-        angles = rotary_angles(max_sequence_length=length, d=max(d, 2), base=base, offset=offset)[:, : d // 2]
+    turned, frequencies = check_rotary(x, layout, frequencies, rotary_dim)
+    if turned < x.shape[-1]:  # partial RoPE: the first `turned` columns turn, the others pass unchanged
+        return torch.cat([apply_rotary(x[..., :turned], base=base, offset=offset, layout=layout,
+                                       frequencies=frequencies), x[..., turned:]], dim=-1)
+    d = max(turned, 2)  # an empty head (d = 0) gets one pair's table, of which it uses none
+    if frequencies is not None and not turned:
+        frequencies = frequencies.new_zeros(1)
+    table = rotary_angles(max_sequence_length=x.shape[-2], d=d, base=base, offset=offset, frequencies=frequencies)
+    return rotate_pairs(x, table[:, : turned // 2], layout=layout)
+
+
+def rotate_pairs(x: torch.Tensor, angles: torch.Tensor, *, layout: str = "interleaved") -> torch.Tensor:
+    """Turn each pair of columns of x by its angle: `(x1, x2) -> (x1 cos t - x2 sin t, x1 sin t + x2 cos t)`.
+
+    The one rotation of the package: `apply_rotary` calls it with the angles of positions
+    `offset, offset + 1, ...`, a decoder with each token's own position id. angles: one per pair,
+    broadcasting to `(..., seq, d // 2)`; their cosines and sines are rounded to x's dtype once.
+    The pairs are the columns (2i, 2i+1) with `layout="interleaved"`, (i, i + d/2) with "half_split".
+    """
+    check_rotate_pairs(x, angles, layout)
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     if layout == "interleaved":
         x1, x2 = x[..., 0::2], x[..., 1::2]
         return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
-    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
     return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
 
@@ -232,8 +203,7 @@ def rotation_matrix(*, position: int, d: int, base: float = DEFAULT_BASE,
     For reading and checking only: `apply_rotary` applies the same rotation pair by pair
     without building a matrix that is almost all zeros.
     """
-    position = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1)
-    d = _check_even_d(check_size("d", d))
+    position, d = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1), check_even_d(d)
     check_table_fits((d, d), torch.float64, name="rotation matrix", arguments="d")
     angles = rotary_angles(max_sequence_length=1, d=d, base=base, offset=position, frequencies=frequencies)[0]
     cos, sin = angles.cos(), angles.sin()
@@ -253,7 +223,7 @@ def half_split_permutation(*, d: int) -> torch.Tensor:
     models/llama/convert_llama_weights_to_hf.py, `permute`) reorders each head's rows of
     W_Q and W_K (PyTorch stores a Linear layer's weight as out x in) in exactly this order.
     """
-    d = _check_even_d(check_size("d", d))
+    d = check_even_d(d)
     check_table_fits((d,), torch.int64, name="permutation", arguments="d")
     return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
 
@@ -301,13 +271,20 @@ def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
     causal = check_flag("causal", causal)
     dtype = check_float_dtype("dtype", dtype)
     check_table_fits((num_heads, length, length), dtype, name="bias", arguments="num_heads or max_sequence_length")
-    slopes = alibi_slopes(num_heads=num_heads, dtype=torch.float64)
-    positions = torch.arange(length, dtype=torch.float64)
+    positions = position_ids(length=length).double()
     distance = positions[:, None] - positions[None, :]  # i - j: > 0 for keys before the query
-    bias = -slopes[:, None, None] * distance.abs() + 0.0  # + 0.0: no -0.0 on the diagonal
+    bias = linear_bias(alibi_slopes(num_heads=num_heads, dtype=torch.float64), distance.abs())
     if causal:
         bias = bias.masked_fill(distance < 0, float("-inf"))
     return bias.to(dtype)
+
+
+def linear_bias(slopes: torch.Tensor, distance: torch.Tensor) -> torch.Tensor:
+    """ALiBi's bias, `-slope_h * distance`: slopes `(num_heads,)`, distance `(..., queries, keys)` (query position
+    minus key position); shape `(..., num_heads, queries, keys)` once broadcast. The one ALiBi bias of the package:
+    `alibi_bias` calls it with the distances of positions 0, 1, ..., a decoder with those of its position ids."""
+    check_linear_bias(slopes, distance)
+    return -slopes[:, None, None] * distance + 0.0  # + 0.0: no -0.0 where the distance is 0
 
 
 # One word at every position: what each scheme lets position add to a score ------------------
@@ -329,34 +306,16 @@ def same_word_scores(word: torch.Tensor, weights: ProjectionWeights, *, scheme: 
     with p = query_position and q = p + k. Computed in float64; a float64 tensor of
     len(offsets) scores. The scores are not divided by sqrt(d_k): the comparison is the same.
     """
-    word = check_floating_tensor("word", word, ndim=(1,))
-    if not isinstance(weights, ProjectionWeights):
-        raise TypeError(f"weights must be attention.projection_weights(...)'s ProjectionWeights, got {type(weights).__name__}")
+    query_position, offsets = check_same_word(word, weights, ProjectionWeights, scheme, SCORE_SCHEMES, query_position,
+                                              offsets, MAX_SCORE_POSITION)
     d_model = word.shape[0]
-    if weights.W_Q.shape[0] != d_model or weights.W_K.shape != weights.W_Q.shape:
-        raise ValueError(f"weights must map d_model={d_model} features (the word's length), got W_Q of shape "
-                         f"{tuple(weights.W_Q.shape)} and W_K of shape {tuple(weights.W_K.shape)}")
-    scheme = check_str("scheme", scheme)
-    if scheme not in SCORE_SCHEMES:
-        raise ValueError(f"scheme must be one of {SCORE_SCHEMES}, got {scheme!r}")
-    query_position = check_size("query_position", query_position, minimum=0, maximum=MAX_SCORE_POSITION)
-    if isinstance(offsets, (str, bytes)) or not isinstance(offsets, Sequence):
-        raise TypeError(f"offsets must be a list or range of ints, got {type(offsets).__name__}")
-    if len(offsets) == 0:
-        raise ValueError("offsets must hold at least one offset, got an empty one")
-    # A key sits at query_position + k, which must be a position from 0 on.
-    offsets = [check_size(f"offsets[{n}]", k, minimum=-query_position, maximum=MAX_SCORE_POSITION - query_position)
-               for n, k in enumerate(offsets)]
     key_positions = torch.tensor(offsets, dtype=torch.int64) + query_position
     length = int(max(key_positions.max(), query_position)) + 1
-    check_table_fits((length, d_model), torch.float64, name="table of positions", arguments="query_position or offsets")
     W_Q, W_K = weights.W_Q.to(torch.float64), weights.W_K.to(torch.float64)
     word = word.to(torch.float64)
     if scheme == "sinusoidal":
         rows = word + sinusoidal_encoding(max_sequence_length=length, d_model=d_model, base=base, dtype=torch.float64)
         return (rows[query_position] @ W_Q) @ (rows[key_positions] @ W_K).T
-    if W_Q.shape[1] % 2:
-        raise ValueError(f"rotary needs an even d_k to turn pairs of columns, got W_Q of shape {tuple(W_Q.shape)}")
     queries = apply_rotary((word @ W_Q)[None], base=base, offset=query_position)[0]
     keys = apply_rotary((word @ W_K).expand(length, -1), base=base)[key_positions]
     return keys @ queries

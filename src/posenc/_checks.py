@@ -1,0 +1,336 @@
+"""The argument checks of the teaching modules (attention, schemes, positions, the tiny models), one per function.
+
+A function that teaches a formula calls one of these at its top and then reads as the formula.
+Each raises TypeError (wrong kind of value) or ValueError (right kind, wrong value) naming the
+argument, as `_validate`'s building blocks do; each returns the checked values the formula needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from ._validate import (
+    check_attention_mask,
+    check_base,
+    check_flag,
+    check_floating_tensor,
+    check_size,
+    check_str,
+    check_table_fits,
+    check_tensor,
+    is_sequence,
+    short,
+)
+
+# Positions are exact in float64 up to 2**53; an angle p * frequency beyond that means nothing.
+MAX_POSITION = 2**53
+LAYOUTS = ("interleaved", "half_split")
+
+
+# Attention ---------------------------------------------------------------------------------------
+
+
+def check_seed(seed: object) -> int:
+    return check_size("seed", seed, minimum=0, maximum=2**64 - 1)
+
+
+def check_projection(x: object, weights: object, projection_type: type) -> None:
+    check_floating_tensor("x", x, ndim=(2, 3))
+    if not isinstance(weights, projection_type):
+        raise TypeError(f"weights must be a posenc.attention.ProjectionWeights, got {type(weights).__name__}")
+    for name, matrix in zip(weights._fields, weights, strict=True):
+        check_floating_tensor(f"weights.{name}", matrix, ndim=(2,))
+        if matrix.shape != weights.W_Q.shape:
+            raise ValueError(f"weights' three matrices must have one shape, got W_Q {tuple(weights.W_Q.shape)} "
+                             f"and {name} {tuple(matrix.shape)}")
+    d_model = weights.W_Q.shape[0]
+    if x.shape[-1] != d_model:
+        raise ValueError(f"x must have d_model={d_model} features in its last dimension, got shape {tuple(x.shape)}")
+
+
+def check_query_key(Q: object, K: object) -> None:
+    check_floating_tensor("Q", Q, ndim=(2, 3, 4))
+    check_floating_tensor("K", K, ndim=(2, 3, 4))
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"Q and K must have the same last dimension d_k, got {tuple(Q.shape)} and {tuple(K.shape)}")
+    if Q.dim() > 2 and K.dim() > 2 and Q.shape[:-2] != K.shape[:-2]:
+        raise ValueError(f"Q and K must hold the same number of sequences (and heads), got shapes "
+                         f"{tuple(Q.shape)} and {tuple(K.shape)}")
+
+
+def check_masks(shape: torch.Size, key_mask: object, causal: object, mask: object) -> torch.Tensor | None:
+    """The keys each query may look at, from the three masks `attention_weights` takes, shaped to broadcast over
+    scores of `shape` (None: every key); refused if a row would keep no key."""
+    causal = check_flag("causal", causal)
+    keep = None if mask is None else _query_key_mask(mask, shape)
+    if key_mask is not None:
+        check_tensor("key_mask", key_mask, ndim=(1, 2))
+        if key_mask.dtype != torch.bool:
+            raise TypeError(f"key_mask must be a bool tensor, got dtype {key_mask.dtype}")
+        if key_mask.shape[-1] != shape[-1]:
+            raise ValueError(f"key_mask must have {shape[-1]} entries per row, got shape {tuple(key_mask.shape)}")
+        if key_mask.dim() == 2 and len(shape) > 2 and key_mask.shape[0] != shape[0]:
+            raise ValueError(f"scores and key_mask must hold the same number of sequences (batch size), got shapes "
+                             f"{tuple(shape)} and {tuple(key_mask.shape)}")
+        # (batch, seq) -> (batch, 1, ..., 1, seq): the same keys hidden for every head and every query.
+        middle = (1,) * max(len(shape) - key_mask.dim(), 1)
+        real = key_mask.reshape(key_mask.shape[:-1] + middle + key_mask.shape[-1:])
+        keep = real if keep is None else keep & real
+    if causal:
+        if shape[-2] != shape[-1]:
+            raise ValueError(f"scores must be square (one row and one column per token) for causal=True, "
+                             f"got shape {tuple(shape)}")
+        if shape[-1]:
+            from .attention import causal_mask  # the one causal mask (imported here: attention imports this module)
+
+            visible = causal_mask(sequence_length=shape[-1])
+            keep = visible if keep is None else keep & visible
+    if keep is not None and not bool(keep.any(dim=-1).all()):
+        names = "key_mask" if mask is None else "mask" if key_mask is None else "key_mask and mask together"
+        raise ValueError(f"{names} must keep at least one key in every row, or the softmax has nothing to weigh"
+                         + (" (with causal=True, the first token must be real)" if causal else ""))
+    return keep
+
+
+def _query_key_mask(mask: object, shape: torch.Size) -> torch.Tensor:
+    """mask checked against scores of `shape` and shaped to broadcast over them (a head dimension added where needed)."""
+    check_tensor("mask", mask, ndim=(2, 3))
+    if mask.dtype != torch.bool:
+        raise TypeError(f"mask must be a bool tensor (True = query r may look at key c), got dtype {mask.dtype}")
+    if mask.shape[-2:] != shape[-2:]:
+        raise ValueError(f"mask must be (seq, seq) or (batch, seq, seq) with the scores' last two sides "
+                         f"{tuple(shape[-2:])}, got shape {tuple(mask.shape)}")
+    if mask.dim() == 3:
+        if len(shape) == 2 or mask.shape[0] != shape[0]:
+            raise ValueError(f"a 3-D mask must hold one (seq, seq) mask per sequence of scores, got mask of shape "
+                             f"{tuple(mask.shape)} and scores of shape {tuple(shape)}")
+        if len(shape) == 4:
+            return mask[:, None]  # the same mask for every head
+    return mask
+
+
+def check_attend(q: object, k: object, v: object, bias: object, keep: object) -> None:
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_floating_tensor(name, t)
+        if t.dim() < 2 or t.dtype != q.dtype:
+            raise ValueError(f"{name} must have at least 2 dimensions (..., seq, d) and q's dtype {q.dtype}, "
+                             f"got {short(t)}")
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"q and k must share their last dimension d_k, and k and v their number of keys, got q "
+                         f"{tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+    try:
+        scores = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    except RuntimeError:
+        raise ValueError(f"q, k and v must have batch dimensions that broadcast, got {tuple(q.shape)}, "
+                         f"{tuple(k.shape)}, {tuple(v.shape)}") from None
+    for name, t, kind in (("bias", bias, "floating"), ("keep", keep, "bool")):
+        if t is None:
+            continue
+        check_tensor(name, t)
+        if (t.is_floating_point() if kind == "floating" else t.dtype == torch.bool) is False:
+            raise TypeError(f"{name} must be a {kind} tensor, got dtype {t.dtype}")
+        try:
+            fits = torch.broadcast_shapes(scores, t.shape) == scores
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{name} must broadcast to the scores' shape {tuple(scores)}, got shape {tuple(t.shape)}")
+
+
+def check_document_ids(document_ids: object) -> torch.Tensor:
+    check_tensor("document_ids", document_ids, ndim=(1, 2))
+    if document_ids.is_floating_point() or document_ids.is_complex() or document_ids.dtype == torch.bool:
+        raise TypeError(f"document_ids must be an integer tensor (one document id per token), got dtype {document_ids.dtype}")
+    if document_ids.shape[-1] == 0:
+        raise ValueError(f"document_ids must hold at least one position (one document id per token), "
+                         f"got shape {tuple(document_ids.shape)}")
+    check_table_fits(tuple(document_ids.shape) + document_ids.shape[-1:], torch.bool, name="mask",
+                     arguments="document_ids")
+    return document_ids
+
+
+def check_lengths(lengths: object) -> list[int]:
+    if not is_sequence(lengths) or not lengths:
+        raise TypeError(f"lengths must be a non-empty list of ints >= 1 (one length per document), got {short(lengths)}")
+    lengths = [check_size(f"lengths[{n}]", length) for n, length in enumerate(lengths)]
+    check_table_fits((sum(lengths),), torch.int64, name="row of document ids", arguments="lengths")
+    return lengths
+
+
+def check_split(x: object, num_heads: object) -> int:
+    check_tensor("x", x, ndim=(2, 3))
+    num_heads = check_size("num_heads", num_heads)
+    d_model = x.shape[-1]
+    if d_model == 0 or d_model % num_heads:
+        raise ValueError(f"x's last dimension (d_model={d_model}) must be a positive multiple of "
+                         f"num_heads={num_heads}, so that every head gets d_model / num_heads columns; "
+                         f"got x of shape {tuple(x.shape)}")
+    return num_heads
+
+
+def check_multi_head(x: object, weights: object, weights_type: type, num_heads: object, key_mask: object,
+                     mask: object) -> int:
+    check_floating_tensor("x", x, ndim=(2, 3))
+    if not isinstance(weights, weights_type):
+        raise TypeError(f"weights must be a posenc.attention.MultiHeadWeights (see multi_head_weights), "
+                        f"got {type(weights).__name__}")
+    num_heads = check_size("num_heads", num_heads)
+    check_floating_tensor("weights.W_O", weights.W_O, ndim=(2,))
+    if key_mask is not None and x.dim() == 2 and isinstance(key_mask, torch.Tensor) and key_mask.dim() != 1:
+        raise ValueError(f"key_mask must be 1-D (seq,) for one sequence x of shape {tuple(x.shape)}, "
+                         f"got shape {tuple(key_mask.shape)}")
+    if mask is not None and x.dim() == 2 and isinstance(mask, torch.Tensor) and mask.dim() != 2:
+        raise ValueError(f"mask must be 2-D (seq, seq) for one sequence x of shape {tuple(x.shape)}, "
+                         f"got shape {tuple(mask.shape)}")
+    return num_heads
+
+
+def check_output_weights(weights: object, num_heads: int) -> None:
+    """After project_qkv has checked W_Q, W_K and W_V: W_O against them, and num_heads against their columns."""
+    width = weights.W_V.shape[1]
+    if weights.W_O.shape != (width, weights.W_Q.shape[0]):
+        raise ValueError(f"weights.W_O must have shape {(width, weights.W_Q.shape[0])} (heads' columns x d_model), "
+                         f"got {tuple(weights.W_O.shape)}")
+    if width % num_heads:
+        raise ValueError(f"num_heads={num_heads} must divide the {width} columns of W_Q, W_K and W_V")
+
+
+# Position ids ------------------------------------------------------------------------------------
+
+
+def check_position_variant(attention_mask: object, document_ids: object, length: object,
+                           offset: object) -> tuple[str, torch.Tensor | int, int]:
+    """Which variant of `position_ids` is asked for (exactly one of the three), its checked input, and the offset."""
+    given = [name for name, value in (("attention_mask", attention_mask), ("document_ids", document_ids),
+                                      ("length", length)) if value is not None]
+    if len(given) != 1:
+        raise TypeError(f"position_ids takes exactly one of attention_mask, document_ids or length, got "
+                        f"{', '.join(given) or 'none of them'}")
+    if attention_mask is not None:
+        value = check_attention_mask(attention_mask, ndim=(1, 2))
+    elif document_ids is not None:
+        value = check_document_ids(document_ids)
+    else:
+        value = check_size("length", length, minimum=0)
+    offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION)
+    return given[0], value, offset
+
+
+# Schemes -----------------------------------------------------------------------------------------
+
+
+def check_even_d(d: object) -> int:
+    d = check_size("d", d)
+    if d % 2:
+        raise ValueError(f"d must be even: rotary encoding turns the pairs (0, 1), (2, 3), ..., and d={d} leaves the last "
+                         "column without a partner")
+    return d
+
+
+def check_frequencies(frequencies: object, *, pairs: int, name: str) -> torch.Tensor:
+    """`frequencies` as float64: a 1-D floating tensor of `pairs` finite angles per position."""
+    check_floating_tensor("frequencies", frequencies, ndim=(1,))
+    if frequencies.shape[0] != pairs:
+        raise ValueError(f"frequencies must hold one angle per pair, {name} = {pairs}, got {short(frequencies)}")
+    frequencies = frequencies.detach().to(torch.float64)
+    if frequencies.numel() and not bool(torch.isfinite(frequencies).all()):
+        raise ValueError(f"frequencies must be finite numbers, got NaN or inf in {short(frequencies)}")
+    return frequencies
+
+
+def check_angles(max_sequence_length: object, d: object, base: object, offset: object,
+                 frequencies: object) -> tuple[int, int, float, int, torch.Tensor | None]:
+    length = check_size("max_sequence_length", max_sequence_length, minimum=0)
+    d = check_even_d(d)
+    base = check_base(base)
+    offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - length)
+    # The frequency vector is allocated even when there are no positions.
+    check_table_fits((max(length, 1), d // 2), torch.float64, name="table of angles", arguments="max_sequence_length or d")
+    if frequencies is not None:
+        frequencies = check_frequencies(frequencies, pairs=d // 2, name="d // 2")
+    return length, d, base, offset, frequencies
+
+
+def check_layout(layout: object) -> str:
+    layout = check_str("layout", layout)
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    return layout
+
+
+def check_rotary(x: object, layout: object, frequencies: object, rotary_dim: object) -> tuple[int, torch.Tensor | None]:
+    """`apply_rotary`'s arguments: the number of columns it turns, and the frequencies as float64 (or None)."""
+    check_floating_tensor("x", x)
+    if x.dim() < 2:
+        raise ValueError(f"x must have at least 2 dimensions (..., seq, d), got shape {tuple(x.shape)}")
+    check_layout(layout)
+    d = x.shape[-1]
+    if d % 2:
+        raise ValueError(f"x's last dimension d must be even: rotary encoding turns pairs of columns, got shape {tuple(x.shape)}")
+    if rotary_dim is not None:
+        rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=max(d, 2))
+        if rotary_dim % 2 or rotary_dim > d:
+            raise ValueError(f"rotary_dim must be an even number of columns from 2 to x's last dimension d={d}, "
+                             f"got {rotary_dim}")
+    turned = d if rotary_dim is None else rotary_dim
+    if frequencies is not None:
+        name = "x's last dimension d // 2" if rotary_dim is None else "rotary_dim // 2"
+        frequencies = check_frequencies(frequencies, pairs=turned // 2, name=name)
+    return turned, frequencies
+
+
+def check_rotate_pairs(x: object, angles: object, layout: object) -> None:
+    check_floating_tensor("x", x)
+    check_floating_tensor("angles", angles)
+    check_layout(layout)
+    if x.dim() < 1 or x.shape[-1] % 2:
+        raise ValueError(f"x's last dimension must be even (pairs of columns), got shape {tuple(x.shape)}")
+    pairs = x.shape[:-1] + (x.shape[-1] // 2,)
+    try:
+        fits = torch.broadcast_shapes(pairs, angles.shape) == pairs
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"angles must broadcast to {tuple(pairs)}, one angle per pair of x, got shape "
+                         f"{tuple(angles.shape)}")
+
+
+def check_linear_bias(slopes: object, distance: object) -> None:
+    check_floating_tensor("slopes", slopes, ndim=(1,))
+    check_tensor("distance", distance)
+    if distance.dim() < 2 or distance.dtype == torch.bool or distance.is_complex():
+        raise ValueError(f"distance must be a real (..., queries, keys) tensor, got {short(distance)}")
+    try:
+        torch.broadcast_shapes(slopes.shape + (1, 1), distance.shape)
+    except RuntimeError:
+        raise ValueError(f"distance must broadcast with one slope per head, got slopes {tuple(slopes.shape)} and "
+                         f"distance {tuple(distance.shape)}") from None
+
+
+def check_same_word(word: object, weights: object, weights_type: type, scheme: object, schemes: tuple[str, ...],
+                    query_position: object, offsets: object, maximum: int) -> tuple[int, list[int]]:
+    check_floating_tensor("word", word, ndim=(1,))
+    if not isinstance(weights, weights_type):
+        raise TypeError(f"weights must be attention.projection_weights(...)'s ProjectionWeights, got {type(weights).__name__}")
+    d_model = word.shape[0]
+    if weights.W_Q.shape[0] != d_model or weights.W_K.shape != weights.W_Q.shape:
+        raise ValueError(f"weights must map d_model={d_model} features (the word's length), got W_Q of shape "
+                         f"{tuple(weights.W_Q.shape)} and W_K of shape {tuple(weights.W_K.shape)}")
+    scheme = check_str("scheme", scheme)
+    if scheme not in schemes:
+        raise ValueError(f"scheme must be one of {schemes}, got {scheme!r}")
+    query_position = check_size("query_position", query_position, minimum=0, maximum=maximum)
+    if isinstance(offsets, (str, bytes)) or not isinstance(offsets, Sequence):
+        raise TypeError(f"offsets must be a list or range of ints, got {type(offsets).__name__}")
+    if len(offsets) == 0:
+        raise ValueError("offsets must hold at least one offset, got an empty one")
+    # A key sits at query_position + k, which must be a position from 0 on.
+    offsets = [check_size(f"offsets[{n}]", k, minimum=-query_position, maximum=maximum - query_position)
+               for n, k in enumerate(offsets)]
+    length = max(max(offsets) + query_position, query_position) + 1
+    check_table_fits((length, d_model), torch.float64, name="table of positions", arguments="query_position or offsets")
+    if scheme == "rotary" and weights.W_Q.shape[1] % 2:
+        raise ValueError(f"rotary needs an even d_k to turn pairs of columns, got W_Q of shape {tuple(weights.W_Q.shape)}")
+    return query_position, offsets
