@@ -20,6 +20,7 @@ from ._validate import (
     check_str,
     check_table_fits,
     check_tensor,
+    is_real,
     is_sequence,
     short,
 )
@@ -334,3 +335,164 @@ def check_same_word(word: object, weights: object, weights_type: type, scheme: o
     if scheme == "rotary" and weights.W_Q.shape[1] % 2:
         raise ValueError(f"rotary needs an even d_k to turn pairs of columns, got W_Q of shape {tuple(weights.W_Q.shape)}")
     return query_position, offsets
+
+
+# The tiny models ---------------------------------------------------------------------------------
+
+
+def check_scheme(scheme: object, schemes: tuple[str, ...]) -> str:
+    scheme = check_str("scheme", scheme)
+    if scheme not in schemes:
+        raise ValueError(f"scheme must be one of {schemes}, got {scheme!r}")
+    return scheme
+
+
+def check_settings(settings: object, settings_type: type) -> object:
+    """`settings`, or the default `settings_type()` for None."""
+    if settings is None:
+        return settings_type()
+    if not isinstance(settings, settings_type):
+        raise TypeError(f"settings must be a {settings_type.__module__}.{settings_type.__name__} or None, "
+                        f"got {type(settings).__name__}")
+    return settings
+
+
+def check_settings_fields(s: object) -> None:
+    """An `experiment.Settings`' sizes."""
+    check_size("vocab_size", s.vocab_size, minimum=2, maximum=1000)
+    check_size("shortest", s.shortest, minimum=2, maximum=512)
+    check_size("longest", s.longest, minimum=s.shortest, maximum=512)
+    check_size("d_model", s.d_model, minimum=2, maximum=512)
+    check_size("num_heads", s.num_heads, minimum=1, maximum=64)
+    check_size("num_layers", s.num_layers, minimum=1, maximum=12)
+    check_size("steps", s.steps, minimum=1, maximum=100_000)
+    check_size("batch_size", s.batch_size, minimum=1, maximum=4096)
+    check_size("seed", s.seed, minimum=0, maximum=2**63 - 1)
+    check_flag("causal", s.causal)
+    check_flag("scale_embeddings", s.scale_embeddings)
+    if s.d_model % s.num_heads or (s.d_model // s.num_heads) % 2:
+        raise ValueError(f"d_model must be num_heads times an even head size (rotary turns pairs of columns), "
+                         f"got d_model={s.d_model}, num_heads={s.num_heads}")
+    check_learning_rate(s.learning_rate)
+
+
+def check_learning_rate(rate: object) -> float:
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate < 1:
+        raise ValueError(f"learning_rate must be a number in (0, 1), got {rate!r}")
+    return rate
+
+
+def check_attention_layer(scheme: object, d_model: object, num_heads: object, causal: object, head_dim: object,
+                          rotary_dim: object, base: object) -> tuple[str, int, int, bool, int, int]:
+    """`experiment.Attention`'s arguments: (scheme, d_model, num_heads, causal, head_dim, rotary_dim) with the defaults
+    filled in (head_dim d_model // num_heads, rotary_dim head_dim)."""
+    from .experiment import SCHEMES
+
+    scheme = check_scheme(scheme, SCHEMES)
+    d_model = check_size("d_model", d_model, minimum=2, maximum=512)
+    num_heads = check_size("num_heads", num_heads, minimum=1, maximum=64)
+    causal = check_flag("causal", causal)
+    if d_model % num_heads or (d_model // num_heads) % 2:
+        raise ValueError(f"d_model must be num_heads times an even head size (rotary turns pairs of columns), "
+                         f"got d_model={d_model}, num_heads={num_heads}")
+    head_dim = d_model // num_heads if head_dim is None else check_size("head_dim", head_dim, minimum=2, maximum=512)
+    rotary_dim = head_dim if rotary_dim is None else check_size("rotary_dim", rotary_dim, minimum=2, maximum=512)
+    if rotary_dim % 2 or rotary_dim > head_dim:
+        raise ValueError(f"rotary_dim must be an even number from 2 to head_dim={head_dim}, got {rotary_dim}")
+    check_base(base)
+    return scheme, d_model, num_heads, causal, head_dim, rotary_dim
+
+
+def check_layer_input(x: object, dtype: torch.dtype, d_model: int) -> int:
+    """x's sequence length, once x is known to be (batch, seq, d_model) floats of the layer's dtype."""
+    check_floating_tensor("x", x, ndim=(3,))
+    if x.dtype != dtype:  # a matrix product needs both sides in one dtype
+        raise TypeError(f"x must have the layer's dtype {dtype}, got {x.dtype}")
+    if x.shape[-1] != d_model or x.shape[1] == 0:
+        raise ValueError(f"x must have shape (batch, seq >= 1, d_model={d_model}), got {tuple(x.shape)}")
+    return x.shape[1]
+
+
+def check_model_ids(ids: object, settings: object, max_sequence_length: int | None, scheme: str) -> None:
+    """Token ids a `TinyTransformer` can read: (batch, seq) int64, in its vocabulary, no longer than its positions."""
+    from .experiment import FORMULA_LENGTH
+
+    check_tensor("ids", ids, ndim=(2,))
+    if ids.dtype != torch.int64:
+        raise TypeError(f"ids must be an int64 tensor of token ids, got dtype {ids.dtype}")
+    if ids.numel() and not (0 <= int(ids.min()) and int(ids.max()) < settings.vocab_size):
+        raise ValueError(f"ids must be token ids from 0 to {settings.vocab_size - 1}, "
+                         f"got values up to {int(ids.max())}")
+    limit = FORMULA_LENGTH if max_sequence_length is None else max_sequence_length
+    if not 1 <= ids.shape[1] <= limit:
+        raise ValueError(f"ids must have 1 to {limit} positions for the {scheme!r} scheme, "
+                         f"got shape {tuple(ids.shape)}")
+    check_table_fits((ids.shape[0], settings.num_heads, ids.shape[1], ids.shape[1]), torch.float32,
+                     name="attention scores", arguments="batch or sequence length")
+
+
+def check_tiny_model(model: object, model_type: type, *, ids: object = None) -> None:
+    """A model of `model_type`; with `ids`, token ids of at least 2 positions (a query with a previous token)."""
+    if not isinstance(model, model_type):
+        raise TypeError(f"model must be a posenc.experiment.TinyTransformer, got {type(model).__name__}")
+    if ids is not None:
+        check_tensor("ids", ids, ndim=(2,))
+        if ids.shape[1] < 2:
+            raise ValueError(f"ids must have at least 2 positions, so that a query has a previous token, "
+                             f"got shape {tuple(ids.shape)}")
+
+
+def check_progress(progress: object) -> None:
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a function or None, got {type(progress).__name__}")
+
+
+def check_fit(model: object, model_type: type, name: object, batch: object, steps: object, shortest: object,
+              longest: object, learning_rate: object, seed: object, progress: object) -> None:
+    check_tiny_model(model, model_type)
+    check_str("name", name)
+    if not callable(batch):
+        raise TypeError(f"batch must be a function (length, generator) -> (ids, targets), got {short(batch)}")
+    check_size("steps", steps, maximum=100_000)
+    shortest = check_size("shortest", shortest, minimum=1, maximum=2**16)
+    check_size("longest", longest, minimum=shortest, maximum=2**16)
+    check_learning_rate(learning_rate)
+    check_size("seed", seed, minimum=0, maximum=2**63 - 1)
+    check_progress(progress)
+
+
+def check_copy_settings(s: object) -> None:
+    """A `stretch.CopySettings`' own fields (the model's sizes are checked by the Settings they make)."""
+    check_size("shortest_block", s.shortest_block, minimum=2, maximum=256)
+    check_size("longest_block", s.longest_block, minimum=s.shortest_block, maximum=256)
+    check_base(s.base)
+    factor = s.partial_rotary_factor
+    if not is_real(factor) or not 0 < factor <= 1:
+        raise ValueError(f"partial_rotary_factor must be a number in (0, 1], the share of each head RoPE turns, "
+                         f"got {short(factor)}")
+
+
+def check_rotary_columns(head_dim: int, factor: float) -> int:
+    rotary_dim = int(head_dim * factor)
+    if rotary_dim < 2 or rotary_dim % 2:
+        raise ValueError(f"partial_rotary_factor={factor!r} of head_dim={head_dim} gives "
+                         f"{rotary_dim} columns to turn: it must be an even number >= 2")
+    return rotary_dim
+
+
+def check_copy_model(model: object, model_type: type, settings_type: type) -> object:
+    if not isinstance(model, model_type) or not isinstance(getattr(model, "copy_settings", None), settings_type):
+        raise TypeError(f"model must be a model from posenc.stretch.copy_model or train_copy, got {type(model).__name__}")
+    return model
+
+
+def check_fine_tune(steps: object, seed: object, scaling: object, factor: object, longest: int) -> tuple[int, int]:
+    steps = check_size("steps", steps, maximum=100_000)
+    seed = check_size("seed", seed, minimum=0, maximum=2**63 - 1)
+    if scaling is None:  # without a rule, `stretched` is not asked about the factor: it is checked here
+        if not is_real(factor):
+            raise TypeError(f"factor must be a real number >= 1, got {short(factor)} of type {type(factor).__name__}")
+        if not 1.0 <= float(factor) <= longest:
+            raise ValueError(f"factor must be a number from 1 to {longest} (the longer inputs over the trained "
+                             f"ones), got {factor!r}")
+    return steps, seed
