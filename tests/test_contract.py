@@ -76,7 +76,6 @@ INSTANCES = {
     experiment.Comparison: lambda: experiment.compare(["learned"], settings=TINY, progress=False),
     generation.TinyDecoder: lambda: generation.TinyDecoder(scheme="rotary", vocab_size=8, d_model=8, num_heads=2,
                                                           max_sequence_length=8),
-    stretch.RopeAttention: lambda: stretch.RopeAttention(d_model=8, num_heads=2, rotary_dim=4),
 }
 
 

@@ -496,3 +496,79 @@ def check_fine_tune(steps: object, seed: object, scaling: object, factor: object
             raise ValueError(f"factor must be a number from 1 to {longest} (the longer inputs over the trained "
                              f"ones), got {factor!r}")
     return steps, seed
+
+
+def check_decoder(scheme: object, schemes: tuple[str, ...], vocab_size: object, d_model: object, num_heads: object,
+                  max_sequence_length: object, seed: object) -> tuple[str, int, int, int, int, int]:
+    """`generation.TinyDecoder`'s arguments, checked and returned in that order."""
+    scheme = check_scheme(scheme, schemes)
+    vocab_size = check_size("vocab_size", vocab_size, maximum=2**20)
+    d_model = check_size("d_model", d_model, maximum=2**12)
+    num_heads = check_size("num_heads", num_heads, maximum=d_model)
+    if d_model % num_heads or (scheme == "rotary" and (d_model // num_heads) % 2):
+        raise ValueError(f"num_heads={num_heads} must divide d_model={d_model}" +
+                         (" into heads of an even head_dim (RoPE turns pairs)" if scheme == "rotary" else ""))
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=2**16)
+    seed = check_size("seed", seed, minimum=0, maximum=2**32 - 1)
+    # W_E, W_out and a position table: (2 vocab_size + max_sequence_length) rows of d_model.
+    check_table_fits((2 * vocab_size + max_sequence_length, d_model), torch.float32,
+                     arguments="vocab_size, max_sequence_length or d_model")
+    return scheme, vocab_size, d_model, num_heads, max_sequence_length, seed
+
+
+def check_decoder_ids(ids: object, vocab_size: int) -> torch.Tensor:
+    check_tensor("ids", ids, ndim=(2,))
+    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+        raise TypeError(f"ids must be an integer tensor of token ids, got dtype {ids.dtype}")
+    if ids.shape[1] == 0:
+        raise ValueError(f"ids must hold at least one token per row, got shape {tuple(ids.shape)}")
+    if ids.numel() and not bool(((ids >= 0) & (ids < vocab_size)).all()):
+        raise ValueError(f"ids must lie in [0, vocab_size={vocab_size}), got values from {int(ids.min())} "
+                         f"to {int(ids.max())}")
+    return ids.long()
+
+
+def check_decoder_cache(cache: object, cache_type: type, batch: int, num_heads: int, head_dim: int) -> int:
+    """The number of tokens a decoder's cache holds, once it is known to come from this model and batch."""
+    if not isinstance(cache, cache_type):
+        raise TypeError(f"cache must be a KVCache (the cache of an earlier call) or None, got {short(cache)}")
+    cached = cache.keys.shape[-2] if isinstance(cache.keys, torch.Tensor) and cache.keys.dim() == 4 else -1
+    expected = (batch, num_heads, cached, head_dim)
+    if (not all(isinstance(t, torch.Tensor) for t in cache) or tuple(cache.keys.shape) != expected
+            or cache.values.shape != cache.keys.shape or tuple(cache.key_mask.shape) != (batch, cached)):
+        raise ValueError(f"cache must come from this model on a batch of {batch} (keys {expected}), "
+                         f"got keys of shape {tuple(getattr(cache.keys, 'shape', ()))}")
+    return cached
+
+
+def check_decoder_mask(attention_mask: object, cache: object, batch: int, offset: int, seq: int) -> torch.Tensor:
+    """The bool mask of the cached and the new tokens: `attention_mask`, or the cache's and 1 for every new token."""
+    if attention_mask is None:
+        new = torch.ones(batch, seq, dtype=torch.bool)
+        return new if cache is None else torch.cat([cache.key_mask, new], dim=-1)
+    check_attention_mask(attention_mask, ndim=(1, 2))
+    if tuple(attention_mask.shape) != (batch, offset + seq):
+        raise ValueError(f"attention_mask must be (batch, cached + seq) = {(batch, offset + seq)}: the cached tokens' "
+                         f"and the new ones', got shape {tuple(attention_mask.shape)}")
+    return attention_mask.bool()
+
+
+def check_decoder_positions(position_ids: object, batch: int, offset: int, seq: int, scheme: str,
+                            max_sequence_length: int, has_table: bool) -> torch.Tensor:
+    """`(batch, seq)` position ids: the given ones checked, or `offset + 0, 1, ..., seq - 1`."""
+    if position_ids is None:
+        from .positions import position_ids as counted
+
+        return counted(length=seq, offset=offset).expand(batch, seq)
+    check_tensor("position_ids", position_ids, ndim=(1, 2))
+    if position_ids.is_floating_point() or position_ids.is_complex() or position_ids.dtype == torch.bool:
+        raise TypeError(f"position_ids must be an integer tensor, got dtype {position_ids.dtype}")
+    if position_ids.shape[-1] != seq or (position_ids.dim() == 2 and position_ids.shape[0] != batch):
+        raise ValueError(f"position_ids must be (batch, seq) = {(batch, seq)} or (seq,), got shape "
+                         f"{tuple(position_ids.shape)}")
+    limit = max_sequence_length if has_table else 2**24  # float32 counts whole numbers to 2^24
+    if position_ids.numel() and not bool(((position_ids >= 0) & (position_ids < limit)).all()):
+        raise ValueError(f"position_ids must lie in [0, {limit}) for scheme {scheme!r} "
+                         f"(max_sequence_length={max_sequence_length}), got values from "
+                         f"{int(position_ids.min())} to {int(position_ids.max())}")
+    return position_ids.long().expand(batch, seq)
