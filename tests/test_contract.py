@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
 import posenc
-from posenc import _validate, attention, encoding, exercises, experiment, explorers, generation, plots, schemes, stretch, tokens
+from posenc import _validate, attention, encoding, exercises, experiment, explorers, generation, plots, schemes, tokens
 from posenc.explorers import engine
 
 ROOT = Path(__file__).resolve().parent.parent
