@@ -15,13 +15,16 @@ from ._validate import (
     check_attention_mask,
     check_base,
     check_flag,
+    check_float_dtype,
     check_floating_tensor,
+    check_rows_to_add,
     check_size,
     check_str,
     check_table_fits,
     check_tensor,
     is_real,
     is_sequence,
+    positions_beyond,
     short,
 )
 
@@ -222,11 +225,13 @@ def check_position_variant(attention_mask: object, document_ids: object, length:
 # Schemes -----------------------------------------------------------------------------------------
 
 
-def check_even_d(d: object) -> int:
+def check_even_d(d: object, *, square: bool = False) -> int:
     d = check_size("d", d)
     if d % 2:
         raise ValueError(f"d must be even: rotary encoding turns the pairs (0, 1), (2, 3), ..., and d={d} leaves the last "
                          "column without a partner")
+    if square:
+        check_table_fits((d, d), torch.float64, name="rotation matrix", arguments="d")
     return d
 
 
@@ -442,9 +447,12 @@ def check_tiny_model(model: object, model_type: type, *, ids: object = None) -> 
                              f"got shape {tuple(ids.shape)}")
 
 
-def check_progress(progress: object) -> None:
+def check_progress(progress: object, *, flag: bool = False) -> object:
+    """A step callback or None (`flag=True`: True and False are also allowed, and checked by the caller)."""
     if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be a function or None, got {type(progress).__name__}")
+        allowed = "True, False, None or a function" if flag else "a function or None"
+        raise TypeError(f"progress must be {allowed}, got {type(progress).__name__}")
+    return progress
 
 
 def check_fit(model: object, model_type: type, name: object, batch: object, steps: object, shortest: object,
@@ -572,3 +580,102 @@ def check_decoder_positions(position_ids: object, batch: int, offset: int, seq: 
                          f"(max_sequence_length={max_sequence_length}), got values from "
                          f"{int(position_ids.min())} to {int(position_ids.max())}")
     return position_ids.long().expand(batch, seq)
+
+
+def check_scaling(scaling: object, scalings: tuple) -> str | None:
+    scaling = check_str("scaling", scaling, optional=True)
+    if scaling not in scalings:
+        raise ValueError(f"scaling must be one of {scalings}, got {scaling!r}")
+    return scaling
+
+
+def check_longest_block(longest_block: int, factor: float, longest: int) -> int:
+    if longest_block > longest:
+        raise ValueError(f"factor={factor!r} makes blocks of up to {longest_block} symbols, more than {longest}")
+    return longest_block
+
+
+def check_copy_scoring(length: object, longest: int, batch_size: object, seed: object) -> tuple[int, int, int]:
+    length = check_size("length", length, minimum=4, maximum=longest)
+    if length % 2:
+        raise ValueError(f"length must be even, a block and its repeat, got {length}")
+    return length, check_size("batch_size", batch_size, maximum=4096), check_size("seed", seed, minimum=0,
+                                                                                  maximum=2**63 - 1)
+
+
+# The tasks -------------------------------------------------------------------------------------
+
+
+def check_batch(batch_size: object, name: object, length: object, copies: int, vocab_size: object,
+                generator: object) -> tuple[int, int, int]:
+    """A batch of random token ids: batch_size rows of `copies * length` ids (`name` is the length's argument)."""
+    batch_size = check_size("batch_size", batch_size, maximum=2**20)
+    length = check_size(name, length, minimum=2, maximum=2**20 // copies)
+    vocab_size = check_size("vocab_size", vocab_size, minimum=2, maximum=2**31)
+    if batch_size * copies * length > 2**24:
+        times = "" if copies == 1 else f"{copies} * "
+        raise ValueError(f"batch_size * {times}{name} must be at most {2**24} token ids, "
+                         f"got batch_size={batch_size}, {name}={length}")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    return batch_size, length, vocab_size
+
+
+def check_answers(ids: object, targets: object, causal: object) -> torch.Tensor:
+    """Token ids and their answers for `order_blind_accuracy`: the positions scored (targets != -100)."""
+    check_tensor("ids", ids, ndim=(2,))
+    check_tensor("targets", targets, ndim=(2,))
+    causal = check_flag("causal", causal)
+    if ids.shape != targets.shape or ids.dtype != torch.int64 or targets.dtype != torch.int64:
+        raise ValueError(f"ids and targets must be int64 tensors of one shape, got {tuple(ids.shape)} {ids.dtype} "
+                         f"and {tuple(targets.shape)} {targets.dtype}")
+    if ids.numel() == 0 or bool((ids < 0).any()) or int(ids.max()) >= 2**16:
+        raise ValueError("ids must hold token ids from 0 to 65535, and at least one")
+    scored = targets != -100
+    if not bool(scored.any()):
+        raise ValueError("targets must have at least one position that is not -100")
+    if causal and bool(scored[:, 0].any()):
+        raise ValueError("targets must be -100 at position 0 when causal=True: position 0 sees no earlier token")
+    vocab_size = int(ids.max()) + 1
+    if bool((targets[scored] < 0).any()) or bool((targets[scored] >= vocab_size).any()):
+        raise ValueError("targets must be token ids that occur in ids, or -100")
+    return scored
+
+
+def check_expectation(length: object, longest: int, vocab_size: object, largest: int,
+                      causal: object) -> tuple[int, int, bool]:
+    return (check_size("length", length, minimum=2, maximum=longest),
+            check_size("vocab_size", vocab_size, minimum=2, maximum=largest), check_flag("causal", causal))
+
+
+# Learned tables and ALiBi ----------------------------------------------------------------------
+
+
+def check_table_sizes(max_sequence_length: object, d_model: object) -> tuple[int, int]:
+    max_sequence_length, d_model = check_size("max_sequence_length", max_sequence_length), check_size("d_model", d_model)
+    check_table_fits((max_sequence_length, d_model), torch.float32)
+    return max_sequence_length, d_model
+
+
+def check_learned_rows(x: object, d_model: int, offset: object, max_sequence_length: int) -> tuple[int, int]:
+    """(offset, length) of the rows a learned table adds to x, once it is known to have them all."""
+    offset, length = check_rows_to_add(x, d_model=d_model, offset=offset)
+    beyond = positions_beyond(offset=offset, length=length, max_sequence_length=max_sequence_length)
+    if beyond:
+        raise ValueError(
+            f"x reaches {beyond}, which the table has no row for: a learned table has rows only for positions "
+            f"0 to {max_sequence_length - 1} (max_sequence_length={max_sequence_length}) and no formula "
+            f"for the rest; x has {length} positions, offset={offset}. Train a larger table, or use a scheme "
+            "with a formula (sinusoidal, rotary, ALiBi)"
+        )
+    return offset, length
+
+
+def check_alibi(num_heads: object, max_sequence_length: object, causal: object,
+                dtype: object) -> tuple[int, int, bool, torch.dtype]:
+    num_heads = check_size("num_heads", num_heads)
+    length = check_size("max_sequence_length", max_sequence_length)
+    causal = check_flag("causal", causal)
+    dtype = check_float_dtype("dtype", dtype)
+    check_table_fits((num_heads, length, length), dtype, name="bias", arguments="num_heads or max_sequence_length")
+    return num_heads, length, causal, dtype

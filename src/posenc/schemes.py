@@ -27,14 +27,17 @@ from torch import nn
 from ._checks import (
     LAYOUTS,
     MAX_POSITION,
+    check_alibi,
     check_angles,
     check_even_d,
+    check_learned_rows,
     check_linear_bias,
     check_rotary,
     check_rotate_pairs,
     check_same_word,
+    check_table_sizes,
 )
-from ._validate import check_flag, check_float_dtype, check_rows_to_add, check_size, check_table_fits, positions_beyond
+from ._validate import check_size
 from .attention import ProjectionWeights
 from .builder import DEFAULT_BASE, sinusoidal_encoding
 from .builder import frequencies as _sinusoid_frequencies
@@ -79,23 +82,13 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, *, max_sequence_length: int, d_model: int) -> None:
         super().__init__()
-        self.max_sequence_length = check_size("max_sequence_length", max_sequence_length)
-        self.d_model = check_size("d_model", d_model)
-        check_table_fits((self.max_sequence_length, self.d_model), torch.float32)
+        self.max_sequence_length, self.d_model = check_table_sizes(max_sequence_length, d_model)
         self.weight = nn.Parameter(torch.empty(self.max_sequence_length, self.d_model))
         nn.init.normal_(self.weight, mean=0.0, std=0.02)
 
     def forward(self, x: torch.Tensor, *, offset: int = 0) -> torch.Tensor:
         """`x + table[offset : offset + seq]` for x of shape (seq, d_model) or (batch, seq, d_model)."""
-        offset, length = check_rows_to_add(x, d_model=self.d_model, offset=offset)
-        beyond = positions_beyond(offset=offset, length=length, max_sequence_length=self.max_sequence_length)
-        if beyond:
-            raise ValueError(
-                f"x reaches {beyond}, which the table has no row for: a learned table has rows only for positions "
-                f"0 to {self.max_sequence_length - 1} (max_sequence_length={self.max_sequence_length}) and no formula "
-                f"for the rest; x has {length} positions, offset={offset}. Train a larger table, or use a scheme "
-                "with a formula (sinusoidal, rotary, ALiBi)"
-            )
+        offset, length = check_learned_rows(x, self.d_model, offset, self.max_sequence_length)
         return x + self.weight[offset : offset + length].to(x.dtype)
 
     def extra_repr(self) -> str:
@@ -203,8 +196,7 @@ def rotation_matrix(*, position: int, d: int, base: float = DEFAULT_BASE,
     For reading and checking only: `apply_rotary` applies the same rotation pair by pair
     without building a matrix that is almost all zeros.
     """
-    position, d = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1), check_even_d(d)
-    check_table_fits((d, d), torch.float64, name="rotation matrix", arguments="d")
+    position, d = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1), check_even_d(d, square=True)
     angles = rotary_angles(max_sequence_length=1, d=d, base=base, offset=position, frequencies=frequencies)[0]
     cos, sin = angles.cos(), angles.sin()
     R = torch.zeros(d, d, dtype=torch.float64)
@@ -224,7 +216,6 @@ def half_split_permutation(*, d: int) -> torch.Tensor:
     W_Q and W_K (PyTorch stores a Linear layer's weight as out x in) in exactly this order.
     """
     d = check_even_d(d)
-    check_table_fits((d,), torch.int64, name="permutation", arguments="d")
     return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
 
 
@@ -242,9 +233,7 @@ def alibi_slopes(*, num_heads: int, dtype: torch.dtype = torch.float32) -> torch
     of two c below n, then every other slope of 2c heads (the 1st, 3rd, ...) until there
     are n. 6 heads get 1/4, 1/16, 1/64, 1/256 and then 1/2, 1/8: not in decreasing order.
     """
-    num_heads = check_size("num_heads", num_heads)
-    dtype = check_float_dtype("dtype", dtype)
-    check_table_fits((num_heads,), torch.float64, name="tensor of slopes", arguments="num_heads")
+    num_heads, _, _, dtype = check_alibi(num_heads, 1, False, dtype)
     closest = 2 ** int(math.floor(math.log2(num_heads)))
     exponents = torch.arange(1, closest + 1, dtype=torch.float64) * (8.0 / closest)
     if closest < num_heads:
@@ -266,11 +255,7 @@ def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
     of the changes suggested in issue 5 of ofirpress/attention_with_linear_biases):
     symmetric, it says how far a key is but not on which side.
     """
-    num_heads = check_size("num_heads", num_heads)
-    length = check_size("max_sequence_length", max_sequence_length)
-    causal = check_flag("causal", causal)
-    dtype = check_float_dtype("dtype", dtype)
-    check_table_fits((num_heads, length, length), dtype, name="bias", arguments="num_heads or max_sequence_length")
+    num_heads, length, causal, dtype = check_alibi(num_heads, max_sequence_length, causal, dtype)
     positions = position_ids(length=length).double()
     distance = positions[:, None] - positions[None, :]  # i - j: > 0 for keys before the query
     bias = linear_bias(alibi_slopes(num_heads=num_heads, dtype=torch.float64), distance.abs())

@@ -21,10 +21,19 @@ from dataclasses import dataclass
 
 import torch
 
-from ._checks import check_copy_model, check_copy_settings, check_fine_tune, check_rotary_columns, check_settings
+from ._checks import (
+    check_copy_model,
+    check_copy_scoring,
+    check_copy_settings,
+    check_fine_tune,
+    check_longest_block,
+    check_progress,
+    check_rotary_columns,
+    check_scaling,
+    check_settings,
+)
 from ._progress import ProgressLines
 from ._threads import one_thread
-from ._validate import check_size, check_str
 from .experiment import Result, Settings, TinyTransformer, fit, predictions
 from .rope_scaling import SCALINGS, rope_frequencies, yarn_attention_factor
 from .task import repeat_block_batch
@@ -91,7 +100,7 @@ def rotary_dim_of(settings: CopySettings) -> int:
 def _head_dim(settings: CopySettings) -> int:
     if settings.head_dim is None:
         return _model_settings(settings).d_model // settings.num_heads
-    return check_size("head_dim", settings.head_dim, minimum=2, maximum=512)
+    return settings.head_dim  # checked by the model's Attention
 
 
 def copy_model(settings: CopySettings | None = None) -> TinyTransformer:
@@ -129,9 +138,7 @@ def _progress_lines(progress: object) -> tuple[Callable[[str, int, int, float], 
         return lines.step, lines
     if progress is None or progress is False:
         return None, None
-    if not callable(progress):
-        raise TypeError(f"progress must be True, False, None or a function, got {type(progress).__name__}")
-    return progress, None
+    return check_progress(progress, flag=True), None
 
 
 def _finish(result: Result, lines: ProgressLines | None) -> Result:
@@ -168,9 +175,7 @@ def stretched(model: TinyTransformer, *, scaling: str | None, factor: float = 1.
     columns, as transformers does with partial_rotary_factor (its `dim`).
     """
     model = check_copy_model(model, TinyTransformer, CopySettings)
-    scaling = check_str("scaling", scaling, optional=True)
-    if scaling not in SCALINGS:
-        raise ValueError(f"scaling must be one of {SCALINGS}, got {scaling!r}")
+    scaling = check_scaling(scaling, SCALINGS)
     s = model.copy_settings
     if original_max_position_embeddings is None:
         original_max_position_embeddings = 2 * s.longest_block
@@ -203,9 +208,7 @@ def fine_tune(model: TinyTransformer, *, scaling: str | None = "linear", factor:
     # without a rule, plain RoPE (stretched refuses factor != 1 with scaling None)
     tuned = stretched(model, scaling=scaling, factor=factor if scaling is not None else 1.0)
     s = tuned.copy_settings
-    longest_block = int(factor * s.longest_block)
-    if longest_block > LONGEST_BLOCK:
-        raise ValueError(f"factor={factor!r} makes blocks of up to {longest_block} symbols, more than {LONGEST_BLOCK}")
+    longest_block = check_longest_block(int(factor * s.longest_block), factor, LONGEST_BLOCK)
     name = f"{scaling or 'none'} x{factor:g} tuned"
     return _finish(_train(tuned, name=name, steps=steps, shortest_block=s.shortest_block, longest_block=longest_block,
                           seed=seed, progress=step), lines)
@@ -219,11 +222,7 @@ def copy_accuracy(model: TinyTransformer, *, length: int, batch_size: int = 256,
     come from their own generator, seeded by `seed`: every model is scored on the same ones.
     """
     model = check_copy_model(model, TinyTransformer, CopySettings)
-    length = check_size("length", length, minimum=4, maximum=2 * LONGEST_BLOCK)
-    if length % 2:
-        raise ValueError(f"length must be even, a block and its repeat, got {length}")
-    batch_size = check_size("batch_size", batch_size, maximum=4096)
-    seed = check_size("seed", seed, minimum=0, maximum=2**63 - 1)
+    length, batch_size, seed = check_copy_scoring(length, 2 * LONGEST_BLOCK, batch_size, seed)
     ids, targets = repeat_block_batch(batch_size=batch_size, block_length=length // 2,
                                       vocab_size=model.copy_settings.vocab_size,
                                       generator=torch.Generator().manual_seed(seed))
