@@ -33,6 +33,21 @@ MAX_POSITION = 2**53
 LAYOUTS = ("interleaved", "half_split")
 
 
+def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape the given shapes broadcast to, or None if they do not (torch's rule, without its cost)."""
+    result: list[int] = []
+    for shape in shapes:
+        shape = tuple(shape)
+        if len(shape) > len(result):
+            result = [1] * (len(shape) - len(result)) + result
+        for i, n in enumerate(shape, start=len(result) - len(shape)):
+            if result[i] == 1:
+                result[i] = n
+            elif n not in (1, result[i]):
+                return None
+    return tuple(result)
+
+
 # Attention ---------------------------------------------------------------------------------------
 
 
@@ -124,22 +139,18 @@ def check_attend(q: object, k: object, v: object, bias: object, keep: object) ->
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"q and k must share their last dimension d_k, and k and v their number of keys, got q "
                          f"{tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
-    try:
-        scores = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (q.shape[-2], k.shape[-2])
-    except RuntimeError:
+    batch = broadcast(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if batch is None:
         raise ValueError(f"q, k and v must have batch dimensions that broadcast, got {tuple(q.shape)}, "
-                         f"{tuple(k.shape)}, {tuple(v.shape)}") from None
+                         f"{tuple(k.shape)}, {tuple(v.shape)}")
+    scores = batch + (q.shape[-2], k.shape[-2])
     for name, t, kind in (("bias", bias, "floating"), ("keep", keep, "bool")):
         if t is None:
             continue
         check_tensor(name, t)
         if (t.is_floating_point() if kind == "floating" else t.dtype == torch.bool) is False:
             raise TypeError(f"{name} must be a {kind} tensor, got dtype {t.dtype}")
-        try:
-            fits = torch.broadcast_shapes(scores, t.shape) == scores
-        except RuntimeError:
-            fits = False
-        if not fits:
+        if broadcast(scores, t.shape) != scores:
             raise ValueError(f"{name} must broadcast to the scores' shape {tuple(scores)}, got shape {tuple(t.shape)}")
 
 
@@ -217,7 +228,9 @@ def check_position_variant(attention_mask: object, document_ids: object, length:
     elif document_ids is not None:
         value = check_document_ids(document_ids)
     else:
-        value = check_size("length", length, minimum=0)
+        value = check_size("length", length, minimum=0, maximum=MAX_POSITION)
+        if value > 2**24:  # a long row of ids: does it fit in memory?
+            check_table_fits((value,), torch.int64, name="row of position ids", arguments="length")
     offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION)
     return given[0], value, offset
 
@@ -266,8 +279,10 @@ def check_layout(layout: object) -> str:
     return layout
 
 
-def check_rotary(x: object, layout: object, frequencies: object, rotary_dim: object) -> tuple[int, torch.Tensor | None]:
-    """`apply_rotary`'s arguments: the number of columns it turns, and the frequencies as float64 (or None)."""
+def check_rotary(x: object, base: object, offset: object, layout: object, frequencies: object,
+                 rotary_dim: object) -> tuple[int, float, int, torch.Tensor | None]:
+    """`apply_rotary`'s arguments: the number of columns it turns, base, offset, and the frequencies as float64
+    (or None)."""
     check_floating_tensor("x", x)
     if x.dim() < 2:
         raise ValueError(f"x must have at least 2 dimensions (..., seq, d), got shape {tuple(x.shape)}")
@@ -284,7 +299,8 @@ def check_rotary(x: object, layout: object, frequencies: object, rotary_dim: obj
     if frequencies is not None:
         name = "x's last dimension d // 2" if rotary_dim is None else "rotary_dim // 2"
         frequencies = check_frequencies(frequencies, pairs=turned // 2, name=name)
-    return turned, frequencies
+    offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - x.shape[-2])
+    return turned, check_base(base), offset, frequencies
 
 
 def check_rotate_pairs(x: object, angles: object, layout: object) -> None:
@@ -294,11 +310,7 @@ def check_rotate_pairs(x: object, angles: object, layout: object) -> None:
     if x.dim() < 1 or x.shape[-1] % 2:
         raise ValueError(f"x's last dimension must be even (pairs of columns), got shape {tuple(x.shape)}")
     pairs = x.shape[:-1] + (x.shape[-1] // 2,)
-    try:
-        fits = torch.broadcast_shapes(pairs, angles.shape) == pairs
-    except RuntimeError:
-        fits = False
-    if not fits:
+    if broadcast(pairs, angles.shape) != pairs:
         raise ValueError(f"angles must broadcast to {tuple(pairs)}, one angle per pair of x, got shape "
                          f"{tuple(angles.shape)}")
 
@@ -308,11 +320,9 @@ def check_linear_bias(slopes: object, distance: object) -> None:
     check_tensor("distance", distance)
     if distance.dim() < 2 or distance.dtype == torch.bool or distance.is_complex():
         raise ValueError(f"distance must be a real (..., queries, keys) tensor, got {short(distance)}")
-    try:
-        torch.broadcast_shapes(slopes.shape + (1, 1), distance.shape)
-    except RuntimeError:
+    if broadcast(slopes.shape + (1, 1), distance.shape) is None:
         raise ValueError(f"distance must broadcast with one slope per head, got slopes {tuple(slopes.shape)} and "
-                         f"distance {tuple(distance.shape)}") from None
+                         f"distance {tuple(distance.shape)}")
 
 
 def check_same_word(word: object, weights: object, weights_type: type, scheme: object, schemes: tuple[str, ...],

@@ -108,7 +108,10 @@ def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BAS
     With `frequencies` (d // 2 angles per position, e.g. from `rope_frequencies` with a
     stretching rule), the angles are `(offset + p) * frequencies[i]` and `base` is not used.
     """
-    length, d, base, offset, frequencies = check_angles(max_sequence_length, d, base, offset, frequencies)
+    return _angles(*check_angles(max_sequence_length, d, base, offset, frequencies))
+
+
+def _angles(length: int, d: int, base: float, offset: int, frequencies: torch.Tensor | None) -> torch.Tensor:
     # Without frequencies, the sinusoid's own, base^(-2i/d): one place computes them for the whole package.
     theta = _sinusoid_frequencies(d_model=d, base=base) if frequencies is None else frequencies
     positions = position_ids(length=length, offset=offset).double()
@@ -151,15 +154,13 @@ def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0
     dtype once; the result has x's dtype and shape. NaN or inf in x stay NaN or inf
     in the rows they are in (a rotation mixes only the two numbers of a pair).
     """
-    turned, frequencies = check_rotary(x, layout, frequencies, rotary_dim)
-    if turned < x.shape[-1]:  # partial RoPE: the first `turned` columns turn, the others pass unchanged
-        return torch.cat([apply_rotary(x[..., :turned], base=base, offset=offset, layout=layout,
-                                       frequencies=frequencies), x[..., turned:]], dim=-1)
-    d = max(turned, 2)  # an empty head (d = 0) gets one pair's table, of which it uses none
-    if frequencies is not None and not turned:
+    turned, base, offset, frequencies = check_rotary(x, base, offset, layout, frequencies, rotary_dim)
+    if frequencies is not None and not turned:  # an empty head (d = 0): one pair's table, of which it uses none
         frequencies = frequencies.new_zeros(1)
-    table = rotary_angles(max_sequence_length=x.shape[-2], d=d, base=base, offset=offset, frequencies=frequencies)
-    return rotate_pairs(x, table[:, : turned // 2], layout=layout)
+    angles = _angles(x.shape[-2], max(turned, 2), base, offset, frequencies)[:, : turned // 2]
+    if turned < x.shape[-1]:  # partial RoPE: the first `turned` columns turn, the others pass unchanged
+        return torch.cat([_rotate(x[..., :turned], angles, layout), x[..., turned:]], dim=-1)
+    return _rotate(x, angles, layout)
 
 
 def rotate_pairs(x: torch.Tensor, angles: torch.Tensor, *, layout: str = "interleaved") -> torch.Tensor:
@@ -171,6 +172,10 @@ def rotate_pairs(x: torch.Tensor, angles: torch.Tensor, *, layout: str = "interl
     The pairs are the columns (2i, 2i+1) with `layout="interleaved"`, (i, i + d/2) with "half_split".
     """
     check_rotate_pairs(x, angles, layout)
+    return _rotate(x, angles, layout)
+
+
+def _rotate(x: torch.Tensor, angles: torch.Tensor, layout: str) -> torch.Tensor:
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     if layout == "interleaved":
         x1, x2 = x[..., 0::2], x[..., 1::2]
@@ -234,13 +239,17 @@ def alibi_slopes(*, num_heads: int, dtype: torch.dtype = torch.float32) -> torch
     are n. 6 heads get 1/4, 1/16, 1/64, 1/256 and then 1/2, 1/8: not in decreasing order.
     """
     num_heads, _, _, dtype = check_alibi(num_heads, 1, False, dtype)
+    return _slopes(num_heads).to(dtype)
+
+
+def _slopes(num_heads: int) -> torch.Tensor:
     closest = 2 ** int(math.floor(math.log2(num_heads)))
     exponents = torch.arange(1, closest + 1, dtype=torch.float64) * (8.0 / closest)
     if closest < num_heads:
         # 2c heads would have exponents 8k/(2c); the odd k are the ones between the c slopes above.
         odd = torch.arange(1, 2 * (num_heads - closest), 2, dtype=torch.float64) * (8.0 / (2 * closest))
         exponents = torch.cat([exponents, odd])
-    return torch.exp2(-exponents).to(dtype)
+    return torch.exp2(-exponents)
 
 
 def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
@@ -258,7 +267,7 @@ def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
     num_heads, length, causal, dtype = check_alibi(num_heads, max_sequence_length, causal, dtype)
     positions = position_ids(length=length).double()
     distance = positions[:, None] - positions[None, :]  # i - j: > 0 for keys before the query
-    bias = linear_bias(alibi_slopes(num_heads=num_heads, dtype=torch.float64), distance.abs())
+    bias = linear_bias(_slopes(num_heads), distance.abs())
     if causal:
         bias = bias.masked_fill(distance < 0, float("-inf"))
     return bias.to(dtype)
