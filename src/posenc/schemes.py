@@ -267,7 +267,7 @@ def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
     num_heads, length, causal, dtype = check_alibi(num_heads, max_sequence_length, causal, dtype)
     positions = position_ids(length=length).double()
     distance = positions[:, None] - positions[None, :]  # i - j: > 0 for keys before the query
-    bias = linear_bias(_slopes(num_heads), distance.abs())
+    bias = _linear_bias(_slopes(num_heads), distance.abs())
     if causal:
         bias = bias.masked_fill(distance < 0, float("-inf"))
     return bias.to(dtype)
@@ -278,6 +278,10 @@ def linear_bias(slopes: torch.Tensor, distance: torch.Tensor) -> torch.Tensor:
     minus key position); shape `(..., num_heads, queries, keys)` once broadcast. The one ALiBi bias of the package:
     `alibi_bias` calls it with the distances of positions 0, 1, ..., a decoder with those of its position ids."""
     check_linear_bias(slopes, distance)
+    return _linear_bias(slopes, distance)
+
+
+def _linear_bias(slopes: torch.Tensor, distance: torch.Tensor) -> torch.Tensor:
     return -slopes[:, None, None] * distance + 0.0  # + 0.0: no -0.0 where the distance is 0
 
 
