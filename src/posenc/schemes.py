@@ -38,7 +38,7 @@ from ._checks import (
     check_table_sizes,
 )
 from ._validate import check_size
-from .attention import ProjectionWeights
+from .attention import ProjectionWeights, causal_mask
 from .builder import DEFAULT_BASE, sinusoidal_encoding
 from .builder import frequencies as _sinusoid_frequencies
 from .positions import position_ids
@@ -269,7 +269,7 @@ def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
     distance = positions[:, None] - positions[None, :]  # i - j: > 0 for keys before the query
     bias = _linear_bias(_slopes(num_heads), distance.abs())
     if causal:
-        bias = bias.masked_fill(distance < 0, float("-inf"))
+        bias = bias.masked_fill(~causal_mask(sequence_length=length), float("-inf"))  # keys after the query
     return bias.to(dtype)
 
 
