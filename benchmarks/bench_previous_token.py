@@ -51,7 +51,7 @@ def _rounded(x: float | None) -> float | None:
 
 def train_with_checkpoints(scheme: str, settings: experiment.Settings, checkpoints: tuple[int, ...]) -> dict:
     """{steps: accuracies at LENGTHS} and {steps: model} at each checkpoint, for a model trained as
-    `experiment.train` trains it. `experiment._fit` draws one batch per step, so the batch
+    `experiment.train` trains it. `experiment.fit` draws one batch per step, so the batch
     function is where step k has just ended: it scores the model there, then draws the next batch."""
     settings = dataclasses.replace(settings, steps=max(checkpoints))
     scores: dict[int, dict[int, float | None]] = {}
@@ -73,9 +73,9 @@ def train_with_checkpoints(scheme: str, settings: experiment.Settings, checkpoin
     # What `experiment.train` does, with the batch function above.
     torch.manual_seed(settings.seed)
     model = experiment.TinyTransformer(scheme=scheme, settings=settings)
-    result = experiment._fit(model, name=scheme, batch=batch, steps=settings.steps, shortest=settings.shortest,
-                             longest=settings.longest, learning_rate=settings.learning_rate, seed=settings.seed,
-                             progress=None)
+    result = experiment.fit(model, name=scheme, batch=batch, steps=settings.steps, shortest=settings.shortest,
+                            longest=settings.longest, learning_rate=settings.learning_rate, seed=settings.seed,
+                            progress=None)
     scores[settings.steps] = score()
     models[settings.steps] = result.model
     return {"accuracy": scores, "models": models, "losses": result.losses}

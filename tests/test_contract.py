@@ -32,7 +32,7 @@ from hypothesis.internal.conjecture.data import ConjectureData
 from matplotlib.figure import Figure
 
 import posenc
-from posenc import _validate, attention, encoding, exercises, experiment, explorers, generation, plots, schemes, stretch, tokens
+from posenc import _validate, attention, encoding, exercises, experiment, explorers, generation, plots, schemes, tokens
 from posenc.explorers import engine
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +79,6 @@ INSTANCES = {
     experiment.Comparison: lambda: experiment.compare(["learned"], settings=TINY, progress=False),
     generation.TinyDecoder: lambda: generation.TinyDecoder(scheme="rotary", vocab_size=8, d_model=8, num_heads=2,
                                                           max_sequence_length=8),
-    stretch.RopeAttention: lambda: stretch.RopeAttention(d_model=8, num_heads=2, rotary_dim=4),
 }
 
 

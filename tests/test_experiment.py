@@ -462,7 +462,7 @@ def test_train_copy_is_seeded_and_fine_tune_leaves_the_model_alone():
     (lambda: stretch.copy_accuracy(stretch.copy_model(COPY), length=9), "length must be even"),
     (lambda: stretch.fine_tune(stretch.copy_model(COPY), steps=0), "steps"),
     (lambda: repeat_block_batch(batch_size=2, block_length=1, vocab_size=10), "block_length"),
-    (lambda: stretch.RopeAttention(d_model=8, num_heads=2, rotary_dim=6), "rotary_dim"),
+    (lambda: experiment.Attention(scheme="rotary", d_model=8, num_heads=2, causal=True, rotary_dim=6), "rotary_dim"),
 ])
 def test_stretch_bad_input_is_named(call, message):
     with pytest.raises((TypeError, ValueError), match=message):

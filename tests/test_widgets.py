@@ -68,9 +68,10 @@ class TestSchemeExplorer:
                                        torch.nn.functional.cosine_similarity(table[4:5], table, dim=-1))
         assert explorer.position.max == 11
 
-    def test_the_learned_view_trains_only_when_it_is_opened(self):
+    def test_the_explorer_never_trains_the_learned_view_asks_for_a_trained_model(self):
         explorer = SchemeExplorer()
-        assert explorer._trained is None  # the rotary and alibi views need no training
+        explorer.view.value = "learned"
+        assert explorer.trained is None and 'trained=experiment.train("learned")' in explorer.message.value
 
     def test_each_view_shows_its_own_controls(self, trained):
         explorer = SchemeExplorer(trained=trained)

@@ -1,18 +1,19 @@
 """posenc: from a sentence to the matrix a Transformer's attention reads.
 
-    tokens      sentence -> tokens -> padded ids -> one-hot rows; position ids from an attention mask
+    tokens      sentence -> tokens -> padded ids -> one-hot rows
+    positions   position ids: one function, by slot, by attention mask, by document, from an offset
     embedding   one-hot rows @ W_E -> X (and why that is an embedding lookup)
     encoding    the sinusoidal positional encoding PE, step by step
     builder     the table as the package builds it, within 2e-7 at every position; the column frequencies
-    attention   X + PE -> Q, K, V -> heads, masks, scaled dot-product attention
+    attention   X + PE -> Q, K, V -> heads, masks, and `attend`: the one attention core of the package
     plots       matplotlib figures (pure functions returning a Figure): style, matrices, curves, diagrams
     explorers   ipywidgets explorers, one module each, on a shared redraw engine
     exercises   answer checkers that name the learner's mistake, by topic, on a shared feedback core
-    schemes     other position schemes: a learned table, rotary (RoPE), ALiBi
+    schemes     other position schemes: a learned table, rotary (RoPE, one rotation), ALiBi (one bias)
     task        the order tasks (previous token, repeat the block) and the order-blind guess
-    experiment  a tiny Transformer trained live to compare the schemes
+    experiment  the tiny Transformer, its one attention layer, training loop and evaluation
     rope_scaling  RoPE's frequencies and the rules that stretch a context (PI, NTK, YaRN, Llama 3.1)
-    stretch     a tiny RoPE model, read past its training length with each rule
+    stretch     the tiny Transformer as a RoPE decoder, read past its training length with each rule
     subwords    a byte-level BPE trained on the notebooks' text: positions count pieces
     generation  a tiny decoder, position ids for left-padded batches, the KV cache
 """

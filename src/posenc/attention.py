@@ -27,21 +27,26 @@ from typing import NamedTuple
 
 import torch
 
-from ._validate import (
-    check_flag,
-    check_floating_tensor,
-    check_size,
-    check_table_fits,
-    check_tensor,
-    common_dtype,
-    is_sequence,
-    short,
+from ._checks import (
+    check_attend,
+    check_document_ids,
+    check_lengths,
+    check_masks,
+    check_multi_head,
+    check_output_weights,
+    check_projection,
+    check_query_key,
+    check_seed,
+    check_split,
 )
+from ._validate import check_flag, check_floating_tensor, check_size, check_table_fits, check_tensor, common_dtype
 
 __all__ = [
     "ProjectionWeights",
     "QKV",
     "MultiHeadWeights",
+    "Attended",
+    "attend",
     "projection_weights",
     "multi_head_weights",
     "project_qkv",
@@ -96,9 +101,8 @@ def projection_weights(*, d_model: int, d_k: int | None = None, seed: int = 0) -
     Drawn from N(0, 1/d_model), so that Q, K and V have entries of about the same
     size as X' instead of growing with d_model.
     """
-    d_model = check_size("d_model", d_model)
+    d_model, seed = check_size("d_model", d_model), check_seed(seed)
     d_k = d_model if d_k is None else check_size("d_k", d_k)
-    seed = check_size("seed", seed, minimum=0, maximum=2**64 - 1)
     check_table_fits((3, d_model, d_k), torch.float32, name="W_Q, W_K and W_V", arguments="d_model or d_k")
     return ProjectionWeights(*_seeded_matrices(3, rows=d_model, columns=d_k, seed=seed))
 
@@ -112,25 +116,14 @@ def multi_head_weights(*, d_model: int, seed: int = 0) -> MultiHeadWeights:
     seed=seed)` (drawn first, from the same generator), so a notebook's single-head Q, K
     and V are the multi-head ones before the split.
     """
-    d_model = check_size("d_model", d_model)
-    seed = check_size("seed", seed, minimum=0, maximum=2**64 - 1)
+    d_model, seed = check_size("d_model", d_model), check_seed(seed)
     check_table_fits((4, d_model, d_model), torch.float32, name="W_Q, W_K, W_V and W_O", arguments="d_model")
     return MultiHeadWeights(*_seeded_matrices(4, rows=d_model, columns=d_model, seed=seed))
 
 
 def project_qkv(x: torch.Tensor, weights: ProjectionWeights) -> QKV:
     """`Q = x @ W_Q`, `K = x @ W_K`, `V = x @ W_V`: one query, key and value per row of x."""
-    check_floating_tensor("x", x, ndim=(2, 3))
-    if not isinstance(weights, ProjectionWeights):
-        raise TypeError(f"weights must be a posenc.attention.ProjectionWeights, got {type(weights).__name__}")
-    for name, matrix in zip(weights._fields, weights, strict=True):
-        check_floating_tensor(f"weights.{name}", matrix, ndim=(2,))
-        if matrix.shape != weights.W_Q.shape:
-            raise ValueError(f"weights' three matrices must have one shape, got W_Q {tuple(weights.W_Q.shape)} "
-                             f"and {name} {tuple(matrix.shape)}")
-    d_model = weights.W_Q.shape[0]
-    if x.shape[-1] != d_model:
-        raise ValueError(f"x must have d_model={d_model} features in its last dimension, got shape {tuple(x.shape)}")
+    check_projection(x, weights, ProjectionWeights)
     dtype = common_dtype(x=x, W_Q=weights.W_Q, W_K=weights.W_K, W_V=weights.W_V)
     x = x.to(dtype)
     return QKV(*(x @ matrix.to(dtype) for matrix in weights))
@@ -146,20 +139,9 @@ def scaled_dot_product_scores(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
     entries has a spread of about sqrt(d_k); the softmax of such large scores is
     almost one-hot, and its gradients vanish.
     """
-    check_floating_tensor("Q", Q, ndim=(2, 3, 4))
-    check_floating_tensor("K", K, ndim=(2, 3, 4))
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(f"Q and K must have the same last dimension d_k, got {tuple(Q.shape)} and {tuple(K.shape)}")
-    _check_batches("Q", Q, "K", K)
+    check_query_key(Q, K)
     dtype = common_dtype(Q=Q, K=K)
-    return Q.to(dtype) @ K.to(dtype).transpose(-2, -1) / math.sqrt(Q.shape[-1])
-
-
-def _check_batches(name_a: str, a: torch.Tensor, name_b: str, b: torch.Tensor) -> None:
-    """Two batched tensors must have the same leading dimensions (a 2-D one is shared by every sequence)."""
-    if a.dim() > 2 and b.dim() > 2 and a.shape[:-2] != b.shape[:-2]:
-        raise ValueError(f"{name_a} and {name_b} must hold the same number of sequences (and heads), got shapes "
-                         f"{tuple(a.shape)} and {tuple(b.shape)}")
+    return _scores(Q.to(dtype), K.to(dtype))
 
 
 def padding_mask(ids: torch.Tensor, *, pad_id: int) -> torch.Tensor:
@@ -196,53 +178,43 @@ def attention_weights(scores: torch.Tensor, *, key_mask: torch.Tensor | None = N
     the words it is about to predict.
     """
     check_floating_tensor("scores", scores, ndim=(2, 3, 4))
-    causal = check_flag("causal", causal)
-    keep = None if mask is None else _query_key_mask(mask, scores)
-    if key_mask is not None:
-        check_tensor("key_mask", key_mask, ndim=(1, 2))
-        if key_mask.dtype != torch.bool:
-            raise TypeError(f"key_mask must be a bool tensor, got dtype {key_mask.dtype}")
-        if key_mask.shape[-1] != scores.shape[-1]:
-            raise ValueError(f"key_mask must have {scores.shape[-1]} entries per row, "
-                             f"got shape {tuple(key_mask.shape)}")
-        if key_mask.dim() == 2 and scores.dim() > 2 and key_mask.shape[0] != scores.shape[0]:
-            raise ValueError(f"scores and key_mask must hold the same number of sequences (batch size), got shapes "
-                             f"{tuple(scores.shape)} and {tuple(key_mask.shape)}")
-        # (batch, seq) -> (batch, 1, ..., 1, seq): the same keys hidden for every head and every query.
-        middle = (1,) * max(scores.dim() - key_mask.dim(), 1)
-        real = key_mask.reshape(key_mask.shape[:-1] + middle + key_mask.shape[-1:])
-        keep = real if keep is None else keep & real
-    if causal:
-        if scores.shape[-2] != scores.shape[-1]:
-            raise ValueError(f"scores must be square (one row and one column per token) for causal=True, "
-                             f"got shape {tuple(scores.shape)}")
-        if scores.shape[-1]:
-            visible = causal_mask(sequence_length=scores.shape[-1])
-            keep = visible if keep is None else keep & visible
+    return _softmax(scores, check_masks(scores.shape, key_mask, causal, mask))
+
+
+# The core: every attention of the package, the teaching functions' and the tiny models', runs these lines ------
+
+
+class Attended(NamedTuple):
+    """What `attend` computes: the output, the attention weights, and the scores before the mask."""
+
+    output: torch.Tensor
+    weights: torch.Tensor
+    scores: torch.Tensor
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, bias: torch.Tensor | None = None,
+           keep: torch.Tensor | None = None) -> Attended:
+    """`softmax(q k^T / sqrt(d_k) + bias)` over the keys where `keep` is True, then the weighted sum of the values.
+
+    q: `(..., queries, d_k)`, k: `(..., keys, d_k)`, v: `(..., keys, d_v)`, in one dtype. bias (a position
+    scheme's, such as ALiBi's) and keep (bool, True = query r may look at key c) broadcast to the scores'
+    `(..., queries, keys)`; a row that keeps no key gives NaN weights. Returns (output, weights, scores),
+    the scores with the bias and before the mask.
+    """
+    check_attend(q, k, v, bias, keep)
+    scores = _scores(q, k) if bias is None else _scores(q, k) + bias
+    weights = _softmax(scores, keep)
+    return Attended(weights @ v, weights, scores)
+
+
+def _scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+
+
+def _softmax(scores: torch.Tensor, keep: torch.Tensor | None) -> torch.Tensor:
     if keep is not None:
-        if not bool(keep.any(dim=-1).all()):
-            names = "key_mask" if mask is None else "mask" if key_mask is None else "key_mask and mask together"
-            raise ValueError(f"{names} must keep at least one key in every row, or the softmax has nothing to weigh"
-                             + (" (with causal=True, the first token must be real)" if causal else ""))
-        scores = scores.masked_fill(~keep, float("-inf"))
+        scores = scores.masked_fill(~keep, float("-inf"))  # a hidden key: e^-inf = 0, weight 0
     return torch.softmax(scores, dim=-1)
-
-
-def _query_key_mask(mask: object, scores: torch.Tensor) -> torch.Tensor:
-    """mask checked against scores and shaped to broadcast over them (a head dimension added where needed)."""
-    check_tensor("mask", mask, ndim=(2, 3))
-    if mask.dtype != torch.bool:
-        raise TypeError(f"mask must be a bool tensor (True = query r may look at key c), got dtype {mask.dtype}")
-    if mask.shape[-2:] != scores.shape[-2:]:
-        raise ValueError(f"mask must be (seq, seq) or (batch, seq, seq) with the scores' last two sides "
-                         f"{tuple(scores.shape[-2:])}, got shape {tuple(mask.shape)}")
-    if mask.dim() == 3:
-        if scores.dim() == 2 or mask.shape[0] != scores.shape[0]:
-            raise ValueError(f"a 3-D mask must hold one (seq, seq) mask per sequence of scores, got mask of shape "
-                             f"{tuple(mask.shape)} and scores of shape {tuple(scores.shape)}")
-        if scores.dim() == 4:
-            return mask[:, None]  # the same mask for every head
-    return mask
 
 
 # Packing: several documents in one row ---------------------------------------------------------
@@ -254,23 +226,8 @@ def document_ids_from_lengths(lengths: Sequence[int]) -> torch.Tensor:
     Packing puts several short documents one after the other in one row instead of padding
     each to the longest; `packed_mask` and `packed_position_ids` read these ids.
     """
-    if not is_sequence(lengths) or not lengths:
-        raise TypeError(f"lengths must be a non-empty list of ints >= 1 (one length per document), got {short(lengths)}")
-    lengths = [check_size(f"lengths[{n}]", length) for n, length in enumerate(lengths)]
-    check_table_fits((sum(lengths),), torch.int64, name="row of document ids", arguments="lengths")
+    lengths = check_lengths(lengths)
     return torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
-
-
-def _check_document_ids(document_ids: object) -> torch.Tensor:
-    check_tensor("document_ids", document_ids, ndim=(1, 2))
-    if document_ids.is_floating_point() or document_ids.is_complex() or document_ids.dtype == torch.bool:
-        raise TypeError(f"document_ids must be an integer tensor (one document id per token), got dtype {document_ids.dtype}")
-    if document_ids.shape[-1] == 0:
-        raise ValueError(f"document_ids must hold at least one position (one document id per token), "
-                         f"got shape {tuple(document_ids.shape)}")
-    check_table_fits(tuple(document_ids.shape) + document_ids.shape[-1:], torch.bool, name="mask",
-                     arguments="document_ids")
-    return document_ids
 
 
 def packed_mask(document_ids: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
@@ -282,7 +239,7 @@ def packed_mask(document_ids: torch.Tensor, *, causal: bool = True) -> torch.Ten
     token sees another document, and each document is attended to as if it were alone in its row.
     Pass it to `attention_weights(scores, mask=...)` or `multi_head_attention(..., mask=...)`.
     """
-    document_ids = _check_document_ids(document_ids)
+    document_ids = check_document_ids(document_ids)
     causal = check_flag("causal", causal)
     same = document_ids[..., :, None] == document_ids[..., None, :]
     if causal:
@@ -297,8 +254,9 @@ def packed_position_ids(document_ids: torch.Tensor) -> torch.Tensor:
     row with the same id. `(seq,)` or `(batch, seq)`; a LongTensor of that shape. With these positions
     and `packed_mask`, each document's outputs are those of the document run alone.
     """
-    earlier_same = packed_mask(document_ids, causal=True)
-    return earlier_same.sum(-1) - 1  # the token itself is in its own row of the mask
+    from .positions import position_ids  # the one position-id function (positions imports this module)
+
+    return position_ids(document_ids=document_ids)
 
 
 def split_heads(x: torch.Tensor, *, num_heads: int) -> torch.Tensor:
@@ -309,13 +267,8 @@ def split_heads(x: torch.Tensor, *, num_heads: int) -> torch.Tensor:
     into `(num_heads, head_dim)`; moving the head dimension before `seq` makes each head
     a `(seq, head_dim)` matrix of its own, so one batched matmul computes every head.
     """
-    check_tensor("x", x, ndim=(2, 3))
-    num_heads = check_size("num_heads", num_heads)
+    num_heads = check_split(x, num_heads)
     d_model = x.shape[-1]
-    if d_model == 0 or d_model % num_heads:
-        raise ValueError(f"x's last dimension (d_model={d_model}) must be a positive multiple of "
-                         f"num_heads={num_heads}, so that every head gets d_model / num_heads columns; "
-                         f"got x of shape {tuple(x.shape)}")
     # reshape, not view: x may be a non-contiguous tensor (a transposed or sliced one).
     return x.reshape(x.shape[:-1] + (num_heads, d_model // num_heads)).transpose(-3, -2)
 
@@ -337,8 +290,8 @@ def self_attention(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One attention head over x (= X + PE): returns (output, attention weights). Masks as in `attention_weights`."""
     Q, K, V = project_qkv(x, weights)
-    weights_matrix = attention_weights(scaled_dot_product_scores(Q, K), key_mask=key_mask, causal=causal, mask=mask)
-    return weights_matrix @ V, weights_matrix
+    output, weights_matrix, _ = attend(Q, K, V, keep=check_masks(Q.shape[:-1] + K.shape[-2:-1], key_mask, causal, mask))
+    return output, weights_matrix
 
 
 def multi_head_attention(
@@ -355,27 +308,10 @@ def multi_head_attention(
     `head_i = Attention(x W_Q_i, x W_K_i, x W_V_i)`, where W_Q_i is the i-th block of head_dim
     columns of W_Q ("Attention Is All You Need", section 3.2.2).
     """
-    check_floating_tensor("x", x, ndim=(2, 3))
-    if not isinstance(weights, MultiHeadWeights):
-        raise TypeError(f"weights must be a posenc.attention.MultiHeadWeights (see multi_head_weights), "
-                        f"got {type(weights).__name__}")
-    num_heads = check_size("num_heads", num_heads)
-    check_floating_tensor("weights.W_O", weights.W_O, ndim=(2,))
-    if key_mask is not None and x.dim() == 2 and isinstance(key_mask, torch.Tensor) and key_mask.dim() != 1:
-        raise ValueError(f"key_mask must be 1-D (seq,) for one sequence x of shape {tuple(x.shape)}, "
-                         f"got shape {tuple(key_mask.shape)}")
-    if mask is not None and x.dim() == 2 and isinstance(mask, torch.Tensor) and mask.dim() != 2:
-        raise ValueError(f"mask must be 2-D (seq, seq) for one sequence x of shape {tuple(x.shape)}, "
-                         f"got shape {tuple(mask.shape)}")
+    num_heads = check_multi_head(x, weights, MultiHeadWeights, num_heads, key_mask, mask)
     Q, K, V = project_qkv(x, ProjectionWeights(weights.W_Q, weights.W_K, weights.W_V))
-    width = weights.W_V.shape[1]
-    if weights.W_O.shape != (width, weights.W_Q.shape[0]):
-        raise ValueError(f"weights.W_O must have shape {(width, weights.W_Q.shape[0])} (heads' columns x d_model), "
-                         f"got {tuple(weights.W_O.shape)}")
-    if width % num_heads:
-        raise ValueError(f"num_heads={num_heads} must divide the {width} columns of W_Q, W_K and W_V")
+    check_output_weights(weights, num_heads)
     Q, K, V = (split_heads(matrix, num_heads=num_heads) for matrix in (Q, K, V))
-    weights_matrix = attention_weights(scaled_dot_product_scores(Q, K), key_mask=key_mask, causal=causal, mask=mask)
-    heads = weights_matrix @ V
-    dtype = common_dtype(heads=heads, W_O=weights.W_O)
-    return merge_heads(heads).to(dtype) @ weights.W_O.to(dtype), weights_matrix
+    output, weights_matrix, _ = attend(Q, K, V, keep=check_masks(Q.shape[:-1] + K.shape[-2:-1], key_mask, causal, mask))
+    dtype = common_dtype(heads=output, W_O=weights.W_O)
+    return merge_heads(output).to(dtype) @ weights.W_O.to(dtype), weights_matrix

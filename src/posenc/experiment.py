@@ -19,11 +19,23 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from ._checks import (
+    check_attention_layer,
+    check_fit,
+    check_layer_input,
+    check_model_ids,
+    check_scheme,
+    check_settings,
+    check_settings_fields,
+    check_tiny_model,
+)
 from ._progress import ProgressLines
 from ._threads import one_thread
-from ._validate import check_flag, check_floating_tensor, check_size, check_str, check_table_fits, check_tensor
-from .attention import causal_mask, merge_heads, split_heads
+from ._validate import check_flag, check_size
+from .attention import attend, causal_mask, merge_heads, split_heads
+from .builder import DEFAULT_BASE
 from .encoding import PositionalEncoding
+from .rope_scaling import rope_frequencies
 from .schemes import LearnedPositionalEmbedding, alibi_bias, apply_rotary
 from .task import expected_order_blind_accuracy, order_blind_accuracy, previous_token_batch
 
@@ -38,6 +50,8 @@ __all__ = [
     "attention_weights",
     "previous_token_head",
     "train",
+    "fit",
+    "predictions",
     "accuracy",
     "compare",
     "Result",
@@ -69,95 +83,70 @@ class Settings:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        check_size("vocab_size", self.vocab_size, minimum=2, maximum=1000)
-        check_size("shortest", self.shortest, minimum=2, maximum=512)
-        check_size("longest", self.longest, minimum=self.shortest, maximum=512)
-        check_size("d_model", self.d_model, minimum=2, maximum=512)
-        check_size("num_heads", self.num_heads, minimum=1, maximum=64)
-        check_size("num_layers", self.num_layers, minimum=1, maximum=12)
-        check_size("steps", self.steps, minimum=1, maximum=100_000)
-        check_size("batch_size", self.batch_size, minimum=1, maximum=4096)
-        check_size("seed", self.seed, minimum=0, maximum=2**63 - 1)
-        check_flag("causal", self.causal)
-        check_flag("scale_embeddings", self.scale_embeddings)
-        if self.d_model % self.num_heads or (self.d_model // self.num_heads) % 2:
-            raise ValueError(
-                f"d_model must be num_heads times an even head size (rotary turns pairs of columns), "
-                f"got d_model={self.d_model}, num_heads={self.num_heads}"
-            )
-        rate = self.learning_rate
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate < 1:
-            raise ValueError(f"learning_rate must be a number in (0, 1), got {rate!r}")
-
-
-def _check_scheme(scheme: object) -> str:
-    scheme = check_str("scheme", scheme)
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
-    return scheme
-
-
-def _check_settings(settings: object) -> Settings:
-    if not isinstance(settings, Settings):
-        raise TypeError(f"settings must be a posenc.experiment.Settings, got {type(settings).__name__}")
-    return settings
+        check_settings_fields(self)
 
 
 class Attention(nn.Module):
-    """Multi-head self-attention with one position scheme, as the tiny model's blocks use it.
+    """Multi-head self-attention with one position scheme, as the tiny models' blocks use it.
 
-    `forward` is written to be read (the live-training notebook prints it): the queries, keys and values
-    of every head, then the two places a scheme can act inside attention. "rotary"
-    rotates the queries and keys by their positions (RoPE, Su et al. 2021); "alibi" adds
-    `-m * distance` to the scores (Press et al. 2022). With `causal=True` no query sees
-    a key after it. The attention weights of the last call, (batch, num_heads, seq, seq),
+    `forward` is written to be read (the live-training notebooks print it): the queries, keys and values
+    of every head, then the two places a scheme can act inside attention, then `attention.attend`, the
+    package's one attention core. "rotary" rotates the queries and keys by their positions (RoPE,
+    Su et al. 2021); "alibi" adds `-m * distance` to the scores (Press et al. 2022). With `causal=True`
+    no query sees a key after it. The attention weights of the last call, (batch, num_heads, seq, seq),
     are kept in `last_weights` (what `attention_weights` reads).
+
+    RoPE's `frequencies` are numbers the layer holds (rotary_dim // 2 angles per position, from
+    `rope_scaling.rope_frequencies`; plain RoPE's base^(-2i/rotary_dim) until a rule replaces them, as
+    `stretch.stretched` does). They turn the first `rotary_dim` columns of each query and key (all of
+    them by default); the other columns pass unchanged (partial RoPE). `attention_factor` multiplies the
+    turned columns, as transformers multiplies cos and sin by YaRN's factor (`LlamaRotaryEmbedding.forward`),
+    so that the part of each score RoPE touches grows by its square (DeepSeek-V3's reference code instead
+    multiplies its whole softmax scale by the square, the columns without RoPE too; with the whole head
+    turned the two agree). `head_dim` (default d_model // num_heads) may make the heads wider.
     """
 
-    def __init__(self, *, scheme: str, d_model: int, num_heads: int, causal: bool) -> None:
+    def __init__(self, *, scheme: str, d_model: int, num_heads: int, causal: bool, head_dim: int | None = None,
+                 rotary_dim: int | None = None, base: float = DEFAULT_BASE) -> None:
         super().__init__()
-        self.scheme = _check_scheme(scheme)
-        self.d_model = check_size("d_model", d_model, minimum=2, maximum=512)
-        self.num_heads = check_size("num_heads", num_heads, minimum=1, maximum=64)
-        self.causal = check_flag("causal", causal)
-        if d_model % num_heads or (d_model // num_heads) % 2:
-            raise ValueError(f"d_model must be num_heads times an even head size (rotary turns pairs of columns), "
-                             f"got d_model={d_model}, num_heads={num_heads}")
-        self.qkv = nn.Linear(d_model, 3 * d_model)  # W_Q, W_K and W_V side by side: one product for all three
-        self.out = nn.Linear(d_model, d_model)
+        self.scheme, self.d_model, self.num_heads, self.causal, head_dim, self.rotary_dim = check_attention_layer(
+            scheme, d_model, num_heads, causal, head_dim, rotary_dim, base)
+        self.qkv = nn.Linear(d_model, 3 * num_heads * head_dim)  # W_Q, W_K and W_V side by side: one product for all
+        self.out = nn.Linear(num_heads * head_dim, d_model)
+        self.frequencies = rope_frequencies(head_dim=self.rotary_dim, base=base) if scheme == "rotary" else None
+        self.attention_factor = 1.0
         self.last_weights: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        length = self._check_input(x)
+        length = check_layer_input(x, self.qkv.weight.dtype, self.d_model)
         q, k, v = split_heads(self.qkv(x), num_heads=3 * self.num_heads).chunk(3, dim=1)  # num_heads heads each
         if self.scheme == "rotary":  # RoPE: turn every query and key by an angle that grows with its position
-            q, k = apply_rotary(q), apply_rotary(k)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+            q, k = self.rotate(q), self.rotate(k)
+        bias = None
         if self.scheme == "alibi":  # ALiBi: a penalty on each score, growing with the distance to the key
-            scores = scores + alibi_bias(num_heads=self.num_heads, max_sequence_length=length, causal=self.causal)
-        if self.causal:  # a decoder: no query may look at a later key
-            scores = scores.masked_fill(~causal_mask(sequence_length=length), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
+            bias = alibi_bias(num_heads=self.num_heads, max_sequence_length=length, causal=self.causal)
+        keep = causal_mask(sequence_length=length) if self.causal else None  # a decoder: no later key
+        output, weights, _ = attend(q, k, v, bias=bias, keep=keep)
         self.last_weights = weights.detach()
-        return self.out(merge_heads(weights @ v))
+        return self.out(merge_heads(output))
 
-    def _check_input(self, x: object) -> int:
-        """x's sequence length, once x is known to be (batch, seq, d_model) floats."""
-        check_floating_tensor("x", x, ndim=(3,))
-        if x.dtype != self.qkv.weight.dtype:  # a matrix product needs both sides in one dtype
-            raise TypeError(f"x must have the layer's dtype {self.qkv.weight.dtype}, got {x.dtype}")
-        if x.shape[-1] != self.d_model or x.shape[1] == 0:
-            raise ValueError(f"x must have shape (batch, seq >= 1, d_model={self.d_model}), got {tuple(x.shape)}")
-        return x.shape[1]
+    def rotate(self, x: torch.Tensor) -> torch.Tensor:
+        """RoPE with this layer's frequencies on the first rotary_dim columns of each head, times its attention factor."""
+        x = apply_rotary(x, frequencies=self.frequencies, rotary_dim=self.rotary_dim)
+        if self.attention_factor != 1.0:  # YaRN: the turned columns times its attention factor
+            scale = torch.ones(x.shape[-1])
+            scale[: self.rotary_dim] = self.attention_factor
+            x = x * scale
+        return x
 
 
 class _Block(nn.Module):
     """A pre-norm Transformer block: x + attention(norm(x)), then x + mlp(norm(x))."""
 
-    def __init__(self, scheme: str, d_model: int, num_heads: int, causal: bool) -> None:
+    def __init__(self, d_model: int, **attention: object) -> None:
         super().__init__()
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.attention = Attention(scheme=scheme, d_model=d_model, num_heads=num_heads, causal=causal)
+        self.attention = Attention(d_model=d_model, **attention)
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -186,17 +175,22 @@ class TinyTransformer(nn.Module):
     Every scheme draws the same numbers for the same seed: the token table, the blocks
     and the read-out first, in that order, and a learned position table last, so that
     the models differ only in their position scheme.
+
+    `head_dim`, `rotary_dim` and `base` shape every block's `Attention` (wider heads, partial
+    RoPE, RoPE's base): the copy task's model (`stretch.copy_model`) is built with them.
     """
 
-    def __init__(self, *, scheme: str, settings: Settings | None = None) -> None:
+    def __init__(self, *, scheme: str, settings: Settings | None = None, head_dim: int | None = None,
+                 rotary_dim: int | None = None, base: float = DEFAULT_BASE) -> None:
         super().__init__()
-        self.scheme = _check_scheme(scheme)
-        self.settings = Settings() if settings is None else _check_settings(settings)
-        s = self.settings
+        self.scheme = check_scheme(scheme, SCHEMES)
+        self.settings = s = check_settings(settings, Settings)
         self.embedding = nn.Embedding(s.vocab_size, s.d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)
         self.embedding_scale = math.sqrt(s.d_model) if s.scale_embeddings else 1.0
-        self.blocks = nn.ModuleList(_Block(self.scheme, s.d_model, s.num_heads, s.causal) for _ in range(s.num_layers))
+        self.blocks = nn.ModuleList(_Block(s.d_model, scheme=self.scheme, num_heads=s.num_heads, causal=s.causal,
+                                           head_dim=head_dim, rotary_dim=rotary_dim, base=base)
+                                    for _ in range(s.num_layers))
         self.norm = nn.LayerNorm(s.d_model)
         self.read_out = nn.Linear(s.d_model, s.vocab_size)
         # Last: only the learned table draws random numbers, and drawn earlier it would change the weights above.
@@ -214,7 +208,7 @@ class TinyTransformer(nn.Module):
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         """What the first block reads, (batch, seq, d_model): the tokens' embeddings, plus the scheme's table if any."""
-        self._check_ids(ids)
+        check_model_ids(ids, self.settings, self.max_sequence_length, self.scheme)
         x = self.embedding(ids) * self.embedding_scale  # sqrt(d_model), or 1 with scale_embeddings=False
         if self.position is not None:  # "learned" or "sinusoidal": add the table's rows 0 .. seq - 1
             x = self.position(x)
@@ -227,26 +221,11 @@ class TinyTransformer(nn.Module):
             x = block(x)
         return self.read_out(self.norm(x))
 
-    def _check_ids(self, ids: object) -> None:
-        check_tensor("ids", ids, ndim=(2,))
-        if ids.dtype != torch.int64:
-            raise TypeError(f"ids must be an int64 tensor of token ids, got dtype {ids.dtype}")
-        if ids.numel() and not (0 <= int(ids.min()) and int(ids.max()) < self.settings.vocab_size):
-            raise ValueError(f"ids must be token ids from 0 to {self.settings.vocab_size - 1}, "
-                             f"got values up to {int(ids.max())}")
-        limit = FORMULA_LENGTH if self.max_sequence_length is None else self.max_sequence_length
-        if not 1 <= ids.shape[1] <= limit:
-            raise ValueError(f"ids must have 1 to {limit} positions for the {self.scheme!r} scheme, "
-                             f"got shape {tuple(ids.shape)}")
-        check_table_fits((ids.shape[0], self.settings.num_heads, ids.shape[1], ids.shape[1]), torch.float32,
-                         name="attention scores", arguments="batch or sequence length")
-
 
 def evaluation_batch(*, length: int, settings: Settings | None = None, batch_size: int = 256,
                      seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
     """The fixed inputs and answers every model is scored on at `length` (a seed of its own, not training's)."""
-    settings = Settings() if settings is None else _check_settings(settings)
-    seed = check_size("seed", seed, minimum=0, maximum=2**63 - 1)
+    settings, seed = check_settings(settings, Settings), check_size("seed", seed, minimum=0, maximum=2**63 - 1)
     return previous_token_batch(batch_size=batch_size, length=length, vocab_size=settings.vocab_size,
                                 generator=torch.Generator().manual_seed(seed))
 
@@ -257,8 +236,7 @@ def attention_weights(model: TinyTransformer, ids: torch.Tensor, *, layer: int =
     Row i of head h holds how much query i takes from each key j; every row sums to 1.
     A model that names the previous token well has a head whose weight sits on j = i - 1.
     """
-    if not isinstance(model, TinyTransformer):
-        raise TypeError(f"model must be a posenc.experiment.TinyTransformer, got {type(model).__name__}")
+    check_tiny_model(model, TinyTransformer)
     layer = check_size("layer", layer, minimum=0, maximum=len(model.blocks) - 1)
     with one_thread(), torch.no_grad():
         model(ids)
@@ -271,12 +249,7 @@ def previous_token_head(model: TinyTransformer, ids: torch.Tensor) -> tuple[int,
     The weight query t gives key t - 1, averaged over the sequences of `ids` and over
     the queries t = 1 .. settings.longest - 1 (the positions the model was trained on).
     """
-    if not isinstance(model, TinyTransformer):
-        raise TypeError(f"model must be a posenc.experiment.TinyTransformer, got {type(model).__name__}")
-    check_tensor("ids", ids, ndim=(2,))
-    if ids.shape[1] < 2:
-        raise ValueError(f"ids must have at least 2 positions, so that a query has a previous token, "
-                         f"got shape {tuple(ids.shape)}")
+    check_tiny_model(model, TinyTransformer, ids=ids)
     trained = min(ids.shape[1], model.settings.longest)
     with one_thread(), torch.no_grad():
         model(ids)
@@ -305,10 +278,7 @@ def train(scheme: str, *, settings: Settings | None = None,
     Every step draws a batch of one length from `settings.shortest..settings.longest`.
     `progress(scheme, step, steps, loss)` is called every 20 steps and at the end.
     """
-    scheme = _check_scheme(scheme)
-    settings = Settings() if settings is None else _check_settings(settings)
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be a function or None, got {type(progress).__name__}")
+    scheme, settings = check_scheme(scheme, SCHEMES), check_settings(settings, Settings)
     with one_thread():
         torch.manual_seed(settings.seed)
         model = TinyTransformer(scheme=scheme, settings=settings)
@@ -317,17 +287,20 @@ def train(scheme: str, *, settings: Settings | None = None,
         return previous_token_batch(batch_size=settings.batch_size, length=length, vocab_size=settings.vocab_size,
                                     generator=generator)
 
-    return _fit(model, name=scheme, batch=batch, steps=settings.steps, shortest=settings.shortest,
-                longest=settings.longest, learning_rate=settings.learning_rate, seed=settings.seed, progress=progress)
+    return fit(model, name=scheme, batch=batch, steps=settings.steps, shortest=settings.shortest,
+               longest=settings.longest, learning_rate=settings.learning_rate, seed=settings.seed, progress=progress)
 
 
-def _fit(model: TinyTransformer, *, name: str, batch: Callable[[int, torch.Generator], tuple[torch.Tensor, torch.Tensor]],
-         steps: int, shortest: int, longest: int, learning_rate: float, seed: int,
-         progress: Callable[[str, int, int, float], None] | None) -> Result:
+def fit(model: TinyTransformer, *, name: str, batch: Callable[[int, torch.Generator], tuple[torch.Tensor, torch.Tensor]],
+        steps: int, shortest: int, longest: int, learning_rate: float, seed: int,
+        progress: Callable[[str, int, int, float], None] | None = None) -> Result:
     """`steps` AdamW steps on one thread, each on `batch(length, generator)` with a length drawn from shortest..longest.
 
     The one training loop of the package: `train` (previous token) and `stretch` (repeat the block) call it.
+    `batch(length, generator)` returns (ids, targets), targets -100 where nothing is scored;
+    `progress(name, step, steps, loss)` is called every 20 steps and at the end.
     """
+    check_fit(model, TinyTransformer, name, batch, steps, shortest, longest, learning_rate, seed, progress)
     vocab_size = model.settings.vocab_size
     with one_thread():
         initial_state = {key: value.detach().clone() for key, value in model.state_dict().items()}
@@ -359,17 +332,23 @@ def accuracy(model: TinyTransformer, *, length: int, batch_size: int = 256, seed
     None when the model has no positions for that length (a learned table shorter
     than `length`): there is no answer to score, which is the point.
     """
-    if not isinstance(model, TinyTransformer):
-        raise TypeError(f"model must be a posenc.experiment.TinyTransformer, got {type(model).__name__}")
+    check_tiny_model(model, TinyTransformer)
     length = check_size("length", length, minimum=2, maximum=FORMULA_LENGTH)
     batch_size = check_size("batch_size", batch_size, maximum=4096)
     seed = check_size("seed", seed, minimum=0, maximum=2**63 - 1)
     if model.max_sequence_length is not None and length > model.max_sequence_length:
         return None
     ids, targets = evaluation_batch(length=length, settings=model.settings, batch_size=batch_size, seed=seed)
-    with one_thread(), torch.no_grad():  # a few sequences at a time: the scores of long inputs are large
-        predictions = torch.cat([model(chunk).argmax(dim=-1) for chunk in ids.split(EVALUATION_CHUNK)])
-    return float((predictions == targets)[:, 1:].float().mean())
+    return float((predictions(model, ids) == targets)[:, 1:].float().mean())
+
+
+def predictions(model: TinyTransformer, ids: torch.Tensor) -> torch.Tensor:
+    """The token `model` names at every position of ids, `(batch, seq)`: the evaluation `accuracy` and
+    `stretch.copy_accuracy` share, on one thread, a few sequences at a time (the scores of long inputs are large)."""
+    check_tiny_model(model, TinyTransformer)
+    check_model_ids(ids, model.settings, model.max_sequence_length, model.scheme)
+    with one_thread(), torch.no_grad():
+        return torch.cat([model(chunk).argmax(dim=-1) for chunk in ids.split(EVALUATION_CHUNK)])
 
 
 @dataclass
@@ -403,7 +382,7 @@ def compare(schemes: Sequence[str] = SCHEMES, *, settings: Settings | None = Non
     for scheme in schemes:
         if not isinstance(scheme, str) or scheme not in SCHEMES:
             raise ValueError(f"schemes must hold names from {SCHEMES}, got {scheme!r} among them")
-    settings = Settings() if settings is None else _check_settings(settings)
+    settings = check_settings(settings, Settings)
     if lengths is None:
         lengths = [settings.longest, 2 * settings.longest, 4 * settings.longest]
     if isinstance(lengths, str) or not isinstance(lengths, Sequence) or not lengths:

@@ -32,17 +32,17 @@ with left padding that puts the first real token at the number of pads, not at 0
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import torch
 from torch import nn
 
-from ._validate import check_flag, check_size, check_str, check_table_fits, check_tensor, short
-from .attention import merge_heads, multi_head_weights, split_heads
+from ._checks import check_decoder, check_decoder_cache, check_decoder_ids, check_decoder_mask, check_decoder_positions
+from ._validate import check_flag, check_size, short
+from .attention import attend, causal_mask, merge_heads, multi_head_weights, split_heads
 from .encoding import PositionalEncoding
-from .schemes import LearnedPositionalEmbedding, alibi_slopes, rotary_angles
-from .tokens import position_ids as mask_position_ids
+from .positions import position_ids as mask_position_ids
+from .schemes import LearnedPositionalEmbedding, alibi_slopes, linear_bias, rotary_angles, rotate_pairs
 
 __all__ = ["SCHEMES", "KVCache", "DecoderOutput", "TinyDecoder", "decode_with_cache"]
 
@@ -83,21 +83,9 @@ class TinyDecoder(nn.Module):
     def __init__(self, *, scheme: str, vocab_size: int, d_model: int = 16, num_heads: int = 4,
                  max_sequence_length: int = 64, seed: int = 0) -> None:
         super().__init__()
-        self.scheme = check_str("scheme", scheme)
-        if scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
-        self.vocab_size = check_size("vocab_size", vocab_size, maximum=2**20)
-        self.d_model = check_size("d_model", d_model, maximum=2**12)
-        self.num_heads = check_size("num_heads", num_heads, maximum=d_model)
-        if d_model % num_heads or (scheme == "rotary" and (d_model // num_heads) % 2):
-            raise ValueError(f"num_heads={num_heads} must divide d_model={d_model}" +
-                             (" into heads of an even head_dim (RoPE turns pairs)" if scheme == "rotary" else ""))
+        self.scheme, self.vocab_size, self.d_model, self.num_heads, self.max_sequence_length, seed = check_decoder(
+            scheme, SCHEMES, vocab_size, d_model, num_heads, max_sequence_length, seed)
         self.head_dim = d_model // num_heads
-        self.max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=2**16)
-        seed = check_size("seed", seed, minimum=0, maximum=2**32 - 1)
-        # W_E, W_out and a position table: (2 vocab_size + max_sequence_length) rows of d_model.
-        check_table_fits((2 * self.vocab_size + self.max_sequence_length, self.d_model), torch.float32,
-                         arguments="vocab_size, max_sequence_length or d_model")
         self.attention_weights = nn.ParameterList(multi_head_weights(d_model=self.d_model, seed=seed))
         # W_E and W_out continue multi_head_weights' generator past its 4 matrices, so no two matrices share draws.
         # (A seed of its own would not do: torch's CPU generator keeps only the low 32 bits of a seed.)
@@ -133,11 +121,12 @@ class TinyDecoder(nn.Module):
         A query looks at the real keys at or before it, and at itself: so a padded query, which with left
         padding has no real key before it, still has one key (its output means nothing and is not used).
         """
-        ids = self._check_ids(ids)
+        ids = check_decoder_ids(ids, self.vocab_size)
         batch, seq = ids.shape
-        offset = 0 if cache is None else self._check_cache(cache, batch)
-        mask = self._check_mask(attention_mask, cache, batch, offset, seq)
-        positions = self._check_positions(position_ids, batch, offset, seq)
+        offset = 0 if cache is None else check_decoder_cache(cache, KVCache, batch, self.num_heads, self.head_dim)
+        mask = check_decoder_mask(attention_mask, cache, batch, offset, seq)
+        positions = check_decoder_positions(position_ids, batch, offset, seq, self.scheme, self.max_sequence_length,
+                                            self.position_embedding is not None)
         x = self.W_E[ids]
         if self.position_embedding is not None:
             # One row per position id: the module's forward(x, offset=k) adds rows k, k + 1, ... (a row per token here).
@@ -146,86 +135,23 @@ class TinyDecoder(nn.Module):
             x = x + rows[positions].to(x.dtype)
         W_Q, W_K, W_V, W_O = self.attention_weights
         q, k, v = (split_heads(x @ W, num_heads=self.num_heads) for W in (W_Q, W_K, W_V))
-        if self.scheme == "rotary":
-            q, k = _rotate(q, positions), _rotate(k, positions)
+        if self.scheme == "rotary":  # each token turned by its own position id (a left-padded row starts later)
+            angles = rotary_angles(max_sequence_length=int(positions.max()) + 1, d=self.head_dim)[positions][:, None]
+            q, k = rotate_pairs(q, angles), rotate_pairs(k, angles)
         if cache is not None:
             k, v = torch.cat([cache.keys, k], dim=-2), torch.cat([cache.values, v], dim=-2)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        bias = None
         if self.scheme == "alibi":
             key_positions = mask_position_ids(mask)  # (batch, cached + seq): each real token's place among the real ones
             query_positions = key_positions[:, offset:]
-            distance = (query_positions[:, None, :, None] - key_positions[:, None, None, :]).to(scores.dtype)
-            scores = scores - self.slopes[None, :, None, None] * distance
-        query_slot = torch.arange(offset, offset + seq)[:, None]
-        key_slot = torch.arange(offset + seq)[None, :]
-        visible = (key_slot <= query_slot) & mask[:, None, None, :]
-        visible = visible | (key_slot == query_slot)  # a padded query sees itself: no row without a key
-        weights = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)
-        hidden = x + merge_heads(weights @ v) @ W_O
-        new_cache = KVCache(k, v, mask)
-        return DecoderOutput(hidden @ self.W_out, scores, weights, new_cache)
-
-    def _check_ids(self, ids: object) -> torch.Tensor:
-        check_tensor("ids", ids, ndim=(2,))
-        if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-            raise TypeError(f"ids must be an integer tensor of token ids, got dtype {ids.dtype}")
-        if ids.shape[1] == 0:
-            raise ValueError(f"ids must hold at least one token per row, got shape {tuple(ids.shape)}")
-        if ids.numel() and not bool(((ids >= 0) & (ids < self.vocab_size)).all()):
-            raise ValueError(f"ids must lie in [0, vocab_size={self.vocab_size}), got values from {int(ids.min())} "
-                             f"to {int(ids.max())}")
-        return ids.long()
-
-    def _check_cache(self, cache: object, batch: int) -> int:
-        if not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be a KVCache (the cache of an earlier call) or None, got {short(cache)}")
-        cached = cache.keys.shape[-2] if isinstance(cache.keys, torch.Tensor) and cache.keys.dim() == 4 else -1
-        expected = (batch, self.num_heads, cached, self.head_dim)
-        if (not all(isinstance(t, torch.Tensor) for t in cache) or tuple(cache.keys.shape) != expected
-                or cache.values.shape != cache.keys.shape or tuple(cache.key_mask.shape) != (batch, cached)):
-            raise ValueError(f"cache must come from this model on a batch of {batch} (keys {expected}), "
-                             f"got keys of shape {tuple(getattr(cache.keys, 'shape', ()))}")
-        return cache.keys.shape[-2]
-
-    def _check_mask(self, attention_mask: object, cache: KVCache | None, batch: int, offset: int, seq: int) -> torch.Tensor:
-        if attention_mask is None:
-            new = torch.ones(batch, seq, dtype=torch.bool)
-            return new if cache is None else torch.cat([cache.key_mask, new], dim=-1)
-        mask_position_ids(attention_mask)  # checks a 0/1 mask of bool or integers
-        if tuple(attention_mask.shape) != (batch, offset + seq):
-            raise ValueError(f"attention_mask must be (batch, cached + seq) = {(batch, offset + seq)}: the cached tokens' "
-                             f"and the new ones', got shape {tuple(attention_mask.shape)}")
-        return attention_mask.bool()
-
-    def _check_positions(self, position_ids: object, batch: int, offset: int, seq: int) -> torch.Tensor:
-        if position_ids is None:
-            return (torch.arange(seq) + offset).expand(batch, seq)
-        check_tensor("position_ids", position_ids, ndim=(1, 2))
-        if position_ids.is_floating_point() or position_ids.is_complex() or position_ids.dtype == torch.bool:
-            raise TypeError(f"position_ids must be an integer tensor, got dtype {position_ids.dtype}")
-        if position_ids.shape[-1] != seq or (position_ids.dim() == 2 and position_ids.shape[0] != batch):
-            raise ValueError(f"position_ids must be (batch, seq) = {(batch, seq)} or (seq,), got shape "
-                             f"{tuple(position_ids.shape)}")
-        limit = self.max_sequence_length if self.position_embedding is not None else 2**24  # float32 counts whole numbers to 2^24
-        if position_ids.numel() and not bool(((position_ids >= 0) & (position_ids < limit)).all()):
-            raise ValueError(f"position_ids must lie in [0, {limit}) for scheme {self.scheme!r} "
-                             f"(max_sequence_length={self.max_sequence_length}), got values from "
-                             f"{int(position_ids.min())} to {int(position_ids.max())}")
-        return position_ids.long().expand(batch, seq)
-
-
-def _rotate(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-    """RoPE with interleaved pairs at any positions: x `(batch, heads, seq, d)`, positions `(batch, seq)`.
-
-    `schemes.apply_rotary(x, offset=k)` for positions k, k + 1, ...; here each token has its own
-    (a left-padded row starts later). Angles in float64 from `schemes.rotary_angles`, rounded once.
-    """
-    d = x.shape[-1]
-    table = rotary_angles(max_sequence_length=int(positions.max()) + 1, d=d)
-    angles = table[positions][:, None]  # (batch, 1, seq, d/2): the same angles for every head
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
-    x1, x2 = x[..., 0::2], x[..., 1::2]
-    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+            distance = query_positions[:, None, :, None] - key_positions[:, None, None, :]
+            bias = linear_bias(self.slopes, distance.to(x.dtype))
+        # A query looks at the real keys at or before it, and at itself: a padded query gets a row with a key.
+        keep = causal_mask(sequence_length=offset + seq)[offset:] & mask[:, None, None, :]
+        keep = keep | torch.eye(offset + seq, dtype=torch.bool)[offset:]
+        output, weights, scores = attend(q, k, v, bias=bias, keep=keep)
+        hidden = x + merge_heads(output) @ W_O
+        return DecoderOutput(hidden @ self.W_out, scores, weights, KVCache(k, v, mask))
 
 
 def decode_with_cache(model: TinyDecoder, ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
@@ -240,15 +166,15 @@ def decode_with_cache(model: TinyDecoder, ids: torch.Tensor, *, attention_mask: 
     """
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a posenc.generation.TinyDecoder, got {short(model)}")
-    ids = model._check_ids(ids)
+    ids = check_decoder_ids(ids, model.vocab_size)
     batch, seq = ids.shape
     prefill = check_size("prefill", prefill, maximum=seq)
     forget_offset = check_flag("forget_offset", forget_offset)
-    mask = model._check_mask(attention_mask, None, batch, 0, seq)
+    mask = check_decoder_mask(attention_mask, None, batch, 0, seq)
     positions = mask_position_ids(mask)
     logits, cache = [], None
     for start, end in [(0, prefill)] + [(t, t + 1) for t in range(prefill, seq)]:
-        chunk = torch.arange(end - start) if forget_offset else positions[:, start:end]
+        chunk = mask_position_ids(length=end - start) if forget_offset else positions[:, start:end]
         output = model(ids[:, start:end], attention_mask=mask[:, :end], position_ids=chunk, cache=cache)
         logits.append(output.logits)
         cache = output.cache

@@ -24,40 +24,43 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ._validate import (
-    check_base,
-    check_flag,
-    check_float_dtype,
-    check_floating_tensor,
-    check_rows_to_add,
-    check_size,
-    check_str,
-    check_table_fits,
-    positions_beyond,
-    short,
+from ._checks import (
+    LAYOUTS,
+    MAX_POSITION,
+    check_alibi,
+    check_angles,
+    check_even_d,
+    check_learned_rows,
+    check_linear_bias,
+    check_rotary,
+    check_rotate_pairs,
+    check_same_word,
+    check_table_sizes,
 )
-from .attention import ProjectionWeights
+from ._validate import check_size
+from .attention import ProjectionWeights, causal_mask
 from .builder import DEFAULT_BASE, sinusoidal_encoding
 from .builder import frequencies as _sinusoid_frequencies
+from .positions import position_ids
 from .rope_scaling import SCALINGS, rope_frequencies, yarn_attention_factor
 
 __all__ = [
     "LearnedPositionalEmbedding",
     "rotary_angles",
     "apply_rotary",
+    "rotate_pairs",
+    "LAYOUTS",
     "rotation_matrix",
     "half_split_permutation",
     "alibi_slopes",
     "alibi_bias",
+    "linear_bias",
     "same_word_scores",
     "SCALINGS",
     "rope_frequencies",
     "yarn_attention_factor",
 ]
 
-# Positions are exact in float64 up to 2**53; an angle p * frequency beyond that means nothing.
-MAX_POSITION = 2**53
-LAYOUTS = ("interleaved", "half_split")
 
 
 class LearnedPositionalEmbedding(nn.Module):
@@ -79,23 +82,13 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, *, max_sequence_length: int, d_model: int) -> None:
         super().__init__()
-        self.max_sequence_length = check_size("max_sequence_length", max_sequence_length)
-        self.d_model = check_size("d_model", d_model)
-        check_table_fits((self.max_sequence_length, self.d_model), torch.float32)
+        self.max_sequence_length, self.d_model = check_table_sizes(max_sequence_length, d_model)
         self.weight = nn.Parameter(torch.empty(self.max_sequence_length, self.d_model))
         nn.init.normal_(self.weight, mean=0.0, std=0.02)
 
     def forward(self, x: torch.Tensor, *, offset: int = 0) -> torch.Tensor:
         """`x + table[offset : offset + seq]` for x of shape (seq, d_model) or (batch, seq, d_model)."""
-        offset, length = check_rows_to_add(x, d_model=self.d_model, offset=offset)
-        beyond = positions_beyond(offset=offset, length=length, max_sequence_length=self.max_sequence_length)
-        if beyond:
-            raise ValueError(
-                f"x reaches {beyond}, which the table has no row for: a learned table has rows only for positions "
-                f"0 to {self.max_sequence_length - 1} (max_sequence_length={self.max_sequence_length}) and no formula "
-                f"for the rest; x has {length} positions, offset={offset}. Train a larger table, or use a scheme "
-                "with a formula (sinusoidal, rotary, ALiBi)"
-            )
+        offset, length = check_learned_rows(x, self.d_model, offset, self.max_sequence_length)
         return x + self.weight[offset : offset + length].to(x.dtype)
 
     def extra_repr(self) -> str:
@@ -115,37 +108,14 @@ def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BAS
     With `frequencies` (d // 2 angles per position, e.g. from `rope_frequencies` with a
     stretching rule), the angles are `(offset + p) * frequencies[i]` and `base` is not used.
     """
-    length = check_size("max_sequence_length", max_sequence_length, minimum=0)
-    d = _check_even_d(check_size("d", d))
-    base = check_base(base)
-    offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - length)
-    # The frequency vector is allocated even when there are no positions.
-    check_table_fits((max(length, 1), d // 2), torch.float64, name="table of angles", arguments="max_sequence_length or d")
-    if frequencies is None:
-        # The sinusoid's own frequencies, base^(-2i/d): one place computes them for the whole package.
-        theta = _sinusoid_frequencies(d_model=d, base=base)
-    else:
-        theta = _check_frequencies(frequencies, pairs=d // 2, name="d // 2")
-    positions = torch.arange(length, dtype=torch.float64) + offset
+    return _angles(*check_angles(max_sequence_length, d, base, offset, frequencies))
+
+
+def _angles(length: int, d: int, base: float, offset: int, frequencies: torch.Tensor | None) -> torch.Tensor:
+    # Without frequencies, the sinusoid's own, base^(-2i/d): one place computes them for the whole package.
+    theta = _sinusoid_frequencies(d_model=d, base=base) if frequencies is None else frequencies
+    positions = position_ids(length=length, offset=offset).double()
     return positions[:, None] * theta[None, :]
-
-
-def _check_frequencies(frequencies: object, *, pairs: int, name: str) -> torch.Tensor:
-    """`frequencies` as float64: a 1-D floating tensor of `pairs` finite angles per position."""
-    check_floating_tensor("frequencies", frequencies, ndim=(1,))
-    if frequencies.shape[0] != pairs:
-        raise ValueError(f"frequencies must hold one angle per pair, {name} = {pairs}, got {short(frequencies)}")
-    frequencies = frequencies.detach().to(torch.float64)
-    if frequencies.numel() and not bool(torch.isfinite(frequencies).all()):
-        raise ValueError(f"frequencies must be finite numbers, got NaN or inf in {short(frequencies)}")
-    return frequencies
-
-
-def _check_even_d(d: int) -> int:
-    if d % 2:
-        raise ValueError(f"d must be even: rotary encoding turns the pairs (0, 1), (2, 3), ..., and d={d} leaves the last "
-                         "column without a partner")
-    return d
 
 
 def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0, layout: str = "interleaved",
@@ -184,34 +154,33 @@ def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0
     dtype once; the result has x's dtype and shape. NaN or inf in x stay NaN or inf
     in the rows they are in (a rotation mixes only the two numbers of a pair).
     """
-    check_floating_tensor("x", x)
-    if x.dim() < 2:
-        raise ValueError(f"x must have at least 2 dimensions (..., seq, d), got shape {tuple(x.shape)}")
-    layout = check_str("layout", layout)
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    length, d = x.shape[-2], x.shape[-1]
-    if d % 2:
-        raise ValueError(f"x's last dimension d must be even: rotary encoding turns pairs of columns, got shape {tuple(x.shape)}")
-    if rotary_dim is not None:
-        rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=max(d, 2))
-        if rotary_dim % 2 or rotary_dim > d:
-            raise ValueError(f"rotary_dim must be an even number of columns from 2 to x's last dimension d={d}, "
-                             f"got {rotary_dim}")
-        if rotary_dim < d:
-            turned = apply_rotary(x[..., :rotary_dim], base=base, offset=offset, layout=layout, frequencies=frequencies)
-            return torch.cat([turned, x[..., rotary_dim:]], dim=-1)
-    if frequencies is not None:
-        frequencies = _check_frequencies(frequencies, pairs=d // 2, name="x's last dimension d // 2")
-        angles = rotary_angles(max_sequence_length=length, d=max(d, 2), offset=offset,
-                               frequencies=frequencies if d else frequencies.new_zeros(1))[:, : d // 2]
-    else:
-        angles = rotary_angles(max_sequence_length=length, d=max(d, 2), base=base, offset=offset)[:, : d // 2]
+    turned, base, offset, frequencies = check_rotary(x, base, offset, layout, frequencies, rotary_dim)
+    if frequencies is not None and not turned:  # an empty head (d = 0): one pair's table, of which it uses none
+        frequencies = frequencies.new_zeros(1)
+    angles = _angles(x.shape[-2], max(turned, 2), base, offset, frequencies)[:, : turned // 2]
+    if turned < x.shape[-1]:  # partial RoPE: the first `turned` columns turn, the others pass unchanged
+        return torch.cat([_rotate(x[..., :turned], angles, layout), x[..., turned:]], dim=-1)
+    return _rotate(x, angles, layout)
+
+
+def rotate_pairs(x: torch.Tensor, angles: torch.Tensor, *, layout: str = "interleaved") -> torch.Tensor:
+    """Turn each pair of columns of x by its angle: `(x1, x2) -> (x1 cos t - x2 sin t, x1 sin t + x2 cos t)`.
+
+    The one rotation of the package: `apply_rotary` calls it with the angles of positions
+    `offset, offset + 1, ...`, a decoder with each token's own position id. angles: one per pair,
+    broadcasting to `(..., seq, d // 2)`; their cosines and sines are rounded to x's dtype once.
+    The pairs are the columns (2i, 2i+1) with `layout="interleaved"`, (i, i + d/2) with "half_split".
+    """
+    check_rotate_pairs(x, angles, layout)
+    return _rotate(x, angles, layout)
+
+
+def _rotate(x: torch.Tensor, angles: torch.Tensor, layout: str) -> torch.Tensor:
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     if layout == "interleaved":
         x1, x2 = x[..., 0::2], x[..., 1::2]
         return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
-    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
     return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
 
@@ -232,9 +201,7 @@ def rotation_matrix(*, position: int, d: int, base: float = DEFAULT_BASE,
     For reading and checking only: `apply_rotary` applies the same rotation pair by pair
     without building a matrix that is almost all zeros.
     """
-    position = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1)
-    d = _check_even_d(check_size("d", d))
-    check_table_fits((d, d), torch.float64, name="rotation matrix", arguments="d")
+    position, d = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1), check_even_d(d, square=True)
     angles = rotary_angles(max_sequence_length=1, d=d, base=base, offset=position, frequencies=frequencies)[0]
     cos, sin = angles.cos(), angles.sin()
     R = torch.zeros(d, d, dtype=torch.float64)
@@ -253,8 +220,7 @@ def half_split_permutation(*, d: int) -> torch.Tensor:
     models/llama/convert_llama_weights_to_hf.py, `permute`) reorders each head's rows of
     W_Q and W_K (PyTorch stores a Linear layer's weight as out x in) in exactly this order.
     """
-    d = _check_even_d(check_size("d", d))
-    check_table_fits((d,), torch.int64, name="permutation", arguments="d")
+    d = check_even_d(d)
     return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
 
 
@@ -272,16 +238,18 @@ def alibi_slopes(*, num_heads: int, dtype: torch.dtype = torch.float32) -> torch
     of two c below n, then every other slope of 2c heads (the 1st, 3rd, ...) until there
     are n. 6 heads get 1/4, 1/16, 1/64, 1/256 and then 1/2, 1/8: not in decreasing order.
     """
-    num_heads = check_size("num_heads", num_heads)
-    dtype = check_float_dtype("dtype", dtype)
-    check_table_fits((num_heads,), torch.float64, name="tensor of slopes", arguments="num_heads")
+    num_heads, _, _, dtype = check_alibi(num_heads, 1, False, dtype)
+    return _slopes(num_heads).to(dtype)
+
+
+def _slopes(num_heads: int) -> torch.Tensor:
     closest = 2 ** int(math.floor(math.log2(num_heads)))
     exponents = torch.arange(1, closest + 1, dtype=torch.float64) * (8.0 / closest)
     if closest < num_heads:
         # 2c heads would have exponents 8k/(2c); the odd k are the ones between the c slopes above.
         odd = torch.arange(1, 2 * (num_heads - closest), 2, dtype=torch.float64) * (8.0 / (2 * closest))
         exponents = torch.cat([exponents, odd])
-    return torch.exp2(-exponents).to(dtype)
+    return torch.exp2(-exponents)
 
 
 def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
@@ -296,18 +264,25 @@ def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
     of the changes suggested in issue 5 of ofirpress/attention_with_linear_biases):
     symmetric, it says how far a key is but not on which side.
     """
-    num_heads = check_size("num_heads", num_heads)
-    length = check_size("max_sequence_length", max_sequence_length)
-    causal = check_flag("causal", causal)
-    dtype = check_float_dtype("dtype", dtype)
-    check_table_fits((num_heads, length, length), dtype, name="bias", arguments="num_heads or max_sequence_length")
-    slopes = alibi_slopes(num_heads=num_heads, dtype=torch.float64)
-    positions = torch.arange(length, dtype=torch.float64)
+    num_heads, length, causal, dtype = check_alibi(num_heads, max_sequence_length, causal, dtype)
+    positions = position_ids(length=length).double()
     distance = positions[:, None] - positions[None, :]  # i - j: > 0 for keys before the query
-    bias = -slopes[:, None, None] * distance.abs() + 0.0  # + 0.0: no -0.0 on the diagonal
+    bias = _linear_bias(_slopes(num_heads), distance.abs())
     if causal:
-        bias = bias.masked_fill(distance < 0, float("-inf"))
+        bias = bias.masked_fill(~causal_mask(sequence_length=length), float("-inf"))  # keys after the query
     return bias.to(dtype)
+
+
+def linear_bias(slopes: torch.Tensor, distance: torch.Tensor) -> torch.Tensor:
+    """ALiBi's bias, `-slope_h * distance`: slopes `(num_heads,)`, distance `(..., queries, keys)` (query position
+    minus key position); shape `(..., num_heads, queries, keys)` once broadcast. The one ALiBi bias of the package:
+    `alibi_bias` calls it with the distances of positions 0, 1, ..., a decoder with those of its position ids."""
+    check_linear_bias(slopes, distance)
+    return _linear_bias(slopes, distance)
+
+
+def _linear_bias(slopes: torch.Tensor, distance: torch.Tensor) -> torch.Tensor:
+    return -slopes[:, None, None] * distance + 0.0  # + 0.0: no -0.0 where the distance is 0
 
 
 # One word at every position: what each scheme lets position add to a score ------------------
@@ -329,34 +304,16 @@ def same_word_scores(word: torch.Tensor, weights: ProjectionWeights, *, scheme: 
     with p = query_position and q = p + k. Computed in float64; a float64 tensor of
     len(offsets) scores. The scores are not divided by sqrt(d_k): the comparison is the same.
     """
-    word = check_floating_tensor("word", word, ndim=(1,))
-    if not isinstance(weights, ProjectionWeights):
-        raise TypeError(f"weights must be attention.projection_weights(...)'s ProjectionWeights, got {type(weights).__name__}")
+    query_position, offsets = check_same_word(word, weights, ProjectionWeights, scheme, SCORE_SCHEMES, query_position,
+                                              offsets, MAX_SCORE_POSITION)
     d_model = word.shape[0]
-    if weights.W_Q.shape[0] != d_model or weights.W_K.shape != weights.W_Q.shape:
-        raise ValueError(f"weights must map d_model={d_model} features (the word's length), got W_Q of shape "
-                         f"{tuple(weights.W_Q.shape)} and W_K of shape {tuple(weights.W_K.shape)}")
-    scheme = check_str("scheme", scheme)
-    if scheme not in SCORE_SCHEMES:
-        raise ValueError(f"scheme must be one of {SCORE_SCHEMES}, got {scheme!r}")
-    query_position = check_size("query_position", query_position, minimum=0, maximum=MAX_SCORE_POSITION)
-    if isinstance(offsets, (str, bytes)) or not isinstance(offsets, Sequence):
-        raise TypeError(f"offsets must be a list or range of ints, got {type(offsets).__name__}")
-    if len(offsets) == 0:
-        raise ValueError("offsets must hold at least one offset, got an empty one")
-    # A key sits at query_position + k, which must be a position from 0 on.
-    offsets = [check_size(f"offsets[{n}]", k, minimum=-query_position, maximum=MAX_SCORE_POSITION - query_position)
-               for n, k in enumerate(offsets)]
     key_positions = torch.tensor(offsets, dtype=torch.int64) + query_position
     length = int(max(key_positions.max(), query_position)) + 1
-    check_table_fits((length, d_model), torch.float64, name="table of positions", arguments="query_position or offsets")
     W_Q, W_K = weights.W_Q.to(torch.float64), weights.W_K.to(torch.float64)
     word = word.to(torch.float64)
     if scheme == "sinusoidal":
         rows = word + sinusoidal_encoding(max_sequence_length=length, d_model=d_model, base=base, dtype=torch.float64)
         return (rows[query_position] @ W_Q) @ (rows[key_positions] @ W_K).T
-    if W_Q.shape[1] % 2:
-        raise ValueError(f"rotary needs an even d_k to turn pairs of columns, got W_Q of shape {tuple(W_Q.shape)}")
     queries = apply_rotary((word @ W_Q)[None], base=base, offset=query_position)[0]
     keys = apply_rotary((word @ W_K).expand(length, -1), base=base)[key_positions]
     return keys @ queries

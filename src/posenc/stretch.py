@@ -1,9 +1,9 @@
 """Stretching the context: a tiny causal RoPE model, trained live, read at lengths it never saw.
 
 The model is `experiment.TinyTransformer` with the "rotary" scheme and a decoder's causal
-mask, whose attention (`RopeAttention`) takes its RoPE frequencies as numbers, so that a
-rule from `rope_scaling` (position interpolation, NTK-aware, YaRN, Llama 3.1's) can be
-swapped in after training (`stretched`), and can rotate only part of each head (partial
+mask, whose attention (`experiment.Attention`) holds its RoPE frequencies as numbers, so that a
+rule from `rope_scaling` (position interpolation, NTK-aware, YaRN, Llama 3.1's) can replace
+them after training (`stretched`), and can rotate only part of each head (partial
 RoPE, `CopySettings.partial_rotary_factor`). It learns `task.repeat_block_batch`, whose
 needed offsets grow with the input: `train_copy` trains it, `copy_accuracy` scores the
 repeated half, `fine_tune` trains a stretched copy briefly at a longer length, as the
@@ -16,27 +16,29 @@ Seeded and run on one thread, like `experiment`.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from torch import nn
 
+from ._checks import (
+    check_copy_model,
+    check_copy_scoring,
+    check_copy_settings,
+    check_fine_tune,
+    check_longest_block,
+    check_progress,
+    check_rotary_columns,
+    check_scaling,
+    check_settings,
+)
 from ._progress import ProgressLines
 from ._threads import one_thread
-from ._validate import check_base, check_size, check_str, is_real, short
-from .attention import causal_mask, merge_heads, split_heads
-from .experiment import Attention, Result, Settings, TinyTransformer, _fit
+from .experiment import Result, Settings, TinyTransformer, fit, predictions
 from .rope_scaling import SCALINGS, rope_frequencies, yarn_attention_factor
-from .schemes import apply_rotary
 from .task import repeat_block_batch
 
-__all__ = ["CopySettings", "RopeAttention", "copy_model", "train_copy", "stretched", "fine_tune", "copy_accuracy",
-           "rotary_dim_of"]
-
-# Sequences scored at once by `copy_accuracy`: the scores of long inputs are large.
-EVALUATION_CHUNK = 16
+__all__ = ["CopySettings", "copy_model", "train_copy", "stretched", "fine_tune", "copy_accuracy", "rotary_dim_of"]
 # `fine_tune`'s batches: a seed of their own, apart from `copy_accuracy`'s evaluation seed (1) and the
 # training seeds (CopySettings.seed), so that no fine-tuning batch shares its random stream with the inputs scored.
 FINE_TUNE_SEED = 1000
@@ -75,13 +77,7 @@ class CopySettings:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        check_size("shortest_block", self.shortest_block, minimum=2, maximum=256)
-        check_size("longest_block", self.longest_block, minimum=self.shortest_block, maximum=256)
-        check_base(self.base)
-        factor = self.partial_rotary_factor
-        if not is_real(factor) or not 0 < factor <= 1:
-            raise ValueError(f"partial_rotary_factor must be a number in (0, 1], the share of each head RoPE turns, "
-                             f"got {short(factor)}")
+        check_copy_settings(self)
         # The model's own sizes are checked by the Settings they make; the rotary columns by rotary_dim_of.
         rotary_dim_of(self)
 
@@ -96,100 +92,29 @@ def _model_settings(settings: CopySettings) -> Settings:
 
 def rotary_dim_of(settings: CopySettings) -> int:
     """The columns of each head RoPE turns: int(head_dim * partial_rotary_factor), as transformers computes it."""
-    if not isinstance(settings, CopySettings):
-        raise TypeError(f"settings must be a posenc.stretch.CopySettings, got {type(settings).__name__}")
+    check_settings(settings, CopySettings)
     head_dim = _head_dim(settings)
-    rotary_dim = int(head_dim * settings.partial_rotary_factor)
-    if rotary_dim < 2 or rotary_dim % 2:
-        raise ValueError(f"partial_rotary_factor={settings.partial_rotary_factor!r} of head_dim={head_dim} gives "
-                         f"{rotary_dim} columns to turn: it must be an even number >= 2")
-    return rotary_dim
+    return check_rotary_columns(head_dim, settings.partial_rotary_factor)
 
 
 def _head_dim(settings: CopySettings) -> int:
     if settings.head_dim is None:
         return _model_settings(settings).d_model // settings.num_heads
-    return check_size("head_dim", settings.head_dim, minimum=2, maximum=512)
-
-
-class RopeAttention(Attention):
-    """Causal multi-head attention with RoPE whose frequencies are numbers it holds.
-
-    `frequencies` (rotary_dim // 2 angles per position, from `rope_scaling.rope_frequencies`)
-    turn the first `rotary_dim` columns of each query and key; the other columns pass
-    unchanged (partial RoPE). `attention_factor` multiplies the turned columns, as
-    transformers multiplies cos and sin by YaRN's factor (`LlamaRotaryEmbedding.forward`),
-    so that the part of each score RoPE touches grows by its square (DeepSeek-V3's reference
-    code instead multiplies its whole softmax scale by the square, the columns without RoPE
-    too; with the whole head turned the two agree). Plain RoPE over the whole head gives the
-    same numbers as `experiment.Attention` with the "rotary" scheme.
-    """
-
-    def __init__(self, *, d_model: int, num_heads: int, rotary_dim: int, base: float = 10000.0,
-                 head_dim: int | None = None) -> None:
-        super().__init__(scheme="rotary", d_model=d_model, num_heads=num_heads, causal=True)
-        if head_dim is not None:
-            head_dim = check_size("head_dim", head_dim, minimum=2, maximum=512)
-            if head_dim != self.d_model // self.num_heads:  # heads wider than d_model / num_heads
-                self.qkv = nn.Linear(d_model, 3 * num_heads * head_dim)
-                self.out = nn.Linear(num_heads * head_dim, d_model)
-        head_dim = self.d_model // self.num_heads if head_dim is None else head_dim
-        self.rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=max(head_dim, 2))
-        if self.rotary_dim % 2 or self.rotary_dim > head_dim:
-            raise ValueError(f"rotary_dim must be an even number from 2 to head_dim={head_dim}, got {rotary_dim}")
-        self.frequencies = rope_frequencies(head_dim=self.rotary_dim, base=base)
-        self.attention_factor = 1.0
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        length = self._check_input(x)
-        q, k, v = split_heads(self.qkv(x), num_heads=3 * self.num_heads).chunk(3, dim=1)  # num_heads heads each
-        # RoPE with this layer's frequencies, on the first rotary_dim columns of each head only
-        q = apply_rotary(q, frequencies=self.frequencies, rotary_dim=self.rotary_dim)
-        k = apply_rotary(k, frequencies=self.frequencies, rotary_dim=self.rotary_dim)
-        # YaRN: the turned columns times its attention factor (1 for every other rule)
-        scale = torch.ones(q.shape[-1])
-        scale[: self.rotary_dim] = self.attention_factor
-        q, k = q * scale, k * scale
-        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-        scores = scores.masked_fill(~causal_mask(sequence_length=length), float("-inf"))  # a decoder
-        weights = torch.softmax(scores, dim=-1)
-        self.last_weights = weights.detach()
-        return self.out(merge_heads(weights @ v))
+    return settings.head_dim  # checked by the model's Attention
 
 
 def copy_model(settings: CopySettings | None = None) -> TinyTransformer:
     """An untrained causal RoPE TinyTransformer for the copy task, seeded by `settings.seed`.
 
     Its weights are those of `experiment.TinyTransformer(scheme="rotary")` with the same
-    sizes and seed; every block's attention is a `RopeAttention` holding them. The
-    CopySettings are kept as `model.copy_settings`.
+    sizes and seed; its heads are `head_dim` wide and turn their first `rotary_dim_of(settings)`
+    columns. The CopySettings are kept as `model.copy_settings`.
     """
-    settings = _check_settings(settings)
+    settings = check_settings(settings, CopySettings)
     torch.manual_seed(settings.seed)
-    model = TinyTransformer(scheme="rotary", settings=_model_settings(settings))
-    rotary_dim = rotary_dim_of(settings)
-    with torch.random.fork_rng():  # the new layers' own first weights are replaced: they draw from a copy
-        for block in model.blocks:
-            rope = RopeAttention(d_model=settings.d_model, num_heads=settings.num_heads, rotary_dim=rotary_dim,
-                                 base=settings.base, head_dim=_head_dim(settings))
-            if rope.qkv.weight.shape == block.attention.qkv.weight.shape:
-                rope.load_state_dict(block.attention.state_dict())
-            block.attention = rope
+    model = TinyTransformer(scheme="rotary", settings=_model_settings(settings), head_dim=_head_dim(settings),
+                            rotary_dim=rotary_dim_of(settings), base=settings.base)
     model.copy_settings = settings
-    return model
-
-
-def _check_settings(settings: object) -> CopySettings:
-    if settings is None:
-        return CopySettings()
-    if not isinstance(settings, CopySettings):
-        raise TypeError(f"settings must be a posenc.stretch.CopySettings or None, got {type(settings).__name__}")
-    return settings
-
-
-def _check_model(model: object) -> TinyTransformer:
-    if not isinstance(model, TinyTransformer) or not isinstance(getattr(model, "copy_settings", None), CopySettings):
-        raise TypeError(f"model must be a model from posenc.stretch.copy_model or train_copy, got {type(model).__name__}")
     return model
 
 
@@ -202,7 +127,7 @@ def _train(model: TinyTransformer, *, name: str, steps: int, shortest_block: int
         return repeat_block_batch(batch_size=s.batch_size, block_length=block_length, vocab_size=s.vocab_size,
                                   generator=generator)
 
-    return _fit(model, name=name, batch=batch, steps=steps, shortest=shortest_block, longest=longest_block,
+    return fit(model, name=name, batch=batch, steps=steps, shortest=shortest_block, longest=longest_block,
                 learning_rate=s.learning_rate, seed=seed, progress=progress)
 
 
@@ -213,9 +138,7 @@ def _progress_lines(progress: object) -> tuple[Callable[[str, int, int, float], 
         return lines.step, lines
     if progress is None or progress is False:
         return None, None
-    if not callable(progress):
-        raise TypeError(f"progress must be True, False, None or a function, got {type(progress).__name__}")
-    return progress, None
+    return check_progress(progress, flag=True), None
 
 
 def _finish(result: Result, lines: ProgressLines | None) -> Result:
@@ -233,7 +156,7 @@ def train_copy(*, settings: CopySettings | None = None,
     A function `progress(name, step, steps, loss)` is called every 20 steps and at the
     end; `progress=True` shows one line, updated in place in Jupyter, as `experiment.compare` does.
     """
-    settings = _check_settings(settings)
+    settings = check_settings(settings, CopySettings)
     step, lines = _progress_lines(progress)
     with one_thread():
         model = copy_model(settings)
@@ -251,10 +174,8 @@ def stretched(model: TinyTransformer, *, scaling: str | None, factor: float = 1.
     `yarn_attention_factor(factor=factor)`. Frequencies are computed for the rotated
     columns, as transformers does with partial_rotary_factor (its `dim`).
     """
-    model = _check_model(model)
-    scaling = check_str("scaling", scaling, optional=True)
-    if scaling not in SCALINGS:
-        raise ValueError(f"scaling must be one of {SCALINGS}, got {scaling!r}")
+    model = check_copy_model(model, TinyTransformer, CopySettings)
+    scaling = check_scaling(scaling, SCALINGS)
     s = model.copy_settings
     if original_max_position_embeddings is None:
         original_max_position_embeddings = 2 * s.longest_block
@@ -281,22 +202,13 @@ def fine_tune(model: TinyTransformer, *, scaling: str | None = "linear", factor:
     `progress` as in `train_copy`. With `scaling=None` the frequencies stay plain RoPE's and
     `factor` sets only the longer inputs: the control, the same fine-tuning without a rule.
     """
-    model = _check_model(model)
-    steps = check_size("steps", steps, maximum=100_000)
-    seed = check_size("seed", seed, minimum=0, maximum=2**63 - 1)
-    if scaling is None:
-        if not is_real(factor):
-            raise TypeError(f"factor must be a real number >= 1, got {short(factor)} of type {type(factor).__name__}")
-        if not 1.0 <= float(factor) <= LONGEST_BLOCK:
-            raise ValueError(f"factor must be a number from 1 to {LONGEST_BLOCK} (the longer inputs over the trained "
-                             f"ones), got {factor!r}")
+    model = check_copy_model(model, TinyTransformer, CopySettings)
+    steps, seed = check_fine_tune(steps, seed, scaling, factor, LONGEST_BLOCK)
     step, lines = _progress_lines(progress)
     # without a rule, plain RoPE (stretched refuses factor != 1 with scaling None)
     tuned = stretched(model, scaling=scaling, factor=factor if scaling is not None else 1.0)
     s = tuned.copy_settings
-    longest_block = int(factor * s.longest_block)
-    if longest_block > LONGEST_BLOCK:
-        raise ValueError(f"factor={factor!r} makes blocks of up to {longest_block} symbols, more than {LONGEST_BLOCK}")
+    longest_block = check_longest_block(int(factor * s.longest_block), factor, LONGEST_BLOCK)
     name = f"{scaling or 'none'} x{factor:g} tuned"
     return _finish(_train(tuned, name=name, steps=steps, shortest_block=s.shortest_block, longest_block=longest_block,
                           seed=seed, progress=step), lines)
@@ -309,16 +221,10 @@ def copy_accuracy(model: TinyTransformer, *, length: int, batch_size: int = 256,
     scored are the tokens of the repeat after its first (`repeat_block_batch`). The inputs
     come from their own generator, seeded by `seed`: every model is scored on the same ones.
     """
-    model = _check_model(model)
-    length = check_size("length", length, minimum=4, maximum=2 * LONGEST_BLOCK)
-    if length % 2:
-        raise ValueError(f"length must be even, a block and its repeat, got {length}")
-    batch_size = check_size("batch_size", batch_size, maximum=4096)
-    seed = check_size("seed", seed, minimum=0, maximum=2**63 - 1)
+    model = check_copy_model(model, TinyTransformer, CopySettings)
+    length, batch_size, seed = check_copy_scoring(length, 2 * LONGEST_BLOCK, batch_size, seed)
     ids, targets = repeat_block_batch(batch_size=batch_size, block_length=length // 2,
                                       vocab_size=model.copy_settings.vocab_size,
                                       generator=torch.Generator().manual_seed(seed))
-    with one_thread(), torch.no_grad():
-        predictions = torch.cat([model(chunk).argmax(dim=-1) for chunk in ids.split(EVALUATION_CHUNK)])
     scored = targets != -100
-    return float((predictions == targets)[scored].float().mean())
+    return float((predictions(model, ids) == targets)[scored].float().mean())

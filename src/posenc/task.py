@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._validate import check_flag, check_size, check_tensor
+from ._checks import check_answers, check_batch, check_expectation
 
 __all__ = ["previous_token_batch", "repeat_block_batch", "order_blind_accuracy", "expected_order_blind_accuracy"]
 
@@ -40,14 +40,7 @@ def previous_token_batch(*, batch_size: int, length: int, vocab_size: int,
     The answer at position 0 does not exist; it is -100, the index
     `nn.functional.cross_entropy` ignores.
     """
-    batch_size = check_size("batch_size", batch_size, maximum=2**20)
-    length = check_size("length", length, minimum=2, maximum=2**20)
-    vocab_size = check_size("vocab_size", vocab_size, minimum=2, maximum=2**31)
-    if batch_size * length > 2**24:
-        raise ValueError(f"batch_size * length must be at most {2**24} token ids, "
-                         f"got batch_size={batch_size}, length={length}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    batch_size, length, vocab_size = check_batch(batch_size, "length", length, 1, vocab_size, generator)
     ids = torch.randint(vocab_size, (batch_size, length), generator=generator)
     targets = torch.full_like(ids, -100)
     targets[:, 1:] = ids[:, :-1]
@@ -64,14 +57,8 @@ def repeat_block_batch(*, batch_size: int, block_length: int, vocab_size: int,
     after its first: a model reading left to right cannot know where the block ends
     before the repeat has begun, so the first token of the repeat is a guess.
     """
-    batch_size = check_size("batch_size", batch_size, maximum=2**20)
-    block_length = check_size("block_length", block_length, minimum=2, maximum=2**19)
-    vocab_size = check_size("vocab_size", vocab_size, minimum=2, maximum=2**31)
-    if batch_size * 2 * block_length > 2**24:
-        raise ValueError(f"batch_size * 2 * block_length must be at most {2**24} token ids, "
-                         f"got batch_size={batch_size}, block_length={block_length}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    batch_size, block_length, vocab_size = check_batch(batch_size, "block_length", block_length, 2, vocab_size,
+                                                       generator)
     block = torch.randint(vocab_size, (batch_size, block_length), generator=generator)
     ids = torch.cat([block, block], dim=1)
     targets = torch.full_like(ids, -100)
@@ -97,22 +84,8 @@ def order_blind_accuracy(ids: torch.Tensor, targets: torch.Tensor, *, causal: bo
     at lengths 8 / 16 / 32 / 64 for an encoder and 0.482 / 0.367 / 0.287 / 0.231 for a
     decoder (`expected_order_blind_accuracy`).
     """
-    check_tensor("ids", ids, ndim=(2,))
-    check_tensor("targets", targets, ndim=(2,))
-    causal = check_flag("causal", causal)
-    if ids.shape != targets.shape or ids.dtype != torch.int64 or targets.dtype != torch.int64:
-        raise ValueError(f"ids and targets must be int64 tensors of one shape, got {tuple(ids.shape)} {ids.dtype} "
-                         f"and {tuple(targets.shape)} {targets.dtype}")
-    if ids.numel() == 0 or bool((ids < 0).any()) or int(ids.max()) >= 2**16:
-        raise ValueError("ids must hold token ids from 0 to 65535, and at least one")
-    scored = targets != -100
-    if not bool(scored.any()):
-        raise ValueError("targets must have at least one position that is not -100")
-    if causal and bool(scored[:, 0].any()):
-        raise ValueError("targets must be -100 at position 0 when causal=True: position 0 sees no earlier token")
+    scored = check_answers(ids, targets, causal)
     vocab_size = int(ids.max()) + 1
-    if bool((targets[scored] < 0).any()) or bool((targets[scored] >= vocab_size).any()):
-        raise ValueError("targets must be token ids that occur in ids, or -100")
     here = nn.functional.one_hot(ids, vocab_size)                      # (batch, seq, vocab)
     if causal:
         seen = here.cumsum(dim=1) - here                                # counts in x_0 .. x_{t-1}
@@ -132,9 +105,7 @@ def expected_order_blind_accuracy(*, length: int, vocab_size: int, causal: bool 
     An encoder's position sees m = length - 1 tokens; a decoder's position t sees m = t,
     averaged over t = 1 .. length - 1. E[top count] = sum over k of P(top count > k).
     """
-    length = check_size("length", length, minimum=2, maximum=LONGEST_EXPECTED)
-    vocab_size = check_size("vocab_size", vocab_size, minimum=2, maximum=LARGEST_EXPECTED_VOCAB)
-    causal = check_flag("causal", causal)
+    length, vocab_size, causal = check_expectation(length, LONGEST_EXPECTED, vocab_size, LARGEST_EXPECTED_VOCAB, causal)
     count = torch.arange(length, dtype=torch.float64)
     n, j = count[:, None], count[None, :]          # n tokens in all, j of them in the first group of symbols
     log_ways = torch.lgamma(n + 1) - torch.lgamma(j + 1) - torch.lgamma((n - j).clamp(min=0) + 1)

@@ -18,7 +18,6 @@ from ._validate import (
     FLAG,
     SIZE,
     STR,
-    check_attention_mask,
     check_id_list,
     check_length,
     check_str,
@@ -29,6 +28,7 @@ from ._validate import (
     instance_of,
     str_list,
 )
+from .positions import position_ids
 
 PAD_TOKEN = "<PAD>"
 UNK_TOKEN = "<UNK>"
@@ -179,22 +179,3 @@ def batch_ids(sentences: Sequence[str], vocabulary: Vocabulary, *, max_sequence_
     if not check_str_list("sentences", sentences):
         raise ValueError("sentences must hold at least one sentence")
     return torch.stack([sentence_to_ids(s, vocabulary, max_sequence_length=max_sequence_length) for s in sentences])
-
-
-def position_ids(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Each real token's position among the real tokens of its row: `attention_mask.cumsum(-1) - 1`; padding gets 0.
-
-    attention_mask: `(batch, seq)` or `(seq,)`, bool or integer, 1 (True) for a real token and 0 for padding, as
-    `attention.padding_mask` returns it and a Hugging Face tokenizer's `attention_mask`. Returns a LongTensor of
-    its shape. With left padding, `[[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]]` gives `[[0, 0, 0, 1, 2], [0, 1, 2, 3, 4]]`:
-    the first real token is at position 0 in every row, as when the row is run alone.
-
-    A padded slot gets position 0, as in Hugging Face transformers' generation
-    (transformers 5.23, generation/utils.py, `_prepare_position_ids_for_generation`:
-    `position_ids.masked_fill(attention_mask == 0, 0)`; some of its models fill 1 instead). Any value would do:
-    no query looks at a padded key, and a padded query's output is thrown away. 0 is a row every learned table
-    has, whereas cumsum - 1 alone would give -1 to the left padding.
-    """
-    real = check_attention_mask(attention_mask, ndim=(1, 2))
-    positions = real.cumsum(-1) - 1
-    return positions.masked_fill(real == 0, 0)

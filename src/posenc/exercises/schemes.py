@@ -9,7 +9,7 @@ import torch
 
 from .._validate import check_base, check_floating_tensor, check_size, is_real, short
 from ..builder import DEFAULT_BASE, frequencies
-from ..schemes import alibi_slopes, apply_rotary
+from ..schemes import alibi_slopes, apply_rotary, rotate_pairs
 from .feedback import CORRECT, WRONG, Feedback, as_tensor, close, describe, exercise, first_mistake, not_attempted
 
 __all__ = ["check_rotary", "check_alibi_slopes", "check_length_prediction"]
@@ -33,10 +33,8 @@ def check_rotary(answer: torch.Tensor | None, *, x: torch.Tensor, base: float = 
         return Feedback(CORRECT, f"Correct: each pair (2i, 2i+1) of row p turned by p * {base:g}^(-2i/{x.shape[1]}).")
     seq, d = x.shape
 
-    def with_angles(angles: torch.Tensor) -> torch.Tensor:
-        cos, sin = angles.cos(), angles.sin()
-        x1, x2 = x[:, 0::2], x[:, 1::2]
-        return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+    def with_angles(angles: torch.Tensor) -> torch.Tensor:  # the package's rotation, with a mistaken angle
+        return rotate_pairs(x, angles)
 
     position = torch.arange(seq, dtype=torch.float64)[:, None]
     pair = torch.arange(d // 2, dtype=torch.float64)[None, :]

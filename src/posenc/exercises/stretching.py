@@ -10,6 +10,7 @@ import torch
 
 from .._validate import check_base, check_floating_tensor, check_size, check_str, is_real, is_sequence, short
 from ..rope_scaling import rope_frequencies
+from ..schemes import rotate_pairs
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -111,13 +112,7 @@ def _rotate(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tensor, layou
     """x (n, d) with row j turned by positions[j] * theta[i] in pair i: columns (2i, 2i+1) with the interleaved layout
     (apply_rotary's default, RoFormer's and Meta's LLaMA code's), columns (i, i + d/2) with the half-split one
     (GPT-NeoX's and Hugging Face's `rotate_half`)."""
-    angles = positions[:, None] * theta[None, :]
-    cos, sin = angles.cos(), angles.sin()
-    if layout == "half_split":
-        x1, x2 = x.chunk(2, dim=-1)
-        return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
-    x1, x2 = x[:, 0::2], x[:, 1::2]
-    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+    return rotate_pairs(x, positions[:, None] * theta[None, :], layout=layout)
 
 
 @exercise("scores under position interpolation, with a cache")

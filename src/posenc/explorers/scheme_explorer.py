@@ -42,8 +42,9 @@ class SchemeExplorer(Explorer):
         alibi    ALiBi's bias for one head as a matrix, and every head's bias along the
                  last query's row; the number of heads sets the slopes.
         learned  the learned table of the tiny model trained live, before and after training,
-                 and how alike row `position` is to every row. Pass `trained`
-                 (`experiment.train("learned")`'s result), or the view trains one (about a second).
+                 and how alike row `position` is to every row: pass `trained`,
+                 `experiment.train("learned")`'s result (the explorer never trains; without
+                 it, this view says what to pass).
 
     >>> explorer = SchemeExplorer(view="alibi", num_heads=8)
     >>> explorer.head.value = 7     # the picture updates
@@ -93,10 +94,8 @@ class SchemeExplorer(Explorer):
         self.redraw()
 
     @property
-    def trained(self) -> experiment.Result:
-        """The learned-table model the learned view shows (trained the first time it is needed)."""
-        if self._trained is None:
-            self._trained = experiment.train("learned")
+    def trained(self) -> experiment.Result | None:
+        """The learned-table model the learned view shows, as passed (None: the view has nothing to show)."""
         return self._trained
 
     @property
@@ -120,7 +119,9 @@ class SchemeExplorer(Explorer):
         return self._pictures[name]
 
     def _learned_tables(self) -> tuple[torch.Tensor, torch.Tensor]:
-        result = self.trained
+        result = self._trained
+        if result is None:
+            raise ValueError('trained must be given for the learned view: SchemeExplorer(trained=experiment.train("learned"))')
         return result.initial_state["position.weight"], result.model.position.weight.detach()
 
     def _fit_sliders(self) -> None:
@@ -132,8 +133,9 @@ class SchemeExplorer(Explorer):
         view = self.view.value
         self.controls.children = self._controls[view]
         if view == "learned" and self._trained is None:
-            self.message.value = ('Training the tiny model of "Does position matter?" with a learned table '
-                                  "(about a second) ...")
+            self.message.value = ('The learned view shows a trained table: pass trained=experiment.train("learned") '
+                                  "(about a second of training) to SchemeExplorer.")
+            return
         picture = self._picture()
         layout, frame, what = {"rotary": self._update_rotary, "alibi": self._update_alibi,
                                "learned": self._update_learned}[view](picture.fig)
