@@ -118,8 +118,12 @@ def test_displayed_widgets_have_their_state_saved(path):
     state = notebook["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     for model_id in shown:
         assert model_id in state
+    # What draws the picture is saved too: a kernel-drawn explorer's image, an anywidget's own front end.
     images = [m for m in state.values() if m["model_name"] == "ImageModel"]
-    assert images and all(m.get("buffers") for m in images), "the pictures must be saved too"
+    front_ends = [m for m in state.values() if m["model_name"] == "AnyModel"]
+    assert images or front_ends, "a widget shown without what draws its picture"
+    assert all(m.get("buffers") for m in images), "the pictures must be saved too"
+    assert all(m["state"].get("_esm") for m in front_ends), "an anywidget's module must be saved too"
 
 
 @pytest.mark.slow
