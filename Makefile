@@ -1,6 +1,6 @@
 # posenc: two commands on a fresh machine.
 #   make lab    set up .venv from requirements.lock and open JupyterLab on your own copy of the notebooks
-#   make test   set up .venv from requirements.lock and requirements-dev.lock and run every test, the notebooks (nbval) included
+#   make test   add the tests' tools (requirements-dev.lock) to it and run every test, the notebooks (nbval) included
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
 # This machine's pip lists local wheel folders that hold only some packages; its
