@@ -126,7 +126,7 @@ def _the_install_cell_installs_posenc(clone: Path, env: dict, tmp_path: Path) ->
     from jupyter_client import write_connection_file
 
     python = clone / ".venv" / "bin" / "python"
-    already = subprocess.run([python, "-c", "import posenc"], capture_output=True).returncode == 0
+    already = subprocess.run([python, "-c", "import posenc"], capture_output=True, env=env).returncode == 0
     assert not already, "posenc is there already"
     connection, _ = write_connection_file(str(tmp_path / "install-kernel.json"))
     log_path = tmp_path / "install-kernel.log"
