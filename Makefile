@@ -1,6 +1,6 @@
 # posenc: two commands on a fresh machine.
 #   make lab    set up .venv from requirements.lock and open JupyterLab on your own copy of the notebooks
-#   make test   set up the same way and run every test, the notebooks (nbval) included
+#   make test   add the tests' tools (requirements-dev.lock) to it and run every test, the notebooks (nbval) included
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
 # This machine's pip lists local wheel folders that hold only some packages; its
@@ -10,6 +10,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 # Extra flags for `make lab` and `make teach`; the tests pass --no-browser, a port and a token here.
 LAB_EXTRA ?=
 # The learner's own copy of the notebooks that `make lab` opens (tools/student_edition.py --lab).
@@ -36,7 +37,7 @@ help:
 	@echo "make slides     reveal.js slides of every notebook, offline, in build/site/slides/"
 	@echo "make site       an offline HTML site of every notebook in build/site/ (open index.html)"
 	@echo "make bench      run the benchmarks, results in benchmarks/results/"
-	@echo "make lock       re-resolve requirements.in into requirements.lock and environment.yml"
+	@echo "make lock       re-resolve requirements.in and requirements-dev.in into their locks and environment.yml"
 
 # The lock pins torch==2.13.0 without the "+cpu" label, so that macOS and Windows (whose wheels have no
 # label) can install it. On Linux, PyPI's 2.13.0 is the CUDA build with gigabytes of CUDA packages; PyTorch's
@@ -46,30 +47,46 @@ help:
 TORCH_CPU_INDEX = $(shell $(PYTHON) -c "import socket; socket.create_connection(('download.pytorch.org', 443), timeout=3)" \
   2>/dev/null && echo --extra-index-url https://download.pytorch.org/whl/cpu)
 
-# The venv is rebuilt when the lock or the package metadata changes (pip without bytecode: see unexport above).
-# The lock but torch goes in with uv (pinned in the lock): a hundred-odd packages in about ten seconds, where pip
-# takes about a minute. uv asks PyPI only; where it cannot reach it, pip installs them (from wherever pip is set to
-# look). torch goes in with pip, which finds the CPU build (TORCH_CPU_INDEX above, or a local wheel where pip is
-# set up to see one, as on this project's machines: uv looks in neither).
+# Two locks: requirements.lock is a learner's environment (`make lab`), requirements-dev.lock what the tests and
+# tools add to it (`make check`, `make test`). Each is installed when it or the package metadata changes (pip without
+# bytecode: see unexport above). A lock but torch goes in with uv (pinned in requirements-dev.lock), without
+# dependencies (the locks have them all): a hundred-odd packages in about ten seconds, where pip takes about a
+# minute. uv asks PyPI only; where it cannot reach it, pip installs them (from wherever pip is set to look). torch
+# goes in with pip, which finds the CPU build (TORCH_CPU_INDEX above, or a local wheel where pip is set up to see
+# one, as on this project's machines: uv looks in neither). For a learner's environment uv is put in a folder of its
+# own and removed afterwards: a learner does not get it.
 # JupyterLab's defaults for the suite (no news pop-up) go where a plain `pip install .` puts them; an editable
 # install skips data files, so they are copied here.
 LAB_DEFAULTS := $(VENV)/share/jupyter/lab/settings/overrides.d
 WITHOUT_TORCH := $(VENV)/requirements-without-torch.txt
+UV_PIN = $(shell grep '^uv==' requirements-dev.lock)
+SETUP_UV := $(VENV)/setup-uv
 $(STAMP): requirements.lock pyproject.toml tools/jupyterlab/posenc.json tools/jupyterlab/jupyter_server_config.json \
           tools/jupyterlab/ipython_kernel_config.json
-	@echo "Installing the pinned environment into $(VENV) (first run only, under a minute)..."
+	@echo "Installing the learner's pinned environment into $(VENV) (first run only, under a minute)..."
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@grep -v '^torch==' requirements.lock > $(WITHOUT_TORCH)
-	@{ $(BIN)/pip install --quiet --no-compile $$(grep '^uv==' requirements.lock) $(QUIET_PIP) \
-	   && $(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -r $(WITHOUT_TORCH); } \
-	  || { echo "uv could not install the lock; pip installs it instead (about a minute)"; \
+	@rm -rf $(SETUP_UV)
+	@{ $(BIN)/pip install --quiet --no-compile --target $(SETUP_UV) $(UV_PIN) $(QUIET_PIP) \
+	   && $(SETUP_UV)/bin/uv pip install --quiet --python $(BIN)/python --no-deps -r $(WITHOUT_TORCH); } \
+	  || { echo "uv could not install requirements.lock; pip installs it instead (about a minute)"; \
 	       $(BIN)/pip install --quiet --no-compile -r $(WITHOUT_TORCH) $(QUIET_PIP); }
+	@rm -rf $(SETUP_UV)
 	@$(BIN)/pip install --quiet --no-compile $$(grep '^torch==' requirements.lock) $(TORCH_CPU_INDEX) $(QUIET_PIP)
 	@$(BIN)/pip install --quiet --no-deps --no-build-isolation -e . $(QUIET_PIP)
 	@mkdir -p $(LAB_DEFAULTS) $(VENV)/etc/jupyter $(VENV)/etc/ipython
 	@cp tools/jupyterlab/posenc.json $(LAB_DEFAULTS)/
 	@cp tools/jupyterlab/jupyter_server_config.json $(VENV)/etc/jupyter/
 	@cp tools/jupyterlab/ipython_kernel_config.json $(VENV)/etc/ipython/
+	@touch $@
+
+# The tests' and tools' packages on top (requirements-dev.lock has no torch: requirements.lock has it).
+$(DEV_STAMP): $(STAMP) requirements-dev.lock
+	@echo "Installing the tests' and tools' pinned packages into $(VENV)..."
+	@{ $(BIN)/pip install --quiet --no-compile $(UV_PIN) $(QUIET_PIP) \
+	   && $(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -r requirements-dev.lock; } \
+	  || { echo "uv could not install requirements-dev.lock; pip installs it instead"; \
+	       $(BIN)/pip install --quiet --no-compile -r requirements-dev.lock $(QUIET_PIP); }
 	@touch $@
 
 # A learner's own copy: the notebooks without their solutions, in $(LEARNER)/ (not part of the repository).
@@ -88,7 +105,7 @@ teach: $(STAMP)
 # The browser tests need a Chromium: Playwright's own, or chromium / chromium-browser / google-chrome on the
 # PATH. Only as root on Debian or Ubuntu is a missing one installed (apt-get); elsewhere this stops with
 # one line that says what to run.
-browser: $(STAMP)
+browser: $(DEV_STAMP)
 	@$(BIN)/python tools/find_browser.py --install > /dev/null
 
 # The site and the slides load reveal.js, MathJax, require.js and the widget renderer
@@ -102,12 +119,12 @@ $(WEB): tools/web/package.json tools/web/package-lock.json
 # Everything `make test` needs: the venv and the site's JavaScript at the same time (pip works on one core,
 # npm mostly waits on the network), then a browser.
 setup:
-	@$(MAKE) --no-print-directory -j2 $(STAMP) $(WEB)
+	@$(MAKE) --no-print-directory -j2 $(DEV_STAMP) $(WEB)
 	@$(MAKE) --no-print-directory browser
 
 # The inner loop: the linter, then every test that starts no server, browser, kernel or fresh environment.
 # The contract fuzz draws a quarter of its examples here (tests/test_contract.py); `make test` draws them all.
-check: $(STAMP)
+check: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	POSENC_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -n auto -m "not slow" tests
 
@@ -119,7 +136,7 @@ POSENC_FUZZ_SCALE ?= 20
 ifndef FUZZ_SEED
 FUZZ_SEED := $(shell $(PYTHON) -c "import random; print(random.randrange(2**32))")
 endif
-fuzz: $(STAMP)
+fuzz: $(DEV_STAMP)
 	@echo "make fuzz: seed $(FUZZ_SEED), $(POSENC_FUZZ_SCALE) x the contract's examples (again: make fuzz FUZZ_SEED=$(FUZZ_SEED))"
 	POSENC_HYPOTHESIS_PROFILE=fuzz POSENC_FUZZ_SCALE=$(POSENC_FUZZ_SCALE) $(BIN)/python -m pytest -n auto -m "not slow" \
 	  -p no:cacheprovider --hypothesis-seed=$(FUZZ_SEED) tests \
@@ -153,7 +170,7 @@ site: slides
 images: $(STAMP)
 	$(BIN)/python tools/draw_images.py images
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python benchmarks/bench_encoding.py
 	$(BIN)/python benchmarks/bench_explorer_latency.py
 	$(BIN)/python benchmarks/bench_stretching.py
@@ -163,16 +180,33 @@ bench: $(STAMP)
 	# `make test` from a fresh clone of HEAD, timed, with its parts (about 5 minutes).
 	$(BIN)/python benchmarks/make_test_time.py
 
-# Resolve the loose requirements in a throwaway venv and freeze what pip chose.
-lock:
-	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
-	.lock-venv/bin/pip install --quiet -r requirements.in $(QUIET_PIP)
+# Resolve requirements.in, then requirements-dev.in, with uv, for the Python that runs make. uv keeps the versions
+# already in the locks wherever the requirements allow them (`make lock UPGRADE=1` takes the newest instead).
+# requirements-dev.lock lists only what requirements-dev.in adds (its resolution is held to requirements.lock).
+# torch is resolved as its CPU build (where pip finds it: PyTorch's CPU index or pip's local wheel folders,
+# PIP_FIND_LINKS) and written without the "+cpu" label (see TORCH_CPU_INDEX above).
+LOCK_TMP := .lock-tmp
+LOCK_SOURCES = $(if $(TORCH_CPU_INDEX),$(TORCH_CPU_INDEX) --index-strategy unsafe-best-match) \
+  $(addprefix --find-links ,$(PIP_FIND_LINKS))
+UV_COMPILE = $(BIN)/uv pip compile --quiet --python $(PYTHON) --no-header --no-annotate --no-emit-package posenc \
+  $(LOCK_SOURCES) $(if $(UPGRADE),--upgrade)
+CPU_LABEL := sed -E 's/^torch==([0-9.]+)$$/torch==\1+cpu/'
+NO_CPU_LABEL := sed -E 's/^torch==([0-9.]+)\+cpu$$/torch==\1/'
+lock: $(DEV_STAMP)
+	rm -rf $(LOCK_TMP) && mkdir $(LOCK_TMP)
+	$(CPU_LABEL) requirements.lock > $(LOCK_TMP)/learner.txt
+	$(UV_COMPILE) requirements.in -o $(LOCK_TMP)/learner.txt
 	{ echo "# Generated by \`make lock\` from requirements.in: do not edit by hand."; \
-	  .lock-venv/bin/pip freeze --all --exclude pip --exclude posenc | sed -E 's/^torch==([0-9.]+)\+cpu$$/torch==\1/'; \
-	} > requirements.lock
-	.lock-venv/bin/python tools/sync_environment.py
-	rm -rf .lock-venv
+	  $(NO_CPU_LABEL) $(LOCK_TMP)/learner.txt; } > requirements.lock
+	cat requirements.lock requirements-dev.lock | $(CPU_LABEL) > $(LOCK_TMP)/dev.txt
+	$(UV_COMPILE) requirements-dev.in -o $(LOCK_TMP)/dev.txt
+	{ echo "# Generated by \`make lock\` from requirements-dev.in, less requirements.lock: do not edit by hand."; \
+	  $(NO_CPU_LABEL) $(LOCK_TMP)/dev.txt | grep -vxFf requirements.lock; } > requirements-dev.lock
+	! grep -E '^(nvidia-|triton==)' requirements.lock requirements-dev.lock \
+	  || { echo "make lock: CUDA packages in the lock (torch's CPU wheel was not found)"; exit 1; }
+	$(BIN)/python tools/sync_environment.py
+	rm -rf $(LOCK_TMP)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .lock-venv build test-artifacts tools/web/node_modules
+	rm -rf $(VENV) .pytest_cache $(LOCK_TMP) build test-artifacts tools/web/node_modules
 	@test ! -d $(LEARNER) || echo "$(LEARNER)/ is your own work: not removed"

@@ -1,4 +1,4 @@
-"""The pinned environment: lock, environment.yml, what is installed, `make lab` and `make teach`."""
+"""The pinned environment: the two locks, environment.yml, what is installed, `make lab` and `make teach`."""
 
 import importlib.metadata
 import json
@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -18,16 +19,72 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-from sync_environment import environment_yml, locked_requirements  # noqa: E402
+from sync_environment import DEV_LOCK, LEARNER_LOCK, environment_yml, locked_requirements  # noqa: E402
+
+# What a learner never needs: the tests, the linter, the browser driver, the installer, the benchmarks' peers.
+TEST_AND_DEV_TOOLS = {"pytest", "pytest-xdist", "nbval", "hypothesis", "ruff", "playwright", "uv",
+                      "positional-encodings", "rotary-embedding-torch", "coverage"}
 
 
-def test_lock_pins_every_package_exactly():
-    requirements = locked_requirements()
-    assert len(requirements) > 50
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pins(lock) -> dict[str, str]:
+    return {canonical(line.split("==")[0]): line.split("==")[1] for line in locked_requirements(lock)}
+
+
+def requirement_name(requirement: str) -> str:
+    return canonical(re.match(r"[A-Za-z0-9_.\-]+", requirement).group(0))
+
+
+def exact_pins(requirements: list[str]) -> dict[str, str]:
+    found = (re.fullmatch(r"([A-Za-z0-9_.\-]+)==([A-Za-z0-9_.+\-]+)", r.split("#")[0].strip()) for r in requirements)
+    return {canonical(m.group(1)): m.group(2) for m in found if m}
+
+
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+@pytest.mark.parametrize("lock", [LEARNER_LOCK, DEV_LOCK], ids=["learner", "dev"])
+def test_each_lock_pins_every_package_exactly(lock):
+    requirements = locked_requirements(lock)
+    assert len(requirements) > 10
     for line in requirements:
         assert re.fullmatch(r"[A-Za-z0-9_.\-]+==[A-Za-z0-9_.+\-]+", line), line
+    assert not [line for line in requirements if line.startswith(("nvidia-", "triton=="))], "a CUDA build was resolved"
+
+
+def test_torch_is_in_the_learners_lock_without_the_cpu_label():
     # No "+cpu" label: macOS and Windows wheels have none. The CPU build is chosen by the index (see Makefile).
-    assert "torch==2.13.0" in requirements
+    assert "torch==2.13.0" in locked_requirements(LEARNER_LOCK)
+    assert "torch" not in pins(DEV_LOCK)
+
+
+def test_a_learners_lock_has_no_test_or_development_tools_and_the_dev_lock_has_them_all():
+    learner, dev = pins(LEARNER_LOCK), pins(DEV_LOCK)
+    assert TEST_AND_DEV_TOOLS.isdisjoint(learner), sorted(TEST_AND_DEV_TOOLS & learner.keys())
+    assert TEST_AND_DEV_TOOLS <= dev.keys(), sorted(TEST_AND_DEV_TOOLS - dev.keys())
+
+
+def test_the_dev_lock_lists_only_what_it_adds_to_the_learners():
+    # `make test` installs both: a package in both would be installed twice, perhaps at two versions.
+    assert pins(LEARNER_LOCK).keys().isdisjoint(pins(DEV_LOCK)), sorted(pins(LEARNER_LOCK).keys() & pins(DEV_LOCK).keys())
+
+
+def test_the_locks_hold_what_pyproject_and_the_requirements_ask_for():
+    # The package's dependencies and what its notebooks import (the install cell's `posenc[notebooks]`) are in a
+    # learner's lock; the `dev` extra is in the union; every exact pin asked for is the locked version.
+    learner, dev = pins(LEARNER_LOCK), pins(DEV_LOCK)
+    extras = PROJECT["optional-dependencies"]
+    for requirement in PROJECT["dependencies"] + extras["notebooks"]:
+        assert requirement_name(requirement) in learner, requirement
+    for requirement in extras["dev"]:
+        assert requirement_name(requirement) in learner.keys() | dev.keys(), requirement
+    learner_in = (ROOT / "requirements.in").read_text().splitlines()
+    assert ".[notebooks]" in learner_in and "-c requirements.lock" in (ROOT / "requirements-dev.in").read_text()
+    asked = exact_pins(PROJECT["dependencies"] + extras["notebooks"] + extras["dev"] + learner_in)
+    assert asked and {name: {**learner, **dev}.get(name) for name in asked} == asked
 
 
 def test_environment_yml_mirrors_the_lock():
@@ -37,7 +94,8 @@ def test_environment_yml_mirrors_the_lock():
 
 
 def test_installed_versions_are_the_locked_ones():
-    for line in locked_requirements():
+    # This environment is a developer's (`make check`, `make test`): both locks.
+    for line in locked_requirements(LEARNER_LOCK) + locked_requirements(DEV_LOCK):
         name, version = line.split("==")
         installed = importlib.metadata.version(name)
         # torch==2.13.0 admits the CPU build 2.13.0+cpu, which is what is installed here.
@@ -51,34 +109,52 @@ def test_no_cuda_packages_are_installed():
 
 
 STUB = """#!/bin/sh
-echo "$(basename "$0") $*" >> "$(dirname "$0")/../calls.log"
+echo "$(basename "$0") $*" >> "{log}"
+# pip --target DIR puts a package's commands in DIR/bin (here: uv, for a learner's setup).
+previous=
+for arg in "$@"; do
+    if [ "$previous" = "--target" ]; then mkdir -p "$arg/bin" && cp "$(dirname "$0")/uv" "$arg/bin/uv"; fi
+    previous=$arg
+done
 {body}
 """
 
 
-@pytest.mark.parametrize("uv_reaches_pypi", [True, False])
-def test_make_installs_the_lock_with_uv_and_torch_with_pip_or_all_with_pip_when_uv_fails(tmp_path, uv_reaches_pypi):
-    # The Makefile's install recipe, run for real on stand-ins for the venv's pip, uv and python that only
-    # write down how they were called (uv fails as it does where PyPI cannot be reached).
-    for name in ("Makefile", "requirements.lock", "pyproject.toml"):
+def _stubbed_checkout(tmp_path: Path, uv_reaches_pypi: bool = True) -> Path:
+    """The Makefile and the locks, with stand-ins for the venv's pip, uv and python that only write down how they
+    were called (uv fails, if asked, as it does where PyPI cannot be reached)."""
+    for name in ("Makefile", "requirements.lock", "requirements-dev.lock", "pyproject.toml"):
         (tmp_path / name).write_text((ROOT / name).read_text())
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "jupyterlab").symlink_to(ROOT / "tools" / "jupyterlab")
     bin_ = tmp_path / ".venv" / "bin"
     bin_.mkdir(parents=True)
     for name, body in [("pip", ""), ("python", ""), ("uv", "" if uv_reaches_pypi else "exit 2")]:
-        (bin_ / name).write_text(STUB.format(body=body))
+        (bin_ / name).write_text(STUB.format(log=tmp_path / "calls.log", body=body))
         (bin_ / name).chmod(0o755)
-    done = subprocess.run(["make", "--no-print-directory", ".venv/.installed"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "PYTHON": sys.executable})
+    return tmp_path
+
+
+def _make(checkout: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=checkout, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHON": sys.executable})
+
+
+@pytest.mark.parametrize("uv_reaches_pypi", [True, False])
+def test_make_installs_each_lock_with_uv_and_torch_with_pip_or_all_with_pip_when_uv_fails(tmp_path, uv_reaches_pypi):
+    # The Makefile's install recipes, run for real on stand-ins: first a learner's environment (`make lab`), then
+    # what the tests add (`make check`, `make test`).
+    checkout = _stubbed_checkout(tmp_path, uv_reaches_pypi)
+    done = _make(checkout, ".venv/.installed")
     assert done.returncode == 0, done.stdout + done.stderr
-    calls = (tmp_path / ".venv" / "calls.log").read_text().splitlines()
-    lock = locked_requirements()
-    uv_pin = next(line for line in lock if line.startswith("uv=="))
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    learner = locked_requirements(LEARNER_LOCK)
+    uv_pin = next(line for line in locked_requirements(DEV_LOCK) if line.startswith("uv=="))
     without_torch = (tmp_path / ".venv" / "requirements-without-torch.txt").read_text().splitlines()
     assert [line for line in without_torch if line and not line.startswith("#")] == \
-        [line for line in lock if not line.startswith("torch==")]
-    expected = [f"pip install --quiet --no-compile {uv_pin}",
+        [line for line in learner if not line.startswith("torch==")]
+    # uv goes into a folder of its own, removed afterwards: a learner's environment does not get it.
+    expected = [f"pip install --quiet --no-compile --target .venv/setup-uv {uv_pin}",
                 "uv pip install --quiet --python .venv/bin/python --no-deps -r .venv/requirements-without-torch.txt"]
     if not uv_reaches_pypi:
         expected.append("pip install --quiet --no-compile -r .venv/requirements-without-torch.txt")
@@ -88,6 +164,31 @@ def test_make_installs_the_lock_with_uv_and_torch_with_pip_or_all_with_pip_when_
     assert torch.startswith("pip install --quiet --no-compile torch==2.13.0")
     assert editable == "pip install --quiet --no-deps --no-build-isolation -e ."
     assert (tmp_path / ".venv" / ".installed").is_file()
+    assert not (tmp_path / ".venv" / "setup-uv").exists()
+
+    done = _make(checkout, ".venv/.installed-dev")
+    assert done.returncode == 0, done.stdout + done.stderr
+    dev_calls = (tmp_path / "calls.log").read_text().splitlines()[len(calls):]
+    expected = [f"pip install --quiet --no-compile {uv_pin}",
+                "uv pip install --quiet --python .venv/bin/python --no-deps -r requirements-dev.lock"]
+    if not uv_reaches_pypi:
+        expected.append("pip install --quiet --no-compile -r requirements-dev.lock")
+    assert dev_calls == expected
+    assert (tmp_path / ".venv" / ".installed-dev").is_file()
+
+
+@pytest.mark.parametrize("target", ["lab", "teach", "notebooks", "student", "images", "check", "fuzz", "test"])
+def test_make_lab_installs_a_learners_lock_only_and_the_tests_install_both(tmp_path, target):
+    # What each target would run (make -n) on a fresh checkout: the dev lock only for the tests and tools.
+    checkout = _stubbed_checkout(tmp_path)
+    (checkout / "tools" / "web").mkdir()
+    for name in ("package.json", "package-lock.json"):
+        (checkout / "tools" / "web" / name).write_text("{}")
+    done = _make(checkout, "-n", target)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "-r .venv/requirements-without-torch.txt" in done.stdout
+    installs_dev = "-r requirements-dev.lock" in done.stdout
+    assert installs_dev == (target in {"check", "fuzz", "test"}), done.stdout
 
 
 def test_ci_runs_make_test_only():

@@ -1,4 +1,4 @@
-"""Positions in a real pipeline, checked against Hugging Face `tokenizers` and `transformers` (pinned in requirements.in).
+"""Positions in a real pipeline, checked against Hugging Face `tokenizers` and `transformers` (as requirements.lock pins them).
 
 - subwords: a byte-level BPE trained offline on the suite's frozen text, deterministic across processes, its
   pieces fed to the package's own padding, ids and one-hot rows; GPT-2's byte-to-character table for the space.

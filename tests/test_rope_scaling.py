@@ -80,7 +80,7 @@ def test_yarn_and_llama3_are_transformers_own(rule, head_dim, base, factor, orig
 @pytest.mark.parametrize("base", BASES)
 @pytest.mark.parametrize("factor", FACTORS)
 def test_ntk_base_is_rotary_embedding_torchs_theta_rescale(head_dim, base, factor):
-    import rotary_embedding_torch  # pinned in requirements.lock
+    import rotary_embedding_torch  # pinned in requirements-dev.lock
     theirs = rotary_embedding_torch.RotaryEmbedding(dim=head_dim, theta=base, theta_rescale_factor=factor).freqs
     torch.testing.assert_close(rope_frequencies(head_dim=head_dim, base=base, scaling="ntk", factor=factor),
                                theirs.detach().double(), **FLOAT32)

@@ -6,7 +6,10 @@ no browser window, running as root in CI) goes into a Jupyter config folder of i
 Then a kernel is opened for a notebook through the server those lines started, and
 asked where it runs and whether it has posenc.
 
-It is the longest test: pip unpacks the whole lock (1.3 GB, torch most of it) into the fresh venv,
+The lines install a learner's environment, requirements.lock, and nothing else: no test or development tool
+(requirements-dev.lock is for `make check` and `make test`).
+
+It is the longest test: pip unpacks a learner's lock (1.2 GB, torch most of it) into the fresh venv,
 about 150 s of one core on this project's 2-core machines, a quarter of what `make test` may spend.
 So CI runs it, on every submission (CI sets `CI`), handed out first to run beside the rest; a
 developer's `make test` leaves it to CI unless POSENC_README_SETUP=1. Without it, a developer's run
@@ -33,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import install_cell  # noqa: E402
 from lab_browser import _free_port  # noqa: E402
+from sync_environment import DEV_LOCK, LEARNER_LOCK, locked_requirements  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not (os.environ.get("CI") or os.environ.get("POSENC_README_SETUP")),
@@ -85,6 +89,7 @@ def test_the_readme_lines_set_up_a_working_suite(tmp_path):
         if k == 1:
             # Everything but posenc is installed, as on Colab: each notebook's first cell must install it.
             _the_install_cell_installs_posenc(clone, env, tmp_path)
+    _installed_is_a_learners_lock(clone / ".venv" / "bin" / "python")
 
     log = (tmp_path / "lab.log").open("w")
     server = subprocess.Popen(lines[-1], shell=True, cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -121,7 +126,7 @@ def _the_install_cell_installs_posenc(clone: Path, env: dict, tmp_path: Path) ->
     from jupyter_client import write_connection_file
 
     python = clone / ".venv" / "bin" / "python"
-    already = subprocess.run([python, "-c", "import posenc"], capture_output=True).returncode == 0
+    already = subprocess.run([python, "-c", "import posenc"], capture_output=True, env=env).returncode == 0
     assert not already, "posenc is there already"
     connection, _ = write_connection_file(str(tmp_path / "install-kernel.json"))
     log_path = tmp_path / "install-kernel.log"
@@ -142,6 +147,22 @@ def _the_install_cell_installs_posenc(clone: Path, env: dict, tmp_path: Path) ->
         kernel.kill()
         kernel.wait(timeout=30)
         log.close()
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _installed_is_a_learners_lock(python: Path) -> None:
+    listing = subprocess.run([python, "-c", "import importlib.metadata as m\nfor d in m.distributions(): "
+                              "print(d.metadata['Name'], d.version)"], capture_output=True, text=True, check=True)
+    installed = dict(line.split() for line in listing.stdout.splitlines())
+    installed = {_canonical(name): version.removesuffix("+cpu") for name, version in installed.items()
+                 if _canonical(name) not in ("pip", "posenc")}
+    learner = dict(line.split("==") for line in locked_requirements(LEARNER_LOCK))
+    assert installed == {_canonical(name): version for name, version in learner.items()}
+    dev_only = {_canonical(line.split("==")[0]) for line in locked_requirements(DEV_LOCK)}
+    assert not dev_only & installed.keys()
 
 
 def _get(url: str) -> str:
