@@ -25,9 +25,9 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the browser and the page come from the tests' support
 import lab_browser  # noqa: E402
-from web.explorer.page import build_page, press_and_time  # noqa: E402
+from explorer_page import build_page, press_and_time  # noqa: E402
 
 # (name, settings to start from, slider pressed, what a press recomputes in the page)
 CASES = [

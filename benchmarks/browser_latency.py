@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the browser comes from the tests' support
 import lab_browser  # noqa: E402
 
 # Resolves with the milliseconds from the next keydown on the handle to the new picture on screen.

@@ -35,8 +35,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-# The other setting of tests/cpu_settings.py, as they appear in a notebook test's node id.
-OTHER_SETTINGS = ("oldest_cpu",)
+# Where the notebooks' second run, their learner's edition under the oldest CPU, is collected from (conftest.py).
+OLDEST_CPU = "build/learners-edition/notebooks/"
 # The notebooks that train models live (their training cells are most of their time).
 TRAINING_NOTEBOOKS = ("14_does_position_matter", "16_stretching_context")
 DURATION = re.compile(r"^(\d+\.\d+)s (setup|call|teardown)\s+(\S.*)$")
@@ -84,8 +84,8 @@ def node_id(text: str) -> str:
 
 def part_of(node: str, quick: set[str]) -> str:
     """The part of the suite a test belongs to; `quick` holds the node ids of `make check`'s tests."""
-    if node.startswith("notebooks/"):
-        setting = next((s for s in OTHER_SETTINGS if f"::{s}" in node), "this machine's setting")
+    if node.startswith(("notebooks/", OLDEST_CPU)):
+        setting = "oldest_cpu" if node.startswith(OLDEST_CPU) else "this machine's setting"
         training = any(name in node for name in TRAINING_NOTEBOOKS)
         return f"nbval, {setting}, " + ("notebooks 14 and 16" if training else "the other notebooks")
     if node in quick:

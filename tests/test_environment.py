@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tools.sync_environment import environment_yml, locked_requirements
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-from sync_environment import environment_yml, locked_requirements  # noqa: E402
 
 
 def test_lock_pins_every_package_exactly():

@@ -1,8 +1,8 @@
 """Build the classroom outputs, offline: `make site` and `make slides`.
 
-    python tools/build_site.py site     build/site/index.html and build/site/notebooks/*.html
-    python tools/build_site.py slides   build/site/slides/*.slides.html (reveal.js)
-    python tools/build_site.py all      both, in one process (what the tests use)
+    python -m tools.build_site site   build/site/index.html and build/site/notebooks/*.html
+    python -m tools.build_site slides   build/site/slides/*.slides.html (reveal.js)
+    python -m tools.build_site all   both, in one process (what the tests use)
 
 The stored notebooks are converted as they are (no re-execution), widgets at their saved state, each
 exercise's solution behind a closed "Show the solution" toggle (templates in tools/web/templates), and
@@ -31,7 +31,6 @@ import argparse
 import base64
 import copy
 import html
-import importlib.util
 import json
 import re
 import shutil
@@ -43,15 +42,16 @@ import nbformat
 from nbconvert import HTMLExporter, SlidesExporter
 from traitlets.config import Config
 
-from install_cell import repository
-from run_notebooks import NOTEBOOK_INPUTS
+from tools.install_cell import repository
+from tools.run_notebooks import NOTEBOOK_INPUTS
+from tools.web.explorer.embed import embed_explorers
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "tools" / "web"
 NODE_MODULES = WEB / "node_modules"
 TEMPLATES = WEB / "templates"
 OWN_ASSETS = WEB / "posenc"  # the site's own style and script
-EXPLORER = WEB / "explorer"  # the live encoding explorer (its embed.py, if present, places it in the pages)
+EXPLORER = WEB / "explorer"  # the live encoding explorer (its embed.py places it in the pages)
 # (source inside node_modules, destination inside _static); MathJax only with the parts CommonHTML output uses.
 ASSETS = [
     ("requirejs/require.js", "require.js"),
@@ -390,30 +390,16 @@ def _with(body: str, *, head: str = "", top: str = "", bottom: str = "") -> str:
     return body.replace("</body>", bottom + "</body>", 1)
 
 
-def _explorer_hook():
-    """tools/web/explorer/embed.py's embed_explorers(body, stem, static) -> body, if it is there: the encoding
-    explorer live in the page, the others as their saved picture with a note."""
-    path = EXPLORER / "embed.py"
-    if not path.is_file():
-        return None
-    spec = importlib.util.spec_from_file_location("posenc_explorer_embed", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, "embed_explorers", None)
-
-
 def build_site(site: Path) -> None:
     copy_assets(site)
     folder = site / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
     exporter = _offline(HTMLExporter(template_name="posenc_lab", extra_template_basedirs=[str(TEMPLATES)]),
                         "../_static")
-    embed = _explorer_hook()
     all_pages, bodies = pages(), []
     for page in all_pages:
         body, _ = exporter.from_notebook_node(page["notebook"], resources={"metadata": {"name": page["title"]}})
-        if embed is not None:
-            body = embed(body, page["stem"], "../_static")
+        body = embed_explorers(body, page["stem"], "../_static")  # the encoding explorer live in the page
         page["sections"] = sections(body)
         bodies.append(_link_html(body, ".html"))
     for k, (page, body) in enumerate(zip(all_pages, bodies)):

@@ -11,12 +11,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT / "tools") not in sys.path:
-    sys.path.insert(0, str(ROOT / "tools"))
+from tools import build_site
+from tools.web.explorer.embed import live_explorers
 
-import build_site  # noqa: E402
-from web.explorer.embed import live_explorers  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 # Arms one measurement: resolves with {total, paint} in ms, total from the next keydown on slider `name` to the first
 # animation frame after the explorer repainted (the frame that shows the new picture), paint the repaint itself.
