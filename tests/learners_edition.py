@@ -14,6 +14,7 @@ the teacher's summary, not attempted. A solution left in would show there as don
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from pathlib import Path
@@ -25,28 +26,41 @@ from tools.run_notebooks import NOTEBOOK_INPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Jupyter's kernel of that name: tests/kernels/posenc-oldest-cpu/kernel.json, whose `env` sets the CPU.
+# Jupyter's kernel of that name is tests/kernels/posenc-oldest-cpu/kernel.json. Its `env`, read by MKL and torch as they
+# load, makes this machine compute as the CPU that differs most from the machines that store the outputs (AVX-512 or
+# AVX2): MKL's SSE4.2 kernels (MKL_ENABLE_INSTRUCTIONS), torch's kernels without vector instructions
+# (ATEN_CPU_CAPABILITY=default), one thread (OMP_NUM_THREADS).
 KERNEL = {"name": "posenc-oldest-cpu", "display_name": "Python 3 (oldest CPU)", "language": "python"}
 PROGRESS_CALL = re.compile(r"\bexercises\.progress\(")
 # A line of the summary: "  ✔ done           the denominators (d_model=8, base=100.0)" (posenc.exercises.progress).
 PROGRESS_LINE = re.compile(r"^  \S (done|wrong|not attempted) +(.*)$")
 
 
-def write_learners_edition(folder: Path) -> None:
-    """Write every notebook's copy for the oldest-CPU run into folder/notebooks, beside what the notebooks read.
+def write_copy(notebook: Path, folder: Path) -> Path:
+    """Write the copy of `notebook` that nbval runs under the oldest CPU into folder/notebooks, beside what the
+    notebooks read; return its path."""
+    _write_inputs(folder)
+    copy = folder / "notebooks" / notebook.name
+    _write(copy, nbformat.writes(for_nbval(nbformat.read(notebook, as_version=4))).encode())
+    return copy
 
-    Only what changed is written, each file whole at once: another pytest run may be reading the folder."""
-    files = {folder / "notebooks" / path.name: nbformat.writes(for_nbval(nbformat.read(path, as_version=4))).encode()
-             for path in student_edition.suite_notebooks()}
+
+@functools.cache
+def _write_inputs(folder: Path) -> None:
     for name in NOTEBOOK_INPUTS:
-        files.update({folder / path.relative_to(ROOT): path.read_bytes()
-                      for path in (ROOT / name).rglob("*") if path.is_file()})
-    for path, data in files.items():
-        if not path.is_file() or path.read_bytes() != data:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_name(f".{path.name}.{os.getpid()}")
-            temporary.write_bytes(data)
-            temporary.replace(path)
+        for path in (ROOT / name).rglob("*"):
+            if path.is_file():
+                _write(folder / path.relative_to(ROOT), path.read_bytes())
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write `data` unless it is there already, the whole file at once: each xdist worker writes the same copies
+    as it collects, and another pytest run may be reading them."""
+    if not path.is_file() or path.read_bytes() != data:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_bytes(data)
+        temporary.replace(path)
 
 
 def for_nbval(teacher: nbformat.NotebookNode) -> nbformat.NotebookNode:

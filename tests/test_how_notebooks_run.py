@@ -1,6 +1,7 @@
 """How the notebooks run (conftest.py): twice each, the second time as the learner's edition under the oldest CPU,
 each run's cells on one xdist worker."""
 
+import os
 import re
 import subprocess
 import sys
@@ -57,7 +58,7 @@ import os, pytest
 @pytest.mark.parametrize("k", range(8))
 def test_grouped(k):
     with open("workers.log", "a") as log:
-        log.write(os.environ["PYTEST_XDIST_WORKER"] + "\n")
+        print(os.environ["PYTEST_XDIST_WORKER"], file=log)
 
 @pytest.mark.parametrize("k", range(8))
 def test_free(k):
@@ -69,8 +70,9 @@ def test_xdist_keeps_a_group_on_one_worker(tmp_path):
     # pytest-xdist 3.8 with pytest 9.2 spread a group over workers (pytest-xdist issue #1386): the lock pins a pytest
     # where it does not.
     (tmp_path / "test_grouped.py").write_text(GROUPED)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider",
-                           "-q", "test_grouped.py"], cwd=tmp_path, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "xdist", "-n", "2", "--dist", "loadgroup",
+                           "-p", "no:cacheprovider", "-q", "test_grouped.py"], cwd=tmp_path, capture_output=True,
+                          text=True, env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})  # xdist alone
     assert done.returncode == 0, done.stdout + done.stderr
     workers = (tmp_path / "workers.log").read_text().split()
     assert len(workers) == 8 and len(set(workers)) == 1, workers
