@@ -9,7 +9,8 @@ cold, as on a fresh machine: uv, pip, npm and matplotlib get empty cache folders
 Recorded for each run:
 - seconds in all, of the setup (until make starts ruff) and of pytest, and the tests that passed;
 - the busy CPU-seconds of the whole machine during the run, and the share of its time it was busy
-  (Linux: /proc/stat; None elsewhere);
+  (Linux: /proc/stat; None elsewhere), and the CPU-seconds of make test's own processes (what other work on the
+  machine does not add to);
 - the machine's speed that day: the seconds a fixed one-thread workload takes in this process, just
   before and just after the run. This machine's speed varies from day to day (the same `make test`
   has taken 509 and 696 busy CPU-seconds on two days), so compare runs through it;
@@ -63,6 +64,15 @@ def reference_seconds(rounds: int = 3) -> float:
         return statistics.median(times)
     finally:
         torch.set_num_threads(threads)
+
+
+def own_cpu_seconds() -> float:
+    """CPU-seconds of this process's finished children and theirs (make test's own work, whatever else the machine
+    runs at the same time)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def busy_and_idle() -> tuple[float, float] | None:
@@ -120,6 +130,7 @@ def one_run(*, ci: bool, cold_caches: bool) -> dict:
                 env[variable] = str(Path(folder) / "caches" / variable.lower())
         before = reference_seconds()
         cpu_before = busy_and_idle()
+        own_before = own_cpu_seconds()
         start = time.perf_counter()
         process = subprocess.Popen(["make", "test", "PYTEST_EXTRA=--durations=0"], cwd=clone, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -131,6 +142,7 @@ def one_run(*, ci: bool, cold_caches: bool) -> dict:
         returncode = process.wait()
         total = time.perf_counter() - start
         cpu_after = busy_and_idle()
+        own = own_cpu_seconds() - own_before
         after = reference_seconds()
         log = "".join(lines)
         if returncode:
@@ -143,6 +155,7 @@ def one_run(*, ci: bool, cold_caches: bool) -> dict:
     run = {"seconds": round(total, 1), "setup_seconds": round(setup, 1), "pytest_seconds": float(summary.group(2)),
            "tests": summary.group(1), "reference_seconds_before": round(before, 3),
            "reference_seconds_after": round(after, 3)}
+    run["make_test_cpu_seconds"] = round(own, 1)
     if cpu_before and cpu_after:
         busy, idle = cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1]
         run["busy_cpu_seconds"], run["busy_share"] = round(busy, 1), round(busy / (busy + idle), 3)
