@@ -93,7 +93,7 @@ $(DEV_STAMP): $(STAMP) requirements-dev.lock
 # It is brought up to date on every start, except the notebooks the learner has changed, which are never
 # overwritten (tools/student_edition.py says which it kept).
 lab: $(STAMP)
-	@$(BIN)/python tools/student_edition.py --lab --out $(LEARNER)
+	@$(BIN)/python -m tools.student_edition --lab --out $(LEARNER)
 	@$(BIN)/jupyter lab --ip=127.0.0.1 --ServerApp.root_dir=$(LEARNER) \
 	  --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(ROOT_FLAG) $(LAB_EXTRA)
 
@@ -106,7 +106,7 @@ teach: $(STAMP)
 # PATH. Only as root on Debian or Ubuntu is a missing one installed (apt-get); elsewhere this stops with
 # one line that says what to run.
 browser: $(DEV_STAMP)
-	@$(BIN)/python tools/find_browser.py --install > /dev/null
+	@$(BIN)/python tests/find_browser.py --install > /dev/null
 
 # The site and the slides load reveal.js, MathJax, require.js and the widget renderer
 # from local copies: npm installs them from the lock file.
@@ -145,7 +145,6 @@ fuzz: $(DEV_STAMP)
 # Every test on every core (pytest-xdist; conftest.py says how the work is grouped and ordered), with one worker
 # more than there are cores: the browser tests spend much of their time waiting on Chromium, and the extra
 # worker's tests fill those waits (on 2 cores the machine went from 93% to 98% busy).
-# PYTEST_EXTRA=--store-durations records each unit's seconds in tests/durations.json (the order of the next runs).
 WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
 PYTEST_EXTRA ?=
 test: setup
@@ -154,21 +153,21 @@ test: setup
 
 # Solutions are collapsed under their exercises (tools/run_notebooks.py), as every run writes them.
 notebooks: $(STAMP)
-	$(BIN)/python tools/install_cell.py
-	$(BIN)/python tools/run_notebooks.py notebooks/*.ipynb
+	$(BIN)/python -m tools.install_cell
+	$(BIN)/python -m tools.run_notebooks notebooks/*.ipynb
 
 student: $(STAMP)
-	$(BIN)/python tools/student_edition.py
+	$(BIN)/python -m tools.student_edition
 
 slides: $(STAMP) $(WEB)
-	$(BIN)/python tools/build_site.py slides
+	$(BIN)/python -m tools.build_site slides
 
 # Built after the slides, so the index links each notebook to its deck.
 site: slides
-	$(BIN)/python tools/build_site.py site
+	$(BIN)/python -m tools.build_site site
 
 images: $(STAMP)
-	$(BIN)/python tools/draw_images.py images
+	$(BIN)/python -m tools.draw_images images
 
 bench: $(DEV_STAMP)
 	$(BIN)/python benchmarks/bench_encoding.py
@@ -176,7 +175,7 @@ bench: $(DEV_STAMP)
 	$(BIN)/python benchmarks/bench_stretching.py
 	$(BIN)/python benchmarks/bench_previous_token.py
 	# The precision notebook and "Does position matter?" print the committed results: re-run them on the new ones.
-	$(BIN)/python tools/run_notebooks.py notebooks/12_precision.ipynb notebooks/14_does_position_matter.ipynb
+	$(BIN)/python -m tools.run_notebooks notebooks/12_precision.ipynb notebooks/14_does_position_matter.ipynb
 	# `make test` from a fresh clone of HEAD, timed, with its parts (about 5 minutes).
 	$(BIN)/python benchmarks/make_test_time.py
 
@@ -204,7 +203,7 @@ lock: $(DEV_STAMP)
 	  $(NO_CPU_LABEL) $(LOCK_TMP)/dev.txt | grep -vxFf requirements.lock; } > requirements-dev.lock
 	! grep -E '^(nvidia-|triton==)' requirements.lock requirements-dev.lock \
 	  || { echo "make lock: CUDA packages in the lock (torch's CPU wheel was not found)"; exit 1; }
-	$(BIN)/python tools/sync_environment.py
+	$(BIN)/python -m tools.sync_environment
 	rm -rf $(LOCK_TMP)
 
 clean:

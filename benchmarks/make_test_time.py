@@ -9,7 +9,8 @@ cold, as on a fresh machine: uv, pip, npm and matplotlib get empty cache folders
 Recorded for each run:
 - seconds in all, of the setup (until make starts ruff) and of pytest, and the tests that passed;
 - the busy CPU-seconds of the whole machine during the run, and the share of its time it was busy
-  (Linux: /proc/stat; None elsewhere);
+  (Linux: /proc/stat; None elsewhere), and the CPU-seconds of make test's own processes (what other work on the
+  machine does not add to);
 - the machine's speed that day: the seconds a fixed one-thread workload takes in this process, just
   before and just after the run. This machine's speed varies from day to day (the same `make test`
   has taken 509 and 696 busy CPU-seconds on two days), so compare runs through it;
@@ -35,8 +36,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-# The other setting of tests/cpu_settings.py, as they appear in a notebook test's node id.
-OTHER_SETTINGS = ("oldest_cpu",)
+# Where the notebooks' second run, their learner's edition under the oldest CPU, is collected from (conftest.py).
+OLDEST_CPU = "build/learners-edition/notebooks/"
 # The notebooks that train models live (their training cells are most of their time).
 TRAINING_NOTEBOOKS = ("14_does_position_matter", "16_stretching_context")
 DURATION = re.compile(r"^(\d+\.\d+)s (setup|call|teardown)\s+(\S.*)$")
@@ -65,6 +66,15 @@ def reference_seconds(rounds: int = 3) -> float:
         torch.set_num_threads(threads)
 
 
+def own_cpu_seconds() -> float:
+    """CPU-seconds of this process's finished children and theirs (make test's own work, whatever else the machine
+    runs at the same time)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def busy_and_idle() -> tuple[float, float] | None:
     """CPU-seconds the machine has been busy and idle since it started (Linux), or None."""
     try:
@@ -84,8 +94,8 @@ def node_id(text: str) -> str:
 
 def part_of(node: str, quick: set[str]) -> str:
     """The part of the suite a test belongs to; `quick` holds the node ids of `make check`'s tests."""
-    if node.startswith("notebooks/"):
-        setting = next((s for s in OTHER_SETTINGS if f"::{s}" in node), "this machine's setting")
+    if node.startswith(("notebooks/", OLDEST_CPU)):
+        setting = "oldest_cpu" if node.startswith(OLDEST_CPU) else "this machine's setting"
         training = any(name in node for name in TRAINING_NOTEBOOKS)
         return f"nbval, {setting}, " + ("notebooks 14 and 16" if training else "the other notebooks")
     if node in quick:
@@ -120,6 +130,7 @@ def one_run(*, ci: bool, cold_caches: bool) -> dict:
                 env[variable] = str(Path(folder) / "caches" / variable.lower())
         before = reference_seconds()
         cpu_before = busy_and_idle()
+        own_before = own_cpu_seconds()
         start = time.perf_counter()
         process = subprocess.Popen(["make", "test", "PYTEST_EXTRA=--durations=0"], cwd=clone, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -131,6 +142,7 @@ def one_run(*, ci: bool, cold_caches: bool) -> dict:
         returncode = process.wait()
         total = time.perf_counter() - start
         cpu_after = busy_and_idle()
+        own = own_cpu_seconds() - own_before
         after = reference_seconds()
         log = "".join(lines)
         if returncode:
@@ -143,6 +155,7 @@ def one_run(*, ci: bool, cold_caches: bool) -> dict:
     run = {"seconds": round(total, 1), "setup_seconds": round(setup, 1), "pytest_seconds": float(summary.group(2)),
            "tests": summary.group(1), "reference_seconds_before": round(before, 3),
            "reference_seconds_after": round(after, 3)}
+    run["make_test_cpu_seconds"] = round(own, 1)
     if cpu_before and cpu_after:
         busy, idle = cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1]
         run["busy_cpu_seconds"], run["busy_share"] = round(busy, 1), round(busy / (busy + idle), 3)

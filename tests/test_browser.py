@@ -8,15 +8,14 @@ Screenshots go to test-artifacts/browser/ (not committed), so a failure can be l
 """
 
 import json
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+import lab_browser
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import lab_browser  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("jupyterlab")]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-from sync_environment import DEV_LOCK, LEARNER_LOCK, environment_yml, locked_requirements  # noqa: E402
+from tools.sync_environment import DEV_LOCK, LEARNER_LOCK, environment_yml, locked_requirements
 
+ROOT = Path(__file__).resolve().parent.parent
 # What a learner never needs: the tests, the linter, the browser driver, the installer, the benchmarks' peers.
 TEST_AND_DEV_TOOLS = {"pytest", "pytest-xdist", "nbval", "hypothesis", "ruff", "playwright", "uv",
                       "positional-encodings", "rotary-embedding-torch", "coverage"}

@@ -1,13 +1,12 @@
-"""Which browser `make test` uses, and when it may install one: tools/find_browser.py with a fake PATH."""
+"""Which browser `make test` uses, and when it may install one: tests/find_browser.py with a fake PATH."""
 
-import sys
 from pathlib import Path
 
 import pytest
 
+import find_browser
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import find_browser  # noqa: E402
 
 
 @pytest.fixture

@@ -1,14 +1,13 @@
 """images/ holds exactly what `make images` draws, byte for byte."""
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from tools.draw_images import FIGURES
+from tools.draw_images import main as draw_images
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-from draw_images import FIGURES  # noqa: E402
-from draw_images import main as draw_images  # noqa: E402
 
 
 def test_make_images_reproduces_the_committed_pngs(tmp_path):

@@ -7,11 +7,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import make_test_time  # noqa: E402
 
-NB16, NB03 = "notebooks/16_stretching_context.ipynb", "notebooks/03_pe_formula.ipynb"
+NB16, OLD16 = "notebooks/16_stretching_context.ipynb", "build/learners-edition/notebooks/16_stretching_context.ipynb"
+OLD03 = "build/learners-edition/notebooks/03_pe_formula.ipynb"
 DURATIONS = [
-    ("17.79s call    ", f"{NB16}::oldest_cpu_learners_edition::Cell 24@nbval 16_stretching_context.ipynb oldest_cpu"),
-    ("12.67s call    ", f"{NB16}::Cell 24@nbval 16_stretching_context.ipynb"),
-    ("2.50s setup   ", f"{NB03}::oldest_cpu::Cell 0@nbval 03_pe_formula.ipynb oldest_cpu"),
+    ("17.79s call    ", f"{OLD16}::Cell 24@{OLD16}"),
+    ("12.67s call    ", f"{NB16}::Cell 24@{NB16}"),
+    ("2.50s setup   ", f"{OLD03}::Cell 0@{OLD03}"),
     ("4.51s call    ", "tests/test_site.py::test_every_page_loads_offline_and_passes_axe[13_position_schemes]@site"),
     ("0.30s teardown", "tests/test_site.py::test_the_readme_badge_points_at_the_one_repository"),
     ("9.08s setup   ", "tests/test_browser.py::TestPositionSchemes::test_run_all_shows_no_error@jupyterlab"),
@@ -27,7 +28,7 @@ QUICK = {"tests/test_site.py::test_the_readme_badge_points_at_the_one_repository
 
 def test_node_ids_lose_only_the_xdist_group():
     assert make_test_time.node_id("tests/test_site.py::test_x[a]@site") == "tests/test_site.py::test_x[a]"
-    assert make_test_time.node_id("notebooks/a.ipynb::Cell 3@nbval a.ipynb oldest_cpu") == "notebooks/a.ipynb::Cell 3"
+    assert make_test_time.node_id("notebooks/a.ipynb::Cell 3@notebooks/a.ipynb") == "notebooks/a.ipynb::Cell 3"
     assert make_test_time.node_id("tests/test_c.py::test_y[a@b]") == "tests/test_c.py::test_y[a@b]"
 
 

@@ -6,13 +6,11 @@ these tests check what nbval does not.
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 IDS = [p.name for p in NOTEBOOKS]
 
@@ -135,14 +133,11 @@ def test_make_notebooks_reproduces_the_stored_file_byte_for_byte(tmp_path, name)
     # setting (conftest.py leaves that one out when this test is collected).
     import shutil
 
-    import warm_kernels
-    from run_notebooks import run
+    from tools.run_notebooks import run
 
     copy = tmp_path / name
     shutil.copy(ROOT / "notebooks" / name, copy)
-    # In a warm kernel, as nbval's runs (tools/warm_kernels.py): equal bytes also show that a warm kernel's
-    # outputs, figures included, are a cold one's (`make notebooks` stored them from cold kernels).
-    run(copy, warm_kernels.notebook_client_options())
+    run(copy)
     assert copy.read_bytes() == (ROOT / "notebooks" / name).read_bytes()
 
 
@@ -162,7 +157,7 @@ def test_walkthrough_ends_with_two_to_four_checked_exercises(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_first_code_cell_installs_posenc_where_it_is_missing(path):
     # The same cell everywhere, made from pyproject.toml's repository by tools/install_cell.py (make notebooks).
-    import install_cell
+    from tools import install_cell
 
     first = next(c for c in cells(path) if c["cell_type"] == "code")
     assert source(first) == install_cell.source()

@@ -25,18 +25,17 @@ import secrets
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from lab_browser import _free_port
+from tools import install_cell
+from tools.sync_environment import DEV_LOCK, LEARNER_LOCK, locked_requirements
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import install_cell  # noqa: E402
-from lab_browser import _free_port  # noqa: E402
-from sync_environment import DEV_LOCK, LEARNER_LOCK, locked_requirements  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not (os.environ.get("CI") or os.environ.get("POSENC_README_SETUP")),

@@ -12,17 +12,16 @@ import contextlib
 import functools
 import http.server
 import json
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+import lab_browser
+from tools import build_site
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import build_site  # noqa: E402
-import lab_browser  # noqa: E402
 
 ARTIFACTS = ROOT / "test-artifacts" / "site"
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))

@@ -1,18 +1,19 @@
 """The learner's edition: solutions removed, it runs top to bottom, every checker says "not attempted" (the run is
-nbval's, tests/cpu_settings.py); and the learner's own copy that `make lab` opens keeps the learner's work."""
+nbval's, on the copies of tests/learners_edition.py); and the learner's own copy that `make lab` opens keeps the
+learner's work."""
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from learners_edition import KERNEL, answer_names, for_nbval, nothing_attempted
+from posenc.exercises.feedback import Progress
+from tools import student_edition
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import cpu_settings  # noqa: E402
-import student_edition  # noqa: E402
 
 WITH_SOLUTIONS = [p.name for p in student_edition.suite_notebooks()
                   if student_edition.has_solutions(nbformat.read(p, as_version=4))]
@@ -24,8 +25,8 @@ def test_most_notebooks_have_solutions_to_remove():
 
 @pytest.mark.parametrize("name", WITH_SOLUTIONS)
 def test_the_handout_keeps_every_cell_but_the_solutions(tmp_path, name):
-    # What `make student` writes before it executes it; nbval executes the same cells under the oldest CPU setting
-    # (tests/cpu_settings.py, LearnersEditionUnder), which is the check that the learner's edition runs.
+    # What `make student` writes before it executes it; nbval executes the same cells under the oldest CPU
+    # (tests/learners_edition.py), which is the check that the learner's edition runs.
     path = tmp_path / name
     assert student_edition.student_notebook(ROOT / "notebooks" / name, path)
     teacher = nbformat.read(ROOT / "notebooks" / name, as_version=4)
@@ -33,29 +34,26 @@ def test_the_handout_keeps_every_cell_but_the_solutions(tmp_path, name):
     assert [c.source for c in handout.cells] == [c.source for c in teacher.cells
                                                  if "solution" not in c.metadata.get("tags", [])]
     assert all(c.get("outputs", []) == [] for c in handout.cells)
-    # The cells nbval runs for the learner's edition are these, numbered as nbval numbers the teacher's code cells.
-    code = [c.source for c in teacher.cells if c.cell_type == "code"]
-    assert [code[k] for k in sorted(cpu_settings.kept_code_cells(teacher))] == [
-        c.source for c in handout.cells if c.cell_type == "code"]
+    # The copy nbval runs under the oldest CPU has these cells, with the teacher's stored outputs and the kernel
+    # that sets the CPU.
+    copy = for_nbval(teacher)
+    assert [c.source for c in copy.cells] == [c.source for c in handout.cells]
+    assert copy.metadata.kernelspec == KERNEL
+    stored = {c.id: c.outputs for c in teacher.cells if c.cell_type == "code"}
+    assert all(c.outputs == stored[c.id] for c in copy.cells if c.cell_type == "code" and "progress(" not in c.source)
 
 
-def _said(*texts):
-    return [[{"output_type": "execute_result", "data": {"text/plain": text}}] for text in texts]
+def _summary(text):
+    return {"output_type": "execute_result", "execution_count": 9, "metadata": {}, "data": {"text/plain": text}}
 
 
-def test_nothing_attempted_passes_only_when_every_checker_says_not_attempted():
-    summary = "Your progress: 2 exercises, 0 done, 0 wrong, 2 not attempted\n  … not attempted  a\n"
-    cpu_settings.nothing_attempted(_said("… Not attempted yet: replace None.", "… Not attempted yet: x.", summary))
-    # A solution left in: its checker says "Correct" and the summary counts it done.
-    with pytest.raises(AssertionError, match="Correct"):
-        cpu_settings.nothing_attempted(_said("✔ Correct: 3.", "… Not attempted yet: x.", summary))
-    with pytest.raises(AssertionError, match="1 done"):
-        cpu_settings.nothing_attempted(_said("… Not attempted yet: a.", "… Not attempted yet: b.",
-                                             summary.replace("0 done", "1 done")))
-    with pytest.raises(AssertionError, match="summary"):
-        cpu_settings.nothing_attempted(_said("… Not attempted yet: a.", "… Not attempted yet: b."))
-    with pytest.raises(AssertionError, match="did not run"):
-        cpu_settings.nothing_attempted([*_said("… Not attempted yet: a."), None])
+def test_the_learners_progress_summary_lists_the_same_exercises_none_attempted():
+    teacher = str(Progress((("the denominators (d_model=8, base=100.0)", "done"), ("the table", "wrong"))))
+    learner = str(Progress((("the denominators (d_model=8, base=100.0)", "not attempted"),
+                            ("the table", "not attempted"))))
+    assert nothing_attempted(_summary(teacher)) == _summary(learner)
+    # What is not the summary is left as it is.
+    assert nothing_attempted(_summary("tensor([1, 2])")) == _summary("tensor([1, 2])")
 
 
 def _digest(path: Path) -> str:
@@ -106,20 +104,14 @@ def test_make_lab_again_keeps_the_learners_work_and_updates_the_rest(tmp_path):
     assert not [n for n in student_edition.build_for_lab(tmp_path) if str(outdated) in n]
 
 
-def test_the_answers_are_the_names_an_exercise_and_its_solution_both_set():
-    # What LearnersEditionUnder leaves uncompared: the cells that read an answer (their feedback differs by design).
+def test_the_cells_that_read_an_answer_are_left_uncompared_in_the_learners_edition():
+    # An answer is a name an exercise and its solution both set; the feedback on it differs by design.
     new = nbformat.v4
     notebook = new.new_notebook(cells=[
         new.new_code_cell("my_pad = None\nmy_table = None", metadata={"tags": ["exercise"]}),
         new.new_code_cell("def my_pad(words):\n    return words\nj = 1\nmy_table = j", metadata={"tags": ["solution"]}),
         new.new_code_cell("exercises.check_pad_function(my_pad)"),
         new.new_code_cell("print(j)")])
-    assert cpu_settings.solution_names(notebook) == {"my_pad", "my_table"}
-    assert cpu_settings.kept_code_cells(notebook) == {0, 2, 3}
-
-
-def test_only_the_feedback_is_left_out_of_the_comparison():
-    printed = {"output_type": "stream", "name": "stdout", "text": "what the model reads: 'John is my fr'\n"}
-    shown = {"output_type": "execute_result", "data": {"text/plain": "tensor([0, 1, 2])"}}
-    feedback = _said("✔ Correct: 3.", "… Not attempted yet: x.", "Your progress: 1 exercise")
-    assert cpu_settings.without_feedback([printed, *[f[0] for f in feedback], shown]) == [printed, shown]
+    assert answer_names(notebook) == {"my_pad", "my_table"}
+    copy = for_nbval(notebook)
+    assert [c.metadata.get("tags", []) for c in copy.cells] == [["exercise", "nbval-ignore-output"], ["nbval-ignore-output"], []]

@@ -1,8 +1,8 @@
 """Build the classroom outputs, offline: `make site` and `make slides`.
 
-    python tools/build_site.py site     build/site/index.html and build/site/notebooks/*.html
-    python tools/build_site.py slides   build/site/slides/*.slides.html (reveal.js)
-    python tools/build_site.py all      both, in one process (what the tests use)
+    python -m tools.build_site site   build/site/index.html and build/site/notebooks/*.html
+    python -m tools.build_site slides   build/site/slides/*.slides.html (reveal.js)
+    python -m tools.build_site all   both, in one process (what the tests use)
 
 The stored notebooks are converted as they are (no re-execution), widgets at their saved state, each
 exercise's solution behind a closed "Show the solution" toggle (templates in tools/web/templates), and
@@ -44,8 +44,8 @@ import nbformat
 from nbconvert import HTMLExporter, SlidesExporter
 from traitlets.config import Config
 
-from install_cell import repository
-from run_notebooks import NOTEBOOK_INPUTS
+from tools.install_cell import repository
+from tools.run_notebooks import NOTEBOOK_INPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "tools" / "web"

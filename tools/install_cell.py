@@ -1,6 +1,6 @@
 """The first code cell of every notebook: where posenc is missing (Colab, Binder), install it.
 
-    python tools/install_cell.py     put the cell in every notebook (run by `make notebooks`)
+    python -m tools.install_cell     put the cell in every notebook (run by `make notebooks`)
 
 Its address is the repository set in pyproject.toml ([project.urls] Repository), the
 one place it is written. `POSENC_SOURCE` overrides it (a fork, or a local checkout as

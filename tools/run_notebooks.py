@@ -1,7 +1,7 @@
 """Execute notebooks in place, top to bottom, in a fresh kernel (run by `make notebooks`).
 
-    python tools/run_notebooks.py notebooks/*.ipynb                   execute and store the outputs
-    python tools/run_notebooks.py --collapse-solutions notebooks/*.ipynb   only collapse the solutions
+    python -m tools.run_notebooks notebooks/*.ipynb                   execute and store the outputs
+    python -m tools.run_notebooks --collapse-solutions notebooks/*.ipynb   only collapse the solutions
 
 The stored outputs are what nbval compares against, so they come only from here.
 Execution timing is not recorded, so a second run leaves the files unchanged.
@@ -26,9 +26,8 @@ from nbclient import NotebookClient
 NOTEBOOK_INPUTS = ("images", "benchmarks/results")
 
 
-def run(path: Path, kernel: dict | None = None) -> float:
-    """Execute the notebook at `path` in a fresh kernel and store it; `kernel`: NotebookClient's options for
-    another kind of kernel than the generic "python3" (the tests' warm kernels, tools/warm_kernels.py)."""
+def run(path: Path) -> float:
+    """Execute the notebook at `path` in a fresh kernel and store it."""
     notebook = nbformat.read(path, as_version=4)
     start = time.perf_counter()
     NotebookClient(
@@ -36,7 +35,7 @@ def run(path: Path, kernel: dict | None = None) -> float:
         timeout=600,
         record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
-        **(kernel or {"kernel_name": "python3"}),
+        kernel_name="python3",
     ).execute()
     for cell in notebook.cells:
         if cell.cell_type == "code":
@@ -48,7 +47,7 @@ def run(path: Path, kernel: dict | None = None) -> float:
 def _stored_text(notebook: nbformat.NotebookNode, name: str) -> str:
     """The file's text as `make notebooks` stores it."""
     collapse_solutions(notebook)
-    # The kernelspec stays the generic "python3": nbval runs with --nbval-current-env.
+    # The kernelspec stays the generic "python3" (the tests run it as this environment's Python: conftest.py).
     return _stable_widget_ids(nbformat.writes(notebook), name) + "\n"
 
 

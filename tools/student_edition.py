@@ -1,7 +1,7 @@
 """The learner's edition of the notebooks: the same notebooks with the solution cells removed.
 
-    python tools/student_edition.py          build/student/: executed, a copy to hand out (`make student`)
-    python tools/student_edition.py --lab    learner/: a learner's own copy, to work in (`make lab` opens it)
+    python -m tools.student_edition          build/student/: executed, a copy to hand out (`make student`)
+    python -m tools.student_edition --lab    learner/: a learner's own copy, to work in (`make lab` opens it)
 
 Cells tagged `solution` are dropped; the `exercise` placeholders before them stay, so every
 checker reports "not attempted yet" and the notebook still runs from top to bottom. An edition
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from run_notebooks import NOTEBOOK_INPUTS, run
+from tools.run_notebooks import NOTEBOOK_INPUTS, run
 
 ROOT = Path(__file__).resolve().parent.parent
 # What this script wrote into a learner's copy, by name and content hash: a notebook whose hash

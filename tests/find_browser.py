@@ -1,7 +1,7 @@
 """Find the Chromium the browser tests drive; install Debian's only where that is safe.
 
-    python tools/find_browser.py             print the browser's path, or say in one line what to run
-    python tools/find_browser.py --install   the same, but first install Debian's chromium with apt-get
+    python tests/find_browser.py             print the browser's path, or say in one line what to run
+    python tests/find_browser.py --install   the same, but first install Debian's chromium with apt-get
                                              when none is found and this runs as root on Debian or Ubuntu
 
 Looked for in this order: the Chromium that Playwright installed for itself

@@ -7,7 +7,7 @@
 The server runs on a temporary copy of notebooks/ and images/ (autosave writes to
 what it serves), on 127.0.0.1 with a generated token, with its settings, workspaces
 and runtime files in that temporary folder too. The browser is the one
-tools/find_browser.py finds (Playwright's own Chromium, or one on the PATH), driven by Playwright.
+tests/find_browser.py finds (Playwright's own Chromium, or one on the PATH), driven by Playwright.
 Every wait is on a condition, never a fixed sleep.
 """
 
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from find_browser import HINT
 from find_browser import find as find_browser
-from run_notebooks import NOTEBOOK_INPUTS
+from tools.run_notebooks import NOTEBOOK_INPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
 # An output that JupyterLab rendered as a live widget (not as the text fallback).
