@@ -28,8 +28,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the browser helpers the tests use
 import lab_browser  # noqa: E402
 from test_page_explorers import open_page, served, site_page  # noqa: E402
 

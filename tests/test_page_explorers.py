@@ -11,7 +11,6 @@ import contextlib
 import functools
 import http.server
 import statistics
-import sys
 import threading
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 
+import lab_browser
 from posenc import tokens
 from posenc.builder import sinusoidal_encoding
 from posenc.embedding import embedding_matrix
@@ -27,8 +27,6 @@ from posenc.explorers import EncodingExplorer, PipelineExplorer
 from posenc.explorers.encoding_explorer import STILL_HINT, VIEWS
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import lab_browser  # noqa: E402
 
 FRAME_MS = 16  # one frame at 60 Hz is 16.7 ms
 
@@ -61,7 +59,7 @@ def test_where_widgets_cannot_render_a_still_picture_and_one_line():
 def site_page(out: Path, stem: str = "08_explore") -> Path:
     """The site's page of notebook `stem` as tools/build_site.py builds it (its vendored require.js and html-manager,
     anywidget's front end from its wheel), into out/notebooks/ (assets into out/_static)."""
-    import build_site
+    from tools import build_site
 
     every = build_site.notebooks
     build_site.notebooks = lambda: [ROOT / "notebooks" / f"{stem}.ipynb"]

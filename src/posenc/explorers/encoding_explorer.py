@@ -28,7 +28,7 @@ VIEWS = ("heatmap", "curves", "wavelengths", "similarity")
 # The front end computes the table directly (one float64 angle per entry), as the package does up to 2^16 entries.
 MAX_ENTRIES = 1 << 16
 SLIDER_MAX = 256  # the size sliders' end: 256 x 256 is 2^16 entries
-# The one line beside the still picture, as every explorer says it (and tools/lab_browser.py looks for it).
+# The one line beside the still picture, as every explorer says it (and tests/lab_browser.py looks for it).
 STILL_HINT = NO_FRONT_END_HINT
 
 
