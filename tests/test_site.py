@@ -221,12 +221,14 @@ def test_the_toggle_shows_the_solution_on_the_site(built):
 @pytest.mark.slow
 @pytest.mark.xdist_group("site")
 def test_explorers_and_mathjax_on_the_site_offline(built):
-    # The encoding explorer is live in the page (tools/web/explorer); no slider is left that moves nothing.
+    # The explorers render from their saved anywidget modules, no kernel and nothing fetched from outside the page
+    # (tests/test_page_explorers.py checks their numbers); no kernel-drawn slider is left that moves nothing.
     for size in [(1280, 720), (1400, 900)]:
         with offline_page(built, "notebooks/08_explore.html", size=size) as page:
-            page.wait_for_function("window.posencExplorer !== undefined")
+            page.wait_for_selector(".posenc-encoding-explorer canvas")
+            page.wait_for_selector(".posenc-pipeline-explorer canvas")
             assert page.locator(".widget-slider").count() == 0
-            page.locator(".posenc-live-explorer").first.scroll_into_view_if_needed()
+            page.locator(".posenc-encoding-explorer").first.scroll_into_view_if_needed()
             page.screenshot(path=ARTIFACTS / f"08_explore_{size[0]}x{size[1]}.png")
     with offline_page(built, "notebooks/03_pe_formula.html") as page:
         page.wait_for_selector(".MathJax_CHTML, mjx-container", timeout=30_000)
