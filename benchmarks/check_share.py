@@ -1,8 +1,11 @@
-"""The share of check lines among the code lines of each core module: `python benchmarks/check_share.py [files]`.
+"""The share of check lines among the code lines of each core module: `python benchmarks/check_share.py [FILE ...]`.
 
-Code lines: non-blank lines that are not comments and not docstrings. Check lines: the lines of an
-`if ...: raise ...` block (an `if` whose body is only `raise`), the lines of a call to `_validate.*`,
-`check_*` or `_check_*` that stands as a statement or an assignment, and `assert` statements.
+    code lines   non-blank lines that are not only a comment and not part of a docstring
+    check lines  code lines of an `if ...: raise` block (the test and the body), of any other `raise`, of an
+                 `assert`, and of a call to a function imported from `_validate`, to `_validate.*` or to a function
+                 named `check_*` / `_check_*` (a decorator such as `@checked(...)` included)
+
+Default: the core modules and `_validate`, the one module of checks.
 """
 
 from __future__ import annotations
@@ -15,11 +18,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ["tokens", "embedding", "encoding", "builder", "attention", "schemes", "rope_scaling", "positions", "task",
-        "models", "experiment", "stretch", "generation"]
+        "models", "experiment", "stretch", "generation", "_validate"]
 
 
-def code_lines(source: str) -> set[int]:
-    """Line numbers holding code: not blank, not only a comment, not part of a docstring."""
+def check_share(source: str) -> tuple[int, int]:
+    """(check lines, code lines) of one module's source."""
     tree = ast.parse(source)
     docstrings = set()
     for node in ast.walk(tree):
@@ -27,52 +30,40 @@ def code_lines(source: str) -> set[int]:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
                 docstrings.update(range(first.lineno, first.end_lineno + 1))
-    lines = set()
+    code = set()
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
                               tokenize.ENDMARKER):
-            lines.update(range(token.start[0], token.end[0] + 1))
-    return lines - docstrings
+            code.update(range(token.start[0], token.end[0] + 1))
+    code -= docstrings
 
-
-def _is_check_call(node: ast.AST) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    f = node.func
-    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "_validate":
-        return True
-    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-    return name.startswith(("check_", "_check_"))
-
-
-def check_lines(source: str) -> set[int]:
-    lines = set()
-    for node in ast.walk(ast.parse(source)):
-        span = None
-        if isinstance(node, ast.If) and all(isinstance(s, ast.Raise) for s in node.body) and not node.orelse:
-            span = node
-        elif isinstance(node, ast.Assert):
-            span = node
-        elif isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign, ast.Return)) and _is_check_call(node.value):
-            span = node
-        if span is not None:
-            lines.update(range(span.lineno, span.end_lineno + 1))
-    return lines
-
-
-def share(path: Path) -> tuple[int, int]:
-    source = path.read_text()
-    code = code_lines(source)
-    return len(code), len(check_lines(source) & code)
+    checkers = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and (node.module or "").endswith("_validate") for alias in node.names}
+    checks = set()
+    for node in ast.walk(tree):
+        spans = []
+        if isinstance(node, ast.If) and any(isinstance(s, ast.Raise) for s in node.body):
+            spans.append((node.lineno, node.body[-1].end_lineno))
+        elif isinstance(node, (ast.Raise, ast.Assert)):
+            spans.append((node.lineno, node.end_lineno))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
+            if name in checkers or owner == "_validate" or name.startswith(("check_", "_check_")):
+                spans.append((node.lineno, node.end_lineno))
+        for first, last in spans:
+            checks.update(range(first, last + 1))
+    return len(checks & code), len(code)
 
 
 def main(paths: list[str]) -> None:
     files = [Path(p) for p in paths] or [ROOT / "src" / "posenc" / f"{name}.py" for name in CORE]
-    print(f"{'module':<16}{'code':>6}{'checks':>8}{'share':>8}")
+    print(f"{'module':<16} {'check':>6} {'code':>6} {'share':>6}")
     for path in files:
         if path.exists():
-            code, checks = share(path)
-            print(f"{path.stem:<16}{code:>6}{checks:>8}{checks / max(code, 1):>8.0%}")
+            checks, code = check_share(path.read_text())
+            print(f"{path.stem:<16} {checks:>6} {code:>6} {checks / max(code, 1):>6.0%}")
 
 
 if __name__ == "__main__":

@@ -27,19 +27,27 @@ from typing import NamedTuple
 
 import torch
 
-from ._checks import (
+from ._validate import (
+    SEED,
+    SIZE,
     check_attend,
     check_document_ids,
+    check_flag,
+    check_floating_tensor,
     check_lengths,
     check_masks,
     check_multi_head,
     check_output_weights,
-    check_projection,
+    check_qkv,
     check_query_key,
-    check_seed,
+    check_size,
     check_split,
+    check_table_fits,
+    check_tensor,
+    checked,
+    common_dtype,
+    optional_size,
 )
-from ._validate import check_flag, check_floating_tensor, check_size, check_table_fits, check_tensor, common_dtype
 
 __all__ = [
     "ProjectionWeights",
@@ -95,18 +103,19 @@ def _seeded_matrices(count: int, *, rows: int, columns: int, seed: int) -> list[
     return [torch.randn(rows, columns, generator=generator) * scale for _ in range(count)]
 
 
+@checked(d_model=SIZE, d_k=optional_size(), seed=SEED)
 def projection_weights(*, d_model: int, d_k: int | None = None, seed: int = 0) -> ProjectionWeights:
     """Seeded W_Q, W_K, W_V, each `(d_model, d_k)` (d_k defaults to d_model).
 
     Drawn from N(0, 1/d_model), so that Q, K and V have entries of about the same
     size as X' instead of growing with d_model.
     """
-    d_model, seed = check_size("d_model", d_model), check_seed(seed)
-    d_k = d_model if d_k is None else check_size("d_k", d_k)
+    d_k = d_model if d_k is None else d_k
     check_table_fits((3, d_model, d_k), torch.float32, name="W_Q, W_K and W_V", arguments="d_model or d_k")
     return ProjectionWeights(*_seeded_matrices(3, rows=d_model, columns=d_k, seed=seed))
 
 
+@checked(d_model=SIZE, seed=SEED)
 def multi_head_weights(*, d_model: int, seed: int = 0) -> MultiHeadWeights:
     """Seeded W_Q, W_K, W_V and W_O for multi-head attention, each `(d_model, d_model)`.
 
@@ -116,14 +125,13 @@ def multi_head_weights(*, d_model: int, seed: int = 0) -> MultiHeadWeights:
     seed=seed)` (drawn first, from the same generator), so a notebook's single-head Q, K
     and V are the multi-head ones before the split.
     """
-    d_model, seed = check_size("d_model", d_model), check_seed(seed)
     check_table_fits((4, d_model, d_model), torch.float32, name="W_Q, W_K, W_V and W_O", arguments="d_model")
     return MultiHeadWeights(*_seeded_matrices(4, rows=d_model, columns=d_model, seed=seed))
 
 
 def project_qkv(x: torch.Tensor, weights: ProjectionWeights) -> QKV:
     """`Q = x @ W_Q`, `K = x @ W_K`, `V = x @ W_V`: one query, key and value per row of x."""
-    check_projection(x, weights, ProjectionWeights)
+    check_qkv(x, weights, ProjectionWeights)
     dtype = common_dtype(x=x, W_Q=weights.W_Q, W_K=weights.W_K, W_V=weights.W_V)
     x = x.to(dtype)
     return QKV(*(x @ matrix.to(dtype) for matrix in weights))

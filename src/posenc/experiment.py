@@ -19,19 +19,20 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from ._checks import (
-    check_attention_layer,
-    check_fit,
-    check_layer_input,
-    check_model_ids,
-    check_scheme,
-    check_settings,
-    check_settings_fields,
-    check_tiny_model,
-)
 from ._progress import ProgressLines
 from ._threads import one_thread
-from ._validate import check_flag, check_size
+from ._validate import (
+    check_attention_layer,
+    check_fit,
+    check_flag,
+    check_layer_input,
+    check_model_ids,
+    check_settings,
+    check_settings_fields,
+    check_size,
+    check_tiny_model,
+    one_of,
+)
 from .attention import attend, causal_mask, merge_heads, split_heads
 from .builder import DEFAULT_BASE
 from .encoding import PositionalEncoding
@@ -183,7 +184,7 @@ class TinyTransformer(nn.Module):
     def __init__(self, *, scheme: str, settings: Settings | None = None, head_dim: int | None = None,
                  rotary_dim: int | None = None, base: float = DEFAULT_BASE) -> None:
         super().__init__()
-        self.scheme = check_scheme(scheme, SCHEMES)
+        self.scheme = one_of(SCHEMES)("scheme", scheme)
         self.settings = s = check_settings(settings, Settings)
         self.embedding = nn.Embedding(s.vocab_size, s.d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)
@@ -278,7 +279,7 @@ def train(scheme: str, *, settings: Settings | None = None,
     Every step draws a batch of one length from `settings.shortest..settings.longest`.
     `progress(scheme, step, steps, loss)` is called every 20 steps and at the end.
     """
-    scheme, settings = check_scheme(scheme, SCHEMES), check_settings(settings, Settings)
+    scheme, settings = one_of(SCHEMES)("scheme", scheme), check_settings(settings, Settings)
     with one_thread():
         torch.manual_seed(settings.seed)
         model = TinyTransformer(scheme=scheme, settings=settings)

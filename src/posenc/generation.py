@@ -37,8 +37,16 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from ._checks import check_decoder, check_decoder_cache, check_decoder_ids, check_decoder_mask, check_decoder_positions
-from ._validate import check_flag, check_size, short
+from ._validate import (
+    check_decoder,
+    check_decoder_cache,
+    check_decoder_ids,
+    check_decoder_mask,
+    check_decoder_positions,
+    check_flag,
+    check_size,
+    short,
+)
 from .attention import attend, causal_mask, merge_heads, multi_head_weights, split_heads
 from .encoding import PositionalEncoding
 from .positions import position_ids as mask_position_ids

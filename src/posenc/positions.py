@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from ._checks import check_position_variant
+from ._validate import check_position_variant
 from .attention import packed_mask
 
 __all__ = ["position_ids"]

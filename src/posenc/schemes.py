@@ -24,20 +24,24 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ._checks import (
+from ._validate import (
+    FLOAT_DTYPE,
     LAYOUTS,
     MAX_POSITION,
-    check_alibi,
+    SIZE,
     check_angles,
     check_even_d,
+    check_flag,
+    check_float_dtype,
     check_learned_rows,
     check_linear_bias,
     check_rotary,
     check_rotate_pairs,
     check_same_word,
-    check_table_sizes,
+    check_size,
+    check_table_fits,
+    checked,
 )
-from ._validate import check_size
 from .attention import ProjectionWeights, causal_mask
 from .builder import DEFAULT_BASE, sinusoidal_encoding
 from .builder import frequencies as _sinusoid_frequencies
@@ -80,9 +84,10 @@ class LearnedPositionalEmbedding(nn.Module):
     torch.Size([10, 6])
     """
 
+    @checked(max_sequence_length=SIZE, d_model=SIZE, fits=("max_sequence_length", "d_model"))
     def __init__(self, *, max_sequence_length: int, d_model: int) -> None:
         super().__init__()
-        self.max_sequence_length, self.d_model = check_table_sizes(max_sequence_length, d_model)
+        self.max_sequence_length, self.d_model = max_sequence_length, d_model
         self.weight = nn.Parameter(torch.empty(self.max_sequence_length, self.d_model))
         nn.init.normal_(self.weight, mean=0.0, std=0.02)
 
@@ -227,6 +232,7 @@ def half_split_permutation(*, d: int) -> torch.Tensor:
 # ALiBi ---------------------------------------------------------------------------------------
 
 
+@checked(num_heads=SIZE, dtype=FLOAT_DTYPE)
 def alibi_slopes(*, num_heads: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """One slope per head, shape (num_heads,), as in "Train Short, Test Long" (Press et al., 2022, section 3).
 
@@ -238,7 +244,6 @@ def alibi_slopes(*, num_heads: int, dtype: torch.dtype = torch.float32) -> torch
     of two c below n, then every other slope of 2c heads (the 1st, 3rd, ...) until there
     are n. 6 heads get 1/4, 1/16, 1/64, 1/256 and then 1/2, 1/8: not in decreasing order.
     """
-    num_heads, _, _, dtype = check_alibi(num_heads, 1, False, dtype)
     return _slopes(num_heads).to(dtype)
 
 
@@ -264,7 +269,10 @@ def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
     of the changes suggested in issue 5 of ofirpress/attention_with_linear_biases):
     symmetric, it says how far a key is but not on which side.
     """
-    num_heads, length, causal, dtype = check_alibi(num_heads, max_sequence_length, causal, dtype)
+    # Checked in the body, not by @checked: a tiny model's layer calls this on every forward pass.
+    num_heads, length = check_size("num_heads", num_heads), check_size("max_sequence_length", max_sequence_length)
+    causal, dtype = check_flag("causal", causal), check_float_dtype("dtype", dtype)
+    check_table_fits((num_heads, length, length), dtype, name="bias", arguments="num_heads or max_sequence_length")
     positions = position_ids(length=length).double()
     distance = positions[:, None] - positions[None, :]  # i - j: > 0 for keys before the query
     bias = _linear_bias(_slopes(num_heads), distance.abs())

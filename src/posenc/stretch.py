@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ._checks import (
+from ._progress import ProgressLines
+from ._threads import one_thread
+from ._validate import (
     check_copy_model,
     check_copy_scoring,
     check_copy_settings,
@@ -29,11 +31,9 @@ from ._checks import (
     check_longest_block,
     check_progress,
     check_rotary_columns,
-    check_scaling,
     check_settings,
+    one_of,
 )
-from ._progress import ProgressLines
-from ._threads import one_thread
 from .experiment import Result, Settings, TinyTransformer, fit, predictions
 from .rope_scaling import SCALINGS, rope_frequencies, yarn_attention_factor
 from .task import repeat_block_batch
@@ -175,7 +175,7 @@ def stretched(model: TinyTransformer, *, scaling: str | None, factor: float = 1.
     columns, as transformers does with partial_rotary_factor (its `dim`).
     """
     model = check_copy_model(model, TinyTransformer, CopySettings)
-    scaling = check_scaling(scaling, SCALINGS)
+    scaling = one_of(SCALINGS)("scaling", scaling)
     s = model.copy_settings
     if original_max_position_embeddings is None:
         original_max_position_embeddings = 2 * s.longest_block

@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_answers, check_batch, check_expectation
+from ._validate import FLAG, check_answers, check_batch, checked, size
 
 __all__ = ["previous_token_batch", "repeat_block_batch", "order_blind_accuracy", "expected_order_blind_accuracy"]
 
@@ -96,6 +96,7 @@ def order_blind_accuracy(ids: torch.Tensor, targets: torch.Tensor, *, causal: bo
     return float(hit[scored].mean())
 
 
+@checked(length=size(2, LONGEST_EXPECTED), vocab_size=size(2, LARGEST_EXPECTED_VOCAB), causal=FLAG)
 def expected_order_blind_accuracy(*, length: int, vocab_size: int, causal: bool = False) -> float:
     """`order_blind_accuracy` averaged over all random inputs of `length` tokens from `vocab_size` symbols.
 
@@ -105,7 +106,6 @@ def expected_order_blind_accuracy(*, length: int, vocab_size: int, causal: bool 
     An encoder's position sees m = length - 1 tokens; a decoder's position t sees m = t,
     averaged over t = 1 .. length - 1. E[top count] = sum over k of P(top count > k).
     """
-    length, vocab_size, causal = check_expectation(length, LONGEST_EXPECTED, vocab_size, LARGEST_EXPECTED_VOCAB, causal)
     count = torch.arange(length, dtype=torch.float64)
     n, j = count[:, None], count[None, :]          # n tokens in all, j of them in the first group of symbols
     log_ways = torch.lgamma(n + 1) - torch.lgamma(j + 1) - torch.lgamma((n - j).clamp(min=0) + 1)
