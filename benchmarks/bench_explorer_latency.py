@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the browser helpers the tests use
 import lab_browser  # noqa: E402
-from test_page_explorers import open_page, served, site_page  # noqa: E402
+from test_page_explorers import ARM_JS, open_page, served, site_page  # noqa: E402
 
 ENCODING, PIPELINE = ".posenc-encoding-explorer", ".posenc-pipeline-explorer"
 START = {"max_sequence_length": 64, "d_model": 128, "base": 4, "position": 10, "dimension": 20}
@@ -68,21 +68,6 @@ PREPARE_JS = """([root, view, settings]) => {
     explorer.scrollIntoView({block: 'start'});
 }"""
 
-ARM_JS = """([root, control]) => {
-    const explorer = document.querySelector(root), input = explorer.querySelector(control);
-    input.focus();
-    window.__latency = new Promise(resolve => {
-        let start = null;
-        input.addEventListener('keydown', () => { start = performance.now(); }, {once: true, capture: true});
-        const painted = event => {
-            if (start === null) return;
-            explorer.removeEventListener('posenc:painted', painted);
-            const paint = event.detail.ms;
-            requestAnimationFrame(() => resolve({total: performance.now() - start, paint}));
-        };
-        explorer.addEventListener('posenc:painted', painted);
-    });
-}"""
 
 
 def percentile(values: list[float], q: float) -> float:

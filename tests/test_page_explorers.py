@@ -172,9 +172,11 @@ def test_the_page_numbers_equal_the_package(page):
     assert f"{within} of 128 columns repeat within the 64 positions" in page.evaluate(f"{EXPLORER}.posenc.description()")
 
 
-ARM_JS = """(name) => {
-    const root = document.querySelector('.posenc-encoding-explorer');
-    const input = root.querySelector(`input[name=${name}]`);
+# Arm one measurement: focus `control` (a CSS selector) inside the explorer `root`, and resolve window.__latency with the
+# time from the next key press to the first frame after the explorer says it repainted (its "posenc:painted" event).
+ARM_JS = """([root, control]) => {
+    root = document.querySelector(root);
+    const input = root.querySelector(control);
     input.focus();
     window.__latency = new Promise(resolve => {
         let start = null;
@@ -195,7 +197,7 @@ def press_and_time(page, name: str, presses: int, *, warm_up: int = 2) -> list[d
     repaint, and the repaint itself (ms); the first `warm_up` presses are dropped."""
     samples = []
     for press in range(presses + warm_up):
-        page.evaluate(ARM_JS, name)
+        page.evaluate(ARM_JS, [".posenc-encoding-explorer", f"input[name={name}]"])
         page.keyboard.press("ArrowRight" if press % 2 == 0 else "ArrowLeft")
         sample = page.evaluate("window.__latency")
         if press >= warm_up:

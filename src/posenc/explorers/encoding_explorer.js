@@ -137,17 +137,8 @@ function render({model, el}) {
     compareLabel.style.display = s.view === "heatmap" ? "" : "none";
 
     const width = Math.max(300, Math.min(900, root.clientWidth || 900)), narrow = width < 600;
-    const height = narrow ? 320 : 360, ratio = window.devicePixelRatio || 1;
-    if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
-      canvas.width = Math.round(width * ratio);
-      canvas.height = Math.round(height * ratio);
-      canvas.style.height = `${height}px`;
-    }
-    const ctx = canvas.getContext("2d");
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.fillStyle = "#fff";
-    ctx.fillRect(0, 0, width, height);
-    ctx.font = FONT;
+    const height = narrow ? 320 : 360;
+    const ctx = blankCanvas(canvas, width, height);
     const left = 52, top = 26, bottom = 44, bar = 84, plotW = width - left - bar, plotH = height - top - bottom;
     const kind = k => (k % 2 ? "cos" : "sin");
 

@@ -75,6 +75,23 @@ function panel(box, [x0, x1], [y0, y1], {down = false, log = false} = {}) {
           Y: v => (down ? box.y + fy(v) * box.h : box.y + box.h - fy(v) * box.h)};
 }
 
+// Size the canvas to `width` x `height` CSS pixels at the screen's pixel ratio (only when they change: resizing clears
+// it), and return its context cleared to white, in CSS pixels, with the explorers' font.
+function blankCanvas(canvas, width, height) {
+  const ratio = window.devicePixelRatio || 1;
+  if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
+    canvas.width = Math.round(width * ratio);
+    canvas.height = Math.round(height * ratio);
+    canvas.style.height = `${height}px`;
+  }
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, width, height);
+  ctx.font = FONT;
+  return ctx;
+}
+
 function text(ctx, s, x, y, align = "center", baseline = "alphabetic", colour = "#111") {
   ctx.fillStyle = colour;
   ctx.textAlign = align;

@@ -95,18 +95,9 @@ function render({model, el}) {
     state = now;
     const {L, d, X, PE, sum, oneHot, padded} = now;
     const width = Math.max(300, Math.min(1000, root.clientWidth || 1000)), narrow = width < 640;
-    const rowH = Math.max(8, Math.min(22, 300 / L)), plotH = rowH * L, ratio = window.devicePixelRatio || 1;
+    const rowH = Math.max(8, Math.min(22, 300 / L)), plotH = rowH * L;
     const height = narrow ? 2 * plotH + 150 : plotH + 92;
-    if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
-      canvas.width = Math.round(width * ratio);
-      canvas.height = Math.round(height * ratio);
-      canvas.style.height = `${height}px`;
-    }
-    const ctx = canvas.getContext("2d");
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.fillStyle = "#fff";
-    ctx.fillRect(0, 0, width, height);
-    ctx.font = FONT;
+    const ctx = blankCanvas(canvas, width, height);
     let limit = 1;
     for (const M of [X, PE, sum]) for (const v of M) limit = Math.max(limit, Math.abs(v));
     const labelW = Math.min(90, 12 + Math.max(...padded.map(t => ctx.measureText(t).width))), gap = 14;
