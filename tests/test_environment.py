@@ -264,16 +264,13 @@ def test_make_lab_and_make_teach_serve_on_localhost_and_require_the_token(tmp_pa
             server.wait(timeout=30)
 
 
-@pytest.mark.slow  # `jupyter labextension list` takes several seconds
-def test_jupyterlab_rise_is_installed_for_live_slideshows():
-    # A teacher presents straight from the lab, widgets working, with jupyterlab-rise.
-    listing = subprocess.run([str(Path(sys.executable).parent / "jupyter"), "labextension", "list"],
-                             capture_output=True, text=True, check=True)
-    text = listing.stdout + listing.stderr
-    rise = [line for line in text.splitlines() if "jupyterlab-rise" in line]
-    assert rise and "enabled" in rise[0] and "OK" in rise[0], text
-    widgets = [line for line in text.splitlines() if "@jupyter-widgets/jupyterlab-manager" in line]
-    assert widgets and "enabled" in widgets[0], text
+def test_live_slides_come_from_the_static_decks_not_rise():
+    # jupyterlab-rise showed no widgets (its shared modules clash with the widget manager) and saved the notebook it
+    # opened: teachers present from `make slides`, whose explorers are live. Nothing installs or advertises RISE.
+    for name in ["requirements.in", "requirements.lock", "requirements-dev.lock", "environment.yml", "README.md"]:
+        path = ROOT / name
+        if path.exists():
+            assert "jupyterlab-rise" not in path.read_text().lower() and "RISE" not in path.read_text(), name
 
 
 def test_environment_yml_installs_cpu_torch_and_the_package():

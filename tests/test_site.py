@@ -359,3 +359,71 @@ def test_the_toggle_shows_the_solution_on_its_slide(built):
         toggle.locator("summary").click()
         code.wait_for(state="visible")
         page.screenshot(path=ARTIFACTS / "solution_open.slides.png")
+
+
+# The explorer slides of 08's deck: where each explorer's slide sits once its widget has drawn, and whether the deck is
+# laid out again when the explorer changes height (reveal.js centres a slide once, when it is shown).
+# (Reveal.configure lays the deck out again, so it is not called here.)
+EXPLORER_SLIDE = r"""async (selector) => {
+    """ + REVEAL.split("\n")[0] + "\n" + REVEAL.split("\n")[1] + r"""
+    const frames = () => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+    const explorer = document.querySelector(selector), slide = explorer.closest('section');
+    const {h, v} = Reveal.getIndices(slide);
+    if (!slide.classList.contains('present')) Reveal.slide(h, v);
+    await frames(); await frames();
+    const scale = Reveal.getScale(), box = slide.getBoundingClientRect(), top = explorer.getBoundingClientRect().top;
+    const cell = explorer.closest('.jp-Cell'), code = cell.querySelector('.jp-InputArea');
+    const above = code ? code.getBoundingClientRect().bottom : box.top;
+    const deck = document.querySelector('.reveal').getBoundingClientRect();
+    const style = getComputedStyle(slide);
+    return {indices: `${h}.${v || 0}`, height: slide.offsetHeight, top: slide.offsetTop,
+            centred: Math.max(0, (Reveal.getConfig().height - slide.offsetHeight) / 2),
+            gap: (top - above) / scale, slideTop: box.top - deck.top, slideBottom: box.bottom - deck.top,
+            deckHeight: deck.height, scrolls: slide.scrollHeight > slide.clientHeight + 1 && style.overflowY === 'auto'};
+}"""
+PAINTS = """(selector) => { const root = document.querySelector(selector); root.posencPaints = 0;
+    root.addEventListener('posenc:painted', () => { root.posencPaints += 1; }); }"""
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_the_explorer_slides_are_laid_out_after_rendering_and_keep_their_keys(built):
+    shots = Path("/tmp/slides_shots")
+    shots.mkdir(exist_ok=True)
+    for size in [(1280, 720), (390, 844)]:
+        with offline_page(built, "slides/08_explore.slides.html", size=size) as page:
+            page.wait_for_selector(".reveal.ready", timeout=30_000)
+            page.evaluate("() => {" + REVEAL + "}")  # no transitions: a slide is where it stays
+            for selector in [".posenc-encoding-explorer", ".posenc-pipeline-explorer"]:
+                page.wait_for_selector(f"{selector} canvas", state="attached")
+                where = page.evaluate(EXPLORER_SLIDE, selector)
+                # Centred as reveal.js centres it, now that the widget has drawn; no blank band above the explorer
+                # (it follows its cell's code); nothing cut below the deck unless the slide scrolls.
+                assert abs(where["top"] - where["centred"]) <= 2, where
+                assert 0 <= where["gap"] <= 40, where
+                assert where["slideTop"] >= -1, where
+                assert where["slideBottom"] <= where["deckHeight"] + 1 or where["scrolls"], where
+                page.screenshot(path=shots / f"{selector[8:]}_{size[0]}x{size[1]}.png")
+                if size != (1280, 720):
+                    continue
+                # An arrow key on a focused slider moves the slider, repaints the picture, and leaves the slide.
+                slider = page.locator(f"{selector} input[type=range]").first
+                before = slider.input_value()
+                picture = page.evaluate(f"() => document.querySelector('{selector} canvas').toDataURL()")
+                page.evaluate(PAINTS, selector)
+                slider.focus()
+                page.keyboard.press("ArrowRight")
+                page.wait_for_function(f"() => document.querySelector('{selector}').posencPaints > 0")
+                assert slider.input_value() == str(int(before) + 1)
+                assert page.evaluate(f"() => document.querySelector('{selector} canvas').toDataURL()") != picture
+                assert page.evaluate(EXPLORER_SLIDE, selector)["indices"] == where["indices"]
+            # The explorer grows after the slide is shown (as a widget that renders late does): the slide is laid out
+            # again (still centred, still reachable).
+            first = page.evaluate(EXPLORER_SLIDE, ".posenc-encoding-explorer")
+            page.evaluate("() => { const late = document.createElement('div'); late.style.height = '120px';"
+                          " document.querySelector('.posenc-encoding-explorer').append(late); }")
+            page.wait_for_timeout(300)
+            where = page.evaluate(EXPLORER_SLIDE, ".posenc-encoding-explorer")
+            assert where["height"] != first["height"], where
+            assert abs(where["top"] - where["centred"]) <= 2, where
+            assert where["slideBottom"] <= where["deckHeight"] + 1 or where["scrolls"], where

@@ -385,6 +385,17 @@ window.addEventListener("load", () => {
 """
 
 
+# reveal.js centres a slide once, when it is shown; an explorer draws (and changes height) later. Each slide is laid
+# out again whenever its size changes, so no blank band is left above it and nothing is cut below.
+RELAYOUT = """<script>
+window.addEventListener("load", () => require(["../_static/reveal.js/dist/reveal.js"], Reveal => {
+  const relayout = new ResizeObserver(() => { if (Reveal.isReady()) Reveal.layout(); });
+  document.querySelectorAll(".reveal .slides section:not(.stack)").forEach(slide => relayout.observe(slide));
+}));
+</script>
+"""
+
+
 def _with(body: str, *, head: str = "", top: str = "", bottom: str = "") -> str:
     body = body.replace("</head>", head + "</head>", 1)
     body = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + top, body, count=1)
@@ -444,7 +455,7 @@ def build_slides(site: Path) -> None:
     for page in pages():
         body, _ = exporter.from_notebook_node(fit_slides(page["notebook"]),
                                               resources={"metadata": {"name": page["title"]}})
-        body = _with(_link_html(body, ".slides.html"), head=ACCESSIBILITY + ANYWIDGET_CONFIG + slides_css)
+        body = _with(_link_html(body, ".slides.html"), head=ACCESSIBILITY + ANYWIDGET_CONFIG + slides_css + RELAYOUT)
         (folder / f"{page['stem']}.slides.html").write_text(body)
 
 
