@@ -10,7 +10,6 @@ benchmarks/bench_explorer_latency.py measures the key press to repaint time over
 import contextlib
 import functools
 import http.server
-import statistics
 import threading
 from pathlib import Path
 
@@ -28,7 +27,6 @@ from posenc.explorers.encoding_explorer import STILL_HINT, VIEWS
 
 ROOT = Path(__file__).resolve().parent.parent
 
-FRAME_MS = 16  # one frame at 60 Hz is 16.7 ms
 
 
 # --- Python: the settings --------------------------------------------------------------------------------------------
@@ -192,29 +190,18 @@ ARM_JS = """([root, control]) => {
 }"""
 
 
-def press_and_time(page, name: str, presses: int, *, warm_up: int = 2) -> list[dict]:
-    """Press ArrowRight and ArrowLeft in turn on slider `name`: for each, key press to the first frame after the
-    repaint, and the repaint itself (ms); the first `warm_up` presses are dropped."""
-    samples = []
-    for press in range(presses + warm_up):
-        page.evaluate(ARM_JS, [".posenc-encoding-explorer", f"input[name={name}]"])
-        page.keyboard.press("ArrowRight" if press % 2 == 0 else "ArrowLeft")
-        sample = page.evaluate("window.__latency")
-        if press >= warm_up:
-            samples.append(sample)
-    return samples
-
-
 @pytest.mark.slow
-def test_a_key_press_repaints_within_one_frame(page):
+def test_a_key_press_repaints(page):
+    # How fast is a benchmark's question (benchmarks/bench_explorer_latency.py, with the same probe): a test on a
+    # shared machine asserts only that the press repaints, what it drew and said.
     page.locator(".posenc-encoding-explorer input[value=heatmap]").check()
     for setting, value in [("max_sequence_length", 64), ("d_model", 128), ("base", 4)]:
         set_slider(page, setting, value)
     before = page.evaluate(f"{EXPLORER}.posenc.description()")
     picture = page.evaluate(f"{EXPLORER}.querySelector('canvas').toDataURL()")
-    samples = press_and_time(page, "d_model", 20)  # a new table each press: the most work a heatmap key press does
-    assert statistics.median(s["total"] for s in samples) <= FRAME_MS, samples
-    page.locator(".posenc-encoding-explorer input[name=d_model]").press("ArrowRight")
+    page.evaluate(ARM_JS, [".posenc-encoding-explorer", "input[name=d_model]"])
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("window.__latency")["paint"] >= 0  # the explorer said it repainted
     assert page.evaluate(f"{EXPLORER}.posenc.state().d_model") == 129
     assert page.evaluate(f"{EXPLORER}.posenc.description()") != before
     assert page.evaluate(f"{EXPLORER}.querySelector('canvas').toDataURL()") != picture
