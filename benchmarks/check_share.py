@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ["tokens", "embedding", "encoding", "builder", "attention", "schemes", "rope_scaling", "positions", "task",
-        "models", "experiment", "stretch", "generation", "_validate"]
+        "models", "_validate"]
 
 
 def check_share(source: str) -> tuple[int, int]:

@@ -32,7 +32,7 @@ from hypothesis.internal.conjecture.data import ConjectureData
 from matplotlib.figure import Figure
 
 import posenc
-from posenc import _validate, attention, encoding, exercises, experiment, explorers, generation, plots, schemes, tokens
+from posenc import _validate, attention, encoding, exercises, explorers, models, plots, schemes, tokens
 from posenc.explorers import engine
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +61,7 @@ def scaled(examples: int) -> int:
 MEMORY_LIMIT = 64 * 2**20
 
 # A model that trains in a moment, for the experiment's methods.
-TINY = experiment.Settings(steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=2)
+TINY = models.Settings(steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=2)
 # What an instance of each public class looks like, to call its methods on.
 INSTANCES = {
     tokens.Vocabulary: lambda: tokens.build_vocabulary(tokens.EXAMPLE_CORPUS),
@@ -71,16 +71,16 @@ INSTANCES = {
     exercises.Feedback: lambda: exercises.Feedback("correct", "fine"),
     engine.Picture: lambda: engine.Picture(plots.new_figure(2, 2)),
     # The base class's redraw is each explorer's own: call it on one.
-    engine.Explorer: lambda: explorers.SchemeExplorer(view="learned", trained=experiment.train("learned", settings=TINY)),
+    engine.Explorer: lambda: explorers.SchemeExplorer(view="learned", trained=models.train("learned", settings=TINY)),
     exercises.Progress: lambda: exercises.progress(),
     explorers.EncodingExplorer: lambda: explorers.EncodingExplorer(d_model=8, max_sequence_length=8),
     explorers.PipelineExplorer: lambda: explorers.PipelineExplorer(),
     explorers.SchemeExplorer: lambda: explorers.SchemeExplorer(view="learned",
-                                                               trained=experiment.train("learned", settings=TINY)),
+                                                               trained=models.train("learned", settings=TINY)),
     schemes.LearnedPositionalEmbedding: lambda: schemes.LearnedPositionalEmbedding(max_sequence_length=10, d_model=6),
-    experiment.TinyTransformer: lambda: experiment.TinyTransformer(scheme="learned", settings=TINY),
-    experiment.Comparison: lambda: experiment.compare(["learned"], settings=TINY, progress=False),
-    generation.TinyDecoder: lambda: generation.TinyDecoder(scheme="rotary", vocab_size=8, d_model=8, num_heads=2,
+    models.TinyTransformer: lambda: models.TinyTransformer(scheme="learned", settings=TINY),
+    models.Comparison: lambda: models.compare(["learned"], settings=TINY, progress=False),
+    models.TinyDecoder: lambda: models.TinyDecoder(scheme="rotary", vocab_size=8, d_model=8, num_heads=2,
                                                           max_sequence_length=8),
 }
 
@@ -195,7 +195,7 @@ PLAUSIBLE = {
     "view": st.sampled_from(explorers.VIEWS), "title": st.text(max_size=10),
     "positions": st.lists(st.floats(1, 1e5), min_size=1, max_size=4),
     "num_heads": small_size, "d": small_size,
-    "scheme": st.sampled_from(experiment.SCHEMES + schemes.SCORE_SCHEMES),
+    "scheme": st.sampled_from(models.SCHEMES + schemes.SCORE_SCHEMES),
     "word": tensors(dtypes=[torch.float32, torch.float64], min_dims=1, max_dims=1, max_side=8),
     "query_position": st.integers(0, 30), "offsets": st.lists(st.integers(-30, 30), max_size=8),
     "length": st.integers(2, 20), "layout": st.sampled_from(schemes.LAYOUTS), "causal": st.booleans(),

@@ -16,11 +16,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
-from posenc import experiment, explorers, plots
+from posenc import explorers, models, plots
 from posenc.builder import sinusoidal_encoding
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = experiment.Settings(steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=2)
+TINY = models.Settings(steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=2)
 
 
 def _matrix(rows, columns, seed=0):
@@ -73,7 +73,7 @@ FIGURES = {
 
 EXPLORER_VIEWS = {
     **{f"SchemeExplorer/{view}": (lambda view=view: explorers.SchemeExplorer(
-        view=view, trained=experiment.train("learned", settings=TINY)).figure) for view in explorers.SCHEME_VIEWS},
+        view=view, trained=models.train("learned", settings=TINY)).figure) for view in explorers.SCHEME_VIEWS},
 }
 
 
@@ -189,7 +189,7 @@ def test_each_scheme_has_one_distinct_colour_used_by_accuracy_by_length():
     assert set(plots.SCHEME_COLOURS) == {"none", "learned", "sinusoidal", "rotary", "alibi", "pi", "ntk", "yarn",
                                          "llama3"}
     assert len(set(plots.SCHEME_COLOURS.values())) == len(plots.SCHEME_COLOURS)
-    schemes = list(experiment.SCHEMES)
+    schemes = list(models.SCHEMES)
     fig = plots.accuracy_by_length({s: {16: 0.5, 32: 0.25} for s in schemes}, trained=(8, 16))
     drawn = {line.get_label(): line.get_color() for line in fig.axes[0].get_lines() if line.get_label() in schemes}
     assert drawn == {s: plots.SCHEME_COLOURS[s] for s in schemes}

@@ -1,4 +1,4 @@
-"""The KV cache and position ids (posenc.generation), for the four position schemes.
+"""The KV cache and position ids (posenc.models), for the four position schemes.
 
 Decoding one token at a time with a cache must give the logits of the full pass (1e-6 in
 float32); forgetting the offset must not (except for ALiBi, which counts positions from the
@@ -14,7 +14,7 @@ import math
 import pytest
 import torch
 
-from posenc import attention, generation, schemes, tokens
+from posenc import attention, models, schemes, tokens
 
 ATOL = 1e-6
 VOCAB = 50
@@ -35,7 +35,7 @@ def largest(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a - b).abs().max())
 
 
-MODELS = {scheme: generation.TinyDecoder(scheme=scheme, vocab_size=VOCAB) for scheme in generation.SCHEMES}
+MODELS = {scheme: models.TinyDecoder(scheme=scheme, vocab_size=VOCAB) for scheme in models.DECODER_SCHEMES}
 
 
 @pytest.fixture(autouse=True)
@@ -44,17 +44,17 @@ def no_grad():
         yield
 
 
-@pytest.mark.parametrize("scheme", generation.SCHEMES)
+@pytest.mark.parametrize("scheme", models.DECODER_SCHEMES)
 @pytest.mark.parametrize("prefill", [1, 4])
 def test_decoding_with_a_cache_equals_the_full_pass(scheme, prefill):
     model = MODELS[scheme]
     ids = torch.randint(0, VOCAB, (2, 9), generator=torch.Generator().manual_seed(0))
     full = model(ids).logits
-    assert largest(generation.decode_with_cache(model, ids, prefill=prefill), full) < ATOL
+    assert largest(models.decode_with_cache(model, ids, prefill=prefill), full) < ATOL
     # Left-padded: positions from the mask in both.
     _, _, padded, mask = batch()
     full = model(padded, attention_mask=mask, position_ids=tokens.position_ids(mask)).logits
-    assert largest(generation.decode_with_cache(model, padded, attention_mask=mask, prefill=prefill), full) < ATOL
+    assert largest(models.decode_with_cache(model, padded, attention_mask=mask, prefill=prefill), full) < ATOL
 
 
 def test_the_cache_holds_every_token_and_the_next_position_is_its_length():
@@ -73,9 +73,9 @@ def test_the_cache_holds_every_token_and_the_next_position_is_its_length():
 def test_forgetting_the_offset_moves_every_scheme_that_reads_position_ids(scheme, moves):
     model = MODELS[scheme]
     ids = torch.randint(0, VOCAB, (2, 9), generator=torch.Generator().manual_seed(0))
-    difference = largest(generation.decode_with_cache(model, ids, forget_offset=True), model(ids).logits)
+    difference = largest(models.decode_with_cache(model, ids, forget_offset=True), model(ids).logits)
     # The first token is at position 0 either way: only the later ones can move.
-    assert largest(generation.decode_with_cache(model, ids, forget_offset=True)[:, 0], model(ids).logits[:, 0]) < ATOL
+    assert largest(models.decode_with_cache(model, ids, forget_offset=True)[:, 0], model(ids).logits[:, 0]) < ATOL
     assert (difference > 0.1) if moves else (difference < ATOL), difference
 
 
@@ -142,11 +142,11 @@ def test_each_scheme_puts_positions_where_the_package_reference_does():
 
 def test_the_model_is_seeded_and_leaves_the_global_generator_alone():
     state = torch.get_rng_state()
-    first = generation.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=3)
+    first = models.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=3)
     assert torch.equal(torch.get_rng_state(), state)
-    second = generation.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=3)
+    second = models.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=3)
     assert all(torch.equal(a, b) for a, b in zip(first.parameters(), second.parameters()))
-    other = generation.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=4)
+    other = models.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=4)
     assert not torch.equal(first.W_E, other.W_E)
     # No two matrices share draws: W_E holds none of the numbers multi_head_weights drew from the same seed.
     drawn = torch.randn(10 * 4 * 16 * 16, generator=torch.Generator().manual_seed(3))
@@ -166,10 +166,10 @@ IDS = torch.zeros(2, 4, dtype=torch.long)
 
 
 @pytest.mark.parametrize("call,error,words", [
-    (lambda: generation.TinyDecoder(scheme="relative", vocab_size=10), ValueError, ["scheme", "relative"]),
-    (lambda: generation.TinyDecoder(scheme="rotary", vocab_size=10, d_model=12, num_heads=4), ValueError,
+    (lambda: models.TinyDecoder(scheme="relative", vocab_size=10), ValueError, ["scheme", "relative"]),
+    (lambda: models.TinyDecoder(scheme="rotary", vocab_size=10, d_model=12, num_heads=4), ValueError,
      ["num_heads=4", "d_model=12", "even"]),
-    (lambda: generation.TinyDecoder(scheme="alibi", vocab_size=10, d_model=12, num_heads=5), ValueError, ["num_heads=5"]),
+    (lambda: models.TinyDecoder(scheme="alibi", vocab_size=10, d_model=12, num_heads=5), ValueError, ["num_heads=5"]),
     (lambda: MODEL(IDS.float()), TypeError, ["ids", "float32"]),
     (lambda: MODEL(IDS + VOCAB), ValueError, ["ids", "vocab_size=50"]),
     (lambda: MODEL(IDS[0]), ValueError, ["ids", "(4,)"]),
@@ -179,8 +179,8 @@ IDS = torch.zeros(2, 4, dtype=torch.long)
     (lambda: MODEL(IDS, position_ids=torch.arange(3)), ValueError, ["position_ids", "(3,)"]),
     (lambda: MODEL(IDS, cache=(1, 2, 3)), TypeError, ["cache", "KVCache"]),
     (lambda: MODEL(IDS, cache=MODEL(IDS[:1]).cache), ValueError, ["cache", "batch of 2"]),
-    (lambda: generation.decode_with_cache(MODEL, IDS, prefill=5), ValueError, ["prefill", "5"]),
-    (lambda: generation.decode_with_cache(torch.nn.Identity(), IDS), TypeError, ["model", "TinyDecoder"]),
+    (lambda: models.decode_with_cache(MODEL, IDS, prefill=5), ValueError, ["prefill", "5"]),
+    (lambda: models.decode_with_cache(torch.nn.Identity(), IDS), TypeError, ["model", "TinyDecoder"]),
 ])
 def test_bad_input_is_refused_with_a_message_naming_it(call, error, words):
     with pytest.raises(error) as raised:

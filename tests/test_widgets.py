@@ -6,7 +6,7 @@ The encoding and pipeline explorers draw in the page: tests/test_page_explorers.
 import pytest
 import torch
 
-from posenc import attention, experiment, plots, schemes
+from posenc import attention, models, plots, schemes
 from posenc.explorers import SCHEME_VIEWS, SchemeExplorer
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -15,7 +15,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def trained():
     """A learned-table model trained for a few steps: what the learned view needs, in a fraction of a second."""
-    return experiment.train("learned", settings=experiment.Settings(steps=5, d_model=8, num_heads=2, num_layers=1,
+    return models.train("learned", settings=models.Settings(steps=5, d_model=8, num_heads=2, num_layers=1,
                                                                      batch_size=4, longest=12))
 
 
@@ -71,7 +71,7 @@ class TestSchemeExplorer:
     def test_the_explorer_never_trains_the_learned_view_asks_for_a_trained_model(self):
         explorer = SchemeExplorer()
         explorer.view.value = "learned"
-        assert explorer.trained is None and 'trained=experiment.train("learned")' in explorer.message.value
+        assert explorer.trained is None and 'trained=models.train("learned")' in explorer.message.value
 
     def test_each_view_shows_its_own_controls(self, trained):
         explorer = SchemeExplorer(trained=trained)

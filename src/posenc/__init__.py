@@ -11,11 +11,10 @@
     exercises   answer checkers that name the learner's mistake, by topic, on a shared feedback core
     schemes     other position schemes: a learned table, rotary (RoPE, one rotation), ALiBi (one bias)
     task        the order tasks (previous token, repeat the block) and the order-blind guess
-    experiment  the tiny Transformer, its one attention layer, training loop and evaluation
+    models      the tiny Transformers trained live (an encoder or decoder with each scheme, the copy task's RoPE
+                decoder and its stretched copies, a decoder with a KV cache), one training loop, one evaluation
     rope_scaling  RoPE's frequencies and the rules that stretch a context (PI, NTK, YaRN, Llama 3.1)
-    stretch     the tiny Transformer as a RoPE decoder, read past its training length with each rule
     subwords    a byte-level BPE trained on the notebooks' text: positions count pieces
-    generation  a tiny decoder, position ids for left-padded batches, the KV cache
 """
 
 from .encoding import PositionalEncoding, sinusoidal_encoding, stepwise_encoding

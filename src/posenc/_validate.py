@@ -655,7 +655,7 @@ def check_settings(settings: object, settings_type: type) -> object:
 
 
 def check_settings_fields(s: object) -> None:
-    """An `experiment.Settings`' sizes."""
+    """An `models.Settings`' sizes."""
     check_size("vocab_size", s.vocab_size, minimum=2, maximum=1000)
     check_size("shortest", s.shortest, minimum=2, maximum=512)
     check_size("longest", s.longest, minimum=s.shortest, maximum=512)
@@ -681,9 +681,9 @@ def check_learning_rate(rate: object) -> float:
 
 def check_attention_layer(scheme: object, d_model: object, num_heads: object, causal: object, head_dim: object,
                           rotary_dim: object, base: object) -> tuple[str, int, int, bool, int, int]:
-    """`experiment.Attention`'s arguments: (scheme, d_model, num_heads, causal, head_dim, rotary_dim) with the defaults
+    """`models.Attention`'s arguments: (scheme, d_model, num_heads, causal, head_dim, rotary_dim) with the defaults
     filled in (head_dim d_model // num_heads, rotary_dim head_dim)."""
-    from .experiment import SCHEMES
+    from .models import SCHEMES
 
     scheme = one_of(SCHEMES)("scheme", scheme)
     d_model = check_size("d_model", d_model, minimum=2, maximum=512)
@@ -712,7 +712,7 @@ def check_layer_input(x: object, dtype: torch.dtype, d_model: int) -> int:
 
 def check_model_ids(ids: object, settings: object, max_sequence_length: int | None, scheme: str) -> None:
     """Token ids a `TinyTransformer` can read: (batch, seq) int64, in its vocabulary, no longer than its positions."""
-    from .experiment import FORMULA_LENGTH
+    from .models import FORMULA_LENGTH
 
     check_tensor("ids", ids, ndim=(2,))
     if ids.dtype != torch.int64:
@@ -731,7 +731,7 @@ def check_model_ids(ids: object, settings: object, max_sequence_length: int | No
 def check_tiny_model(model: object, model_type: type, *, ids: object = None) -> None:
     """A model of `model_type`; with `ids`, token ids of at least 2 positions (a query with a previous token)."""
     if not isinstance(model, model_type):
-        raise TypeError(f"model must be a posenc.experiment.TinyTransformer, got {type(model).__name__}")
+        raise TypeError(f"model must be a posenc.models.TinyTransformer, got {type(model).__name__}")
     if ids is not None:
         check_tensor("ids", ids, ndim=(2,))
         if ids.shape[1] < 2:
@@ -762,7 +762,7 @@ def check_fit(model: object, model_type: type, name: object, batch: object, step
 
 
 def check_copy_settings(s: object) -> None:
-    """A `stretch.CopySettings`' own fields (the model's sizes are checked by the Settings they make)."""
+    """A `models.CopySettings`' own fields (the model's sizes are checked by the Settings they make)."""
     check_size("shortest_block", s.shortest_block, minimum=2, maximum=256)
     check_size("longest_block", s.longest_block, minimum=s.shortest_block, maximum=256)
     check_base(s.base)
@@ -782,7 +782,7 @@ def check_rotary_columns(head_dim: int, factor: float) -> int:
 
 def check_copy_model(model: object, model_type: type, settings_type: type) -> object:
     if not isinstance(model, model_type) or not isinstance(getattr(model, "copy_settings", None), settings_type):
-        raise TypeError(f"model must be a model from posenc.stretch.copy_model or train_copy, got {type(model).__name__}")
+        raise TypeError(f"model must be a model from posenc.models.copy_model or train_copy, got {type(model).__name__}")
     return model
 
 
@@ -796,7 +796,7 @@ def check_fine_tune(steps: object, seed: object, scaling: object, factor: object
 
 def check_decoder(scheme: object, schemes: tuple[str, ...], vocab_size: object, d_model: object, num_heads: object,
                   max_sequence_length: object, seed: object) -> tuple[str, int, int, int, int, int]:
-    """`generation.TinyDecoder`'s arguments, checked and returned in that order."""
+    """`models.TinyDecoder`'s arguments, checked and returned in that order."""
     scheme = one_of(schemes)("scheme", scheme)
     vocab_size = check_size("vocab_size", vocab_size, maximum=2**20)
     d_model = check_size("d_model", d_model, maximum=2**12)

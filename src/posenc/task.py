@@ -8,7 +8,7 @@ where they are. The best guess made from that alone is the *order-blind guess*; 
 model it uses the counts of the tokens before t (a causal model can beat it even without
 positions: it can count, as shown where the causal mask is taught). `order_blind_accuracy`
 scores the guess on given inputs, `expected_order_blind_accuracy` gives its average over all
-random inputs. `posenc.experiment` trains the models and re-exports these names.
+random inputs. `posenc.models` trains the models and re-exports these names.
 
 The task for stretching the context, "repeat the block" (`repeat_block_batch`), needs
 offsets that grow with the input: a block of B random symbols followed by the same block,
@@ -29,7 +29,7 @@ __all__ = ["previous_token_batch", "repeat_block_batch", "order_blind_accuracy",
 
 # The expectation builds (length x length x length) tables: 128 keeps them at 16 MB.
 LONGEST_EXPECTED = 128
-# As many symbols as experiment.Settings allows (symbols are merged by doubling: the cost grows with log2 of it).
+# As many symbols as models.Settings allows (symbols are merged by doubling: the cost grows with log2 of it).
 LARGEST_EXPECTED_VOCAB = 1000
 
 

@@ -147,7 +147,7 @@ def check_length_prediction(answer: object, *, accuracies: dict, length: int, th
     The outcomes: "never learns" (below `threshold` at every length measured, the trained
     ones included), "fails at <length>" (reached the threshold somewhere, but is below it
     at `length`, or has no answer there: a learned table without rows) and "carries over"
-    (at least the threshold at `length`). `accuracies` is `experiment.compare`'s result.
+    (at least the threshold at `length`). `accuracies` is `models.compare`'s result.
     Scheme names and outcomes are read in any case ("fails" for "fails at 32", "holds"
     for "carries over"). Telling "never learns" from the other two matters: a scheme that
     never learned the task says nothing about longer inputs, so a learner who expects it
@@ -158,7 +158,7 @@ def check_length_prediction(answer: object, *, accuracies: dict, length: int, th
     if not isinstance(accuracies, dict) or not accuracies or not all(
             isinstance(v, dict) and length in v and all(a is None or is_real(a) for a in v.values())
             for v in accuracies.values()):
-        raise ValueError(f"accuracies must be experiment.compare's result, with length {length} measured, "
+        raise ValueError(f"accuracies must be models.compare's result, with length {length} measured, "
                          f"got {short(accuracies)}")
     if not is_real(threshold) or not 0 < threshold < 1:
         raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")

@@ -17,7 +17,7 @@ import torch
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from .. import experiment, plots, schemes
+from .. import models, plots, schemes
 from .._validate import check_flag, check_matrix_to_draw, check_size, short
 from ..attention import projection_weights
 from ..builder import DEFAULT_BASE
@@ -43,7 +43,7 @@ class SchemeExplorer(Explorer):
                  last query's row; the number of heads sets the slopes.
         learned  the learned table of the tiny model trained live, before and after training,
                  and how alike row `position` is to every row: pass `trained`,
-                 `experiment.train("learned")`'s result (the explorer never trains; without
+                 `models.train("learned")`'s result (the explorer never trains; without
                  it, this view says what to pass).
 
     >>> explorer = SchemeExplorer(view="alibi", num_heads=8)
@@ -52,7 +52,7 @@ class SchemeExplorer(Explorer):
 
     def __init__(self, *, view: str = "rotary", base: float = DEFAULT_BASE, query_position: int = 100,
                  num_heads: int = 8, head: int = 0, max_sequence_length: int = 16, causal: bool = True,
-                 position: int = 0, trained: experiment.Result | None = None, debounce: float = 0.05) -> None:
+                 position: int = 0, trained: models.Result | None = None, debounce: float = 0.05) -> None:
         if not isinstance(view, str) or view not in SCHEME_VIEWS:
             raise ValueError(f"view must be one of {SCHEME_VIEWS}, got {short(view)}")
         base = check_slider_base(base)
@@ -61,10 +61,10 @@ class SchemeExplorer(Explorer):
         head = check_size("head", head, minimum=0, maximum=num_heads - 1)
         max_sequence_length = check_size("max_sequence_length", max_sequence_length, minimum=2, maximum=MAX_ALIBI_LENGTH)
         causal = check_flag("causal", causal)
-        if trained is not None and not (isinstance(trained, experiment.Result) and trained.scheme == "learned"):
-            raise TypeError(f"trained must be experiment.train('learned')'s result or None, got {short(trained)}")
+        if trained is not None and not (isinstance(trained, models.Result) and trained.scheme == "learned"):
+            raise TypeError(f"trained must be models.train('learned')'s result or None, got {short(trained)}")
         self._trained = trained
-        rows = trained.model.max_sequence_length if trained is not None else experiment.Settings().longest
+        rows = trained.model.max_sequence_length if trained is not None else models.Settings().longest
         position = check_size("position", position, minimum=0, maximum=rows - 1)
         super().__init__(debounce=debounce)
         style = {"description_width": "initial"}
@@ -94,7 +94,7 @@ class SchemeExplorer(Explorer):
         self.redraw()
 
     @property
-    def trained(self) -> experiment.Result | None:
+    def trained(self) -> models.Result | None:
         """The learned-table model the learned view shows, as passed (None: the view has nothing to show)."""
         return self._trained
 
@@ -121,7 +121,7 @@ class SchemeExplorer(Explorer):
     def _learned_tables(self) -> tuple[torch.Tensor, torch.Tensor]:
         result = self._trained
         if result is None:
-            raise ValueError('trained must be given for the learned view: SchemeExplorer(trained=experiment.train("learned"))')
+            raise ValueError('trained must be given for the learned view: SchemeExplorer(trained=models.train("learned"))')
         return result.initial_state["position.weight"], result.model.position.weight.detach()
 
     def _fit_sliders(self) -> None:
@@ -133,7 +133,7 @@ class SchemeExplorer(Explorer):
         view = self.view.value
         self.controls.children = self._controls[view]
         if view == "learned" and self._trained is None:
-            self.message.value = ('The learned view shows a trained table: pass trained=experiment.train("learned") '
+            self.message.value = ('The learned view shows a trained table: pass trained=models.train("learned") '
                                   "(about a second of training) to SchemeExplorer.")
             return
         picture = self._picture()
