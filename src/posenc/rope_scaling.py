@@ -124,7 +124,7 @@ def _yarn(head_dim: int, base: float, factor: float, original_length: int) -> to
     low = max(math.floor(_pair_making(YARN_BETA_FAST, head_dim, base, original_length)), 0)
     high = min(math.ceil(_pair_making(YARN_BETA_SLOW, head_dim, base, original_length)), head_dim - 1)
     if low == high:
-        high += 0.001  # transformers' guard against dividing by zero
+        high += 0.001  # the guard against dividing by zero in YaRN's code and in transformers'
     ramp = ((torch.arange(head_dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0.0, 1.0)
     # ramp 0: keep theta_i (extrapolate); ramp 1: theta_i / s (interpolate).
     return theta / factor * ramp + theta * (1.0 - ramp)
