@@ -16,7 +16,9 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
-MARKER = "# Where the suite's package is missing"
+MARKER = "# Colab or Binder: install posenc"
+# The cell's first line before it was made short enough to read at 1280 px; a cell that starts so is replaced too.
+OLD_MARKER = "# Where the suite's package is missing"
 
 
 def repository() -> str:
@@ -24,7 +26,7 @@ def repository() -> str:
 
 
 def source() -> str:
-    return (f"{MARKER} (Colab, a fresh Binder), install it from its repository; elsewhere this does nothing.\n"
+    return (f"{MARKER} (elsewhere this does nothing)\n"
             "import importlib.util\n"
             "import os\n\n"
             f"posenc_repository = \"{repository()}\"\n"
@@ -44,7 +46,7 @@ def put_in(path: Path) -> bool:
     cell = notebook.cells[index]
     if cell.source == source():
         return False
-    if cell.source.startswith(MARKER):
+    if cell.source.startswith((MARKER, OLD_MARKER)):
         cell.source = source()
     else:
         new = nbformat.v4.new_code_cell(source())

@@ -1,0 +1,60 @@
+"""One sitting per notebook: the prose of each notebook within its budget, and the suite within 20,000 words.
+
+A word is a run of letters or digits (with the apostrophes, dots, commas and hyphens inside it) in a markdown cell;
+link targets, HTML tags and the closing "Sources" list (the footnotes: reference, not reading) are not counted.
+The budgets share 20,000 words out by what each notebook teaches; none is over 2,500.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+WORD = re.compile(r"[A-Za-z0-9][\w'.,-]*")
+MOST_PER_NOTEBOOK, MOST_IN_ALL = 2500, 20000
+BUDGET = {
+    "00_start_here": 700, "01_padding_and_one_hot": 700, "02_embedding": 650, "03_pe_formula": 1000,
+    "04_stack_and_flatten": 850, "05_x_plus_pe_and_qkv": 850, "06_batches_and_masks": 1100,
+    "07_heads_and_causal_mask": 1500, "08_explore": 650, "09_why_positions_matter": 550,
+    "10_relative_positions": 950, "11_pitfalls": 1000, "12_precision": 1000, "13_position_schemes": 1750,
+    "14_does_position_matter": 1800, "15_real_pipeline": 1850,
+    # "Stretching the context" reads as two: the rules, then what real models set.
+    "16_stretching_context": 1800, "17_what_real_models_set": 1200,
+}
+
+
+def words(path: Path) -> int:
+    count = 0
+    for cell in json.loads(path.read_text())["cells"]:
+        text = "".join(cell["source"])
+        if cell["cell_type"] != "markdown" or text.startswith("## Sources"):
+            continue
+        text = re.sub(r"<[^>]+>", " ", re.sub(r"\]\([^)]*\)", "]", text))
+        count += len(WORD.findall(text))
+    return count
+
+
+def test_the_counting_skips_link_targets_tags_and_the_sources(tmp_path):
+    notebook = {"cells": [{"cell_type": "markdown", "source": ["See [13](13_position_schemes.ipynb), <br> it's 2.5."]},
+                          {"cell_type": "markdown", "source": ["## Sources\n\n1. A long list of papers"]},
+                          {"cell_type": "code", "source": ["words in code do not count"]}]}
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(notebook))
+    assert words(path) == 4  # See, 13, it's, 2.5
+
+
+def test_every_notebook_has_a_budget_and_the_budgets_fit_the_whole():
+    assert {p.stem for p in NOTEBOOKS} == set(BUDGET)
+    assert max(BUDGET.values()) <= MOST_PER_NOTEBOOK and sum(BUDGET.values()) <= MOST_IN_ALL
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_each_notebook_is_read_in_one_sitting(path):
+    assert words(path) <= BUDGET[path.stem], f"{words(path)} words of prose, budget {BUDGET[path.stem]}"
+
+
+def test_the_suite_is_within_twenty_thousand_words():
+    assert sum(words(p) for p in NOTEBOOKS) <= MOST_IN_ALL
