@@ -278,3 +278,13 @@ def test_environment_yml_installs_cpu_torch_and_the_package():
     assert "torch==2.13.0\n" in text and "--extra-index-url https://download.pytorch.org/whl/cpu" in text
     assert text.rstrip().endswith("      - .")
     assert "nvidia" not in text
+
+
+def test_the_readme_route_without_make_asks_pytorchs_index_for_torch_alone():
+    # Where download.pytorch.org cannot be reached, pip retries an extra index five times for every package of a
+    # lock (18 warnings in 25 s, then it gives up): the README offers that index only for one torch install, as the
+    # fix for a large download, never as a default step beside the lock.
+    text = (ROOT / "README.md").read_text()
+    assert "--extra-index-url" not in text
+    torch_lines = [line for line in text.splitlines() if "download.pytorch.org" in line]
+    assert torch_lines and all("torch==2.13.0 --index-url" in line for line in torch_lines)

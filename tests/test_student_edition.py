@@ -83,8 +83,8 @@ def test_make_lab_again_keeps_the_learners_work_and_updates_the_rest(tmp_path):
     notebook.cells[-1].source += "\n# my notes"
     nbformat.write(notebook, edited)
     mine = edited.read_bytes()
-    # ... another is still as an older `make lab` wrote it, and two have names the suite no longer uses,
-    # one of them worked in.
+    # ... another is still as an older `make lab` wrote it (an older manifest: one hash per name), and two have
+    # names the suite no longer uses, one of them worked in.
     manifest = json.loads((tmp_path / student_edition.MANIFEST).read_text())
     for path in (outdated, gone):
         path.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
@@ -94,14 +94,37 @@ def test_make_lab_again_keeps_the_learners_work_and_updates_the_rest(tmp_path):
 
     notes = student_edition.build_for_lab(tmp_path)
 
-    assert edited.read_bytes() == mine
-    assert [n for n in notes if n.startswith(str(edited))] and "rename it and run `make lab` again" in notes[0]
+    # The learner's work is kept, and not mentioned: the suite has nothing new for it.
+    assert edited.read_bytes() == mine and not [n for n in notes if edited.name in n]
     assert nbformat.read(outdated, as_version=4) == student_edition.learner_version(
         nbformat.read(ROOT / "notebooks" / outdated.name, as_version=4))
     assert not gone.exists()
-    assert worked_in.exists() and [n for n in notes if n.startswith(str(worked_in))]
-    # And a third run has nothing new to say about the notebook brought up to date.
-    assert not [n for n in student_edition.build_for_lab(tmp_path) if str(outdated) in n]
+    assert notes == [f"{worked_in} is no longer part of the suite; your copy was kept."]
+    # A third run has nothing to say at all.
+    assert student_edition.build_for_lab(tmp_path) == [notes[0]]
+
+
+def test_make_lab_says_in_one_line_which_kept_notebooks_the_suite_has_changed(tmp_path):
+    student_edition.build_for_lab(tmp_path)
+    folder = tmp_path / "notebooks"
+    first, second = folder / WITH_SOLUTIONS[0], folder / WITH_SOLUTIONS[1]
+    for path in (first, second):
+        notebook = nbformat.read(path, as_version=4)
+        notebook.cells[-1].source += "\n# my notes"
+        nbformat.write(notebook, path)
+    assert student_edition.build_for_lab(tmp_path) == []  # changed by the learner, the suite the same: quiet
+    # The suite's version of both changes (as if a new commit had changed them since the copy was written).
+    manifest = json.loads((tmp_path / student_edition.MANIFEST).read_text())
+    for path in (first, second):
+        manifest[path.name]["suite"] = "an older version"
+    (tmp_path / student_edition.MANIFEST).write_text(json.dumps(manifest))
+    mine = first.read_bytes()
+
+    notes = student_edition.build_for_lab(tmp_path)
+
+    assert first.read_bytes() == mine
+    assert len(notes) == 1 and f"{first.name}, {second.name}" in notes[0] and "newer version of each" in notes[0]
+    assert "rename yours and run `make lab` again" in notes[0]
 
 
 def test_the_cells_that_read_an_answer_are_left_uncompared_in_the_learners_edition():

@@ -10,8 +10,10 @@ files the notebooks read resolve.
 
 The copy to hand out is written anew each time and executed: its outputs come from a real run,
 like the teacher's edition. The learner's own copy is not executed (the learner runs it) and keeps
-the learner's work: a notebook changed since this script wrote it is never overwritten; the script
-says so and how to get the suite's version. Unchanged notebooks are brought up to date.
+the learner's work: a notebook changed since this script wrote it is never overwritten. Only when the
+suite's version of such a notebook has changed since the learner's copy was written does the script
+say so, in one line for all of them, with how to get the suite's version. Unchanged notebooks are
+brought up to date.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ import nbformat
 from tools.run_notebooks import NOTEBOOK_INPUTS, run
 
 ROOT = Path(__file__).resolve().parent.parent
-# What this script wrote into a learner's copy, by name and content hash: a notebook whose hash
-# differs now has been changed by the learner.
+# What this script wrote into a learner's copy, by name: the content hash of what it wrote (a notebook whose hash
+# differs now has been changed by the learner) and of the suite's version it came from. (An older manifest held the
+# one hash: what was written was the suite's version.)
 MANIFEST = ".posenc-edition.json"
 
 
@@ -85,29 +88,37 @@ def _digest(data: bytes) -> str:
 
 
 def build_for_lab(out: Path) -> list[str]:
-    """`make lab`: bring the learner's copy in `out` up to date, keeping their work; return what to tell them."""
+    """`make lab`: bring the learner's copy in `out` up to date, keeping their work; return what to tell them
+    (nothing, unless the suite changed a notebook the learner kept, or dropped one they worked in)."""
     folder = out / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
     # Nothing in the learner's copy belongs in the repository.
     (out / ".gitignore").write_text("# A learner's own copy (tools/student_edition.py), not part of the suite.\n*\n")
     copy_inputs(out)
     manifest_path = out / MANIFEST
-    written = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-    notes = []
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    written = {name: entry if isinstance(entry, dict) else {"written": entry, "suite": entry}
+               for name, entry in manifest.items()}
+    kept, notes = [], []
 
     def untouched(path: Path) -> bool:
-        return path.is_file() and written.get(path.name) == _digest(path.read_bytes())
+        return path.is_file() and written.get(path.name, {}).get("written") == _digest(path.read_bytes())
 
     for source in suite_notebooks():
         target = folder / source.name
         data = nbformat.writes(learner_version(nbformat.read(source, as_version=4))).encode() + b"\n"
+        suite = _digest(data)
         if target.exists() and not untouched(target) and target.read_bytes() != data:
-            notes.append(f"{target} is yours (changed since `make lab` wrote it), so it was left as it is. "
-                         "For the suite's current version, rename it and run `make lab` again.")
+            # The learner's work stays; it is worth a word only if the suite has something new for it.
+            if written.get(source.name, {}).get("suite") != suite:
+                kept.append(target.name)
             continue
         if not target.exists() or target.read_bytes() != data:
             target.write_bytes(data)
-        written[source.name] = _digest(data)
+        written[source.name] = {"written": suite, "suite": suite}
+    if kept:
+        notes.append(f"Kept your changed {', '.join(kept)} in {folder}; the suite has a newer version of "
+                     f"{'each' if len(kept) > 1 else 'it'}: rename yours and run `make lab` again to get it.")
     # A notebook the suite no longer has (renamed or removed) goes, unless the learner has worked in it.
     names = {source.name for source in suite_notebooks()}
     for path in sorted(folder.glob("*.ipynb")):
