@@ -87,6 +87,7 @@ EVALUATION_CHUNK = 16
 FINE_TUNE_SEED = 1000
 # Longest block `copy_accuracy` and `fine_tune` accept (inputs of twice this): the tiny model's formula limit.
 LONGEST_BLOCK = 1024
+# The decoder with a KV cache: each scheme that gives positions (what it shows is how each is told one).
 DECODER_SCHEMES = ("sinusoidal", "learned", "rotary", "alibi")
 
 
@@ -743,6 +744,7 @@ def decode_with_cache(model: TinyDecoder, ids: torch.Tensor, *, attention_mask: 
         logits.append(output.logits)
         cache = output.cache
     return torch.cat(logits, dim=1)
+
 
 # --- What the training loop uses: one thread, and a progress line per model -------------------------------------------
 
