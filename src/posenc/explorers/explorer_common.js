@@ -17,17 +17,15 @@ const STYLE = `
 .posenc-ex canvas { display: block; width: 100%; }
 .posenc-ex .posenc-description { margin: 4px 0 0; }`;
 
-/** A colour map as 256 RGB triples, linear between the given colours (hex, evenly spaced), as matplotlib's. */
-export function colourTable(stops) {
-  const rgb = stops.map(h => [0, 2, 4].map(k => parseInt(h.substr(k, 2), 16) / 255)), n = stops.length - 1;
+export const lut = (() => {
+  const rgb = RDBU_R.map(h => [0, 2, 4].map(k => parseInt(h.substr(k, 2), 16) / 255));
   const out = new Uint8Array(256 * 3);
   for (let i = 0; i < 256; i++) {
-    const x = (i / 255) * n, k = Math.min(n - 1, Math.floor(x)), t = x - k;
+    const x = (i / 255) * 10, k = Math.min(9, Math.floor(x)), t = x - k;
     for (let c = 0; c < 3; c++) out[3 * i + c] = Math.round(255 * (rgb[k][c] + t * (rgb[k + 1][c] - rgb[k][c])));
   }
   return out;
-}
-export const lut = colourTable(RDBU_R);
+})();
 
 // --- The numbers ------------------------------------------------------------------------------------------------
 
@@ -133,39 +131,34 @@ function axes(ctx, P, {xlabel, ylabel, title, yTicks, xTicks, yRight = false}) {
   if (title) text(ctx, title, box.x + box.w / 2, box.y - 6, "center", "bottom");
 }
 
-const packedTables = new Map(), MASKED = "D9D9D9"; // a masked cell (-inf, NaN) is grey, as posenc's figures draw it
-function packed(table) { // each colour of the map as one RGBA pixel in this machine's byte order, and the grey last
-  if (!packedTables.has(table)) {
-    const colours = new Uint32Array(257), bytes = new Uint8Array(colours.buffer);
-    for (let k = 0; k < 256; k++) bytes.set([table[3 * k], table[3 * k + 1], table[3 * k + 2], 255], 4 * k);
-    bytes.set([...[0, 2, 4].map(k => parseInt(MASKED.substr(k, 2), 16)), 255], 4 * 256);
-    packedTables.set(table, colours);
+let packedColours = null;
+function packed() { // each colour of the map as one RGBA pixel in this machine's byte order
+  if (!packedColours) {
+    packedColours = new Uint32Array(256);
+    const bytes = new Uint8Array(packedColours.buffer);
+    for (let k = 0; k < 256; k++) bytes.set([lut[3 * k], lut[3 * k + 1], lut[3 * k + 2], 255], 4 * k);
   }
-  return packedTables.get(table);
+  return packedColours;
 }
 
-/** values (rows x columns, row-major) as an image, coloured as matplotlib's imshow (vmin..vmax in 256 bins of `table`,
- *  a value that is not finite grey). */
-function image(values, rows, columns, vmin, vmax, column = (r, c) => r * columns + c, table = lut) {
+/** values (rows x columns, row-major) as an image, coloured as matplotlib's imshow (vmin..vmax in 256 bins). */
+function image(values, rows, columns, vmin, vmax, column = (r, c) => r * columns + c) {
   const canvas = document.createElement("canvas");
   canvas.width = columns;
   canvas.height = rows;
   const ctx = canvas.getContext("2d"), img = ctx.createImageData(columns, rows), scale = 256 / (vmax - vmin);
-  const pixels = new Uint32Array(img.data.buffer), colours = packed(table);
+  const pixels = new Uint32Array(img.data.buffer), colours = packed();
   for (let r = 0, k = 0; r < rows; r++)
-    for (let c = 0; c < columns; c++, k++) {
-      const v = values[column(r, c)];
-      pixels[k] = Number.isFinite(v) ? colours[Math.min(255, Math.max(0, Math.floor((v - vmin) * scale)))] : colours[256];
-    }
+    for (let c = 0; c < columns; c++, k++) pixels[k] = colours[Math.min(255, Math.max(0, Math.floor((values[column(r, c)] - vmin) * scale)))];
   ctx.putImageData(img, 0, 0);
   return canvas;
 }
 
-function colourBar(ctx, box, vmin, vmax, label, table = lut) {
+function colourBar(ctx, box, vmin, vmax, label) {
   const bar = document.createElement("canvas");
   bar.width = 1; bar.height = 256;
   const b = bar.getContext("2d"), img = b.createImageData(1, 256);
-  for (let i = 0; i < 256; i++) img.data.set([table[3 * (255 - i)], table[3 * (255 - i) + 1], table[3 * (255 - i) + 2], 255], 4 * i);
+  for (let i = 0; i < 256; i++) img.data.set([lut[3 * (255 - i)], lut[3 * (255 - i) + 1], lut[3 * (255 - i) + 2], 255], 4 * i);
   b.putImageData(img, 0, 0);
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(bar, box.x, box.y, box.w, box.h);

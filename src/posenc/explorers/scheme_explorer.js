@@ -9,8 +9,9 @@
 
 const SCHEMES = ["rotary", "alibi", "learned"], REACH = 60; // keys up to REACH positions from the query
 const COLOUR = {rotary: "#0072B2", sinusoidal: "#009E73", alibi: "#D55E00", learned: "#E69F00"}; // plots.SCHEME_COLOURS
-const VIRIDIS = colourTable(["440154", "482475", "414487", "355f8d", "2a788e", "21918c", "22a884", "44bf70", "7ad151",
-                             "bddf26", "fde725"]);
+// matplotlib's viridis (ALiBi's bias, as posenc's figures draw it), 11 colours; a masked cell (-inf) grey.
+const VIRIDIS = ["440154", "482475", "414487", "355f8d", "2a788e", "21918c", "22a884", "44bf70", "7ad151", "bddf26", "fde725"]
+  .map(h => [0, 2, 4].map(k => parseInt(h.substr(k, 2), 16))), GREY = [217, 217, 217, 255];
 const SETTINGS = ["view", "base", "query_position", "num_heads", "head", "max_sequence_length", "causal", "position"];
 const ASK = 'The learned view shows a trained table: pass trained=models.train("learned") (about a second of training) to SchemeExplorer.';
 const floats = b => Float64Array.from(new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)));
@@ -68,6 +69,26 @@ export function alibiBias(n, L, causal) {
 export function cosineSimilarity(T, rows, d, p) {
   const row = r => T.subarray(r * d, (r + 1) * d), a = row(p);
   return range(0, rows - 1).map(r => dot(a, row(r)) / Math.max(Math.sqrt(dot(a, a) * dot(row(r), row(r))), 1e-8));
+}
+
+/** An (L, L) matrix as an L x L image in viridis from vmin to vmax, -inf grey. */
+function viridisImage(values, L, vmin, vmax) {
+  const canvas = Object.assign(document.createElement("canvas"), {width: L, height: L}), ctx = canvas.getContext("2d");
+  const img = ctx.createImageData(L, L);
+  values.forEach((v, k) => {
+    const x = Math.min(1, Math.max(0, (v - vmin) / (vmax - vmin))) * 10, i = Math.min(9, Math.floor(x)), t = x - i;
+    img.data.set(Number.isFinite(v) ? [...[0, 1, 2].map(c => VIRIDIS[i][c] + t * (VIRIDIS[i + 1][c] - VIRIDIS[i][c])), 255] : GREY, 4 * k);
+  });
+  ctx.putImageData(img, 0, 0);
+  return canvas;
+}
+
+function viridisBar(ctx, box, vmin, vmax, label) {
+  const gradient = ctx.createLinearGradient(0, box.y + box.h, 0, box.y);
+  VIRIDIS.forEach((c, k) => gradient.addColorStop(k / 10, `rgb(${c})`));
+  ctx.fillStyle = gradient;
+  ctx.fillRect(box.x, box.y, box.w, box.h);
+  axes(ctx, panel(box, [0, 1], [vmin, vmax]), {yTicks: decimalTicks(vmin, vmax, 4), xTicks: [], yRight: true, ylabel: label});
 }
 
 /** One entry of a legend at (x, y): a line as the curve's, and its label. */
@@ -184,9 +205,9 @@ function render({model, el}) {
     const {num_heads: H, head: h, max_sequence_length: L} = s, m = n.slopes[h], size = Math.min(narrow ? width - 150 : width * 0.34, 320);
     const ctx = blankCanvas(canvas, width, narrow ? size + 320 : size + 80), box = {x: 52, y: 26, w: size, h: size};
     const own = n.bias.subarray(h * L * L, (h + 1) * L * L);
-    heatmap(ctx, box, image(own, L, L, -m * (L - 1), 0, undefined, VIRIDIS), L, L, {ylabel: "query position i"},
+    heatmap(ctx, box, viridisImage(own, L, -m * (L - 1), 0), L, L, {ylabel: "query position i"},
             `head ${h} of ${H}: slope ${short(m)}${s.causal ? " (grey: masked)" : ""}`, "key position j");
-    colourBar(ctx, {x: box.x + size + 8, y: box.y, w: 10, h: size}, -m * (L - 1), 0, "bias", VIRIDIS);
+    viridisBar(ctx, {x: box.x + size + 8, y: box.y, w: 10, h: size}, -m * (L - 1), 0, "bias");
     const last = h2 => n.bias.subarray((h2 * L + L - 1) * L, (h2 * L + L) * L), lowest = -Math.max(...n.slopes) * (L - 1);
     const x = narrow ? 58 : box.x + size + 160, y = narrow ? box.y + size + 70 : box.y;
     const P = panel({x, y, w: width - x - 14, h: narrow ? 200 : size}, [-0.5, L - 0.5], [1.05 * lowest - 0.05, -0.05 * lowest + 0.05]);

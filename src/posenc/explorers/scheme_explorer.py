@@ -14,6 +14,8 @@ Where widgets cannot render, the output is a still picture of the current view a
 
 from __future__ import annotations
 
+import textwrap
+
 import anywidget
 import torch
 import traitlets
@@ -172,6 +174,8 @@ class SchemeExplorer(anywidget.AnyWidget):
         data["text/plain"] = NO_FRONT_END_HINT
         fig = self.figure()
         if fig is not None:  # the learned view without a trained model: the line alone
-            fig.text(0.01, 0.005, NO_FRONT_END_HINT, fontsize=8, ha="left", va="bottom")
+            room = 0.34 / fig.get_figheight()  # two lines of small text below the figure's own labels
+            fig.get_layout_engine().set(rect=(0, room, 1, 1 - room))
+            fig.text(0.01, 0.01, textwrap.fill(NO_FRONT_END_HINT, 130), fontsize=8, ha="left", va="bottom")
             data["image/png"] = plots.png_bytes(fig)
         return data, metadata
