@@ -88,7 +88,7 @@ function viridisBar(ctx, box, vmin, vmax, label) {
   VIRIDIS.forEach((c, k) => gradient.addColorStop(k / 10, `rgb(${c})`));
   ctx.fillStyle = gradient;
   ctx.fillRect(box.x, box.y, box.w, box.h);
-  axes(ctx, panel(box, [0, 1], [vmin, vmax]), {yTicks: decimalTicks(vmin, vmax, 4), xTicks: [], yRight: true, ylabel: label});
+  axes(ctx, panel(box, [0, 1], [vmin, vmax]), {yTicks: decimalTicks(vmin, vmax, 4), xTicks: [], yRight: true, xlabel: label});
 }
 
 /** One entry of a legend at (x, y): a line as the curve's, and its label. */
@@ -193,7 +193,7 @@ function render({model, el}) {
       const dash = scheme === "sinusoidal" && !faint ? [6, 3] : [];
       Object.assign(ctx, {globalAlpha: faint ? 0.3 : 1, lineWidth: faint ? 5 : 1.6});
       ctx.setLineDash(dash);
-      dots(ctx, P, c.offsets, c[scheme], COLOUR[scheme], faint ? 0 : 2.2, true);
+      dots(ctx, P, c.offsets, c[scheme], COLOUR[scheme], faint ? 0 : narrow ? 1.5 : 2.2, true);
       key(ctx, P.box.x + (k % (4 / legend)) * 190, 12 + Math.floor(k / (4 / legend)) * 16, label, COLOUR[scheme], dash, faint);
     });
     axes(ctx, P, {title: `one word, query at p = ${s.query_position}, base = ${readable(s.base)}`, ylabel: "score",
@@ -203,13 +203,13 @@ function render({model, el}) {
 
   function drawAlibi(s, n, width, narrow) {
     const {num_heads: H, head: h, max_sequence_length: L} = s, m = n.slopes[h], size = Math.min(narrow ? width - 150 : width * 0.34, 320);
-    const ctx = blankCanvas(canvas, width, narrow ? size + 320 : size + 80), box = {x: 52, y: 26, w: size, h: size};
+    const ctx = blankCanvas(canvas, width, narrow ? size + 344 : size + 80), box = {x: 52, y: 26, w: size, h: size};
     const own = n.bias.subarray(h * L * L, (h + 1) * L * L);
     heatmap(ctx, box, viridisImage(own, L, -m * (L - 1), 0), L, L, {ylabel: "query position i"},
             `head ${h} of ${H}: slope ${short(m)}${s.causal ? " (grey: masked)" : ""}`, "key position j");
     viridisBar(ctx, {x: box.x + size + 8, y: box.y, w: 10, h: size}, -m * (L - 1), 0, "bias");
     const last = h2 => n.bias.subarray((h2 * L + L - 1) * L, (h2 * L + L) * L), lowest = -Math.max(...n.slopes) * (L - 1);
-    const x = narrow ? 58 : box.x + size + 160, y = narrow ? box.y + size + 70 : box.y;
+    const x = narrow ? 58 : box.x + size + 120, y = narrow ? box.y + size + 70 : box.y;
     const P = panel({x, y, w: width - x - 14, h: narrow ? 200 : size}, [-0.5, L - 0.5], [1.05 * lowest - 0.05, -0.05 * lowest + 0.05]);
     ctx.lineWidth = 1;
     for (let k = 0; k < H; k++) if (k !== h) dots(ctx, P, range(0, L - 1), last(k), "#BBBBBB", 0, true);
@@ -221,7 +221,7 @@ function render({model, el}) {
 
   function drawLearned(s, n, width, narrow) {
     const p = s.position, w = narrow ? (width - 190) / 2 : width * 0.2, h = narrow ? 200 : 260;
-    const ctx = blankCanvas(canvas, width, narrow ? h + 346 : h + 90);
+    const ctx = blankCanvas(canvas, width, narrow ? h + 362 : h + 106);
     [["before", before], ["after", after]].forEach(([when, T], k) => {
       const x = 48 + k * (w + (narrow ? 80 : 96)), limit = T.reduce((a, v) => Math.max(a, Math.abs(v)), 0) || 1;
       heatmap(ctx, {x, y: 26, w, h}, image(T, rows, d, -limit, limit), rows, d, {row: p, ylabel: k ? "" : "position"},
@@ -236,7 +236,7 @@ function render({model, el}) {
     ctx.setLineDash([]);
     dots(ctx, P, range(0, rows - 1), n.after, COLOUR.learned, 2.4, true);
     key(ctx, P.box.x, P.box.y + P.box.h + 48, "before training", "#999999", [5, 3]);
-    key(ctx, P.box.x + 140, P.box.y + P.box.h + 48, "after training", COLOUR.learned);
+    key(ctx, P.box.x, P.box.y + P.box.h + 64, "after training", COLOUR.learned);
     axes(ctx, P, {title: `row p = ${p} against every row q`, xlabel: "position q", ylabel: "cosine similarity",
                   yTicks: [-1, -0.5, 0, 0.5, 1]});
   }
