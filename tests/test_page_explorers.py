@@ -105,13 +105,20 @@ EXPLORER = "document.querySelector('.posenc-encoding-explorer')"
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    out = tmp_path_factory.mktemp("encoding_explorer")
-    site_page(out / "site")
+def site(tmp_path_factory):
+    """The site's pages of notebooks 08 and 13, served, and one Chromium (Playwright runs one per thread)."""
+    out = tmp_path_factory.mktemp("explorers")
+    for stem in ("08_explore", "13_position_schemes"):
+        site_page(out / "site", stem)
     with served(out / "site") as base, lab_browser.chromium(out) as browser:
-        tab = open_page(browser, base, "notebooks/08_explore.html")
-        yield tab
-        assert tab.errors == [] and tab.outside == [], (tab.errors, tab.outside)
+        yield browser, base
+
+
+@pytest.fixture(scope="module")
+def page(site):
+    tab = open_page(*site, "notebooks/08_explore.html")
+    yield tab
+    assert tab.errors == [] and tab.outside == [], (tab.errors, tab.outside)
 
 
 def set_slider(page, name: str, value: float) -> None:
@@ -308,14 +315,11 @@ SCHEME = "document.querySelector('.posenc-scheme-explorer')"
 
 
 @pytest.fixture(scope="module")
-def scheme_page(tmp_path_factory):
-    out = tmp_path_factory.mktemp("scheme_explorer")
-    site_page(out / "site", "13_position_schemes")
-    with served(out / "site") as base, lab_browser.chromium(out) as browser:
-        tab = open_page(browser, base, "notebooks/13_position_schemes.html",
-                        ready="document.querySelector('.posenc-scheme-explorer canvas') !== null")
-        yield tab
-        assert tab.errors == [] and tab.outside == [], (tab.errors, tab.outside)
+def scheme_page(site):
+    tab = open_page(*site, "notebooks/13_position_schemes.html",
+                    ready="document.querySelector('.posenc-scheme-explorer canvas') !== null")
+    yield tab
+    assert tab.errors == [] and tab.outside == [], (tab.errors, tab.outside)
 
 
 def set_scheme(page, **settings) -> None:

@@ -104,37 +104,21 @@ function key(ctx, x, y, label, colour, dash = [], faint = false) {
 // --- The widget ---------------------------------------------------------------------------------------------------
 
 function render({model, el}) {
-  const root = document.createElement("div");
-  root.className = "posenc-ex posenc-scheme-explorer";
-  root.setAttribute("data-lm-suppress-shortcuts", "true"); // JupyterLab: keys on a control stay with the control
-  const style = document.createElement("style");
-  style.textContent = STYLE + "\n.posenc-ex [hidden] { display: none !important; }";
-  const controls = document.createElement("div"), uid = Math.random().toString(36).slice(2);
-  const views = document.createElement("fieldset");
-  views.innerHTML = "<legend>scheme</legend>";
-  const radios = SCHEMES.map(v => {
-    const label = document.createElement("label"), input = document.createElement("input");
-    Object.assign(input, {type: "radio", name: `posenc-scheme-${uid}`, value: v});
-    input.addEventListener("change", () => { if (input.checked) { model.set("view", v); model.save_changes(); } });
-    label.append(input, v);
-    views.append(label);
-    return input;
-  });
-  const groups = Object.fromEntries(SCHEMES.map(v => [v, Object.assign(document.createElement("div"), {className: "posenc-controls"})]));
-  controls.append(Object.assign(document.createElement("div"), {className: "posenc-controls"}), ...Object.values(groups));
-  controls.firstChild.append(views);
-  const inputs = {};
+  const make = (tag, props = {}, ...children) => { const n = Object.assign(document.createElement(tag), props); n.append(...children); return n; };
+  const save = (name, value) => { model.set(name, value); model.save_changes(); };
+  const uid = Math.random().toString(36).slice(2), inputs = {};
+  const radios = SCHEMES.map(v => make("input", {type: "radio", name: `posenc-scheme-${uid}`, value: v,
+                                                 onchange: e => e.target.checked && save("view", v)}));
+  const views = make("fieldset", {}, make("legend", {}, "scheme"), ...radios.map((r, k) => make("label", {}, r, SCHEMES[k])));
+  const groups = Object.fromEntries(SCHEMES.map(v => [v, make("div", {className: "posenc-controls"})]));
   const slider = (view, name, text, min, max, log = false) => {
-    const label = document.createElement("label"), input = document.createElement("input"), out = document.createElement("output");
-    Object.assign(input, {type: "range", min, max, step: log ? 0.05 : 1, name});
+    const input = make("input", {type: "range", min, max, step: log ? 0.05 : 1, name}), out = make("output");
     input.addEventListener("input", () => {
       const v = log ? Number(Math.pow(10, Number(input.value)).toPrecision(12)) : Number(input.value);
-      model.set(name, v);
       if (name === "num_heads" && model.get("head") > v - 1) model.set("head", v - 1); // the last head, as in Python
-      model.save_changes();
+      save(name, v);
     });
-    label.append(text, input, out);
-    groups[view].append(label);
+    groups[view].append(make("label", {}, text, input, out));
     inputs[name] = {input, out, log};
   };
   const shape = model.get("_table_shape"), [rows, d] = shape.length ? shape : [0, 0];
@@ -143,19 +127,18 @@ function render({model, el}) {
   slider("alibi", "num_heads", "num_heads", 1, 16);
   slider("alibi", "head", "head", 0, 15);
   slider("alibi", "max_sequence_length", "max_sequence_length", 2, 64);
-  const causal = Object.assign(document.createElement("input"), {type: "checkbox", name: "causal"});
-  causal.addEventListener("change", () => { model.set("causal", causal.checked); model.save_changes(); });
-  const causalLabel = document.createElement("label");
-  causalLabel.append(causal, "causal (keys after the query masked)");
-  groups.alibi.append(causalLabel);
+  const causal = make("input", {type: "checkbox", name: "causal", onchange: () => save("causal", causal.checked)});
+  groups.alibi.append(make("label", {}, causal, "causal (keys after the query masked)"));
   slider("learned", "position", "position p", 0, Math.max(rows - 1, 0));
+  const controls = make("div", {}, make("div", {className: "posenc-controls"}, views), ...Object.values(groups));
   controls.addEventListener("keydown", e => e.stopPropagation()); // a key moves the control, not the page (slides)
-  const canvas = document.createElement("canvas"), description = document.createElement("p");
+  const canvas = make("canvas"), description = make("p", {className: "posenc-description"});
   canvas.setAttribute("role", "img");
   canvas.setAttribute("aria-label", "the scheme explorer's picture, described below it");
-  description.className = "posenc-description";
   description.setAttribute("aria-live", "polite");
-  root.append(style, controls, canvas, description);
+  const root = make("div", {className: "posenc-ex posenc-scheme-explorer"},
+                    make("style", {}, STYLE + "\n.posenc-ex [hidden] { display: none !important; }"), controls, canvas, description);
+  root.setAttribute("data-lm-suppress-shortcuts", "true"); // JupyterLab: keys on a control stay with the control
   el.classList.add("jupyter-widgets");
   el.append(root);
 
