@@ -237,14 +237,14 @@ function render({model, el}) {
       return `head ${s.head} of ${s.num_heads}: slope ${short(m)} = 2^-${short(-Math.log2(m))}; ${L} positions, ` +
              (s.causal ? "causal: a key after its query is masked (-inf)" : "not causal: the bias is symmetric, -slope |i - j|") +
              `. A key k positions away gets -${short(m)} k, down to ${short(-m * (L - 1))}. ` +
-             `Right: every head's bias along the last query row (i = ${L - 1}), slopes from ${short(Math.min(...n.slopes))} ` +
+             `Every head's bias along the last query row (i = ${L - 1}), slopes from ${short(Math.min(...n.slopes))} ` +
              `to ${short(Math.max(...n.slopes))}.`;
     }
     if (!n) return ASK;
     const p = s.position, closest = sim => range(0, rows - 1).filter(q => q !== p).reduce((a, q) => (sim[q] > sim[a] ? q : a), p ? 0 : 1);
     const [b, a] = [closest(n.before), closest(n.after)];
-    return `A learned table (${rows} positions x d_model = ${d}) before and after training on the previous-token task; ` +
-           `right: how alike row ${p} is to every row (cosine similarity). The most alike other row: before training ` +
+    return `A learned table (${rows} positions x d_model = ${d}) before and after training on the previous-token task, ` +
+           `and how alike row ${p} is to every row (cosine similarity). The most alike other row: before training ` +
            `${b} (${n.before[b].toFixed(2)}), after training ${a} (${n.after[a].toFixed(2)}).`;
   }
 
