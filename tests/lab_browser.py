@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -254,32 +253,6 @@ def solution_folds(page) -> list[dict[str, bool]]:
         });
         return folds;
     }""")
-
-
-def slider(page, explorer_index: int, label: str):
-    """The slider called `label` in the explorer output number `explorer_index` of the open notebook."""
-    root = page.locator(WIDGET_OUTPUT).nth(explorer_index)
-    # The whole label: "head" must not find "num_heads".
-    exact = re.compile(rf"^\s*{re.escape(label)}\s*$")
-    return root.locator(".widget-slider", has=page.locator(".widget-label", has_text=exact)).first
-
-
-IMAGE_DIGEST_JS = """async ([selector, index]) => {
-    const img = document.querySelectorAll(selector)[index].querySelector('img');
-    const bytes = new Uint8Array(await (await fetch(img.src)).arrayBuffer());
-    const digest = await crypto.subtle.digest('SHA-256', bytes);
-    return Array.from(new Uint8Array(digest)).map(b => b.toString(16).padStart(2, '0')).join('');
-}"""
-
-
-def explorer_image_digest(page, explorer_index: int) -> str:
-    """A digest of the bytes of the picture the explorer shows now (the <img> blob)."""
-    return page.evaluate(IMAGE_DIGEST_JS, [WIDGET_OUTPUT, explorer_index])
-
-
-def wait_for_new_picture(page, explorer_index: int, old_digest: str, *, timeout_ms: int = 30_000) -> None:
-    page.wait_for_function(f"async args => (await ({IMAGE_DIGEST_JS})(args)) !== args[2]",
-                           arg=[WIDGET_OUTPUT, explorer_index, old_digest], timeout=timeout_ms)
 
 
 def kernel_run(page, code: str) -> str:

@@ -11,6 +11,7 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import lab_browser
@@ -160,30 +161,12 @@ def _settle(page) -> None:
         lab_browser.kernel_run(page, "import asyncio; await asyncio.sleep(0.2)")
 
 
-def _press_and_wait(page, explorer: int, label: str, key: str = "ArrowRight") -> str:
-    """Press `key` on slider `label`; wait until its readout and the picture both change; return the new readout."""
-    control = lab_browser.slider(page, explorer, label)
-    readout = control.locator(".widget-readout")
-    before_value, before_picture = readout.inner_text().strip(), lab_browser.explorer_image_digest(page, explorer)
-    control.locator(".noUi-handle").focus()
-    page.keyboard.press(key)
-    page.wait_for_function("([node, old]) => node.textContent.trim() !== old",
-                           arg=[readout.element_handle(), before_value])
-    lab_browser.wait_for_new_picture(page, explorer, before_picture)
-    return readout.inner_text().strip()
-
-
 def _wait_for_kernel(page, code: str, text: str, timeout: float = 60) -> None:
     """Wait until what `code` prints in the kernel holds `text`."""
     deadline = time.monotonic() + timeout
     while text not in (printed := lab_browser.kernel_run(page, code)):
         assert time.monotonic() < deadline, f"`{code}` still prints {printed!r}, not {text!r}"
         time.sleep(0.2)
-
-
-def _wait_for_message(page, text: str, timeout: float = 60) -> None:
-    """Wait until the explorer's message line (read in the kernel) holds `text`: its redraw has finished."""
-    _wait_for_kernel(page, "print(explorer.message.value)", text, timeout)
 
 
 class TestPositionSchemes:
@@ -193,26 +176,33 @@ class TestPositionSchemes:
         check_after_run_all(page, self.notebook, self.folds)
 
     def test_scheme_explorer_shows_each_scheme_and_redraws_from_the_keyboard(self, page):
+        # The scheme explorer draws in the page: an arrow key on a control moves it, the picture and the description at
+        # once and reaches the kernel; each view shows its own controls, and a view set in the kernel is shown.
         lab_browser.kernel_run(page, lab_browser.COLLECT_KERNEL_ERRORS)
-        explorer = page.locator(lab_browser.WIDGET_OUTPUT).nth(0)
-
-        # rotary: moving the query leaves RoPE's curve where it was and moves the added sinusoid's.
-        curves = ("print(*(explorer.figure.findobj(lambda a: a.get_gid() == g)[0].get_ydata()[:60].round(6).tolist()"
-                  " for g in ('rotary', 'sinusoidal')), sep='|')")
-        rope_before, sinusoid_before = lab_browser.kernel_run(page, curves).strip().split("|")
-        assert _press_and_wait(page, 0, "query position p") == "101"
-        rope_after, sinusoid_after = lab_browser.kernel_run(page, curves).strip().split("|")
-        assert rope_after == rope_before and sinusoid_after != sinusoid_before
-
-        # alibi, then learned: each view's own sliders replace the last one's, and redraw from the keyboard.
-        for view, label, caption in (("alibi", "head", "head 1 of 8"), ("learned", "position p", "how alike row 1")):
-            explorer.locator("button.widget-toggle-button", has_text=view).click()
-            # The learned view trains the tiny model first (about a second; longer on a busy machine).
-            _wait_for_message(page, {"alibi": "ALiBi's bias", "learned": "A learned table"}[view])
-            lab_browser.slider(page, 0, "query position p").wait_for(state="detached", timeout=30_000)
-            assert _press_and_wait(page, 0, label) == "1"
-            _wait_for_message(page, caption)
+        explorer = page.locator(".posenc-scheme-explorer").first
+        explorer.scroll_into_view_if_needed()
+        scores = "document.querySelector('.posenc-scheme-explorer').posenc.scores()"
+        for view, label, said in (("rotary", "query_position", "query at position 101"), ("alibi", "head", "head 1 of 8"),
+                                  ("learned", "position", "how alike row 1 is")):
+            explorer.locator(f"input[value={view}]").check()
+            control, before = explorer.locator(f"input[name={label}]"), page.evaluate(scores)
+            picture = explorer.locator("canvas").evaluate("c => c.toDataURL()")
+            control.focus()
+            value = int(control.input_value())
+            page.keyboard.press("ArrowRight")
+            assert int(control.input_value()) == value + 1
+            assert said in explorer.locator("[aria-live=polite]").inner_text()
+            assert explorer.locator("canvas").evaluate("c => c.toDataURL()") != picture
+            _wait_for_kernel(page, f"print(explorer.{label})", str(value + 1))
             explorer.screenshot(path=ARTIFACTS / f"scheme_explorer_{view}.png")
+            if view == "rotary":  # moving the query leaves RoPE's curve where it was and moves the added sinusoid's
+                after = page.evaluate(scores)
+                np.testing.assert_allclose(after["rotary"], before["rotary"], atol=1e-9)
+                assert np.abs(np.subtract(after["sinusoidal"], before["sinusoidal"])).max() > 0.1
+        assert explorer.locator("input[name=query_position]").is_hidden()
+        lab_browser.kernel_run(page, "explorer.view = 'rotary'")
+        explorer.locator("input[value=rotary]:checked").wait_for()
+        explorer.locator("input[name=query_position]").wait_for(state="visible")
 
         assert lab_browser.error_outputs(page) == []
         assert lab_browser.kernel_run(page, "print(len(_posenc_errors), *_posenc_errors)").strip() == "0"

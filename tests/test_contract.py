@@ -33,7 +33,6 @@ from matplotlib.figure import Figure
 
 import posenc
 from posenc import _validate, attention, encoding, exercises, explorers, models, plots, schemes, tokens
-from posenc.explorers import engine
 
 ROOT = Path(__file__).resolve().parent.parent
 # Every public module of the package, packages and the modules inside them, found by walking it: a new module
@@ -69,9 +68,6 @@ INSTANCES = {
     attention.ProjectionWeights: lambda: attention.projection_weights(d_model=6),
     attention.QKV: lambda: attention.QKV(*attention.projection_weights(d_model=6)),
     exercises.Feedback: lambda: exercises.Feedback("correct", "fine"),
-    engine.Picture: lambda: engine.Picture(plots.new_figure(2, 2)),
-    # The base class's redraw is each explorer's own: call it on one.
-    engine.Explorer: lambda: explorers.SchemeExplorer(view="learned", trained=models.train("learned", settings=TINY)),
     exercises.Progress: lambda: exercises.progress(),
     explorers.EncodingExplorer: lambda: explorers.EncodingExplorer(d_model=8, max_sequence_length=8),
     explorers.PipelineExplorer: lambda: explorers.PipelineExplorer(),

@@ -72,8 +72,9 @@ FIGURES = {
 
 
 EXPLORER_VIEWS = {
+    # The still picture each view shows where widgets cannot render (the page draws the live one).
     **{f"SchemeExplorer/{view}": (lambda view=view: explorers.SchemeExplorer(
-        view=view, trained=models.train("learned", settings=TINY)).figure) for view in explorers.SCHEME_VIEWS},
+        view=view, trained=models.train("learned", settings=TINY)).figure()) for view in explorers.SCHEME_VIEWS},
 }
 
 

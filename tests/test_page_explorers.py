@@ -1,9 +1,10 @@
-"""The encoding and pipeline explorers (anywidgets): their settings in Python, their numbers and pictures in the page.
+"""The explorers (anywidgets): their settings in Python, their numbers and pictures in the page.
 
-The browser checks open the site's page of notebook 08 (tools/build_site.py: no kernel, the saved explorers rendered
-by the vendored widget renderer and anywidget's own front-end file) in headless Chromium: the numbers the page
-computes equal posenc's, a key press on a slider repaints within one frame, a typed sentence is tokenised within the
-vocabulary the explorer was given, and each explorer fits a phone's width.
+The browser checks open the site's pages of notebooks 08 (encoding and pipeline explorers) and 13 (the scheme
+explorer), as tools/build_site.py builds them (no kernel, the saved explorers rendered by the vendored widget renderer
+and anywidget's own front-end file), in headless Chromium: the numbers the page computes equal posenc's, a key press
+on a control repaints and the description follows, a typed sentence is tokenised within the vocabulary the explorer
+was given, and each explorer fits a phone's width.
 benchmarks/bench_explorer_latency.py measures the key press to repaint time over more presses and every control.
 """
 
@@ -18,7 +19,7 @@ import pytest
 import torch
 
 import lab_browser
-from posenc import tokens
+from posenc import attention, schemes, tokens
 from posenc.builder import sinusoidal_encoding
 from posenc.embedding import embedding_matrix
 from posenc.encoding import wavelengths
@@ -83,8 +84,12 @@ def served(folder: Path):
         server.shutdown()
 
 
-def open_page(browser, base: str, path: str, *, width=1280, height=720):
-    """The page at `path`, every request outside `base` refused and recorded, its errors recorded."""
+EXPLORERS_08 = ("document.querySelector('.posenc-encoding-explorer canvas') !== null"
+                " && document.querySelector('.posenc-pipeline-explorer canvas') !== null")
+
+
+def open_page(browser, base: str, path: str, *, width=1280, height=720, ready: str = EXPLORERS_08):
+    """The page at `path` once `ready` holds, every request outside `base` refused and recorded, its errors recorded."""
     tab = browser.new_page()
     tab.set_viewport_size({"width": width, "height": height})
     tab.errors, tab.outside = [], []
@@ -92,8 +97,7 @@ def open_page(browser, base: str, path: str, *, width=1280, height=720):
     tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base)
               else (tab.outside.append(route.request.url), route.abort()))
     tab.goto(f"{base}/{path}", wait_until="load")
-    tab.wait_for_function("document.querySelector('.posenc-encoding-explorer canvas') !== null"
-                          " && document.querySelector('.posenc-pipeline-explorer canvas') !== null", timeout=90_000)
+    tab.wait_for_function(ready, timeout=90_000)
     return tab
 
 
@@ -101,13 +105,20 @@ EXPLORER = "document.querySelector('.posenc-encoding-explorer')"
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    out = tmp_path_factory.mktemp("encoding_explorer")
-    site_page(out / "site")
+def site(tmp_path_factory):
+    """The site's pages of notebooks 08 and 13, served, and one Chromium (Playwright runs one per thread)."""
+    out = tmp_path_factory.mktemp("explorers")
+    for stem in ("08_explore", "13_position_schemes"):
+        site_page(out / "site", stem)
     with served(out / "site") as base, lab_browser.chromium(out) as browser:
-        tab = open_page(browser, base, "notebooks/08_explore.html")
-        yield tab
-        assert tab.errors == [] and tab.outside == [], (tab.errors, tab.outside)
+        yield browser, base
+
+
+@pytest.fixture(scope="module")
+def page(site):
+    tab = open_page(*site, "notebooks/08_explore.html")
+    yield tab
+    assert tab.errors == [] and tab.outside == [], (tab.errors, tab.outside)
 
 
 def set_slider(page, name: str, value: float) -> None:
@@ -296,3 +307,128 @@ def test_the_pipeline_explorer_fits_a_phone(page):
         right = page.evaluate(f"""() => Math.max(...Array.from({PIPELINE}.querySelectorAll('input, canvas, label, p'))
             .map(n => n.getBoundingClientRect().right))""")
         assert right <= width and page.evaluate("document.documentElement.scrollWidth") <= width, (width, right)
+
+
+# --- The scheme explorer, on notebook 13's page ------------------------------------------------------------------------
+
+SCHEME = "document.querySelector('.posenc-scheme-explorer')"
+
+
+@pytest.fixture(scope="module")
+def scheme_page(site):
+    tab = open_page(*site, "notebooks/13_position_schemes.html",
+                    ready="document.querySelector('.posenc-scheme-explorer canvas') !== null")
+    yield tab
+    assert tab.errors == [] and tab.outside == [], (tab.errors, tab.outside)
+
+
+def set_scheme(page, **settings) -> None:
+    """Move the scheme explorer's controls as a learner would (view first), each with its own input event."""
+    page.evaluate("""settings => {
+        const root = document.querySelector('.posenc-scheme-explorer');
+        for (const [name, value] of Object.entries(settings)) {
+            if (name === 'view') { root.querySelector(`input[value=${value}]`).click(); continue; }
+            const input = root.querySelector(`input[name=${name}]`);
+            if (input.type === 'checkbox') { if (input.checked !== value) input.click(); continue; }
+            input.value = value;
+            input.dispatchEvent(new Event('input', {bubbles: true}));
+        }
+    }""", settings)
+
+
+@pytest.mark.slow
+def test_the_scheme_page_starts_from_the_saved_settings_and_labels_its_controls(scheme_page):
+    # Notebook 13's call: SchemeExplorer(view="rotary", query_position=100, trained=models.train("learned")).
+    assert scheme_page.evaluate(f"{SCHEME}.posenc.state()") == {
+        "view": "rotary", "base": 10000, "query_position": 100, "num_heads": 8, "head": 0, "max_sequence_length": 16,
+        "causal": True, "position": 0}
+    labels = scheme_page.evaluate("""() => Array.from(document.querySelectorAll('.posenc-scheme-explorer input'))
+        .map(i => i.closest('label') ? i.closest('label').innerText.trim().split('\\n')[0] : '')""")
+    assert len(labels) == 3 + 2 + 4 + 1 and all(labels), labels
+    assert scheme_page.locator(".posenc-scheme-explorer [aria-live=polite]").count() == 1
+
+
+@pytest.mark.slow
+def test_the_scheme_page_numbers_equal_the_package(scheme_page):
+    word = torch.randn(64, generator=torch.Generator().manual_seed(1))
+    weights = attention.projection_weights(d_model=64, seed=0)
+    # rotary: RoPE's and the sinusoid's scores at p and at 0, for positions near 0 and at the slider's end, and bases
+    # across the base slider (log10 0.3 ... 6).
+    for p, exponent in [(0, 4), (3, 4), (100, 0.3), (1000, 6), (537, 2.5)]:
+        set_scheme(scheme_page, view="rotary", query_position=p, base=exponent)
+        base = scheme_page.evaluate(f"{SCHEME}.posenc.state().base")
+        got = scheme_page.evaluate(f"{SCHEME}.posenc.scores()")
+        assert got["offsets"] == list(range(-min(p, 60), 61)) and got["at0"]["offsets"] == list(range(61))
+        for scheme in schemes.SCORE_SCHEMES:
+            for query, shown in ((p, got), (0, got["at0"])):
+                expected = schemes.same_word_scores(word, weights, scheme=scheme, query_position=query,
+                                                    offsets=shown["offsets"], base=base)
+                np.testing.assert_allclose(shown[scheme], expected.numpy(), rtol=0, atol=1e-9, err_msg=f"{scheme} {p}")
+    # alibi: every number of heads (powers of two and not), causal and not, against the package's float64 bias.
+    set_scheme(scheme_page, view="alibi")
+    for num_heads in range(1, 17):
+        for length, causal in [(2, True), (16, False), (64, True)]:
+            set_scheme(scheme_page, num_heads=num_heads, max_sequence_length=length, causal=causal)
+            slopes = schemes.alibi_slopes(num_heads=num_heads, dtype=torch.float64).numpy()
+            np.testing.assert_allclose(scheme_page.evaluate(f"{SCHEME}.posenc.slopes()"), slopes, rtol=1e-15)
+            bias = np.array(scheme_page.evaluate(f"{SCHEME}.posenc.bias()")).reshape(num_heads, length, length)
+            expected = schemes.alibi_bias(num_heads=num_heads, max_sequence_length=length, causal=causal,
+                                          dtype=torch.float64).numpy()
+            np.testing.assert_allclose(bias, expected, rtol=1e-15, err_msg=f"{num_heads} heads, {length}, {causal}")
+    # learned: the tables the page holds (the notebook's trained model), and each row's cosine similarity to every row.
+    tables = scheme_page.evaluate(f"{SCHEME}.posenc.tables()")
+    assert (tables["rows"], tables["d"]) == (16, 32)
+    set_scheme(scheme_page, view="learned")
+    for p in (0, 7, 15):
+        set_scheme(scheme_page, position=p)
+        got = scheme_page.evaluate(f"{SCHEME}.posenc.similarity()")
+        for when in ("before", "after"):
+            table = torch.tensor(tables[when], dtype=torch.float32).reshape(16, 32)
+            expected = torch.nn.functional.cosine_similarity(table[p : p + 1], table, dim=-1)
+            np.testing.assert_allclose(got[when], expected.numpy(), atol=1e-6)
+
+
+# (control, key, view, what the description says after the press); the settings start at the notebook's.
+SCHEME_KEYS = [("input[name=query_position]", "ArrowRight", "rotary", "query at position 101"),
+               ("input[name=base]", "ArrowRight", "rotary", "base 11,220"),
+               ("input[name=num_heads]", "ArrowRight", "alibi", "head 3 of 9: slope 0.0625 = 2^-4"),
+               ("input[name=head]", "ArrowRight", "alibi", "head 4 of 9: slope 0.03125 = 2^-5"),
+               ("input[name=max_sequence_length]", "ArrowRight", "alibi", "17 positions"),
+               ("input[name=causal]", "Space", "alibi", "not causal"),
+               ("input[name=position]", "ArrowRight", "learned", "how alike row 6 is to every row"),
+               ("input[type=radio]:checked", "ArrowRight", "learned", "Scores of one word")]
+
+
+@pytest.mark.slow
+def test_a_key_press_on_each_scheme_control_repaints_and_the_description_follows(scheme_page):
+    # How fast is the benchmark's question (benchmarks/bench_explorer_latency.py): here, that the press repaints.
+    set_scheme(scheme_page, view="rotary", query_position=100, base=4, num_heads=8, head=3, max_sequence_length=16,
+               causal=True, position=5)
+    for control, key, view, said in SCHEME_KEYS:
+        set_scheme(scheme_page, view=view)
+        before = scheme_page.evaluate(f"{SCHEME}.posenc.description()")
+        picture = scheme_page.evaluate(f"{SCHEME}.querySelector('canvas').toDataURL()")
+        scheme_page.evaluate(ARM_JS, [".posenc-scheme-explorer", control])
+        scheme_page.keyboard.press(key)
+        assert scheme_page.evaluate("window.__latency")["paint"] >= 0, control  # the explorer said it repainted
+        description = scheme_page.evaluate(f"{SCHEME}.posenc.description()")
+        assert said in description and description != before, (control, description)
+        assert scheme_page.evaluate(f"{SCHEME}.querySelector('canvas').toDataURL()") != picture, control
+    # The slopes the descriptions name are the package's (9 heads: 1/2 ... 1/256, then 2^-0.5).
+    assert schemes.alibi_slopes(num_heads=9, dtype=torch.float64)[3:5].tolist() == [0.0625, 0.03125]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("view", ["rotary", "alibi", "learned"])
+def test_every_scheme_view_fits_a_phone_and_a_laptop(scheme_page, view):
+    set_scheme(scheme_page, view=view, num_heads=16, head=15, max_sequence_length=64)
+    for width, height in [(390, 844), (1280, 720)]:
+        scheme_page.set_viewport_size({"width": width, "height": height})
+        scheme_page.evaluate(f"{SCHEME}.posenc.draw()")
+        fits = scheme_page.evaluate(f"""() => {{
+            const parts = Array.from({SCHEME}.querySelectorAll('input, canvas, label, p'))
+                .filter(n => n.offsetParent !== null).map(n => n.getBoundingClientRect());
+            return {{right: Math.max(...parts.map(r => r.right)), scroll: document.documentElement.scrollWidth}};
+        }}""")
+        assert fits["right"] <= width and fits["scroll"] <= width, (view, width, fits)
+    scheme_page.set_viewport_size({"width": 1280, "height": 720})

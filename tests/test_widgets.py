@@ -1,13 +1,15 @@
-"""The kernel-drawn explorers, driven from Python: set slider values, check the figure's data and the picture.
+"""The scheme explorer driven from Python: its settings checked where they are set, the numbers its state holds, and
+the still picture where widgets cannot render.
 
-The encoding and pipeline explorers draw in the page: tests/test_page_explorers.py."""
+Every explorer computes and draws in the page: their numbers, key presses and layout are tested in Chromium in
+tests/test_page_explorers.py."""
 
-
+import numpy as np
 import pytest
 import torch
 
 from posenc import attention, models, plots, schemes
-from posenc.explorers import SCHEME_VIEWS, SchemeExplorer
+from posenc.explorers import NO_FRONT_END_HINT, SCHEME_VIEWS, SchemeExplorer
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -20,79 +22,34 @@ def trained():
 
 
 class TestSchemeExplorer:
-    def test_rotary_curve_stays_put_when_the_query_moves_and_the_added_sinusoid_does_not(self):
-        explorer = SchemeExplorer(query_position=100)
-        before = {gid: plots.artist(explorer.figure, gid).get_ydata().copy() for gid in ("rotary", "sinusoidal")}
-        explorer.query_position.value = 400
-        after = {gid: plots.artist(explorer.figure, gid).get_ydata() for gid in ("rotary", "sinusoidal")}
-        torch.testing.assert_close(torch.as_tensor(after["rotary"]), torch.as_tensor(before["rotary"]))
-        assert abs(after["sinusoidal"] - before["sinusoidal"]).max() > 1.0
-        # The curves are the package's scores for notebook 13's word and weights.
-        offsets, scores = plots.artist(explorer.figure, "sinusoidal").get_data()
-        word = torch.randn(64, generator=torch.Generator().manual_seed(1))
-        expected = schemes.same_word_scores(word, attention.projection_weights(d_model=64, seed=0), scheme="sinusoidal",
-                                            query_position=400, offsets=list(offsets))
-        torch.testing.assert_close(torch.as_tensor(scores), expected)
-        assert "query at position 400" in explorer.message.value
-
-    def test_rotary_near_position_0_shows_only_keys_that_exist(self):
-        explorer = SchemeExplorer(query_position=3)
-        offsets, _ = plots.artist(explorer.figure, "rotary").get_data()
-        assert min(offsets) == -3
-
-    def test_alibi_shows_the_chosen_heads_bias(self):
-        explorer = SchemeExplorer(view="alibi", num_heads=8, max_sequence_length=10)
-        explorer.head.value = 3
-        shown = torch.as_tensor(plots.artist(explorer.figure, "bias").get_array().data)
-        expected = schemes.alibi_bias(num_heads=8, max_sequence_length=10, dtype=torch.float64)[3]
-        assert torch.equal(shown.isnan(), expected.isinf())  # masked keys drawn grey
-        torch.testing.assert_close(shown.nan_to_num(), expected.masked_fill(expected.isinf(), 0.0))
-        assert "slope 2^-4 = 0.0625" in plots.artist(explorer.figure, "bias_title").get_text()
-        explorer.causal.value = False
-        shown = torch.as_tensor(plots.artist(explorer.figure, "bias").get_array().data)
-        assert not shown.isnan().any() and torch.equal(shown, shown.T)
-
-    def test_alibi_head_slider_follows_the_number_of_heads(self):
-        explorer = SchemeExplorer(view="alibi", num_heads=8, head=7)
-        explorer.num_heads.value = 3
-        assert explorer.head.max == 2 and explorer.head.value == 2
-        assert "head 2 of 3" in explorer.message.value
-
-    def test_learned_shows_the_table_before_and_after_training(self, trained):
+    def test_the_state_holds_only_the_word_the_weights_and_the_learned_tables(self, trained):
         explorer = SchemeExplorer(view="learned", trained=trained, position=4)
-        for name, table in (("before training", trained.initial_state["position.weight"]),
-                            ("after training", trained.model.position.weight.detach())):
-            q, similarity = plots.artist(explorer.figure, f"{name}_similarity").get_data()
-            assert list(q) == list(range(12)) and similarity[4] == pytest.approx(1.0)
-            torch.testing.assert_close(torch.as_tensor(similarity),
-                                       torch.nn.functional.cosine_similarity(table[4:5], table, dim=-1))
-        assert explorer.position.max == 11
+        word = torch.randn(64, generator=torch.Generator().manual_seed(1))
+        weights = attention.projection_weights(d_model=64, seed=0)
+        assert np.array_equal(np.frombuffer(explorer._word, "<f4"), word.numpy())
+        W = np.frombuffer(explorer._weights, "<f4").reshape(2, 64, 64)
+        assert np.array_equal(W[0], weights.W_Q.numpy()) and np.array_equal(W[1], weights.W_K.numpy())
+        assert explorer._table_shape == [12, 8]
+        tables = np.frombuffer(explorer._tables, "<f4").reshape(2, 12, 8)
+        assert np.array_equal(tables[0], trained.initial_state["position.weight"].numpy())
+        assert np.array_equal(tables[1], trained.model.position.weight.detach().numpy())
+        # The explorer never trains: without a model the learned view has nothing, and says what to pass (in the page).
+        bare = SchemeExplorer()
+        assert bare.trained is None and bare.learned_tables() is None and (bare._tables, bare._table_shape) == (b"", [])
 
-    def test_the_explorer_never_trains_the_learned_view_asks_for_a_trained_model(self):
-        explorer = SchemeExplorer()
-        explorer.view.value = "learned"
-        assert explorer.trained is None and 'trained=models.train("learned")' in explorer.message.value
-
-    def test_each_view_shows_its_own_controls(self, trained):
-        explorer = SchemeExplorer(trained=trained)
-        shown = {}
-        for view in SCHEME_VIEWS:
-            explorer.view.value = view
-            shown[view] = {c.description for box in explorer.controls.children
-                           for c in getattr(box, "children", [box])}
-        assert shown == {"rotary": {"query position p", "base"},
-                         "alibi": {"num_heads", "head", "max_sequence_length", "causal (keys after the query masked)"},
-                         "learned": {"position p"}}
-
-    @pytest.mark.slow
-    @pytest.mark.parametrize("view", SCHEME_VIEWS)
-    def test_every_view_survives_every_slider_end(self, view, trained):
-        explorer = SchemeExplorer(view=view, trained=trained)
-        for slider in (explorer.query_position, explorer.base, explorer.num_heads, explorer.head,
-                       explorer.max_sequence_length, explorer.position):
-            for end in (slider.min, slider.max):
-                slider.value = end
-                assert bytes(explorer.image.value).startswith(PNG_SIGNATURE)
+    def test_settings_are_checked_where_they_are_set(self, trained):
+        explorer = SchemeExplorer(view="alibi", num_heads=8, head=7, trained=trained)
+        explorer.num_heads = 3
+        assert explorer.head == 2  # a head past the new last one moves to it
+        for name, value, error in [("view", "sinusoidal", ValueError), ("base", 1e9, ValueError), ("base", "1e4", TypeError),
+                                   ("query_position", 1001, ValueError), ("query_position", 2.5, TypeError),
+                                   ("num_heads", 17, ValueError), ("head", 3, ValueError),
+                                   ("max_sequence_length", 1, ValueError), ("max_sequence_length", 65, ValueError),
+                                   ("causal", "yes", TypeError), ("position", 12, ValueError)]:
+            with pytest.raises(error, match=name):
+                setattr(explorer, name, value)
+        explorer.view, explorer.position, explorer.causal = "learned", 11, False
+        assert (explorer.view, explorer.position, explorer.causal) == ("learned", 11, False)
 
     def test_bad_arguments_are_refused(self, trained):
         for arguments, error, message in [({"view": "sinusoidal"}, ValueError, "view must be one of"),
@@ -100,15 +57,50 @@ class TestSchemeExplorer:
                                           ({"base": 1e9}, ValueError, "slider's range"),
                                           ({"max_sequence_length": 1}, ValueError, "max_sequence_length"),
                                           ({"trained": "model"}, TypeError, "trained must be"),
-                                          ({"trained": trained, "position": 12}, ValueError, "position")]:
+                                          ({"trained": trained, "position": 12}, ValueError, "position"),
+                                          ({"position": 16}, ValueError, "position")]:
             with pytest.raises(error, match=message):
                 SchemeExplorer(**arguments)
 
-    def test_each_view_draws_a_scheme_in_its_colour(self, trained):
-        explorer = SchemeExplorer(trained=trained)
-        for gid in ("rotary", "sinusoidal", "rotary_at_0", "sinusoidal_at_0"):
-            assert plots.artist(explorer.figure, gid).get_color() == plots.SCHEME_COLOURS[gid.removesuffix("_at_0")]
-        explorer.view.value = "alibi"
-        assert plots.artist(explorer.figure, "head").get_color() == plots.SCHEME_COLOURS["alibi"]
-        explorer.view.value = "learned"
-        assert plots.artist(explorer.figure, "after training_similarity").get_color() == plots.SCHEME_COLOURS["learned"]
+    def test_where_widgets_cannot_render_a_still_picture_of_the_view_and_one_line(self, trained):
+        explorer = SchemeExplorer(view="rotary", query_position=100, trained=trained)  # notebook 13's call
+        for view in SCHEME_VIEWS:
+            explorer.view = view
+            data, _ = explorer._repr_mimebundle_()
+            assert data["text/plain"] == NO_FRONT_END_HINT and "application/vnd.jupyter.widget-view+json" in data
+            assert data["image/png"].startswith(PNG_SIGNATURE), view
+        data, _ = SchemeExplorer(view="learned")._repr_mimebundle_()
+        assert data["text/plain"] == NO_FRONT_END_HINT and "image/png" not in data
+
+    def test_the_still_pictures_are_the_packages_numbers(self, trained):
+        explorer = SchemeExplorer(query_position=3, base=500.0)
+        word = torch.randn(64, generator=torch.Generator().manual_seed(1))
+        for ax, scheme in zip(explorer.figure().axes, ("rotary", "sinusoidal")):
+            offsets, scores = ax.get_lines()[0].get_data()
+            offsets = [int(k) for k in offsets]
+            assert offsets == list(range(-3, 61))  # near position 0, only keys that exist
+            expected = schemes.same_word_scores(word, attention.projection_weights(d_model=64, seed=0), scheme=scheme,
+                                                query_position=3, offsets=offsets, base=500.0)
+            torch.testing.assert_close(torch.as_tensor(scores), expected)
+            assert ax.get_lines()[0].get_color() == plots.SCHEME_COLOURS[scheme]
+        explorer.view, explorer.num_heads, explorer.head = "alibi", 6, 5
+        lines = explorer.figure().axes[0].get_lines()
+        expected = schemes.alibi_bias(num_heads=6, max_sequence_length=16, dtype=torch.float64)[:, -1]
+        torch.testing.assert_close(torch.as_tensor(np.array([line.get_ydata() for line in lines])), expected)
+        assert lines[5].get_color() == plots.SCHEME_COLOURS["alibi"]
+        explorer.num_heads, explorer.head = 16, 12  # 8 lines at most: the first 7 heads and the chosen one
+        assert [line.get_label() for line in explorer.figure().axes[0].get_lines()] == [f"head {h}" for h in [*range(7), 12]]
+        explorer = SchemeExplorer(view="learned", trained=trained, position=4)
+        for line, table in zip(explorer.figure().axes[0].get_lines(), explorer.learned_tables()):
+            torch.testing.assert_close(torch.as_tensor(line.get_ydata(), dtype=torch.float32),
+                                       torch.nn.functional.cosine_similarity(table[4:5], table, dim=-1))
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize("view", SCHEME_VIEWS)
+    def test_every_view_survives_every_setting_at_its_ends(self, view, trained):
+        explorer = SchemeExplorer(view=view, trained=trained)
+        for name, ends in [("query_position", (0, 1000)), ("base", (10**0.3, 1e6)), ("num_heads", (1, 16)),
+                           ("head", (0, 15)), ("max_sequence_length", (2, 64)), ("position", (0, 11))]:
+            for end in ends:
+                setattr(explorer, name, end)
+                assert plots.png_bytes(explorer.figure()).startswith(PNG_SIGNATURE), (name, end)

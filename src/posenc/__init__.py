@@ -7,7 +7,7 @@
     builder     the table as the package builds it, within 2e-7 at every position; the column frequencies
     attention   X + PE -> Q, K, V -> heads, masks, and `attend`: the one attention core of the package
     plots       matplotlib figures (pure functions returning a Figure): style, matrices, curves, diagrams
-    explorers   ipywidgets explorers, one module each, on a shared redraw engine
+    explorers   the explorers: anywidgets that compute and draw in the page, one module each
     exercises   answer checkers that name the learner's mistake, by topic, on a shared feedback core
     schemes     other position schemes: a learned table, rotary (RoPE, one rotation), ALiBi (one bias)
     task        the order tasks (previous token, repeat the block) and the order-blind guess

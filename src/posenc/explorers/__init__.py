@@ -2,16 +2,15 @@
 
     encoding_explorer   EncodingExplorer: the sinusoidal table as heatmap, curves, wavelengths, similarity
     pipeline_explorer   PipelineExplorer: a sentence -> padded tokens, one-hot, X, PE, X + PE
-                        (both anywidgets: computed and drawn in the page by their .js files, after explorer_common.js,
-                        so they move without a kernel, on a static page too)
-    engine              the kernel-side redraw engine of the scheme explorer: Picture (blitting), Debounced, Explorer
     scheme_explorer     SchemeExplorer: one view per position scheme (RoPE, ALiBi, a learned table)
 
-Each explorer module holds its own pictures and the code that updates them.
+All three are anywidgets: Python holds the settings and what only the package computes; each explorer's .js file
+(after the shared explorer_common.js, see _front_end.py) computes and draws the rest in the page, so it moves without
+a kernel, on a static page too. Where widgets cannot render, each shows a still picture and NO_FRONT_END_HINT.
 """
 
+from ._front_end import NO_FRONT_END_HINT
 from .encoding_explorer import VIEWS, EncodingExplorer
-from .engine import NO_FRONT_END_HINT
 from .pipeline_explorer import PipelineExplorer
 from .scheme_explorer import SCHEME_VIEWS, SchemeExplorer
 

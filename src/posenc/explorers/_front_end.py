@@ -1,12 +1,29 @@
-"""The explorers' front ends: each is one ES module, the shared explorer_common.js followed by the explorer's own file."""
+"""What the explorers share on the Python side: their ES module (the shared explorer_common.js followed by the
+explorer's own file), the one line shown where widgets cannot render, and the base slider's range."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .._validate import check_base
+
 HERE = Path(__file__).resolve().parent
+# The one line beside the still picture, as every explorer says it (and tests/lab_browser.py looks for it).
+NO_FRONT_END_HINT = (
+    "If you see this line instead of sliders, this front end cannot show widgets: open the notebook "
+    "in JupyterLab (`make lab`), which has ipywidgets installed, and run the cell again."
+)
+BASE_RANGE = (10**0.3, 10**6)  # the base sliders' ends (their steps are powers of 10)
 
 
 def module(name: str) -> str:
     """The ES module of the explorer whose own front end is the file `name` beside this one."""
     return (HERE / "explorer_common.js").read_text(encoding="utf-8") + "\n" + (HERE / name).read_text(encoding="utf-8")
+
+
+def check_slider_base(base: object) -> float:
+    """A base the explorers' base slider can show (the slider would move any other value to an end without a word)."""
+    base = check_base(base)
+    if not BASE_RANGE[0] <= base <= BASE_RANGE[1]:
+        raise ValueError(f"base must lie in the slider's range [{BASE_RANGE[0]:.4g}, {BASE_RANGE[1]:.4g}], got {base!r}")
+    return base

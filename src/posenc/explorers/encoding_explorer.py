@@ -19,8 +19,7 @@ import traitlets
 from .. import plots
 from .._validate import check_flag, check_size, short
 from ..builder import DEFAULT_BASE, sinusoidal_encoding
-from ._front_end import module
-from .engine import NO_FRONT_END_HINT, check_slider_base
+from ._front_end import NO_FRONT_END_HINT, check_slider_base, module
 
 __all__ = ["VIEWS", "MAX_ENTRIES", "STILL_HINT", "EncodingExplorer"]
 
