@@ -1,6 +1,6 @@
 // The scheme explorer's front end (anywidget): RoPE against the added sinusoid, ALiBi's bias, a learned table.
 //
-// Python puts into the model only what the package alone computes: notebook 13's word and its W_Q and W_K (float32,
+// Python puts into the model only what the package alone computes: the schemes notebook's word and its W_Q and W_K (float32,
 // d_model 64) and, given a trained model, its learned position table before and after training. The rest is computed
 // here in float64, as posenc.schemes computes it (same_word_scores, alibi_slopes, alibi_bias, and the rows' cosine
 // similarity), and drawn on a canvas in the same event as the key press. For tests and benchmarks the root element

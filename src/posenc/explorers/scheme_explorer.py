@@ -5,7 +5,7 @@
     learned  a learned table before and after training, and how alike one row is to every row
 
 An `anywidget` widget, as EncodingExplorer: Python holds the settings (traitlets, checked where they are set) and puts
-into the widget's state only what the package alone computes, notebook 13's word and its W_Q and W_K (rotary), and
+into the widget's state only what the package alone computes, the schemes notebook's word and its W_Q and W_K (rotary), and
 a trained model's learned table before and after training (learned). The front end, scheme_explorer.js beside this
 file (after explorer_common.js), computes the rest (RoPE's and the sinusoid's scores in float64, ALiBi's slopes and
 bias, cosine similarities) and draws it on a canvas in the same event as the key press, with or without a kernel.
