@@ -10,7 +10,7 @@ PACKAGE = ROOT / "src" / "posenc"
 # The frozen copy of the notebooks' markdown that the subword tokenizer trains on: data, not prose about the
 # notebooks, and frozen, so renumbering a notebook never changes it (and changing it would change the tokenizer).
 FROZEN = {PACKAGE / "data" / "notebook_text.md"}
-FILES = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix in {".py", ".md", ".txt", ".json", ".toml"}
+FILES = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix in {".py", ".js", ".md", ".txt", ".json", ".toml"}
                and "__pycache__" not in p.parts and p not in FROZEN)
 
 NOTEBOOK_NUMBER = [
