@@ -1,19 +1,11 @@
-"""The checker of shuffled attention weights, fed the wrong answers a learner gives; and the fact it rests on: without
-a causal mask, a whole encoder is permutation-equivariant."""
-
-import json
-from pathlib import Path
+"""The checker of shuffled attention weights, fed the wrong answers a learner gives; and the facts 09 rests on: without
+a causal mask, a whole encoder is permutation-equivariant; with one, a word's output depends on the words up to it, in
+any order."""
 
 import pytest
 import torch
 
-from posenc import exercises
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def notebook_text(name: str) -> str:
-    return "\n".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / name).read_text())["cells"])
+from posenc import attention, exercises
 
 
 class TestPermutedWeights:
@@ -21,13 +13,6 @@ class TestPermutedWeights:
 
     def check(self, answer, order):
         return exercises.check_permuted_weights(answer, weights=self.weights, order=order)
-
-    def test_the_notebooks_order_is_not_its_own_inverse(self):
-        # With an involution, argsort(order) == order and the inverse-permutation mistake would pass as correct.
-        text = notebook_text("09_why_positions_matter.ipynb")
-        order = json.loads(text.split("check_permuted_weights(my_shuffled, weights=attention_weights, order=")[1]
-                           .split(")")[0])
-        assert torch.argsort(torch.tensor(order)).tolist() != order
 
     @pytest.mark.parametrize("order", [[3, 0, 1, 2], [1, 2, 3, 0], [2, 0, 3, 1]])
     def test_each_mistake_is_named(self, order):
@@ -54,3 +39,14 @@ def test_a_whole_encoder_without_a_causal_mask_is_permutation_equivariant():
         assert torch.allclose(layer(x[:, order]), layer(x)[:, order], atol=1e-5)
         causal = torch.nn.Transformer.generate_square_subsequent_mask(5)
         assert not torch.allclose(layer(x[:, order], mask=causal), layer(x, mask=causal)[:, order], atol=1e-3)
+
+
+def test_with_a_causal_mask_a_words_output_depends_on_the_set_of_words_up_to_it():
+    # 09's Exercise 2: swap the first two words and only the rows of the words after both keep their output.
+    x = torch.randn(5, 8, generator=torch.Generator().manual_seed(0))
+    weights = attention.projection_weights(d_model=8, seed=0)
+    swap = torch.tensor([1, 0, 2, 3, 4])
+    plain, _ = attention.self_attention(x, weights, causal=True)
+    swapped, _ = attention.self_attention(x[swap], weights, causal=True)
+    same = [bool(torch.allclose(plain[i], swapped[swap][i], atol=1e-6)) for i in range(5)]
+    assert same == [False, False, True, True, True]

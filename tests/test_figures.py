@@ -58,6 +58,9 @@ FIGURES = {
                                                          title="error", reference_slope=2.0**-24),
     "lines_figure": lambda: plots.lines_figure([0, 1, 2], {"a": [0, 1, 2], "b": [2, 1, 0]}, title="t", xlabel="x",
                                                ylabel="y"),
+    "lines_figure, marked on a log2 axis": lambda: plots.lines_figure(
+        list(range(1, 256)), {"a": [1 / k for k in range(1, 256)], "b": [k / 255 for k in range(1, 256)]}, title="t",
+        xlabel="x", ylabel="y", marks=[1, 2, 4, 8, 16, 32, 64, 128, 255], log2_x=True),
     "accuracy_by_length": lambda: plots.accuracy_by_length({"none": {16: 0.2, 32: 0.1}, "learned": {16: 1.0, 32: None}},
                                                            trained=(8, 16), baseline={16: 0.25, 32: 0.2}),
     "benchmark_figure": lambda: plots.benchmark_figure(_benchmark_results()),
@@ -172,6 +175,33 @@ def test_similarity_profile_is_fitted_to_its_data():
     profile = plots.artist(fig, "profile")
     offsets = profile.get_xdata()
     assert tuple(profile.axes.get_xlim()) == (offsets.min() - 0.5, offsets.max() + 0.5)
+
+
+def test_the_similarity_colour_bar_lies_under_the_matrix_not_beside_the_profile():
+    # Beside the matrix, the bar's label stood right next to the profile's axis and read as the profile's label.
+    fig = plots.similarity_figure(sinusoidal_encoding(max_sequence_length=64, d_model=64), position=10)
+    FigureCanvasAgg(fig).draw()
+    image, profile = plots.artist(fig, "matrix"), plots.artist(fig, "profile")
+    bar = image.colorbar
+    assert bar.orientation == "horizontal" and bar.ax.get_xlabel() == "PE[p] . PE[q]"
+    assert bar.ax.get_position().y1 < image.axes.get_position().y0
+    assert profile.axes.yaxis.get_label_position() == "left" and profile.axes.get_xlabel() == "offset q - p"
+
+
+def test_lines_put_their_markers_at_the_marks_and_a_log2_axis_reads_plain_numbers():
+    x = list(range(1, 256))
+    marks = [1, 2, 4, 8, 16, 32, 64, 128, 255]
+    fig = plots.lines_figure(x, {"a": [1 / k for k in x], "b": [k / 255 for k in x]}, title="t", xlabel="x",
+                             ylabel="y", marks=marks, log2_x=True)
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    for line in ax.get_lines():
+        assert [x[i] for i in line.get_markevery()] == marks
+    assert ax.get_xscale() == "log" and "16" in [t.get_text() for t in ax.get_xticklabels()]
+    with pytest.raises(ValueError, match="marks"):
+        plots.lines_figure(x, {"a": x}, title="t", xlabel="x", ylabel="y", marks=[0.5])
+    with pytest.raises(ValueError, match="log2_x"):
+        plots.lines_figure([0, 1], {"a": [0, 1]}, title="t", xlabel="x", ylabel="y", log2_x=True)
 
 
 def test_benchmark_series_differ_in_colour_marker_and_line_style():

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import torch
 from matplotlib.colors import is_color_like
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from .._validate import check_base, check_flag, check_size, check_str, check_table_fits, is_real, is_sequence, short
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
@@ -177,11 +178,15 @@ def _series(name: str, series: object, count: int, *, missing: bool = False) -> 
 
 
 def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str, xlabel: str, ylabel: str,
-                 colours: dict[str, str] | None = None) -> Figure:
+                 colours: dict[str, str] | None = None, marks: Sequence[float] | None = None,
+                 log2_x: bool = False) -> Figure:
     """One line per entry of `series` against `x`, each with its own colour, marker and line style.
 
     `colours` (label -> colour) sets the colour of some lines, e.g. a scheme's colour from
-    `SCHEME_COLOURS`; the marker and line style still differ from line to line.
+    `SCHEME_COLOURS`; the marker and line style still differ from line to line. `marks` (values
+    of `x`) puts the markers there, e.g. at the x of a printed table, so that its numbers can be
+    read off the lines; without it, about 12 markers a line. `log2_x` draws x on a base-2 log
+    scale (x must then be positive), ticks at powers of two.
     """
     if not is_sequence(x) or not 1 <= len(x) <= 10_000:
         raise TypeError(f"x must be a list of 1 to 10000 numbers, got {short(x)}")
@@ -194,13 +199,28 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
                                                 for label, colour in colours.items()):
         raise ValueError(f"colours must be a dict of labels of series -> matplotlib colours such as '#0072B2', "
                          f"got {short(colours)}")
+    log2_x = check_flag("log2_x", log2_x)
+    if log2_x and min(xs) <= 0:
+        raise ValueError(f"x must hold positive numbers for log2_x=True, got {short(min(xs))}")
+    marked = None
+    if marks is not None:
+        if not is_sequence(marks) or not 1 <= len(marks) <= len(xs) or not all(is_real(m) for m in marks):
+            raise TypeError(f"marks must be a list of 1 to len(x) = {len(xs)} values of x, got {short(marks)}")
+        missing = [m for m in marks if m not in xs]
+        if missing:
+            raise ValueError(f"marks must be values of x, got {short(missing[0])}, which x does not hold")
+        marked = sorted({xs.index(m) for m in marks})
     fig = new_figure(9, 3.8)
     ax = fig.add_subplot()
     step = max(1, len(xs) // 12)
     for k, (label, values) in enumerate(series.items()):
         # Each line's markers start a little later, so lines that coincide still show all their markers.
         style = {**line_style(k), "color": colours.get(label, line_style(k)["color"])}
-        ax.plot(xs, values, label=label, markersize=4, markevery=(k * step // len(series), step), **style)
+        ax.plot(xs, values, label=label, markersize=4,
+                markevery=marked if marked is not None else (k * step // len(series), step), **style)
+    if log2_x:
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))  # 16, not 16.0 or 2^4
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)

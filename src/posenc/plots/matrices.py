@@ -248,12 +248,12 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
 
 
 def similarity_figure(table: torch.Tensor, *, position: int) -> Figure:
-    """PE[p] . PE[q] for every pair of positions, and row `position` against the offset q - p."""
+    """PE[p] . PE[q] for every pair of positions (colour bar underneath), and row `position` against the offset q - p."""
     table = check_matrix_to_draw("table", table)
     check_table_fits((table.shape[0], table.shape[0]), torch.float32, name="similarity matrix",
                      arguments="table (fewer rows)")
     position = check_size("position", position, minimum=0, maximum=table.shape[0] - 1)
-    fig = new_figure(11, 4.0)
+    fig = new_figure(11, 4.6)
     left, right = fig.subplots(1, 2, width_ratios=[1, 1.3])
     image = left.imshow((table @ table.T).numpy(), cmap=DIVERGING, aspect="equal", interpolation="nearest")
     image.set_gid("matrix")
@@ -261,13 +261,13 @@ def similarity_figure(table: torch.Tensor, *, position: int) -> Figure:
     left.set_xlabel("position q")
     left.set_ylabel("position p")
     left.set_title("every pair of positions", fontsize=10)
-    fig.colorbar(image, ax=left, shrink=0.85, label="PE[p] . PE[q]")
+    # The colour bar lies under the matrix, its label under it: a bar beside the matrix put its label right next to
+    # the profile's axis, where it read as the profile's.
+    fig.colorbar(image, ax=left, orientation="horizontal", location="bottom", shrink=0.8, pad=0.02,
+                 label="PE[p] . PE[q]")
     right.plot([], [], "o-", color=OKABE_ITO[3], markersize=2.5, linewidth=1)[0].set_gid("profile")
     right.axvline(0, color="#555555", linewidth=1, linestyle="--")
     right.set_xlabel("offset q - p")
-    # The same quantity as the colour bar: its label on the far side, not printed again right next to the bar's.
-    right.yaxis.tick_right()
-    right.yaxis.set_label_position("right")
     right.set_ylabel("PE[p] . PE[q]")
     right.set_title("", fontsize=10).set_gid("profile_title")
     # Positions and offsets are whole numbers: no tick at 2.5.
