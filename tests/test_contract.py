@@ -409,6 +409,12 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
         sizes["scores"] = torch.randn(5, 5, generator=torch.Generator().manual_seed(7))
     if name.endswith("check_split_heads"):
         sizes["x"] = torch.arange(80.0).reshape(2, 5, 8)  # 8 columns: num_heads = 8 heads of one column
+    if name.endswith("check_batch_first"):
+        torch.manual_seed(0)
+        sizes["module"] = torch.nn.MultiheadAttention(6, 1, bias=False)  # built for (seq, batch, d_model)
+        sizes["x"] = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(4))  # fed (batch, seq, d_model)
+    if name.endswith("check_packed_weights"):
+        sizes["scores"] = torch.randn(6, 6, generator=torch.Generator().manual_seed(3))  # lengths [2, 3, 1]
     kwargs = {k: v for k, v in sizes.items() if k in parameter_names(checker)}
 
     class Broken(torch.nn.Module):

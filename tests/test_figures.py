@@ -49,6 +49,13 @@ FIGURES = {
                                                          column_labels=[f"t{k}" for k in range(11)]),
     "matrices_figure": lambda: plots.matrices_figure({"X": _matrix(6, 6), "X + PE": _matrix(6, 6, 1)},
                                                      colorbar_label="value", xlabel="dimension", ylabel="token"),
+    "matrices_figure, clipped and masked": lambda: plots.matrices_figure(
+        {"V": _matrix(10, 6) * 2, "output": torch.softmax(_matrix(10, 6, 1), dim=-1)}, value_range=(-2, 2), clip=True,
+        hidden={"output": torch.arange(6) > 3 + torch.zeros(10, 1)}, colorbar_label="value (beyond ±2 clipped)",
+        xlabel="dimension", ylabel="token"),
+    "matrix_figure, masked": lambda: plots.matrix_figure(
+        torch.softmax(_matrix(10, 10), dim=-1), title="weights", value_range=(0, 1), cmap="Blues", symmetric=False,
+        hidden=torch.ones(10, 10, dtype=torch.bool).triu(diagonal=1)),
     "denominators_figure": lambda: plots.denominators_figure(d_model=6),
     "bar_figure": lambda: plots.bar_figure({"X": 1.0, "PE": 2.0}, title="sizes", ylabel="norm"),
     "similarity_figure": lambda: plots.similarity_figure(sinusoidal_encoding(max_sequence_length=128, d_model=64),
@@ -156,6 +163,36 @@ def test_one_hot_cells_read_0_and_1():
     fig = plots.matrix_figure(torch.eye(3), title="one-hot", cmap="Greys", symmetric=False)
     written = {text.get_text() for text in fig.axes[0].texts}
     assert written == {"0", "1"}
+
+
+def test_masked_cells_are_grey_hatched_and_carry_no_number():
+    # A weight the mask set to 0 must not read like a weight that rounds to 0.00.
+    weights = torch.softmax(_matrix(4, 4), dim=-1)
+    hidden = torch.ones(4, 4, dtype=torch.bool).triu(diagonal=1)
+    fig = plots.matrices_figure({"a": weights, "b": weights}, value_range=(0, 1), hidden={"b": hidden})
+    left, right = fig.axes[:2]
+    assert len(left.texts) == 16 and len(right.texts) == 16 - int(hidden.sum())
+    assert len([p for p in right.patches if p.get_hatch()]) == int(hidden.sum()) and not left.patches
+    legend = fig.axes[-1].get_legend()  # the key sits under the colour bar
+    assert legend is not None and [t.get_text() for t in legend.get_texts()] == ["masked"]
+    with pytest.raises(TypeError, match="hidden"):
+        plots.matrices_figure({"a": weights}, hidden={"z": hidden})
+    with pytest.raises(TypeError, match="hidden"):
+        plots.matrix_figure(weights, title="w", hidden=hidden.int())
+    with pytest.raises(ValueError, match="hidden"):
+        plots.matrix_figure(weights, title="w", hidden=hidden[:3])
+
+
+def test_clipping_is_asked_for_and_shown_on_the_colour_bar():
+    values = torch.tensor([[0.5, -4.0], [1.0, 0.2]])
+    with pytest.raises(ValueError, match="value_range"):
+        plots.matrices_figure({"a": values}, value_range=(-2, 2))  # refused unless clipping is asked for
+    with pytest.raises(ValueError, match="value_range"):
+        plots.matrices_figure({"a": values}, clip=True)
+    fig = plots.matrices_figure({"a": values}, value_range=(-2, 2), clip=True)
+    assert fig.axes[0].images[0].get_clim() == (-2.0, 2.0)
+    assert fig.axes[0].images[0].colorbar.extend == "min"  # an arrow at the end a value lies beyond
+    assert "-4.00" in {t.get_text() for t in fig.axes[0].texts}  # the cell still says its own number
 
 
 def test_similarity_uses_a_sequential_map_for_non_negative_data():

@@ -9,7 +9,8 @@
     attention     scores, masks, masked and causal weights, heads, an entry of the scores, shuffled weights
     schemes       RoPE, ALiBi's slopes, which schemes fail on longer inputs
     predictions   "predict, then run": check_prediction
-    batching      position ids of a left-padded batch, a packed row's mask, the next position with a KV cache
+    batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
+                  position ids of a left-padded batch, a packed row's mask, the next position with a KV cache
     stretching    YaRN's attention factor, the slowest pair's wavelength, scores under position interpolation,
                   an ordering predicted before training
 
@@ -35,6 +36,8 @@ inverted, and the softmax over the wrong axis. The heads checker: one `view` wit
 names the scale an answer used (sqrt(d_model), another head's d_k); the module checker a module written for
 (seq, batch, d_model); the position-ids checker pads at a position no table need have; the float32-error checker an
 error measured with a multiplication, in float32, or on the sines instead of the angles.
+The batch-first checker names the bug's own output (the sequences mixed at each position) and its half-fixes; the
+packed-weights checker the causal mask alone (attention across documents) and the blocks without the triangle.
 """
 
 from . import attention, batching, embedding, encoding, precision, predictions, schemes, stretching, tokens, wavelengths

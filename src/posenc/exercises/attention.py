@@ -125,7 +125,8 @@ def check_masked_weights(answer: torch.Tensor | None, *, scores: torch.Tensor, k
         ("No mask: the padded keys still get weight. Set their scores to -inf before the softmax.",
          lambda: torch.softmax(scores, dim=-1)),
         ("The mask came after the softmax: zeroing weights afterwards leaves rows that no longer sum to 1. "
-         "Mask the scores with -inf first, then take the softmax.", lambda: torch.softmax(scores, dim=-1) * keep),
+         "Divide each row by its new sum, or mask the scores with -inf first, then take the softmax.",
+         lambda: torch.softmax(scores, dim=-1) * keep),
         ("The padded scores were set to 0, not -inf: exp(0) = 1, so padding still gets weight. Use float('-inf').",
          lambda: torch.softmax(scores.masked_fill(~keep, 0.0), dim=-1)),
         ("The mask hides rows (queries) instead of columns (keys): it is the padded keys no word may look at, "

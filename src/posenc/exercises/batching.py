@@ -1,14 +1,151 @@
-"""Checkers for batches in a real pipeline: the position ids of a left-padded batch, a packed row's mask, and the
-position a cached decoder gives its next token."""
+"""Checkers for batches: a batch fed to a module built for (seq, batch, d_model), the weights of a packed row, the
+position ids of a left-padded batch, a packed row's mask, and the position a cached decoder gives its next token."""
 
 from __future__ import annotations
 
+import copy
+
 import torch
 
-from .._validate import check_attention_mask, check_size, is_sequence, short
-from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, as_tensor, describe, exercise, first_mistake, not_attempted
+from .._validate import check_attention_mask, check_floating_tensor, check_size, is_sequence, short
+from ..attention import attention_weights
+from .feedback import (
+    CORRECT,
+    MISTAKE,
+    WRONG,
+    Feedback,
+    as_count,
+    as_tensor,
+    close,
+    describe,
+    exercise,
+    first_mistake,
+    not_attempted,
+)
 
-__all__ = ["check_position_ids", "check_packed_mask", "check_next_position"]
+__all__ = ["check_batch_first", "check_packed_weights", "check_position_ids", "check_packed_mask",
+           "check_next_position"]
+
+
+@exercise("a batch-first batch through a sequence-first module")
+def check_batch_first(answer: object, *, module: torch.nn.MultiheadAttention, x: torch.Tensor) -> Feedback:
+    """The output of `module` (an `nn.MultiheadAttention`) on the batch-first `x`, `(batch, seq, d_model)`, read as
+    a batch of sequences: self-attention within each sequence, one output row per token, in `x`'s layout.
+
+    Right whichever way it was fixed: the input transposed to (seq, batch, d_model) and the output back, or the module
+    set to batch_first=True. The bug itself (x fed as it is to a module with batch_first=False, which reads it as
+    (seq, batch, d_model) and mixes the sequences at each position) is a named mistake, and so are its half-fixes.
+    """
+    if not isinstance(module, torch.nn.MultiheadAttention):
+        raise TypeError(f"module must be a torch.nn.MultiheadAttention, got {short(module)}")
+    if not module._qkv_same_embed_dim:
+        raise ValueError("module must have kdim = vdim = embed_dim (one input for queries, keys and values)")
+    check_floating_tensor("x", x, ndim=(3,))
+    if x.shape[-1] != module.embed_dim or not x.numel():
+        raise ValueError(f"x must be a non-empty (batch, seq, {module.embed_dim}) tensor for a module of embed_dim "
+                         f"{module.embed_dim}, got shape {tuple(x.shape)}")
+    # A copy read as (seq, batch, d_model) whatever the learner set on the module, without dropout.
+    reference = copy.deepcopy(module).eval()
+    reference.batch_first = False
+    x = x.detach().to(reference.in_proj_weight.dtype)
+    with torch.no_grad():
+        seq_first = x.transpose(0, 1)
+        expected = reference(seq_first, seq_first, seq_first, need_weights=False)[0].transpose(0, 1)
+        mixed = reference(x, x, x, need_weights=False)[0]  # the bug: the batch read as the sequence
+    batch, seq = x.shape[0], x.shape[1]
+    pair = ""
+    if isinstance(answer, (tuple, list)) and len(answer) == 2 and isinstance(answer[0], torch.Tensor):
+        answer, pair = answer[0], " (the module returns (output, weights): the output is the first)"
+    answer = as_tensor(answer, f"the output, a ({batch}, {seq}, {x.shape[-1]}) tensor")
+    if isinstance(answer, Feedback):
+        return answer
+    if close(answer, expected, atol=1e-5):
+        return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}; each of the {batch} sequences attends "
+                                 f"within itself, over its {seq} tokens{pair}.")
+    if close(answer, mixed, atol=1e-5):
+        return Feedback(MISTAKE, f"That is the bug's output: with batch_first=False the module reads ({batch}, {seq}, "
+                                 f"d_model) as {batch} positions of a batch of {seq}, so token t of each sequence "
+                                 "attends to token t of every sequence, and to no other token of its own. Transpose "
+                                 "the input to (seq, batch, d_model) and the output back, or set batch_first=True.")
+    mistakes = [
+        (f"The right numbers in the module's layout, (seq, batch, d_model) = ({seq}, {batch}, {x.shape[-1]}): turn "
+         "the output back with .transpose(0, 1), to one row per sequence as in x.", expected.transpose(0, 1)),
+        ("Only the output was transposed: the module still read the sequences as positions and mixed them. "
+         "Transpose the input too, before the module.", mixed.transpose(0, 1)),
+        ("That is x itself, not the module's output.", x),
+    ]
+    mistake = first_mistake(lambda wrong: close(answer, wrong, atol=1e-5), mistakes)
+    if mistake:
+        return mistake
+    if tuple(answer.shape) == tuple(expected.shape):
+        return Feedback(WRONG, f"The right shape, {tuple(expected.shape)}, but other numbers. A new module draws new "
+                               "random weights: run this module, on its input transposed (and the output back), or "
+                               "with batch_first=True set on it.")
+    return Feedback(WRONG, f"Got {describe(answer)}; expected the module's output on x, shape {tuple(expected.shape)}, "
+                           "each sequence attending within itself.")
+
+
+@exercise("attention weights of a packed row")
+def check_packed_weights(answer: object, *, scores: torch.Tensor, lengths: list[int]) -> Feedback:
+    """The causal attention weights of documents of `lengths` packed in one row: a key is visible to a query when
+    both are in one document and the key is not after the query; softmax over each row of `scores` masked with -inf."""
+    lengths = _check_lengths(lengths)
+    seq = sum(lengths)
+    check_floating_tensor("scores", scores, ndim=(2,))
+    if tuple(scores.shape) != (seq, seq):
+        raise ValueError(f"scores must be ({seq}, {seq}) for documents of lengths {lengths}, got {tuple(scores.shape)}")
+    scores = scores.detach().cpu().double()
+    document = torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
+    same = document[:, None] == document[None, :]
+    causal = torch.ones(seq, seq, dtype=torch.bool).tril()
+    visible = same & causal
+    expected = attention_weights(scores, mask=visible)
+    # Hiding the diagonal too leaves a document's first token no key at all (NaN): keep NaN to recognise it.
+    answer = as_tensor(answer, f"the weights, a ({seq}, {seq}) tensor", allow_nan=True)
+    if isinstance(answer, Feedback):
+        return answer
+    shown = describe(answer)
+    if answer.dtype == torch.bool or (answer.shape == expected.shape and torch.equal(answer.double(), visible.double())):
+        if answer.shape == expected.shape and torch.equal(answer.bool(), visible):
+            return Feedback(MISTAKE, "That is the right mask, not the weights: fill the scores with -inf where it is "
+                                     "False, then take the softmax of each row.")
+        return Feedback(WRONG, f"Got {shown}: a mask. The answer is the weights: softmax of the scores, "
+                               "with -inf where a query may not look.")
+    answer = torch.nan_to_num(answer.double(), nan=0.0, posinf=0.0, neginf=0.0)
+    if close(answer, expected):
+        return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}; each token attends to its own document's "
+                                 "tokens up to itself, as if its document were alone in the row.")
+
+    def softmax_keeping(keep: torch.Tensor, fill: float = float("-inf"), dim: int = -1) -> torch.Tensor:
+        return torch.softmax(scores.masked_fill(~keep, fill), dim=dim)
+
+    mistakes = [
+        ("The bug itself, the causal mask alone: each token still attends to the documents before its own. Keep a key "
+         "only if it is in the query's document too: and the causal mask with document[:, None] == document[None, :].",
+         lambda: softmax_keeping(causal)),
+        ("No mask at all: every token sees every document, before and after it. Keep the keys of the query's own "
+         "document, up to the query.", lambda: torch.softmax(scores, dim=-1)),
+        ("The document blocks without the causal triangle: each token sees the later tokens of its own document. A "
+         "decoder hides the future inside each document too: and the blocks with the causal mask.",
+         lambda: softmax_keeping(same)),
+        ("The diagonal is hidden: a token may look at itself (and without it each document's first token sees "
+         "nothing, NaN). Keep c <= r, torch.tril.", lambda: softmax_keeping(visible & ~torch.eye(seq, dtype=torch.bool))),
+        ("The mask came after the softmax: zeroing weights afterwards leaves rows that no longer sum to 1. Fill the "
+         "scores with -inf first, then take the softmax.", lambda: softmax_keeping(causal) * visible),
+        ("The same zeroing after the softmax, on unmasked weights: rows no longer sum to 1. Fill the scores with -inf "
+         "first, then take the softmax.", lambda: torch.softmax(scores, dim=-1) * visible),
+        ("The hidden scores were set to 0, not -inf: exp(0) = 1, so the other documents still get weight. Use "
+         "float('-inf').", lambda: softmax_keeping(visible, fill=0.0)),
+        ("The mask is inverted: masked_fill puts -inf where its mask is True, so give it the pairs to hide, "
+         "~(same document & causal).", lambda: softmax_keeping(~visible)),
+        ("The softmax ran down the columns (dim=-2): each query's row must sum to 1, so use dim=-1.",
+         lambda: softmax_keeping(visible, dim=-2)),
+    ]
+    mistake = first_mistake(lambda weights: close(answer, torch.nan_to_num(weights, nan=0.0)), mistakes)
+    if mistake:
+        return mistake
+    return Feedback(WRONG, f"Got {shown}; expected softmax(scores with -inf wherever the key is in another document "
+                           f"or after the query), shape {tuple(expected.shape)}.")
 
 
 def _check_attention_mask(attention_mask: object) -> torch.Tensor:

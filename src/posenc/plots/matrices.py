@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import matplotlib
 import torch
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from .._validate import (
@@ -62,12 +63,15 @@ def _check_matrix_options(rows: int, columns: int, *, cmap: object, symmetric: o
     return _check_labels("row_labels", row_labels, rows), _check_labels("column_labels", column_labels, columns)
 
 
-def _write_values(ax, values: torch.Tensor, vmin: float, vmax: float, *, symmetric: bool, fontsize: float) -> None:
-    """Each value in its cell: white on the dark ends of the colour map, black elsewhere."""
+def _write_values(ax, values: torch.Tensor, vmin: float, vmax: float, *, symmetric: bool, fontsize: float,
+                  hidden: torch.Tensor | None = None) -> None:
+    """Each value in its cell: white on the dark ends of the colour map, black elsewhere; none in a hidden cell."""
     limit = max(abs(vmin), abs(vmax)) or 1.0
     whole = bool((values == values.round()).all())  # one-hot rows, counts: "1", not "1.00"
     for r in range(values.shape[0]):
         for c in range(values.shape[1]):
+            if hidden is not None and bool(hidden[r, c]):
+                continue
             value = float(values[r, c])
             strength = abs(value) / limit if symmetric else (value - vmin) / ((vmax - vmin) or 1.0)
             ax.text(c, r, f"{value:.0f}" if whole else _cell_text(value), ha="center", va="center", fontsize=fontsize,
@@ -84,12 +88,44 @@ def _check_labels(name: str, labels: object, count: int) -> list[str] | None:
     return list(labels)
 
 
+# Masked cells: grey and hatched, so that a weight the mask set to 0 is not read as a weight that rounds to 0.00.
+HIDDEN_COLOUR, HIDDEN_HATCH = "#C8C8C8", "////"
+
+
+def _check_hidden(name: str, hidden: object, shape: tuple[int, int]) -> torch.Tensor:
+    """A bool matrix of the picture's shape: True where a cell is masked."""
+    if not isinstance(hidden, torch.Tensor) or hidden.dtype != torch.bool or hidden.is_meta:
+        raise TypeError(f"{name} must be a bool torch.Tensor, True where a cell is masked, got {short(hidden)}")
+    if tuple(hidden.shape) != shape:
+        raise ValueError(f"{name} must have the matrix's shape {shape}, got {tuple(hidden.shape)}")
+    return hidden.detach().cpu()
+
+
+def _draw_hidden(ax, hidden: torch.Tensor) -> None:
+    for r, c in hidden.nonzero().tolist():
+        ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=HIDDEN_COLOUR, hatch=HIDDEN_HATCH,
+                               edgecolor="white", linewidth=0))
+
+
+def _hidden_legend(bar) -> None:
+    """The key to the grey hatched cells, under the colour bar they are not part of."""
+    bar.ax.legend(handles=[Patch(facecolor=HIDDEN_COLOUR, hatch=HIDDEN_HATCH, edgecolor="white", label="masked")],
+                  loc="upper center", bbox_to_anchor=(0.5, -0.04), fontsize=8, frameon=False, handlelength=1.5)
+
+
+def _colour_extend(values: torch.Tensor, low: float, high: float) -> str:
+    """Which ends of a clipped colour bar get an arrow: the ends some value lies beyond."""
+    below, above = bool((values < low).any()), bool((values > high).any())
+    return {(True, True): "both", (True, False): "min", (False, True): "max"}.get((below, above), "neither")
+
+
 def _colour_scale(values: torch.Tensor, value_range: object, *, symmetric: bool,
-                  name: str) -> tuple[float, float, bool]:
+                  name: str, clip: bool = False) -> tuple[float, float, bool]:
     """(vmin, vmax, symmetric) of a picture's colour scale: `value_range` when given, else from the values.
 
     A fixed range makes pictures comparable (attention weights always on 0 to 1); a value
-    outside it would take the colour of its end silently, so it is refused.
+    outside it would take the colour of its end silently, so it is refused, unless `clip`
+    (the caller says so in the colour bar's label, and the bar gets an arrow at that end).
     """
     if value_range is None:
         limit = float(values.abs().max()) or 1.0
@@ -101,7 +137,7 @@ def _colour_scale(values: torch.Tensor, value_range: object, *, symmetric: bool,
                          f"got {short(value_range)}")
     low, high = float(value_range[0]), float(value_range[1])
     slack = 1e-6 * (high - low)  # float rounding: a softmax weight of 1 may come out a hair above it
-    if values.numel() and (float(values.min()) < low - slack or float(values.max()) > high + slack):
+    if not clip and values.numel() and (float(values.min()) < low - slack or float(values.max()) > high + slack):
         raise ValueError(f"{name} must lie within value_range {(low, high)}, got values from {float(values.min()):.4g} "
                          f"to {float(values.max()):.4g}")
     return low, high, symmetric and low == -high
@@ -169,15 +205,18 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
 def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", ylabel: str = "row",
                   row_labels: Sequence[str] | None = None, column_labels: Sequence[str] | None = None,
                   cmap: str = DIVERGING, symmetric: bool = True, colorbar_label: str = "value",
-                  value_range: tuple[float, float] | None = None) -> Figure:
+                  value_range: tuple[float, float] | None = None, hidden: torch.Tensor | None = None) -> Figure:
     """Any small matrix (one-hot rows, X, scores) as an annotated image, at most 100 x 100 (one tick per row and column).
 
     A matrix of whole numbers (one-hot rows) gets a colour bar with whole-number ticks.
     `value_range=(low, high)` fixes the colour scale (attention weights: `(0, 1)`); by
-    default it spans the values, symmetric about 0 when `symmetric`.
+    default it spans the values, symmetric about 0 when `symmetric`. `hidden`, a bool
+    matrix of the same shape, draws the cells a mask hides grey and hatched, without a number.
     """
     values = check_matrix_to_draw("matrix", matrix)
     rows, columns = values.shape
+    if hidden is not None:
+        hidden = _check_hidden("hidden", hidden, (rows, columns))
     if max(rows, columns) > MAX_LABELLED_SIDE:
         raise ValueError(f"matrix must be at most {MAX_LABELLED_SIDE} x {MAX_LABELLED_SIDE} (a tick per row and column), "
                          f"got shape {tuple(values.shape)}; draw a large table with encoding_heatmap")
@@ -193,7 +232,10 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     if bool((values == values.round()).all()) and vmax - vmin <= 10:
         bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
     if rows * columns <= 200:
-        _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7.5)
+        _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7.5, hidden=hidden)
+    if hidden is not None and bool(hidden.any()):
+        _draw_hidden(ax, hidden)
+        _hidden_legend(bar)
     ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
                   rotation=90 if column_labels is not None else 0)
     ax.set_yticks(range(rows), row_labels if row_labels is not None else range(rows))
@@ -206,13 +248,18 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
 def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[str] | None = None,
                     column_labels: Sequence[str] | None = None, cmap: str = DIVERGING, symmetric: bool = True,
                     colorbar_label: str = "value", xlabel: str = "column", ylabel: str = "row",
-                    value_range: tuple[float, float] | None = None) -> Figure:
+                    value_range: tuple[float, float] | None = None, clip: bool = False,
+                    hidden: dict[str, torch.Tensor] | None = None) -> Figure:
     """Small matrices side by side on ONE colour scale, so equal colours mean equal numbers across panels.
 
     `matrices` maps each panel's title to its matrix; all must have one shape (at most
     30 x 30, each value written in its cell when there is room). `value_range=(low, high)`
-    fixes the scale (attention weights: `(0, 1)`); by default it spans the values.
-    Matrices of whole numbers (masks as 0 and 1) get whole-number ticks on the colour bar.
+    fixes the scale (attention weights: `(0, 1)`); by default it spans the values. With
+    `clip=True` a value beyond `value_range` takes the colour of its end (the colour bar gets
+    an arrow there, and its label should say so): one outlier no longer pales every other cell.
+    `hidden` maps a panel's title to a bool matrix, True where a mask hides the cell: drawn
+    grey and hatched, without a number. Matrices of whole numbers (masks as 0 and 1) get
+    whole-number ticks on the colour bar.
     """
     if not isinstance(matrices, dict) or not 1 <= len(matrices) <= 4:
         raise TypeError(f"matrices must be a dict of 1 to 4 titles -> matrices, got {short(matrices)}")
@@ -224,26 +271,40 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     rows, columns = shapes.pop()
     if max(rows, columns) > 30:
         raise ValueError(f"matrices must be at most 30 x 30 to be compared cell by cell, got ({rows}, {columns})")
+    clip = check_flag("clip", clip)
+    if clip and value_range is None:
+        raise ValueError("clip=True needs value_range=(low, high): the range beyond which values are clipped")
+    if hidden is None:
+        hidden = {}
+    if not isinstance(hidden, dict) or not set(hidden) <= set(panels):
+        raise TypeError(f"hidden must be None or a dict from some of the panels' titles {list(panels)} to bool "
+                        f"matrices, got {short(hidden)}")
+    hidden = {title: _check_hidden(f"hidden[{title!r}]", mask, (rows, columns)) for title, mask in hidden.items()}
     row_labels, column_labels = _check_matrix_options(rows, columns, cmap=cmap, symmetric=symmetric,
                                                       row_labels=row_labels, column_labels=column_labels,
                                                       colorbar_label=colorbar_label, xlabel=xlabel, ylabel=ylabel)
     everything = torch.stack(list(panels.values()))
-    vmin, vmax, symmetric = _colour_scale(everything, value_range, symmetric=symmetric, name="matrices")
+    vmin, vmax, symmetric = _colour_scale(everything, value_range, symmetric=symmetric, name="matrices", clip=clip)
     fig = new_figure(min(14, 1.6 + len(panels) * (0.9 + 0.42 * columns)), min(7, 1.6 + 0.36 * rows))
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     for ax, (title, values) in zip(axes, panels.items()):
         image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
         if rows * columns <= 120:
-            _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7)
+            _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7, hidden=hidden.get(title))
+        if title in hidden:
+            _draw_hidden(ax, hidden[title])
         ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
                       rotation=90 if column_labels is not None else 0, fontsize=8)
         ax.set_title(title, fontsize=10)
         ax.set_xlabel(xlabel)
     axes[0].set_yticks(range(rows), row_labels if row_labels is not None else range(rows), fontsize=8)
     axes[0].set_ylabel(ylabel)
-    bar = fig.colorbar(image, ax=list(axes), shrink=0.9, label=colorbar_label)
+    extend = _colour_extend(everything, vmin, vmax) if clip else "neither"
+    bar = fig.colorbar(image, ax=list(axes), shrink=0.9, label=colorbar_label, extend=extend)
     if bool((everything == everything.round()).all()) and vmax - vmin <= 10:
         bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
+    if any(bool(mask.any()) for mask in hidden.values()):
+        _hidden_legend(bar)
     return fig
 
 
