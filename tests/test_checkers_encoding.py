@@ -1,5 +1,6 @@
-"""The checkers of the encoding table, fed the wrong answers a learner gives (the pitfalls' slide code, the columns
-that repeat within a table); and the facts stated about the wavelengths and the pitfalls."""
+"""The checkers of the encoding table, fed the wrong answers a learner gives (the pitfalls' slide code, the sizes read
+the wrong way round, the columns that repeat within a table, where a column turns negative); and the facts stated about
+the wavelengths and the pitfalls."""
 
 import math
 import re
@@ -67,6 +68,48 @@ class TestRepeatingColumns:
     def test_the_other_base_is_named(self):
         feedback = exercises.check_repeating_columns(34, d_model=128, max_sequence_length=64, base=10.0)
         assert feedback.status == "mistake" and "base 10,000" in feedback.message
+
+
+# Where a column first turns negative (03, Exercise 1) -------------------------------------------------------
+
+
+class TestFirstNegative:
+    def check(self, answer, column=2, d_model=6):
+        return exercises.check_first_negative(answer, column=column, d_model=d_model)
+
+    @pytest.mark.parametrize("column,d_model", [(0, 6), (1, 6), (2, 6), (3, 6), (4, 6), (10, 128), (41, 128)])
+    def test_the_accepted_position_is_where_the_table_first_goes_below_zero(self, column, d_model):
+        values = sinusoidal_encoding(max_sequence_length=20_000, d_model=d_model, dtype=torch.float64)[:, column]
+        first = int((values < 0).nonzero()[0])
+        assert self.check(first, column, d_model).correct
+        assert not self.check(first - 1, column, d_model).correct and not self.check(first + 1, column, d_model).correct
+
+    @pytest.mark.parametrize("answer", [68, 68.0, torch.tensor(68), torch.tensor([68.0])])
+    def test_the_answer_in_any_numeric_form(self, answer):
+        assert self.check(answer).correct
+
+    @pytest.mark.parametrize("answer,words", [
+        (67, "One too early"), (67.68, "where the angle reaches pi"), (135, "whole wavelength"),
+        (136, "whole wavelength"), (34, "at its peak"), (22, "the denominator 10000^(2/6) itself"),
+    ])
+    def test_each_mistake_is_named(self, answer, words):
+        feedback = self.check(answer)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_a_cosine_column_has_its_own_mistakes(self):
+        assert self.check(34, column=3).correct
+        sine_answer = self.check(68, column=3)
+        assert sine_answer.status == "mistake" and "a cosine" in sine_answer.message and "pi / 2" in sine_answer.message
+
+    @pytest.mark.parametrize("answer,words", [(50, "not yet below zero"), (100, "already was"),
+                                              (200, "first negative stretch comes earlier"), (-5, "no position")])
+    def test_other_positions_say_which_way_to_look(self, answer, words):
+        feedback = self.check(answer)
+        assert feedback.status == "wrong" and words in feedback.message and "68" not in feedback.message
+
+    @pytest.mark.parametrize("junk", [None, "68", [68, 69], float("nan"), float("inf"), 1e300, 67.5, True, object()])
+    def test_junk_is_answered_without_raising(self, junk):
+        assert not self.check(junk).correct
 
 
 def test_the_quoted_wavelengths():
@@ -137,6 +180,55 @@ class TestTableChecker:
         # 03, 04 and 11 store this exact line: it must not change.
         assert str(self.check(self.table)) == ("✔ Correct: a (10, 6) table, sin and cos interleaved, matching the "
                                                "formula to 1e-4.")
+
+
+# The sizes read the wrong way round (04, Exercises 1 and 2) -------------------------------------------------
+
+
+def read_the_wrong_way_round(X):
+    """04's code: `d, L = X.shape` on X of shape (max_sequence_length, d_model), then the notebook's steps."""
+    d, L = X.shape
+    position = torch.arange(L, dtype=torch.float32).reshape(L, 1)
+    denominator = torch.pow(10000, torch.arange(0, d, 2).float() / d)
+    return torch.flatten(torch.stack([torch.sin(position / denominator), torch.cos(position / denominator)], dim=2), 1, 2)
+
+
+class TestSwappedSizes:
+    def check_shape(self, answer, max_sequence_length=10, d_model=6):
+        return exercises.check_swapped_table_shape(answer, max_sequence_length=max_sequence_length, d_model=d_model)
+
+    @pytest.mark.parametrize("length,d_model", [(10, 6), (9, 6), (4, 10), (7, 7)])
+    def test_the_accepted_shape_is_what_the_code_builds(self, length, d_model):
+        shape = tuple(read_the_wrong_way_round(torch.zeros(length, d_model)).shape)
+        for form in (shape, list(shape), torch.Size(shape), tuple(float(n) for n in shape)):
+            assert self.check_shape(form, length, d_model).correct, form
+
+    @pytest.mark.parametrize("answer,words", [
+        ((10, 6), "the shape the code means to build"), ((10, 6), "d = 10 and L = 6"),
+        ((10, 6), "6 positions"),
+    ])
+    def test_the_intended_shape_is_named(self, answer, words):
+        feedback = self.check_shape(answer)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_the_right_sizes_in_the_wrong_order_and_an_odd_size(self):
+        # With an odd max_sequence_length the shape read the wrong way is not the intended shape transposed.
+        assert "wrong order" in self.check_shape((10, 6), max_sequence_length=9, d_model=6).message
+        odd = self.check_shape((6, 9), max_sequence_length=9, d_model=6)
+        assert odd.status == "mistake" and "10 columns, one more than d" in odd.message
+
+    @pytest.mark.parametrize("junk", [None, (10, 10), (6,), "6, 10", 60, [6, "10"], (6, -10), (True, 10)])
+    def test_junk_is_answered_without_raising(self, junk):
+        assert not self.check_shape(junk).correct
+
+    def test_the_table_and_its_transpose_are_named(self):
+        table = read_the_wrong_way_round(torch.zeros(10, 6))
+        feedback = exercises.check_encoding(table, max_sequence_length=10, d_model=6)
+        assert feedback.status == "mistake" and "two sizes in each other's places" in feedback.message
+        transposed = exercises.check_encoding(table.T, max_sequence_length=10, d_model=6)
+        assert transposed.status == "mistake" and "`.T` moves numbers" in transposed.message
+        fixed = read_the_wrong_way_round(torch.zeros(6, 10))  # X.shape read as (d, L) on a (d, L) X: the fix
+        assert exercises.check_encoding(fixed, max_sequence_length=10, d_model=6).correct
 
 
 def test_python_O_lets_any_length_through_a_class_that_builds_its_positions():

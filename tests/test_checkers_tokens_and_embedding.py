@@ -1,6 +1,8 @@
 """The checkers for padding, one-hot rows and the W_E projection: each accepts the right answer, names the
 likely mistakes, and agrees with an independent computation of what it checks (autograd for the gradient rows)."""
 
+import re
+
 import pytest
 import torch
 
@@ -66,9 +68,10 @@ class TestPadFunction:
         feedback = exercises.check_pad_function(function, max_sequence_length=L)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
-    def test_the_off_by_one_names_where_the_source_makes_it(self):
+    def test_the_off_by_one_points_to_the_pitfall_and_not_to_material_the_learner_never_saw(self):
         message = exercises.check_pad_function(off_by_one_pad, max_sequence_length=L).message
-        assert "lecture notebooks this suite grew from" in message and "11 Pitfalls" in message
+        assert "assert x < max" in message and "11 Pitfalls" in message
+        assert not re.search(r"(?i)lecture notebooks|source material|seed", message)
 
     def test_the_cut_words_are_named(self):
         assert "'read their input'" in exercises.check_pad_function(cutting_pad, max_sequence_length=L).message
@@ -104,6 +107,40 @@ class TestOneHot:
     def test_rows_that_are_not_one_hot_are_wrong(self):
         for answer in (torch.eye(5)[self.ids] * 2, torch.full((3, 5), 0.2), torch.eye(5)[[1, 1, 1]]):
             assert exercises.check_one_hot(answer, ids=self.ids, vocab_size=5).status == "wrong"
+
+
+class TestOneHotShape:
+    corpus = ("The cat sat.", "The dog sat on the mat.")
+
+    def check(self, answer, **sizes):
+        return exercises.check_one_hot_shape(answer, **{"corpus": self.corpus, "sentence": "the dog sat",
+                                                        "max_sequence_length": 8, **sizes})
+
+    def test_the_accepted_shape_is_what_the_package_builds(self):
+        vocabulary = tokens.build_vocabulary(self.corpus)
+        ids = tokens.sentence_to_ids("the dog sat", vocabulary, max_sequence_length=8)
+        shape = tuple(tokens.one_hot(ids, vocab_size=vocabulary.vocab_size).shape)
+        assert shape == (8, 9)
+        for form in (shape, list(shape), torch.Size(shape), (8.0, 9.0)):
+            assert self.check(form).correct, form
+
+    @pytest.mark.parametrize("answer,words", [
+        ((9, 8), "Transposed"), ((3, 9), "before padding"), ((8, 7), "leaves out the special tokens"),
+        ((8, 10), "lower-cased first"), ((8, 11), "each time it occurs"), ((8, 13), "each time it occurs"),
+        ((8, 8), "one short"), ((3, 7), "before padding"), ((3, 7), "special tokens"),
+    ])
+    def test_each_mistake_is_named(self, answer, words):
+        feedback = self.check(answer)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_an_unnamed_answer_says_what_each_side_counts_without_the_numbers(self):
+        feedback = self.check((5, 20))
+        assert feedback.status == "wrong" and "one row per token after padding" in feedback.message
+        assert "one column per vocabulary entry" in feedback.message and not re.search(r"\b[89]\b", feedback.message)
+
+    @pytest.mark.parametrize("junk", [None, "(8, 9)", 8, (8,), (8, 9, 1), (True, 9), [8, None], torch.zeros(8, 9)])
+    def test_junk_is_answered_without_raising(self, junk):
+        assert not self.check(junk).correct
 
 
 class TestRowsWithGradient:

@@ -400,7 +400,7 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
                   "cached_keys": torch.randn(5, 8, generator=torch.Generator().manual_seed(9)),
                   "measured": {"none": 0.13, "pi": 0.10, "ntk": 0.24, "yarn": 0.47}})
     sizes.update({"attention_mask": torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]), "lengths": [2, 3, 1],
-                  "cached": 10, "padding": 2})
+                  "cached": 10, "padding": 2, "corpus": ("My name is John", "What is your name?")})
     if "pad_id" in parameter_names(checker):
         sizes["ids"] = torch.tensor([[2, 3, 4, 0, 0], [5, 6, 0, 0, 0]])
     if name.endswith("check_error_position"):

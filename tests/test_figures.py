@@ -39,7 +39,7 @@ FIGURES = {
     "encoding_heatmap_10x6, both layouts": lambda: plots.encoding_heatmap(max_sequence_length=10, d_model=7,
                                                                          compare_layouts=True),
     "encoding_heatmap, both layouts": lambda: plots.encoding_heatmap(max_sequence_length=64, d_model=128,
-                                                                    compare_layouts=True),
+                                                                    compare_layouts=True, column_ticks=(0, 32, 64, 96, 127)),
     "sine_cosine_curves": lambda: plots.sine_cosine_curves(d_model=6, columns=(0, 1, 2, 3, 4, 5),
                                                            max_sequence_length=10),
     "interleave_diagram": lambda: plots.interleave_diagram(d_model=7, rows=3),
@@ -157,6 +157,28 @@ def test_a_figure_can_be_read(name):
 def test_an_explorer_view_can_be_read(name):
     problems = check_figure(EXPLORER_VIEWS[name]())
     assert not problems, "\n".join(problems)
+
+
+def test_the_denominators_are_ticked_where_2i_is_and_the_legend_says_what_the_text_computes():
+    # 03's text computes div_term = exp(2i x (-ln 10000 / d_model)), the reciprocal of a denominator.
+    ax = plots.denominators_figure(d_model=6).axes[0]
+    assert list(ax.get_xticks()) == [0, 2, 4]
+    labels = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert any("1 / exp(2i x (-ln(base) / d_model))" in label for label in labels), labels
+    power, reciprocal = [line.get_ydata() for line in ax.get_lines()[1:]]
+    assert torch.allclose(torch.as_tensor(power), torch.as_tensor(reciprocal))
+
+
+def test_a_large_table_is_ticked_at_the_columns_the_text_names():
+    # 04's text speaks of "columns 64 to 127" of a d_model = 128 table, in both layouts.
+    fig = plots.encoding_heatmap(max_sequence_length=64, d_model=128, compare_layouts=True,
+                                 column_ticks=(0, 32, 64, 96, 127))
+    for ax in fig.axes[:2]:
+        assert list(ax.get_xticks()) == [0, 32, 64, 96, 127]
+    with pytest.raises(ValueError, match="column_ticks"):
+        plots.encoding_heatmap(max_sequence_length=10, d_model=6, column_ticks=(0, 3))
+    with pytest.raises(ValueError, match="column_ticks"):
+        plots.encoding_heatmap(max_sequence_length=64, d_model=128, column_ticks=(0, 128))
 
 
 def test_one_hot_cells_read_0_and_1():

@@ -1,5 +1,5 @@
-"""Checkers for the positional-encoding formula, the full table and its pitfalls: the denominators, the table, a
-positional-encoding module."""
+"""Checkers for the positional-encoding formula, the full table and its pitfalls: the denominators, the table, the
+shape of a table built with its two sizes swapped, a positional-encoding module."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from .feedback import (
     MISTAKE,
     WRONG,
     Feedback,
+    as_shape,
     as_tensor,
     close,
     describe,
@@ -24,7 +25,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_denominators", "check_encoding", "check_positional_module"]
+__all__ = ["check_denominators", "check_encoding", "check_swapped_table_shape", "check_positional_module"]
 
 
 # How far a denominator may be from base^(2i / d_model).
@@ -187,6 +188,19 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
             return Feedback(MISTAKE, "The right shape, but the numbers of the table whose positions and columns "
                                      f"swapped roles, transposed: its rows are still its {L} columns and its columns "
                                      f"its {d} positions. `.T` moves numbers, it does not recompute them: {build}.")
+        # Both sizes in each other's places wherever they are used (`d, L = X.shape` for X of shape (L, d)): the
+        # table of d positions and d_model = L, exponent 2i / L included.
+        both_swapped = _variant(d, L, base, exponent=_pair_exponent)
+        if answer.shape == (d, L) and close(answer, both_swapped):
+            return Feedback(MISTAKE, f"The two sizes in each other's places: this is the table of {d} positions with "
+                                     f"d_model = {L}. The table is (max_sequence_length, d_model) = ({L}, {d}): set the "
+                                     f"sizes the right way round where they are made (X.shape is (max_sequence_length, "
+                                     "d_model)) and build it again.")
+        if answer.shape == (L, d) and close(answer, both_swapped.T):
+            return Feedback(MISTAKE, f"The right shape, but `.T` of the table with the two sizes in each other's places "
+                                     f"({d} positions, d_model = {L}): its rows are still its {L} columns and its "
+                                     f"columns its {d} positions. `.T` moves numbers, it does not recompute them: set "
+                                     "the sizes the right way round where they are made and build the table again.")
     if d % 2 == 1 and answer.shape == (L, d + 1) and _matches(answer[:, :d], expected, tolerance):
         return Feedback(MISTAKE, f"{d + 1} columns for d_model = {d}: with an odd d_model, stack + flatten pairs the last "
                                  "sine column with an extra cosine column. Keep the first d_model columns.")
@@ -249,6 +263,34 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
     row, column = divmod(int(worst.argmax()), d)
     return Feedback(WRONG, f"Not the sinusoidal table: the largest difference, {float(worst.max()):.3g}, is at "
                            f"position {row}, column {column}.")
+
+
+@exercise("the shape of a table built with its sizes swapped")
+def check_swapped_table_shape(answer: object, *, max_sequence_length: int, d_model: int) -> Feedback:
+    """The shape of the table that stack + flatten builds when `d, L = X.shape` reads X of shape
+    (max_sequence_length, d_model) the wrong way round: L = d_model positions and, from d = max_sequence_length,
+    one (sin, cos) pair per even column below it, so (d_model, 2 x ceil(max_sequence_length / 2)).
+    A tuple, a list or a torch.Size is read."""
+    L = check_size("max_sequence_length", max_sequence_length, maximum=100_000)
+    d = check_size("d_model", d_model, maximum=100_000)
+    expected = (d, 2 * ((L + 1) // 2))
+    if answer is None:
+        return not_attempted("a pair (rows, columns)")
+    shape = as_shape(answer)
+    if shape is None or len(shape) != 2:
+        return Feedback(WRONG, f"Expected a pair (rows, columns) such as (4, 7), got {describe(answer)}.")
+    read = (f"`d, L = X.shape` unpacks X's shape ({L}, {d}) in order, so d = {L} and L = {d}: the code makes L = {d} "
+            f"positions and one (sin, cos) pair per even column below d = {L}, {expected[1]} columns")
+    if shape == expected:
+        return Feedback(CORRECT, f"Correct: {expected}. {read}.")
+    if shape == (L, d) and (L, d) != expected:
+        return Feedback(MISTAKE, f"{(L, d)} is the shape the code means to build. But {read}.")
+    if shape == expected[::-1]:
+        return Feedback(MISTAKE, f"The right sizes in the wrong order: rows are positions. {read}.")
+    if shape == (d, L) and L % 2:
+        return Feedback(MISTAKE, f"Stack + flatten makes two columns per denominator: with d = {L}, odd, that is "
+                                 f"{expected[1]} columns, one more than d. The rows are right: L = {d} positions.")
+    return Feedback(WRONG, f"You said {shape}. Read the first line as Python does: which number lands in d, which in L?")
 
 
 def _forward(module: torch.nn.Module, x: torch.Tensor) -> tuple[str, object]:

@@ -27,7 +27,7 @@ import torch
 from .._validate import check_flag, check_str, is_real, is_sequence, short
 
 __all__ = ["CORRECT", "MISTAKE", "NOT_ATTEMPTED", "WRONG", "Feedback", "Progress", "progress", "reset_progress",
-           "exercise", "not_attempted", "describe", "as_tensor", "close", "as_count", "as_number",
+           "exercise", "not_attempted", "describe", "as_tensor", "close", "as_count", "as_number", "as_shape",
            "first_mistake"]
 
 CORRECT, MISTAKE, NOT_ATTEMPTED, WRONG = "correct", "mistake", "not attempted", "wrong"
@@ -232,6 +232,14 @@ def as_number(answer: object) -> float | None:
     """A real number from an int, a float, or a one-element tensor or array; else None."""
     number = _single_real(answer)
     return None if number is None else float(number)
+
+
+def as_shape(answer: object) -> tuple[int, ...] | None:
+    """A shape from a tuple, list or torch.Size of whole numbers (2.0 counts as 2); else None."""
+    if not isinstance(answer, (tuple, list, torch.Size)) or len(answer) > 32:
+        return None
+    sizes = [as_count(size) for size in answer]
+    return None if any(size is None or size < 0 for size in sizes) else tuple(sizes)
 
 
 def first_mistake(matches: Callable[[object], bool], mistakes: Sequence[tuple[str, object]]) -> Feedback | None:

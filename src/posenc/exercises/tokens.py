@@ -1,5 +1,5 @@
 """Checkers for padding and one-hot encoding: padding a sentence, a padding function that refuses what does not fit,
-one-hot rows."""
+one-hot rows, the shape of a one-hot matrix for a new vocabulary."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 import torch
 
 from .. import tokens
-from .._validate import check_ids, check_size, is_sequence, short
-from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_tensor, close, describe, exercise, not_attempted
+from .._validate import check_ids, check_size, check_str, check_str_list, is_sequence, short
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_shape, as_tensor, close, describe, exercise, not_attempted
 
-__all__ = ["check_padding", "check_pad_function", "check_one_hot"]
+__all__ = ["check_padding", "check_pad_function", "check_one_hot", "check_one_hot_shape"]
 
 
 @exercise("pad a sentence")
@@ -147,9 +147,8 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     kind, result, _ = _run_pad(answer, exact, max_sequence_length)
     if kind == "raised":
         return Feedback(MISTAKE, f"It refuses a sentence of exactly max_sequence_length={max_sequence_length} tokens "
-                                 f"({_raised(result)}): refuse only len(words) > max_sequence_length. One of the "
-                                 "lecture notebooks this suite grew from makes the same off-by-one with "
-                                 "`assert x < max` (11 Pitfalls, section 3).")
+                                 f"({_raised(result)}): refuse only len(words) > max_sequence_length. The same off-by-one, "
+                                 "`assert x < max`, is section 3 of 11 Pitfalls.")
     if result != exact:
         return Feedback(WRONG, f"For exactly {max_sequence_length} tokens it returned {short(result)}; such a sentence "
                                "fits and comes back as it is.")
@@ -172,3 +171,54 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     plural = "s" * (len(short_sentence) > 1)
     return Feedback(CORRECT, f"Correct: {len(short_sentence)} token{plural} padded to {max_sequence_length}, "
                              f"{max_sequence_length} kept as they are, {len(too_long)} refused ({_raised(result)}).")
+
+
+@exercise("the shape of a one-hot matrix")
+def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str, max_sequence_length: int) -> Feedback:
+    """The shape of the one-hot matrix of `sentence`, padded to max_sequence_length, against the vocabulary built from
+    `corpus`: (max_sequence_length, vocab_size), where vocab_size counts <PAD>, <UNK> and each lower-cased token of
+    the corpus once, punctuation marks included. A tuple, a list or a torch.Size is read."""
+    corpus = check_str_list("corpus", corpus, if_str="wrap it in a list")
+    words = tokens.tokenize(check_str("sentence", sentence))
+    length = check_size("max_sequence_length", max_sequence_length, maximum=100_000)
+    if not corpus or len(words) > length:
+        raise ValueError(f"the exercise needs a corpus and a sentence of at most max_sequence_length={length} tokens, "
+                         f"got {len(corpus)} sentences and {len(words)} tokens")
+    size = tokens.build_vocabulary(corpus).vocab_size
+    expected = (length, size)
+    if answer is None:
+        return not_attempted("a pair (rows, columns)")
+    shape = as_shape(answer)
+    if shape is None or len(shape) != 2:
+        return Feedback(WRONG, f"Expected a pair (rows, columns) such as (4, 7), got {describe(answer)}.")
+    if shape == expected:
+        return Feedback(CORRECT, f"Correct: {expected}, one row per padded token and one column per vocabulary entry: "
+                                 f"<PAD>, <UNK> and {size - 2} tokens.")
+    if shape == expected[::-1]:
+        return Feedback(MISTAKE, f"Transposed: rows are the {length} padded tokens, columns the {size} vocabulary "
+                                 f"entries, so (max_sequence_length, vocab_size) = {expected}.")
+    rows, columns = shape
+    special = len(tokens.SPECIAL_TOKENS)
+    cased = tokens.build_vocabulary(corpus, lowercase=False).vocab_size
+    every_token = sum(len(tokens.tokenize(line)) for line in corpus)
+    # Each side gets a note: a named mistake where one fits, else what the side counts (without the number).
+    named_rows = rows == len(words) != length
+    rows_note = (f"{rows} rows is the sentence before padding: it is padded to max_sequence_length = {length} tokens, "
+                 "one row each." if named_rows else f"{rows} rows: there is one row per token after padding."
+                 if rows != length else "")
+    columns_mistakes = [
+        (columns == size - special, f"{columns} columns leaves out the special tokens: the vocabulary starts with <PAD> "
+                                    "and <UNK>."),
+        (columns == cased != size, f"{columns} columns counts a word with and without its capital letter as two "
+                                   "entries: the tokens are lower-cased first, so 'The' and 'the' are one."),
+        (columns in (every_token, every_token + special) and every_token != size - special,
+         f"{columns} columns counts a token each time it occurs: the vocabulary lists each token once."),
+        (columns in (size - 1, size + 1), f"{columns} columns is one {'short' if columns < size else 'too many'}: count "
+                                          "<PAD>, <UNK> and each token of the corpus once, lower-cased, punctuation "
+                                          "marks included."),
+    ]
+    named_columns = next((note for matches, note in columns_mistakes if matches), None) if columns != size else None
+    columns_note = named_columns or (f"{columns} columns: there is one column per vocabulary entry, <PAD> and <UNK> "
+                                     "included." if columns != size else "")
+    notes = " ".join(note for note in (rows_note, columns_note) if note)
+    return Feedback(MISTAKE if named_rows or named_columns else WRONG, f"You said {shape}. {notes}")

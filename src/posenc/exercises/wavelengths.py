@@ -1,5 +1,5 @@
-"""Checkers for the wavelengths and relative positions: a wavelength, the columns that repeat within a table, the shift
-as a rotation."""
+"""Checkers for the wavelengths and relative positions: a wavelength, the first position where a column is negative,
+the columns that repeat within a table, the shift as a rotation."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .._validate import check_base, check_size
 from ..builder import DEFAULT_BASE, frequencies
 from .feedback import (
     CORRECT,
+    MISTAKE,
     WRONG,
     Feedback,
     as_count,
@@ -23,7 +24,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_wavelength", "check_repeating_columns", "check_shift_matrix"]
+__all__ = ["check_wavelength", "check_first_negative", "check_repeating_columns", "check_shift_matrix"]
 
 
 @exercise("a wavelength")
@@ -66,6 +67,73 @@ def check_wavelength(answer: float | None, *, column: int, d_model: int, base: f
     if mistake:
         return mistake
     return Feedback(WRONG, f"You said {number:.6g}; column {column}'s wavelength is 2 pi x {base:g}^({two_i}/{d_model}).")
+
+
+@exercise("where a column first turns negative")
+def check_first_negative(answer: int | None, *, column: int, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
+    """The first whole position at which column `column` of the table is below zero.
+
+    A sine column, sin(pos / denominator), turns negative once its angle passes pi; a cosine column once it passes
+    pi / 2: the first whole position past pi x denominator (or pi / 2 x denominator).
+    """
+    d_model = check_size("d_model", d_model, maximum=100_000)
+    column = check_size("column", column, minimum=0, maximum=d_model - 1)
+    base = check_base(base)
+    two_i = column - column % 2
+    denominator = 1 / float(frequencies(d_model=d_model, base=base)[column // 2])
+    sine = column % 2 == 0
+    wave, limit, limit_name = (math.sin, math.pi, "pi") if sine else (math.cos, math.pi / 2, "pi / 2")
+    crossing = limit * denominator  # where the angle pos / denominator reaches the limit
+    expected = math.floor(crossing) + 1
+    name = f"{'sin' if sine else 'cos'}(pos / {denominator:.6g})"
+    if answer is None:
+        return not_attempted("a whole position")
+    number = as_number(answer)
+    if number is None or not math.isfinite(number):
+        return Feedback(WRONG, f"Expected a whole position, got {describe(answer)}.")
+    if number == expected:
+        return Feedback(CORRECT, f"Correct: position {expected}. {name} turns negative once its angle passes "
+                                 f"{limit_name}, at pos = {limit_name} x {denominator:.6g} = {crossing:.2f}; the first "
+                                 f"whole position past that is {expected}.")
+    if abs(number - crossing) < 0.01:
+        return Feedback(MISTAKE, f"{number:g} is where the angle reaches {limit_name}, between two positions: the table "
+                                 f"has a row for whole positions only, and the first one past {crossing:.2f} is the answer.")
+    if not float(number).is_integer():
+        return Feedback(WRONG, f"Expected a whole position, got {number:g}.")
+
+    def near(value: float) -> set[int]:
+        return {math.floor(value), round(value), math.ceil(value)}
+
+    def entry(pos: int) -> str:
+        return f"at pos = {pos} the angle is {pos / denominator:.4f}, and {name} = {wave(pos / denominator):+.4f}"
+
+    mistakes = [
+        (f"One too early: {entry(expected - 1)}, not yet below zero. The angle passes {limit_name} only after "
+         f"{crossing:.2f}.", {expected - 1}),
+        (f"That is a whole wavelength, 2 pi x {denominator:.6g}, where the wave is back where it started; "
+         f"{'a sine' if sine else 'a cosine'} is negative from {'half' if sine else 'a quarter of'} a wavelength on.",
+         near(2 * math.pi * denominator)),
+        (f"There the sine is at its peak ({entry(round(math.pi / 2 * denominator))}): it falls to zero only at an "
+         "angle of pi.", near(math.pi / 2 * denominator) if sine else set()),
+        (f"That is where a sine would turn negative (angle pi); a cosine, {name}, starts at 1 and is negative from "
+         "angle pi / 2 on.", set() if sine else near(math.pi * denominator)),
+        (f"That is the denominator {base:g}^({two_i}/{d_model}) itself, where the angle is 1 radian; "
+         f"{'a sine' if sine else 'a cosine'} turns negative at {limit_name}.", near(denominator)),
+    ]
+    mistake = first_mistake(lambda values: number in values and number != expected, mistakes)
+    if mistake:
+        return mistake
+    number = int(number)
+    hint = f"Find where the angle pos / {denominator:.6g} passes {limit_name}."
+    if not 0 <= number <= 10**9:
+        return Feedback(WRONG, f"You said {number:g}, which is no position of a table: positions count up from 0. {hint}")
+    if number < expected:
+        where = "not yet below zero"
+    elif wave(number / denominator) < 0:
+        where = "below zero, but it already was at an earlier position"
+    else:
+        where = "not below zero; the first negative stretch comes earlier"
+    return Feedback(WRONG, f"You said {number}: {entry(number)}, {where}. {hint}")
 
 
 @exercise("columns that repeat within the table")

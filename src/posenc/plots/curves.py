@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import torch
 from matplotlib.colors import is_color_like
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
 
 from .._validate import check_base, check_flag, check_size, check_str, check_table_fits, is_real, is_sequence, short
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
@@ -66,8 +66,10 @@ def sine_cosine_curves(*, d_model: int = 128, columns: Sequence[int] = (0, 1, 10
 def denominators_figure(*, d_model: int = 6, base: float = DEFAULT_BASE) -> Figure:
     """The denominators base^(2i/d_model) against 2i, on a log axis: a straight line.
 
-    A straight line on a log axis is an exponential, which is why most code writes the
-    same numbers as exp(2i * ln(base) / d_model) (or its reciprocal, exp(-2i ln(base) / d_model)).
+    A straight line on a log axis is an exponential, which is why much code computes the
+    reciprocal of each denominator in log space, exp(2i x (-ln(base) / d_model)), and
+    multiplies the position by it. Both forms are drawn: the power form, and one over the
+    log-space form. The ticks sit at the values 2i takes (0, 2, 4, ...).
     """
     d_model = check_size("d_model", d_model, maximum=4096)
     base = check_base(base)
@@ -79,8 +81,11 @@ def denominators_figure(*, d_model: int = 6, base: float = DEFAULT_BASE) -> Figu
                 label="the same formula between the columns")
     ax.semilogy(two_i.numpy(), torch.pow(base, two_i / d_model).numpy(), "o", color=OKABE_ITO[3], markersize=9,
                 label="power form: base ** (2i / d_model)")
-    ax.semilogy(two_i.numpy(), torch.exp(two_i * math.log(base) / d_model).numpy(), "x", color=OKABE_ITO[4], markersize=9,
-                mew=2, label="log-space form: exp(2i ln(base) / d_model)")
+    ax.semilogy(two_i.numpy(), (1 / torch.exp(two_i * (-math.log(base) / d_model))).numpy(), "x", color=OKABE_ITO[4],
+                markersize=9, mew=2, label="1 / log-space form: 1 / exp(2i x (-ln(base) / d_model))")
+    # 2i takes only even values: a tick at each of them (at most 12), never at 0.5.
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[2, 4, 10]) if len(two_i) > 12
+                               else FixedLocator(two_i.tolist()))
     ax.set_xlabel("2i (the even column index)")
     ax.set_ylabel("denominator (log scale)")
     ax.set_title(f"the denominators for d_model = {d_model}: one straight line on a log axis", fontsize=10)

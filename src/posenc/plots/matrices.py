@@ -148,13 +148,15 @@ def _colour_scale(values: torch.Tensor, value_range: object, *, symmetric: bool,
 
 def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: int = 64, d_model: int = 128,
                      base: float = DEFAULT_BASE, title: str | None = None, annotate: bool | None = None,
-                     compare_layouts: bool = False) -> Figure:
+                     compare_layouts: bool = False, column_ticks: Sequence[int] | None = None) -> Figure:
     """The table as an image: rows are positions, columns are dimensions.
 
     Pass a `table` to draw it, or the sizes to draw the sinusoidal table. Small
     tables (at most 12 x 12) get their values written in the cells. With
     `compare_layouts=True` the same table in the concatenated layout (all sines, then
     all cosines: `encoding.to_concatenated`) is drawn beside it, on one colour scale.
+    `column_ticks` puts the column ticks of a table too large to annotate where the text
+    needs them (say 0, 32, 64, 96, 127 for "columns 64 to 127"), in each panel.
     """
     if table is None:
         table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
@@ -163,6 +165,12 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
     compare_layouts = check_flag("compare_layouts", compare_layouts)
     rows, columns = table.shape
     annotate = rows * columns <= 144 if annotate is None else check_flag("annotate", annotate)
+    if column_ticks is not None:
+        if not is_sequence(column_ticks) or not all(is_real(j, whole=True) and 0 <= j < columns for j in column_ticks):
+            raise ValueError(f"column_ticks must be a list of column numbers in [0, {columns}), got {short(column_ticks)}")
+        if annotate:
+            raise ValueError("column_ticks is for a table too large to annotate: an annotated table has a tick per column")
+        column_ticks = sorted({int(j) for j in column_ticks})
     if annotate and rows * columns > 400:
         raise ValueError(f"annotate=True writes every value in its cell; a ({rows}, {columns}) table has too many "
                          "(at most 400 cells): pass annotate=False")
@@ -192,8 +200,11 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
             ax.set_xticks(range(columns), column_labels)
             ax.set_yticks(range(rows))
         else:
-            # Rows and columns are whole numbers: no tick at 2.5.
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            # Rows and columns are whole numbers: no tick at 2.5. Columns the text names get their own ticks.
+            if column_ticks is None:
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            else:
+                ax.set_xticks(column_ticks)
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes[0].set_ylabel("position pos")
     if compare_layouts and columns > 1:
