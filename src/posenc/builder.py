@@ -1,6 +1,6 @@
 """The builder the package uses: the sinusoidal table without a single float32 angle.
 
-`encoding` teaches the table step by step, in float32 like the source material.
+`encoding` teaches the table step by step, in float32 as the usual implementations do.
 In float32 the angle `pos / base^(2i / d_model)` is itself rounded (by about
 `pos * 2^-24`), so that way drifts as positions grow. `sinusoidal_encoding` here
 computes the same numbers within 2e-7 of the exact value at every position, by the

@@ -13,14 +13,14 @@ so an even column and the odd column after it share one denominator.
 This module has three layers:
 
 1. The steps exactly as the notebooks teach them (`even_indices`, `even_denominator`,
-   `even_pe`, `interleave`, ...), in float32 like the source material, and
+   `even_pe`, `interleave`, ...), in float32 as the usual implementations compute it, and
    `stepwise_encoding`, which chains them.
 2. `sinusoidal_encoding`, the builder the rest of the package uses: the same numbers,
    computed so that no float32 angle is ever formed. It lives in `posenc.builder`
    with `frequencies`, and is importable from here.
 3. `PositionalEncoding`, the `nn.Module` that adds the table to its input.
 
-Every function takes its sizes as keyword arguments: the source material passes
+Every function takes its sizes as keyword arguments: code in the wild passes
 `(d_model, max_sequence_length)` in some places and the reverse in others, and a
 keyword cannot be swapped silently.
 """
@@ -88,7 +88,7 @@ def positions(*, max_sequence_length: int) -> torch.Tensor:
     """The positions 0 .. max_sequence_length - 1 as a float32 column, shape (L, 1).
 
     float32 on purpose: a float64 column divided by a float32 denominator would
-    silently turn the whole table into float64 (a mistake in the source material).
+    silently turn the whole table into float64 (a common mistake, shown in the pitfalls notebook).
     """
     return torch.arange(max_sequence_length, dtype=torch.float32).reshape(max_sequence_length, 1)
 
