@@ -10,8 +10,9 @@
     schemes       RoPE, ALiBi's slopes, which schemes fail on longer inputs
     predictions   "predict, then run": check_prediction
     batching      position ids of a left-padded batch, a packed row's mask, the next position with a KV cache
-    stretching    YaRN's attention factor, the slowest pair's wavelength, scores under position interpolation,
-                  an ordering predicted before training
+    stretching    YaRN's attention factor, the slowest pair's wavelength (of a head or its turned part), scores
+                  under position interpolation, an ordering predicted before training, the two rules that carry
+                  the copy model furthest over several seeds, a tuned model reloaded without its rule
 
 Every checker is importable from `posenc.exercises` itself.
 
