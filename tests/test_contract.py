@@ -401,6 +401,10 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
                   "measured": {"none": 0.13, "pi": 0.10, "ntk": 0.24, "yarn": 0.47}})
     sizes.update({"attention_mask": torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]), "lengths": [2, 3, 1],
                   "cached": 10, "padding": 2, "corpus": ("My name is John", "What is your name?")})
+    copy_settings = models.CopySettings(d_model=16, num_heads=1, num_layers=1)
+    sizes.update({"by_seed": {"none": [0.1, 0.2], "linear": [0.1, 0.1], "yarn": [0.6, 0.5], "llama3": [0.5, 0.6]},
+                  "learned": [0, 1], "settings": copy_settings, "scaling": "llama3",
+                  "state": models.copy_model(copy_settings).state_dict()})
     if "pad_id" in parameter_names(checker):
         sizes["ids"] = torch.tensor([[2, 3, 4, 0, 0], [5, 6, 0, 0, 0]])
     if name.endswith("check_error_position"):

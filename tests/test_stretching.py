@@ -237,6 +237,8 @@ FIGURES = {
         {"64 tokens": {"rotary": [0.3, 0.4, 0.5], "pi": [0.2, 0.4, 0.1], "yarn": [0.7, 0.6, 0.2]},
          "128 tokens": {"rotary": [0.1, 0.0, 0.2], "pi": [0.1, 0.1, 0.1], "yarn": [0.6, 0.5, 0.2]}}),
     "accuracy_over_seeds, one seed": lambda: plots.accuracy_over_seeds({"64": {"ntk": [0.5], "llama3": [0.7]}}),
+    "accuracy_over_seeds, seeds that did not learn marked": lambda: plots.accuracy_over_seeds(
+        {"64 tokens": {"rotary": [0.3, 0.4, 0.5], "yarn": [0.7, 0.6, 0.2]}}, seeds=[3, 4, 5], learned=[3, 4]),
     "loss_curve": lambda: plots.loss_curve({"train": [2.0 * 0.99**k + 0.01 for k in range(300)],
                                             "fine-tune": [0.5 * 0.98**k + 0.01 for k in range(50)]}),
 }
@@ -348,6 +350,39 @@ def inspect_default(function, name):
     return inspect.signature(function).parameters[name].default
 
 
+def test_accuracy_over_seeds_marks_the_seeds_that_did_not_learn_and_leaves_them_out_of_the_median():
+    fig = plots.accuracy_over_seeds({"64": {"yarn": [0.7, 0.6, 0.2, 0.5]}}, learned=[0, 1, 3])
+    ax = fig.axes[0]
+    dots = [line for line in ax.lines if line.get_linestyle() == "None"]
+    hollow = [line for line in dots if line.get_fillstyle() == "none"]
+    assert len(dots) == 4 and len(hollow) == 1 and float(hollow[0].get_ydata()[0]) == 0.2
+    bar = [line for line in ax.lines if line.get_linestyle() != "None"]
+    assert [float(y) for y in bar[0].get_ydata()] == [0.6, 0.6]  # the median of 0.7, 0.6 and 0.5
+    assert sorted(t.get_text() for t in ax.texts) == ["0", "1", "2", "3"]
+    assert "seed 2, which did not learn" in fig._suptitle.get_text()
+
+
+@pytest.mark.parametrize("kwargs", [{"seeds": [0, 1]}, {"seeds": [0, 0, 1]}, {"learned": [7]}, {"learned": []},
+                                    {"seeds": "abc"}, {"learned": [0.5]}])
+def test_accuracy_over_seeds_refuses_seeds_that_do_not_fit(kwargs):
+    with pytest.raises((TypeError, ValueError), match="seeds|learned"):
+        plots.accuracy_over_seeds({"64": {"pi": [0.1, 0.2, 0.3]}}, **kwargs)
+
+
+def test_the_reference_lines_are_not_dashed_like_a_rule():
+    fig = plots.frequencies_before_after(PLAIN, {"pi": RULES["pi"]}, trained_length=8192, factor=4)
+    ax = fig.axes[0]
+    references = [line for line in ax.lines if line.get_label().startswith("_")]
+    assert {line.get_linestyle() for line in references} == {"-"}
+    assert {t.get_text() for t in ax.texts} == {"L", "4L"}
+
+
+def test_the_ratio_axis_says_it_is_a_log_scale():
+    ax = plots.frequency_ratios(PLAIN, RULES, factor=4).axes[0]
+    assert ax.get_yscale() == "log" and "log scale" in ax.get_ylabel()
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["1/4: interpolated", "1/2", "1: kept"]
+
+
 @pytest.mark.parametrize("panels, error", [
     ({}, TypeError), ([1], TypeError), ({"a": {"pi": [0.1, 0.2]}, "b": {"pi": [0.1]}}, ValueError),
     ({"a": {"pi": [1.5]}}, ValueError), ({"a": {"pi": ["x"]}}, TypeError), ({"a": {"pi": [float("nan")]}}, ValueError),
@@ -389,6 +424,8 @@ def test_every_claim_the_notebook_makes_holds_on_the_saved_seeds(capsys):
     ("partial", "none", "64", 2, 0.20),               # half-turned plain RoPE not at chance
     ("full", "pi_keep_pair0", "64", 4, 0.60),         # PI with pair 0 kept no longer above YaRN and Llama 3.1's rule
     ("full", "yarn_pair0_paper", "64", 0, 0.60),      # YaRN without pair 0 kept no longer far below YaRN
+    ("full", "llama3_fine_tuned_reloaded", "64", 3, 0.90),  # reloaded without its rule, no longer failing at 2x
+    ("full", "llama3_fine_tuned_reloaded", "32", 5, 0.70),  # ... or failing at 1x too
 ])
 def test_a_claim_that_no_longer_holds_is_caught(rotation, rule, length, seed, value, capsys):
     record = _saved()
@@ -439,3 +476,174 @@ def test_the_ablations_change_only_what_they_name():
         assert other.attention.attention_factor == yarn_block.attention.attention_factor > 1.0
     # the model itself is not changed
     assert all(torch.equal(b.attention.frequencies, plain) for b in model.blocks)
+
+
+# GPT-NeoX-20B's slowest turned pair: partial RoPE ------------------------------------------------------------------
+
+NEOX = {"head_dim": 24, "base": 10_000.0, "whole_head_dim": 96}  # rotary_pct 0.25 of 6144 / 64 = 96 columns
+
+
+def test_slowest_turned_pair_is_computed_over_the_turned_columns():
+    right = 2 * math.pi * 10_000 ** (22 / 24)
+    assert 29_100 < right < 29_200
+    assert exercises.check_slowest_wavelength(right, **NEOX).status == CORRECT
+    assert exercises.check_slowest_wavelength(round(right), **NEOX).status == CORRECT
+    assert math.isclose(right, 2 * math.pi / float(schemes.rope_frequencies(head_dim=24)[-1]))
+
+
+@pytest.mark.parametrize("answer,words", [
+    (2 * math.pi * 10_000 ** (94 / 96), "whole 96-column head"),
+    (2 * math.pi * 10_000 ** (22 / 96), "denominator"),
+    (10_000 ** (22 / 24), "2 pi is missing"),
+    (2 * math.pi * 10_000 ** (11 / 24), "uses i"),
+])
+def test_slowest_turned_pair_names_the_mistake(answer, words):
+    feedback = exercises.check_slowest_wavelength(answer, **NEOX)
+    assert feedback.status == MISTAKE and words in feedback.message, feedback
+
+
+@pytest.mark.parametrize("whole", [24, 10, "96", 1.5])
+def test_slowest_turned_pair_refuses_a_whole_head_no_larger_than_its_turned_part(whole):
+    with pytest.raises((TypeError, ValueError), match="whole_head_dim"):
+        exercises.check_slowest_wavelength(1.0, head_dim=24, base=1e4, whole_head_dim=whole)
+
+
+# The two rules that carry the copy model to 4x, over the saved seeds ----------------------------------------------
+
+def _at_4x():
+    saved = _saved()
+    full = saved["accuracy"]["full"]
+    learned = [k for k, a in enumerate(full["none"]["32"]) if a >= 0.9]
+    return {rule: full[rule]["128"] for rule in exercises.stretching.BEST_TWO_RULES}, learned
+
+
+@pytest.mark.parametrize("answer", [["yarn", "llama3"], ("llama3", "YaRN"), "yarn, llama3", "Llama 3.1 and yarn",
+                                    {"yarn", "llama3"}, ["yarn ", "llama3.1"]])
+def test_best_two_accepts_yarn_and_llama3_in_any_order_and_form(answer):
+    by_seed, learned = _at_4x()
+    feedback = exercises.check_best_two(answer, by_seed=by_seed, learned=learned)
+    assert feedback.status == CORRECT and "keeps pair 0" in feedback.message, feedback
+
+
+@pytest.mark.parametrize("answer,words", [
+    (["yarn", "ntk"], "Not ntk"), (["pi", "llama3"], "PI divides pair 0 too"), (["none", "pi"], "Not none"),
+    (["yarn_paper", "llama3"], "keeps no pair"), ("yarn (paper's ramp), yarn", "Not yarn_paper"),
+])
+def test_best_two_names_what_each_wrong_rule_does(answer, words):
+    by_seed, learned = _at_4x()
+    feedback = exercises.check_best_two(answer, by_seed=by_seed, learned=learned)
+    assert feedback.status == MISTAKE and words in feedback.message and "yarn and llama3" in feedback.message, feedback
+
+
+def test_best_two_names_both_wrong_rules():
+    by_seed, learned = _at_4x()
+    message = exercises.check_best_two(["none", "pi"], by_seed=by_seed, learned=learned).message
+    assert "Not none" in message and "Not pi" in message
+
+
+@pytest.mark.parametrize("answer,words", [(None, "Not attempted"), (["yarn"], "two different"),
+                                          (["yarn", "yarn"], "two different"), (["alibi", "yarn"], "not one of"),
+                                          (42, "Expected two rule names"), ([1, 2], "Expected two rule names"),
+                                          (["yarn", "ntk", "pi"], "two different")])
+def test_best_two_answers_anything(answer, words):
+    by_seed, learned = _at_4x()
+    feedback = exercises.check_best_two(answer, by_seed=by_seed, learned=learned)
+    assert feedback.status in (NOT_ATTEMPTED, WRONG) and words in feedback.message, feedback
+
+
+def test_best_two_refuses_seeds_whose_two_best_differ():
+    by_seed, _ = _at_4x()
+    with pytest.raises(ValueError, match="by_seed"):  # seeds 2 and 5 did not learn: their two best are others
+        exercises.check_best_two(["yarn", "llama3"], by_seed=by_seed, learned=list(range(6)))
+
+
+@pytest.mark.parametrize("kwargs", [{"by_seed": {"yarn": [0.5], "llama3": [0.4]}, "learned": [0]},
+                                    {"by_seed": {"yarn": [0.5], "llama3": [0.4], "alibi": [0.1]}, "learned": [0]},
+                                    {"by_seed": {"yarn": [0.5], "llama3": [0.4], "pi": [0.1, 0.2]}, "learned": [0]},
+                                    {"by_seed": {"yarn": [0.5], "llama3": [0.4], "pi": ["x"]}, "learned": [0]},
+                                    {"by_seed": {"yarn": [0.5], "llama3": [0.4], "pi": [0.1]}, "learned": [3]},
+                                    {"by_seed": {"yarn": [0.5], "llama3": [0.4], "pi": [0.1]}, "learned": []}])
+def test_best_two_refuses_bad_arguments(kwargs):
+    with pytest.raises((TypeError, ValueError), match="by_seed|learned"):
+        exercises.check_best_two(["yarn", "llama3"], **kwargs)
+
+
+# A model tuned with Llama 3.1's rule, reloaded without it ---------------------------------------------------------
+
+def _tuned_state():
+    from posenc import models
+
+    settings = models.CopySettings(d_model=16, num_heads=1, num_layers=1)  # heads of 16 columns, L = 32
+    tuned = models.copy_model(settings)
+    with torch.no_grad():
+        for parameter in tuned.parameters():
+            parameter.add_(0.01)  # weights the fresh model does not have
+    return models, settings, tuned.state_dict()
+
+
+def _reloaded(models, settings, state):
+    model = models.copy_model(settings)
+    model.load_state_dict(state)
+    return model
+
+
+def test_rule_restored_accepts_the_weights_with_llama3s_frequencies_however_they_are_set():
+    models, settings, state = _tuned_state()
+    kwargs = {"state": state, "settings": settings, "scaling": "llama3", "factor": 2.0}
+    stretched = models.stretched(_reloaded(models, settings, state), scaling="llama3", factor=2.0)
+    feedback = exercises.check_rule_restored(stretched, **kwargs)
+    assert feedback.status == CORRECT and "not the rule" in feedback.message, feedback
+    by_hand = _reloaded(models, settings, state)
+    for block in by_hand.blocks:
+        block.attention.frequencies = schemes.rope_frequencies(head_dim=16, scaling="llama3", factor=2,
+                                                               original_max_position_embeddings=32).float()
+    assert exercises.check_rule_restored(by_hand, **kwargs).status == CORRECT
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda m, s, st: _reloaded(m, s, st), "This is the bug"),
+    (lambda m, s, st: m.stretched(_reloaded(m, s, st), scaling="llama3", factor=2.0, original_max_position_embeddings=64),
+     "fine-tuned length"),
+    (lambda m, s, st: m.stretched(_reloaded(m, s, st), scaling="linear", factor=2.0), "PI's"),
+    (lambda m, s, st: m.stretched(_reloaded(m, s, st), scaling="yarn", factor=2.0), "YaRN's"),
+    (lambda m, s, st: m.stretched(_reloaded(m, s, st), scaling="llama3", factor=4.0), "for factor 4"),
+    (lambda m, s, st: m.stretched(_reloaded(m, s, st), scaling="llama3", factor=8.0), "for factor 8"),
+    (lambda m, s, st: m.stretched(m.copy_model(s), scaling="llama3", factor=2.0), "weights are not the tuned"),
+    (lambda m, s, st: m.copy_model(s), "The weights are not the tuned ones either"),
+])
+def test_rule_restored_names_the_mistake(make, words):
+    models, settings, state = _tuned_state()
+    feedback = exercises.check_rule_restored(make(models, settings, state), state=state, settings=settings,
+                                             scaling="llama3", factor=2.0)
+    assert feedback.status == MISTAKE and words in feedback.message, feedback
+
+
+def test_rule_restored_answers_anything():
+    models, settings, state = _tuned_state()
+    kwargs = {"state": state, "settings": settings, "scaling": "llama3", "factor": 2.0}
+    other = models.copy_model(models.CopySettings(d_model=16, num_heads=1, num_layers=1, seed=3))
+    uneven = models.stretched(_reloaded(models, settings, state), scaling="llama3", factor=2.0)
+    uneven.blocks[0].attention.frequencies = uneven.blocks[0].attention.frequencies[:3]
+    for answer, words in [(None, "Not attempted"), (state, "state dict"), (torch.nn.Identity(), "Expected a model"),
+                          (models.TinyTransformer(scheme="learned"), "Expected a model"), (other, "other settings"),
+                          (uneven, "finite numbers"), ("model", "Expected a model")]:
+        feedback = exercises.check_rule_restored(answer, **kwargs)
+        assert feedback.status in (NOT_ATTEMPTED, WRONG) and words in feedback.message, (answer, feedback)
+
+
+def test_rule_restored_leaves_torchs_generator_as_it_was():
+    models, settings, state = _tuned_state()
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    exercises.check_rule_restored(None, state=state, settings=settings, scaling="llama3", factor=2.0)
+    assert torch.equal(torch.rand(3), expected)
+
+
+@pytest.mark.parametrize("change", [{"settings": None}, {"scaling": None}, {"scaling": "alibi"}, {"factor": 1.0},
+                                    {"factor": "2"}, {"state": {}}])
+def test_rule_restored_refuses_bad_arguments(change):
+    models, settings, state = _tuned_state()
+    kwargs = {"state": state, "settings": settings, "scaling": "llama3", "factor": 2.0, **change}
+    with pytest.raises((TypeError, ValueError), match="state|settings|scaling|factor"):
+        exercises.check_rule_restored(None, **kwargs)

@@ -1,15 +1,18 @@
-"""Checkers for stretching the context: YaRN's attention factor, the slowest pair's wavelength,
-scores under position interpolation with a cache, and an ordering predicted before training."""
+"""Checkers for stretching the context: YaRN's attention factor, the slowest pair's wavelength (of a whole head or
+of its turned part), scores under position interpolation with a cache, an ordering predicted before training, the two
+rules that carry the copy model furthest over several seeds, and a tuned model reloaded without its rule."""
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 
 import torch
 
 from .._validate import check_base, check_floating_tensor, check_size, check_str, is_real, is_sequence, short
-from ..rope_scaling import rope_frequencies
+from ..models import CopySettings, TinyTransformer, copy_model, rotary_dim_of
+from ..rope_scaling import rope_frequencies, yarn_attention_factor
 from ..schemes import rotate_pairs
 from .feedback import (
     CORRECT,
@@ -26,7 +29,7 @@ from .feedback import (
 )
 
 __all__ = ["check_attention_factor", "check_slowest_wavelength", "check_interpolated_scores", "check_ordering",
-           "buggy_interpolated_scores"]
+           "check_best_two", "check_rule_restored", "buggy_interpolated_scores"]
 
 
 def _near(number: float, value: float, tolerance: float = 1e-3) -> bool:
@@ -69,12 +72,20 @@ def check_attention_factor(answer: float | None, *, factor: float) -> Feedback:
 
 
 @exercise("the wavelength of the slowest pair")
-def check_slowest_wavelength(answer: float | None, *, head_dim: int, base: float) -> Feedback:
-    """The wavelength, in positions, of the slowest pair i = head_dim / 2 - 1: 2 pi base^((head_dim - 2) / head_dim)."""
+def check_slowest_wavelength(answer: float | None, *, head_dim: int, base: float,
+                             whole_head_dim: int | None = None) -> Feedback:
+    """The wavelength, in positions, of the slowest pair i = head_dim / 2 - 1: 2 pi base^((head_dim - 2) / head_dim).
+
+    With partial RoPE, `head_dim` is the number of turned columns and `whole_head_dim` the head's: the frequencies
+    are computed over the turned columns (GPT-NeoX's `rotary_ndims`, transformers' `partial_rotary_factor`), and an
+    answer computed over the whole head is named.
+    """
     head_dim = check_size("head_dim", head_dim, minimum=4, maximum=2**16)
     if head_dim % 2:
         raise ValueError(f"head_dim must be even: RoPE turns pairs of columns, got {head_dim}")
     base = check_base(base)
+    if whole_head_dim is not None:
+        whole_head_dim = check_size("whole_head_dim", whole_head_dim, minimum=head_dim + 1, maximum=2**16)
     slowest = head_dim // 2 - 1
     expected = 2 * math.pi / float(rope_frequencies(head_dim=head_dim, base=base)[slowest])
     if answer is None:
@@ -102,6 +113,14 @@ def check_slowest_wavelength(answer: float | None, *, head_dim: int, base: float
     if base != 10_000:
         mistakes.append((f"That is the wavelength for base 10,000; this one asks for base {base:,g}.",
                          2 * math.pi * 10_000 ** ((head_dim - 2) / head_dim)))
+    if whole_head_dim is not None:
+        mistakes[:0] = [
+            (f"That is the slowest pair of a whole {whole_head_dim}-column head. Only the first {head_dim} columns "
+             f"turn, and their frequencies are computed over those {head_dim}: the last turned pair is i = {slowest}, "
+             f"exponent {exponent}.", 2 * math.pi * base ** ((whole_head_dim - 2) / whole_head_dim)),
+            (f"The exponent's denominator is the number of turned columns, {head_dim}, not the whole head's "
+             f"{whole_head_dim}: 2i/{head_dim} = {exponent}.", 2 * math.pi * base ** ((head_dim - 2) / whole_head_dim)),
+        ]
     mistake = first_mistake(lambda value: _near(number, value), mistakes)
     if mistake:
         return mistake
@@ -227,6 +246,194 @@ def check_ordering(answer: object, *, measured: dict[str, float], question: str,
         return Feedback(MISTAKE, f"Upside down: you put the worst first. The run: {shown}.")
     a, b = wrong_pairs[0]
     return Feedback(WRONG, f"You put {a} above {b}, but {b} scored higher. The run: {shown}.")
+
+
+# The two best rules over several seeds ---------------------------------------------------------------------------
+
+# The six rules of the copy experiment (benchmarks/bench_stretching.py's names), what the learner may call them,
+# how they are shown, and what each does to the copy model's heads (16 columns, trained on 32 positions).
+BEST_TWO_RULES = ("none", "linear", "ntk", "yarn", "yarn_paper", "llama3")
+_RULE_NAMES = {"none": "none", "plain": "none", "rotary": "none", "rope": "none", "no rule": "none",
+               "pi": "linear", "linear": "linear", "position interpolation": "linear",
+               "ntk": "ntk", "ntk-aware": "ntk", "yarn": "yarn", "yarn_paper": "yarn_paper",
+               "yarn (paper's ramp)": "yarn_paper", "paper": "yarn_paper", "llama3": "llama3", "llama 3.1": "llama3",
+               "llama3.1": "llama3", "llama 3.1's rule": "llama3", "llama 3": "llama3"}
+_SHOWN = {"none": "none", "linear": "pi", "ntk": "ntk", "yarn": "yarn", "yarn_paper": "yarn_paper", "llama3": "llama3"}
+_WHAT_IT_DOES = {
+    "none": "no rule: every pair turns as in training, so the slow pairs reach angles the model never met",
+    "linear": "PI divides pair 0 too, the one pair that turns more than once within the 32 trained positions",
+    "ntk": "NTK-aware keeps pair 0 but divides every pair but the slowest by less than s, so they still reach angles "
+           "never met",
+    "yarn_paper": "the paper's ramp keeps no pair of these heads (none makes 32 turns within 32 positions) and divides "
+                  "pair 0 nearly as PI does",
+    "yarn": "YaRN, as its code computes it, keeps pair 0 and divides the slower pairs by s (pair 1 partly)",
+    "llama3": "Llama 3.1's rule keeps pair 0 and divides the slower pairs by s (pair 1 partly)",
+}
+
+
+def _rule_names(answer: object) -> list[str] | Feedback:
+    """The learner's rule names, read from a list, tuple or set of str, or one str such as "yarn, llama3"."""
+    if isinstance(answer, str):
+        answer = [part.strip() for part in answer.replace(" and ", ",").replace("&", ",").replace("+", ",").split(",")
+                  if part.strip()]
+    if isinstance(answer, (set, frozenset)):
+        answer = sorted(answer, key=str)
+    if not is_sequence(answer) or not all(isinstance(name, str) for name in answer):
+        return Feedback(WRONG, f"Expected two rule names, such as [\"pi\", \"ntk\"]; got {short(answer)}.")
+    names = [_RULE_NAMES.get(name.strip().lower()) for name in answer]
+    unknown = [given for given, name in zip(answer, names) if name is None]
+    if unknown:
+        listed = ", ".join(repr(_SHOWN[rule]) for rule in BEST_TWO_RULES)
+        return Feedback(WRONG, f"{', '.join(repr(u) for u in unknown)}: not one of {listed}.")
+    return names
+
+
+@exercise("the two rules that carry the copy model to 4x, over the seeds")
+def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learned: Sequence[int]) -> Feedback:
+    """The two rules of `by_seed` (rule -> one accuracy per seed) that score highest in every seed of `learned`.
+
+    The rules are those of `BEST_TWO_RULES`; `learned` holds the indices of the seeds that learned the task. Raises
+    ValueError if the two best differ between those seeds: the question then has no one answer.
+    """
+    if not isinstance(by_seed, dict) or not 2 < len(by_seed) <= len(BEST_TWO_RULES) or not set(by_seed) <= set(
+            BEST_TWO_RULES):
+        raise TypeError(f"by_seed must be a dict of 3 to 6 of {BEST_TWO_RULES} -> accuracies, got {short(by_seed)}")
+    seeds = None
+    for rule, values in by_seed.items():
+        if not is_sequence(values) or not values or not all(is_real(v) and math.isfinite(v) for v in values):
+            raise TypeError(f"by_seed[{rule!r}] must be a list of finite accuracies, one per seed, got {short(values)}")
+        if seeds is not None and len(values) != seeds:
+            raise ValueError(f"by_seed must hold as many seeds for every rule, {rule!r} has {len(values)}")
+        seeds = len(values)
+    if not is_sequence(learned) or not learned or not all(is_real(k, whole=True) and 0 <= k < seeds for k in learned) \
+            or len(set(learned)) != len(learned):
+        raise ValueError(f"learned must be distinct seed indices from 0 to {seeds - 1}, got {short(learned)}")
+    tops = {frozenset(sorted(by_seed, key=lambda rule: -by_seed[rule][k])[:2]) for k in learned}
+    if len(tops) != 1:
+        raise ValueError(f"by_seed: the two best rules differ between the learned seeds ({short(sorted(map(sorted, tops)))})")
+    best = next(iter(tops))
+    listed = ", ".join(repr(_SHOWN[rule]) for rule in by_seed)
+    if answer is None:
+        return not_attempted(f"two of {listed}")
+    names = _rule_names(answer)
+    if isinstance(names, Feedback):
+        return names
+    if len(names) != 2 or len(set(names)) != 2:
+        return Feedback(WRONG, f"Name two different rules of {listed}; got {short(answer)}.")
+    if any(name not in by_seed for name in names):
+        return Feedback(WRONG, f"Name two of {listed}; got {short(answer)}.")
+
+    def scores(rule: str) -> str:
+        values = [float(by_seed[rule][k]) for k in learned]
+        return f"{_SHOWN[rule]} {min(values):.2f} to {max(values):.2f}"
+
+    ordered = sorted(best, key=BEST_TWO_RULES.index)
+    right, measured = " and ".join(_SHOWN[rule] for rule in ordered), "; ".join(map(scores, ordered))
+    if set(names) == best:
+        what = " ".join(f"{_WHAT_IT_DOES[rule][0].upper()}{_WHAT_IT_DOES[rule][1:]}." for rule in ordered)
+        return Feedback(CORRECT, f"Correct: {right}, in every seed that learned the task ({measured}). {what}")
+    wrong = [name for name in names if name not in best]
+    why = " ".join(f"Not {_SHOWN[rule]} ({scores(rule)}): {_WHAT_IT_DOES[rule]}." for rule in wrong)
+    return Feedback(MISTAKE, f"{why} The two best in every seed that learned the task: {right} ({measured}).")
+
+
+# A model tuned with a rule, reloaded without it --------------------------------------------------------------------
+
+_RULE_TITLES = {None: "plain RoPE's", "linear": "PI's", "ntk": "NTK-aware's", "yarn": "YaRN's", "llama3": "Llama 3.1's"}
+
+
+@exercise("the tuned weights, read with their rule")
+def check_rule_restored(answer: object, *, state: dict, settings: CopySettings, scaling: str, factor: float) -> Feedback:
+    """A copy model holding the weights `state`, read with the rule `scaling` at `factor` it was fine-tuned with.
+
+    The rule's frequencies are over the trained length L = 2 * settings.longest_block (what `models.stretched` and
+    `fine_tune` use). The mistakes named: plain RoPE's frequencies (the bug: a state dict holds the weights, not the
+    frequencies), the rule over the fine-tuned length, another rule or factor, the weights not loaded.
+    """
+    if not isinstance(settings, CopySettings):
+        raise TypeError(f"settings must be a posenc.models.CopySettings, got {short(settings)}")
+    if scaling not in ("linear", "ntk", "yarn", "llama3"):
+        raise ValueError(f"scaling must be 'linear', 'ntk', 'yarn' or 'llama3', got {short(scaling)}")
+    if not is_real(factor) or not 1 < factor <= 64:
+        raise ValueError(f"factor must be a number above 1 and at most 64, got {short(factor)}")
+    factor = float(factor)
+    with torch.random.fork_rng():  # copy_model seeds torch's generator: the learner's own stays as it was
+        fresh = copy_model(settings).state_dict()
+    if not isinstance(state, dict) or set(state) != set(fresh) or not all(
+            isinstance(state[k], torch.Tensor) and state[k].shape == fresh[k].shape for k in fresh):
+        raise TypeError("state must be the state dict of a model made with these settings "
+                        f"(models.copy_model(settings).state_dict()), got {short(state)}")
+    trained = 2 * settings.longest_block
+    rotary_dim = rotary_dim_of(settings)
+
+    def rule(name: str | None, at: float, length: int = trained) -> torch.Tensor:
+        if name is None:
+            return rope_frequencies(head_dim=rotary_dim, base=settings.base)
+        return rope_frequencies(head_dim=rotary_dim, base=settings.base, scaling=name, factor=at,
+                                original_max_position_embeddings=length)
+
+    if answer is None:
+        return not_attempted("the model: the tuned weights, read with the rule they were tuned with")
+    if isinstance(answer, dict):
+        return Feedback(WRONG, "That is a state dict, weights only: load it into a model (models.copy_model(settings)"
+                               ".load_state_dict(...)) and give the model its rule's frequencies.")
+    if not isinstance(answer, TinyTransformer) or not isinstance(getattr(answer, "copy_settings", None), CopySettings):
+        return Feedback(WRONG, f"Expected a model of posenc.models (copy_model, stretched), got {describe(answer)}.")
+    if answer.copy_settings != settings:
+        return Feedback(WRONG, f"That model has other settings ({answer.copy_settings}); the weights were tuned on "
+                               f"{settings}.")
+    blocks = [block.attention for block in answer.blocks]
+    frequencies = [a.frequencies for a in blocks]
+    if not all(isinstance(f, torch.Tensor) and f.shape == (rotary_dim // 2,) and not f.is_meta and f.is_floating_point()
+               and bool(torch.isfinite(f).all()) for f in frequencies):
+        return Feedback(WRONG, f"Each layer's frequencies must be {rotary_dim // 2} finite numbers, one per pair.")
+    if not all(torch.equal(f, frequencies[0]) and a.attention_factor == blocks[0].attention_factor
+               for f, a in zip(frequencies, blocks)):
+        return Feedback(WRONG, "The layers read with different frequencies: give every layer the rule's.")
+    got, got_factor = frequencies[0].detach().double(), float(blocks[0].attention_factor)
+    own = answer.state_dict()
+    weights_right = set(own) == set(state) and all(torch.equal(own[k].detach().cpu(), state[k].detach().cpu())
+                                                   for k in state)
+
+    def same(theta: torch.Tensor, attention: float = 1.0) -> bool:
+        # float32 frequencies (as transformers keeps them) are right too: 1e-6 is float32's precision, far below
+        # the difference between any two of the rules
+        return bool(torch.allclose(got, theta, rtol=1e-6, atol=0.0)) and math.isclose(got_factor, attention,
+                                                                                   rel_tol=1e-6)
+
+    expected_factor = yarn_attention_factor(factor=factor) if scaling == "yarn" else 1.0
+    title = _RULE_TITLES[scaling]
+    if same(rule(scaling, factor), expected_factor):
+        if weights_right:
+            return Feedback(CORRECT, f"Correct: the tuned weights, read with {title} frequencies for factor {factor:g} "
+                                     f"over L = {trained}. A state dict holds the weights, not the rule: the rule comes "
+                                     "from the model's settings (in transformers, from its config).")
+        return Feedback(MISTAKE, f"{title} frequencies are right, but the weights are not the tuned ones: load them "
+                                 "(load_state_dict) into the model.")
+    mistakes = [
+        (f"This is the bug: load_state_dict restores the weights, not the frequencies, so the model reads with plain "
+         f"RoPE, whose slow pairs turn {factor:g} times as fast as those the weights were tuned with. Give it "
+         f"{title} frequencies again (models.stretched).", lambda: same(rule(None, 1.0))),
+        (f"Those are {title} frequencies over L = {round(factor * trained)}, the fine-tuned length; L is the length "
+         f"before stretching, {trained}, the one the rule's factor {factor:g} was counted from.",
+         lambda: same(rule(scaling, factor, round(factor * trained)), expected_factor)),
+    ]
+    for other in ("linear", "ntk", "yarn", "llama3"):
+        if other != scaling:
+            other_factor = yarn_attention_factor(factor=factor) if other == "yarn" else 1.0
+            mistakes.append((f"Those are {_RULE_TITLES[other]} frequencies; the weights were tuned with {title}.",
+                             functools.partial(lambda o, f: same(rule(o, factor), f), other, other_factor)))
+    for at in sorted({2 * factor, factor / 2, 8.0} - {factor}):
+        if 1 < at <= 64:
+            mistakes.append((f"{title} frequencies, but for factor {at:g}; the weights were tuned with factor "
+                             f"{factor:g}.", functools.partial(lambda a: same(rule(scaling, a), expected_factor), at)))
+    for message, matches in mistakes:
+        if matches():
+            if not weights_right:
+                message += " The weights are not the tuned ones either: load them (load_state_dict)."
+            return Feedback(MISTAKE, message)
+    return Feedback(WRONG, f"Its frequencies are neither plain RoPE's nor {title} for factor {factor:g} over L = "
+                           f"{trained}" + ("." if weights_right else ", and its weights are not the tuned ones."))
 
 
 def buggy_interpolated_scores(q: torch.Tensor, cached_keys: torch.Tensor, *, factor: float,

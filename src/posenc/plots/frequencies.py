@@ -9,6 +9,7 @@ and returns a Figure. A rule's line has its colour from `SCHEME_COLOURS` ("pi", 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 
 from matplotlib.figure import Figure
@@ -144,9 +145,10 @@ def frequencies_before_after(plain: Sequence[float], scaled: dict[str, Sequence[
     """One panel per rule: each pair's wavelength before (grey) and after the rule (its colour), log scale.
 
     `plain` holds plain RoPE's frequencies (angle per position, one per pair) and `scaled` a rule's
-    name ("pi", "ntk", "yarn", "llama3") -> its frequencies. Dotted lines mark the trained length
-    and `factor` times it: a pair whose wavelength moves up by `factor` turns as slowly over the
-    long input as it did over the trained one.
+    name ("pi", "ntk", "yarn", "llama3") -> its frequencies. Two thin solid lines, labelled at the
+    right, mark the trained length and `factor` times it (solid, so that they are not taken for a
+    rule's dashed line): a pair whose wavelength moves up by `factor` turns as slowly over the long
+    input as it did over the trained one.
     """
     theta = _numbers("plain", plain, positive=True)
     rules = _labelled("scaled", scaled, length=len(theta))
@@ -167,8 +169,10 @@ def frequencies_before_after(plain: Sequence[float], scaled: dict[str, Sequence[
         ax.plot(range(len(before)), before, color="#999999", linewidth=2.5, label="plain RoPE")
         ax.plot(range(len(values)), [2 * math.pi / t for t in values], color=style["color"],
                 linestyle=style["linestyle"], linewidth=1.8, label=rule)
-        ax.axhline(trained_length, color="#555555", linestyle=":", linewidth=1)
-        ax.axhline(factor * trained_length, color="#555555", linestyle="--", linewidth=1)
+        for length, label in ((trained_length, "L"), (factor * trained_length, f"{factor:g}L")):
+            ax.axhline(length, color="#777777", linestyle="-", linewidth=0.8, zorder=0)
+            ax.text(0.99, length, label, transform=ax.get_yaxis_transform(), ha="right", va="bottom", fontsize=8,
+                    color="#555555")
         ax.set_yscale("log")
         ax.set_title(rule, fontsize=10, color=style["color"])
         ax.legend(fontsize=7, loc="upper left")
@@ -178,7 +182,7 @@ def frequencies_before_after(plain: Sequence[float], scaled: dict[str, Sequence[
             ax.set_ylabel("wavelength (positions)")
     for k in range(len(rules), rows * columns):
         axes[k // columns][k % columns].remove()
-    fig.suptitle(f"{title}\n(dotted: the trained length, {trained_length:,}; dashed: {factor:g} x that)", fontsize=10)
+    fig.suptitle(f"{title}\n(thin grey lines: the trained length L = {trained_length:,}, and {factor:g}L)", fontsize=10)
     return fig
 
 
@@ -187,6 +191,8 @@ def frequency_ratios(plain: Sequence[float], scaled: dict[str, Sequence[float]],
     """Each rule's frequency over plain RoPE's, pair by pair: 1 keeps the pair, 1 / factor interpolates it.
 
     `plain` and each entry of `scaled` hold one frequency per pair, as in `frequencies_before_after`.
+    The ratio is on a log scale, as the axis says: a ratio that falls exponentially with the pair
+    (NTK-aware's) is a straight line there, and a ramp linear in the ratio itself (YaRN's) a curve.
     """
     theta = _numbers("plain", plain, positive=True)
     rules = _labelled("scaled", scaled, length=len(theta))
@@ -202,10 +208,12 @@ def frequency_ratios(plain: Sequence[float], scaled: dict[str, Sequence[float]],
     ax.axhline(1, color="#555555", linestyle=":", linewidth=1)
     ax.axhline(1 / factor, color="#555555", linestyle=":", linewidth=1)
     ax.set_yscale("log", base=2)
-    ax.set_yticks([1 / factor, 1], [f"1/{factor:g}: interpolated", "1: kept"])
+    ticks = [1 / factor] + [2.0**-k for k in range(math.ceil(math.log2(factor)) - 1, 0, -1)] + [1]
+    ax.set_yticks(ticks, [f"1/{factor:g}: interpolated"] + [f"1/{2**k:g}" for k in range(len(ticks) - 2, 0, -1)]
+                  + ["1: kept"])
     ax.set_yticks([], minor=True)
     ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
-    ax.set_ylabel("frequency after / before")
+    ax.set_ylabel("frequency after / before (log scale)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig
@@ -236,40 +244,73 @@ def loss_curve(losses: dict[str, Sequence[float]], *, title: str = "Training los
 
 
 def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
-                        title: str = "Accuracy of each rule, one dot per seed") -> Figure:
+                        title: str = "Accuracy of each rule, one dot per seed", seeds: Sequence[int] | None = None,
+                        learned: Sequence[int] | None = None) -> Figure:
     """One panel per entry of `panels` (e.g. an input length): each rule's accuracy per seed as dots, their median a bar.
 
     `panels` maps a panel's title to {rule: one accuracy (0 to 1) per seed}; every rule of
     every panel holds the same number of seeds, in the same order, and the k-th dot of each
-    rule sits at the same small offset, so one seed can be followed across rules.
+    rule sits at the same small offset, so one seed can be followed across rules. `seeds`
+    names them (default 0, 1, ...): each dot carries its seed's number. `learned` lists the
+    seeds (by name) that learned the task: theirs are the rule's filled markers and the median
+    is theirs alone; the others are open grey circles. By default every seed counts as learned.
     """
     if not isinstance(panels, dict) or not 1 <= len(panels) <= 4:
         raise TypeError(f"panels must be a dict of 1 to 4 titles -> {{rule: accuracies}}, got {short(panels)}")
     checked: dict[str, dict[str, list[float]]] = {}
-    seeds = None
+    count = None
     for name, rules in panels.items():
         check_str("panels' titles", name)
-        checked[name] = _labelled(f"panels[{name!r}]", rules, length=seeds, positive=False)
-        seeds = len(next(iter(checked[name].values())))
+        checked[name] = _labelled(f"panels[{name!r}]", rules, length=count, positive=False)
+        count = len(next(iter(checked[name].values())))
         for rule, values in checked[name].items():
             if not all(0.0 <= v <= 1.0 for v in values):
                 raise ValueError(f"panels[{name!r}][{rule!r}] must hold accuracies from 0 to 1, got {values}")
     check_str("title", title)
-    fig = new_figure(4.2 * len(checked), 3.6)
+    names = list(range(count)) if seeds is None else _seed_names("seeds", seeds)
+    if len(names) != count:
+        raise ValueError(f"seeds must name the {count} seeds of panels, got {len(names)} names")
+    chosen = set(names) if learned is None else set(_seed_names("learned", learned))
+    if not chosen or not chosen <= set(names):
+        raise ValueError(f"learned must name one or more of the seeds {names}, got {short(learned)}")
+    fig = new_figure(4.2 * len(checked), 3.9)
     axes = fig.subplots(1, len(checked), sharey=True, squeeze=False)[0]
     for ax, (name, rules) in zip(axes, checked.items(), strict=True):
         for k, (rule, values) in enumerate(rules.items()):
             style = _style(rule, k)
-            offsets = [k + 0.5 * (j / max(seeds - 1, 1) - 0.5) for j in range(seeds)]
-            ax.plot(offsets, values, linestyle="none", marker=style.get("marker", "o"), color=style["color"],
-                    markersize=5, alpha=0.85)
-            median = sorted(values)[seeds // 2] if seeds % 2 else sum(sorted(values)[seeds // 2 - 1: seeds // 2 + 1]) / 2
+            offsets = [k + 0.5 * (j / max(count - 1, 1) - 0.5) for j in range(count)]
+            for x, value, seed in zip(offsets, values, names, strict=True):
+                if seed in chosen:
+                    ax.plot([x], [value], linestyle="none", marker=style.get("marker", "o"), color=style["color"],
+                            markersize=5, alpha=0.9)
+                else:  # a seed that did not learn the task: an open grey circle, whatever the rule's marker
+                    ax.plot([x], [value], linestyle="none", marker="o", color="#777777", markersize=5,
+                            fillstyle="none", markeredgewidth=1.2)
+                ax.annotate(str(seed), (x, value), xytext=(0, -8), textcoords="offset points", ha="center",
+                            va="center", fontsize=6, color="#555555")
+            kept = sorted(v for v, seed in zip(values, names, strict=True) if seed in chosen)
+            half = len(kept) // 2
+            median = kept[half] if len(kept) % 2 else (kept[half - 1] + kept[half]) / 2
             ax.plot([k - 0.3, k + 0.3], [median, median], color="#333333", linewidth=1.5)
         ax.set_xticks(range(len(rules)), list(rules), fontsize=8, rotation=30, ha="right")
         ax.set_xlim(-0.6, len(rules) - 0.4)
-        ax.set_ylim(0, 1.02)
+        ax.set_ylim(-0.05, 1.02)  # room below 0 for the seed labels
         ax.set_title(name, fontsize=9)
         ax.grid(axis="y", alpha=0.3)
+    others = [seed for seed in names if seed not in chosen]
     axes[0].set_ylabel("accuracy (dots: seeds; bar: median)")
-    fig.suptitle(title, fontsize=10)
+    listed = ", ".join(map(str, others[:-1])) + (" and " if len(others) > 1 else "") + str(others[-1]) if others else ""
+    key = (f"open grey circles: seed{'s' if len(others) > 1 else ''} {listed}, which did not learn the task; "
+           "bar: median of the others") if others else "bar: the median"
+    # About 13 characters of 10-point text to the inch (with a margin): the key wraps to the figure's width.
+    fig.suptitle(f"{title}\n" + textwrap.fill(f"({key})", width=int(13 * fig.get_figwidth())), fontsize=10)
     return fig
+
+
+def _seed_names(name: str, values: object) -> list[int]:
+    """A list of distinct whole numbers (seed names)."""
+    if not is_sequence(values) or not 1 <= len(values) <= 64 or not all(is_real(v, whole=True) for v in values):
+        raise TypeError(f"{name} must be a list of 1 to 64 whole numbers (seeds), got {short(values)}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name} must not repeat a seed, got {short(values)}")
+    return [int(v) for v in values]
