@@ -664,3 +664,15 @@ def test_progress_keeps_the_latest_verdict_per_exercise():
     assert exercises.progress().count("wrong") == 1
     exercises.reset_progress()
     assert "no exercise checked yet" in str(exercises.progress())
+
+
+def test_the_progress_list_never_shows_a_predictions_answer():
+    # The learner's edition lists every exercise as "not attempted" under its label: a label with the run's value
+    # in it would hand the answer out before the learner predicts it.
+    exercises.reset_progress()
+    exercises.check_prediction(0.25, actual=0.2154, tolerance=0.003, question="the typo's first denominator")
+    exercises.check_prediction(None, actual=35, question="the pairs Llama 4's rule keeps")
+    text = repr(exercises.progress())
+    assert "0.2154" not in text and "35" not in text and "actual" not in text
+    assert "the typo's first denominator" in text and "the pairs Llama 4's rule keeps" in text
+    exercises.reset_progress()

@@ -89,7 +89,7 @@ def _summary(kwargs: dict) -> str:
     """The exercise's plain sizes (strings and numbers) for its line in `progress()`; tensors are left out."""
     parts = [f"{name}={value!r}" for name, value in kwargs.items()
              if isinstance(value, (str, int, float)) and not isinstance(value, bool)
-             and name not in ("question", "explanation")]
+             and name not in ("question", "explanation", "actual", "tolerance")]  # never the answer
     text = ", ".join(parts)
     return text if len(text) <= 70 else text[:69] + "…"
 
