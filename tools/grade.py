@@ -1,7 +1,7 @@
 """Grade a folder of submitted notebooks, on this machine, without Docker: `make grade SUBMISSIONS=folder`.
 
     python -m tools.grade collected/                 build/assignments/NN/grades.csv
-    python -m tools.grade collected/ --notebook 03 --csv scores.csv
+    python -m tools.grade collected/ --notebook 03 --csv scores.csv --jobs 2
 
 What `otter grade` does in Docker containers, done with `otter run` (otter's grading without containers, in this
 environment) in a process of its own per submission, with a time limit: a cell that raises does not stop otter (it
@@ -10,8 +10,8 @@ notebook of this assignment scores 0 with the reason in its row, while the other
 the one the submissions' metadata names (`make assignment` writes it into the notebook), or --notebook.
 
 One CSV, a row per submission, in `otter grade`'s columns (file, exercise_1, ..., total_points_earned,
-percent_correct, grading_status), without its first row of points possible; each submission's otter output is kept
-in reports/ beside the CSV.
+percent_correct, grading_status), without its first row of points possible. Beside it, reports/ keeps for each
+submission otter's output with what each test said (NAME.txt) and the notebook as it ran, errors included (NAME.ipynb).
 """
 
 from __future__ import annotations
@@ -24,13 +24,16 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import dill
 import nbformat
-from otter.grade.utils import POINTS_POSSIBLE_LABEL, SCORES_DICT_FILE_KEY, merge_scores_to_df
-from otter.test_files import GradingResults
 
 from tools.assignment import BUILD, autograder_zip
+
+# otter is imported where it is used: it takes about 2 s (pandas, nbconvert), which the tests that only collect this
+# module (and `--help`) need not pay.
+if TYPE_CHECKING:
+    from otter.test_files import GradingResults
 
 # Long enough for the notebooks that train models (14, 16: a few minutes); a submission stuck in a loop is stopped.
 TIMEOUT = 900
@@ -54,6 +57,9 @@ def assignment_number(submissions: list[Path]) -> str:
 
 def grade_one(submission: Path, autograder: Path, report: Path, timeout: float = TIMEOUT) -> GradingResults:
     """Grade `submission` with `otter run` in a process of its own, its output written to `report`."""
+    import dill
+    from otter.test_files import GradingResults
+
     with tempfile.TemporaryDirectory() as folder, report.open("w") as log:
         # otter run writes results.pkl into its working folder (-p), results.json into -o.
         command = [sys.executable, "-m", "otter", "run", "--no-logo", "--pickle-results", "-a", str(autograder.resolve()),
@@ -71,6 +77,10 @@ def grade_one(submission: Path, autograder: Path, report: Path, timeout: float =
             if process.returncode == 0 and pickled.is_file():
                 with pickled.open("rb") as f:
                     results = dill.load(f)
+                # What each test said, and the notebook as it ran (each cell's output, errors included).
+                log.write(f"\n{results.summary()}\n")
+                if results.notebook is not None:
+                    nbformat.write(results.notebook, report.with_suffix(".ipynb"))
             else:
                 results = GradingResults.without_results(RuntimeError(_last_line(report)))
     results.file = submission.name
@@ -83,13 +93,18 @@ def _last_line(report: Path) -> str:
     return lines[-1] if lines else "otter run failed without a message"
 
 
-def grade(folder: Path, notebook: str | None = None, csv: Path | None = None, timeout: float = TIMEOUT,
-          jobs: int = 1) -> Path:
-    """Grade every notebook in `folder` into one CSV; return its path."""
+def submissions_in(folder: Path) -> list[Path]:
     submissions = sorted(folder.glob("*.ipynb"))
     if not submissions:
         raise SystemExit(f"no .ipynb in {folder}")
-    assignment = BUILD / f"{int(notebook or assignment_number(submissions)):02d}"
+    return submissions
+
+
+def grade(folder: Path, assignment: Path, csv: Path | None = None, timeout: float = TIMEOUT, jobs: int = 1) -> Path:
+    """Grade every notebook in `folder` with the zip in `assignment` (make assignment's folder) into one CSV."""
+    from otter.grade.utils import POINTS_POSSIBLE_LABEL, SCORES_DICT_FILE_KEY, merge_scores_to_df
+
+    submissions = submissions_in(folder)
     autograder = autograder_zip(assignment)
     csv = csv or assignment / "grades.csv"
     reports = csv.parent / "reports"
@@ -116,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=TIMEOUT, help=f"seconds per submission (default {TIMEOUT})")
     parser.add_argument("--jobs", type=int, default=JOBS, help=f"submissions graded at once (default {JOBS})")
     args = parser.parse_args(argv)
-    print(f"scores: {grade(args.submissions, args.notebook, args.csv, args.timeout, args.jobs)}")
+    number = args.notebook or assignment_number(submissions_in(args.submissions))
+    csv = grade(args.submissions, BUILD / f"{int(number):02d}", args.csv, args.timeout, args.jobs)
+    print(f"scores: {csv}")
     return 0
 
 
