@@ -17,8 +17,8 @@ submission otter's output with what each test said (NAME.txt) and the notebook a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import nbformat
+import psutil
 
 from tools.assignment import BUILD, autograder_zip
 
@@ -64,12 +65,16 @@ def grade_one(submission: Path, autograder: Path, report: Path, timeout: float =
         # otter run writes results.pkl into its working folder (-p), results.json into -o.
         command = [sys.executable, "-m", "otter", "run", "--no-logo", "--pickle-results", "-a", str(autograder.resolve()),
                    "-o", folder, str(submission.resolve())]
-        # A session of its own, so that a time-out ends otter and the kernel it started, and nothing else.
-        process = subprocess.Popen(command, cwd=folder, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(command, cwd=folder, stdout=log, stderr=subprocess.STDOUT)
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+            # The kernel otter started, then otter, by their ids (jupyter_client starts a kernel in a session of its
+            # own, so killing otter's process group would miss it).
+            for kernel in _children(process.pid):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    kernel.kill()
+            process.kill()
             process.wait()
             results = GradingResults.without_results(TimeoutError(f"stopped after {timeout:.0f} s"))
         else:
@@ -85,6 +90,13 @@ def grade_one(submission: Path, autograder: Path, report: Path, timeout: float =
                 results = GradingResults.without_results(RuntimeError(_last_line(report)))
     results.file = submission.name
     return results
+
+
+def _children(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:  # otter ended just as its time ran out
+        return []
 
 
 def _last_line(report: Path) -> str:
@@ -112,8 +124,8 @@ def grade(folder: Path, assignment: Path, csv: Path | None = None, timeout: floa
 
     def graded(submission: Path) -> GradingResults:
         result = grade_one(submission, autograder, reports / f"{submission.stem}.txt", timeout)
-        print(f"{submission.name}: {result.total:g} / {result.possible:g}"
-              + (f" ({result.catastrophic_error})" if result.catastrophic_error else ""), flush=True)
+        print(f"{submission.name}: " + (f"0, not graded: {result.catastrophic_error}" if result.catastrophic_error
+                                         else f"{result.total:g} / {result.possible:g}"), flush=True)
         return result
 
     # Threads only wait: each submission is graded in a process of its own.
