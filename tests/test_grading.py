@@ -28,6 +28,7 @@ def _submission(student, answers):
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:Traits should be given as instances:DeprecationWarning")  # otter 7.0.0's own
 def test_a_week_graded_from_assignment_to_csv(tmp_path):
     source = assignment.notebook_path(NOTEBOOK)
     teacher = nbformat.read(source, as_version=4)

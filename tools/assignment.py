@@ -8,15 +8,17 @@ The exercises are found by the notebook's structure, never by name or count: a m
 the next one; in a notebook that trains once for several predictions, after the training). From them this writes
 an otter master notebook (master/, in otter's own format: raw BEGIN/END cells) and runs `otter assign`, which writes
 
-- student/: the learner's edition (tools/student_edition.py's: each placeholder kept, each solution removed),
-  each exercise an otter question `exercise_k`;
+- student/: the notebook to hand out, cell for cell the learner's edition (tools/student_edition.py: each
+  placeholder kept, each solution removed; a test holds them equal), each exercise an otter question `exercise_k`;
 - autograder/: the notebook with its solutions and the autograder zip, which otter grades the solutions with before
   it is kept (an assignment whose tests fail its own solutions is not handed out).
 
 Each exercise is worth 2 points, one per test. The public test is the exercise's checker cell: its call, which must
 say correct, as the learner saw it. The hidden test asks also for the solution's value itself (tools/answer_match.py,
 in the zip). Grading runs both right after the checker cell (otter's `tests` cell metadata), where the learner's
-notebook has the variables the call reads, whatever later cells do with them.
+notebook has the variables the call reads, whatever later cells do with them. (otter also checks right after the
+answer cell, where a call may read a variable not computed yet; the later check is the one that counts, so the
+checker cell is locked against deletion.)
 """
 
 from __future__ import annotations
@@ -170,7 +172,7 @@ def assignment_config(name: str) -> str:
         # No otter cells in the learner's notebook: its checker cells are the checks, and submissions are collected
         # as notebooks.
         "init_cell": False, "check_all_cell": False, "export_cell": False,
-        "generate": True,
+        "generate": True,  # the autograder zip
         "autograder_files": [ANSWER_MATCH.name],
         "tests": {"files": False, "ok_format": False},  # exception-based tests: a failing checker says why
     }
@@ -181,7 +183,11 @@ def master_notebook(teacher: nbformat.NotebookNode, exercises: list[Exercise], n
     """`teacher` in otter's master format: each exercise a question, its placeholder and solution one answer cell."""
     master = copy.deepcopy(teacher)
     master.metadata.pop("widgets", None)  # the saved widget state belongs to the outputs removed below
-    by_cell = {getattr(e, part): (part, e) for e in exercises for part in ("heading", "placeholder", "solution", "checker")}
+    for exercise in exercises:  # one cell may check several answers
+        checker = master.cells[exercise.checker]
+        checker.metadata.setdefault("otter", {}).setdefault("tests", []).append(exercise.name)
+        checker.metadata.update(editable=False, deletable=False)  # JupyterLab keeps it as it is
+    by_cell = {getattr(e, part): (part, e) for e in exercises for part in ("heading", "placeholder", "solution")}
     cells = [_raw(assignment_config(name))]
     for i, cell in enumerate(master.cells):
         if cell.cell_type == "code":
@@ -198,11 +204,7 @@ def master_notebook(teacher: nbformat.NotebookNode, exercises: list[Exercise], n
                      nbformat.v4.new_code_cell(hidden_test(exercise, solution))]
             cells += [_raw("# BEGIN SOLUTION"), cell, _raw("# END SOLUTION"),
                       _raw("# BEGIN TESTS"), *tests, _raw("# END TESTS"), _raw("# END QUESTION")]
-        elif part == "solution":
-            continue  # in the answer cell above
-        else:
-            if part == "checker":
-                cell.metadata.setdefault("otter", {}).setdefault("tests", []).append(exercise.name)
+        elif part != "solution":  # a solution is in its answer cell, above
             cells.append(cell)
     master.cells = cells
     return master
