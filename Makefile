@@ -24,7 +24,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 # run without it.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: lab teach check test fuzz setup browser notebooks student images site slides lock bench clean help
+.PHONY: lab teach check test fuzz setup browser notebooks student assignment grade images site slides lock bench clean help
 help:
 	@echo "make lab        open JupyterLab on your own copy of the notebooks, solutions removed (sets up .venv first)"
 	@echo "make teach      open JupyterLab on the teacher's edition, each solution collapsed under its exercise"
@@ -33,6 +33,8 @@ help:
 	@echo "make fuzz       the wider random hunt: new examples each run, 20 times as many (prints its seed)"
 	@echo "make notebooks  re-execute every notebook in place (the stored outputs)"
 	@echo "make student    write the learner's edition (solutions removed), executed, to build/student/"
+	@echo "make assignment NOTEBOOK=03   notebook 03's exercises as a graded assignment (otter), in build/assignments/03/"
+	@echo "make grade SUBMISSIONS=folder  grade the collected notebooks in folder into one CSV, without Docker"
 	@echo "make images     redraw images/ from the package"
 	@echo "make slides     reveal.js slides of every notebook, offline, in build/site/slides/"
 	@echo "make site       an offline HTML site of every notebook in build/site/ (open index.html)"
@@ -158,6 +160,18 @@ notebooks: $(STAMP)
 
 student: $(STAMP)
 	$(BIN)/python -m tools.student_edition
+
+# A graded week (README): notebook NN's exercises as an otter-grader assignment, a student notebook to hand out and
+# an autograder zip (tools/assignment.py); then the collected notebooks graded on this machine, without Docker, into
+# one CSV (tools/grade.py; NOTEBOOK= only if the submissions do not say which assignment they are). otter is one of
+# the tools in requirements-dev.lock.
+assignment: $(DEV_STAMP)
+	@test -n "$(NOTEBOOK)" || { echo "make assignment NOTEBOOK=NN: say which notebook, e.g. NOTEBOOK=03"; exit 1; }
+	$(BIN)/python -m tools.assignment $(NOTEBOOK)
+
+grade: $(DEV_STAMP)
+	@test -n "$(SUBMISSIONS)" || { echo "make grade SUBMISSIONS=folder: say which folder holds the notebooks"; exit 1; }
+	$(BIN)/python -m tools.grade $(SUBMISSIONS) $(if $(NOTEBOOK),--notebook $(NOTEBOOK))
 
 slides: $(STAMP) $(WEB)
 	$(BIN)/python -m tools.build_site slides

@@ -20,9 +20,10 @@ import pytest
 from tools.sync_environment import DEV_LOCK, LEARNER_LOCK, environment_yml, locked_requirements
 
 ROOT = Path(__file__).resolve().parent.parent
-# What a learner never needs: the tests, the linter, the browser driver, the installer, the benchmarks' peers.
+# What a learner never needs: the tests, the linter, the browser driver, the installer, the benchmarks' peers, the
+# teacher's grading.
 TEST_AND_DEV_TOOLS = {"pytest", "pytest-xdist", "nbval", "hypothesis", "ruff", "playwright", "uv",
-                      "positional-encodings", "rotary-embedding-torch", "coverage"}
+                      "positional-encodings", "rotary-embedding-torch", "coverage", "otter-grader"}
 
 
 def canonical(name: str) -> str:
@@ -81,8 +82,10 @@ def test_the_locks_hold_what_pyproject_and_the_requirements_ask_for():
     for requirement in extras["dev"]:
         assert requirement_name(requirement) in learner.keys() | dev.keys(), requirement
     learner_in = (ROOT / "requirements.in").read_text().splitlines()
-    assert ".[notebooks]" in learner_in and "-c requirements.lock" in (ROOT / "requirements-dev.in").read_text()
-    asked = exact_pins(PROJECT["dependencies"] + extras["notebooks"] + extras["dev"] + learner_in)
+    dev_in = (ROOT / "requirements-dev.in").read_text().splitlines()
+    assert ".[notebooks]" in learner_in and "-c requirements.lock" in dev_in
+    asked = exact_pins(PROJECT["dependencies"] + extras["notebooks"] + extras["dev"] + learner_in + dev_in)
+    assert asked["otter-grader"] == "7.0.0"  # the grading tools' one pin outside the `dev` extra
     assert asked and {name: {**learner, **dev}.get(name) for name in asked} == asked
 
 

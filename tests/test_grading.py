@@ -1,0 +1,136 @@
+"""A graded week, end to end: `make assignment` turns a notebook's exercises into an otter assignment, three made-up
+submissions are graded as `make grade` grades them, and the CSV holds exactly the scores they earn
+(tools/assignment.py, tools/grade.py). Also, without a kernel: every notebook's exercises can become an assignment,
+and what the hidden tests compare (tools/answer_match.py)."""
+
+import csv
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+
+from tools import assignment, grade, student_edition
+from tools.answer_match import differs
+
+# Three exercises, and the suite's quickest notebook to run (about 3 s of CPU in its kernel): each submission is one
+# run, plus otter's own start in the grader and in the kernel (about 5 s more).
+NOTEBOOK = "04"
+
+
+def _submission(student, answers):
+    """The student notebook with each exercise cell's placeholder followed by `answers[name]`."""
+    notebook = nbformat.from_dict(nbformat.reads(nbformat.writes(student), as_version=4))
+    for cell in notebook.cells:
+        if "exercise" in cell.metadata.get("tags", []):
+            cell.source += "\n" + answers[assignment._answer_name(cell.source)]
+    return notebook
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:Traits should be given as instances:DeprecationWarning")  # otter 7.0.0's own
+def test_a_week_graded_from_assignment_to_csv(tmp_path):
+    source = assignment.notebook_path(NOTEBOOK)
+    teacher = nbformat.read(source, as_version=4)
+    exercises = assignment.find_exercises(teacher, source.name)
+    # Not graded with its own solutions here (`make assignment` does that): "right" below is that grading.
+    folder = assignment.build(NOTEBOOK, tmp_path / "assignment", run_tests=False)
+
+    # The notebook handed out is the learner's edition: the placeholders kept, the solutions gone, nothing of otter's.
+    [handout] = (folder / "student").glob("*.ipynb")
+    student = nbformat.read(handout, as_version=4)
+    assert [c.source for c in student.cells] == [c.source for c in student_edition.learner_version(teacher).cells]
+    assert student.metadata.otter["assignment_name"] == f"posenc-{NOTEBOOK}"
+
+    solutions = {e.answer: teacher.cells[e.solution].source for e in exercises}
+    first, second = exercises[0], exercises[1]
+    made_up = {
+        "right": solutions,
+        # A string where the checker expects something else: wrong, whatever the exercise.
+        "wrong": {**solutions, first.answer: f"{first.answer} = 'a wrong answer'"},
+        # The cell raises before it binds the answer; otter runs on, so the later exercises still count.
+        "raises": {**solutions, second.answer: "raise RuntimeError('a bug in the submission')"},
+    }
+    submissions = tmp_path / "collected"
+    submissions.mkdir()
+    for name, answers in made_up.items():
+        nbformat.write(_submission(student, answers), submissions / f"{name}.ipynb")
+
+    scores = grade.grade(submissions, folder, tmp_path / "grades.csv", jobs=2)
+
+    with scores.open() as f:
+        rows = list(csv.reader(f))
+    names = [e.name for e in exercises]
+    full = 2 * len(exercises)
+
+    def row(file, zero=None):
+        points = [0.0 if e is zero else 2.0 for e in exercises]
+        return [file, *map(str, points), str(sum(points)), str(round(sum(points) / full, 4)), "Completed"]
+
+    assert rows == [
+        ["file", *names, "total_points_earned", "percent_correct", "grading_status"],
+        row("raises.ipynb", zero=second),
+        row("right.ipynb"),
+        row("wrong.ipynb", zero=first),
+    ]
+    # Beside the CSV, what each test said and the notebook as it ran: the teacher sees the error where it happened.
+    reports = scores.parent / "reports"
+    assert "Not attempted yet" in (reports / "raises.txt").read_text().split(f"{second.name} results")[1]
+    ran = nbformat.read(reports / "raises.ipynb", as_version=4)
+    assert [o.evalue for c in ran.cells for o in c.get("outputs", []) if o.output_type == "error"] == [
+        "a bug in the submission"]
+
+
+NOTEBOOKS_WITH_EXERCISES = [path for path in student_edition.suite_notebooks()
+                            if student_edition.has_solutions(nbformat.read(path, as_version=4))]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS_WITH_EXERCISES, ids=lambda path: path.name)
+def test_every_notebook_with_exercises_can_become_an_assignment(path):
+    teacher = nbformat.read(path, as_version=4)
+    exercises = assignment.find_exercises(teacher, path.name)
+    master = assignment.master_notebook(teacher, exercises, "posenc-test")
+    # One otter question per exercise, each with its two tests, which are Python otter can read.
+    questions = [c for c in master.cells if c.cell_type == "raw" and c.source.startswith("# BEGIN QUESTION")]
+    assert len(questions) == len(exercises) == sum("solution" in c.metadata.get("tags", []) for c in teacher.cells)
+    for exercise in exercises:
+        compile(assignment.public_test(exercise), "public", "exec")
+        compile(assignment.hidden_test(exercise, teacher.cells[exercise.solution].source), "hidden", "exec")
+
+
+def test_a_notebook_without_the_structure_is_refused_with_the_reason():
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("### Exercise 1 (transfer): x"),
+                                               nbformat.v4.new_code_cell("my_x = None", metadata={"tags": ["exercise"]}),
+                                               nbformat.v4.new_code_cell("my_x = 1", metadata={"tags": ["solution"]})])
+    with pytest.raises(assignment.NotebookStructureError, match="exercise 1: no later cell calls `exercises.check_"):
+        assignment.find_exercises(notebook, "99_made_up.ipynb")
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0 + 1e-7])),  # float rounding
+    (np.array([1.0, 2.0]), torch.tensor([1.0, 2.0])),
+    (torch.tensor(0.25), 0.25),  # a 0-d tensor is a number
+    (0.25, torch.tensor(0.25)),
+    (34.0, 34),
+    ([10, 10], (10, 10)),
+    ({"a": 1, "b": [True]}, {"b": [True], "a": 1}),
+    ("b", "b"),
+    (print, len),  # a function is the checker's to judge
+])
+def test_the_hidden_test_takes_the_same_value_in_another_form(answer, expected):
+    assert differs(answer, expected) is None
+
+
+@pytest.mark.parametrize(("answer", "expected", "says"), [
+    (None, torch.zeros(2), "not attempted"),
+    (torch.tensor([1.0, 2.001]), torch.tensor([1.0, 2.0]), "off by up to 0.001"),
+    (torch.zeros(2, 3), torch.zeros(3, 2), "shape (2, 3), not (3, 2)"),
+    (torch.zeros(2, dtype=torch.int64), torch.zeros(2), "integer entries"),
+    (0.2 + 1e-4, 0.2, "not 0.2"),
+    (1, True, "not True"),  # a prediction of True or False is not a number
+    ((64, 4, 16), (64, 4, 16, 8), "not a sequence of 4"),
+    ({"a": 1}, {"a": 2}, "['a']: 1.0, not 2.0"),
+    ("yarn > ntk", ["yarn", "ntk"], "not a sequence"),
+])
+def test_the_hidden_test_says_what_differs(answer, expected, says):
+    assert says in differs(answer, expected)
