@@ -126,11 +126,27 @@ def test_the_hidden_test_takes_the_same_value_in_another_form(answer, expected):
     (torch.tensor([1.0, 2.001]), torch.tensor([1.0, 2.0]), "off by up to 0.001"),
     (torch.zeros(2, 3), torch.zeros(3, 2), "shape (2, 3), not (3, 2)"),
     (torch.zeros(2, dtype=torch.int64), torch.zeros(2), "integer entries"),
-    (0.2 + 1e-4, 0.2, "not 0.2"),
     (1, True, "not True"),  # a prediction of True or False is not a number
     ((64, 4, 16), (64, 4, 16, 8), "not a sequence of 4"),
     ({"a": 1}, {"a": 2}, "['a']: 1.0, not 2.0"),
-    ("yarn > ntk", ["yarn", "ntk"], "not a sequence"),
 ])
 def test_the_hidden_test_says_what_differs(answer, expected, says):
     assert says in differs(answer, expected)
+
+
+@pytest.mark.parametrize(("answer", "solution"), [
+    ("0.2154", "my_value = 0.21544"),         # a prediction the checker accepts within its tolerance
+    ("'yarn, llama3'", "my_value = ['yarn', 'llama3']"),  # another form the checker reads
+])
+def test_the_hidden_test_leaves_what_is_not_computed_to_the_checker(answer, solution):
+    from tools.answer_match import assert_matches_solution
+
+    env = {"my_value": eval(answer)}
+    assert_matches_solution(env, "my_value", solution)  # no AssertionError
+
+
+def test_the_hidden_test_asks_a_computed_answer_for_the_solutions_value():
+    from tools.answer_match import assert_matches_solution
+
+    with pytest.raises(AssertionError, match="off by"):
+        assert_matches_solution({"x": torch.tensor([1.0, 2.01]), "torch": torch}, "x", "x = torch.tensor([1.0, 2.0])")

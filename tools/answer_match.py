@@ -1,11 +1,12 @@
-"""What a hidden test asks of an answer: the value the exercise's own solution computes, exactly.
+"""What a hidden test asks of a computed answer: the value the exercise's own solution computes, exactly.
 
-A notebook's checker accepts an answer within its tolerance and in any form it can read; a hidden test asks for
-the solution's value itself. The solution cell is run again on a copy of the submission's variables, so it
-computes from the same inputs the learner had, and the answer is compared with what it leaves under the
-answer's name: numbers and tensor entries to 1e-6 (float rounding, not a tolerance for a near miss), shapes,
-lengths, keys and the kind of number (bool, integer, floating point) exactly; anything else with `==`. A function
-or a module has no value to compare: its behaviour is the checker's to judge.
+A notebook's checker accepts an answer within its tolerance and in any form it can read; a hidden test asks a
+computed answer (a tensor or an array) for the solution's value itself. The solution cell is run again on a copy of
+the submission's variables, so it computes from the same inputs the learner had, and the answer is compared with
+what it leaves under the answer's name: entries to 1e-6 (float rounding, not a tolerance for a near miss), the
+shape and the kind of number exactly. Any other answer (a prediction, a choice, a shape, a function) is the
+checker's to judge: its verdict is asserted in the same test, and a right prediction typed to fewer decimals or in
+another form the checker accepts must not lose a point.
 
 tools/assignment.py ships this file inside each autograder zip (otter's `autograder_files`), and the hidden tests
 import it in the grading kernel: it needs nothing but numpy and torch.
@@ -27,6 +28,8 @@ def assert_matches_solution(env: dict, name: str, solution: str) -> None:
     """Fail with what differs unless `env[name]` is the value `solution` (a cell's source) gives `name` in `env`."""
     expected_env = dict(env)  # a copy: the solution's own names must not leak into the submission's
     exec(compile(solution, f"<the solution of {name}>", "exec"), expected_env)
+    if not isinstance(expected_env[name], (torch.Tensor, np.ndarray)):
+        return  # not a computed value: the checker's verdict, asserted beside this, decides
     difference = differs(env.get(name), expected_env[name])
     assert difference is None, f"{name}: {difference}"
 
