@@ -174,8 +174,8 @@ bench: $(DEV_STAMP)
 	$(BIN)/python benchmarks/bench_explorer_latency.py
 	$(BIN)/python benchmarks/bench_stretching.py
 	$(BIN)/python benchmarks/bench_previous_token.py
-	# The precision notebook and "Does position matter?" print the committed results: re-run them on the new ones.
-	$(BIN)/python -m tools.run_notebooks notebooks/12_precision.ipynb notebooks/14_does_position_matter.ipynb
+	# The precision notebook prints the committed results: re-run it on the new ones.
+	$(BIN)/python -m tools.run_notebooks notebooks/12_precision.ipynb
 	# `make test` from a fresh clone of HEAD, timed, with its parts (about 5 minutes).
 	$(BIN)/python benchmarks/make_test_time.py
 

@@ -114,7 +114,7 @@ class Settings:
 class Attention(nn.Module):
     """Multi-head self-attention with one position scheme, as the tiny models' blocks use it.
 
-    `forward` is written to be read (the live-training notebooks print it): the queries, keys and values
+    `forward` is written to be read (a notebook prints it): the queries, keys and values
     of every head, then the two places a scheme can act inside attention, then `attention.attend`, the
     package's one attention core. "rotary" rotates the queries and keys by their positions (RoPE,
     Su et al. 2021); "alibi" adds `-m * distance` to the scores (Press et al. 2022). With `causal=True`
