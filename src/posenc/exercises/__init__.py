@@ -9,7 +9,8 @@
     attention     scores, masks, masked and causal weights, heads, an entry of the scores, shuffled weights
     schemes       RoPE, ALiBi's slopes, which schemes fail on longer inputs
     predictions   "predict, then run": check_prediction
-    batching      position ids of a left-padded batch, a packed row's mask, the next position with a KV cache
+    batching      position ids of a left-padded batch, a packed row's mask, the next position with a KV cache,
+                  a decoding loop's logits with a cache, the keys a RoPE cache holds
     stretching    YaRN's attention factor, the slowest pair's wavelength, scores under position interpolation,
                   an ordering predicted before training
 
