@@ -188,8 +188,6 @@ bench: $(DEV_STAMP)
 	$(BIN)/python benchmarks/bench_explorer_latency.py
 	$(BIN)/python benchmarks/bench_stretching.py
 	$(BIN)/python benchmarks/bench_previous_token.py
-	# "Does position matter?" prints the committed results: re-run it on the new ones.
-	$(BIN)/python -m tools.run_notebooks notebooks/14_does_position_matter.ipynb
 	# `make test` from a fresh clone of HEAD, timed, with its parts (about 5 minutes).
 	$(BIN)/python benchmarks/make_test_time.py
 

@@ -411,6 +411,13 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
         sizes["d_model"] = 64
     if name.endswith("check_score_entry"):
         sizes["scores"] = torch.randn(5, 5, generator=torch.Generator().manual_seed(7))
+    if name.endswith("check_cached_logits"):
+        sizes["model"] = models.TinyDecoder(scheme="rotary", vocab_size=8, d_model=8, num_heads=2,
+                                            max_sequence_length=8)
+        sizes.update({"ids": torch.tensor([[0, 3, 4, 5], [1, 2, 3, 4]]),
+                      "attention_mask": torch.tensor([[0, 1, 1, 1], [1, 1, 1, 1]]), "prefill": 2})
+    if name.endswith("check_cached_keys"):
+        sizes["keys"] = torch.randn(5, 8, generator=torch.Generator().manual_seed(10))
     if name.endswith("check_split_heads"):
         sizes["x"] = torch.arange(80.0).reshape(2, 5, 8)  # 8 columns: num_heads = 8 heads of one column
     if name.endswith("check_batch_first"):

@@ -79,6 +79,22 @@ def test_forgetting_the_offset_moves_every_scheme_that_reads_position_ids(scheme
     assert (difference > 0.1) if moves else (difference < ATOL), difference
 
 
+@pytest.mark.parametrize("scheme,moves", [("sinusoidal", True), ("learned", True), ("rotary", True), ("alibi", False)])
+def test_a_loop_that_feeds_the_new_tokens_the_cache_length_moves_a_left_padded_row(scheme, moves):
+    # position_ids: the positions a decoding loop feeds. The prompt's from the mask, then the cache's slots: a padded
+    # row's new tokens jump by its pads (RoPE too: the jump is not shared by the prompt's keys); the other row is right.
+    model = MODELS[scheme]
+    _, _, ids, mask = batch()
+    right = tokens.position_ids(mask)
+    full = model(ids, attention_mask=mask, position_ids=right).logits
+    assert largest(models.decode_with_cache(model, ids, attention_mask=mask, prefill=6, position_ids=right), full) < ATOL
+    slots = torch.cat([right[:, :6], torch.arange(6, 9).expand(2, 3)], dim=1)
+    drifted = models.decode_with_cache(model, ids, attention_mask=mask, prefill=6, position_ids=slots)
+    assert largest(drifted[1], full[1]) < ATOL and largest(drifted[0, :6], full[0, :6]) < ATOL
+    difference = largest(drifted[0, 6:], full[0, 6:])
+    assert (difference > 0.01) if moves else (difference < ATOL), difference
+
+
 @pytest.mark.parametrize("scheme,absolute", [("sinusoidal", True), ("learned", True), ("rotary", False), ("alibi", False)])
 def test_a_left_padded_row_equals_the_row_alone_with_position_ids_from_the_mask(scheme, absolute):
     model = MODELS[scheme]
@@ -181,6 +197,10 @@ IDS = torch.zeros(2, 4, dtype=torch.long)
     (lambda: MODEL(IDS, cache=MODEL(IDS[:1]).cache), ValueError, ["cache", "batch of 2"]),
     (lambda: models.decode_with_cache(MODEL, IDS, prefill=5), ValueError, ["prefill", "5"]),
     (lambda: models.decode_with_cache(torch.nn.Identity(), IDS), TypeError, ["model", "TinyDecoder"]),
+    (lambda: models.decode_with_cache(MODEL, IDS, position_ids=torch.arange(4), forget_offset=True), ValueError,
+     ["position_ids", "forget_offset"]),
+    (lambda: models.decode_with_cache(MODEL, IDS, position_ids=torch.arange(3)), ValueError, ["position_ids", "(3,)"]),
+    (lambda: models.decode_with_cache(MODEL, IDS, position_ids=torch.arange(4.0)), TypeError, ["position_ids"]),
 ])
 def test_bad_input_is_refused_with_a_message_naming_it(call, error, words):
     with pytest.raises(error) as raised:

@@ -10,7 +10,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from posenc import attention, exercises, plots, schemes, tokens
+from posenc import attention, exercises, models, plots, schemes, tokens
 from test_figures import check_figure
 
 LEFT_PADDED = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1]])
@@ -181,6 +181,120 @@ def test_next_position_bad_exercise_raises(sizes):
         exercises.check_next_position(None, **sizes)
 
 
+# check_cached_logits -----------------------------------------------------------------------------------------------
+
+DECODER = models.TinyDecoder(scheme="rotary", vocab_size=50)
+CACHE_IDS = torch.randint(1, 50, (2, 10), generator=torch.Generator().manual_seed(0))
+CACHE_IDS[0, :2] = 0
+CACHE_MASK = torch.tensor([[0, 0] + [1] * 8, [1] * 10])
+PREFILL = 7
+CACHE_SIZES = {"model": DECODER, "ids": CACHE_IDS, "attention_mask": CACHE_MASK, "prefill": PREFILL}
+
+
+def decoding_loop(offset):
+    """The notebook's loop: the prompt in one call, then one token per call at `offset(cache, mask)`."""
+    positions = tokens.position_ids(CACHE_MASK)
+    with torch.no_grad():
+        out = DECODER(CACHE_IDS[:, :PREFILL], attention_mask=CACHE_MASK[:, :PREFILL], position_ids=positions[:, :PREFILL])
+        cache, logits = out.cache, [out.logits]
+        for t in range(PREFILL, CACHE_IDS.shape[1]):
+            mask = CACHE_MASK[:, :t + 1]
+            out = DECODER(CACHE_IDS[:, t:t + 1], attention_mask=mask, position_ids=offset(cache, mask), cache=cache)
+            cache = out.cache
+            logits.append(out.logits)
+    return torch.cat(logits, dim=1)
+
+
+def test_the_fixed_loop_and_the_full_pass_are_correct():
+    fixed = decoding_loop(lambda cache, mask: mask.sum(dim=-1, keepdim=True) - 1)
+    assert status(exercises.check_cached_logits(fixed, **CACHE_SIZES)) == "correct"
+    assert status(exercises.check_cached_logits(fixed.double(), **CACHE_SIZES)) == "correct"
+    with torch.no_grad():
+        full = DECODER(CACHE_IDS, attention_mask=CACHE_MASK, position_ids=tokens.position_ids(CACHE_MASK)).logits
+    assert status(exercises.check_cached_logits(full, **CACHE_SIZES)) == "correct"
+    # Other logits at the pads are fine: nothing reads them.
+    full[0, :2] = 7.0
+    assert status(exercises.check_cached_logits(full, **CACHE_SIZES)) == "correct"
+
+
+@pytest.mark.parametrize("offset, words", [
+    (lambda cache, mask: torch.full((2, 1), cache.keys.shape[-2]), "This is the bug"),
+    (lambda cache, mask: torch.zeros(2, 1, dtype=torch.long), "forgotten offset"),
+    (lambda cache, mask: CACHE_MASK[:, :PREFILL].sum(dim=-1, keepdim=True), "not advanced"),
+    (lambda cache, mask: mask.sum(dim=-1, keepdim=True), "Off by one"),
+])
+def test_cached_logits_mistakes_are_named(offset, words):
+    feedback = exercises.check_cached_logits(decoding_loop(offset), **CACHE_SIZES)
+    assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+
+def test_the_slot_bug_leaves_the_unpadded_row_right_and_moves_the_padded_one():
+    # What the exercise's symptom shows: the padded row's new tokens move, the other row's do not.
+    bug = decoding_loop(lambda cache, mask: torch.full((2, 1), cache.keys.shape[-2]))
+    fixed = decoding_loop(lambda cache, mask: mask.sum(dim=-1, keepdim=True) - 1)
+    assert torch.allclose(bug[1], fixed[1], atol=1e-6) and torch.allclose(bug[0, :PREFILL], fixed[0, :PREFILL])
+    assert float((bug[0, PREFILL:] - fixed[0, PREFILL:]).abs().max()) > 0.01
+
+
+@pytest.mark.parametrize("answer", [None, "logits", torch.zeros(2, 7, 50), torch.zeros(2, 10, 50), torch.zeros(10, 50),
+                                    torch.full((2, 10, 50), math.nan), [[1.0]]])
+def test_cached_logits_any_answer_gets_feedback(answer):
+    assert status(exercises.check_cached_logits(answer, **CACHE_SIZES)) in ("wrong", "not attempted")
+
+
+@pytest.mark.parametrize("sizes, error", [
+    ({"model": torch.nn.Identity()}, TypeError), ({"ids": CACHE_IDS.float()}, TypeError),
+    ({"attention_mask": CACHE_MASK[:, 1:]}, ValueError), ({"prefill": 10}, ValueError),
+    ({"attention_mask": torch.tensor([[1] * 9 + [0], [1] * 10])}, ValueError),
+])
+def test_cached_logits_bad_exercise_raises(sizes, error):
+    with pytest.raises(error, match="model|ids|attention_mask|prefill"):
+        exercises.check_cached_logits(None, **{**CACHE_SIZES, **sizes})
+
+
+# check_cached_keys -------------------------------------------------------------------------------------------------
+
+KEYS = torch.randn(6, 8, generator=torch.Generator().manual_seed(3))
+
+
+def test_keys_turned_once_are_correct():
+    assert status(exercises.check_cached_keys(schemes.apply_rotary(KEYS), keys=KEYS)) == "correct"
+    # Built one at a time, as a cache fills: the same keys.
+    one_by_one = torch.cat([schemes.apply_rotary(KEYS[j:j + 1], offset=j) for j in range(6)])
+    assert status(exercises.check_cached_keys(one_by_one.double(), keys=KEYS)) == "correct"
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: schemes.apply_rotary(schemes.apply_rotary(KEYS)), "This is the bug"),
+    (lambda: KEYS, "Never turned"),
+    (lambda: schemes.rotate_pairs(KEYS, schemes.rotary_angles(max_sequence_length=6, d=8)[-1]), "newest position"),
+    (lambda: schemes.apply_rotary(KEYS, layout="half_split"), "half-split"),
+    (lambda: schemes.apply_rotary(KEYS, offset=5), "shifted by 5"),
+])
+def test_cached_keys_mistakes_are_named(make, words):
+    feedback = exercises.check_cached_keys(make(), keys=KEYS)
+    assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+
+def test_twice_turned_keys_put_key_j_at_position_2j():
+    # The diagnosis the checker gives, checked: turning twice is turning by 2j.
+    doubled = schemes.rotate_pairs(KEYS, 2 * schemes.rotary_angles(max_sequence_length=6, d=8))
+    assert torch.allclose(schemes.apply_rotary(schemes.apply_rotary(KEYS)), doubled, atol=1e-6)
+
+
+@pytest.mark.parametrize("answer", [None, "keys", torch.zeros(5, 8), torch.zeros(6, 8), torch.full((6, 8), math.nan),
+                                    np.zeros((6, 8)), [[0.5]]])
+def test_cached_keys_any_answer_gets_feedback(answer):
+    assert status(exercises.check_cached_keys(answer, keys=KEYS)) in ("wrong", "not attempted")
+
+
+@pytest.mark.parametrize("keys, error", [(torch.zeros(6, 7), ValueError), (torch.zeros(6, 8, dtype=torch.long), TypeError),
+                                         (torch.zeros(8), ValueError), ("keys", TypeError)])
+def test_cached_keys_bad_exercise_raises(keys, error):
+    with pytest.raises(error, match="keys"):
+        exercises.check_cached_keys(None, keys=keys)
+
+
 # Figures ---------------------------------------------------------------------------------------------------------
 
 FIGURES = {
@@ -211,6 +325,18 @@ def test_figure_can_be_read(name):
 
 def test_every_figure_of_the_module_is_drawn_here():
     assert set(plots.batching.__all__) == set(FIGURES)
+
+
+def test_a_difference_below_the_floor_gets_no_bar_and_says_so():
+    fig = plots.differences_figure({"rotary": {"a": 0.0, "b": 0.5}, "alibi": {"a": 3e-7, "b": 2e-5}}, title="t",
+                                   ylabel="y", floor=1e-5)
+    ax = fig.axes[0]
+    bars = [bar for container in ax.containers for bar in container]
+    heights = sorted(round(bar.get_y() + bar.get_height(), 9) for bar in bars if bar.get_height() > 0)
+    assert heights == [2e-5, 0.5]  # two bars, each up to its value; none for the two below the floor
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count("below 1e-5") == 2 and "5.0e-01" in texts and "2.0e-05" in texts
+    assert any("below 1e-5" in t.get_text() for t in ax.get_legend().get_texts())
 
 
 def test_the_packed_mask_figure_colours_only_the_visible_cells():
@@ -249,7 +375,8 @@ def test_figures_refuse_bad_input_by_name(call, error):
 # of notebook 15's exercises, fuzzed the same way here) ---------------------------------------------------------------
 
 SIZES = {"check_position_ids": {"attention_mask": LEFT_PADDED}, "check_packed_mask": {"lengths": LENGTHS},
-         "check_next_position": {"cached": 10, "padding": 2}}
+         "check_next_position": {"cached": 10, "padding": 2}, "check_cached_logits": CACHE_SIZES,
+         "check_cached_keys": {"keys": KEYS}}
 
 
 @pytest.mark.parametrize("name", sorted(SIZES))

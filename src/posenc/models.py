@@ -115,7 +115,7 @@ class Settings:
 class Attention(nn.Module):
     """Multi-head self-attention with one position scheme, as the tiny models' blocks use it.
 
-    `forward` is written to be read (the live-training notebooks print it): the queries, keys and values
+    `forward` is written to be read (a notebook prints it): the queries, keys and values
     of every head, then the two places a scheme can act inside attention, then `attention.attend`, the
     package's one attention core. "rotary" rotates the queries and keys by their positions (RoPE,
     Su et al. 2021); "alibi" adds `-m * distance` to the scores (Press et al. 2022). With `causal=True`
@@ -720,13 +720,16 @@ class TinyDecoder(nn.Module):
 
 
 def decode_with_cache(model: TinyDecoder, ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
-                      prefill: int = 1, forget_offset: bool = False) -> torch.Tensor:
+                      prefill: int = 1, forget_offset: bool = False,
+                      position_ids: torch.Tensor | None = None) -> torch.Tensor:
     """The logits of every token of ids, computed as generation does: the first `prefill` tokens in one call,
     then one token per call, each reading the cache of the tokens before it.
 
     The position of each new token is the number of real tokens before it: `tokens.position_ids` of
     the attention mask so far (without a mask, the number of tokens cached: the offset). With
     `forget_offset=True`, each call starts again at position 0, the bug this function is there to show.
+    `position_ids` ((batch, seq) or (seq,)) gives each token the position it is fed with instead, right or
+    wrong: a decoding loop's own positions, to compare with the full pass (not with `forget_offset=True`).
     Returns `(batch, seq, vocab_size)`, to compare with `model(ids, ...).logits`, the full pass.
     """
     if not isinstance(model, TinyDecoder):
@@ -736,7 +739,13 @@ def decode_with_cache(model: TinyDecoder, ids: torch.Tensor, *, attention_mask: 
     prefill = check_size("prefill", prefill, maximum=seq)
     forget_offset = check_flag("forget_offset", forget_offset)
     mask = check_decoder_mask(attention_mask, None, batch, 0, seq)
-    positions = mask_position_ids(mask)
+    if position_ids is None:
+        positions = mask_position_ids(mask)
+    elif forget_offset:
+        raise ValueError("give position_ids or forget_offset=True, not both: forgetting the offset sets the positions")
+    else:
+        positions = check_decoder_positions(position_ids, batch, 0, seq, model.scheme, model.max_sequence_length,
+                                            model.position_embedding is not None)
     logits, cache = [], None
     for start, end in [(0, prefill)] + [(t, t + 1) for t in range(prefill, seq)]:
         chunk = mask_position_ids(length=end - start) if forget_offset else positions[:, start:end]

@@ -1,14 +1,18 @@
 """Checkers for batches: a batch fed to a module built for (seq, batch, d_model), the weights of a packed row, the
-position ids of a left-padded batch, a packed row's mask, and the position a cached decoder gives its next token."""
+position ids of a left-padded batch, a packed row's mask, the position a cached decoder gives its next token, a
+decoding loop's logits with a KV cache, and the keys a RoPE cache holds."""
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import torch
 
-from .._validate import check_attention_mask, check_floating_tensor, check_size, is_sequence, short
+from .._validate import check_attention_mask, check_decoder_ids, check_floating_tensor, check_size, is_sequence, short
 from ..attention import attention_weights
+from ..positions import position_ids as mask_position_ids
+from ..schemes import apply_rotary, rotary_angles, rotate_pairs
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -24,7 +28,7 @@ from .feedback import (
 )
 
 __all__ = ["check_batch_first", "check_packed_weights", "check_position_ids", "check_packed_mask",
-           "check_next_position"]
+           "check_next_position", "check_cached_logits", "check_cached_keys"]
 
 
 @exercise("a batch-first batch through a sequence-first module")
@@ -300,3 +304,129 @@ def check_next_position(answer: object, *, cached: int, padding: int = 0) -> Fee
         return Feedback(MISTAKE, "0 is the forgotten offset: the new token is the only one in this step's input, but "
                                  "not the first of the sequence. Its position is the number of tokens before it.")
     return Feedback(WRONG, f"Got {given}; the new token's position is the number of real tokens already cached.")
+
+
+@exercise("a KV cache's positions in a left-padded batch")
+def check_cached_logits(answer: object, *, model: object, ids: torch.Tensor, attention_mask: torch.Tensor,
+                        prefill: int) -> Feedback:
+    """The logits of a decoding loop with a cache: the first `prefill` tokens of ids `(batch, seq)` in one call, then
+    one token per call, each at its position among the real tokens (`models.TinyDecoder`).
+
+    Right: the full pass's logits on the real tokens (within 1e-5), with the position ids of the attention mask.
+    The named mistakes are loops that feed the new tokens other positions: the cache's slots, pads included (the
+    exhibit's bug), position 0 (the forgotten offset), the prompt's length every step (an offset not advanced), or
+    one too many.
+    """
+    from ..models import TinyDecoder, decode_with_cache  # the models import the package's checks: imported here
+
+    if not isinstance(model, TinyDecoder):
+        raise TypeError(f"model must be a posenc.models.TinyDecoder, got {short(model)}")
+    ids = check_decoder_ids(ids, model.vocab_size)
+    mask = _check_attention_mask(attention_mask)
+    batch, seq = ids.shape
+    if mask.shape != (batch, seq):
+        raise ValueError(f"attention_mask must have the shape of ids, {(batch, seq)}, got {tuple(mask.shape)}")
+    prefill = check_size("prefill", prefill, maximum=seq - 1)
+    if not bool(mask[:, prefill:].all()):
+        raise ValueError("attention_mask must mark every token after the prefill as real (left padding only)")
+    real = mask.bool()
+    right = mask_position_ids(mask)
+    expected_shape = (batch, seq, model.vocab_size)
+    answer = as_tensor(answer, f"the logits of your loop, a {expected_shape} tensor")
+    if isinstance(answer, Feedback):
+        return answer
+    if tuple(answer.shape) != expected_shape:
+        if answer.dim() == 3 and answer.shape[0] == batch and answer.shape[2] == model.vocab_size:
+            return Feedback(WRONG, f"Got logits for {answer.shape[1]} tokens; the loop gives one row per token of "
+                                   f"ids, {seq}: the prompt's {prefill}, then each new token's. Concatenate them "
+                                   "along dim=1.")
+        return Feedback(WRONG, f"Got {describe(answer)}; expected the logits, {expected_shape}.")
+
+    with torch.no_grad():
+        def logits(positions: torch.Tensor) -> torch.Tensor:
+            return decode_with_cache(model, ids, attention_mask=mask, prefill=prefill, position_ids=positions)
+
+        def same(result: torch.Tensor) -> bool:
+            return close(answer[real], result[real], atol=1e-5)
+
+        if same(model(ids, attention_mask=mask, position_ids=right).logits):
+            new = ", ".join(str(right[b, prefill:].tolist()) for b in range(batch))
+            return Feedback(CORRECT, f"Correct: the logits of the full pass. Each new token at the number of real "
+                                     f"tokens before it ({new}, row by row): the cache's length minus the row's pads.")
+
+        def after_prefill(new: torch.Tensor) -> Callable[[], torch.Tensor]:
+            return lambda: logits(torch.cat([right[:, :prefill], new.expand(batch, seq - prefill)], dim=1))
+
+        steps = torch.arange(prefill, seq)[None, :]
+        pads = int((~real).sum(dim=-1).max())
+        mistakes = [
+            (f"This is the bug: each new token at the cache's length, its slots, pads included (up to {pads} too "
+             "far in a padded row; the unpadded row is right). The positions the prompt got count only real tokens, "
+             "so the new ones must too: the number of real tokens cached, attention_mask.sum(-1) before the new "
+             "token.", after_prefill(steps)),
+            ("Every new token at position 0: the forgotten offset. Alone in its call, a new token is still not the "
+             "first of its sequence: its position is the number of real tokens before it.",
+             after_prefill(torch.zeros(1, 1, dtype=torch.long))),
+            ("The offset was not advanced: every new token at the position of the first new one. Count the real "
+             "tokens cached again at every step (or add 1 after each).",
+             after_prefill(mask[:, :prefill].sum(dim=-1, keepdim=True))),
+            ("Off by one: each new token one position too far. attention_mask.sum(-1) counts the new token too once "
+             "it is appended: subtract 1, or count before appending.", after_prefill(right[:, prefill:] + 1)),
+        ]
+        mistake = first_mistake(same, mistakes)
+    if mistake:
+        return mistake
+    return Feedback(WRONG, "Not the full pass's logits: the prompt in one call with the position ids of its mask, then "
+                           "each new token at the number of real tokens before it, reading the cache.")
+
+
+@exercise("the keys a RoPE cache holds")
+def check_cached_keys(answer: object, *, keys: torch.Tensor) -> Feedback:
+    """The keys the last step of a RoPE decoding loop reads: the n raw keys `(n, d)`, key j turned once by position j
+    (`schemes.apply_rotary`, interleaved pairs, as the loop's queries).
+
+    Named mistakes: each key turned twice (once when cached, again when read: the exhibit's bug), never turned,
+    every key turned by the newest position, all of them shifted by the same number, or the half-split layout
+    against interleaved queries.
+    """
+    raw = check_floating_tensor("keys", keys, ndim=(2,)).detach().double()
+    n, d = raw.shape
+    if n == 0 or d == 0 or d % 2 or n > 4096:
+        raise ValueError(f"keys must be (n, d) with 1 <= n <= 4096 and d even, got shape {tuple(raw.shape)}")
+    if not bool(torch.isfinite(raw).all()):
+        raise ValueError("keys must hold finite numbers")
+    expected = apply_rotary(raw)
+    answer = as_tensor(answer, f"the {n} keys the last step reads, a ({n}, {d}) tensor")
+    if isinstance(answer, Feedback):
+        return answer
+    if tuple(answer.shape) != (n, d):
+        return Feedback(WRONG, f"Got {describe(answer)}; expected the {n} cached keys, ({n}, {d}), key j in row j.")
+    answer = answer.double()
+
+    def same(value: torch.Tensor) -> bool:
+        return close(answer, value)
+
+    if same(expected):
+        return Feedback(CORRECT, "Correct: key j turned once, by position j. The cache holds keys already turned; "
+                                 "reading them is taking them as they are.")
+    newest = rotary_angles(max_sequence_length=n, d=d)[-1]
+    mistakes = [
+        ("This is the bug: every key turned twice, once when cached and once when read. Turns add up, so key j sits at "
+         "position 2j and the score of query i with it depends on i - 2j, not i - j: only key 0 (turned by 0) comes "
+         "out right. Turn each key once.", lambda: apply_rotary(expected)),
+        ("Never turned: the raw keys. The score of query i with key j must depend on i - j, so the key is turned by "
+         "its position as the query is by its own.", raw),
+        (f"Every key turned by the newest position, {n - 1}: key j belongs at position j, where it was when it was "
+         "cached.", lambda: rotate_pairs(raw, newest)),
+        ("The half-split layout, pairs (i, i + d/2), while the queries turn interleaved pairs (2i, 2i + 1): queries and "
+         "keys must share one layout.", lambda: apply_rotary(raw, layout="half_split")),
+    ]
+    mistake = first_mistake(same, mistakes)
+    if mistake:
+        return mistake
+    for shift in range(1, 2 * n + 1):
+        if same(apply_rotary(raw, offset=shift)):
+            return Feedback(MISTAKE, f"Every key shifted by {shift}: key j turned by position j + {shift}. The queries "
+                                     "are not shifted, so every score sees the wrong offset: key j at position j.")
+    return Feedback(WRONG, "Not the keys the loop should read: key j turned once by position j, "
+                           "schemes.apply_rotary(raw keys).")

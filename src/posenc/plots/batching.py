@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import torch
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Rectangle
 
 from .._validate import check_attention_mask, check_str, check_tensor, is_real, is_sequence, short
 from .style import OKABE_ITO, SCHEME_COLOURS, new_figure, shorten
@@ -200,9 +200,9 @@ def differences_figure(differences: dict[str, dict[str, float]], *, title: str, 
     `differences` maps a scheme ("sinusoidal", "learned", "rotary", "alibi", or any label) to
     {way: a difference >= 0}; every scheme must name the same ways. A label whose first word is a
     scheme of `SCHEME_COLOURS` ("rotary (tiny Llama)") gets that scheme's colour; ways are told
-    apart by hatching as well. A difference below `floor` (0 included) is drawn at `floor` and
-    written as "< floor": on a log axis 0 has no place, and below float32 rounding the digits
-    mean nothing.
+    apart by hatching as well. A difference below `floor` (0 included) gets no bar: on a log axis 0
+    has no place, and below float32 rounding the digits mean nothing. It is drawn as a triangle
+    pointing down in the grey band under the dashed floor line, and written "below <floor>".
     """
     if not isinstance(differences, dict) or not 1 <= len(differences) <= 8:  # more would not be readable
         raise TypeError(f"differences must be a dict of 1 to 8 schemes -> {{way: difference}}, got {short(differences)}")
@@ -226,24 +226,40 @@ def differences_figure(differences: dict[str, dict[str, float]], *, title: str, 
     hatches = ("", "///", "...", "xx")
     fig = new_figure(min(12, 2.5 + 1.6 * len(differences)), 3.9)
     ax = fig.add_subplot()
+    ax.set_yscale("log")
     width = 0.8 / len(ways)
     highest = max(max(values.values()) for values in differences.values())
+    bottom = floor / 20
+    floor_text = f"{floor:.0e}".replace("e-0", "e-")  # 1e-5, as the notebooks write it
+    # Below the floor: a grey band with a dashed edge, where no bar is drawn.
+    ax.axhspan(bottom, floor, color="#EEEEEE", zorder=0)
+    ax.axhline(floor, color="#555555", linestyle="--", linewidth=0.8, zorder=1)
     for k, way in enumerate(ways):
         for s, (scheme, values) in enumerate(differences.items()):
             value = float(values[way])
             # "rotary (tiny Llama)" takes the colour of "rotary": a scheme's colour is the same in every figure.
             colour = SCHEME_COLOURS.get(scheme.split(" ")[0], OKABE_ITO[s % len(OKABE_ITO)])
             x = s - 0.4 + width * (k + 0.5)
-            ax.bar(x, max(value, floor), width=width * 0.92, color=colour, alpha=1.0 if k == 0 else 0.55,
-                   hatch=hatches[k], edgecolor="black", linewidth=0.6, log=True,
-                   label=way if s == 0 else None)
-            text = f"< {floor:.0e}" if value < floor else f"{value:.1e}"
-            ax.text(x, max(value, floor) * 1.3, text, ha="center", va="bottom", fontsize=7.5, rotation=90)
+            alpha = 1.0 if k == 0 else 0.55
+            if value >= floor:
+                ax.bar(x, value - bottom, bottom=bottom, width=width * 0.92, color=colour, alpha=alpha,
+                       hatch=hatches[k], edgecolor="black", linewidth=0.6, label=way if s == 0 else None, zorder=2)
+                ax.text(x, value * 1.3, f"{value:.1e}", ha="center", va="bottom", fontsize=7.5, rotation=90)
+            else:
+                ax.bar(x, 0, bottom=bottom, width=width * 0.92, color=colour, alpha=alpha, hatch=hatches[k],
+                       edgecolor="black", linewidth=0.6, label=way if s == 0 else None)  # only for the legend
+                ax.plot(x, floor / 2.5, marker="v", markersize=8, color=colour, alpha=alpha, markeredgecolor="black",
+                        markeredgewidth=0.6, zorder=3)
+                ax.text(x, floor * 1.3, f"below {floor_text}", ha="center", va="bottom", fontsize=7.5, rotation=90)
     ax.set_xticks(range(len(differences)), list(differences))
-    ax.set_ylim(floor / 3, max(highest, floor) * 300)
+    ax.set_xlim(-0.55, len(differences) - 0.45)
+    ax.set_ylim(bottom, max(highest, floor) * 300)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
-    legend = ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
-    for patch in legend.get_patches():
+    handles, labels = ax.get_legend_handles_labels()
+    below = Patch(facecolor="#EEEEEE", edgecolor="#555555", linestyle="--", linewidth=0.8)
+    legend = ax.legend(handles + [below], labels + [f"below {floor_text}\n(float rounding): no bar"], fontsize=8,
+                       loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    for patch in legend.get_patches()[:-1]:
         patch.set_facecolor("#999999")
     return fig
