@@ -385,6 +385,45 @@ class TestSchemeCheckers:
         assert "keeps x's shape" in exercises.check_rotary(torch.zeros(6, 4), x=self.x).message
         assert exercises.check_rotary(torch.zeros(6, 8), x=self.x).status == "wrong"
 
+    def turn_by_columns(self, cos, sin):
+        # Code for interleaved pairs with one angle per column: x * cos + swapped * sin, swapped = (-x_2i+1, x_2i).
+        x = self.x.double()
+        return x * cos + torch.stack([-x[:, 1::2], x[:, 0::2]], -1).flatten(-2) * sin
+
+    def test_rotary_tables_accept_the_fix_in_any_form_and_name_each_mistake(self):
+        from posenc import schemes
+
+        check = lambda answer: exercises.check_rotary_tables(answer, x=self.x)  # noqa: E731
+        angles = torch.arange(6, dtype=torch.float64)[:, None] / 10000.0 ** (torch.arange(0, 8, 2) / 8)
+        halves, in_place = torch.cat([angles, angles], -1), angles.repeat_interleave(2, -1)
+        right = schemes.apply_rotary(self.x)
+        for form in (right, right.double(), right.numpy(), right.tolist(), self.turn_by_columns(in_place.cos(),
+                                                                                                 in_place.sin())):
+            assert check(form).correct
+        for answer, words in [(self.turn_by_columns(halves.cos(), halves.sin()), "the bug's own result"),
+                              (self.turn_by_columns(in_place.cos(), halves.sin()), "sin still comes"),
+                              (self.turn_by_columns(halves.cos(), in_place.sin()), "cos still comes"),
+                              (schemes.apply_rotary(self.x, layout="half_split"), "the half-split layout"),
+                              (self.x, "Nothing was turned"),
+                              (self.turn_by_columns(in_place.cos(), -in_place.sin()), "the wrong way"),
+                              (schemes.apply_rotary(self.x, offset=1), "start at 1")]:
+            feedback = check(answer)
+            assert feedback.status == "mistake" and words in feedback.message, f"{words}: {feedback}"
+
+    def test_rotary_tables_junk_answers(self):
+        check = lambda answer: exercises.check_rotary_tables(answer, x=self.x)  # noqa: E731
+        assert check(None).status == "not attempted"
+        assert "keeps x's shape" in check(torch.zeros(6, 4)).message
+        assert check(torch.zeros(6, 8)).status == "wrong" and check("turned").status == "wrong"
+        assert check(torch.full((6, 8), float("nan"))).status == "wrong"
+
+    def test_alibi_slopes_for_six_heads(self):
+        check = lambda answer: exercises.check_alibi_slopes(answer, num_heads=6)  # noqa: E731
+        right = [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8]
+        assert check(right).correct and check(tuple(right)).correct and check(torch.tensor(right)).correct
+        assert "sorted" in check(sorted(right, reverse=True)).message
+        assert "first 6 slopes of 8 heads" in check([2.0 ** -k for k in range(1, 7)]).message
+
     def test_alibi_slopes(self):
         check = lambda answer, n=8: exercises.check_alibi_slopes(answer, num_heads=n)  # noqa: E731
         slopes = [2.0 ** -k for k in range(1, 9)]

@@ -1,5 +1,5 @@
-"""Checkers for the position schemes beyond the sinusoid: RoPE by hand, ALiBi's slopes, which schemes fail on longer
-inputs."""
+"""Checkers for the position schemes beyond the sinusoid: RoPE by hand, a cos/sin table made for the other layout,
+ALiBi's slopes, which schemes fail on longer inputs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..builder import DEFAULT_BASE, frequencies
 from ..schemes import alibi_slopes, apply_rotary, rotate_pairs
 from .feedback import CORRECT, WRONG, Feedback, as_tensor, close, describe, exercise, first_mistake, not_attempted
 
-__all__ = ["check_rotary", "check_alibi_slopes", "check_length_prediction"]
+__all__ = ["check_rotary", "check_rotary_tables", "check_alibi_slopes", "check_length_prediction"]
 
 
 @exercise("RoPE by hand")
@@ -59,6 +59,63 @@ def check_rotary(answer: torch.Tensor | None, *, x: torch.Tensor, base: float = 
         return mistake
     return Feedback(WRONG, f"Got {describe(answer)}; expected each pair (2i, 2i+1) of row p turned by the angle "
                            f"p * {base:g}^(-2i/{d}).")
+
+
+def _turn_by_columns(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """`x * cos + swapped * sin` for interleaved pairs, one angle per column: (x_2i, x_2i+1) -> (-x_2i+1, x_2i)."""
+    swapped = torch.stack([-x[..., 1::2], x[..., 0::2]], dim=-1).flatten(-2)
+    return x * cos + swapped * sin
+
+
+@exercise("a cos/sin table for interleaved pairs")
+def check_rotary_tables(answer: torch.Tensor | None, *, x: torch.Tensor, base: float = DEFAULT_BASE) -> Feedback:
+    """RoPE of x (seq, d), interleaved pairs, as `x * cos + swapped * sin` with one angle per column.
+
+    The bug to fix: tables of d angles per position built for the half-split layout,
+    `torch.cat([angles, angles], dim=-1)` (column j gets pair j mod d/2's angle, as GPT-NeoX's code builds them),
+    used with interleaved pairs, which need each pair's angle twice in place (`repeat_interleave(2, dim=-1)`).
+    """
+    check_floating_tensor("x", x, ndim=(2,))
+    if x.shape[-1] % 2 or x.shape[-1] == 0:
+        raise ValueError(f"x must have an even, non-zero number of columns d, got shape {tuple(x.shape)}")
+    base = check_base(base)
+    x = x.detach().double()
+    expected = apply_rotary(x, base=base)
+    answer = as_tensor(answer, f"x turned by RoPE, a tensor of shape {tuple(x.shape)}")
+    if isinstance(answer, Feedback):
+        return answer
+    if answer.shape != expected.shape:
+        return Feedback(WRONG, f"Got shape {tuple(answer.shape)}; a rotation keeps x's shape, {tuple(x.shape)}.")
+    if close(answer, expected):
+        return Feedback(CORRECT, "Correct: both columns of pair (2i, 2i+1) now turn by pair i's angle, "
+                                 "the table's angles repeated in place, not the two halves side by side.")
+    seq, d = x.shape
+    angles = torch.arange(seq, dtype=torch.float64)[:, None] * frequencies(d_model=d, base=base)[None, :]
+    halves, in_place = torch.cat([angles, angles], dim=-1), angles.repeat_interleave(2, dim=-1)
+    mistakes = [
+        ("That is the bug's own result. torch.cat([angles, angles]) gives column j the angle of pair j mod d/2: right "
+         "for the half-split pairs (i, i + d/2), but here pair i is the columns (2i, 2i+1), which then get the angles "
+         "of pairs 2i and 2i+1 (mod d/2): two different angles, so no pair is rotated. Repeat each angle twice in "
+         "place.",
+         lambda: _turn_by_columns(x, halves.cos(), halves.sin())),
+        ("cos is right now, but sin still comes from torch.cat([angles, angles]): both tables need each pair's "
+         "angle twice in place.", lambda: _turn_by_columns(x, in_place.cos(), halves.sin())),
+        ("sin is right now, but cos still comes from torch.cat([angles, angles]): both tables need each pair's "
+         "angle twice in place.", lambda: _turn_by_columns(x, halves.cos(), in_place.sin())),
+        ("That turns the pairs (i, i + d/2), the half-split layout: right for weights stored that way (GPT-NeoX), "
+         "but these queries come from a model trained with interleaved pairs (2i, 2i+1). Keep the pairs; fix the "
+         "table.", lambda: apply_rotary(x, base=base, layout="half_split")),
+        ("Nothing was turned: every row equals x. Row p turns by the angles of position p.", lambda: x),
+        ("Turned the wrong way: the sign of sin is flipped. Keep x * cos + swapped * sin with swapped = "
+         "(-x_2i+1, x_2i).", lambda: _turn_by_columns(x, in_place.cos(), -in_place.sin())),
+        ("Positions start at 1 here; row 0 is position 0 and is not turned.",
+         lambda: apply_rotary(x, base=base, offset=1)),
+    ]
+    mistake = first_mistake(lambda turned: close(answer, turned), mistakes)
+    if mistake:
+        return mistake
+    return Feedback(WRONG, f"Got {describe(answer)}; expected each pair (2i, 2i+1) of row p turned by the angle "
+                           f"p * {base:g}^(-2i/{d}), both of its columns by the same angle.")
 
 
 @exercise("ALiBi's slopes")
