@@ -411,6 +411,10 @@ def page_head(prefix: str) -> str:
     return (f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta name="color-scheme" content="light dark">'
             f'<script>document.documentElement.classList.add("posenc-js");</script>'
+            # A formula stays whole and scrolls in its own box on a narrow screen (site.css), rather than being
+            # broken across lines by MathJax at places that split a function from its argument.
+            '<script type="text/x-mathjax-config">MathJax.Hub.Config({CommonHTML: {linebreaks: {automatic: false}}});'
+            '</script>'
             f'<link rel="stylesheet" href="{static}/posenc/site.css">'
             f'<script src="{static}/posenc/search-index.js" defer></script>'
             f'<script src="{static}/minisearch.js" defer></script>'
@@ -537,7 +541,8 @@ def build_site(site: Path, *, students: bool = False) -> None:
     owner_repo = repository().removeprefix("https://github.com/").strip("/")
     binder = f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/notebooks/00_start_here.ipynb"
     if students:
-        last, heading = '<td><a href="notebooks/{stem}.ipynb" download>{stem}.ipynb</a></td>', "download"
+        last = '<td><a href="notebooks/{stem}.ipynb" download aria-label="download {stem}.ipynb">.ipynb</a></td>'
+        heading = "notebook"
         intro = STUDENTS_INTRO
     else:
         last, heading = '<td><a href="slides/{stem}.slides.html">slides</a></td>', "slides"
@@ -607,7 +612,7 @@ INDEX = """<!DOCTYPE html>
 output (10, 6)."></p>
 <div class="posenc-table">
 <table>
-<thead><tr><th scope="col">notebook</th><th scope="col">goal</th><th scope="col">time</th><th scope="col">{last}</th></tr>
+<thead><tr><th scope="col">page</th><th scope="col">goal</th><th scope="col">time</th><th scope="col">{last}</th></tr>
 </thead>
 <tbody>
 {rows}

@@ -169,6 +169,7 @@
         event.preventDefault();
         window.location.href = first.href;
       } else if (event.key === "Escape" && box.value) {
+        event.stopPropagation();  // a first Escape clears the query; the next folds the contents away (phone)
         box.value = "";
         show(box, results, status);
       }
@@ -196,7 +197,7 @@
     const terms = words.split(/\s+/).filter(Boolean);
     if (!terms.length) return;
     const skip = "script, style, mark, button, .jp-OutputArea, .jupyter-widgets, .MathJax, .MathJax_CHTML, "
-      + ".MathJax_Display, .MathJax_Preview, .anchor-link";
+      + ".MathJax_Display, .MJXc-display, .MathJax_Preview, .anchor-link";
     const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {
       acceptNode: node => (node.parentElement.closest(skip) || node.nodeValue.includes("$")
         || node.nodeValue.search(termPattern(terms)) < 0 ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
@@ -296,11 +297,11 @@
       table.replaceWith(box);
       box.append(table);
     });
-    document.querySelectorAll(".MathJax_Display, .posenc-scroll").forEach(box => {
+    document.querySelectorAll(".MathJax_Display, .MJXc-display, .posenc-scroll").forEach(box => {
       if (box.scrollWidth > box.clientWidth + 1) {
         box.tabIndex = 0;
         if (!box.hasAttribute("role")) box.setAttribute("role", "group");
-        if (!box.hasAttribute("aria-label")) box.setAttribute("aria-label", box.matches(".MathJax_Display")
+        if (!box.hasAttribute("aria-label")) box.setAttribute("aria-label", box.matches(".MathJax_Display, .MJXc-display")
           ? "formula, scrolls sideways" : "table, scrolls sideways");
       } else if (box.tabIndex === 0 && box.getAttribute("role") === "group") {
         box.removeAttribute("tabindex");
