@@ -137,6 +137,46 @@ def test_progress_lines_show_their_last_state():
     assert build_site.for_the_page(notebook).cells[0].outputs[0].text == "done\n"
 
 
+def test_the_search_index_keeps_prose_and_code_apart_and_clean():
+    v4 = build_site.nbformat.v4
+    notebook = v4.new_notebook(cells=[
+        v4.new_markdown_cell("# Title\n\nThe scores go through $\\mathrm{softmax}(QK^T / \\sqrt{d_k})$:\n\n"
+                             "$$A = \\frac{1}{2}$$\n\nthen **rows** sum to 1."),
+        v4.new_code_cell("weights = torch.softmax(scores[0], dim=-1)\nweights.sum()",
+                         outputs=[v4.new_output("execute_result", data={"text/plain": "tensor(1.)"})]),
+        v4.new_markdown_cell("## Next\n\nMore."),
+    ])
+    exporter = build_site.HTMLExporter(template_name="posenc_lab", extra_template_basedirs=[str(build_site.TEMPLATES)])
+    found = build_site.sections(exporter.from_notebook_node(notebook)[0])
+    assert [(s["level"], s["heading"]) for s in found] == [(1, "Title"), (2, "Next")]
+    assert found[0]["text"] == "The scores go through softmax(QK T / sqrt d_k): then rows sum to 1."
+    assert build_site._untex(r"$PE_{(pos, 2i)} = \sin\left(\frac{pos}{10000^{2i/d_{model}}}\right)$") \
+        == "PE_(pos, 2i) = sin (pos 10000 2i/d_model)"
+    assert found[0]["code"] == "weights = torch.softmax(scores[0], dim=-1)\nweights.sum()"  # no output, no prompt
+    assert found[1]["text"] == "More." and found[1]["code"] == ""
+
+
+def test_the_students_pages_keep_the_stored_outputs_but_a_checkers():
+    teacher = build_site.nbformat.read(ROOT / "notebooks" / "03_pe_formula.ipynb", as_version=4)
+    shown = student_edition.learner_with_outputs(teacher)
+    answers = student_edition.answer_names(teacher)
+    stored = {cell.id: cell for cell in teacher.cells}
+    assert not any("solution" in cell.metadata.get("tags", []) for cell in shown.cells)
+    hidden = 0
+    for cell in shown.cells:
+        if cell.cell_type != "code":
+            continue
+        if student_edition.reads_an_answer(cell.source, answers) and "progress(" not in cell.source:
+            assert cell.outputs == [], cell.source
+            hidden += bool(stored[cell.id].outputs)
+        elif "progress(" in cell.source:
+            assert cell.outputs[0]["data"]["text/plain"].startswith("Your progress: 2 exercises, 0 done, 0 wrong")
+        else:
+            assert cell.outputs == stored[cell.id].outputs
+    assert hidden == 2  # the two checkers, whose stored output says "Correct"
+    assert shown.metadata.get("widgets") == teacher.metadata.get("widgets")
+
+
 @pytest.mark.slow
 @pytest.mark.xdist_group("site")
 def test_index_links_every_notebook_and_deck_once_and_passes_axe(built):

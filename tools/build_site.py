@@ -90,10 +90,13 @@ MINISEARCH = "minisearch/dist/umd/index.js"
 SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
 
 
-def copy_assets(site: Path) -> None:
+def copy_assets(site: Path, *, reveal: bool = True) -> None:
+    """Every script and style sheet the pages load into site/_static (reveal.js only where there are slides)."""
     if not NODE_MODULES.is_dir():
         raise SystemExit("tools/web/node_modules is missing: run `make site` (it runs npm ci first)")
     for source, target in ASSETS:
+        if not reveal and source.startswith("reveal.js/"):
+            continue
         src, dst = NODE_MODULES / source, site / "_static" / target
         dst.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
@@ -298,8 +301,10 @@ TEX_WORDS = {"sin", "cos", "exp", "log", "max", "min", "softmax", "sqrt"}
 
 def _untex(text: str) -> str:
     def inline(match: re.Match) -> str:
-        tex = re.sub(r"\\([A-Za-z]+)", lambda m: m.group(1) if m.group(1) in TEX_WORDS else " ", match.group(1))
-        return re.sub(r"\s+", " ", re.sub(r"[{}^\\]", " ", tex).replace("_ ", "_")).strip()
+        # \sin x -> sin x, \mathrm{softmax}(x) -> softmax(x), \frac{a}{b} -> a b, x^{2i} -> x 2i, d_{model} -> d_model
+        tex = re.sub(r"\\([A-Za-z]+)\s*", lambda m: m.group(1) + " " if m.group(1) in TEX_WORDS else "", match.group(1))
+        tex = re.sub(r"[{}]", "", tex.replace("}{", " ")).replace("^", " ").replace("\\", " ")
+        return re.sub(r"\s+", " ", tex).strip()
     return INLINE_MATH.sub(inline, DISPLAY_MATH.sub(" ", text))
 
 
@@ -333,7 +338,7 @@ class _SectionText(HTMLParser):
             elif re.fullmatch(r"h[1-3]", tag) and attrs.get("id"):
                 self.found.append({"level": int(tag[1]), "id": attrs["id"], "heading": [], "prose": [], "code": []})
                 kind = "heading"
-        if tag in self.BLOCK:
+        if tag in self.BLOCK and kind != "code":  # code keeps its own lines and indentation
             self._add(" ", kind)
         if tag not in self.VOID:
             self.stack.append((tag, kind))
@@ -349,9 +354,9 @@ class _SectionText(HTMLParser):
             open_tag, kind = self.stack.pop()
             if open_tag == tag:
                 break
-        if tag in self.BLOCK:
+        if tag in self.BLOCK and kind != "code":
             self._add(" ", kind)
-        if tag in ("pre",) and kind == "code":
+        if tag == "pre" and kind == "code":
             self._add("\n", "code")
 
     def handle_data(self, data):
@@ -516,7 +521,7 @@ def _with(body: str, *, head: str = "", top: str = "", bottom: str = "") -> str:
 
 def build_site(site: Path, *, students: bool = False) -> None:
     """The teacher's site in `site`, or (students) the students' (see the module's docstring)."""
-    copy_assets(site)
+    copy_assets(site, reveal=not students)
     folder = site / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
     exporter = _offline(HTMLExporter(template_name="posenc_lab", extra_template_basedirs=[str(TEMPLATES)]),
