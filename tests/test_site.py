@@ -491,12 +491,20 @@ def test_the_explorer_slides_are_laid_out_after_rendering_and_keep_their_keys(bu
 
 
 # --- For a class: the students' site, a phone, dark mode, print, copy buttons, the search ---------------------------
+@functools.cache
+def not_in_solutions() -> str:
+    """Every cell of every notebook but the solutions: what the students' site may show."""
+    return "\n".join(cell.source for name in NOTEBOOKS
+                     for cell in nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells
+                     if "solution" not in cell.metadata.get("tags", []))
+
+
 def solution_lines(name: str) -> list[str]:
-    """The lines of a notebook's solutions that appear nowhere else in it: finding one elsewhere is a solution leaked."""
+    """The lines of a notebook's solutions that appear nowhere else in the suite (another notebook may show the same
+    line in its prose): finding one on the students' site is a solution leaked."""
     cells = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells
-    elsewhere = "\n".join(c.source for c in cells if "solution" not in c.metadata.get("tags", []))
     return [line.strip() for c in cells if "solution" in c.metadata.get("tags", [])
-            for line in c.source.splitlines() if len(line.strip()) > 15 and line.strip() not in elsewhere]
+            for line in c.source.splitlines() if len(line.strip()) > 15 and line.strip() not in not_in_solutions()]
 
 
 def page_text(path: Path) -> str:
