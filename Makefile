@@ -37,7 +37,7 @@ help:
 	@echo "make grade SUBMISSIONS=folder  grade the collected notebooks in folder into one CSV, without Docker"
 	@echo "make images     redraw images/ from the package"
 	@echo "make slides     reveal.js slides of every notebook, offline, in build/site/slides/"
-	@echo "make site       an offline HTML site of every notebook in build/site/ (open index.html)"
+	@echo "make site       the offline HTML sites: the teacher's in build/site/, the students' (no solutions) in build/site-students/"
 	@echo "make bench      run the benchmarks, results in benchmarks/results/"
 	@echo "make lock       re-resolve requirements.in and requirements-dev.in into their locks and environment.yml"
 
@@ -176,7 +176,9 @@ grade: $(DEV_STAMP)
 slides: $(STAMP) $(WEB)
 	$(BIN)/python -m tools.build_site slides
 
-# Built after the slides, so the index links each notebook to its deck.
+# Built after the slides, so the index links each notebook to its deck. Two sites: the teacher's, build/site/
+# (solutions behind their toggles, slides), and the students', build/site-students/ (the learner's edition: no
+# solutions, the learner's notebooks to download; tools/build_site.py).
 site: slides
 	$(BIN)/python -m tools.build_site site
 

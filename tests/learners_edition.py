@@ -13,16 +13,15 @@ the teacher's summary, not attempted. A solution left in would show there as don
 
 from __future__ import annotations
 
-import ast
 import functools
 import os
-import re
 from pathlib import Path
 
 import nbformat
 
 from tools import student_edition
 from tools.run_notebooks import NOTEBOOK_INPUTS
+from tools.student_edition import PROGRESS_CALL, answer_names, nothing_attempted, reads_an_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,9 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # AVX2): MKL's SSE4.2 kernels (MKL_ENABLE_INSTRUCTIONS), torch's kernels without vector instructions
 # (ATEN_CPU_CAPABILITY=default), one thread (OMP_NUM_THREADS).
 KERNEL = {"name": "posenc-oldest-cpu", "display_name": "Python 3 (oldest CPU)", "language": "python"}
-PROGRESS_CALL = re.compile(r"\bexercises\.progress\(")
-# A line of the summary: "  ✔ done           the denominators (d_model=8, base=100.0)" (posenc.exercises.progress).
-PROGRESS_LINE = re.compile(r"^  \S (done|wrong|not attempted) +(.*)$")
 
 
 def write_copy(notebook: Path, folder: Path) -> Path:
@@ -75,28 +71,6 @@ def for_nbval(teacher: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.outputs, cell.execution_count = stored[cell.id].outputs, stored[cell.id].execution_count
         if PROGRESS_CALL.search(cell.source):
             cell.outputs = [nothing_attempted(output) for output in cell.outputs]
-        elif any(re.search(rf"\b{re.escape(name)}\b", cell.source) for name in answers):
+        elif reads_an_answer(cell.source, answers):
             cell.metadata.setdefault("tags", []).append("nbval-ignore-output")
     return edition
-
-
-def nothing_attempted(output: dict) -> dict:
-    """The progress summary as the learner's edition shows it: the same exercises, none attempted."""
-    text = output.get("data", {}).get("text/plain", "")
-    if not text.startswith("Your progress:"):
-        return output
-    names = [match.group(2) for match in map(PROGRESS_LINE.match, text.splitlines()[1:]) if match]
-    lines = [f"Your progress: {len(names)} exercises, 0 done, 0 wrong, {len(names)} not attempted",
-             *(f"  … not attempted  {name}" for name in names)]
-    return nbformat.from_dict({**output, "data": {**output["data"], "text/plain": "\n".join(lines)}})
-
-
-def answer_names(notebook) -> set[str]:
-    """The learner's answers: the names an exercise's placeholder sets (`my_table = None`) and its solution sets again."""
-    def assigned(tag):
-        nodes = [node for cell in notebook.cells if tag in cell.metadata.get("tags", [])
-                 for node in ast.walk(ast.parse(cell.source))]
-        return ({node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
-                | {node.name for node in nodes if isinstance(node, (ast.FunctionDef, ast.ClassDef))})
-
-    return assigned("exercise") & assigned("solution")

@@ -5,21 +5,26 @@ xdist group). Every page and deck loads with no failed request and no
 request leaving this machine, passes axe-core with nothing serious or critical (once per page), and hides every
 solution behind a closed toggle. The site reads like a book: a reading column, a contents sidebar that stays, the
 page's own sections, an offline search, launch links once per page, one typeface for text and widgets.
-Screenshots go to test-artifacts/site/.
+For a class (the tests after the slides'): the students' site beside the teacher's (no solution, the learner's
+notebooks), the contents folded on a phone, dark mode, print, copy buttons, and the search's typos, ranking, keys,
+snippets and highlights. Screenshots go to test-artifacts/site/.
 """
 
 import contextlib
 import functools
+import html
 import http.server
 import json
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import lab_browser
-from tools import build_site
+from tools import build_site, student_edition
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,39 +44,49 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 @dataclass
 class Built:
     browser: object
-    base: str
+    base: str  # the teacher's site
     out: Path
+    students: str  # the students' site
+    students_out: Path
+    server: str  # both sites are served from here
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """The site and the slides, built in this process, served on 127.0.0.1, and one Chromium."""
-    out = tmp_path_factory.mktemp("site")
+    """The teacher's site with the slides and the students' site, built in this process, served on 127.0.0.1 side by
+    side (site/, site-students/), and one Chromium."""
+    root = tmp_path_factory.mktemp("sites")
+    out, students_out = root / "site", root / "site-students"
     build_site.build_slides(out)
     build_site.build_site(out)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(out)))
+    build_site.build_site(students_out, students=True)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
     try:
-        with lab_browser.chromium(out) as browser:
-            yield Built(browser, f"http://127.0.0.1:{server.server_address[1]}", out)
+        with lab_browser.chromium(root) as browser:
+            yield Built(browser, f"{url}/site", out, f"{url}/site-students", students_out, url)
     finally:
         server.shutdown()
 
 
 @contextlib.contextmanager
-def offline_page(built, path, *, size=(1400, 900)):
-    """Open a page with every request leaving 127.0.0.1 aborted; on leaving, assert none failed or left."""
+def offline_page(built, path, *, size=(1400, 900), site=None, dark=False):
+    """Open a page (of the teacher's site, or of `site`) with every request leaving 127.0.0.1 aborted; on leaving,
+    assert none failed or left. `dark`: the reader's setting is dark mode."""
     page = built.browser.new_page()
     page.set_viewport_size({"width": size[0], "height": size[1]})
+    if dark:
+        page.emulate_media(color_scheme="dark")
     failed, outside = [], []
-    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(built.base)
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(built.server)
                else (outside.append(route.request.url), route.abort()))
     page.on("requestfailed", lambda request: failed.append(f"{request.url} ({request.failure})"))
     page.on("response", lambda response: failed.append(f"{response.url} ({response.status})")
             if response.status >= 400 else None)
     try:
-        page.goto(f"{built.base}/{path}", wait_until="networkidle")
+        page.goto(f"{site or built.base}/{path}", wait_until="networkidle")
         yield page
         assert failed == [], failed
         assert outside == [], f"requests leaving the machine: {outside}"
@@ -122,15 +137,62 @@ def test_progress_lines_show_their_last_state():
     assert build_site.for_the_page(notebook).cells[0].outputs[0].text == "done\n"
 
 
+def test_the_search_index_keeps_prose_and_code_apart_and_clean():
+    v4 = build_site.nbformat.v4
+    notebook = v4.new_notebook(cells=[
+        v4.new_markdown_cell("# Title\n\nThe scores go through $\\mathrm{softmax}(QK^T / \\sqrt{d_k})$:\n\n"
+                             "$$A = \\frac{1}{2}$$\n\nthen **rows** sum to 1."),
+        v4.new_code_cell("weights = torch.softmax(scores[0], dim=-1)\nweights.sum()",
+                         outputs=[v4.new_output("execute_result", data={"text/plain": "tensor(1.)"})]),
+        v4.new_markdown_cell("## Next\n\nMore."),
+    ])
+    exporter = build_site.HTMLExporter(template_name="posenc_lab", extra_template_basedirs=[str(build_site.TEMPLATES)])
+    found = build_site.sections(exporter.from_notebook_node(notebook)[0])
+    assert [(s["level"], s["heading"]) for s in found] == [(1, "Title"), (2, "Next")]
+    assert found[0]["text"] == "The scores go through softmax(QK T / sqrt d_k): then rows sum to 1."
+    assert build_site._untex(r"$PE_{(pos, 2i)} = \sin\left(\frac{pos}{10000^{2i/d_{model}}}\right)$") \
+        == "PE_(pos, 2i) = sin (pos 10000 2i/d_model)"
+    assert found[0]["code"] == "weights = torch.softmax(scores[0], dim=-1)\nweights.sum()"  # no output, no prompt
+    assert found[1]["text"] == "More." and found[1]["code"] == ""
+
+
+def test_the_students_pages_keep_the_stored_outputs_but_a_checkers():
+    teacher = build_site.nbformat.read(ROOT / "notebooks" / "03_pe_formula.ipynb", as_version=4)
+    shown = student_edition.learner_with_outputs(teacher)
+    answers = student_edition.answer_names(teacher)
+    stored = {cell.id: cell for cell in teacher.cells}
+    assert not any("solution" in cell.metadata.get("tags", []) for cell in shown.cells)
+    hidden = 0
+    for cell in shown.cells:
+        if cell.cell_type != "code":
+            continue
+        if student_edition.reads_an_answer(cell.source, answers) and "progress(" not in cell.source:
+            assert cell.outputs == [], cell.source
+            hidden += bool(stored[cell.id].outputs)
+        elif "progress(" in cell.source:
+            assert cell.outputs[0]["data"]["text/plain"].startswith("Your progress: 2 exercises, 0 done, 0 wrong")
+        else:
+            assert cell.outputs == stored[cell.id].outputs
+    assert hidden == 2  # the two checkers, whose stored output says "Correct"
+    assert shown.metadata.get("widgets") == teacher.metadata.get("widgets")
+
+
 @pytest.mark.slow
 @pytest.mark.xdist_group("site")
 def test_index_links_every_notebook_and_deck_once_and_passes_axe(built):
     with offline_page(built, "index.html", size=(1280, 720)) as page:
         links = page.eval_on_selector_all("main a", "nodes => nodes.map(n => n.getAttribute('href'))")
-        assert [f"notebooks/{n}.html" for n in NOTEBOOKS] == [link for link in links if link.startswith("notebooks/")]
+        rows = page.eval_on_selector_all("main td:first-child a", "nodes => nodes.map(n => n.getAttribute('href'))")
+        assert [f"notebooks/{n}.html" for n in NOTEBOOKS] == rows
         assert [f"slides/{n}.slides.html" for n in NOTEBOOKS] == [link for link in links if link.startswith("slides/")]
         assert sum("mybinder.org" in link for link in links) == 1, "one launch link, not one per row"
         assert not any("colab" in link for link in links)
+        # The goals are markdown, rendered: links to other notebooks lead to their pages, no raw [text](url) is left.
+        goals = page.locator("main td:nth-child(2)")
+        assert not re.search(r"\[[^\]]*\]\([^)]*\)|\*\*|`", " ".join(goals.all_inner_texts()))
+        in_goals = page.eval_on_selector_all("main td:nth-child(2) a", "nodes => nodes.map(n => n.getAttribute('href'))")
+        assert in_goals and all(re.fullmatch(r"notebooks/\d\d_\w+\.html(#.*)?", link) for link in in_goals), in_goals
+        assert all((built.out / link.split("#")[0]).is_file() for link in in_goals)
         page.screenshot(path=ARTIFACTS / "index.png")
         assert audit(page, "index.html") == []
 
@@ -193,15 +255,14 @@ def test_search_finds_a_word_of_notebook_09_offline_and_leads_there(built):
         first = page.locator("#posenc-search-results a").first
         first.wait_for()
         hits = page.eval_on_selector_all("#posenc-search-results a", "nodes => nodes.map(n => n.getAttribute('href'))")
-        assert hits[0].startswith("../notebooks/09_why_positions_matter.html#"), hits
-        page.screenshot(path=ARTIFACTS / "search.png")
+        assert hits[0].startswith("../notebooks/09_why_positions_matter.html?highlight=equivariant#"), hits
         first.click()
-        page.wait_for_url("**/09_why_positions_matter.html#*")
+        page.wait_for_url(re.compile(r".*/09_why_positions_matter\.html\?highlight=equivariant#.+"))
         assert page.locator("h1").first.inner_text().startswith("9.")
     with offline_page(built, "index.html", size=(1400, 900)) as page:  # from the index too (another prefix)
         page.fill("#posenc-search-box", "permutation equivar")
         page.locator("#posenc-search-results a").first.wait_for()
-        assert "notebooks/09_why_positions_matter.html#" in page.locator("#posenc-search-results a").first.get_attribute("href")
+        assert "notebooks/09_why_positions_matter.html?" in page.locator("#posenc-search-results a").first.get_attribute("href")
         page.fill("#posenc-search-box", "zzzqqq")
         assert "Nothing found" in page.locator("#posenc-search-results").inner_text()
 
@@ -427,3 +488,274 @@ def test_the_explorer_slides_are_laid_out_after_rendering_and_keep_their_keys(bu
             assert where["height"] != first["height"], where
             assert abs(where["top"] - where["centred"]) <= 2, where
             assert where["slideBottom"] <= where["deckHeight"] + 1 or where["scrolls"], where
+
+
+# --- For a class: the students' site, a phone, dark mode, print, copy buttons, the search ---------------------------
+@functools.cache
+def not_in_solutions() -> str:
+    """Every cell of every notebook but the solutions: what the students' site may show."""
+    return "\n".join(cell.source for name in NOTEBOOKS
+                     for cell in nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells
+                     if "solution" not in cell.metadata.get("tags", []))
+
+
+def solution_lines(name: str) -> list[str]:
+    """The lines of a notebook's solutions that appear nowhere else in the suite (another notebook may show the same
+    line in its prose): finding one on the students' site is a solution leaked."""
+    cells = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells
+    return [line.strip() for c in cells if "solution" in c.metadata.get("tags", [])
+            for line in c.source.splitlines() if len(line.strip()) > 15 and line.strip() not in not_in_solutions()]
+
+
+def page_text(path: Path) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_the_students_site_holds_no_solution_and_offers_the_learners_notebooks(built):
+    index = (built.students_out / "_static" / "posenc" / "search-index.js").read_text()
+    leaked = []
+    for name in NOTEBOOKS:
+        page = (built.students_out / "notebooks" / f"{name}.html").read_text()
+        assert '<details class="posenc-solution"' not in page and "Show the solution" not in page, name
+        text = page_text(built.students_out / "notebooks" / f"{name}.html")
+        leaked += [(name, line) for line in solution_lines(name)
+                   if line in text or json.dumps(line, ensure_ascii=False)[1:-1] in index]
+        # The notebook to download is the learner's edition (no solution cells, no outputs).
+        teacher = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+        download = (built.students_out / "notebooks" / f"{name}.ipynb").read_text()
+        assert download == nbformat.writes(student_edition.learner_version(teacher)) + "\n", name
+    assert leaked == []
+    # The check can find what it looks for: the teacher's pages hold those lines.
+    lines = solution_lines("03_pe_formula")
+    assert lines and all(line in page_text(built.out / "notebooks" / "03_pe_formula.html") for line in lines)
+    assert sum(len(solution_lines(name)) for name in NOTEBOOKS) > 20
+
+
+def image_outputs(notebook) -> int:
+    return sum("image/png" in output.get("data", {}) for cell in notebook.cells for output in cell.get("outputs", []))
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_the_students_pages_show_the_stored_outputs_but_the_checkers_and_pass_axe(built):
+    teacher = nbformat.read(ROOT / "notebooks" / "03_pe_formula.ipynb", as_version=4)
+    with offline_page(built, "notebooks/03_pe_formula.html", size=(1280, 720), site=built.students) as page:
+        assert page.locator("details.posenc-solution").count() == 0
+        hrefs = page.eval_on_selector_all("a", "nodes => nodes.map(n => n.getAttribute('href'))")
+        assert "03_pe_formula.ipynb" in hrefs
+        assert page.locator('nav.posenc-nav a[href="03_pe_formula.ipynb"][download]').count() == 1
+        # No slides (a deck holds the solutions) and no launch links (they open the teacher's notebook).
+        assert not [h for h in hrefs if "slides" in h or "mybinder" in h or "colab" in h], hrefs
+        # The figures of a full run are there; a checker shows nothing (the teacher's "Correct" would tell the
+        # answer), the progress summary shows nothing attempted.
+        figures = page.eval_on_selector_all(".jp-OutputArea-output img",
+                                            "imgs => imgs.filter(i => i.complete && i.naturalWidth > 0).length")
+        assert figures == image_outputs(teacher) > 0
+        text = page.locator("main").inner_text()
+        assert "Correct" not in text
+        assert "Your progress: 2 exercises, 0 done, 0 wrong, 2 not attempted" in text
+        assert page.locator(".posenc-edition").inner_text() == "Students' edition"
+        assert audit(page, "students/notebooks/03_pe_formula.html") == []
+    with offline_page(built, "index.html", size=(1280, 720), site=built.students) as page:
+        downloads = page.eval_on_selector_all("main a[download]", "nodes => nodes.map(n => n.getAttribute('href'))")
+        assert downloads == [f"notebooks/{name}.ipynb" for name in NOTEBOOKS]
+        hrefs = page.eval_on_selector_all("a", "nodes => nodes.map(n => n.getAttribute('href'))")
+        assert not [h for h in hrefs if "slides" in h or "mybinder" in h or "colab" in h], hrefs
+        page.screenshot(path=ARTIFACTS / "students_index_1280x720.png")
+        assert audit(page, "students/index.html") == []
+    with offline_page(built, "index.html", size=(390, 844), site=built.students) as page:
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.screenshot(path=ARTIFACTS / "students_index_390x844.png")
+
+
+# At 390 x 844: where the title is, whether the contents show, and the boxes (formulas, code, outputs) that stick out
+# of the screen or scroll inside themselves.
+PHONE = """() => {
+    const width = document.documentElement.clientWidth;
+    const boxes = [...document.querySelectorAll('.MJXc-display, .jp-InputArea-editor, .jp-OutputArea-output')]
+        .filter(box => box.checkVisibility());
+    const scrolls = box => ['auto', 'scroll'].includes(getComputedStyle(box).overflowX)
+        && box.scrollWidth > box.clientWidth + 1;
+    return {pageWidth: document.documentElement.scrollWidth, width,
+            title: document.querySelector('main h1, h1').getBoundingClientRect().top,
+            sidebar: document.querySelector('.posenc-sidebar').checkVisibility(),
+            outside: boxes.filter(box => box.getBoundingClientRect().right > width + 1).map(box => box.className),
+            mathScrolls: boxes.filter(box => box.matches('.MJXc-display') && scrolls(box) && box.tabIndex === 0).length,
+            codeScrolls: boxes.filter(box => box.matches('.jp-InputArea-editor') && scrolls(box)).length};
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_on_a_phone_the_contents_fold_and_only_formulas_and_code_scroll_sideways(built):
+    with offline_page(built, "notebooks/03_pe_formula.html", size=(390, 844)) as page:
+        page.wait_for_selector(".MJXc-display", timeout=30_000)
+        page.wait_for_function("() => document.querySelector('.MJXc-display[tabindex]')")
+        found = page.evaluate(PHONE)
+        assert found["pageWidth"] <= 390, found
+        assert not found["sidebar"] and 0 < found["title"] < 844 - 100, found  # the title in the first screen
+        assert found["outside"] == [], found
+        assert found["mathScrolls"] >= 1 and found["codeScrolls"] >= 1, found
+        page.screenshot(path=ARTIFACTS / "03_pe_formula_390x844.png")
+        assert audit(page, "notebooks/03_pe_formula.html@390") == []
+        # The button opens the contents (the search first), Escape folds them again.
+        button = page.locator(".posenc-contents-button")
+        assert button.get_attribute("aria-expanded") == "false"
+        button.click()
+        assert page.locator(".posenc-sidebar").is_visible() and button.get_attribute("aria-expanded") == "true"
+        assert page.evaluate("document.activeElement.id") == "posenc-search-box"
+        page.keyboard.type("wavelength")
+        page.locator("#posenc-search-results a").first.wait_for()
+        page.screenshot(path=ARTIFACTS / "search_390x844.png")
+        page.keyboard.press("Escape")  # clears the query
+        page.keyboard.press("Escape")  # folds the contents
+        assert not page.locator(".posenc-sidebar").is_visible()
+        assert page.evaluate("document.activeElement.className") == "posenc-contents-button"
+        # A section of the page, from the contents: they fold as it opens.
+        button.click()
+        page.locator(".posenc-sections a").nth(2).click()
+        assert not page.locator(".posenc-sidebar").is_visible()
+        assert page.evaluate("location.hash")
+    with offline_page(built, "notebooks/03_pe_formula.html", size=(390, 844), dark=True) as page:
+        page.screenshot(path=ARTIFACTS / "03_pe_formula_390x844_dark.png")
+
+
+def luminance(rgb: str) -> float:
+    """WCAG's relative luminance of a CSS rgb()/rgba() colour."""
+    channels = [int(c) / 255 for c in re.findall(r"\d+", rgb)[:3]]
+    r, g, b = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+COLOURS = """() => {
+    const style = selector => getComputedStyle(document.querySelector(selector));
+    return {page: style('body').backgroundColor, text: style('.jp-RenderedMarkdown p').color,
+            code: style('.jp-InputArea-editor').backgroundColor, codeText: style('.jp-InputArea-editor pre').color,
+            figure: style('.jp-OutputArea-output img').backgroundColor};
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_dark_mode_follows_the_reader_keeps_contrast_and_figures_on_a_light_card(built):
+    with offline_page(built, "notebooks/03_pe_formula.html", size=(1280, 720)) as page:
+        light = page.evaluate(COLOURS)
+    with offline_page(built, "notebooks/03_pe_formula.html", size=(1280, 720), dark=True) as page:
+        dark = page.evaluate(COLOURS)
+        page.screenshot(path=ARTIFACTS / "03_pe_formula_dark.png")
+        assert audit(page, "notebooks/03_pe_formula.html@dark") == []
+    assert luminance(light["page"]) > 0.9 and luminance(dark["page"]) < 0.05, (light, dark)
+    assert luminance(dark["text"]) > 0.7 and luminance(dark["codeText"]) > 0.7, dark
+    assert luminance(dark["code"]) < 0.05, dark
+    assert dark["figure"] == "rgb(255, 255, 255)", dark  # a white card under a figure drawn on white
+    with offline_page(built, "notebooks/08_explore.html", size=(1280, 720), dark=True) as page:
+        page.wait_for_selector(".posenc-encoding-explorer canvas")
+        card = page.evaluate("() => getComputedStyle(document.querySelector('.posenc-encoding-explorer')"
+                             ".closest('.jp-OutputArea-output')).backgroundColor")
+        assert card == "rgb(255, 255, 255)"
+        page.locator(".posenc-encoding-explorer").scroll_into_view_if_needed()
+        page.screenshot(path=ARTIFACTS / "08_explore_dark.png")
+        assert audit(page, "notebooks/08_explore.html@dark") == []
+
+
+PRINTED = """() => ({
+    hidden: ['.posenc-sidebar', '.posenc-topbar', '.posenc-nav', '.posenc-copy']
+        .filter(selector => [...document.querySelectorAll(selector)].some(node => node.checkVisibility())),
+    figures: [...document.querySelectorAll('.jp-OutputArea-output img')]
+        .filter(img => img.checkVisibility() && img.complete && img.getBoundingClientRect().width > 100).length,
+    cut: [...document.querySelectorAll('.jp-InputArea-editor pre, .jp-OutputArea-output pre')]
+        .filter(pre => pre.checkVisibility() && pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.slice(0, 60)),
+})"""
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_print_leaves_out_the_sidebar_and_navigation_and_keeps_figures_and_whole_code(built):
+    teacher = nbformat.read(ROOT / "notebooks" / "03_pe_formula.ipynb", as_version=4)
+    with offline_page(built, "notebooks/03_pe_formula.html", size=(1280, 720)) as page:
+        page.emulate_media(media="print")
+        printed = page.evaluate(PRINTED)
+        assert printed["hidden"] == [], printed
+        assert printed["figures"] == image_outputs(teacher), printed
+        assert printed["cut"] == [], printed
+        page.pdf(path=ARTIFACTS / "03_pe_formula.pdf")
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_every_code_cell_has_a_copy_button_that_copies_its_source(built):
+    built.browser.grant_permissions(["clipboard-read", "clipboard-write"], origin=built.server)
+    sources = [cell.source for cell in nbformat.read(ROOT / "notebooks" / "03_pe_formula.ipynb", as_version=4).cells
+               if cell.cell_type == "code"]
+    with offline_page(built, "notebooks/03_pe_formula.html", size=(1280, 720)) as page:
+        buttons = page.locator(".jp-CodeCell button.posenc-copy")
+        assert buttons.count() == len(sources)
+        names = buttons.evaluate_all("nodes => nodes.map(n => n.getAttribute('aria-label'))")
+        assert len(set(names)) == len(names) and all(name.startswith("Copy") for name in names)
+        k = 1  # a cell of several lines
+        assert "\n" in sources[k]
+        buttons.nth(k).focus()  # from the keyboard
+        page.keyboard.press("Enter")
+        page.wait_for_function("button => button.dataset.copied === 'true'", arg=buttons.nth(k).element_handle())
+        assert page.evaluate("navigator.clipboard.readText()") == sources[k]
+
+
+RESULTS = """() => [...document.querySelectorAll('#posenc-search-results a')].map(a => ({
+    href: a.getAttribute('href'), title: a.querySelector('.posenc-result-title').textContent,
+    snippet: a.querySelector('.posenc-snippet').textContent,
+    marks: [...a.querySelectorAll('mark')].map(m => m.textContent.toLowerCase())}))"""
+RANKED = "query => window.posencSearch(query).map(doc => `${doc.title} ${doc.heading} ${doc.text}`)"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_search_forgives_typos_ranks_words_moves_with_keys_and_highlights(built):
+    with offline_page(built, "notebooks/00_start_here.html", size=(1280, 720)) as page:
+        box = page.locator("#posenc-search-box")
+        # A typo: "sinusodial" finds the sections on the sinusoidal encoding, the word marked in each snippet.
+        box.fill("sinusodial")
+        page.locator("#posenc-search-results a").first.wait_for()
+        found = page.evaluate(RESULTS)
+        assert len(found) >= 5 and all(any(m.startswith("sinusoidal") for m in r["marks"]) for r in found[:5]), found[:5]
+        assert any("3. The positional-encoding formula" in text for text in page.evaluate(RANKED, "sinusodial"))
+        # Several words: any of them matches, the sections that hold them as a phrase come first; past the first ten,
+        # a button shows the rest.
+        query = "attention is all you need"
+        ranked = page.evaluate(RANKED, query)
+        phrase = [bool(re.search(r"attention\W+is\W+all\W+you\W+need", text, re.I)) for text in ranked]
+        assert sum(phrase) >= 3 and phrase == sorted(phrase, reverse=True), phrase
+        assert len(ranked) > sum(phrase) > 0
+        box.fill(query)
+        more = page.locator("#posenc-search-results button.posenc-more")
+        assert page.locator("#posenc-search-results a").count() == 10 and more.inner_text() == f"Show all {len(ranked)} results"
+        more.click()
+        assert page.locator("#posenc-search-results a").count() == len(ranked)
+        # Snippets are text as written: no tokenised code ("torch . softmax ( scores").
+        box.fill("softmax scores")
+        page.locator("#posenc-search-results a").first.wait_for()
+        snippets = [r["snippet"] for r in page.evaluate(RESULTS)]
+        assert snippets and not [s for s in snippets if re.search(r"\w \. \w|\w \( |\( \w", s)], snippets
+        # The arrow keys move through the results, Enter opens the one chosen.
+        box.fill("rope")
+        page.locator("#posenc-search-results a").first.wait_for()
+        hrefs = [r["href"] for r in page.evaluate(RESULTS)]
+        box.focus()
+        for key in ["ArrowDown", "ArrowDown", "ArrowUp", "ArrowDown"]:
+            page.keyboard.press(key)
+        assert page.evaluate("document.activeElement.getAttribute('href')") == hrefs[1]
+        page.screenshot(path=ARTIFACTS / "search_1280x720.png")
+        page.keyboard.press("Enter")
+        opened = f"{built.base}/{hrefs[1].removeprefix('../')}"
+        page.wait_for_url(lambda url: url == opened)
+        # The page opened marks the word found, and its section is on screen.
+        page.wait_for_selector("main mark.posenc-hit")
+        marks = page.locator("main mark.posenc-hit").all_inner_texts()
+        assert marks and all(mark.lower().startswith("rope") for mark in marks), marks
+        section = hrefs[1].split("#", 1)[1]
+        top = page.evaluate("id => document.getElementById(decodeURIComponent(id)).getBoundingClientRect().top", section)
+        assert -2 <= top < 720 / 2, top
+        page.screenshot(path=ARTIFACTS / "search_highlight_1280x720.png")
+        page.locator(".posenc-highlighted button").click()
+        assert page.locator("main mark.posenc-hit").count() == 0

@@ -1,19 +1,29 @@
 """Build the classroom outputs, offline: `make site` and `make slides`.
 
-    python -m tools.build_site site   build/site/index.html and build/site/notebooks/*.html
+    python -m tools.build_site site   the teacher's site, build/site/, and the students', build/site-students/
     python -m tools.build_site slides   build/site/slides/*.slides.html (reveal.js)
-    python -m tools.build_site all   both, in one process (what the tests use)
+    python -m tools.build_site all   both, in one process
 
 The stored notebooks are converted as they are (no re-execution), widgets at their saved state, each
 exercise's solution behind a closed "Show the solution" toggle (templates in tools/web/templates), and
 progress lines rewritten in place (`\\r`) shown as a terminal shows them: only their last state.
+
+Two sites are built from the same pages: the teacher's (the stored notebooks, each solution behind its toggle, the
+.ipynb to download is the stored one, slides beside) and the students' (tools/student_edition.py's learner's edition:
+no solution anywhere in the HTML or the search index, the learner's notebook to download, no slides and no launch
+links, which would open the teacher's notebooks). The students' pages show the teacher's stored outputs for the cells
+both share, except a checker's, which reads a learner's answer (`student_edition.learner_with_outputs`).
 
 The site reads like a book: a reading column beside a contents sidebar that stays in place (every
 notebook, and the open page's own sections), a search over every page that works offline (its index,
 _static/posenc/search-index.js, is written here; tools/web/posenc/site.js reads it), one typeface for text
 and widgets. Each page leads to the previous and next notebook, gives its time (from the start page's
 route), and links once to its .ipynb, its slides, and Binder and Colab (from the repository address in
-pyproject.toml).
+pyproject.toml). On a narrow screen the contents fold behind a button; dark mode follows the reader's setting
+(figures stay on a light card); a print style sheet leaves out the sidebar and navigation and wraps code; every code
+cell has a copy button. The search (MiniSearch, from npm) forgives typos, ranks by BM25, moves with the arrow keys
+and highlights the words on the page it opens; its index holds each section's prose and code apart (clean
+snippets).
 
 The slides are 1280 x 720: code at a size where 100 characters fit on a line (longer lines wrap), a slide
 taller than the deck is cut into sub-slides at cell boundaries (`fit_slides`, from an estimate of each
@@ -37,13 +47,16 @@ import re
 import shutil
 import sys
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import quote
 
 import nbformat
 from nbconvert import HTMLExporter, SlidesExporter
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from traitlets.config import Config
 
+from tools import student_edition
 from tools.install_cell import repository
 from tools.run_notebooks import NOTEBOOK_INPUTS
 
@@ -71,14 +84,19 @@ ASSETS = [
     ("mathjax/fonts/HTML-CSS/TeX", "mathjax/fonts/HTML-CSS/TeX"),
     ("mathjax/localization/en", "mathjax/localization/en"),
 ]
+# MiniSearch's browser build (UMD), run with require.js's `define` out of its sight: it sets window.MiniSearch.
+MINISEARCH = "minisearch/dist/umd/index.js"
 # The deck's size: a 1280 x 720 screen shows it whole.
 SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
 
 
-def copy_assets(site: Path) -> None:
+def copy_assets(site: Path, *, reveal: bool = True) -> None:
+    """Every script and style sheet the pages load into site/_static (reveal.js only where there are slides)."""
     if not NODE_MODULES.is_dir():
         raise SystemExit("tools/web/node_modules is missing: run `make site` (it runs npm ci first)")
     for source, target in ASSETS:
+        if not reveal and source.startswith("reveal.js/"):
+            continue
         src, dst = NODE_MODULES / source, site / "_static" / target
         dst.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
@@ -86,6 +104,10 @@ def copy_assets(site: Path) -> None:
         else:
             shutil.copy2(src, dst)
     shutil.copytree(OWN_ASSETS, site / "_static" / "posenc", dirs_exist_ok=True)
+    umd = (NODE_MODULES / MINISEARCH).read_text()
+    (site / "_static" / "minisearch.js").write_text(
+        "/* MiniSearch (MIT), from npm; require.js's define hidden, so it sets window.MiniSearch. */\n"
+        f"(function (define, exports, module) {{\n{umd}\n}}).call(window);\n")
     shutil.copy2(ANYWIDGET, site / "_static" / "anywidget.js")
     for folder in NOTEBOOK_INPUTS:
         shutil.copytree(ROOT / folder, site / folder, dirs_exist_ok=True)
@@ -115,14 +137,15 @@ def title(notebook: nbformat.NotebookNode) -> str:
     return "notebook"
 
 
-def goal(notebook: nbformat.NotebookNode) -> str:
-    """The notebook's goal, the paragraph of its first cell that starts with **Goal, as HTML."""
+def goal(notebook: nbformat.NotebookNode, prefix: str = "notebooks/") -> str:
+    """The notebook's goal, the paragraph of its first cell that starts with **Goal, as HTML (its markdown rendered,
+    links to other notebooks made links to their pages, from a page `prefix` away)."""
     for paragraph in notebook.cells[0].source.split("\n\n"):
         if paragraph.startswith("**Goal"):
             text = re.sub(r"^\*\*Goal[^*]*\*\*\s*", "", paragraph.replace("\n", " "))
-            text = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
-            text = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
-            return re.sub(r"\*([^*]+)\*", r"<em>\1</em>", text)
+            rendered = markdown2html_mistune(text).strip()
+            rendered = re.sub(r"^<p>(.*)</p>$", r"\1", rendered, flags=re.S)
+            return re.sub(r'href="([0-9A-Za-z_]+)\.ipynb(#[^"]*)?"', rf'href="{prefix}\1.html\2"', rendered)
     return ""
 
 
@@ -148,13 +171,17 @@ def for_the_page(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return notebook
 
 
-def pages() -> list[dict]:
+def pages(*, students: bool = False) -> list[dict]:
+    """Every notebook as a page: the teacher's stored notebook, or (students) its learner's edition with the stored
+    outputs it shares (`download`: the notebook a student gets, the learner's edition without outputs)."""
     times = route_times()
     found = []
     for path in notebooks():
-        notebook = nbformat.read(path, as_version=4)
-        found.append({"stem": path.stem, "title": title(notebook), "goal": goal(notebook),
-                      "time": times.get(path.stem, "5 min"), "notebook": for_the_page(notebook)})
+        teacher = nbformat.read(path, as_version=4)
+        shown = student_edition.learner_with_outputs(teacher) if students else teacher
+        found.append({"stem": path.stem, "title": title(teacher), "goal": goal(teacher),
+                      "time": times.get(path.stem, "5 min"), "notebook": for_the_page(shown),
+                      "download": student_edition.learner_version(teacher) if students else None})
     return found
 
 
@@ -266,26 +293,96 @@ def launch_links(stem: str) -> str:
 
 
 _SAFE = "-_.~!$&'()*+,;=:@/"  # what a URL's fragment may hold as it is
-HEADING_RE = re.compile(r'<h([1-3])[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
+# TeX in a page's markdown, as the search shows it in a snippet: $$...$$ left out, $...$ without its commands.
+DISPLAY_MATH = re.compile(r"\$\$.+?\$\$|\\\[.+?\\\]", re.S)
+INLINE_MATH = re.compile(r"\$([^$]+)\$")
+TEX_WORDS = {"sin", "cos", "exp", "log", "max", "min", "softmax", "sqrt"}
 
 
-def _plain(fragment: str) -> str:
-    fragment = re.sub(r"<(script|style)\b.*?</\1>", " ", fragment, flags=re.S)
-    fragment = re.sub(r'<a class="anchor-link".*?</a>', "", fragment, flags=re.S)
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", fragment))).strip()
+def _untex(text: str) -> str:
+    def inline(match: re.Match) -> str:
+        # \sin x -> sin x, \mathrm{softmax}(x) -> softmax(x), \frac{a}{b} -> a b, x^{2i} -> x 2i, d_{model} -> d_model
+        tex = re.sub(r"\\([A-Za-z]+)\s*", lambda m: m.group(1) + " " if m.group(1) in TEX_WORDS else "", match.group(1))
+        tex = re.sub(r"[{}]", "", tex.replace("}{", " ")).replace("^", " ").replace("\\", " ")
+        return re.sub(r"\s+", " ", tex).strip()
+    return INLINE_MATH.sub(inline, DISPLAY_MATH.sub(" ", text))
+
+
+class _SectionText(HTMLParser):
+    """A page's <main> as the search reads it: each heading (levels 1-3, with an id) opens a section; a section holds
+    its prose (markdown, math without TeX commands) and its code (each code cell's source, as written) apart. Outputs,
+    prompts, heading anchors, scripts and the solution toggle's summary are left out."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+    BLOCK = {"p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "td", "th", "pre", "table",
+             "blockquote", "details", "summary", "dt", "dd", "section", "br", "hr", "img"}
+    SKIPPED = {"anchor-link", "jp-InputPrompt", "jp-OutputPrompt", "jp-OutputArea", "jp-Collapser"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, str]] = []  # (tag, kind): kind is prose, code, heading or skip
+        self.found: list[dict] = []
+
+    def _kind(self) -> str:
+        return self.stack[-1][1] if self.stack else "prose"
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = set((attrs.get("class") or "").split())
+        kind = self._kind()
+        if kind != "skip":
+            if tag in ("script", "style", "summary") or classes & self.SKIPPED:
+                kind = "skip"
+            elif "jp-InputArea-editor" in classes:
+                kind = "code"
+            elif re.fullmatch(r"h[1-3]", tag) and attrs.get("id"):
+                self.found.append({"level": int(tag[1]), "id": attrs["id"], "heading": [], "prose": [], "code": []})
+                kind = "heading"
+        if tag in self.BLOCK and kind != "code":  # code keeps its own lines and indentation
+            self._add(" ", kind)
+        if tag not in self.VOID:
+            self.stack.append((tag, kind))
+
+    def handle_startendtag(self, tag, attrs):
+        if tag in self.BLOCK:
+            self._add(" ", self._kind())
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID or all(open_tag != tag for open_tag, _ in self.stack):
+            return
+        while self.stack:
+            open_tag, kind = self.stack.pop()
+            if open_tag == tag:
+                break
+        if tag in self.BLOCK and kind != "code":
+            self._add(" ", kind)
+        if tag == "pre" and kind == "code":
+            self._add("\n", "code")
+
+    def handle_data(self, data):
+        self._add(data, self._kind())
+
+    def _add(self, text: str, kind: str) -> None:
+        if kind == "skip" or not self.found:
+            return
+        self.found[-1][{"heading": "heading", "code": "code"}.get(kind, "prose")].append(text)
 
 
 def sections(body: str) -> list[dict]:
-    """The page's headings (levels 1-3), each with its id and the text up to the next heading."""
-    main = body[body.find("<main"):]
-    found = list(HEADING_RE.finditer(main))
-    return [{"level": int(m.group(1)), "id": html.unescape(m.group(2)), "heading": _plain(m.group(3)),
-             "text": _plain(main[m.end():found[k + 1].start() if k + 1 < len(found) else len(main)])[:6000]}
-            for k, m in enumerate(found)]
+    """The page's headings (levels 1-3), each with its id, its prose up to the next heading, and its code."""
+    parser = _SectionText()
+    parser.feed(body[body.find("<main"):])
+    parser.close()
+    squeeze = lambda text: re.sub(r"\s+", " ", text).strip()  # noqa: E731
+    return [{"level": s["level"], "id": s["id"], "heading": squeeze("".join(s["heading"])),
+             "text": squeeze(_untex("".join(s["prose"])))[:6000],
+             "code": "\n".join(line.rstrip() for line in "".join(s["code"]).splitlines() if line.strip())[:4000]}
+            for s in parser.found]
 
 
-def sidebar(all_pages: list[dict], here: dict | None, prefix: str) -> str:
-    """The contents that stay beside the text: the search, every notebook, and the open page's own sections."""
+def sidebar(all_pages: list[dict], here: dict | None, prefix: str, *, students: bool = False) -> str:
+    """The contents that stay beside the text: the search, every notebook, and the open page's own sections. On a
+    narrow screen they fold behind the top bar's button (tools/web/posenc/site.js)."""
     items = []
     for page in all_pages:
         current = page is here
@@ -297,23 +394,39 @@ def sidebar(all_pages: list[dict], here: dict | None, prefix: str) -> str:
                           for s in page["sections"] if s["level"] == 2)
             own = own and f'<ol class="posenc-sections" aria-label="on this page">{own}</ol>'
         items.append(f'<li class="posenc-current">{link}{own}</li>' if current else f"<li>{link}</li>")
-    return (f'<aside class="posenc-sidebar" aria-label="contents">'
-            f'<p class="posenc-home"><a href="{prefix}index.html">posenc</a></p>'
+    edition = "Students' edition" if students else "Teacher's edition"
+    return (f'<header class="posenc-topbar"><a class="posenc-topbar-home" href="{prefix}index.html">posenc</a>'
+            f'<button type="button" class="posenc-contents-button" aria-controls="posenc-sidebar" aria-expanded="false">'
+            f'Contents and search</button></header>'
+            f'<aside class="posenc-sidebar" id="posenc-sidebar" aria-label="contents">'
+            f'<p class="posenc-home"><a href="{prefix}index.html">posenc</a>'
+            f' <span class="posenc-edition">{edition}</span></p>'
             f'<div class="posenc-search" role="search"><label for="posenc-search-box">Search every notebook</label>'
-            f'<input id="posenc-search-box" type="search" autocomplete="off" placeholder="e.g. equivariant">'
-            f'<ol id="posenc-search-results" aria-live="polite"></ol></div>'
+            f'<input id="posenc-search-box" type="search" autocomplete="off" placeholder="e.g. equivariant"'
+            f' aria-describedby="posenc-search-help">'
+            f'<p id="posenc-search-help" class="posenc-help">↓ and ↑ move through the results, Enter opens one.</p>'
+            f'<p id="posenc-search-status" class="posenc-help" role="status"></p>'
+            f'<ol id="posenc-search-results"></ol></div>'
             f'<nav aria-label="notebooks"><ol start="0">{"".join(items)}</ol></nav></aside>')
 
 
 def page_head(prefix: str) -> str:
     static = f"{prefix}_static"
+    # The class says the script runs (the narrow screen's folded contents need it) before the first paint.
     return (f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta name="color-scheme" content="light dark">'
+            f'<script>document.documentElement.classList.add("posenc-js");</script>'
+            # A formula stays whole and scrolls in its own box on a narrow screen (site.css), rather than being
+            # broken across lines by MathJax at places that split a function from its argument.
+            '<script type="text/x-mathjax-config">MathJax.Hub.Config({CommonHTML: {linebreaks: {automatic: false}}});'
+            '</script>'
             f'<link rel="stylesheet" href="{static}/posenc/site.css">'
             f'<script src="{static}/posenc/search-index.js" defer></script>'
+            f'<script src="{static}/minisearch.js" defer></script>'
             f'<script src="{static}/posenc/site.js" data-root="{prefix}" defer></script>')
 
 
-def navigation(all_pages: list[dict], k: int) -> tuple[str, str]:
+def navigation(all_pages: list[dict], k: int, *, students: bool = False) -> tuple[str, str]:
     """The header and footer of page k: where it is in the suite, its time, and the ways out."""
     here = all_pages[k]
     previous = all_pages[k - 1] if k else None
@@ -322,11 +435,15 @@ def navigation(all_pages: list[dict], k: int) -> tuple[str, str]:
         previous and f'<a href="{previous["stem"]}.html" rel="prev">← {html.escape(previous["title"])}</a>',
         '<a href="../index.html">all notebooks</a>',
         following and f'<a href="{following["stem"]}.html" rel="next">{html.escape(following["title"])} →</a>']))
+    if students:  # the learner's notebook; no slides, and no launch links (they open the teacher's notebook)
+        ways = f'<a href="{here["stem"]}.ipynb" download>download the notebook (.ipynb), exercises without solutions</a>'
+    else:
+        ways = (f'<a href="{here["stem"]}.ipynb" download>download the notebook (.ipynb)</a> · '
+                f'<a href="../slides/{here["stem"]}.slides.html">slides</a> · {launch_links(here["stem"])}')
     header = (f'<nav class="posenc-nav" aria-label="the suite"><p>{steps}</p>'
               # The goal itself opens the notebook, just below.
               f'<p class="posenc-time">Notebook {k} of {len(all_pages) - 1}, about {here["time"]}.</p>'
-              f'<p class="posenc-ways"><a href="{here["stem"]}.ipynb" download>download the notebook (.ipynb)</a> · '
-              f'<a href="../slides/{here["stem"]}.slides.html">slides</a> · {launch_links(here["stem"])}</p></nav>')
+              f'<p class="posenc-ways">{ways}</p></nav>')
     footer = f'<nav class="posenc-nav" aria-label="previous and next"><p>{steps}</p></nav>'
     return header, footer
 
@@ -402,39 +519,51 @@ def _with(body: str, *, head: str = "", top: str = "", bottom: str = "") -> str:
     return body.replace("</body>", bottom + "</body>", 1)
 
 
-def build_site(site: Path) -> None:
-    copy_assets(site)
+def build_site(site: Path, *, students: bool = False) -> None:
+    """The teacher's site in `site`, or (students) the students' (see the module's docstring)."""
+    copy_assets(site, reveal=not students)
     folder = site / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
     exporter = _offline(HTMLExporter(template_name="posenc_lab", extra_template_basedirs=[str(TEMPLATES)]),
                         "../_static")
-    all_pages, bodies = pages(), []
+    all_pages, bodies = pages(students=students), []
     for page in all_pages:
         body, _ = exporter.from_notebook_node(page["notebook"], resources={"metadata": {"name": page["title"]}})
         page["sections"] = sections(body)
         bodies.append(_link_html(body, ".html"))
     for k, (page, body) in enumerate(zip(all_pages, bodies)):
-        header, footer = navigation(all_pages, k)
-        top = f'<div class="posenc-layout">{sidebar(all_pages, page, "../")}<div class="posenc-page">{header}'
+        header, footer = navigation(all_pages, k, students=students)
+        top = (f'<div class="posenc-layout">{sidebar(all_pages, page, "../", students=students)}'
+               f'<div class="posenc-page">{header}')
         body = _with(body, head=ACCESSIBILITY + ANYWIDGET_CONFIG + page_head("../"), top=top,
                      bottom=f"{footer}</div></div>")
         (folder / f"{page['stem']}.html").write_text(body)
-        shutil.copy2(ROOT / "notebooks" / f"{page['stem']}.ipynb", folder / f"{page['stem']}.ipynb")  # to download
+        if students:  # to download: the learner's edition
+            nbformat.write(page["download"], folder / f"{page['stem']}.ipynb")
+        else:
+            shutil.copy2(ROOT / "notebooks" / f"{page['stem']}.ipynb", folder / f"{page['stem']}.ipynb")
     write_search_index(site, all_pages)
-    rows = "\n".join(f'<tr><td><a href="notebooks/{p["stem"]}.html">{html.escape(p["title"])}</a></td>'
-                     f'<td>{p["goal"]}</td><td>{p["time"]}</td>'
-                     f'<td><a href="slides/{p["stem"]}.slides.html">slides</a></td></tr>' for p in all_pages)
     owner_repo = repository().removeprefix("https://github.com/").strip("/")
     binder = f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/notebooks/00_start_here.ipynb"
+    if students:
+        last = '<td><a href="notebooks/{stem}.ipynb" download aria-label="download {stem}.ipynb">.ipynb</a></td>'
+        heading = "notebook"
+        intro = STUDENTS_INTRO
+    else:
+        last, heading = '<td><a href="slides/{stem}.slides.html">slides</a></td>', "slides"
+        intro = TEACHERS_INTRO.format(repository=html.escape(repository()), binder=binder)
+    rows = "\n".join(f'<tr><td><a href="notebooks/{p["stem"]}.html">{html.escape(p["title"])}</a></td>'
+                     f'<td>{p["goal"]}</td><td>{p["time"]}</td>{last.format(stem=p["stem"])}</tr>' for p in all_pages)
     (site / "index.html").write_text(INDEX.format(
-        rows=rows, repository=html.escape(repository()), binder=binder, head=page_head(""),
-        sidebar=sidebar(all_pages, None, "")))
+        rows=rows, intro=intro, last=heading, head=page_head(""),
+        sidebar=sidebar(all_pages, None, "", students=students)))
 
 
 def write_search_index(site: Path, all_pages: list[dict]) -> None:
-    """Every section of every page, for the search in the sidebar (a script, so it loads from disk too)."""
+    """Every section of every page, for the search in the sidebar (a script, so it loads from disk too): its heading,
+    its prose and its code apart (tools/web/posenc/site.js indexes them with MiniSearch)."""
     index = {"pages": [{"title": p["title"], "url": f"notebooks/{p['stem']}.html"} for p in all_pages],
-             "sections": [{"page": k, "id": s["id"], "heading": s["heading"], "text": s["text"]}
+             "sections": [{"page": k, "id": s["id"], "heading": s["heading"], "text": s["text"], "code": s["code"]}
                           for k, p in enumerate(all_pages) for s in p["sections"]]}
     target = site / "_static" / "posenc" / "search-index.js"
     target.write_text("window.POSENC_SEARCH_INDEX = " + json.dumps(index, ensure_ascii=False) + ";\n")
@@ -459,6 +588,16 @@ def build_slides(site: Path) -> None:
         (folder / f"{page['stem']}.slides.html").write_text(body)
 
 
+TEACHERS_INTRO = """<p>From a sentence to the matrix a Transformer's attention reads, with the sinusoidal positional encoding at
+its centre. These pages are the notebooks as stored (the teacher's edition: each exercise's solution behind a closed
+toggle), widgets at their saved state; run them live with <code>make lab</code>, or
+<a href="{binder}">launch the suite on Binder</a> (from <a href="{repository}">{repository}</a>; every page also
+opens its own notebook on Binder or Colab).</p>"""
+STUDENTS_INTRO = """<p>From a sentence to the matrix a Transformer's attention reads, with the sinusoidal positional encoding at
+its centre. These pages are the students' edition: the exercises are there, their solutions are not. Each page shows
+the outputs of a full run, widgets at their saved state; an exercise's checker shows nothing until you run it
+yourself. Download a notebook from its page or from the table below and run it in Jupyter (with the suite set up:
+<code>make lab</code>), or upload it to Colab: its first cell installs what it needs.</p>"""
 INDEX = """<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -472,20 +611,19 @@ INDEX = """<!DOCTYPE html>
 <div class="posenc-page">
 <main class="posenc-index">
 <h1>posenc</h1>
-<p>From a sentence to the matrix a Transformer's attention reads, with the sinusoidal positional encoding at its centre.
-These pages are the notebooks as stored, widgets at their saved state; run them live with <code>make lab</code>, or
-<a href="{binder}">launch the suite on Binder</a> (from <a href="{repository}">{repository}</a>; every page also
-opens its own notebook on Binder or Colab).</p>
+{intro}
 <p><img src="images/pipeline.png" alt="The input pipeline with the running example's sizes: a sentence padded to
 10 tokens, one-hot rows (10, 11), X = one_hot @ W_E (10, 6), X + PE, the projections Q, K, V, and the attention
 output (10, 6)."></p>
+<div class="posenc-table">
 <table>
-<thead><tr><th scope="col">notebook</th><th scope="col">goal</th><th scope="col">time</th><th scope="col">slides</th></tr>
+<thead><tr><th scope="col">page</th><th scope="col">goal</th><th scope="col">time</th><th scope="col">{last}</th></tr>
 </thead>
 <tbody>
 {rows}
 </tbody>
 </table>
+</div>
 </main>
 </div>
 </div>
@@ -497,14 +635,18 @@ output (10, 6)."></p>
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["site", "slides", "all"])
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "site")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="the teacher's site (and slides)")
+    parser.add_argument("--students-out", type=Path, default=ROOT / "build" / "site-students",
+                        help="the students' site")
     args = parser.parse_args()
     start = time.perf_counter()
     if args.what in ("slides", "all"):
         build_slides(args.out)
     if args.what in ("site", "all"):
         build_site(args.out)
-    print(f"{args.what}: {args.out} in {time.perf_counter() - start:.1f} s")
+        build_site(args.students_out, students=True)
+    print(f"{args.what}: {args.out}{' and ' + str(args.students_out) if args.what != 'slides' else ''}"
+          f" in {time.perf_counter() - start:.1f} s")
 
 
 if __name__ == "__main__":

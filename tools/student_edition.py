@@ -19,8 +19,11 @@ brought up to date.
 from __future__ import annotations
 
 import argparse
+import ast
+import copy
 import hashlib
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -53,6 +56,59 @@ def learner_version(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.outputs, cell.execution_count = [], None
     learner.metadata.pop("widgets", None)  # the saved widget state belongs to the outputs just removed
     return learner
+
+
+PROGRESS_CALL = re.compile(r"\bexercises\.progress\(")
+# A line of the summary: "  ✔ done           the denominators (d_model=8, base=100.0)" (posenc.exercises.progress).
+PROGRESS_LINE = re.compile(r"^  \S (done|wrong|not attempted) +(.*)$")
+
+
+def answer_names(notebook) -> set[str]:
+    """The learner's answers: the names an exercise's placeholder sets (`my_table = None`) and its solution sets again."""
+    def assigned(tag):
+        nodes = [node for cell in notebook.cells if tag in cell.metadata.get("tags", [])
+                 for node in ast.walk(ast.parse(cell.source))]
+        return ({node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+                | {node.name for node in nodes if isinstance(node, (ast.FunctionDef, ast.ClassDef))})
+
+    return assigned("exercise") & assigned("solution")
+
+
+def reads_an_answer(source: str, answers: set[str]) -> bool:
+    return any(re.search(rf"\b{re.escape(name)}\b", source) for name in answers)
+
+
+def nothing_attempted(output: dict) -> dict:
+    """The progress summary as the learner's edition shows it: the same exercises, none attempted."""
+    text = output.get("data", {}).get("text/plain", "")
+    if not text.startswith("Your progress:"):
+        return output
+    names = [match.group(2) for match in map(PROGRESS_LINE.match, text.splitlines()[1:]) if match]
+    lines = [f"Your progress: {len(names)} exercises, 0 done, 0 wrong, {len(names)} not attempted",
+             *(f"  … not attempted  {name}" for name in names)]
+    return nbformat.from_dict({**output, "data": {**output["data"], "text/plain": "\n".join(lines)}})
+
+
+def learner_with_outputs(teacher: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The learner's edition of `teacher` as the students' site shows it: the teacher's stored outputs and saved widget
+    state for the cells both share, except a cell that reads a learner's answer (a checker: its output would be the
+    teacher's "Correct", and may tell the answer), which is shown without output; the progress summary says what a
+    learner's own run says before any attempt."""
+    edition = learner_version(teacher)
+    if "widgets" in teacher.metadata:
+        edition.metadata["widgets"] = copy.deepcopy(teacher.metadata["widgets"])
+    stored = {cell.id: cell for cell in teacher.cells}
+    answers = answer_names(teacher)
+    for cell in edition.cells:
+        if cell.cell_type != "code":
+            continue
+        outputs = copy.deepcopy(stored[cell.id].outputs)
+        if PROGRESS_CALL.search(cell.source):
+            outputs = [nothing_attempted(output) for output in outputs]
+        elif reads_an_answer(cell.source, answers):
+            outputs = []
+        cell.outputs, cell.execution_count = outputs, stored[cell.id].execution_count
+    return edition
 
 
 def copy_inputs(out: Path) -> None:
