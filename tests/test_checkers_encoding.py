@@ -10,7 +10,7 @@ import sys
 import pytest
 import torch
 
-from posenc import exercises
+from posenc import encoding, exercises
 from posenc.encoding import sinusoidal_encoding
 
 # The columns that repeat within the table --------------------------------------------------------------------
@@ -177,9 +177,38 @@ class TestTableChecker:
     def test_a_float32_array_is_accepted_with_a_note_and_a_tensor_without(self):
         array = self.check(self.table.numpy())
         assert array.correct and "NumPy array" in array.message
-        # 03, 04 and 11 store this exact line: it must not change.
-        assert str(self.check(self.table)) == ("✔ Correct: a (10, 6) table, sin and cos interleaved, matching the "
+        # 03 and 04 store this exact line: it must not change. (A copy: the package's own table is named.)
+        assert str(self.check(self.table.clone())) == ("✔ Correct: a (10, 6) table, sin and cos interleaved, matching the "
                                                "formula to 1e-4.")
+
+    def test_the_packages_own_table_is_named_and_every_table_built_by_hand_is_not(self):
+        # 03 and 04 ask for the table by hand, and show the package's builders: their own tensors (or views of
+        # them) are named; the same numbers built by hand, in float32 or float64, are right.
+        package = [(encoding.sinusoidal_encoding(max_sequence_length=5, d_model=8), "encoding.sinusoidal_encoding"),
+                   (encoding.sinusoidal_encoding(max_sequence_length=5, d_model=8, dtype=torch.float64),
+                    "encoding.sinusoidal_encoding"),
+                   (encoding.PositionalEncoding(d_model=8, max_sequence_length=5).table, ".table"),
+                   (encoding.sinusoidal_encoding(max_sequence_length=20, d_model=8)[:5], "sinusoidal_encoding"),
+                   (encoding.stepwise_encoding(max_sequence_length=5, d_model=8), "encoding.stepwise_encoding"),
+                   (encoding.interleave(encoding.even_pe(max_sequence_length=5, d_model=8),
+                                        encoding.odd_pe(max_sequence_length=5, d_model=8)), "encoding.interleave")]
+        for table, words in package:
+            feedback = self.check(table, max_sequence_length=5, d_model=8)
+            assert feedback.status == "mistake" and "the package's own" in feedback.message, feedback
+            assert words in feedback.message, feedback
+        j = torch.arange(8)
+        for dtype in (torch.float32, torch.float64):
+            angles = torch.arange(5, dtype=dtype)[:, None] / torch.pow(10000, torch.where(j % 2 == 0, j, j - 1) / 8)
+            by_hand = torch.where(j % 2 == 0, torch.sin(angles), torch.cos(angles))
+            for right in (by_hand, by_hand.float()):
+                assert self.check(right, max_sequence_length=5, d_model=8).correct
+        # Computed in float64 and rounded, it equals the package's float32 table bit for bit: only where a tensor
+        # came from tells the two apart.
+        assert torch.equal(by_hand.float(), encoding.sinusoidal_encoding(max_sequence_length=5, d_model=8))
+        # A table of the wrong size is told its size, whoever built it.
+        wrong = self.check(encoding.sinusoidal_encoding(max_sequence_length=10, d_model=6), max_sequence_length=8,
+                           d_model=4)
+        assert wrong.status == "wrong" and "Shape (10, 6)" in wrong.message
 
 
 # The sizes read the wrong way round (04, Exercises 1 and 2) -------------------------------------------------

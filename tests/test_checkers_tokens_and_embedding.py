@@ -2,6 +2,7 @@
 likely mistakes, and agrees with an independent computation of what it checks (autograd for the gradient rows)."""
 
 import re
+import sys
 
 import pytest
 import torch
@@ -72,6 +73,28 @@ class TestPadFunction:
         message = exercises.check_pad_function(off_by_one_pad, max_sequence_length=L).message
         assert "assert x < max" in message and "11 Pitfalls" in message
         assert not re.search(r"(?i)lecture notebooks|source material|seed", message)
+
+    def test_the_packages_own_pad_is_named_and_a_fix_that_only_looks_like_it_is_not(self):
+        # 01 shows tokens.pad refusing the long sentence: handing it in (or a wrapper around it) is not the exercise.
+        def sometimes_the_package(words, *, max_sequence_length):
+            if len(words) > max_sequence_length:
+                return tokens.pad(words, max_sequence_length=max_sequence_length)  # the package raises for it
+            return fixed_pad(words, max_sequence_length=max_sequence_length)
+
+        profile = sys.getprofile()
+        for function in (tokens.pad, lambda words, **sizes: tokens.pad(words, **sizes), sometimes_the_package):
+            feedback = exercises.check_pad_function(function, max_sequence_length=L)
+            assert feedback.status == "mistake" and "the package's own tokens.pad" in feedback.message, feedback
+        # A hand-written fix whose error message copies the package's word for word is still the learner's own.
+        def same_message(words, *, max_sequence_length):
+            if len(words) > max_sequence_length:
+                raise ValueError(f"the sentence has {len(words)} tokens, more than max_sequence_length="
+                                 f"{max_sequence_length}; shorten it or raise max_sequence_length to at least "
+                                 f"{len(words)}")
+            return list(words) + ["<PAD>"] * (max_sequence_length - len(words))
+
+        assert exercises.check_pad_function(same_message, max_sequence_length=L).correct
+        assert sys.getprofile() is profile  # the watch on the calls is removed
 
     def test_the_cut_words_are_named(self):
         assert "'read their input'" in exercises.check_pad_function(cutting_pad, max_sequence_length=L).message

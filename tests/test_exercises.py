@@ -69,7 +69,8 @@ def test_float64_is_a_mistake_only_where_float32_is_asked():
     asked = check(table, dtype=torch.float32)
     assert asked.status == "mistake" and "float64" in asked.message
     # Asked for no dtype, the exact table is right in float64, as a NumPy array, or as a list.
-    exact = sinusoidal_encoding(max_sequence_length=L, d_model=D, dtype=torch.float64)
+    # (A copy: the package's own table is named as not the learner's, test_the_packages_own_answers_are_named.)
+    exact = sinusoidal_encoding(max_sequence_length=L, d_model=D, dtype=torch.float64).clone()
     for right in (table, exact, exact.numpy(), exact.tolist()):
         feedback = check(right)
         assert feedback.correct, feedback
@@ -175,7 +176,21 @@ class TestOtherCheckers:
         assert column.status == "mistake" and "shape (4, 1)" in column.message
 
     def test_module(self):
-        assert exercises.check_positional_module(PositionalEncoding(d_model=6, max_sequence_length=10)).correct
+        assert exercises.check_positional_module(SeedModule(refuse_with(ValueError, "<="))).correct
+        # The package's own module (04 builds one with these sizes), or a module that hands x to it, is named.
+        package = PositionalEncoding(d_model=6, max_sequence_length=10)
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = package
+
+            def forward(self, x):
+                return self.inner(x)
+
+        for module in (package, Wrapper()):
+            feedback = exercises.check_positional_module(module)
+            assert feedback.status == "mistake" and "the package's own PositionalEncoding" in feedback.message
         assert exercises.check_positional_module(None).status == "not attempted"
 
         class TableOnly(torch.nn.Module):

@@ -48,6 +48,12 @@ FALSE_STATEMENTS = [
     r"at once and\s+must be told",                     # an encoder must be told; a causal model can infer it (Haviv)
     r"learn a vector for each offset",                 # Shaw et al. add vectors to the keys and to the values
     r"depends only on `p - q` and is largest",         # the table's dot product depends on |p - q|
+    # A fresh reader's findings in 00-04.
+    r"checks that the environment is the one",         # the version cell prints, it compares with nothing
+    r"will not multiply integers by floats",           # only the matrix product refuses; `*` promotes to float
+    r"Two things still reach it",                      # AdamW's momentum moves a row without a gradient too
+    r"See why a Transformer needs position",           # a causal decoder can learn positions without (Haviv)
+    r"keyword-only, so they cannot be swapped",        # keywords stop a wrong order, not swapped values
 ]
 
 

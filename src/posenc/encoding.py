@@ -32,6 +32,7 @@ import math
 import torch
 from torch import nn
 
+from ._provenance import mark
 from ._validate import BASE, MATRIX, PROBABILITY, SIZE, check_halves, check_rows_to_add, checked
 from .builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 
@@ -120,7 +121,7 @@ def interleave(even_PE: torch.Tensor, odd_PE: torch.Tensor) -> torch.Tensor:
     if odd_PE.shape[1] < even_PE.shape[1]:
         odd_PE = torch.cat([odd_PE, torch.zeros_like(even_PE[:, :1])], dim=1)
     stacked = torch.stack([even_PE, odd_PE], dim=2)
-    return torch.flatten(stacked, start_dim=1, end_dim=2)[:, :d_model]
+    return mark(torch.flatten(stacked, start_dim=1, end_dim=2)[:, :d_model], "encoding.interleave")
 
 
 # The two halves and the interleaved copy are alive together: about twice the table.

@@ -41,6 +41,8 @@ names the scale an answer used (sqrt(d_model), another head's d_k); the module c
 error measured with a multiplication, in float32, or on the sines instead of the angles.
 The batch-first checker names the bug's own output (the sequences mixed at each position) and its half-fixes; the
 packed-weights checker the causal mask alone (attention across documents) and the blocks without the triangle.
+Where an exercise asks for something by hand, the table, padding and module checkers name the package's own answer
+(a table its builders made, tokens.pad, its PositionalEncoding) as not the exercise.
 """
 
 from . import attention, batching, embedding, encoding, precision, predictions, schemes, stretching, tokens, wavelengths

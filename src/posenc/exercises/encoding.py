@@ -9,8 +9,10 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from .._provenance import calls_any, made_by
 from .._validate import check_base, check_float_dtype, check_size
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
+from ..encoding import PositionalEncoding
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -148,6 +150,11 @@ def _shown(tolerance: torch.Tensor | float) -> str:
     return f"{mantissa}e{int(exponent)}"
 
 
+# The package's builders as the learner meets them (the tensor a checker is given records its maker).
+_MAKERS = {"encoding.sinusoidal_encoding": "encoding.sinusoidal_encoding (PositionalEncoding keeps it as .table)",
+           "encoding.interleave": "encoding.interleave (the last step of encoding.stepwise_encoding)"}
+
+
 @exercise("the positional-encoding table")
 def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_model: int, base: float = DEFAULT_BASE,
                    dtype: torch.dtype | None = None) -> Feedback:
@@ -156,7 +163,8 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
     `dtype`: the dtype the exercise asks for (the table then must have it: float64 where float32 was asked is a
     named mistake). None, the default, accepts the right numbers in any form precise enough to hold them: a float32
     or float64 tensor, a NumPy array, a list. Right means within 1e-4 of the exact formula, plus float32's rounding
-    of the angle, which grows with the position (see `_tolerance`).
+    of the angle, which grows with the position (see `_tolerance`). The package's own table (from
+    `sinusoidal_encoding` or `interleave`, or a view of one) is named as not the exercise, which asks for it by hand.
     """
     # The diagnosis rebuilds the table with each known mistake: exercise-sized tables only.
     L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
@@ -216,6 +224,11 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
     rounding = 4 * torch.finfo(answer.dtype).eps
     rounded = rounding > 1e-4 and _matches(answer, expected, tolerance + rounding)
     if _matches(answer, expected, tolerance) or rounded:
+        maker = made_by(given)
+        if maker is not None:
+            return Feedback(MISTAKE, f"The numbers are right, but the table is the package's own, from "
+                                     f"{_MAKERS.get(maker, maker)}. The exercise asks you to build it yourself: "
+                                     "positions, denominators, torch.sin and torch.cos.")
         if dtype is not None and isinstance(given, (list, tuple)):
             return Feedback(MISTAKE, "The numbers are right, but as a Python list, which has no dtype: the checker "
                                      f"cannot tell whether your table is {dtype}. Pass the tensor itself.")
@@ -321,7 +334,8 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
     first two (the `<` off-by-one refuses the first) and refuse the third with ValueError (an
     `assert` disappears under `python -O`; a deleted check leaves only the shapes failing to add;
     a cut input is a silent loss). Every message names the shape of the x it fed, (batch, seq, d_model): a module
-    written for (seq, batch, d_model), as pytorch/examples' word_language_model is, is named too.
+    written for (seq, batch, d_model), as pytorch/examples' word_language_model is, is named too, and so is the
+    package's own PositionalEncoding (its forward running, however it is wrapped).
     """
     L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
     d = check_size("d_model", d_model, maximum=4096)
@@ -336,6 +350,12 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
 
     def fed(inputs: torch.Tensor) -> str:
         return f"x of shape (batch, seq, d_model) = {tuple(inputs.shape)}"
+
+    # The package's module passes every test below: only its forward running tells it from a fix written by hand.
+    if calls_any(lambda: [_forward(module, inputs) for inputs in (full, too_long)], [PositionalEncoding.forward]):
+        return Feedback(MISTAKE, "This is the package's own PositionalEncoding (its forward ran): the exercise asks "
+                                 "for a module of your own, whose forward checks x's length with `if` and raises "
+                                 "ValueError.")
 
     # Exactly max_sequence_length positions fit: the source's `x < max` refuses them.
     kind, out = _forward(module, full)

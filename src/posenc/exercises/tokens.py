@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from .. import tokens
+from .._provenance import calls_any
 from .._validate import check_ids, check_size, check_str, check_str_list, is_sequence, short
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_shape, as_tensor, close, describe, exercise, not_attempted
 
@@ -110,7 +111,8 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     ValueError for one longer than max_sequence_length.
 
     It is called on three sentences: shorter than max_sequence_length, exactly as long, and 3 tokens
-    longer; each gets a fresh copy of its list, so a function that changes its argument is caught.
+    longer; each gets a fresh copy of its list, so a function that changes its argument is caught. A function that
+    calls the package's own `tokens.pad` is named: the exercise is to write it.
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, minimum=2, maximum=1000)
     if answer is None:
@@ -121,6 +123,11 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     short_sentence, exact = words[:max_sequence_length // 2], words[:max_sequence_length]
     too_long = words[:max_sequence_length + 3]
     expected = short_sentence + [tokens.PAD_TOKEN] * (max_sequence_length - len(short_sentence))
+    # Its numbers would be right: only its calls tell the package's own function from a fix written by hand.
+    if calls_any(lambda: [_run_pad(answer, s, max_sequence_length) for s in (short_sentence, too_long)], [tokens.pad]):
+        return Feedback(MISTAKE, "It calls the package's own tokens.pad, the function this exercise asks you to write: "
+                                 "check the length yourself, raise ValueError when len(words) > max_sequence_length, "
+                                 "and pad with \"<PAD>\".")
 
     # A sentence that fits: padded at the end, a new list, the caller's list untouched.
     kind, result, given = _run_pad(answer, short_sentence, max_sequence_length)

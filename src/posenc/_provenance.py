@@ -1,0 +1,68 @@
+"""Which answers the package made itself, so that a checker can say "that is the package's own, not yours".
+
+An exercise that asks for a table built by hand is answered, wrongly, by calling the package's builder; a fixed
+function or module, by handing in the package's. The numbers are then right, so only where they came from tells.
+
+- `mark(tensor, maker)`: a builder records the tensor it returns (weakly: marking keeps nothing alive).
+- `made_by(tensor)`: the maker of a marked tensor or of a view of one (a view keeps its base alive), else None.
+- `calls_any(action, functions)`: whether running `action()` enters one of `functions`, directly or through the
+  learner's own code (a wrapper, a lambda, a module that holds the package's).
+
+A copy (`.clone()`, `.tolist()`, arithmetic) is not marked: it names the honest shortcut, it is not a lock.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import weakref
+from collections.abc import Callable, Iterable
+
+import torch
+
+# id(tensor) -> (a weak reference to it, its maker). The reference's callback drops the entry when the tensor dies,
+# before its id can be reused; `made_by` also checks the reference still points at the tensor asked about.
+_MADE: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def mark(tensor: torch.Tensor, maker: str) -> torch.Tensor:
+    """Record that `maker` (as a learner would call it, e.g. "encoding.sinusoidal_encoding") made `tensor`."""
+    # A view's views name the first tensor as their base, not the view: mark that too.
+    for made in (tensor, tensor._base):
+        if made is not None:
+            key = id(made)
+            _MADE[key] = (weakref.ref(made, lambda _, key=key: _MADE.pop(key, None)), maker)
+    return tensor
+
+
+def made_by(value: object) -> str | None:
+    """The maker recorded for `value` or for the tensor it is a view of; None for anything else."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    for tensor in (value, value._base):
+        entry = _MADE.get(id(tensor)) if tensor is not None else None
+        if entry is not None and entry[0]() is tensor:
+            return entry[1]
+    return None
+
+
+def calls_any(action: Callable[[], object], functions: Iterable[Callable]) -> bool:
+    """Whether `action()` runs the code of any of `functions` (decorators unwrapped). Whatever `action` raises is
+    swallowed: the caller runs the answer again to judge it."""
+    codes = {inspect.unwrap(function).__code__ for function in functions}
+    entered = False
+
+    def watch(frame, event, _arg):
+        nonlocal entered
+        if event == "call" and frame.f_code in codes:
+            entered = True
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        action()
+    except (Exception, SystemExit):  # the learner's code: what it raises is judged by the checker's own call
+        pass
+    finally:
+        sys.setprofile(previous)
+    return entered
