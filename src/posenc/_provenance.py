@@ -3,7 +3,8 @@
 An exercise that asks for a table built by hand is answered, wrongly, by calling the package's builder; a fixed
 function or module, by handing in the package's. The numbers are then right, so only where they came from tells.
 
-- `mark(tensor, maker)`: a builder records the tensor it returns (weakly: marking keeps nothing alive).
+- `@marked(maker)` on a builder: the tensor it returns is recorded (weakly: marking keeps nothing alive), and the
+  builder's own lines stay the formula.
 - `made_by(tensor)`: the maker of a marked tensor or of a view of one (a view keeps its base alive), else None.
 - `calls_any(action, functions)`: whether running `action()` enters one of `functions`, directly or through the
   learner's own code (a wrapper, a lambda, a module that holds the package's).
@@ -13,6 +14,7 @@ A copy (`.clone()`, `.tolist()`, arithmetic) is not marked: it names the honest 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import weakref
@@ -33,6 +35,16 @@ def mark(tensor: torch.Tensor, maker: str) -> torch.Tensor:
             key = id(made)
             _MADE[key] = (weakref.ref(made, lambda _, key=key: _MADE.pop(key, None)), maker)
     return tensor
+
+
+def marked(maker: str) -> Callable:
+    """Decorate a builder: each tensor it returns is marked as made by `maker`."""
+    def decorate(builder: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+        @functools.wraps(builder)
+        def recorded(*args, **kwargs) -> torch.Tensor:
+            return mark(builder(*args, **kwargs), maker)
+        return recorded
+    return decorate
 
 
 def made_by(value: object) -> str | None:
