@@ -327,6 +327,40 @@ def test_the_heads_checker_accepts_view_then_transpose_and_refuses_a_bad_exercis
         exercises.check_split_heads(None, x=HEADS_X, num_heads=3)
 
 
+@pytest.mark.parametrize("answer,words", [
+    (lambda: HEADS_X.view(8, 5, 2), ["Same shape", "view(2, 5, 4, 2)", "reshape"]),
+    (lambda: HEADS_X.view(2, 5, 4, 2).transpose(1, 2), ["not folded", "(8, 5, 2)"]),
+    (lambda: HEADS_X.view(2, 5, 4, 2).permute(2, 0, 1, 3).reshape(8, 5, 2), ["head-major", "b * 4 + h"]),
+    (lambda: HEADS_X.view(2, 5, 2, 4).permute(0, 3, 1, 2).reshape(8, 5, 2), ["every num_heads-th column"]),
+    (lambda: HEADS_X.view(2, 5, 4, 2).permute(0, 2, 3, 1).reshape(8, 2, 5), ["transposed"]),
+    (lambda: HEADS_X, ["x itself"]),
+])
+def test_the_folded_heads_checker_names_each_mistake(answer, words):
+    feedback = exercises.check_folded_heads(answer(), x=HEADS_X, num_heads=4)
+    assert feedback.status == "mistake", feedback
+    for word in words:
+        assert word in feedback.message
+
+
+def test_the_folded_heads_checker_accepts_the_layout_of_nn_multiheadattention():
+    right = HEADS_X.view(2, 5, 4, 2).transpose(1, 2).reshape(8, 5, 2)
+    assert exercises.check_folded_heads(right, x=HEADS_X, num_heads=4).correct
+    assert exercises.check_folded_heads(right.double().tolist(), x=HEADS_X, num_heads=4).correct  # a nested list too
+    assert exercises.check_folded_heads(attention.split_heads(HEADS_X, num_heads=4).flatten(0, 1), x=HEADS_X,
+                                        num_heads=4).correct
+    # PyTorch's own fold, inside multi_head_attention_forward: (seq, batch, d_model) viewed as (seq, batch * num_heads,
+    # head_dim), then transpose(0, 1).
+    torch_fold = HEADS_X.transpose(0, 1).contiguous().view(5, 8, 2).transpose(0, 1)
+    assert exercises.check_folded_heads(torch_fold, x=HEADS_X, num_heads=4).correct
+    assert exercises.check_folded_heads(None, x=HEADS_X, num_heads=4).status == "not attempted"
+    assert exercises.check_folded_heads("junk", x=HEADS_X, num_heads=4).status == "wrong"
+    assert exercises.check_folded_heads(torch.zeros(3), x=HEADS_X, num_heads=4).status == "wrong"
+    with pytest.raises(ValueError, match="num_heads=3"):
+        exercises.check_folded_heads(None, x=HEADS_X, num_heads=3)
+    with pytest.raises(ValueError, match="x"):
+        exercises.check_folded_heads(None, x=HEADS_X[0], num_heads=4)
+
+
 # Pictures of weights: one 0-to-1 scale ---------------------------------------------------------------------
 
 

@@ -38,3 +38,18 @@ def test_the_pipeline_figure_shows_the_numbers_the_notebooks_print():
     notebook = json.loads((ROOT / "notebooks" / "01_padding_and_one_hot.ipynb").read_text())
     printed = "".join("".join(o.get("text", "")) for c in notebook["cells"] for o in c.get("outputs", []))
     assert f"vocab_size = {vocab_size}" in printed and f"torch.Size([{length}, {vocab_size}])" in printed
+
+
+def test_the_pipeline_caption_says_what_the_notebook_does_with_its_steps():
+    from matplotlib.text import Text
+
+    from posenc import plots
+
+    def caption(**kwargs):
+        return next(t.get_text() for t in plots.pipeline_diagram(**kwargs).findobj(Text) if "this notebook" in t.get_text())
+
+    assert caption(highlight=("X + PE", "Q, K, V")).endswith("this notebook: X + PE, Q, K, V")
+    assert caption(highlight=("Q, K, V", "attention"), note="cut into heads").endswith("this notebook: cut into heads")
+    for note, highlight in [("", ("X + PE",)), (3, ("X + PE",)), ("cut into heads", ())]:
+        with pytest.raises(ValueError, match="note"):
+            plots.pipeline_diagram(highlight=highlight, note=note)

@@ -20,6 +20,8 @@ FIGURES = {
     "pipeline_embedding.png": lambda: plots.pipeline_diagram(highlight=("one-hot", "X")),
     "pipeline_encoding.png": lambda: plots.pipeline_diagram(highlight=("X + PE",)),
     "pipeline_attention.png": lambda: plots.pipeline_diagram(highlight=("X + PE", "Q, K, V", "attention")),
+    "pipeline_heads.png": lambda: plots.pipeline_diagram(highlight=("Q, K, V", "attention"),
+                                                         note="Q, K, V and attention, cut into heads"),
     "transformer.png": lambda: plots.transformer_diagram(),
     "stack_flatten.png": lambda: plots.interleave_diagram(d_model=6, rows=3),
     "stack_flatten_odd.png": lambda: plots.interleave_diagram(d_model=7, rows=3),

@@ -6,7 +6,8 @@
     encoding      denominators, the table, a positional-encoding module
     wavelengths   a wavelength, the columns that repeat within a table, the shift as a rotation
     precision     where float32 angles go wrong, positions in bfloat16
-    attention     scores, masks, masked and causal weights, heads, an entry of the scores, shuffled weights
+    attention     scores, masks, masked and causal weights, heads (cut, and folded into the batch), an entry of
+                  the scores, shuffled weights
     schemes       RoPE, a cos/sin table for the other layout, ALiBi's slopes, which schemes fail on longer inputs
     predictions   "predict, then run": check_prediction
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
@@ -35,7 +36,8 @@ wrong base, and degrees taken for radians; the denominator and wavelength checke
 wrong base; the wavelength and shift checkers degrees. The causal checker: no mask, the diagonal
 hidden too, the mask after the softmax, 0 instead of -inf, the lower triangle hidden, the mask
 inverted, and the softmax over the wrong axis. The heads checker: one `view` without `transpose`, no
-`transpose`, every num_heads-th column instead of a block, and each head's matrix transposed. The scores checker
+`transpose`, every num_heads-th column instead of a block, and each head's matrix transposed; the folded-heads checker
+one `view`, the heads cut but not folded, folded head-major, every num_heads-th column, and a head transposed. The scores checker
 names the scale an answer used (sqrt(d_model), another head's d_k); the module checker a module written for
 (seq, batch, d_model); the position-ids checker pads at a position no table need have; the float32-error checker an
 error measured with a multiplication, in float32, or on the sines instead of the angles.

@@ -1,5 +1,5 @@
 """Checkers for attention, masks, heads and why positions matter: scores, a padding mask, masked weights, causal
-weights, heads, an entry of the scores, shuffled weights."""
+weights, heads (cut, and folded into the batch), an entry of the scores, shuffled weights."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from .feedback import (
 )
 
 __all__ = ["check_scores", "check_padding_mask", "check_masked_weights", "check_causal_weights", "check_split_heads",
-           "check_score_entry", "check_permuted_weights"]
+           "check_folded_heads", "check_score_entry", "check_permuted_weights"]
 
 
 @exercise("scaled dot-product scores")
@@ -229,6 +229,48 @@ def check_split_heads(answer: torch.Tensor | None, *, x: torch.Tensor, num_heads
         return mistake
     return Feedback(WRONG, f"Got {describe(answer)}; expected x cut into {num_heads} heads, shape "
                            f"{tuple(expected.shape)}.")
+
+
+@exercise("heads folded into the batch")
+def check_folded_heads(answer: torch.Tensor | None, *, x: torch.Tensor, num_heads: int) -> Feedback:
+    """x, `(batch, seq, d_model)`, cut into heads and folded into the batch, `(batch * num_heads, seq, head_dim)`:
+    sequence b's head h at index b * num_heads + h, as nn.MultiheadAttention holds them inside (its 3-D attn_mask
+    has that layout). view, transpose(1, 2), then reshape."""
+    check_tensor("x", x, ndim=(3,))
+    x = x.detach()
+    split = split_heads(x, num_heads=num_heads)  # checks num_heads, and that it divides d_model
+    batch, length, d_model = x.shape
+    head_dim = d_model // num_heads
+    folded = (batch * num_heads, length, head_dim)
+    expected = split.reshape(folded)
+    answer = as_tensor(answer, f"the heads folded into the batch, a {folded} tensor")
+    if isinstance(answer, Feedback):
+        return answer
+    if close(answer, expected, atol=1e-6):
+        return Feedback(CORRECT, f"Correct: shape {folded}; entry b * {num_heads} + h holds columns h * {head_dim} to "
+                                 f"h * {head_dim} + {head_dim - 1} of every token of sequence b.")
+    mistakes = [
+        (f"Same shape, other numbers: view{folded} reads the numbers in the order they are stored, token after token, "
+         f"so entry 0 gets whole rows of sequence 0's first tokens instead of columns 0 to {head_dim - 1} of each of "
+         f"its tokens. Cut the last dimension first, view{(batch, length, num_heads, head_dim)}, put the heads in "
+         "front of the tokens with transpose(1, 2), then fold with reshape.", lambda: x.reshape(folded)),
+        (f"The heads are cut and in front, {tuple(split.shape)}, but not folded into the batch yet: reshape to "
+         f"{folded}.", split),
+        (f"Folded head-major: entry h * {batch} + b holds sequence b's head h. The layout is b * {num_heads} + h, "
+         "each sequence's heads together: fold (batch, num_heads), in that order, as transpose(1, 2) leaves them.",
+         lambda: split.transpose(0, 1).reshape(folded)),
+        ("Each head got every num_heads-th column instead of a block of head_dim neighbouring columns: the last "
+         "dimension was cut as (head_dim, num_heads). Cut it as (num_heads, head_dim).",
+         lambda: x.reshape(batch, length, head_dim, num_heads).movedim(-1, 1).reshape(folded)),
+        ("Each head's matrix is transposed, (head_dim, seq) instead of (seq, head_dim): swap the token and head "
+         "dimensions, not the last two.", lambda: split.transpose(-2, -1).reshape(batch * num_heads, head_dim, length)),
+        ("That is x itself, not cut into heads.", x),
+    ]
+    mistake = first_mistake(lambda heads: close(answer, heads, atol=1e-6), mistakes)
+    if mistake:
+        return mistake
+    return Feedback(WRONG, f"Got {describe(answer)}; expected x cut into {num_heads} heads and folded into the batch, "
+                           f"shape {folded}.")
 
 
 @exercise("read an entry of the scores")

@@ -16,12 +16,13 @@ PIPELINE_STEPS = ("sentence", "pad", "one-hot", "X", "X + PE", "Q, K, V", "atten
 
 
 def pipeline_diagram(*, max_sequence_length: int | None = None, vocab_size: int | None = None, d_model: int | None = None,
-                     highlight: Sequence[str] = ()) -> Figure:
+                     highlight: Sequence[str] = (), note: str | None = None) -> Figure:
     """Boxes and arrows: sentence -> padded tokens -> one-hot -> X -> X + PE -> Q, K, V -> attention, with shapes.
 
     The sizes default to the running example's (`tokens.EXAMPLE_*` and its vocabulary:
     10 tokens, vocab_size 11, d_model 6). `highlight` names the steps a notebook is
-    about (from PIPELINE_STEPS); the others are drawn faded.
+    about (from PIPELINE_STEPS); the others are drawn faded. The caption says "this notebook:"
+    and the highlighted steps, or `note` where a notebook does more with them (cuts them into heads).
     """
     from .. import tokens
 
@@ -31,6 +32,8 @@ def pipeline_diagram(*, max_sequence_length: int | None = None, vocab_size: int 
     d = check_size("d_model", tokens.EXAMPLE_D_MODEL if d_model is None else d_model)
     if not is_sequence(highlight) or not all(isinstance(step, str) and step in PIPELINE_STEPS for step in highlight):
         raise ValueError(f"highlight must be a list of steps from {PIPELINE_STEPS}, got {short(highlight)}")
+    if note is not None and (not isinstance(note, str) or not note.strip() or not highlight):
+        raise ValueError(f"note must be a non-empty str, given with highlight, got {short(note)}")
     fig = new_figure(12.6, 3.1)
     ax = fig.add_subplot()
     ax.set_xlim(0, 12.6)
@@ -64,7 +67,7 @@ def pipeline_diagram(*, max_sequence_length: int | None = None, vocab_size: int 
                                          color="#444444"))
     caption = f"max_sequence_length = {L},  vocab_size = {V},  d_model = {d}"
     if highlight:
-        caption += "        this notebook: " + ", ".join(step for step in PIPELINE_STEPS if step in highlight)
+        caption += "        this notebook: " + (note or ", ".join(step for step in PIPELINE_STEPS if step in highlight))
     ax.text(6.3, 0.22, caption, ha="center", va="center", fontsize=9, color="#555555")
     return fig
 
@@ -72,8 +75,8 @@ def pipeline_diagram(*, max_sequence_length: int | None = None, vocab_size: int 
 def transformer_diagram() -> Figure:
     """The encoder and decoder stacks of "Attention Is All You Need" (its figure 1), the input side marked.
 
-    The input side, what this suite builds: token embeddings (scaled by sqrt(d_model)),
-    plus the positional encoding, then dropout (sections 3.4 and 5.4 of the paper).
+    The input side (the attention above it is built too, but is not what the shading marks): token embeddings
+    (scaled by sqrt(d_model)), plus the positional encoding, then dropout (sections 3.4 and 5.4 of the paper).
     """
     fig = new_figure(8.5, 7.2)
     ax = fig.add_subplot()
@@ -93,7 +96,7 @@ def transformer_diagram() -> Figure:
     for x in (2.6, 7.4):
         ax.add_patch(FancyBboxPatch((x - 2.0, 0.85), 4.0, 2.1, boxstyle="round,pad=0.02,rounding_size=0.1",
                                     facecolor="#FCEBD2", edgecolor="#D55E00", linewidth=2.2))
-    ax.text(5.0, 0.45, "shaded: the input side,\nwhat this suite builds", ha="center", va="center", fontsize=8.5,
+    ax.text(5.0, 0.45, "shaded:\nthe input side", ha="center", va="center", fontsize=8.5,
             color="#D55E00", fontweight="bold")
     stacks = {
         2.6: ("encoder", "inputs", "input embedding x sqrt(d_model)",
