@@ -389,6 +389,7 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
              "pad_id": 0, "scores": torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(3)),
              "key_mask": torch.tensor([[True, True, True, False, False], [True, True, False, False, False]]),
              "x": torch.randn(5, 6, generator=torch.Generator().manual_seed(4)), "num_heads": 8, "length": 32,
+             "turned": torch.randn(5, 4, generator=torch.Generator().manual_seed(11)),
              "accuracies": {"none": {16: 0.25, 32: 0.2}, "learned": {16: 1.0, 32: None}, "rotary": {16: 1.0, 32: 1.0}}}
     sizes.update({"matrix": torch.randn(10, 6, generator=torch.Generator().manual_seed(5))[[0, 1, 2, 3, 4, 4, 4, 4, 4, 4]],
                   "tokens": ["my", "name", "is", "john", "<PAD>"], "query": "john", "key": "my", "column": 5, "k": -2,

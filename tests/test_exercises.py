@@ -364,46 +364,54 @@ class TestBatchCheckers:
 class TestSchemeCheckers:
     x = torch.randn(6, 8, generator=torch.Generator().manual_seed(3))
 
-    def rotate(self, angles):
-        x1, x2 = self.x[:, 0::2].double(), self.x[:, 1::2].double()
-        rotated = [x1 * angles.cos() - x2 * angles.sin(), x1 * angles.sin() + x2 * angles.cos()]
-        return torch.stack(rotated, -1).flatten(-2)
+    def turn_back(self, angles):
+        # Each pair (a, b) of row p turned back by its angle: (a cos t + b sin t, -a sin t + b cos t).
+        y1, y2 = self.x[:, 0::2].double(), self.x[:, 1::2].double()
+        return torch.stack([y1 * angles.cos() + y2 * angles.sin(), -y1 * angles.sin() + y2 * angles.cos()], -1).flatten(-2)
 
-    def test_rotary_correct_in_any_sensible_form(self):
+    def angles(self, p, i, d=8):
+        return p * 10000.0 ** (-2 * i / d)
+
+    def test_rotary_undone_correct_in_any_sensible_form(self):
         from posenc import schemes
 
-        answer = schemes.apply_rotary(self.x)
-        for form in (answer, answer.double(), answer.numpy(), answer.tolist(), answer.requires_grad_(False)):
-            assert exercises.check_rotary(form, x=self.x).correct
-        assert exercises.check_rotary(None, x=self.x).status == "not attempted"
+        p, i = torch.arange(6, dtype=torch.float64)[:, None], torch.arange(4, dtype=torch.float64)[None, :]
+        answer = self.turn_back(self.angles(p, i))
+        by_matrices = torch.stack([schemes.rotation_matrix(position=k, d=8).T @ self.x[k].double() for k in range(6)])
+        for form in (answer, answer.float(), answer.numpy(), answer.tolist(), by_matrices):
+            assert exercises.check_rotary_undone(form, turned=self.x).correct
+        # Undoing undoes: the package's turn of the answer gives back what was turned.
+        torch.testing.assert_close(schemes.apply_rotary(answer), self.x.double())
+        assert exercises.check_rotary_undone(None, turned=self.x).status == "not attempted"
 
     @pytest.mark.parametrize("mistake,angles,words", [
-        ("clockwise", lambda p, i, d: -p * 10000.0 ** (-2 * i / d), "wrong way"),
         ("from 1", lambda p, i, d: (p + 1) * 10000.0 ** (-2 * i / d), "start at 1"),
         ("i for 2i", lambda p, i, d: p * 10000.0 ** (-i / d), "i instead of 2i"),
         ("multiplied", lambda p, i, d: p * 10000.0 ** (2 * i / d), "instead of dividing"),
-        ("nothing", lambda p, i, d: p * 0.0 * i, "Nothing was rotated"),
+        ("nothing", lambda p, i, d: p * 0.0 * i, "Nothing was undone"),
     ])
-    def test_rotary_mistakes_are_named(self, mistake, angles, words):
+    def test_rotary_undone_mistakes_are_named(self, mistake, angles, words):
         p = torch.arange(6, dtype=torch.float64)[:, None]
         i = torch.arange(4, dtype=torch.float64)[None, :]
-        feedback = exercises.check_rotary(self.rotate(angles(p, i, 8)), x=self.x)
+        feedback = exercises.check_rotary_undone(self.turn_back(angles(p, i, 8)), turned=self.x)
         assert feedback.status == "mistake" and words in feedback.message, f"{mistake}: {feedback}"
 
-    def test_rotary_half_split_is_named(self):
+    def test_rotary_undone_names_the_package_call_and_the_half_split_layout(self):
         from posenc import schemes
 
-        feedback = exercises.check_rotary(schemes.apply_rotary(self.x, layout="half_split"), x=self.x)
-        assert feedback.status == "mistake" and "half-split" in feedback.message
+        on = exercises.check_rotary_undone(schemes.apply_rotary(self.x), turned=self.x)
+        assert on.status == "mistake" and "schemes.apply_rotary(turned)" in on.message and "transpose" in on.message
+        angles = torch.arange(6, dtype=torch.float64)[:, None] * 10000.0 ** (-torch.arange(0, 8, 2) / 8)
+        half = exercises.check_rotary_undone(schemes.rotate_pairs(self.x.double(), -angles, layout="half_split"),
+                                             turned=self.x)
+        assert half.status == "mistake" and "half-split" in half.message
 
-    def test_rotary_wrong_shape_and_garbage_answer(self):
-        assert "keeps x's shape" in exercises.check_rotary(torch.zeros(6, 4), x=self.x).message
-        assert exercises.check_rotary(torch.zeros(6, 8), x=self.x).status == "wrong"
-
-    def turn_by_columns(self, cos, sin):
-        # Code for interleaved pairs with one angle per column: x * cos + swapped * sin, swapped = (-x_2i+1, x_2i).
-        x = self.x.double()
-        return x * cos + torch.stack([-x[:, 1::2], x[:, 0::2]], -1).flatten(-2) * sin
+    def test_rotary_undone_wrong_shape_and_garbage_answer(self):
+        assert "keeps the shape" in exercises.check_rotary_undone(torch.zeros(6, 4), turned=self.x).message
+        assert exercises.check_rotary_undone(torch.zeros(6, 8), turned=self.x).status == "wrong"
+        assert exercises.check_rotary_undone("back", turned=self.x).status == "wrong"
+        with pytest.raises(ValueError, match="turned"):
+            exercises.check_rotary_undone(None, turned=torch.zeros(6, 3))
 
     def test_rotary_tables_accept_the_fix_in_any_form_and_name_each_mistake(self):
         from posenc import schemes
@@ -411,26 +419,52 @@ class TestSchemeCheckers:
         check = lambda answer: exercises.check_rotary_tables(answer, x=self.x)  # noqa: E731
         angles = torch.arange(6, dtype=torch.float64)[:, None] / 10000.0 ** (torch.arange(0, 8, 2) / 8)
         halves, in_place = torch.cat([angles, angles], -1), angles.repeat_interleave(2, -1)
-        right = schemes.apply_rotary(self.x)
-        for form in (right, right.double(), right.numpy(), right.tolist(), self.turn_by_columns(in_place.cos(),
-                                                                                                 in_place.sin())):
+        cos, sin = in_place.cos(), in_place.sin()
+        for form in ((cos, sin), [cos, sin], (cos.float(), sin.float()), (cos.numpy(), sin.numpy()),
+                     (cos.tolist(), sin.tolist())):
             assert check(form).correct
-        for answer, words in [(self.turn_by_columns(halves.cos(), halves.sin()), "the bug's own result"),
-                              (self.turn_by_columns(in_place.cos(), halves.sin()), "sin still comes"),
-                              (self.turn_by_columns(halves.cos(), in_place.sin()), "cos still comes"),
-                              (schemes.apply_rotary(self.x, layout="half_split"), "the half-split layout"),
-                              (self.x, "Nothing was turned"),
-                              (self.turn_by_columns(in_place.cos(), -in_place.sin()), "the wrong way"),
-                              (schemes.apply_rotary(self.x, offset=1), "start at 1")]:
+        # The right tables turn the queries as the package does.
+        swapped = torch.stack([-self.x[:, 1::2], self.x[:, 0::2]], -1).flatten(-2).double()
+        torch.testing.assert_close(self.x.double() * cos + swapped * sin, schemes.apply_rotary(self.x.double()))
+        square = exercises.check_rotary_tables((cos[:, :6].T, sin[:, :6].T), x=self.x[:, :6])  # seq = d = 6
+        assert square.status == "wrong"
+        six = torch.arange(6, dtype=torch.float64)[:, None] / 10000.0 ** (torch.arange(0, 6, 2) / 6)
+        six = six.repeat_interleave(2, -1)
+        transposed = exercises.check_rotary_tables((six.cos().T, six.sin().T), x=self.x[:, :6])
+        assert transposed.status == "mistake" and "transposed" in transposed.message
+        for answer, words in [((halves.cos(), halves.sin()), "the cell above, unchanged"),
+                              ((cos, halves.sin()), "sin still comes"),
+                              ((halves.cos(), sin), "cos still comes"),
+                              ((sin, cos), "wrong order"),
+                              ((in_place, in_place), "the angles themselves"),
+                              ((cos, -sin), "sign of sin"),
+                              (((in_place + in_place[1:2]).cos(), (in_place + in_place[1:2]).sin()), "start at 1"),
+                              ((angles.cos(), angles.sin()), "one entry per pair")]:
             feedback = check(answer)
-            assert feedback.status == "mistake" and words in feedback.message, f"{words}: {feedback}"
+            assert feedback.status in ("mistake", "wrong") and words in feedback.message, f"{words}: {feedback}"
 
-    def test_rotary_tables_junk_answers(self):
+    def test_rotary_tables_refuse_the_turned_queries_and_junk(self):
+        from posenc import schemes
+
         check = lambda answer: exercises.check_rotary_tables(answer, x=self.x)  # noqa: E731
         assert check(None).status == "not attempted"
-        assert "keeps x's shape" in check(torch.zeros(6, 4)).message
-        assert check(torch.zeros(6, 8)).status == "wrong" and check("turned").status == "wrong"
-        assert check(torch.full((6, 8), float("nan"))).status == "wrong"
+        turned = check(schemes.apply_rotary(self.x))
+        assert turned.status == "wrong" and "not the turned queries" in turned.message
+        assert "not the turned queries" in check(schemes.apply_rotary(self.x).tolist()).message
+        assert check((torch.zeros(6, 8), torch.zeros(6, 8))).status == "wrong"
+        assert "expected (6, 8)" in check((torch.zeros(6, 4, 2), torch.zeros(6, 8))).message
+        assert check(("cos", "sin")).status == "wrong" and check("turned").status == "wrong"
+        assert check((torch.full((6, 8), float("nan")), torch.zeros(6, 8))).status == "wrong"
+
+    def test_alibi_slopes_for_twelve_heads(self):
+        check = lambda answer: exercises.check_alibi_slopes(answer, num_heads=12)  # noqa: E731
+        right = [2.0 ** -k for k in range(1, 9)] + [2.0 ** -e for e in (0.5, 1.5, 2.5, 3.5)]
+        assert check(right).correct and check(torch.tensor(right)).correct
+        assert check([float(f"{s:.4g}") for s in right]).correct  # four significant digits, typed
+        assert not check([float(f"{s:.2g}") for s in right]).correct
+        assert "sorted" in check(sorted(right, reverse=True)).message
+        assert "first 12 slopes of 16 heads" in check([2.0 ** (-k / 2) for k in range(1, 13)]).message
+        assert "1st, 3rd" in check(right[:8] + [2.0 ** -e for e in (1, 2, 3, 4)]).message
 
     def test_alibi_slopes_for_six_heads(self):
         check = lambda answer: exercises.check_alibi_slopes(answer, num_heads=6)  # noqa: E731

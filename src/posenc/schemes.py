@@ -242,7 +242,7 @@ def alibi_slopes(*, num_heads: int, dtype: torch.dtype = torch.float32) -> torch
     fairseq/models/transformer.py, `get_slopes`), which BLOOM's code follows (transformers,
     models/bloom/modeling_bloom.py, `build_alibi_tensor`): the c slopes of the largest power
     of two c below n, then every other slope of 2c heads (the 1st, 3rd, ...) until there
-    are n. 6 heads get 1/4, 1/16, 1/64, 1/256 and then 1/2, 1/8: not in decreasing order.
+    are n: then not in decreasing order.
     """
     return _slopes(num_heads).to(dtype)
 

@@ -8,7 +8,8 @@
     precision     where float32 angles go wrong, positions in bfloat16
     attention     scores, masks, masked and causal weights, heads (cut, and folded into the batch), an entry of
                   the scores, shuffled weights
-    schemes       RoPE, a cos/sin table for the other layout, ALiBi's slopes, which schemes fail on longer inputs
+    schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes, which schemes fail on longer
+                  inputs
     predictions   "predict, then run": check_prediction
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
                   position ids of a left-padded batch, a packed row's mask, the next position with a KV cache,
@@ -26,10 +27,10 @@ interleaved, positions starting at 1, the wrong size in the denominator, a
 transposed table, float64 where float32 was asked, and `d_model + 1` columns for
 an odd `d_model`. The masked-attention checker does the same for a missing mask, the
 mask applied after the softmax, 0 instead of -inf, hidden rows instead of columns,
-and the softmax over the wrong axis. The rotary checker: the rotation turned the wrong
-way, the half-split layout instead of interleaved pairs, positions from 1, exponent `i`
-instead of `2i`, and no rotation at all; the cos/sin-table checker a table built for the half-split layout
-(`torch.cat([angles, angles])`) used with interleaved pairs, in both tables or one. The ALiBi checker: slopes from 2^0, the
+and the softmax over the wrong axis. The undo-RoPE checker: the rows turned on (the package's own
+apply_rotary) instead of back, the half-split layout instead of interleaved pairs, positions from 1, exponent `i`
+instead of `2i`, and nothing undone; the cos/sin-table checker the tables left as they were, one of them fixed,
+the two swapped, the sign of sin, and the turned queries given instead of tables. The ALiBi checker: slopes from 2^0, the
 exponent's sign, the order reversed, and the rule for another head count. The encoding
 checker also recognises the angle multiplied by the denominator instead of divided, the
 wrong base, and degrees taken for radians; the denominator and wavelength checkers the
