@@ -48,6 +48,11 @@ FALSE_STATEMENTS = [
     r"at once and\s+must be told",                     # an encoder must be told; a causal model can infer it (Haviv)
     r"learn a vector for each offset",                 # Shaw et al. add vectors to the keys and to the values
     r"depends only on `p - q` and is largest",         # the table's dot product depends on |p - q|
+    # A fresh reading of 14 and 15.
+    r"punctuation is a word of its own",               # GPT-2's " ?[^\s\p{L}\p{N}]+": the space before it goes along
+    r'"on par with or even\s+better than"',            # Kazemnejad et al.'s section 4, not their abstract
+    r"need not be highest at offset 0",                # the relevant fact: a RoPE score can peak at a far offset
+    r"True of rotary, whose input is the tokens alone",  # pre-norm leaves the factor in the residual stream
 ]
 
 
