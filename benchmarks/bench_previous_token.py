@@ -247,10 +247,13 @@ def check_claims(record: dict) -> Claims:
                      [v for n in lengths for v in acc("encoder", "alibi", n, steps)], above=0.4)
         claims.check("encoder alibi (symmetric): between 0.4 and 0.7 at every length, high side" + s,
                      [v for n in lengths for v in acc("encoder", "alibi", n, steps)], below=0.7)
-        # The ceiling bounds the expected accuracy; at 8 tokens (7 scored positions) the 256 inputs' sampling
-        # noise is about as large as the gap, so the claim is made from 16 on.
-        claims.check("encoder alibi (symmetric): below its ceiling ((L-2) 0.55 + 1)/(L-1) at 16, 32 and 64" + s,
-                     [v for n in lengths if n >= 16 for v in minus(acc("encoder", "alibi", n, steps), ceiling(n))],
+        # The ceiling bounds the expected accuracy, not one sample's: at 8 tokens (256 x 7 = 1,792 scored positions,
+        # a standard error of about 0.012) a model at the ceiling can score above it, as seed 2 does after 500 steps
+        # (0.618 against 0.614). The notebook's claim is "below it at every length after 250 steps"; after 500 the
+        # benchmark asserts it from 16 on.
+        ceiling_lengths = lengths if steps == 250 else [n for n in lengths if n >= 16]
+        claims.check(f"encoder alibi (symmetric): below its ceiling ((L-2) 0.55 + 1)/(L-1) at {ceiling_lengths}" + s,
+                     [v for n in ceiling_lengths for v in minus(acc("encoder", "alibi", n, steps), ceiling(n))],
                      below=0.0)
         claims.check("exercise 1: encoder alibi at 16 is far above the order-blind guess (not option a)" + s,
                      minus(acc("encoder", "alibi", 16, steps), blind["16"]), above=0.2)

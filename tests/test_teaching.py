@@ -54,6 +54,11 @@ FALSE_STATEMENTS = [
     r"Two things still reach it",                      # AdamW's momentum moves a row without a gradient too
     r"See why a Transformer needs position",           # a causal decoder can learn positions without (Haviv)
     r"keyword-only, so they cannot be swapped",        # keywords stop a wrong order, not swapped values
+    # A fresh reading of 14 and 15.
+    r"punctuation is a word of its own",               # GPT-2's " ?[^\s\p{L}\p{N}]+": the space before it goes along
+    r'"on par with or even\s+better than"',            # Kazemnejad et al.'s section 4, not their abstract
+    r"need not be highest at offset 0",                # the relevant fact: a RoPE score can peak at a far offset
+    r"True of rotary, whose input is the tokens alone",  # pre-norm leaves the factor in the residual stream
 ]
 
 

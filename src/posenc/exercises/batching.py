@@ -205,7 +205,7 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedb
                                      "as transformers does before it generates.")
         rows = ", ".join(str(given[b][real[b]].tolist()) for b in range(mask.shape[0]))
         return Feedback(CORRECT, f"Correct: the real tokens of each row at {rows}, as each row alone "
-                                 "(the pads need only a valid position, transformers puts 0: no real token looks at them).")
+                                 "(the pads need only a valid position: no real token looks at them).")
     seq = mask.shape[1]
     naive = torch.arange(seq).expand_as(mask)
     mistakes = [
