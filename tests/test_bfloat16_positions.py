@@ -22,10 +22,45 @@ def distinct(max_sequence_length: int) -> int:
     return len({bfloat16_round(p) for p in range(max_sequence_length)})
 
 
+def distinct_by_stretch(n: int) -> int:
+    """The same count without listing the positions: 0 .. 255, then each stretch 2^k .. 2^(k+1) - 1 (k >= 8) holds
+    every 2^(k-7)-th whole number, and the last position may round up to a value above it."""
+    count, k = min(n, 256), 8
+    while 2**k <= n - 1:
+        top = min(2 ** (k + 1) - 1, n - 1)
+        count += (top - 2**k) // 2 ** (k - 7) + 1
+        k += 1
+    return count + (bfloat16_round(n - 1) > n - 1)
+
+
 def test_the_independent_count_knows_the_known_values():
     rounded = [bfloat16_round(p) for p in (255, 256, 257, 258, 259, 514, 515, 1000)]
     assert rounded == [255, 256, 256, 258, 260, 512, 516, 1000]
     assert distinct(4096) == 769 and distinct(1001) == 507
+
+
+@pytest.mark.parametrize("n", [1, 2, 255, 256, 257, 258, 511, 512, 513, 1001, 4096, 4097, 70_000, 98_305])
+def test_the_two_independent_counts_agree(n):
+    assert distinct_by_stretch(n) == distinct(n)
+
+
+@pytest.mark.parametrize("n", [2**20, 2**32, 2**32 + 5, 3 * 2**35, 2**40])
+def test_a_length_too_large_to_build_is_checked_too(n):
+    expected = distinct_by_stretch(n)
+    assert exercises.check_bfloat16_positions(expected, max_sequence_length=n).correct
+    assert not exercises.check_bfloat16_positions(expected + 1, max_sequence_length=n).correct
+
+
+def test_2_to_the_32_positions_and_its_mistakes():
+    def message(answer):
+        return exercises.check_bfloat16_positions(answer, max_sequence_length=2**32).message
+
+    assert distinct_by_stretch(2**32) == 3329 and "Correct" in message(3329)
+    assert "One short" in message(3328) and "rounds up to 4,294,967,296" in message(3328)
+    assert "128 numbers per stretch" in message(256 + 256 * 24 + 1)
+    assert "one value per position" in message(2**32)
+    assert "expected 3,329" in message(1000) and "Not attempted" in message(None)
+    assert "whole number" in message("3329 values")
 
 
 @pytest.mark.parametrize("max_sequence_length", [1, 10, 257, 258, 300, 1001, 4096, 70_000])
@@ -51,3 +86,5 @@ def test_it_names_the_likely_mistakes():
 def test_a_bad_size_names_the_argument():
     with pytest.raises(ValueError, match="max_sequence_length"):
         exercises.check_bfloat16_positions(3, max_sequence_length=0)
+    with pytest.raises(ValueError, match="max_sequence_length"):
+        exercises.check_bfloat16_positions(3, max_sequence_length=2**41)

@@ -396,7 +396,7 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
                   "weights": torch.softmax(torch.randn(4, 4, generator=torch.Generator().manual_seed(6)), dim=-1),
                   "order": [1, 0, 3, 2], "actual": True, "question": "will it?",
                   "options": {"a": "right, because", "b": "wrong, because"}, "correct": "a"})
-    sizes.update({"factor": 4.0, "head_dim": 128, "base": 500_000.0,
+    sizes.update({"factor": 4.0, "head_dim": 128, "rotary_dim": 32, "base": 500_000.0,
                   "q": torch.randn(8, generator=torch.Generator().manual_seed(8)),
                   "cached_keys": torch.randn(5, 8, generator=torch.Generator().manual_seed(9)),
                   "measured": {"none": 0.13, "pi": 0.10, "ntk": 0.24, "yarn": 0.47}})

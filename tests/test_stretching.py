@@ -508,6 +508,56 @@ def test_slowest_turned_pair_refuses_a_whole_head_no_larger_than_its_turned_part
         exercises.check_slowest_wavelength(1.0, head_dim=24, base=1e4, whole_head_dim=whole)
 
 
+# GPT-NeoX-20B's columns that turn fully within its 2,048 training positions: partial RoPE ---------------------------
+
+NEOX_HEAD = {"head_dim": 96, "rotary_dim": 24, "base": 10_000.0, "length": 2048}
+
+
+def test_turning_columns_counts_two_columns_per_fast_turned_pair():
+    wavelengths = [2 * math.pi * 10_000 ** (2 * i / 24) for i in range(12)]  # over the 24 turned columns
+    assert wavelengths[7] < 2047 < wavelengths[8]  # pairs 0 to 7 turn fully: 16 columns
+    for answer in (16, 16.0, torch.tensor(16), np.int64(16)):
+        assert exercises.check_turning_columns(answer, **NEOX_HEAD).status == CORRECT
+    assert "pair 8 turns once every 2,916" in exercises.check_turning_columns(16, **NEOX_HEAD).message
+
+
+def test_turning_columns_reads_the_largest_offset_as_length_minus_one():
+    # pair 1 of a 4-column turned part at base 100 turns every 2 pi 100^(2/4) = 62.8 positions: offsets up to 62
+    # (length 63) fall short of a turn, up to 63 (length 64) make one
+    kwargs = {"head_dim": 8, "rotary_dim": 4, "base": 100.0}
+    assert exercises.check_turning_columns(2, length=63, **kwargs).status == CORRECT
+    assert exercises.check_turning_columns(4, length=64, **kwargs).status == CORRECT
+
+
+@pytest.mark.parametrize("answer,words", [
+    (8, "counts pairs"),
+    (24, "not over the whole head's 96"),
+    (62, "turns the whole head"),
+    (80, "never make a full turn"),
+    (88, "unturned columns carry no angle"),
+])
+def test_turning_columns_names_the_mistake(answer, words):
+    feedback = exercises.check_turning_columns(answer, **NEOX_HEAD)
+    assert feedback.status == MISTAKE and words in feedback.message, feedback
+
+
+def test_turning_columns_says_both_reasons_when_two_mistakes_give_every_turned_column():
+    message = exercises.check_turning_columns(24, **NEOX_HEAD).message
+    assert "not every turned pair makes a full turn" in message
+
+
+@pytest.mark.parametrize("answer", [None, "16", 15.5, float("nan"), np.array([16, 16]), 3])
+def test_turning_columns_answers_anything(answer):
+    assert exercises.check_turning_columns(answer, **NEOX_HEAD).status in (NOT_ATTEMPTED, WRONG)
+
+
+@pytest.mark.parametrize("change", [{"head_dim": 95}, {"rotary_dim": 25}, {"rotary_dim": 128}, {"base": 1.0},
+                                    {"length": 1}, {"length": "2048"}])
+def test_turning_columns_refuses_bad_arguments(change):
+    with pytest.raises((TypeError, ValueError), match="head_dim|rotary_dim|base|length"):
+        exercises.check_turning_columns(16, **{**NEOX_HEAD, **change})
+
+
 # The two rules that carry the copy model to 4x, over the saved seeds ----------------------------------------------
 
 def _at_4x():

@@ -14,7 +14,8 @@
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
                   position ids of a left-padded batch, a packed row's mask, the next position with a KV cache,
                   a decoding loop's logits with a cache, the keys a RoPE cache holds
-    stretching    YaRN's attention factor, the slowest pair's wavelength (of a head or its turned part), scores
+    stretching    YaRN's attention factor, the slowest pair's wavelength (of a head or its turned part), the
+                  columns of a partly turned head that make a full turn within a length, scores
                   under position interpolation, an ordering predicted before training, the two rules that carry
                   the copy model furthest over several seeds, a tuned model reloaded without its rule
 

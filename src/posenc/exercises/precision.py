@@ -187,15 +187,31 @@ def check_error_position(answer: int | None, *, d_model: int, threshold: float =
 
 # bfloat16 keeps 8 significant bits, so its whole numbers are exact only up to 2^8 = 256: positions 0 .. 256.
 _BFLOAT16_EXACT_POSITIONS = 257
-# Counting is one cast and one unique over max_sequence_length positions: fast up to here.
-_MAX_BFLOAT16_POSITIONS = 1 << 20
+# Counted from bfloat16's own numbers, not from the positions: any count up to here is instant.
+_MAX_BFLOAT16_POSITIONS = 1 << 40
+
+
+def _bfloat16_distinct(n: int) -> tuple[int, bool]:
+    """How many distinct bfloat16 values the positions 0 .. n - 1 take, and whether n - 1 rounds up to a value above it.
+
+    Rounding keeps the order, and from 256 on every bfloat16 number is a whole number: the values are the whole
+    bfloat16 numbers up to n - 1 (each is its own position's value) and, if it rounds up, n - 1's value.
+    """
+    finite = torch.arange(0, 0x7F80, dtype=torch.int32).to(torch.int16).view(torch.bfloat16).double()  # 0 .. max
+    whole = int(((finite == finite.round()) & (finite <= n - 1)).sum())
+    # n - 1 < 2^53 is exact in float64; torch goes to bfloat16 through float32, which rounds as the positions do
+    up = float(torch.tensor(float(n - 1), dtype=torch.float64).to(torch.bfloat16)) > n - 1
+    return whole + up, up
 
 
 @exercise("positions in bfloat16")
 def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) -> Feedback:
-    """How many distinct values the positions 0 .. max_sequence_length - 1 take when stored in bfloat16."""
+    """How many distinct values the positions 0 .. max_sequence_length - 1 take when stored in bfloat16.
+
+    Counted from bfloat16's numbers, so a length too large to build as a tensor (2^32) is checked as quickly.
+    """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=_MAX_BFLOAT16_POSITIONS)
-    expected = int(torch.arange(max_sequence_length).to(torch.bfloat16).unique().numel())
+    expected, up = _bfloat16_distinct(max_sequence_length)
     if answer is None:
         return not_attempted("a count (a whole number)")
     number = as_count(answer)
@@ -209,6 +225,15 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
         (f"{number} counts only the exact positions 0 .. 256. Above 256 bfloat16 still has every 2nd whole number, "
          f"above 512 every 4th, and so on. Expected {expected:,}.", _BFLOAT16_EXACT_POSITIONS),
     ]
+    if max_sequence_length > 512:
+        above = expected - 256 - up  # the values from 256 up to the last position, 128 per power of two
+        mistakes.append((f"{number:,} counts 256 numbers from each power of two to the next. bfloat16's 8 significant "
+                         "bits start with a 1, so only 7 can vary: 2^7 = 128 numbers per stretch. Expected "
+                         f"{expected:,}.", 256 + 2 * above + up))
+    if up:
+        mistakes.append((f"One short: the last position, {max_sequence_length - 1:,}, is not a bfloat16 number and "
+                         f"rounds up to {max_sequence_length:,}, a value above every position, which counts too. "
+                         f"Expected {expected:,}.", expected - 1))
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
     if mistake:
         return mistake

@@ -1,5 +1,6 @@
 """Checkers for stretching the context: YaRN's attention factor, the slowest pair's wavelength (of a whole head or
-of its turned part), scores under position interpolation with a cache, an ordering predicted before training, the two
+of its turned part), the columns of a partly turned head that make a full turn within a length, scores under
+position interpolation with a cache, an ordering predicted before training, the two
 rules that carry the copy model furthest over several seeds, and a tuned model reloaded without its rule."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .feedback import (
     MISTAKE,
     WRONG,
     Feedback,
+    as_count,
     as_number,
     as_tensor,
     close,
@@ -28,7 +30,8 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_attention_factor", "check_slowest_wavelength", "check_interpolated_scores", "check_ordering",
+__all__ = ["check_attention_factor", "check_slowest_wavelength", "check_turning_columns", "check_interpolated_scores",
+           "check_ordering",
            "check_best_two", "check_rule_restored", "buggy_interpolated_scores"]
 
 
@@ -125,6 +128,73 @@ def check_slowest_wavelength(answer: float | None, *, head_dim: int, base: float
     if mistake:
         return mistake
     return Feedback(WRONG, f"You said {number:,.6g}; pair {slowest}'s wavelength is 2 pi x {base:,g}^({exponent}).")
+
+
+@exercise("the columns that make a full turn")
+def check_turning_columns(answer: int | None, *, head_dim: int, rotary_dim: int, base: float, length: int) -> Feedback:
+    """How many of a head's `head_dim` columns make at least one full turn within `length` positions, when only the
+    first `rotary_dim` turn, with frequencies computed over those columns (GPT-NeoX's `rotary_ndims`, transformers'
+    `partial_rotary_factor`).
+
+    The largest offset within `length` positions is length - 1: a pair makes a full turn if its wavelength is at most
+    that. Each such pair is two columns; the unturned columns never turn. Named: pairs counted instead of columns,
+    frequencies over the whole head, the whole head turned, every turned column, the columns that do not turn.
+    """
+    head_dim = check_size("head_dim", head_dim, minimum=4, maximum=2**16)
+    rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=head_dim)
+    if head_dim % 2 or rotary_dim % 2:
+        raise ValueError(f"head_dim and rotary_dim must be even: RoPE turns pairs of columns, got {head_dim} and "
+                         f"{rotary_dim}")
+    base = check_base(base)
+    length = check_size("length", length, minimum=2, maximum=2**40)
+
+    def turning_pairs(over: int, pairs: int) -> int:
+        """How many of the first `pairs` pairs, with frequencies over `over` columns, turn fully within `length`."""
+        wavelengths = 2 * math.pi / rope_frequencies(head_dim=over, base=base)[:pairs]
+        return int((wavelengths <= length - 1).sum())
+
+    pairs = turning_pairs(rotary_dim, rotary_dim // 2)
+    expected = 2 * pairs
+    if answer is None:
+        return not_attempted("a number of columns (a whole number)")
+    number = as_count(answer)
+    if number is None:
+        return Feedback(WRONG, f"Expected a number of columns, a whole number, got {describe(answer)}.")
+    wavelengths = 2 * math.pi / rope_frequencies(head_dim=rotary_dim, base=base)
+    if pairs < rotary_dim // 2:
+        slower = f"; pair {pairs} turns once every {float(wavelengths[pairs]):,.0f} positions"
+    else:
+        slower = ""
+    unturned = head_dim - rotary_dim
+    if number == expected:
+        fast = (f"pairs 0 to {pairs - 1} of the {rotary_dim // 2} turned pairs" if pairs else
+                f"none of the {rotary_dim // 2} turned pairs")
+        return Feedback(CORRECT, f"Correct: {expected} columns, {fast}, two columns each{slower}; the {unturned} "
+                                 "unturned columns never turn.")
+    over_head = turning_pairs(head_dim, rotary_dim // 2)
+    exponent = f"2i/{rotary_dim}"
+    mistakes = [
+        (f"That counts pairs: each of the {pairs} pairs that turn is two columns.", pairs),
+        (f"The turned columns' frequencies are computed over those {rotary_dim} columns, exponent {exponent}, not over "
+         f"the whole head's {head_dim}: over {head_dim}, {over_head} of the {rotary_dim // 2} turned pairs would turn.",
+         2 * over_head),
+        (f"That is every turned column, but a turned pair makes a full turn only if its wavelength is at most "
+         f"{length - 1:,} positions{slower}.", rotary_dim),
+        (f"That turns the whole head; only the first {rotary_dim} of its {head_dim} columns turn, and their "
+         f"frequencies are computed over those {rotary_dim}.", 2 * turning_pairs(head_dim, head_dim // 2)),
+        ("That counts the columns that never make a full turn; the question asks for those that do.",
+         head_dim - expected),
+        (f"The {unturned} unturned columns carry no angle at all: they never turn.", expected + unturned),
+    ]
+    if 2 * over_head == rotary_dim:  # both mistakes give every turned column: say both
+        mistakes[1] = (mistakes[1][0] + f" And not every turned pair makes a full turn within {length:,} positions"
+                       f"{slower}.", rotary_dim)
+    mistake = first_mistake(lambda value: number == value != expected, mistakes)
+    if mistake:
+        return mistake
+    return Feedback(WRONG, f"Got {number:,}, expected {expected}: of the {rotary_dim // 2} turned pairs (frequencies "
+                           f"base^(-{exponent})), count those whose wavelength 2 pi base^({exponent}) is at most "
+                           f"{length - 1:,}, two columns each.")
 
 
 def _rotate(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tensor, layout: str = "interleaved") -> torch.Tensor:
