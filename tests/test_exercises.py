@@ -118,63 +118,6 @@ def test_a_non_tensor_is_wrong_not_an_exception():
 
 
 class TestOtherCheckers:
-    def test_padding(self):
-        sentence = "My name is John"
-        good = ["my", "name", "is", "john"] + ["<PAD>"] * 6
-        assert exercises.check_padding(None, sentence=sentence, max_sequence_length=10).status == "not attempted"
-        assert exercises.check_padding(good, sentence=sentence, max_sequence_length=10).correct
-        assert "Wrong length" in exercises.check_padding(good[:8], sentence=sentence, max_sequence_length=10).message
-        front = ["<PAD>"] * 6 + ["my", "name", "is", "john"]
-        assert "in front" in exercises.check_padding(front, sentence=sentence, max_sequence_length=10).message
-        upper = ["My", "name", "is", "John"] + ["<PAD>"] * 6
-        assert "Lower-case" in exercises.check_padding(upper, sentence=sentence, max_sequence_length=10).message
-
-    def test_one_hot(self):
-        ids = [2, 3, 0]
-        good = torch.eye(5)[ids]
-        assert exercises.check_one_hot(good, ids=ids, vocab_size=5).correct
-        assert "Transposed" in exercises.check_one_hot(good.T, ids=ids, vocab_size=5).message
-        assert exercises.check_one_hot(good.long(), ids=ids, vocab_size=5).correct
-        assert "Off by one" in exercises.check_one_hot(torch.eye(5)[[3, 4, 1]], ids=ids, vocab_size=5).message
-        assert exercises.check_one_hot(None, ids=ids, vocab_size=5).status == "not attempted"
-
-    def test_embedding(self):
-        W_E = torch.randn(6, 4, generator=torch.Generator().manual_seed(0))
-        ids = [2, 3, 0]
-        assert exercises.check_embedding(W_E[ids], ids=ids, W_E=W_E).correct
-        assert "Transposed" in exercises.check_embedding(W_E[ids].T, ids=ids, W_E=W_E).message
-        assert "all of W_E" in exercises.check_embedding(W_E, ids=ids, W_E=W_E).message
-        assert "Off by one" in exercises.check_embedding(W_E[[1, 2, 5]], ids=ids, W_E=W_E).message
-        assert exercises.check_embedding(None, ids=ids, W_E=W_E).status == "not attempted"
-
-    def test_parameter_count(self):
-        assert exercises.check_parameter_count(3072, vocab_size=6, d_model=512).correct
-        assert "multiply" in exercises.check_parameter_count(518, vocab_size=6, d_model=512).message
-        assert "bias" in exercises.check_parameter_count(3584, vocab_size=6, d_model=512).message
-
-    def test_denominators(self):
-        good = torch.pow(10000, torch.arange(0, 6, 2).float() / 6)
-        assert exercises.check_denominators(good, d_model=6).correct
-        one_over = torch.pow(10000, torch.arange(3).float() / 6)
-        assert "2i / d_model" in exercises.check_denominators(one_over, d_model=6).message
-        assert "1 / denominator" in exercises.check_denominators(1 / good, d_model=6).message
-        per_column = torch.pow(10000, torch.arange(6).float() / 6)
-        assert "one denominator per (sin, cos) pair" in exercises.check_denominators(per_column, d_model=6).message
-
-    def test_denominators_close_but_not_within_the_tolerance(self):
-        # Typed from the printed values: close, but 3.16 and 31.62 miss 100^(2/8) and 100^(6/8) by more than 1e-3.
-        for typed in ([1, 3.16, 10, 31.62], np.array([1, 3.16, 10, 31.62])):
-            feedback = exercises.check_denominators(typed, d_model=8, base=100.0)
-            assert feedback.status == "wrong" and "not within 1e-3" in feedback.message, feedback
-            assert "entry 1 is 3.16, where 100^(2/8) = 3.16228" in feedback.message
-            assert "entry 3 is 31.62, where 100^(6/8) = 31.6228" in feedback.message
-            assert "entry 2" not in feedback.message and "float64" not in feedback.message
-        assert exercises.check_denominators([1, 3.1623, 10, 31.6228], d_model=8, base=100.0).correct
-        far = exercises.check_denominators([1.0, 2.0, 3.0], d_model=6).message
-        assert far.startswith("Your list has 3 values") and "entry 1 is 2, where 10000^(2/6) = 21.5443" in far
-        column = exercises.check_denominators(torch.pow(100, torch.arange(0, 8, 2) / 8)[:, None], d_model=8, base=100.0)
-        assert column.status == "mistake" and "shape (4, 1)" in column.message
-
     def test_module(self):
         assert exercises.check_positional_module(SeedModule(refuse_with(ValueError, "<="))).correct
         # The package's own module (04 builds one with these sizes), or a module that hands x to it, is named.
@@ -307,41 +250,10 @@ def test_odd_d_model_with_the_wrong_column_dropped_names_the_column(kept):
     assert exercises.check_encoding(naive[:, :d_model], max_sequence_length=L, d_model=d_model).correct
 
 
-class TestScoresChecker:
-    Q, K = torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(0))
-
-    def test_scores(self):
-        Q, K = self.Q, self.K
-        assert exercises.check_scores(Q @ K.T / math.sqrt(8), Q=Q, K=K).correct
-        assert "sqrt(d_k)" in exercises.check_scores(Q @ K.T, Q=Q, K=K).message
-        assert "square root" in exercises.check_scores(Q @ K.T / 8, Q=Q, K=K).message
-        assert "Transposed" in exercises.check_scores(K @ Q.T / math.sqrt(8), Q=Q, K=K).message
-
-    @pytest.mark.parametrize("size", [6, 512])
-    def test_another_size_under_the_root_is_named(self, size):
-        # d_model = 6, or a d_k left over from a loop over (6, 64, 512): the answer says which scale it used.
-        feedback = exercises.check_scores(self.Q @ self.K.T / math.sqrt(size), Q=self.Q, K=self.K)
-        assert feedback.status == "mistake", feedback
-        assert f"Divided by sqrt({size}) = {math.sqrt(size):.4g}" in feedback.message
-        assert "sqrt(d_k) = sqrt(8)" in feedback.message and "Q.shape[-1]" in feedback.message
-
-    def test_multiplied_instead_of_divided_is_named(self):
-        feedback = exercises.check_scores(self.Q @ self.K.T * math.sqrt(8), Q=self.Q, K=self.K)
-        assert feedback.status == "mistake" and "Multiplied by sqrt(8)" in feedback.message
-
-
 class TestBatchCheckers:
     ids = tokens.batch_ids(["My name is John", "my friend"], tokens.example_vocabulary(), max_sequence_length=5)
     mask = ids != 0
     scores = torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(0))
-
-    def test_padding_mask(self):
-        check = lambda answer: exercises.check_padding_mask(answer, ids=self.ids, pad_id=0)  # noqa: E731
-        assert check(self.mask).correct
-        assert "Inverted" in check(~self.mask).message and "key_padding_mask" in check(~self.mask).message
-        assert "need a bool" in check(self.mask.float()).message
-        assert "Transposed" in check(self.mask.T).message
-        assert check(None).status == "not attempted"
 
     @pytest.mark.parametrize("mistake,build,words", [
         ("no mask", lambda s, k: torch.softmax(s, -1), "No mask"),
@@ -485,49 +397,6 @@ class TestSchemeCheckers:
         assert "expected 8 slopes" in check(slopes[:4]).message
         assert check(None).status == "not attempted" and check("half").status == "wrong"
 
-    MEASURED = {"none": {16: 0.2, 32: 0.2}, "learned": {16: 1.0, 32: None}, "sinusoidal": {16: 1.0, 32: 0.5},
-                "rotary": {16: 1.0, 32: 1.0}, "alibi": {16: 0.55, 32: 0.5}}
-    RIGHT = {"none": "never learns", "learned": "fails at 32", "sinusoidal": "fails at 32", "rotary": "carries over",
-             "alibi": "never learns"}
-
-    def check_lengths(self, answer):
-        return exercises.check_length_prediction(answer, accuracies=self.MEASURED, length=32)
-
-    def test_length_prediction(self):
-        right = self.check_lengths(self.RIGHT)
-        assert right.correct
-        assert "rotary carried over" in right.message and "alibi, none never learned it" in right.message
-        assert "learned, sinusoidal failed at 32" in right.message
-        missed = self.check_lengths({**self.RIGHT, "sinusoidal": "carries over"})
-        assert missed.status == "wrong" and "sinusoidal: you said carries over, it failed at 32" in missed.message
-        assert "Unknown scheme names ['rope']" in self.check_lengths({**self.RIGHT, "rope": "fails"}).message
-        assert "No prediction for alibi" in self.check_lengths({k: v for k, v in self.RIGHT.items()
-                                                                if k != "alibi"}).message
-        assert "Could not read the prediction for rotary ('maybe')" in self.check_lengths(
-            {**self.RIGHT, "rotary": "maybe"}).message
-        assert self.check_lengths(None).status == "not attempted" and self.check_lengths(3).status == "wrong"
-
-    def test_length_prediction_tells_a_scheme_that_never_learned_from_one_that_carries_over(self):
-        # alibi (no causal mask) stays near 0.5 everywhere: a learner who expects it to carry over is wrong, and so is
-        # one who expects it to learn and then fail; only "never learns" is right.
-        for guess in ("carries over", "fails at 32"):
-            feedback = self.check_lengths({**self.RIGHT, "alibi": guess})
-            assert feedback.status == "wrong", guess
-            assert f"alibi: you said {guess}, it never learned it" in feedback.message
-        # The old answer, a list of the schemes that fail, cannot say which never learned: it is asked for a dict.
-        old = self.check_lengths(["learned", "sinusoidal"])
-        assert old.status == "wrong" and "Expected a dict" in old.message
-
-    def test_length_prediction_reads_names_and_outcomes_loosely(self):
-        loose = {" Learned ": "FAILS at length 32", "NONE": "never learned", "sinusoidal": "fails",
-                 "rotary": "Carries over.", "alibi": "never"}
-        assert self.check_lengths(loose).correct
-        assert self.check_lengths({**self.RIGHT, "rotary": "holds", "learned": "fail at 32"}).correct
-        # "fails at 16" names another length: it is not read as this exercise's "fails at 32".
-        assert "Could not read" in self.check_lengths({**self.RIGHT, "learned": "fails at 16"}).message
-        with pytest.raises(ValueError, match="accuracies"):
-            exercises.check_length_prediction(None, accuracies={"none": {32: "low"}}, length=32)
-
 
 # Issue 12: the mistakes a learner is likely to make, each named -----------------------------
 
@@ -561,64 +430,12 @@ def test_encoding_with_the_default_base_when_another_was_asked():
     assert right.correct
 
 
-def test_denominators_with_the_wrong_base():
-    feedback = exercises.check_denominators(10000.0 ** (torch.arange(0, 8, 2) / 8), d_model=8, base=100.0)
-    assert feedback.status == "mistake" and "base" in feedback.message
-    assert exercises.check_denominators(100.0 ** (torch.arange(0, 8, 2) / 8), d_model=8, base=100.0).correct
-
-
-def test_lower_case_hint_names_the_learners_own_word():
-    feedback = exercises.check_padding(["The", "cat", "sat", "on", "the", "mat", "<PAD>", "<PAD>"],
-                                       sentence="The cat sat on the mat", max_sequence_length=8)
-    assert feedback.status == "mistake" and "'the', not 'The'" in feedback.message and "'my'" not in feedback.message
-
-
-def test_one_hot_in_another_sensible_form():
-    ids = [3, 0, 2]
-    as_list = [[0.0, 0, 0, 1, 0], [1, 0, 0, 0, 0], [0, 0, 1, 0, 0]]
-    assert exercises.check_one_hot(as_list, ids=ids, vocab_size=5).correct
-    assert exercises.check_one_hot(torch.eye(3), ids=[0, 1, 2], vocab_size=3).correct  # square is not "transposed"
-    # F.one_hot gives int64 and a list of int lists reads as int64: the values are right, so both are correct; the
-    # feedback says when the dtype will matter (a product with a float matrix), without naming a later notebook.
-    for integers in (torch.nn.functional.one_hot(torch.tensor(ids), 5), [[0, 0, 0, 1, 0], [1, 0, 0, 0, 0], [0, 0, 1, 0, 0]]):
-        feedback = exercises.check_one_hot(integers, ids=ids, vocab_size=5)
-        assert feedback.correct and ".float()" in feedback.message and "W_E" not in feedback.message
-
-
 @pytest.mark.parametrize("answer, words", [
     (10, "equal ids give equal rows"), (4, "One short"), (7, "You said 7"), ("five", "whole number")])
 def test_distinct_rows(answer, words):
     matrix = torch.randn(5, 3, generator=torch.Generator().manual_seed(0))[[0, 1, 2, 3, 4, 4, 4, 4, 4, 4]]
     assert exercises.check_distinct_rows(5, matrix=matrix).correct
     assert words in exercises.check_distinct_rows(answer, matrix=matrix).message
-
-
-def test_score_entry_names_the_words_of_the_entry_given():
-    scores = torch.arange(16.0).reshape(4, 4)
-    words = ["my", "name", "is", "john"]
-    def check_entry(answer):
-        return exercises.check_score_entry(answer, scores=scores, tokens=words, query="john", key="my")
-
-    assert check_entry(scores[3, 0]).correct
-    assert "how much my attends to john" in check_entry(scores[0, 3]).message
-    assert "how much is attends to name" in check_entry(scores[2, 1]).message
-    assert "not an entry" in check_entry(99.5).message
-
-
-@pytest.mark.parametrize("answer, words", [
-    (10000 ** (4 / 6), "denominator"), (360 * 10000 ** (4 / 6), "degrees"), (1 / 10000 ** (4 / 6), "angular frequency"),
-    (2 * math.pi / 10000 ** (4 / 6), "wrong way")])
-def test_wavelength_mistakes(answer, words):
-    assert exercises.check_wavelength(2 * math.pi * 10000 ** (4 / 6), column=4, d_model=6).correct
-    feedback = exercises.check_wavelength(answer, column=4, d_model=6)
-    assert feedback.status == "mistake" and words in feedback.message
-
-
-def test_wavelength_of_a_cosine_column_and_another_base():
-    own_index = exercises.check_wavelength(2 * math.pi * 100 ** (5 / 8), column=5, d_model=8, base=100.0)
-    assert own_index.status == "mistake" and "cosine column" in own_index.message
-    default_base = exercises.check_wavelength(2 * math.pi * 10000 ** (4 / 8), column=5, d_model=8, base=100.0)
-    assert default_base.status == "mistake" and "base 10000" in default_base.message
 
 
 def test_shift_matrix_moves_pe_and_names_the_wrong_direction():
@@ -641,21 +458,6 @@ def test_shift_matrix_moves_pe_and_names_the_wrong_direction():
     assert "moves by 2, not -2" in wrong_way and "transpose" in wrong_way
     assert "degrees" in exercises.check_shift_matrix(blocks(-2, degrees=True).T, k=-2, d_model=6).message
     assert "identity" in exercises.check_shift_matrix(torch.eye(6), k=-2, d_model=6).message
-
-
-def test_permuted_weights():
-    weights = torch.softmax(torch.randn(4, 4, generator=torch.Generator().manual_seed(0)), dim=-1)
-    order = [1, 2, 3, 0]
-    index = torch.tensor(order)
-    inverse = torch.argsort(index)
-    def check_weights(answer):
-        return exercises.check_permuted_weights(answer, weights=weights, order=order)
-
-    assert check_weights(weights[index][:, index]).correct
-    assert "Only the rows" in check_weights(weights[index]).message
-    assert "Only the columns" in check_weights(weights[:, index]).message
-    assert "inverse permutation" in check_weights(weights[inverse][:, inverse]).message
-    assert "Unchanged" in check_weights(weights).message
 
 
 def test_error_position_against_a_plain_search():
@@ -739,16 +541,17 @@ def test_prediction(answer, actual, status):
 
 def test_progress_keeps_the_latest_verdict_per_exercise():
     exercises.reset_progress()
-    exercises.check_padding(None, sentence="a b", max_sequence_length=3)
-    exercises.check_one_hot(torch.eye(2), ids=[0, 1], vocab_size=2)
+    shape = exercises.check_one_hot_shape
+    shape(None, corpus=["a b"], sentence="a b", max_sequence_length=3)
+    exercises.check_distinct_rows(2, matrix=torch.eye(2))
     assert exercises.progress().count("not attempted") == 1 and exercises.progress().count("done") == 1
-    exercises.check_padding(["a", "c", "<PAD>"], sentence="a b", max_sequence_length=3)
-    exercises.check_padding(["a", "b", "<PAD>"], sentence="a b", max_sequence_length=3)
+    shape((4, 3), corpus=["a b"], sentence="a b", max_sequence_length=3)
+    shape((3, 4), corpus=["a b"], sentence="a b", max_sequence_length=3)
     progress = exercises.progress()
     assert [status for _, status in progress.entries] == ["done", "done"]
     assert str(progress).startswith("Your progress: 2 exercises, 2 done, 0 wrong, 0 not attempted")
-    # Another sentence is another exercise.
-    exercises.check_padding(["x"], sentence="a b", max_sequence_length=4)
+    # Another length is another exercise.
+    shape((3, 4), corpus=["a b"], sentence="a b", max_sequence_length=4)
     assert exercises.progress().count("wrong") == 1
     exercises.reset_progress()
     assert "no exercise checked yet" in str(exercises.progress())

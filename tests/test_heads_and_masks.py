@@ -270,61 +270,7 @@ def test_bad_input_is_refused_with_a_message_naming_it(call, error, words):
 # The checkers of notebook 07 -------------------------------------------------------------------------------
 
 SCORES = torch.randn(5, 5, generator=torch.Generator().manual_seed(12))
-HIDDEN = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)
-ONES = torch.ones(5, 5, dtype=torch.bool)
-
-
-def _softmax_hiding(mask, fill=float("-inf"), dim=-1):
-    return torch.softmax(SCORES.masked_fill(mask, fill), dim=dim)
-
-
-@pytest.mark.parametrize("answer,words", [
-    (lambda: torch.softmax(SCORES, dim=-1), ["No mask"]),
-    (lambda: _softmax_hiding(torch.triu(ONES)), ["diagonal", "diagonal=1"]),          # NaN in row 0
-    (lambda: torch.softmax(SCORES, dim=-1) * ~HIDDEN, ["after the softmax"]),
-    (lambda: _softmax_hiding(HIDDEN, fill=0.0), ["not -inf"]),
-    (lambda: _softmax_hiding(torch.tril(ONES, diagonal=-1)), ["lower triangle"]),
-    (lambda: _softmax_hiding(~HIDDEN), ["inverted"]),
-    (lambda: _softmax_hiding(HIDDEN, dim=-2), ["dim=-1"]),
-])
-def test_the_causal_checker_names_each_mistake(answer, words):
-    feedback = exercises.check_causal_weights(answer(), scores=SCORES)
-    assert feedback.status == "mistake", feedback
-    for word in words:
-        assert word in feedback.message
-
-
-def test_the_causal_checker_accepts_the_answer_and_batches():
-    assert exercises.check_causal_weights(_softmax_hiding(HIDDEN), scores=SCORES).correct
-    batch = torch.stack([SCORES, -SCORES])
-    assert exercises.check_causal_weights(attention.attention_weights(batch, causal=True), scores=batch).correct
-    assert exercises.check_causal_weights(None, scores=SCORES).status == "not attempted"
-    with pytest.raises(ValueError, match="scores"):
-        exercises.check_causal_weights(None, scores=torch.zeros(3, 4))
-
-
 HEADS_X = torch.arange(80.0).reshape(2, 5, 8)
-
-
-@pytest.mark.parametrize("answer,words", [
-    (lambda: HEADS_X.view(2, 4, 5, 2), ["Same shape", "view(2, 5, 4, 2)"]),
-    (lambda: HEADS_X.view(2, 5, 4, 2), ["not in front", "transpose"]),
-    (lambda: HEADS_X.view(2, 5, 2, 4).permute(0, 3, 1, 2), ["every num_heads-th column"]),
-    (lambda: HEADS_X.view(2, 5, 4, 2).permute(0, 2, 3, 1), ["transposed"]),
-    (lambda: HEADS_X, ["x itself"]),
-])
-def test_the_heads_checker_names_each_mistake(answer, words):
-    feedback = exercises.check_split_heads(answer(), x=HEADS_X, num_heads=4)
-    assert feedback.status == "mistake", feedback
-    for word in words:
-        assert word in feedback.message
-
-
-def test_the_heads_checker_accepts_view_then_transpose_and_refuses_a_bad_exercise():
-    assert exercises.check_split_heads(HEADS_X.view(2, 5, 4, 2).transpose(1, 2), x=HEADS_X, num_heads=4).correct
-    assert exercises.check_split_heads(HEADS_X[0].view(5, 4, 2).transpose(0, 1), x=HEADS_X[0], num_heads=4).correct
-    with pytest.raises(ValueError, match="num_heads=3"):
-        exercises.check_split_heads(None, x=HEADS_X, num_heads=3)
 
 
 @pytest.mark.parametrize("answer,words", [

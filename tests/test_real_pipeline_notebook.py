@@ -103,15 +103,11 @@ def test_position_ids_bad_exercise_raises(mask, error):
         exercises.check_position_ids(None, attention_mask=mask)
 
 
-# check_packed_mask -------------------------------------------------------------------------------------------------
+# A packed row's mask ----------------------------------------------------------------------------------------------
 
 
 def packed(lengths=LENGTHS):
     return attention.packed_mask(attention.document_ids_from_lengths(lengths))
-
-
-def test_the_packed_mask_is_correct():
-    assert status(exercises.check_packed_mask(packed(), lengths=LENGTHS)) == "correct"
 
 
 def test_the_packed_mask_agrees_with_transformers_reading_of_packed_positions():
@@ -122,63 +118,7 @@ def test_the_packed_mask_agrees_with_transformers_reading_of_packed_positions():
     document_ids = attention.document_ids_from_lengths(LENGTHS)
     theirs = find_packed_sequence_indices(attention.packed_position_ids(document_ids)[None])[0]
     mask = (theirs[:, None] == theirs[None, :]) & torch.ones(6, 6, dtype=torch.bool).tril()
-    assert status(exercises.check_packed_mask(mask, lengths=LENGTHS)) == "correct"
-
-
-@pytest.mark.parametrize("make, words", [
-    (lambda: torch.ones(6, 6, dtype=torch.bool).tril(), "Only the causal mask"),
-    (lambda: attention.packed_mask(attention.document_ids_from_lengths(LENGTHS), causal=False), "without the triangle"),
-    (lambda: ~packed(), "Inverted"),
-    (lambda: packed().T, "Transposed"),
-    (lambda: packed() & ~torch.eye(6, dtype=torch.bool), "diagonal is hidden"),
-    (lambda: packed().int(), "dtype"),
-])
-def test_packed_mask_mistakes_are_named(make, words):
-    feedback = exercises.check_packed_mask(make(), lengths=LENGTHS)
-    assert feedback.status == "mistake" and words in feedback.message, feedback.message
-
-
-@pytest.mark.parametrize("answer", [None, "mask", torch.zeros(5, 5), torch.full((6, 6), 2), torch.zeros(6, 6)])
-def test_packed_mask_any_answer_gets_feedback(answer):
-    assert status(exercises.check_packed_mask(answer, lengths=LENGTHS)) in ("wrong", "mistake", "not attempted")
-
-
-@pytest.mark.parametrize("lengths", [[], [0, 2], "23", [2.5], [300, 300]])
-def test_packed_mask_bad_exercise_raises(lengths):
-    with pytest.raises((TypeError, ValueError), match="lengths"):
-        exercises.check_packed_mask(None, lengths=lengths)
-
-
-# check_next_position -----------------------------------------------------------------------------------------------
-
-
-def test_next_position():
-    assert status(exercises.check_next_position(8, cached=10, padding=2)) == "correct"
-    assert status(exercises.check_next_position(torch.tensor(8), cached=10, padding=2)) == "correct"
-    assert status(exercises.check_next_position(4, cached=4)) == "correct"
-    assert status(exercises.check_next_position(None, cached=10, padding=2)) == "not attempted"
-
-
-def test_next_position_agrees_with_position_ids_of_the_longer_mask():
-    row = torch.tensor([0, 0] + [1] * 9)  # 10 cached slots, 2 of them pads, and the new token
-    assert status(exercises.check_next_position(int(tokens.position_ids(row)[-1]), cached=10, padding=2)) == "correct"
-
-
-@pytest.mark.parametrize("answer, words", [(7, "Off by one"), (10, "pads too"), (0, "forgotten offset")])
-def test_next_position_mistakes_are_named(answer, words):
-    feedback = exercises.check_next_position(answer, cached=10, padding=2)
-    assert feedback.status == "mistake" and words in feedback.message, feedback.message
-
-
-@pytest.mark.parametrize("answer", ["8", 8.5, [8], torch.tensor([8, 9]), math.inf, 3])
-def test_next_position_any_answer_gets_feedback(answer):
-    assert status(exercises.check_next_position(answer, cached=10, padding=2)) == "wrong"
-
-
-@pytest.mark.parametrize("sizes", [{"cached": 0}, {"cached": 3, "padding": 3}, {"cached": "3"}, {"cached": 3, "padding": -1}])
-def test_next_position_bad_exercise_raises(sizes):
-    with pytest.raises((TypeError, ValueError), match="cached|padding"):
-        exercises.check_next_position(None, **sizes)
+    assert torch.equal(packed(), mask)
 
 
 # check_cached_logits -----------------------------------------------------------------------------------------------
@@ -374,8 +314,7 @@ def test_figures_refuse_bad_input_by_name(call, error):
 # Whatever the learner gives (tests/test_contract.py fuzzes every checker, with the sizes it knows; these are the sizes
 # of notebook 15's exercises, fuzzed the same way here) ---------------------------------------------------------------
 
-SIZES = {"check_position_ids": {"attention_mask": LEFT_PADDED}, "check_packed_mask": {"lengths": LENGTHS},
-         "check_next_position": {"cached": 10, "padding": 2}, "check_cached_logits": CACHE_SIZES,
+SIZES = {"check_position_ids": {"attention_mask": LEFT_PADDED}, "check_cached_logits": CACHE_SIZES,
          "check_cached_keys": {"keys": KEYS}}
 
 

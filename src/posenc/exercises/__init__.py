@@ -1,23 +1,19 @@
 """Answer checkers for the notebooks' exercises: they name the mistake, not just "wrong".
 
     feedback      the core: Feedback, progress(), reading an answer, first_mistake
-    tokens        padding, a padding function that refuses a sentence too long, one-hot rows
-    embedding     X from W_E, its parameters, distinct rows, the rows of W_E a loss reaches
-    encoding      denominators, the table, a positional-encoding module
-    wavelengths   a wavelength, the columns that repeat within a table, the shift as a rotation
+    tokens        a padding function that refuses a sentence too long, the shape of a one-hot matrix
+    embedding     distinct rows, the rows of W_E a loss reaches
+    encoding      the table, the shape of a table built with its sizes swapped, a positional-encoding module
+    wavelengths   where a column first turns negative, the columns that repeat within a table, the shift as a rotation
     precision     where float32 angles go wrong, positions in bfloat16
-    attention     scores, masks, masked and causal weights, heads (cut, and folded into the batch), an entry of
-                  the scores, shuffled weights
-    schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes, which schemes fail on longer
-                  inputs
+    attention     masked weights, heads folded into the batch
+    schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
     predictions   "predict, then run": check_prediction
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
-                  position ids of a left-padded batch, a packed row's mask, the next position with a KV cache,
-                  a decoding loop's logits with a cache, the keys a RoPE cache holds
-    stretching    YaRN's attention factor, the slowest pair's wavelength (of a head or its turned part), the
-                  columns of a partly turned head that make a full turn within a length, scores
-                  under position interpolation, an ordering predicted before training, the two rules that carry
-                  the copy model furthest over several seeds, a tuned model reloaded without its rule
+                  position ids of a left-padded batch, a decoding loop's logits with a cache, the keys a RoPE cache
+                  holds
+    stretching    the columns of a partly turned head that make a full turn within a length, the two rules that
+                  carry the copy model furthest over several seeds
 
 Every checker is importable from `posenc.exercises` itself.
 
@@ -34,19 +30,14 @@ instead of `2i`, and nothing undone; the cos/sin-table checker the tables left a
 the two swapped, the sign of sin, and the turned queries given instead of tables. The ALiBi checker: slopes from 2^0, the
 exponent's sign, the order reversed, and the rule for another head count. The encoding
 checker also recognises the angle multiplied by the denominator instead of divided, the
-wrong base, and degrees taken for radians; the denominator and wavelength checkers the
-wrong base; the wavelength and shift checkers degrees. The causal checker: no mask, the diagonal
-hidden too, the mask after the softmax, 0 instead of -inf, the lower triangle hidden, the mask
-inverted, and the softmax over the wrong axis. The heads checker: one `view` without `transpose`, no
-`transpose`, every num_heads-th column instead of a block, and each head's matrix transposed; the folded-heads checker
-one `view`, the heads cut but not folded, folded head-major, every num_heads-th column, and a head transposed. The scores checker
-names the scale an answer used (sqrt(d_model), another head's d_k); the module checker a module written for
-(seq, batch, d_model); the position-ids checker pads at a position no table need have; the float32-error checker an
-error measured with a multiplication, in float32, or on the sines instead of the angles.
+wrong base, and degrees taken for radians; the shift checker degrees. The folded-heads checker: one `view`, the heads
+cut but not folded, folded head-major, every num_heads-th column, and a head transposed. The module checker names a
+module written for (seq, batch, d_model); the position-ids checker pads at a position no table need have; the
+float32-error checker an error measured with a multiplication, in float32, or on the sines instead of the angles.
 The batch-first checker names the bug's own output (the sequences mixed at each position) and its half-fixes; the
 packed-weights checker the causal mask alone (attention across documents) and the blocks without the triangle.
-Where an exercise asks for something by hand, the table, padding and module checkers name the package's own answer
-(a table its builders made, tokens.pad, its PositionalEncoding) as not the exercise.
+Where an exercise asks for something by hand, the table, padding-function and module checkers name the package's own
+answer (a table its builders made, tokens.pad, its PositionalEncoding) as not the exercise.
 """
 
 from . import attention, batching, embedding, encoding, precision, predictions, schemes, stretching, tokens, wavelengths

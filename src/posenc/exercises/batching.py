@@ -1,6 +1,5 @@
 """Checkers for batches: a batch fed to a module built for (seq, batch, d_model), the weights of a packed row, the
-position ids of a left-padded batch, a packed row's mask, the position a cached decoder gives its next token, a
-decoding loop's logits with a KV cache, and the keys a RoPE cache holds."""
+position ids of a left-padded batch, a decoding loop's logits with a KV cache, and the keys a RoPE cache holds."""
 
 from __future__ import annotations
 
@@ -18,17 +17,14 @@ from .feedback import (
     MISTAKE,
     WRONG,
     Feedback,
-    as_count,
     as_tensor,
     close,
     describe,
     exercise,
     first_mistake,
-    not_attempted,
 )
 
-__all__ = ["check_batch_first", "check_packed_weights", "check_position_ids", "check_packed_mask",
-           "check_next_position", "check_cached_logits", "check_cached_keys"]
+__all__ = ["check_batch_first", "check_packed_weights", "check_position_ids", "check_cached_logits", "check_cached_keys"]
 
 
 @exercise("a batch-first batch through a sequence-first module")
@@ -233,77 +229,6 @@ def _check_lengths(lengths: object) -> list[int]:
     if sum(checked) > 512:
         raise ValueError(f"lengths must add up to at most 512 tokens (a mask of seq x seq to check), got {sum(checked)}")
     return checked
-
-
-@exercise("a packed row's mask")
-def check_packed_mask(answer: object, *, lengths: list[int]) -> Feedback:
-    """The (seq, seq) bool mask of documents of `lengths` packed in one row: same document and key c <= query r."""
-    lengths = _check_lengths(lengths)
-    seq = sum(lengths)
-    document = torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
-    same = document[:, None] == document[None, :]
-    causal = torch.ones(seq, seq, dtype=torch.bool).tril()
-    expected = same & causal
-    answer = as_tensor(answer, f"the mask, a ({seq}, {seq}) bool tensor")
-    if isinstance(answer, Feedback):
-        return answer
-    if answer.shape != expected.shape:
-        return Feedback(WRONG, f"Got {describe(answer)}; the mask is (seq, seq) = ({seq}, {seq}), one row per query "
-                               f"of the packed row of {' + '.join(map(str, lengths))} tokens.")
-    if not bool(((answer == 0) | (answer == 1)).all()):
-        return Feedback(WRONG, "A mask holds True and False (or 1 and 0) only.")
-    given = answer.bool()
-    if torch.equal(given, expected):
-        if answer.dtype != torch.bool:
-            return Feedback(MISTAKE, f"The right 0s and 1s, but dtype {answer.dtype}: masked_fill and ~ need a bool "
-                                     "mask (a comparison such as ids[:, None] == ids[None, :] gives one).")
-        return Feedback(CORRECT, f"Correct: {len(lengths)} triangles on the diagonal, one per document; "
-                                 f"{int(expected.sum())} of the {seq * seq} query-key pairs may attend.")
-    mistakes = [
-        ("Only the causal mask: every token still sees the documents before it. Keep a key only if it is in the "
-         "query's own document too (and the two masks with &).", causal),
-        ("The blocks without the triangle: each token sees the later tokens of its own document. A decoder hides "
-         "the future inside each document too: and the blocks with the causal mask.", same),
-        ("Inverted: True marks the pairs to hide. This suite's masks are True where query r may look at key c.",
-         ~expected),
-        ("Transposed: the upper triangles are kept, so each query sees the keys after it. Rows are queries: keep "
-         "c <= r, torch.tril.", expected.T),
-        ("The diagonal is hidden: a token may look at itself (and without it a document's first token sees nothing). "
-         "Keep c <= r, not c < r.", expected & ~torch.eye(seq, dtype=torch.bool)),
-    ]
-    mistake = first_mistake(lambda mask: bool(torch.equal(given, mask)), mistakes)
-    if mistake:
-        return mistake
-    wrong = (given != expected).nonzero()[0].tolist()
-    return Feedback(WRONG, f"Not the packed mask: first wrong at query {wrong[0]}, key {wrong[1]}; query r may look at "
-                           "key c when both are in one document and c <= r.")
-
-
-@exercise("the position of the next generated token")
-def check_next_position(answer: object, *, cached: int, padding: int = 0) -> Feedback:
-    """The position a decoder with `cached` tokens in its cache gives its next token; `padding` of them are left pads."""
-    cached = check_size("cached", cached, minimum=1, maximum=2**31)
-    padding = check_size("padding", padding, minimum=0, maximum=cached - 1)
-    if answer is None:
-        return not_attempted("the next token's position, a whole number")
-    given = as_count(answer)
-    if given is None:
-        return Feedback(WRONG, f"Expected a whole number, a position; got {describe(answer)}.")
-    expected = cached - padding
-    if given == expected:
-        pads = f" ({cached} cached, {padding} of them pads)" if padding else ""
-        return Feedback(CORRECT, f"Correct: {expected}, the number of real tokens already cached{pads}: positions "
-                                 f"0 to {expected - 1} are taken.")
-    if given == cached - padding - 1:
-        return Feedback(MISTAKE, f"Off by one: {given} is the position of the last cached token. The new token comes "
-                                 f"after it, at {expected}.")
-    if padding and given == cached:
-        return Feedback(MISTAKE, f"{given} counts the {padding} pads too: the slots of the cache, not the real tokens. "
-                                 "Positions come from the attention mask, which counts only real tokens.")
-    if given == 0:
-        return Feedback(MISTAKE, "0 is the forgotten offset: the new token is the only one in this step's input, but "
-                                 "not the first of the sequence. Its position is the number of tokens before it.")
-    return Feedback(WRONG, f"Got {given}; the new token's position is the number of real tokens already cached.")
 
 
 @exercise("a KV cache's positions in a left-padded batch")

@@ -1,5 +1,4 @@
-"""Checkers for the W_E projection: X by looking up rows of W_E, the parameters of W_E, how many rows of X differ,
-which rows of W_E a loss on X reaches."""
+"""Checkers for the W_E projection: how many rows of X differ, which rows of W_E a loss on X reaches."""
 
 from __future__ import annotations
 
@@ -10,52 +9,9 @@ import torch
 
 from .._validate import check_floating_tensor, check_ids, check_size, is_sequence, short
 from ..tokens import PAD_TOKEN
-from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, as_tensor, close, describe, exercise, not_attempted
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, describe, exercise, not_attempted
 
-__all__ = ["check_embedding", "check_parameter_count", "check_distinct_rows", "check_rows_with_gradient"]
-
-
-@exercise("X by looking up rows of W_E")
-def check_embedding(answer: torch.Tensor | None, *, ids: Sequence[int], W_E: torch.Tensor) -> Feedback:
-    """X for these ids: row id of W_E for every token, shape (len(ids), d_model)."""
-    ids = check_ids("ids", ids)
-    check_floating_tensor("W_E", W_E, ndim=(2,))
-    if any(i >= W_E.shape[0] for i in ids):
-        raise ValueError(f"ids must be rows of W_E, below {W_E.shape[0]}, got {ids}")
-    answer = as_tensor(answer, "X, one row of W_E per token")
-    if isinstance(answer, Feedback):
-        return answer
-    expected = W_E.detach()[torch.as_tensor(ids, dtype=torch.long)]
-    W_E = W_E.detach()
-    if close(answer, expected):
-        return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}, row k is W_E[ids[k]].")
-    if answer.shape == expected.shape[::-1] and close(answer.T, expected):
-        return Feedback(MISTAKE, f"Transposed: expected (len(ids), d_model) = {tuple(expected.shape)}.")
-    if answer.shape == (W_E.shape[0], W_E.shape[1]):
-        return Feedback(MISTAKE, "That is all of W_E: pick the rows of the sentence's ids (W_E[ids], or one_hot @ W_E).")
-    if answer.shape == expected.shape and close(answer, W_E[torch.as_tensor(ids, dtype=torch.long) - 1]):
-        return Feedback(MISTAKE, "Off by one: id k is row k of W_E, counting from 0.")
-    return Feedback(WRONG, f"Got {describe(answer)}; expected W_E[ids], shape {tuple(expected.shape)}.")
-
-
-@exercise("parameters of W_E")
-def check_parameter_count(answer: int | None, *, vocab_size: int, d_model: int) -> Feedback:
-    """vocab_size * d_model: W_E has one learned d_model-long row per vocabulary entry, and no bias."""
-    vocab_size, d_model = check_size("vocab_size", vocab_size), check_size("d_model", d_model)
-    if answer is None:
-        return not_attempted("a number")
-    number = as_count(answer)
-    if number is None:
-        return Feedback(WRONG, f"Expected a whole number of parameters, got {describe(answer)}.")
-    answer = number
-    expected = vocab_size * d_model
-    if answer == expected:
-        return Feedback(CORRECT, f"Correct: {vocab_size} x {d_model} = {expected:,} parameters.")
-    if answer == vocab_size + d_model:
-        return Feedback(MISTAKE, "Added the sizes: W_E is a (vocab_size, d_model) matrix, so multiply them.")
-    if answer == expected + d_model:
-        return Feedback(MISTAKE, "Counted a bias: the projection X = one_hot @ W_E has none.")
-    return Feedback(WRONG, f"Got {answer:,}; W_E has shape ({vocab_size}, {d_model}): how many numbers is that?")
+__all__ = ["check_distinct_rows", "check_rows_with_gradient"]
 
 
 @exercise("distinct rows")

@@ -1,5 +1,5 @@
-"""Checkers for the positional-encoding formula, the full table and its pitfalls: the denominators, the table, the
-shape of a table built with its two sizes swapped, a positional-encoding module."""
+"""Checkers for the positional-encoding table and its pitfalls: the table, the shape of a table built with its two
+sizes swapped, a positional-encoding module."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch
 
 from .._provenance import calls_any, made_by
 from .._validate import check_base, check_float_dtype, check_size
-from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
+from ..builder import DEFAULT_BASE, sinusoidal_encoding
 from ..encoding import PositionalEncoding
 from .feedback import (
     CORRECT,
@@ -27,55 +27,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_denominators", "check_encoding", "check_swapped_table_shape", "check_positional_module"]
-
-
-# How far a denominator may be from base^(2i / d_model).
-_DENOMINATOR_TOLERANCE = 1e-3
-
-
-@exercise("the denominators")
-def check_denominators(answer: torch.Tensor | None, *, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
-    """base^(2i / d_model) for i = 0 .. ceil(d_model / 2) - 1, each within 1e-3."""
-    d_model, base = check_size("d_model", d_model, maximum=100_000), check_base(base)
-    given = answer
-    answer = as_tensor(answer, "the tensor of denominators")
-    if isinstance(answer, Feedback):
-        return answer
-    pairs = torch.arange((d_model + 1) // 2, dtype=torch.float64)
-    expected = 1 / frequencies(d_model=d_model, base=base)
-    tolerance = _DENOMINATOR_TOLERANCE
-    if close(answer, expected, atol=tolerance):
-        return Feedback(CORRECT, f"Correct: {answer.numel()} denominators, from 1 to {float(expected[-1]):.4g}.")
-    if close(answer, base ** (pairs / d_model), atol=tolerance):
-        return Feedback(MISTAKE, "Exponent i / d_model: it must be 2i / d_model, with 2i the even column index.")
-    if close(answer, 1 / expected, atol=1e-6):
-        return Feedback(MISTAKE, "These are 1 / denominator: the angle is pos divided by base^(2i/d_model).")
-    if base != DEFAULT_BASE and close(answer, DEFAULT_BASE ** (2 * pairs / d_model), atol=tolerance):
-        return Feedback(MISTAKE, f"The base is {DEFAULT_BASE:g} here; this exercise asks for base {base:g}: "
-                                 f"{base:g}^(2i / d_model).")
-    if answer.numel() == d_model and d_model > 1:
-        return Feedback(MISTAKE, f"{d_model} values: one denominator per (sin, cos) pair, {expected.numel()} in all.")
-    yours = ("your list" if isinstance(given, (list, tuple)) else "your NumPy array" if isinstance(given, np.ndarray)
-             else "your tensor")
-    if answer.numel() == expected.numel() and answer.shape != expected.shape and close(
-            answer.flatten(), expected, atol=tolerance):
-        return Feedback(MISTAKE, f"The right values, but {yours} has shape {tuple(answer.shape)}: the denominators are "
-                                 f"one row of {expected.numel()}, shape {tuple(expected.shape)}, so that a column of "
-                                 "positions divides by them, one pair per column.")
-    if answer.shape == expected.shape:
-        values = answer.double()
-        off = ((values - expected).abs() > tolerance).nonzero().flatten().tolist()
-        listed = "; ".join(f"entry {i} is {float(values[i]):.6g}, where {base:g}^({2 * i}/{d_model}) = "
-                           f"{float(expected[i]):.6g}" for i in off[:3])
-        more = f"; and {len(off) - 3} more" if len(off) > 3 else ""
-        if bool(((values - expected).abs() <= 0.01 * expected).all()):
-            return Feedback(WRONG, f"Close, but not within {_shown(tolerance)}, the checker's tolerance: {listed}{more}. "
-                                   "Rounded values miss it: compute them, or keep more decimals.")
-        return Feedback(WRONG, f"{yours.capitalize()} has {expected.numel()} values, but not the denominators "
-                               f"{base:g}^(2i / {d_model}) (each within {_shown(tolerance)}): {listed}{more}.")
-    second = float(expected[1]) if len(expected) > 1 else 1.0
-    return Feedback(WRONG, f"Got {describe(given)}; expected {expected.numel()} values starting 1, {second:.4g}, ...")
+__all__ = ["check_encoding", "check_swapped_table_shape", "check_positional_module"]
 
 
 def _variant(length: int, d_model: int, base: float, *, exponent: Callable[[torch.Tensor], torch.Tensor],

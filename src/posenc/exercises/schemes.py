@@ -1,19 +1,17 @@
 """Checkers for the position schemes beyond the sinusoid: RoPE undone by hand, RoPE's cos/sin tables column by column,
-ALiBi's slopes, which schemes fail on longer inputs."""
+ALiBi's slopes."""
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 import torch
 
-from .._validate import check_base, check_floating_tensor, check_size, is_real, short
+from .._validate import check_base, check_floating_tensor, check_size
 from ..builder import DEFAULT_BASE, frequencies
 from ..schemes import alibi_slopes, apply_rotary, rotate_pairs
 from .feedback import CORRECT, WRONG, Feedback, as_tensor, close, describe, exercise, first_mistake, not_attempted
 
-__all__ = ["check_rotary_undone", "check_rotary_tables", "check_alibi_slopes", "check_length_prediction"]
+__all__ = ["check_rotary_undone", "check_rotary_tables", "check_alibi_slopes"]
 
 
 @exercise("undoing RoPE")
@@ -186,89 +184,3 @@ def check_alibi_slopes(answer: object, *, num_heads: int) -> Feedback:
         return Feedback(WRONG, f"Got {describe(answer)}; expected the geometric sequence that starts at {first} with "
                                "that ratio.")
     return Feedback(WRONG, f"Got {describe(answer)}; expected {', '.join(f'{float(v):.4g}' for v in expected)}. {rule}")
-
-
-# What a scheme did, as the learner names it (lower case, spaces collapsed) -> the outcome.
-NEVER_LEARNS, FAILS, CARRIES_OVER = "never learns", "fails", "carries over"
-_OUTCOME_WORDS = {
-    NEVER_LEARNS: ("never learns", "never learned", "never learn", "never"),
-    FAILS: ("fails", "fail", "failed", "falls", "fell"),
-    CARRIES_OVER: ("carries over", "carry over", "carried over", "carries", "holds", "held"),
-}
-
-
-def _outcome(value: object, length: int) -> str | None:
-    """The outcome a learner's word names ("fails at 32" is "fails"), or None if it names none."""
-    if not isinstance(value, str):
-        return None
-    words = " ".join(value.lower().replace("_", " ").replace("-", " ").split()).strip(" .!")
-    words = re.sub(rf"\s+(at|by)?\s*(length\s*)?{length}$", "", words) if words.startswith(("fail", "fell")) else words
-    for outcome, spellings in _OUTCOME_WORDS.items():
-        if words in spellings:
-            return outcome
-    return None
-
-
-@exercise("what each scheme does on longer inputs")
-def check_length_prediction(answer: object, *, accuracies: dict, length: int, threshold: float = 0.9) -> Feedback:
-    """The learner's prediction, for each scheme, of what it does at `length`: a dict scheme -> outcome.
-
-    The outcomes: "never learns" (below `threshold` at every length measured, the trained
-    ones included), "fails at <length>" (reached the threshold somewhere, but is below it
-    at `length`, or has no answer there: a learned table without rows) and "carries over"
-    (at least the threshold at `length`). `accuracies` is `models.compare`'s result.
-    Scheme names and outcomes are read in any case ("fails" for "fails at 32", "holds"
-    for "carries over"). Telling "never learns" from the other two matters: a scheme that
-    never learned the task says nothing about longer inputs, so a learner who expects it
-    to carry over is told so. The feedback names the schemes predicted wrong, not the
-    measured numbers (those move a little with the CPU).
-    """
-    length = check_size("length", length)
-    if not isinstance(accuracies, dict) or not accuracies or not all(
-            isinstance(v, dict) and length in v and all(a is None or is_real(a) for a in v.values())
-            for v in accuracies.values()):
-        raise ValueError(f"accuracies must be models.compare's result, with length {length} measured, "
-                         f"got {short(accuracies)}")
-    if not is_real(threshold) or not 0 < threshold < 1:
-        raise ValueError(f"threshold must be a number in (0, 1), got {threshold!r}")
-
-    def below(value: object) -> bool:
-        return value is None or value < threshold
-
-    measured = {}
-    for scheme, by_length in accuracies.items():
-        if all(below(a) for a in by_length.values()):
-            measured[scheme] = NEVER_LEARNS
-        else:
-            measured[scheme] = FAILS if below(by_length[length]) else CARRIES_OVER
-    outcomes = f'"{NEVER_LEARNS}", "fails at {length}" or "{CARRIES_OVER}"'
-    if answer is None:
-        return not_attempted(f"a dict giving each scheme one of {outcomes}")
-    if not isinstance(answer, dict):
-        return Feedback(WRONG, f"Expected a dict from each scheme's name to one of {outcomes}; "
-                               f"got {describe(answer)}.")
-    names = {str(s).lower(): s for s in accuracies}
-    keys = {key: key.strip().lower() if isinstance(key, str) else None for key in answer}
-    unknown = sorted(key if isinstance(key, str) else short(key) for key, name in keys.items() if name not in names)
-    if unknown:
-        return Feedback(WRONG, f"Unknown scheme names {unknown}; the schemes are {sorted(accuracies)}.")
-    predicted = {names[keys[key]]: value for key, value in answer.items()}
-    missing = sorted(set(accuracies) - set(predicted))
-    if missing:
-        return Feedback(WRONG, f"No prediction for {', '.join(missing)}: give every scheme one of {outcomes}.")
-    unreadable = sorted(s for s, value in predicted.items() if _outcome(value, length) is None)
-    if unreadable:
-        return Feedback(WRONG, f"Could not read the prediction for {', '.join(unreadable)} "
-                               f"({', '.join(short(predicted[s]) for s in unreadable)}): use {outcomes}.")
-
-    said = {NEVER_LEARNS: "never learns", FAILS: f"fails at {length}", CARRIES_OVER: "carries over"}
-    did = {NEVER_LEARNS: f"never learned it (below {threshold:g} at every length, the trained ones too)",
-           FAILS: f"failed at {length} (below {threshold:g} there, or no answer)",
-           CARRIES_OVER: f"carried over (at least {threshold:g} at {length})"}
-    wrong = [f"{s}: you said {said[_outcome(predicted[s], length)]}, it {did[measured[s]]}"
-             for s in sorted(accuracies) if _outcome(predicted[s], length) != measured[s]]
-    if wrong:
-        return Feedback(WRONG, "Not quite. " + "; ".join(wrong) + ". The plot above shows why.")
-    groups = {o: sorted(s for s in accuracies if measured[s] == o) for o in (CARRIES_OVER, FAILS, NEVER_LEARNS)}
-    return Feedback(CORRECT, "Correct: " + "; ".join(f"{', '.join(schemes)} {did[o]}" for o, schemes in groups.items()
-                                                     if schemes) + ".")

@@ -1,86 +1,16 @@
-"""Checkers for padding and one-hot encoding: padding a sentence, a padding function that refuses what does not fit,
-one-hot rows, the shape of a one-hot matrix for a new vocabulary."""
+"""Checkers for padding and one-hot encoding: a padding function that refuses what does not fit, the shape of a
+one-hot matrix for a new vocabulary."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import torch
-
 from .. import tokens
 from .._provenance import calls_any
-from .._validate import check_ids, check_size, check_str, check_str_list, is_sequence, short
-from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_shape, as_tensor, close, describe, exercise, not_attempted
+from .._validate import check_size, check_str, check_str_list, short
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_shape, describe, exercise, not_attempted
 
-__all__ = ["check_padding", "check_pad_function", "check_one_hot", "check_one_hot_shape"]
-
-
-@exercise("pad a sentence")
-def check_padding(answer: Sequence[str] | None, *, sentence: str, max_sequence_length: int) -> Feedback:
-    """The sentence's tokens followed by `<PAD>` up to exactly max_sequence_length tokens."""
-    expected = tokens.pad(tokens.tokenize(sentence), max_sequence_length=max_sequence_length)
-    if answer is None:
-        return not_attempted("the list of padded tokens")
-    if not is_sequence(answer):
-        return Feedback(WRONG, f"Expected a list of tokens (str), got {describe(answer)}.")
-    answer = list(answer)
-    for k, token in enumerate(answer):
-        if not isinstance(token, str):
-            return Feedback(WRONG, f"Expected a list of str tokens, but item {k} is {describe(token)}.")
-    if answer == expected:
-        return Feedback(CORRECT, f"Correct: {len(answer)} tokens, the last {expected.count(tokens.PAD_TOKEN)} are padding.")
-    words = [t for t in answer if t != tokens.PAD_TOKEN]
-    if len(answer) != max_sequence_length:
-        return Feedback(MISTAKE, f"Wrong length: {len(answer)} tokens; padded to max_sequence_length={max_sequence_length}, "
-                                 f"a sentence has exactly {max_sequence_length}.")
-    pads = answer.count(tokens.PAD_TOKEN)
-    if answer[:pads] == [tokens.PAD_TOKEN] * pads and words == expected[: len(words)]:
-        return Feedback(MISTAKE, "The padding is in front: put <PAD> after the words, so position 0 is the first word.")
-    if [w.lower() for w in words] == [w for w in expected if w != tokens.PAD_TOKEN] and words != expected[: len(words)]:
-        given = next(w for w in words if w != w.lower())
-        return Feedback(MISTAKE, f"Lower-case the words first: the vocabulary holds {given.lower()!r}, not {given!r}.")
-    return Feedback(WRONG, f"Got {short(answer)}; expected the padded sentence {expected}.")
-
-
-@exercise("one-hot rows")
-def check_one_hot(answer: torch.Tensor | None, *, ids: Sequence[int], vocab_size: int) -> Feedback:
-    """One row per id, a single 1 in column id: shape (len(ids), vocab_size).
-
-    Any numeric dtype, and a list of lists, is accepted: the exercise asks for the values.
-    """
-    ids = check_ids("ids", ids)
-    expected = tokens.one_hot(ids, vocab_size=check_size("vocab_size", vocab_size, maximum=100_000))
-    answer = as_tensor(answer, "the one-hot matrix")
-    if isinstance(answer, Feedback):
-        return answer
-    if answer.shape != expected.shape and answer.shape == expected.shape[::-1] and close(answer.T, expected):
-        return Feedback(MISTAKE, f"Transposed: shape {tuple(answer.shape)}, expected {tuple(expected.shape)} "
-                                 "(one row per token, one column per vocabulary entry).")
-    if answer.shape != expected.shape:
-        return Feedback(WRONG, f"Shape {tuple(answer.shape)}, expected (len(ids), vocab_size) = {tuple(expected.shape)}.")
-    if close(answer, expected):
-        # The values are what counts; an integer matrix still needs .float() before a product with float weights,
-        # since torch.matmul refuses to mix dtypes.
-        note = "" if answer.is_floating_point() else (f" (dtype {answer.dtype}: turn it into floats with .float() "
-                                                       "before multiplying it by a float matrix)")
-        return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}, one 1 per row, in column ids[k]{note}.")
-    values = answer.double()
-    if not bool(((values == 0) | (values == 1)).all() and (values.sum(dim=1) == 1).all()):
-        return Feedback(WRONG, "Each row must hold a single 1 (in the column of its id) and zeros elsewhere.")
-    columns = values.argmax(dim=1).tolist()  # where each row has its 1
-    if columns == list(range(len(ids))):
-        return Feedback(MISTAKE, "Row k has its 1 in column k, the first rows of the identity: the rows do not follow "
-                                 f"the ids. Row k needs its 1 in column ids[k], here columns {short(ids)}: index the "
-                                 "identity with the ids, torch.eye(vocab_size)[ids].")
-    # ids - 1 as an index turns id 0 into -1, the last column: Python counts negative indices from the end.
-    if columns in ([i + 1 for i in ids], [(i - 1) % expected.shape[1] for i in ids]):
-        return Feedback(MISTAKE, f"Off by one: the 1s are in columns {short(columns)}, the ids are {short(ids)}. "
-                                 "Id k is column k, counting from 0.")
-    if sorted(columns) == sorted(ids):
-        return Feedback(MISTAKE, f"The right columns in the wrong order: {short(columns)}. Row k is token k, so its 1 "
-                                 f"goes in column ids[k]: {short(ids)}.")
-    return Feedback(WRONG, f"Each row has a single 1, but in columns {short(columns)}; the ids are {short(ids)}, and "
-                           "row k's 1 goes in column ids[k].")
+__all__ = ["check_pad_function", "check_one_hot_shape"]
 
 
 # The sentence of the padding lesson's too-long example: its first tokens make a sentence that fits, all of them one

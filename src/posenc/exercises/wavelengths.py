@@ -1,5 +1,5 @@
-"""Checkers for the wavelengths and relative positions: a wavelength, the first position where a column is negative,
-the columns that repeat within a table, the shift as a rotation."""
+"""Checkers for the wavelengths and relative positions: the first position where a column is negative, the columns
+that repeat within a table, the shift as a rotation."""
 
 from __future__ import annotations
 
@@ -24,49 +24,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_wavelength", "check_first_negative", "check_repeating_columns", "check_shift_matrix"]
-
-
-@exercise("a wavelength")
-def check_wavelength(answer: float | None, *, column: int, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
-    """The wavelength, in positions, of column `column`: 2 pi base^(2i / d_model), with 2i = column rounded down to even."""
-    d_model = check_size("d_model", d_model, maximum=100_000)
-    column = check_size("column", column, minimum=0, maximum=d_model - 1)
-    base = check_base(base)
-    two_i = column - column % 2
-    denominator = 1 / float(frequencies(d_model=d_model, base=base)[column // 2])
-    expected = 2 * math.pi * denominator
-    if answer is None:
-        return not_attempted("a number of positions")
-    number = as_number(answer)
-    if number is None or not math.isfinite(number):
-        return Feedback(WRONG, f"Expected a number of positions, got {describe(answer)}.")
-
-    def near(value: float) -> bool:
-        return abs(number - value) <= 1e-3 * abs(value)
-
-    if near(expected):
-        return Feedback(CORRECT, f"Correct: column {column} repeats every 2 pi x {base:g}^({two_i}/{d_model}) = "
-                                 f"{expected:.1f} positions.")
-    mistakes = [
-        (f"That is the denominator {base:g}^({two_i}/{d_model}) alone: sin(pos / denominator) repeats when "
-         "pos / denominator grows by 2 pi, so multiply by 2 pi.", denominator),
-        ("360 x the denominator is a period in degrees: torch.sin reads radians, whose period is 2 pi.", 360 * denominator),
-        ("1 / denominator is the angular frequency (radians per position); the wavelength is 2 pi over it.",
-         1 / denominator),
-        ("2 pi / denominator divides the wrong way: the wavelength is 2 pi x denominator.", 2 * math.pi / denominator),
-    ]
-    if column % 2:
-        mistakes.append((f"Column {column} is a cosine column: it shares the denominator of column {two_i}, "
-                         f"{base:g}^({two_i}/{d_model}), not {base:g}^({column}/{d_model}).",
-                         2 * math.pi * base ** (column / d_model)))
-    if base != DEFAULT_BASE:
-        mistakes.append((f"That is the wavelength for base {DEFAULT_BASE:g}; this one asks for base {base:g}.",
-                         2 * math.pi * DEFAULT_BASE ** (two_i / d_model)))
-    mistake = first_mistake(near, mistakes)
-    if mistake:
-        return mistake
-    return Feedback(WRONG, f"You said {number:.6g}; column {column}'s wavelength is 2 pi x {base:g}^({two_i}/{d_model}).")
+__all__ = ["check_first_negative", "check_repeating_columns", "check_shift_matrix"]
 
 
 @exercise("where a column first turns negative")
