@@ -398,11 +398,12 @@ def for_the_lecture(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
 # Estimated heights in deck pixels (1280 x 720, the slide CSS in tools/web/posenc/slides.css), measured on the built
 # decks in Chromium: a line of code, of text output, of markdown text; the characters per line of each; the space
 # around a cell. Markdown: a line of its text and the characters on it (a character of code counts 1.3), a heading,
-# the space each block adds, a row of a table, a display formula (fitted to the cells of the built decks; about 23 px
+# the space each block adds, a display formula, a row of a table (fitted to the cells of the built decks; about 23 px
 # off for a typical cell). Only an estimate: what it misjudges scrolls, and tests/test_site.py measures every slide.
 CODE_LINE, CODE_CHARS = 24.7, 100
 TEXT_LINE, TEXT_CHARS = 30.0, 115
-MARKDOWN_LINE, MARKDOWN_CHARS, HEADING, BLOCK_GAP, TABLE_ROW, FORMULA = 39.0, 100, 35.0, 17.0, 47.0, 60.0
+MARKDOWN_LINE, MARKDOWN_CHARS, HEADING, BLOCK_GAP, FORMULA = 39.0, 100, 35.0, 17.0, 60.0
+TABLE_ROW, TABLE_LINE = 20.0, 30.0  # a table's row: its padding, and each line of its text
 CELL_GAP, SLIDE_BUDGET = 28.0, SLIDE_HEIGHT - 50
 # The tallest a figure (an output's picture) and a markdown cell's picture are drawn (tools/web/posenc/slides.css),
 # so that a figure fits its slide beside the code that draws it.
@@ -460,7 +461,7 @@ def _block_height(kind: str, text: str) -> float:
         height = sum(_picture_height(path) for path in re.findall(r"!\[[^\]]*\]\(([^)\s]+)", text))
     elif kind == "table":
         rows = [row for row in text.splitlines() if not re.fullmatch(r"[\s|:-]+", row)]
-        height = sum(_text_lines(row, MARKDOWN_CHARS) for row in rows) * TABLE_ROW
+        height = sum(TABLE_ROW + _text_lines(row, 120) * TABLE_LINE for row in rows)
     elif kind == "math":
         height = FORMULA
     elif kind == "code":
@@ -485,18 +486,28 @@ def _slide_type(cell: nbformat.NotebookNode) -> str:
 
 
 def _markdown_parts(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
-    """A markdown cell taller than the deck, cut at its blocks (a list between its items) into cells that each fit;
-    the parts after the first start sub-slides."""
-    units = []  # (text, list it belongs to or None)
+    """A markdown cell taller than the deck, cut between its blocks into cells that each fit, and a list or a table
+    too tall for a slide of its own between its items or rows (a table's header repeated). A heading, and a sentence
+    ending with a colon, stay with the block after them. The parts after the first start sub-slides."""
+    units = []  # (text, the list or table it belongs to or None, glued to the next unit, the table's header)
     for k, (kind, text) in enumerate(markdown_blocks(cell.source)):
-        units += [(item, k) for item in _list_items(text)] if kind == "list" else [(text, None)]
-    parts, text, last = [], "", None
-    for unit, in_list in units:
-        joined = text + ("\n" if in_list is not None and in_list == last else "\n\n") + unit if text else unit
-        if text and cell_height(nbformat.v4.new_markdown_cell(joined)) > SLIDE_BUDGET:
+        glued = kind == "heading" or (kind == "paragraph" and text.rstrip().endswith(":"))
+        whole = _block_height(kind, text) <= SLIDE_BUDGET * 0.75  # a list or table cut only if it needs to be
+        if kind == "list" and not whole:
+            units += [(item, k, False, "") for item in _list_items(text)]
+        elif kind == "table" and not whole and text.count("\n") > 2:
+            lines = text.split("\n")
+            header = "\n".join(lines[:2]) + "\n"
+            units += [((header if j == 0 else "") + row, k, False, header) for j, row in enumerate(lines[2:])]
+        else:
+            units.append((text, None, glued, ""))
+    parts, text, last, glue = [], "", None, False
+    for unit, group, glued, header in units:
+        joined = text + ("\n" if group is not None and group == last else "\n\n") + unit if text else unit
+        if text and not glue and cell_height(nbformat.v4.new_markdown_cell(joined)) > SLIDE_BUDGET:
             parts.append(text)
-            joined = unit
-        text, last = joined, in_list
+            joined = (header if group == last else "") + unit  # a table cut between its rows: its header again
+        text, last, glue = joined, group, glued
     parts.append(text)
     cells = []
     for k, part in enumerate(parts):
@@ -516,12 +527,21 @@ def fit_slides(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     list between its items). A code cell or a block taller than the deck on its own scrolls."""
     notebook = copy.deepcopy(notebook)
     cells, used = [], 0.0
+    shown = [cell for cell in notebook.cells if _slide_type(cell) not in ("skip", "notes")]
+    opens_next = {id(cell): _slide_type(after) in ("slide", "subslide") for cell, after in zip(shown, shown[1:])}
     for cell in notebook.cells:
         kind = _slide_type(cell)
         if kind in ("skip", "notes"):
             cells.append(cell)
             continue
         height = cell_height(cell)
+        if "exercise" in cell.metadata.get("tags", []) or (
+                opens_next.get(id(cell), True) and kind == "-" and used and used + height <= SLIDE_HEIGHT - 20):
+            # An exercise's own cell stays with its prompt; a short last cell would stand alone on a sub-slide of
+            # its own: it stays, in the deck's margin.
+            used += height
+            cells.append(cell)
+            continue
         if (cell.cell_type == "code" and cell.get("outputs") and height > SLIDE_BUDGET
                 and _wrapped(cell.source, CODE_CHARS) * CODE_LINE > SLIDE_BUDGET / 6):
             code_only = copy.deepcopy(cell)
