@@ -400,14 +400,14 @@ def for_the_lecture(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
 # around a cell. Markdown: a line of its text and the characters on it (a character of code counts 1.3), a heading,
 # the space each block adds, a display formula, a row of a table (fitted to the cells of the built decks; about 23 px
 # off for a typical cell). Only an estimate: what it misjudges scrolls, and tests/test_site.py measures every slide.
-CODE_LINE, CODE_CHARS = 24.7, 100
+CODE_LINE, CODE_CHARS, OUTPUT_CHARS = 23.4, 108, 100
 TEXT_LINE, TEXT_CHARS = 30.0, 115
 MARKDOWN_LINE, MARKDOWN_CHARS, HEADING, BLOCK_GAP, FORMULA = 39.0, 100, 35.0, 17.0, 60.0
 TABLE_ROW, TABLE_LINE = 20.0, 30.0  # a table's row: its padding, and each line of its text
 CELL_GAP, SLIDE_BUDGET = 28.0, SLIDE_HEIGHT - 50
 # The tallest a figure (an output's picture) and a markdown cell's picture are drawn (tools/web/posenc/slides.css),
 # so that a figure fits its slide beside the code that draws it.
-FIGURE_MAX, PICTURE_MAX = 500.0, 440.0
+FIGURE_MAX, PICTURE_MAX = 480.0, 440.0
 
 
 def _wrapped(text: str, width: int) -> int:
@@ -431,19 +431,19 @@ def _picture_height(path: str) -> float:
 def _output_height(output: nbformat.NotebookNode) -> float:
     data = output.get("data", {})
     if output.get("output_type") == "stream":
-        return _wrapped(output.get("text", ""), 10_000) * CODE_LINE
+        return _wrapped(output.get("text", ""), OUTPUT_CHARS) * CODE_LINE
     if output.get("output_type") == "error":
         return 10 * CODE_LINE
     if "application/vnd.jupyter.widget-view+json" in data:
         return 600.0
     if "image/png" in data:  # shown at its own size, or scaled down to the slide's width
         width, height = _png_size(data["image/png"])
-        return min(FIGURE_MAX, height * min(1.0, (SLIDE_WIDTH - 16) / width)) + 10
+        return min(FIGURE_MAX, height * min(1.0, (SLIDE_WIDTH - 16) / width)) + 30
     if "text/html" in data:
         return (data["text/html"].count("<tr") or 4) * TEXT_LINE
     if "text/latex" in data or "text/markdown" in data:
         return 3 * TEXT_LINE
-    return _wrapped(data.get("text/plain", ""), 10_000) * CODE_LINE
+    return _wrapped(data.get("text/plain", ""), OUTPUT_CHARS) * CODE_LINE
 
 
 def _text_lines(text: str, width: int) -> int:
@@ -536,7 +536,7 @@ def fit_slides(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             continue
         height = cell_height(cell)
         if "exercise" in cell.metadata.get("tags", []) or (
-                opens_next.get(id(cell), True) and kind == "-" and used and used + height <= SLIDE_HEIGHT - 20):
+                opens_next.get(id(cell), True) and kind == "-" and used and used + height <= SLIDE_HEIGHT - 40):
             # An exercise's own cell stays with its prompt; a short last cell would stand alone on a sub-slide of
             # its own: it stays, in the deck's margin.
             used += height
