@@ -89,6 +89,7 @@ ASSETS = [
 MINISEARCH = "minisearch/dist/umd/index.js"
 # The deck's size: a 1280 x 720 screen shows it whole.
 SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
+PHONE_WIDTH = 640  # the deck's width on a phone held upright (its height follows the screen)
 
 
 def copy_assets(site: Path, *, reveal: bool = True) -> None:
@@ -797,14 +798,30 @@ window.addEventListener("load", () => {
 
 
 # reveal.js centres a slide once, when it is shown; an explorer draws (and changes height) later. Each slide is laid
-# out again whenever its size changes, so no blank band is left above it and nothing is cut below.
+# out again whenever its size changes, so no blank band is left above it and nothing is cut below. On a phone held
+# upright the deck takes the screen's shape.
 RELAYOUT = """<script>
 window.addEventListener("load", () => require(["../_static/reveal.js/dist/reveal.js"], Reveal => {
   const relayout = new ResizeObserver(() => { if (Reveal.isReady()) Reveal.layout(); });
   document.querySelectorAll(".reveal .slides section:not(.stack)").forEach(slide => relayout.observe(slide));
+  // On a phone held upright a 1280 x 720 deck would shrink to a third of its size: the deck becomes 640 wide and as
+  // tall as the screen's shape allows, so its text reads at about 60% of its size (slides.css: --posenc-deck-height).
+  const fit = () => {
+    const upright = window.innerWidth < 800 && window.innerHeight > 1.2 * window.innerWidth;
+    const width = upright ? PHONE_WIDTH : SLIDE_WIDTH;
+    const height = upright ? Math.round(PHONE_WIDTH * window.innerHeight / window.innerWidth) : SLIDE_HEIGHT;
+    const config = Reveal.getConfig();
+    if (config.width === width && config.height === height) return;
+    document.documentElement.style.setProperty("--posenc-deck-height", `${height}px`);
+    Reveal.configure({width, height});
+  };
+  if (Reveal.isReady()) fit(); else Reveal.on("ready", fit);
+  window.addEventListener("resize", fit);
 }));
 </script>
 """
+for _name, _value in [("PHONE_WIDTH", PHONE_WIDTH), ("SLIDE_WIDTH", SLIDE_WIDTH), ("SLIDE_HEIGHT", SLIDE_HEIGHT)]:
+    RELAYOUT = RELAYOUT.replace(_name, str(_value))
 
 
 def _with(body: str, *, head: str = "", top: str = "", bottom: str = "") -> str:
