@@ -5,7 +5,8 @@
     python -m tools.build_site all   both, in one process
 
 The stored notebooks are converted as they are (no re-execution), widgets at their saved state, each
-exercise's solution behind a closed "Show the solution" toggle (templates in tools/web/templates), and
+exercise's solution behind a closed "Show the solution" toggle on the pages (on a sub-slide of its own in the slides;
+templates in tools/web/templates), and
 progress lines rewritten in place (`\\r`) shown as a terminal shows them: only their last state.
 
 Two sites are built from the same pages: the teacher's (the stored notebooks, each solution behind its toggle, the
@@ -25,10 +26,30 @@ cell has a copy button. The search (MiniSearch, from npm) forgives typos, ranks 
 and highlights the words on the page it opens; its index holds each section's prose and code apart (clean
 snippets).
 
-The slides are 1280 x 720: code at a size where 100 characters fit on a line (longer lines wrap), a slide
-taller than the deck is cut into sub-slides at cell boundaries (`fit_slides`, from an estimate of each
-cell's height), and what is still taller scrolls. Pages and decks carry the style and script that make them
-pass an axe-core audit (contrast of prompts and comments, underlined links, named sliders).
+The slides are decks for a lecture, 1280 x 720 and numbered ("12/40"; on a phone held upright the deck is 640 wide and
+takes the screen's shape): code at a size where 100 characters fit on a line (longer lines wrap at spaces), figures
+scaled to fit beside their code, a slide taller than the deck cut into sub-slides at cell boundaries (`fit_slides`,
+from an estimate of each cell's height; a tall markdown cell between its blocks), and what is still taller scrolls.
+Pages and decks carry the style and script that make them pass an axe-core audit (contrast of prompts and comments,
+underlined links, named sliders).
+
+A slide shows what a lecturer points at; what a reader needs and a listener does not goes to the slide's speaker
+notes (`<aside class="notes">`, reveal.js's notes plugin: `S` opens the speaker view). `for_the_lecture` derives them
+from the notebooks' prose by one convention, the same for every notebook:
+
+- A markdown cell keeps on its slide: its headings; the first sentence of its first paragraph and of the first
+  paragraph after each heading, and of any paragraph that opens with a bold lead-in (`**1. Periodicity.** ...`); its
+  lists, each item cut to its first sentence; its pictures, display formulas ($$), tables and code blocks; and a
+  one-sentence paragraph that ends with a colon right before one of those. The rest of the cell, in its order, goes
+  to that slide's notes (`slide_and_notes`; every word is in one or the other). A sentence ends at . ! or ? before
+  a capital, a digit or an opening mark, never inside code, a formula, a link or bold text, nor after e.g., i.e.,
+  et al. and the like.
+- A cell tagged `notes` goes to the notes whole; a cell tagged `slide-keep` stays whole; an exercise's prompt (the
+  markdown cell before a cell tagged `exercise`) stays whole. A cell of slide type `notes` or `skip` is left as it is.
+- An exercise: its prompt and its own cells on one slide; its solution (tag `solution`) on the next sub-slide, under a
+  "Solution · <the exercise's heading>" label, shown whole (no toggle); the cells after the solution up to the next
+  markdown cell (the run, the checker and its "✔ Correct ...") as fragments, one key press each: the checker's verdict
+  is never on the screen before the solution.
 
 Every script and style sheet a page loads (reveal.js, MathJax, require.js, jQuery, the Jupyter widgets
 renderer) is copied from tools/web/node_modules, installed by npm from tools/web/package-lock.json, into
