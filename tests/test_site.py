@@ -2,9 +2,12 @@
 
 Both are built once, in one process, and served by one server to one browser (all of these tests are one
 xdist group). Every page and deck loads with no failed request and no
-request leaving this machine, passes axe-core with nothing serious or critical (once per page), and hides every
-solution behind a closed toggle. The site reads like a book: a reading column, a contents sidebar that stays, the
-page's own sections, an offline search, launch links once per page, one typeface for text and widgets.
+request leaving this machine, passes axe-core with nothing serious or critical (once per page), and every page hides
+every solution behind a closed toggle. The site reads like a book: a reading column, a contents sidebar that stays,
+the page's own sections, an offline search, launch links once per page, one typeface for text and widgets.
+The decks are for a lecture: numbered, at most 5 slides of all decks taller than 720 px, speaker notes in every deck
+that hold the prose that left its slides (`S` opens them), each exercise's prompt, then its solution, then its
+checker's "✔ Correct" (never before the solution). Their screenshots go to test-artifacts/slides/.
 For a class (the tests after the slides'): the students' site beside the teacher's (no solution, the learner's
 notebooks), the contents folded on a phone, dark mode, print, copy buttons, and the search's typos, ranking, keys,
 snippets and highlights. Screenshots go to test-artifacts/site/.
