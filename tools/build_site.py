@@ -422,7 +422,7 @@ def for_the_lecture(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
 # around a cell. Markdown: a line of its text and the characters on it (a character of code counts 1.3), a heading,
 # the space each block adds, a display formula, a row of a table (fitted to the cells of the built decks; about 23 px
 # off for a typical cell). Only an estimate: what it misjudges scrolls, and tests/test_site.py measures every slide.
-CODE_LINE, CODE_CHARS, OUTPUT_CHARS = 23.4, 108, 100
+CODE_LINE, CODE_CHARS, OUTPUT_CHARS = 23.4, 115, 105
 TEXT_LINE, TEXT_CHARS = 30.0, 115
 MARKDOWN_LINE, MARKDOWN_CHARS, HEADING, BLOCK_GAP, FORMULA = 39.0, 100, 35.0, 17.0, 60.0
 TABLE_ROW, TABLE_LINE = 20.0, 30.0  # a table's row: its padding, and each line of its text
