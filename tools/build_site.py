@@ -399,9 +399,11 @@ def for_the_lecture(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
                                                   metadata={"slideshow": {"slide_type": "subslide"},
                                                             "tags": ["posenc-solution-label"]})
             label["id"] = f"{cell.get('id', 'cell')}-label"
-            out.append(label)
+            if opens == "slide":
+                label.metadata["slideshow"] = {"slide_type": "slide"}
+            out.extend([label] + held)
             cell.metadata["slideshow"] = {"slide_type": "-"}
-            after_solution, notes = True, []
+            after_solution, notes, opens, held = True, [], None, []
         else:
             if after_solution and kind in ("-", "fragment"):
                 cell.metadata["slideshow"] = {"slide_type": "fragment"}
