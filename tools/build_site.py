@@ -5,7 +5,8 @@
     python -m tools.build_site all   both, in one process
 
 The stored notebooks are converted as they are (no re-execution), widgets at their saved state, each
-exercise's solution behind a closed "Show the solution" toggle (templates in tools/web/templates), and
+exercise's solution behind a closed "Show the solution" toggle on the pages (on a sub-slide of its own in the slides;
+templates in tools/web/templates), and
 progress lines rewritten in place (`\\r`) shown as a terminal shows them: only their last state.
 
 Two sites are built from the same pages: the teacher's (the stored notebooks, each solution behind its toggle, the
@@ -25,10 +26,30 @@ cell has a copy button. The search (MiniSearch, from npm) forgives typos, ranks 
 and highlights the words on the page it opens; its index holds each section's prose and code apart (clean
 snippets).
 
-The slides are 1280 x 720: code at a size where 100 characters fit on a line (longer lines wrap), a slide
-taller than the deck is cut into sub-slides at cell boundaries (`fit_slides`, from an estimate of each
-cell's height), and what is still taller scrolls. Pages and decks carry the style and script that make them
-pass an axe-core audit (contrast of prompts and comments, underlined links, named sliders).
+The slides are decks for a lecture, 1280 x 720 and numbered ("12/40"; on a phone held upright the deck is 640 wide and
+takes the screen's shape): code at a size where 100 characters fit on a line (longer lines wrap at spaces), figures
+scaled to fit beside their code, a slide taller than the deck cut into sub-slides at cell boundaries (`fit_slides`,
+from an estimate of each cell's height; a tall markdown cell between its blocks), and what is still taller scrolls.
+Pages and decks carry the style and script that make them pass an axe-core audit (contrast of prompts and comments,
+underlined links, named sliders).
+
+A slide shows what a lecturer points at; what a reader needs and a listener does not goes to the slide's speaker
+notes (`<aside class="notes">`, reveal.js's notes plugin: `S` opens the speaker view). `for_the_lecture` derives them
+from the notebooks' prose by one convention, the same for every notebook:
+
+- A markdown cell keeps on its slide: its headings; the first sentence of its first paragraph and of the first
+  paragraph after each heading, and of any paragraph that opens with a bold lead-in (`**1. Periodicity.** ...`); its
+  lists, each item cut to its first sentence; its pictures, display formulas ($$), tables and code blocks; and a
+  one-sentence paragraph that ends with a colon right before one of those. The rest of the cell, in its order, goes
+  to that slide's notes (`slide_and_notes`; every word is in one or the other). A sentence ends at . ! or ? before
+  a capital, a digit or an opening mark, never inside code, a formula, a link or bold text, nor after e.g., i.e.,
+  et al. and the like.
+- A cell tagged `notes` goes to the notes whole; a cell tagged `slide-keep` stays whole; an exercise's prompt (the
+  markdown cell before a cell tagged `exercise`) stays whole. A cell of slide type `notes` or `skip` is left as it is.
+- An exercise: its prompt and its own cells on one slide; its solution (tag `solution`) on the next sub-slide, under a
+  "Solution · <the exercise's heading>" label, shown whole (no toggle); the cells after the solution up to the next
+  markdown cell (the run, the checker and its "✔ Correct ...") as fragments, one key press each: the checker's verdict
+  is never on the screen before the solution.
 
 Every script and style sheet a page loads (reveal.js, MathJax, require.js, jQuery, the Jupyter widgets
 renderer) is copied from tools/web/node_modules, installed by npm from tools/web/package-lock.json, into
@@ -43,6 +64,7 @@ import base64
 import copy
 import html
 import json
+import math
 import re
 import shutil
 import sys
@@ -88,6 +110,7 @@ ASSETS = [
 MINISEARCH = "minisearch/dist/umd/index.js"
 # The deck's size: a 1280 x 720 screen shows it whole.
 SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 720
+PHONE_WIDTH = 640  # the deck's width on a phone held upright (its height follows the screen)
 
 
 def copy_assets(site: Path, *, reveal: bool = True) -> None:
@@ -185,13 +208,230 @@ def pages(*, students: bool = False) -> list[dict]:
     return found
 
 
+# --- Slides for a lecture ------------------------------------------------------------------------------------------
+# What a lecturer points at stays on the slide; what a reader needs and a listener does not goes to the slide's
+# speaker notes (the module docstring and the README state the convention). Derived from the notebooks' prose as it
+# stands, cell by cell, with no per-notebook rule.
+NOTES_TAG, KEEP_TAG = "notes", "slide-keep"
+# Blocks a lecturer points at: they stay on the slide whole.
+SHOWN = {"heading", "picture", "math", "table", "code", "html"}
+_ABBREVIATIONS = {"e.g", "i.e", "al", "etc", "vs", "cf", "fig", "eq", "approx", "no", "sec", "ch", "resp"}
+# Spans a sentence never ends inside: code, formulas, links and pictures, bold and italic text.
+_PROTECTED = re.compile(r"`[^`]*`|\$\$.+?\$\$|\$[^$\n]+\$|!?\[[^\]]*\]\([^)]*\)|\*\*.+?\*\*|(?<![\w*])\*[^*\n]+\*(?!\w)",
+                        re.S)
+_PICTURE_LINE = re.compile(r"(!\[[^\]]*\]\([^)]*\)\s*)+")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]*_]*(?=\s+[\"'(\[*_`$A-Z0-9\x00])")
+
+
+def markdown_blocks(source: str) -> list[tuple[str, str]]:
+    """A markdown cell as its blocks, (kind, text): heading, paragraph, list, table, picture (a paragraph of pictures
+    only), math (a $$ display), code (a fenced block), quote, html."""
+    lines, blocks, i = source.split("\n"), [], 0
+    item = re.compile(r" {0,3}([*+-]|\d{1,9}[.)]) ")
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        start = i
+        if re.match(r" {0,3}(```|~~~)", line):
+            fence = line.strip()[:3]
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith(fence):
+                i += 1
+            kind, i = "code", i + 1
+        elif line.strip().startswith("$$"):
+            rest = line.strip()[2:]
+            while "$$" not in rest and i + 1 < len(lines):
+                i += 1
+                rest = lines[i]
+            kind, i = "math", i + 1
+        elif re.match(r" {0,3}#{1,6}(\s|$)", line):
+            kind, i = "heading", i + 1
+        elif line.lstrip().startswith("|"):
+            while i < len(lines) and lines[i].lstrip().startswith("|"):
+                i += 1
+            kind = "table"
+        elif item.match(line):
+            i += 1
+            while i < len(lines):
+                if lines[i].strip() and (item.match(lines[i]) or lines[i].startswith((" ", "\t"))):
+                    i += 1
+                elif not lines[i].strip() and i + 1 < len(lines) and (
+                        item.match(lines[i + 1]) or lines[i + 1].startswith(("  ", "\t"))):
+                    i += 1  # a blank line inside the list (a loose list, or an item's second paragraph)
+                else:
+                    break
+            kind = "list"
+        else:
+            kind = "quote" if line.lstrip().startswith(">") else "html" if line.lstrip().startswith("<") else "paragraph"
+            i += 1
+            while i < len(lines) and lines[i].strip() and not re.match(r" {0,3}(#{1,6}\s|```|~~~|\$\$)", lines[i]) \
+                    and not (_PICTURE_LINE.fullmatch(lines[i].strip()) or _PICTURE_LINE.fullmatch(line.strip())):
+                i += 1  # a line of pictures only is a block of its own, even right under a paragraph
+        text = "\n".join(lines[start:i]).rstrip()
+        if kind == "paragraph" and not re.sub(r"!\[[^\]]*\]\([^)]*\)", "", text).strip():
+            kind = "picture"
+        blocks.append((kind, text))
+    return blocks
+
+
+def first_sentence(text: str) -> tuple[str, str]:
+    """(the first sentence, the rest) of a paragraph; a bold lead-in (**1. Periodicity.**) goes with the sentence
+    after it. A sentence ends at . ! or ? followed by a capital, a digit or an opening mark, never inside code, a
+    formula, a link or bold text, nor after an abbreviation (e.g., et al.)."""
+    spans: list[str] = []
+
+    def hide(match: re.Match) -> str:
+        spans.append(match.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    hidden = _PROTECTED.sub(hide, text)
+    lead = re.match(r"\s*\x00(\d+)\x00\s*", hidden)
+    begin = lead.end() if lead and spans[int(lead.group(1))].startswith("**") else 0
+    cut = None
+    for end in _SENTENCE_END.finditer(hidden, begin):
+        word = re.search(r"([\w.]+)[.!?]\W*$", hidden[:end.end()])
+        if hidden[end.start()] == "." and word and word.group(1).lower().rstrip(".") in _ABBREVIATIONS:
+            continue
+        cut = end.end()
+        break
+    if cut is None:
+        return text, ""
+    show = lambda part: re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], part)  # noqa: E731
+    return show(hidden[:cut]).strip(), show(hidden[cut:]).strip()
+
+
+def _list_items(text: str) -> list[str]:
+    return re.split(r"\n(?= {0,3}(?:[*+-]|\d{1,9}[.)]) )", text)
+
+
+def slide_and_notes(source: str) -> tuple[str, str]:
+    """A markdown cell's source split into what stays on its slide and what goes to its speaker notes (the
+    convention of the module docstring). Every word of the cell is in one of the two, in the cell's order."""
+    blocks = markdown_blocks(source)
+    slide, notes = [], []
+    lead = True  # at the cell's start and after each heading: the next paragraph leads
+    for k, (kind, text) in enumerate(blocks):
+        following = blocks[k + 1][0] if k + 1 < len(blocks) else None
+        if kind == "heading":
+            slide.append(text)
+            lead = True
+        elif kind in SHOWN:
+            slide.append(text)
+        elif kind == "list":
+            lead = False
+            kept, told = [], []
+            for entry in _list_items(text):
+                marker = re.match(r"\s*(?:[*+-]|\d{1,9}[.)])\s+", entry)
+                first, rest = first_sentence(entry[marker.end():])
+                kept.append(entry[:marker.end()] + first)
+                if rest:
+                    told.append("* " + rest)
+            slide.append("\n".join(kept))
+            notes.extend(["\n".join(told)] if told else [])
+        else:  # a paragraph or a quote
+            bold_lead = re.match(r"\s*\*\*[^*]+\*\*", text)
+            first, rest = first_sentence(text)
+            if lead or bold_lead:
+                slide.append(first)
+                notes.extend([rest] if rest else [])
+            elif not rest and first.endswith(":") and following in SHOWN | {"list"}:
+                slide.append(first)  # one sentence that introduces what follows it: a table, a list, a formula
+            else:
+                notes.append(text)
+            lead = False
+    return "\n\n".join(slide), "\n\n".join(notes)
+
+
+def _tags(cell: nbformat.NotebookNode) -> list[str]:
+    return cell.metadata.get("tags", [])
+
+
+def _heading(source: str) -> str:
+    found = re.search(r"^#{1,6}\s+(.*)$", source, re.M)
+    return found.group(1).strip() if found else ""
+
+
+def for_the_lecture(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of the notebook laid out for a lecture: each markdown cell split into its slide and its speaker notes
+    (a cell of slide type `notes` right after it), and each exercise as the class meets it: its prompt, whole, with
+    the exercise's own cells on one slide; its solution on the next sub-slide; then, one fragment each, the cells
+    after the solution (the run, the checker and its "✔ Correct"), so the answer shows only after the solution."""
+    notebook = copy.deepcopy(notebook)
+    cells = notebook.cells
+    prompts = set()  # the markdown cell before each exercise: its prompt, which the class reads whole
+    for k, cell in enumerate(cells):
+        if "exercise" in _tags(cell):
+            j = k - 1
+            while j >= 0 and cells[j].cell_type != "markdown":
+                j -= 1
+            prompts.add(j)
+    out, after_solution, prompt, opens, held = [], False, "", None, []
+    for k, cell in enumerate(cells):
+        kind = _slide_type(cell)
+        if kind in ("skip", "notes"):
+            out.append(cell)
+            continue
+        if cell.cell_type == "markdown":
+            after_solution = False
+            if k in prompts:
+                prompt = _heading(cell.source)
+            if NOTES_TAG in _tags(cell):
+                shown, told = "", cell.source
+            elif k in prompts or KEEP_TAG in _tags(cell):
+                shown, told = cell.source, ""
+            else:
+                shown, told = slide_and_notes(cell.source)
+            notes = []
+            if told:
+                notes = [nbformat.v4.new_markdown_cell(told, metadata={"slideshow": {"slide_type": "notes"}})]
+                notes[0]["id"] = f"{cell.get('id', 'cell')}-notes"
+            if not shown:  # all of it goes to the notes: the next shown cell opens the slide this one opened
+                if kind in ("slide", "subslide"):
+                    opens, held = (kind if opens != "slide" else opens), held + notes
+                else:
+                    out.extend(notes)
+                continue
+            cell.source = shown
+        elif "solution" in _tags(cell):
+            label = nbformat.v4.new_markdown_cell(f"#### Solution{' · ' + prompt if prompt else ''}",
+                                                  metadata={"slideshow": {"slide_type": "subslide"},
+                                                            "tags": ["posenc-solution-label"]})
+            label["id"] = f"{cell.get('id', 'cell')}-label"
+            if opens == "slide":
+                label.metadata["slideshow"] = {"slide_type": "slide"}
+            out.extend([label] + held)
+            cell.metadata["slideshow"] = {"slide_type": "-"}
+            after_solution, notes, opens, held = True, [], None, []
+        else:
+            if after_solution and kind in ("-", "fragment"):
+                cell.metadata["slideshow"] = {"slide_type": "fragment"}
+            notes = []
+        if opens and _slide_type(cell) != "slide":
+            cell.metadata["slideshow"] = {"slide_type": opens}
+        out.append(cell)
+        out.extend(held + notes)
+        opens, held = None, []
+    out.extend(held)
+    notebook.cells = out
+    return notebook
+
+
 # --- Slides that fit ------------------------------------------------------------------------------------------------
 # Estimated heights in deck pixels (1280 x 720, the slide CSS in tools/web/posenc/slides.css), measured on the built
 # decks in Chromium: a line of code, of text output, of markdown text; the characters per line of each; the space
-# around a cell. Only an estimate: what it misjudges scrolls (and tests/test_slides.py measures every slide).
-CODE_LINE, CODE_CHARS = 22.5, 100
+# around a cell. Markdown: a line of its text and the characters on it (a character of code counts 1.3), a heading,
+# the space each block adds, a display formula, a row of a table (fitted to the cells of the built decks; about 23 px
+# off for a typical cell). Only an estimate: what it misjudges scrolls, and tests/test_site.py measures every slide.
+CODE_LINE, CODE_CHARS, OUTPUT_CHARS = 23.4, 115, 105
 TEXT_LINE, TEXT_CHARS = 30.0, 115
-HEADING, CELL_GAP, SLIDE_BUDGET = 60.0, 28.0, SLIDE_HEIGHT - 50
+MARKDOWN_LINE, MARKDOWN_CHARS, HEADING, BLOCK_GAP, FORMULA = 39.0, 100, 35.0, 17.0, 60.0
+TABLE_ROW, TABLE_LINE = 20.0, 30.0  # a table's row: its padding, and each line of its text
+CELL_GAP, SLIDE_BUDGET = 28.0, SLIDE_HEIGHT - 50
+# The tallest a figure (an output's picture) and a markdown cell's picture are drawn (tools/web/posenc/slides.css),
+# so that a figure fits its slide beside the code that draws it.
+FIGURE_MAX, PICTURE_MAX = 480.0, 440.0
 
 
 def _wrapped(text: str, width: int) -> int:
@@ -209,35 +449,58 @@ def _picture_height(path: str) -> float:
     if file.suffix != ".png" or not file.is_file():
         return 400.0
     width, height = _png_size(base64.b64encode(file.read_bytes()[:33]).decode())
-    return height * min(1.0, (SLIDE_WIDTH - 16) / width)
+    return min(PICTURE_MAX, height * min(1.0, (SLIDE_WIDTH - 16) / width))
 
 
 def _output_height(output: nbformat.NotebookNode) -> float:
     data = output.get("data", {})
     if output.get("output_type") == "stream":
-        return _wrapped(output.get("text", ""), 10_000) * CODE_LINE
+        return _wrapped(output.get("text", ""), OUTPUT_CHARS) * CODE_LINE
     if output.get("output_type") == "error":
         return 10 * CODE_LINE
     if "application/vnd.jupyter.widget-view+json" in data:
         return 600.0
     if "image/png" in data:  # shown at its own size, or scaled down to the slide's width
         width, height = _png_size(data["image/png"])
-        return height * min(1.0, (SLIDE_WIDTH - 16) / width) + 10
+        return min(FIGURE_MAX, height * min(1.0, (SLIDE_WIDTH - 16) / width)) + 30
     if "text/html" in data:
         return (data["text/html"].count("<tr") or 4) * TEXT_LINE
     if "text/latex" in data or "text/markdown" in data:
         return 3 * TEXT_LINE
-    return _wrapped(data.get("text/plain", ""), 10_000) * CODE_LINE
+    return _wrapped(data.get("text/plain", ""), OUTPUT_CHARS) * CODE_LINE
+
+
+def _text_lines(text: str, width: int) -> int:
+    """The lines a run of markdown text takes on a slide: its characters as shown (links without their targets, no
+    markup), a character of code counting 1.3 (monospaced, in a box)."""
+    text = re.sub(r"\]\([^)]*\)", "]", " ".join(text.split()))
+    code = sum(len(span) for span in re.findall(r"`([^`]*)`", text))
+    return max(1, math.ceil((len(re.sub(r"[*`$\[\]]", "", text)) + 0.3 * code) / width))
+
+
+def _block_height(kind: str, text: str) -> float:
+    if kind == "heading":
+        height = HEADING
+    elif kind == "picture":
+        height = sum(_picture_height(path) for path in re.findall(r"!\[[^\]]*\]\(([^)\s]+)", text))
+    elif kind == "table":
+        rows = [row for row in text.splitlines() if not re.fullmatch(r"[\s|:-]+", row)]
+        height = sum(TABLE_ROW + _text_lines(row, 120) * TABLE_LINE for row in rows)
+    elif kind == "math":
+        height = FORMULA
+    elif kind == "code":
+        height = max(1, text.count("\n") - 1) * CODE_LINE
+    elif kind == "list":
+        height = sum(_text_lines(item, MARKDOWN_CHARS - 4) for item in _list_items(text)) * MARKDOWN_LINE
+    else:
+        height = _text_lines(text, MARKDOWN_CHARS) * MARKDOWN_LINE
+    return BLOCK_GAP + height
 
 
 def cell_height(cell: nbformat.NotebookNode) -> float:
     """The estimated height of a cell on a slide, in deck pixels."""
     if cell.cell_type == "markdown":
-        headings = sum(line.startswith("#") for line in cell.source.splitlines())
-        body = "\n".join(line for line in cell.source.splitlines() if not line.startswith("#"))
-        pictures = sum(_picture_height(path) for path in re.findall(r"!\[[^\]]*\]\(([^)\s]+)", body))
-        text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", body)
-        return CELL_GAP + headings * HEADING + _wrapped(text, TEXT_CHARS) * TEXT_LINE + pictures
+        return 10.0 + sum(_block_height(kind, text) for kind, text in markdown_blocks(cell.source))
     source = 0.0 if "remove_input" in cell.metadata.get("tags", []) else _wrapped(cell.source, CODE_CHARS) * CODE_LINE
     return CELL_GAP + source + sum(_output_height(output) for output in cell.get("outputs", []))
 
@@ -246,20 +509,64 @@ def _slide_type(cell: nbformat.NotebookNode) -> str:
     return cell.metadata.get("slideshow", {}).get("slide_type", "-")
 
 
+def _markdown_parts(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """A markdown cell taller than the deck, cut between its blocks into cells that each fit, and a list or a table
+    too tall for a slide of its own between its items or rows (a table's header repeated). A heading, and a sentence
+    ending with a colon, stay with the block after them. The parts after the first start sub-slides."""
+    units = []  # (text, the list or table it belongs to or None, glued to the next unit, the table's header)
+    for k, (kind, text) in enumerate(markdown_blocks(cell.source)):
+        glued = kind == "heading" or (kind == "paragraph" and text.rstrip().endswith(":"))
+        whole = _block_height(kind, text) <= SLIDE_BUDGET * 0.75  # a list or table cut only if it needs to be
+        if kind == "list" and not whole:
+            units += [(item, k, False, "") for item in _list_items(text)]
+        elif kind == "table" and not whole and text.count("\n") > 2:
+            lines = text.split("\n")
+            header = "\n".join(lines[:2]) + "\n"
+            units += [((header if j == 0 else "") + row, k, False, header) for j, row in enumerate(lines[2:])]
+        else:
+            units.append((text, None, glued, ""))
+    parts, text, last, glue = [], "", None, False
+    for unit, group, glued, header in units:
+        joined = text + ("\n" if group is not None and group == last else "\n\n") + unit if text else unit
+        if text and not glue and cell_height(nbformat.v4.new_markdown_cell(joined)) > SLIDE_BUDGET:
+            parts.append(text)
+            joined = (header if group == last else "") + unit  # a table cut between its rows: its header again
+        text, last, glue = joined, group, glued
+    parts.append(text)
+    cells = []
+    for k, part in enumerate(parts):
+        piece = copy.deepcopy(cell)
+        piece.source = part
+        if k:
+            piece.metadata["slideshow"] = {"slide_type": "subslide"}
+            piece["id"] = f"{cell.get('id', 'cell')}-{k}"
+        cells.append(piece)
+    return cells
+
+
 def fit_slides(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """A copy of the notebook whose (sub-)slides fit the deck: where the cells of one slide add up to more than
     the deck's height, the next cell starts a sub-slide; a code cell too tall with its output is cut in two,
-    its code on one sub-slide and its output on the next. A cell taller than the deck on its own scrolls."""
+    its code on one sub-slide and its output on the next; a markdown cell too tall is cut between its blocks (a
+    list between its items). A code cell or a block taller than the deck on its own scrolls."""
     notebook = copy.deepcopy(notebook)
     cells, used = [], 0.0
+    shown = [cell for cell in notebook.cells if _slide_type(cell) not in ("skip", "notes")]
+    opens_next = {id(cell): _slide_type(after) in ("slide", "subslide") for cell, after in zip(shown, shown[1:])}
     for cell in notebook.cells:
         kind = _slide_type(cell)
         if kind in ("skip", "notes"):
             cells.append(cell)
             continue
         height = cell_height(cell)
-        is_solution = "solution" in cell.metadata.get("tags", [])  # kept whole: its toggle wraps code and output
-        if (cell.cell_type == "code" and cell.get("outputs") and height > SLIDE_BUDGET and not is_solution
+        if "exercise" in cell.metadata.get("tags", []) or (
+                opens_next.get(id(cell), True) and kind == "-" and used and used + height <= SLIDE_HEIGHT - 40):
+            # An exercise's own cell stays with its prompt; a short last cell would stand alone on a sub-slide of
+            # its own: it stays, in the deck's margin.
+            used += height
+            cells.append(cell)
+            continue
+        if (cell.cell_type == "code" and cell.get("outputs") and height > SLIDE_BUDGET
                 and _wrapped(cell.source, CODE_CHARS) * CODE_LINE > SLIDE_BUDGET / 6):
             code_only = copy.deepcopy(cell)
             code_only.outputs = []
@@ -268,6 +575,8 @@ def fit_slides(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             output_only.metadata["slideshow"] = {"slide_type": "subslide"}
             output_only["id"] = f"{cell.get('id', 'cell')}-output"
             parts = [code_only, output_only]
+        elif cell.cell_type == "markdown" and height > SLIDE_BUDGET:
+            parts = _markdown_parts(cell)
         else:
             parts = [cell]
         for part in parts:
@@ -275,8 +584,17 @@ def fit_slides(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             if _slide_type(part) in ("slide", "subslide"):
                 used = 0.0
             elif used and used + height > SLIDE_BUDGET:
-                part.metadata["slideshow"] = {"slide_type": "subslide"}
-                used = 0.0
+                # A sentence that introduces this cell ("... over 64 positions:") goes with it to the next sub-slide.
+                shown = [c for c in cells if _slide_type(c) not in ("skip", "notes")]
+                intro = shown[-1] if shown else None
+                if (intro is not None and intro.cell_type == "markdown" and _slide_type(intro) == "-"
+                        and intro.source.rstrip().endswith(":")
+                        and cell_height(intro) + height <= SLIDE_BUDGET):
+                    intro.metadata["slideshow"] = {"slide_type": "subslide"}
+                    used = cell_height(intro)
+                else:
+                    part.metadata["slideshow"] = {"slide_type": "subslide"}
+                    used = 0.0
             used += height
             cells.append(part)
     notebook.cells = cells
@@ -503,14 +821,30 @@ window.addEventListener("load", () => {
 
 
 # reveal.js centres a slide once, when it is shown; an explorer draws (and changes height) later. Each slide is laid
-# out again whenever its size changes, so no blank band is left above it and nothing is cut below.
+# out again whenever its size changes, so no blank band is left above it and nothing is cut below. On a phone held
+# upright the deck takes the screen's shape.
 RELAYOUT = """<script>
 window.addEventListener("load", () => require(["../_static/reveal.js/dist/reveal.js"], Reveal => {
   const relayout = new ResizeObserver(() => { if (Reveal.isReady()) Reveal.layout(); });
   document.querySelectorAll(".reveal .slides section:not(.stack)").forEach(slide => relayout.observe(slide));
+  // On a phone held upright a 1280 x 720 deck would shrink to a third of its size: the deck becomes 640 wide and as
+  // tall as the screen's shape allows, so its text reads at about 60% of its size (slides.css: --posenc-deck-height).
+  const fit = () => {
+    const upright = window.innerWidth < 800 && window.innerHeight > 1.2 * window.innerWidth;
+    const width = upright ? PHONE_WIDTH : SLIDE_WIDTH;
+    const height = upright ? Math.round(PHONE_WIDTH * window.innerHeight / window.innerWidth) : SLIDE_HEIGHT;
+    const config = Reveal.getConfig();
+    if (config.width === width && config.height === height) return;
+    document.documentElement.style.setProperty("--posenc-deck-height", `${height}px`);
+    Reveal.configure({width, height});
+  };
+  if (Reveal.isReady()) fit(); else Reveal.on("ready", fit);
+  window.addEventListener("resize", fit);
 }));
 </script>
 """
+for _name, _value in [("PHONE_WIDTH", PHONE_WIDTH), ("SLIDE_WIDTH", SLIDE_WIDTH), ("SLIDE_HEIGHT", SLIDE_HEIGHT)]:
+    RELAYOUT = RELAYOUT.replace(_name, str(_value))
 
 
 def _with(body: str, *, head: str = "", top: str = "", bottom: str = "") -> str:
@@ -579,10 +913,11 @@ def build_slides(site: Path) -> None:
                                        config=config), "../_static")
     exporter.reveal_url_prefix = "../_static/reveal.js"
     exporter.reveal_theme = "white"  # its fonts ship with reveal.js; "simple" fetches them from Google
+    exporter.reveal_number = "c/t"  # every slide numbered, sub-slides included: "12/40"
     exporter.reveal_width, exporter.reveal_height = str(SLIDE_WIDTH), str(SLIDE_HEIGHT)
     slides_css = '<link rel="stylesheet" href="../_static/posenc/slides.css">'
     for page in pages():
-        body, _ = exporter.from_notebook_node(fit_slides(page["notebook"]),
+        body, _ = exporter.from_notebook_node(fit_slides(for_the_lecture(page["notebook"])),
                                               resources={"metadata": {"name": page["title"]}})
         body = _with(_link_html(body, ".slides.html"), head=ACCESSIBILITY + ANYWIDGET_CONFIG + slides_css + RELAYOUT)
         (folder / f"{page['stem']}.slides.html").write_text(body)
