@@ -1,10 +1,15 @@
 """What the explorers share on the Python side: their ES module (the shared explorer_common.js followed by the
-explorer's own file), the one line shown where widgets cannot render, and the base slider's range."""
+explorer's own file), the still picture with the one line shown where widgets cannot render, and the base slider's
+range."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
+from matplotlib.figure import Figure
+
+from .. import plots
 from .._validate import check_base
 
 HERE = Path(__file__).resolve().parent
@@ -27,3 +32,12 @@ def check_slider_base(base: object) -> float:
     if not BASE_RANGE[0] <= base <= BASE_RANGE[1]:
         raise ValueError(f"base must lie in the slider's range [{BASE_RANGE[0]:.4g}, {BASE_RANGE[1]:.4g}], got {base!r}")
     return base
+
+
+def still_picture(fig: Figure) -> bytes:
+    """The PNG shown where widgets cannot render: `fig`, with the line `NO_FRONT_END_HINT` in room of its own below it
+    (not over the figure's own labels)."""
+    room = 0.34 / fig.get_figheight()  # two lines of small text
+    fig.get_layout_engine().set(rect=(0, room, 1, 1 - room))
+    fig.text(0.01, 0.01, textwrap.fill(NO_FRONT_END_HINT, 130), fontsize=8, ha="left", va="bottom")
+    return plots.png_bytes(fig)

@@ -19,7 +19,7 @@ import traitlets
 from .. import plots
 from .._validate import check_flag, check_size, short
 from ..builder import DEFAULT_BASE, sinusoidal_encoding
-from ._front_end import NO_FRONT_END_HINT, check_slider_base, module
+from ._front_end import NO_FRONT_END_HINT, check_slider_base, module, still_picture
 
 __all__ = ["VIEWS", "MAX_ENTRIES", "STILL_HINT", "EncodingExplorer"]
 
@@ -94,9 +94,7 @@ class EncodingExplorer(anywidget.AnyWidget):
     def picture(self) -> bytes:
         """The still picture (PNG): the table at the current settings as a heatmap, with the line `STILL_HINT`."""
         table = sinusoidal_encoding(max_sequence_length=self.max_sequence_length, d_model=self.d_model, base=self.base)
-        fig = plots.encoding_heatmap(table)
-        fig.text(0.01, 0.005, STILL_HINT, fontsize=8, ha="left", va="bottom")
-        return plots.png_bytes(fig)
+        return still_picture(plots.encoding_heatmap(table))
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)

@@ -16,7 +16,7 @@ from .. import plots, tokens
 from .._validate import check_size, short
 from ..builder import sinusoidal_encoding
 from ..embedding import embedding_matrix, project
-from ._front_end import module
+from ._front_end import module, still_picture
 from .encoding_explorer import STILL_HINT
 
 __all__ = ["PipelineExplorer"]
@@ -92,6 +92,5 @@ class PipelineExplorer(anywidget.AnyWidget):
             fig = plots.matrices_figure(matrices, row_labels=[plots.shorten(t) for t in padded])
         except ValueError:  # a sentence too long, or a table too large to write cell by cell: the line alone
             return data, metadata
-        fig.text(0.01, 0.005, STILL_HINT, fontsize=8, ha="left", va="bottom")
-        data["image/png"] = plots.png_bytes(fig)
+        data["image/png"] = still_picture(fig)
         return data, metadata

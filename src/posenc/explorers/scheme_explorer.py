@@ -14,8 +14,6 @@ Where widgets cannot render, the output is a still picture of the current view a
 
 from __future__ import annotations
 
-import textwrap
-
 import anywidget
 import torch
 import traitlets
@@ -25,7 +23,7 @@ from .. import models, plots, schemes
 from .._validate import check_flag, check_size, short
 from ..attention import projection_weights
 from ..builder import DEFAULT_BASE
-from ._front_end import NO_FRONT_END_HINT, check_slider_base, module
+from ._front_end import NO_FRONT_END_HINT, check_slider_base, module, still_picture
 
 __all__ = ["SCHEME_VIEWS", "SchemeExplorer"]
 
@@ -174,8 +172,5 @@ class SchemeExplorer(anywidget.AnyWidget):
         data["text/plain"] = NO_FRONT_END_HINT
         fig = self.figure()
         if fig is not None:  # the learned view without a trained model: the line alone
-            room = 0.34 / fig.get_figheight()  # two lines of small text below the figure's own labels
-            fig.get_layout_engine().set(rect=(0, room, 1, 1 - room))
-            fig.text(0.01, 0.01, textwrap.fill(NO_FRONT_END_HINT, 130), fontsize=8, ha="left", va="bottom")
-            data["image/png"] = plots.png_bytes(fig)
+            data["image/png"] = still_picture(fig)
         return data, metadata
