@@ -768,9 +768,8 @@ def navigation(all_pages: list[dict], k: int, *, students: bool = False) -> tupl
 
 # Style and script every page and deck gets, for an axe-core audit without serious or critical findings:
 # darker prompts and comments (JupyterLab's light greys fail WCAG AA contrast on white), links in text
-# underlined (not told apart by colour alone), the widget renderer's slider handles named after their labels, and
-# each widget picture described by its explorer's caption (ipywidgets' Image has no alt text; its tooltip breaks
-# the static widget renderer).
+# underlined (not told apart by colour alone), and a box that scrolls made focusable. (The explorers label their own
+# controls and describe their pictures: they are anywidgets.)
 ACCESSIBILITY = """<style id="posenc-accessibility">
 .jp-InputPrompt, .jp-OutputPrompt { color: #1f4e79 !important; opacity: 1 !important; }
 .highlight .c, .highlight .c1, .highlight .cm, .highlight .ch, .highlight .cs, .highlight .cp, .highlight .cpf,
@@ -788,19 +787,6 @@ ACCESSIBILITY = """<style id="posenc-accessibility">
 </style>
 <script>
 window.addEventListener("load", () => {
-  const name = () => document.querySelectorAll(".widget-slider").forEach(slider => {
-    const label = slider.querySelector(".widget-label");
-    slider.querySelectorAll("[role=slider]").forEach(handle => {
-      if (!handle.getAttribute("aria-label")) handle.setAttribute("aria-label", label ? label.textContent : "slider");
-    });
-  });
-  // A widget's picture gets, as alt text, the caption its explorer writes beside it (the text of the explorer).
-  const describe = () => document.querySelectorAll(".widget-image:not([alt])").forEach(image => {
-    const explorer = image.closest(".widget-vbox");
-    const caption = explorer
-      ? Array.from(explorer.querySelectorAll(".widget-html")).map(n => n.innerText.trim()).join(" ") : "";
-    image.setAttribute("alt", caption || "Picture drawn by the explorer at its saved state");
-  });
   // A box that scrolls (a long code line, a wide table, a tall slide) takes the keyboard's focus, to scroll it.
   const focusable = () => document.querySelectorAll(
     ".jp-InputArea-editor, .jp-OutputArea-output, .jp-RenderedHTMLCommon, .reveal .slides section:not(.stack)"
@@ -811,9 +797,8 @@ window.addEventListener("load", () => {
         && (box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1)) box.tabIndex = 0;
   });
   window.posencFocusable = focusable;
-  const all = () => { name(); describe(); focusable(); };
-  all();
-  new MutationObserver(all).observe(document.body, {childList: true, subtree: true});
+  focusable();
+  new MutationObserver(focusable).observe(document.body, {childList: true, subtree: true});
   document.addEventListener("slidechanged", focusable);  // reveal.js: a slide is measured once it is shown
 });
 </script>
