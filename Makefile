@@ -125,7 +125,7 @@ setup:
 	@$(MAKE) --no-print-directory browser
 
 # The inner loop: the linter, then every test that starts no server, browser, kernel or fresh environment.
-# The contract fuzz draws a quarter of its examples here (tests/test_contract.py); `make test` draws them all.
+# The contract fuzz draws a quarter of its examples here (tests/test_contract.py), `make test` half, `make fuzz` 20 times.
 check: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	POSENC_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -n auto -m "not slow" tests
@@ -151,7 +151,7 @@ WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
 PYTEST_EXTRA ?=
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n $(WORKERS) $(PYTEST_EXTRA)
+	POSENC_FUZZ_SCALE=0.5 $(BIN)/python -m pytest -n $(WORKERS) $(PYTEST_EXTRA)
 
 # Solutions are collapsed under their exercises (tools/run_notebooks.py), as every run writes them.
 notebooks: $(STAMP)

@@ -49,8 +49,8 @@ torch.optim.AdamW([_warm_up]).step()
 # Likewise the first PNG with text in a process loads matplotlib's fonts (on a fresh machine it also builds their cache):
 # a second or more, several under load, which the first figure a contract call draws should not be charged.
 plots.png_bytes(plots.encoding_heatmap(torch.zeros(2, 2)))
-# `POSENC_FUZZ_SCALE=20 pytest tests/test_contract.py` runs 20 times as many examples (a longer hunt); `make check`,
-# the quick loop, runs a quarter of them (0.25) and `make test` all.
+# `POSENC_FUZZ_SCALE=20 pytest tests/test_contract.py` runs 20 times as many examples (a longer hunt, as `make fuzz`);
+# `make check`, the quick loop, runs a quarter of them (0.25) and `make test` half (0.5), each a fixed set.
 SCALE = float(os.environ.get("POSENC_FUZZ_SCALE", "1"))
 
 

@@ -1,4 +1,4 @@
-"""A graded week, end to end: `make assignment` turns a notebook's exercises into an otter assignment, three made-up
+"""A graded week, end to end: `make assignment` turns a notebook's exercises into an otter assignment, two made-up
 submissions are graded as `make grade` grades them, and the CSV holds exactly the scores they earn
 (tools/assignment.py, tools/grade.py). Also, without a kernel: every notebook's exercises can become an assignment,
 and what the hidden tests compare (tools/answer_match.py)."""
@@ -46,10 +46,10 @@ def test_a_week_graded_from_assignment_to_csv(tmp_path):
     first, second = exercises[0], exercises[1]
     made_up = {
         "right": solutions,
-        # A string where the checker expects something else: wrong, whatever the exercise.
-        "wrong": {**solutions, first.answer: f"{first.answer} = 'a wrong answer'"},
-        # The cell raises before it binds the answer; otter runs on, so the later exercises still count.
-        "raises": {**solutions, second.answer: "raise RuntimeError('a bug in the submission')"},
+        # The first exercise wrong (a string where the checker expects something else, whatever the exercise); the
+        # second's cell raises before it binds the answer, and otter runs on, so the third still counts.
+        "flawed": {**solutions, first.answer: f"{first.answer} = 'a wrong answer'",
+                   second.answer: "raise RuntimeError('a bug in the submission')"},
     }
     submissions = tmp_path / "collected"
     submissions.mkdir()
@@ -63,20 +63,19 @@ def test_a_week_graded_from_assignment_to_csv(tmp_path):
     names = [e.name for e in exercises]
     full = 2 * len(exercises)
 
-    def row(file, zero=None):
-        points = [0.0 if e is zero else 2.0 for e in exercises]
+    def row(file, zero=()):
+        points = [0.0 if e in zero else 2.0 for e in exercises]
         return [file, *map(str, points), str(sum(points)), str(round(sum(points) / full, 4)), "Completed"]
 
     assert rows == [
         ["file", *names, "total_points_earned", "percent_correct", "grading_status"],
-        row("raises.ipynb", zero=second),
+        row("flawed.ipynb", zero=(first, second)),
         row("right.ipynb"),
-        row("wrong.ipynb", zero=first),
     ]
     # Beside the CSV, what each test said and the notebook as it ran: the teacher sees the error where it happened.
     reports = scores.parent / "reports"
-    assert "Not attempted yet" in (reports / "raises.txt").read_text().split(f"{second.name} results")[1]
-    ran = nbformat.read(reports / "raises.ipynb", as_version=4)
+    assert "Not attempted yet" in (reports / "flawed.txt").read_text().split(f"{second.name} results")[1]
+    ran = nbformat.read(reports / "flawed.ipynb", as_version=4)
     assert [o.evalue for c in ran.cells for o in c.get("outputs", []) if o.output_type == "error"] == [
         "a bug in the submission"]
 

@@ -1,7 +1,8 @@
-"""How the notebooks run (conftest.py): twice each, the second time as the learner's edition under the oldest CPU,
-each run's cells on one xdist worker."""
+"""How the notebooks run (conftest.py): twice each, the second time as the learner's edition under the oldest CPU.
 
-import os
+(Each run's cells stay on one xdist worker, in one kernel: were a run split over workers, its later cells would run
+without the earlier ones and fail in nbval itself.)"""
+
 import re
 import subprocess
 import sys
@@ -49,30 +50,3 @@ def test_the_oldest_cpu_kernel_runs_as_that_cpu_and_the_other_as_this_machine():
     assert (python, capability, instructions, threads) == (sys.executable, "DEFAULT", "SSE4_2", "1")
     python, _, instructions, _ = printed("python3", code).split()
     assert (python, instructions) == (sys.executable, "None")
-
-
-GROUPED = """
-import os, pytest
-
-@pytest.mark.xdist_group("one")
-@pytest.mark.parametrize("k", range(8))
-def test_grouped(k):
-    with open("workers.log", "a") as log:
-        print(os.environ["PYTEST_XDIST_WORKER"], file=log)
-
-@pytest.mark.parametrize("k", range(8))
-def test_free(k):
-    pass
-"""
-
-
-def test_xdist_keeps_a_group_on_one_worker(tmp_path):
-    # pytest-xdist 3.8 with pytest 9.2 spread a group over workers (pytest-xdist issue #1386): the lock pins a pytest
-    # where it does not.
-    (tmp_path / "test_grouped.py").write_text(GROUPED)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "xdist", "-n", "2", "--dist", "loadgroup",
-                           "-p", "no:cacheprovider", "-q", "test_grouped.py"], cwd=tmp_path, capture_output=True,
-                          text=True, env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})  # xdist alone
-    assert done.returncode == 0, done.stdout + done.stderr
-    workers = (tmp_path / "workers.log").read_text().split()
-    assert len(workers) == 8 and len(set(workers)) == 1, workers

@@ -98,9 +98,10 @@ class TestSchemeExplorer:
     @pytest.mark.slow
     @pytest.mark.parametrize("view", SCHEME_VIEWS)
     def test_every_view_survives_every_setting_at_its_ends(self, view, trained):
+        # Every setting at its low end at once, then every one at its high end (a view draws from only some of them).
         explorer = SchemeExplorer(view=view, trained=trained)
-        for name, ends in [("query_position", (0, 1000)), ("base", (10**0.3, 1e6)), ("num_heads", (1, 16)),
-                           ("head", (0, 15)), ("max_sequence_length", (2, 64)), ("position", (0, 11))]:
-            for end in ends:
-                setattr(explorer, name, end)
-                assert plots.png_bytes(explorer.figure()).startswith(PNG_SIGNATURE), (name, end)
+        for end in (0, 1):
+            for name, ends in [("query_position", (0, 1000)), ("base", (10**0.3, 1e6)), ("num_heads", (1, 16)),
+                               ("head", (0, 15)), ("max_sequence_length", (2, 64)), ("position", (0, 11))]:
+                setattr(explorer, name, ends[end])
+            assert plots.png_bytes(explorer.figure()).startswith(PNG_SIGNATURE), ("high" if end else "low")

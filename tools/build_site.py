@@ -62,6 +62,7 @@ from __future__ import annotations
 import argparse
 import base64
 import copy
+import functools
 import html
 import json
 import math
@@ -76,6 +77,7 @@ from urllib.parse import quote
 import nbformat
 from nbconvert import HTMLExporter, SlidesExporter
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
+from nbconvert.filters.strings import clean_html
 from traitlets.config import Config
 
 from tools import student_edition
@@ -136,7 +138,12 @@ def copy_assets(site: Path, *, reveal: bool = True) -> None:
         shutil.copytree(ROOT / folder, site / folder, dirs_exist_ok=True)
 
 
+# The teacher's site, the students' and the slides sanitise the same cells' HTML: each piece once per build process.
+_clean_html = functools.lru_cache(maxsize=None)(clean_html)
+
+
 def _offline(exporter: HTMLExporter, static: str) -> HTMLExporter:
+    exporter.register_filter("clean_html", _clean_html)
     exporter.require_js_url = f"{static}/require.js"
     exporter.mathjax_url = f"{static}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
     exporter.widget_renderer_url = f"{static}/html-manager/embed-amd.js"
