@@ -1,0 +1,263 @@
+"""The check primitives every module uses: sizes, flags, tensors, the memory guard, and `@checked`.
+
+A check raises TypeError (wrong kind of value) or ValueError (right kind, wrong value) with a message that names the
+argument, shows the value and says what is allowed. Checks are plain `if`s, not `assert`s, so `python -O` keeps them.
+A function's own rules (how its arguments relate) sit beside it in its module; this module imports nothing from the
+package, so any module can use it.
+
+A learner-facing function declares its checks in one line, `@checked(d_model=SIZE, base=BASE)`, so that its body
+is the formula alone. A size is capped at what this machine's memory can hold, and `fits=` refuses a table larger
+than memory before anything is allocated: a huge size is a ValueError, never the allocator's error.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import numbers
+import os
+from collections.abc import Callable, Sequence
+
+import torch
+
+# The widest entry a list of `size` numbers has in this package: float64.
+ENTRY_BYTES = 8
+
+
+def short(value: object) -> str:
+    """A value as an error message shows it: tensors by shape and dtype, long reprs cut."""
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def is_real(value: object, *, whole: bool = False) -> bool:
+    """True for a real number (a whole one with whole=True); False for a bool, which Python counts as an int."""
+    return not isinstance(value, bool) and isinstance(value, numbers.Integral if whole else numbers.Real)
+
+
+def is_sequence(value: object) -> bool:
+    """True for a list, a tuple or another sequence of items; False for a str or bytes, a sequence of characters."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+
+
+def check_size(name: str, value: object, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """`value` as an int if it is a whole number in [minimum, maximum]; without a maximum, one this machine can
+    hold as a list of float64 (so a list of `value` numbers needs no check of its own)."""
+    allowed = f"an int >= {minimum}" if maximum is None else f"an int from {minimum} to {maximum}"
+    if not is_real(value, whole=True):
+        raise TypeError(f"{name} must be {allowed}, got {short(value)} of type {type(value).__name__}")
+    if value < minimum or (maximum is not None and value > maximum):
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    if maximum is None and value * ENTRY_BYTES > memory_bytes():
+        raise ValueError(f"{name}={value!r} is too large: a list that long, at {ENTRY_BYTES} bytes an entry, needs "
+                         f"{value * ENTRY_BYTES} bytes, more than this machine's {memory_bytes()} bytes of memory")
+    return int(value)
+
+
+def check_flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {short(value)} of type {type(value).__name__}")
+    return value
+
+
+def check_str(name: str, value: object, *, optional: bool = False) -> str | None:
+    if not isinstance(value, str) and not (value is None and optional):
+        allowed = "a str or None" if optional else "a str"
+        raise TypeError(f"{name} must be {allowed}, got {short(value)} of type {type(value).__name__}")
+    return value
+
+
+def check_str_list(name: str, value: object, *, if_str: str = "") -> tuple[str, ...]:
+    """A list or tuple of str, as a tuple; `if_str` is the hint for a single str passed instead of a list."""
+    if isinstance(value, str) and if_str:
+        raise TypeError(f"{name} must be a list of str, got a single str {short(value)}; {if_str}")
+    if not is_sequence(value) or not all(isinstance(item, str) for item in value):
+        raise TypeError(f"{name} must be a list of str, got {short(value)} of type {type(value).__name__}")
+    return tuple(value)
+
+
+def check_base(name: str, value: object) -> float:
+    """The base of the geometric progression of wavelengths: a finite real number > 1."""
+    if not is_real(value):
+        raise TypeError(f"{name} must be a real number > 1, got {value!r} of type {type(value).__name__}")
+    if not 1.0 < float(value) < float("inf"):  # base <= 1 makes every wavelength equal (1) or shrink
+        raise ValueError(f"{name} must be a finite number > 1, got {float(value)!r}")
+    return float(value)
+
+
+def check_float_dtype(name: str, value: object) -> torch.dtype:
+    if not isinstance(value, torch.dtype):
+        raise TypeError(f"{name} must be a torch.dtype such as torch.float32, got {value!r}")
+    if not value.is_floating_point:
+        raise ValueError(f"{name} must be a floating-point dtype (float16, bfloat16, float32, float64), got {value}")
+    return value
+
+
+def check_tensor(name: str, value: object, *, ndim: tuple[int, ...] | None = None, kind: str = "") -> torch.Tensor:
+    """A tensor with numbers in it (not on 'meta'), of one of the dimensions `ndim`; `kind` "floating-point" or
+    "integer" also asks for that dtype (an integer tensor is not bool)."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if value.is_meta:
+        raise ValueError(f"{name} is a tensor on the 'meta' device, which holds no numbers; pass one on 'cpu'")
+    if ndim is not None and value.dim() not in ndim:
+        raise ValueError(f"{name} must be {' or '.join(f'{n}-D' for n in ndim)}, got shape {tuple(value.shape)}")
+    integer = not (value.is_floating_point() or value.is_complex() or value.dtype == torch.bool)
+    if (kind == "floating-point" and not value.is_floating_point()) or (kind == "integer" and not integer):
+        raise TypeError(f"{name} must hold {kind} numbers, got dtype {value.dtype}")
+    return value
+
+
+def check_floating_tensor(name: str, value: object, *, ndim: tuple[int, ...] | None = None) -> torch.Tensor:
+    return check_tensor(name, value, ndim=ndim, kind="floating-point")
+
+
+@functools.cache
+def memory_bytes() -> int:
+    """This machine's memory: the largest table a size check lets through (tests lower it)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not every platform reports it
+        return 64 * 2**30
+
+
+def check_table_fits(shape: tuple[int, ...], dtype: torch.dtype | int, *, name: str = "table",
+                     arguments: str = "max_sequence_length or d_model") -> int:
+    """Refuse, before allocating, a tensor larger than this machine's memory; `dtype` may be bytes per entry, and
+    `arguments` names the sizes the caller can lower."""
+    if any(n >= 2**62 for n in shape):  # even an empty tensor cannot have a side this long
+        raise ValueError(f"a {name} of shape {shape} has a side longer than a tensor can have; use a smaller {arguments}")
+    each = dtype.itemsize if isinstance(dtype, torch.dtype) else int(dtype)
+    size = each
+    for n in shape:
+        size *= n
+    if size > memory_bytes():
+        raise ValueError(f"a {name} of shape {shape} at {each} bytes an entry needs {size} bytes ({size / 2**30:.1f} GiB), "
+                         f"more than this machine's {memory_bytes()} bytes of memory; use a smaller {arguments}")
+    return size
+
+
+# @checked: a function's checks in one line above it ----------------------------------------------
+
+# True while the body of a checked function runs.
+_checked_already = contextvars.ContextVar("checked_already", default=False)
+
+
+def checked(*, fits: tuple[str | int, ...] = (), **rules: Callable[[str, object], object]) -> Callable:
+    """Check a function's arguments before its body runs, so that the body is the formula alone.
+
+    Each keyword names a parameter and its rule, `rule(name, value)`, which raises a TypeError or ValueError naming
+    the parameter and returns the value as the body uses it (a size as an int). `fits` is the shape of a table that
+    must fit in memory, each side a parameter's name or an int, at the function's `dtype` (float32 if it has none).
+    A call Python itself refuses (a missing or unexpected argument) gets Python's own TypeError. A checked function
+    called from the body of another is not checked again: the outer one passes on only values it checked.
+    """
+    def decorate(function: Callable) -> Callable:
+        parameters = inspect.signature(function).parameters
+        positional = [name for name, p in parameters.items() if p.kind is p.POSITIONAL_OR_KEYWORD]
+        defaults = {name: p.default for name, p in parameters.items() if p.default is not p.empty}
+
+        @functools.wraps(function)
+        def with_checks(*args, **kwargs):
+            if _checked_already.get():
+                return function(*args, **kwargs)
+            given = {**dict(zip(positional, args)), **kwargs}
+            values = {**defaults, **given}
+            if len(args) > len(positional) or len(given) < len(args) + len(kwargs) or values.keys() != parameters.keys():
+                return function(*args, **kwargs)  # Python's own TypeError says what is wrong with the call
+            for name, rule in rules.items():
+                values[name] = rule(name, values[name])
+            if fits:
+                shape = tuple(values[side] if isinstance(side, str) else side for side in fits)
+                check_table_fits(shape, values.get("dtype", torch.float32), name=f"table {tuple(fits)}".replace("'", ""),
+                                 arguments=" or ".join(side for side in fits if isinstance(side, str)))
+            inside = _checked_already.set(True)
+            try:
+                return function(**values)
+            finally:
+                _checked_already.reset(inside)
+
+        return with_checks
+
+    return decorate
+
+
+# The rules, each `rule(name, value) -> value`: in capitals a rule, in lower case a function that makes one.
+SIZE = check_size  # an int >= 1
+SEED = functools.partial(check_size, minimum=0, maximum=2**64 - 1)
+FLAG = check_flag
+STR = check_str
+BASE = check_base  # a finite real number > 1
+FLOAT_DTYPE = check_float_dtype
+MATRIX = functools.partial(check_floating_tensor, ndim=(2,))  # a 2-D floating tensor
+
+
+def size(minimum: int = 1, maximum: int | None = None) -> Callable[[str, object], int]:
+    """The rule for an int from `minimum` to `maximum`; `optional_size` also lets None through."""
+    return functools.partial(check_size, minimum=minimum, maximum=maximum)
+
+
+def optional_size(*, maximum: int | None = None) -> Callable[[str, object], int | None]:
+    return lambda name, value: None if value is None else check_size(name, value, maximum=maximum)
+
+
+def str_list(*, if_str: str = "") -> Callable[[str, object], tuple[str, ...]]:
+    return functools.partial(check_str_list, if_str=if_str)
+
+
+def DTYPE(name: str, value: object) -> torch.dtype:
+    if not isinstance(value, torch.dtype):
+        raise TypeError(f"{name} must be a torch.dtype such as torch.float32, got {short(value)}")
+    return value
+
+
+def DEVICE(name: str, value: object) -> torch.device | None:
+    """None, or a device this machine has ("cpu", or "cuda:0" where there is a GPU)."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, torch.device)):
+        raise TypeError(f"{name} must be None, a str such as 'cpu', or a torch.device, got {short(value)}")
+    try:
+        device = torch.device(value)
+        torch.empty(0, device=device)
+    except (RuntimeError, ValueError, AssertionError) as error:  # AssertionError: torch's "not compiled with CUDA"
+        raise ValueError(f"{name} must be one this machine has, such as 'cpu'; {value!r} is not ({error})") from None
+    return device
+
+
+def PROBABILITY(name: str, value: object) -> float:
+    if not is_real(value) or not 0 <= value < 1:
+        raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
+    return float(value)
+
+
+def POSITIVE(name: str, value: object) -> float:
+    """A finite real number > 0, as a float."""
+    if not is_real(value):
+        raise TypeError(f"{name} must be a real number > 0, got {short(value)} of type {type(value).__name__}")
+    if not 0.0 < float(value) < float("inf"):
+        raise ValueError(f"{name} must be a finite number > 0, got {float(value)!r}")
+    return float(value)
+
+
+def one_of(choices: tuple) -> Callable[[str, object], object]:
+    """The rule for one of `choices` (str, or None if it is among them)."""
+    def rule(name: str, value: object) -> object:
+        check_str(name, value, optional=None in choices)
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+        return value
+    return rule
+
+
+def instance_of(cls: type, what: str = "") -> Callable[[str, object], object]:
+    """The rule for an instance of `cls`; `what` says where one comes from."""
+    def rule(name: str, value: object) -> object:
+        if not isinstance(value, cls):
+            raise TypeError(f"{name} must be {what or f'a {cls.__module__}.{cls.__qualname__}'}, "
+                            f"got {type(value).__name__}")
+        return value
+    return rule
