@@ -41,7 +41,7 @@ MEMORY_SIZE = (131072, 1024)
 
 
 def posenc(length: int, d_model: int) -> torch.Tensor:
-    from posenc.encoding import sinusoidal_encoding
+    from posenc.builder import sinusoidal_encoding
 
     return sinusoidal_encoding(max_sequence_length=length, d_model=d_model)
 

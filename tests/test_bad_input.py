@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from posenc import attention, embedding, encoding, tokens
-from posenc.encoding import PositionalEncoding, sinusoidal_encoding
+from posenc.builder import sinusoidal_encoding
+from posenc.encoding import PositionalEncoding
 
 VOCAB = tokens.build_vocabulary(["my name is john"])
 PE = PositionalEncoding(d_model=6, max_sequence_length=10)
@@ -139,10 +140,10 @@ def test_a_wrong_call_gets_pythons_own_message():
 
 
 def test_a_value_is_checked_once_where_the_learner_passes_it(monkeypatch):
-    from posenc import _validate
+    from posenc import _checks
 
     tables = []
-    monkeypatch.setattr(_validate, "check_table_fits", lambda shape, *args, **kwargs: tables.append(shape))
+    monkeypatch.setattr(_checks, "check_table_fits", lambda shape, *args, **kwargs: tables.append(shape))
     encoding.stepwise_encoding(max_sequence_length=10, d_model=6)
     assert tables == [(2, 10, 6)]  # its own table; even_pe and odd_pe, called by it, do not check theirs again
     encoding.even_pe(max_sequence_length=10, d_model=6)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from posenc import encoding, exercises
-from posenc.encoding import sinusoidal_encoding
+from posenc.builder import sinusoidal_encoding
 
 # The columns that repeat within the table --------------------------------------------------------------------
 
@@ -184,11 +184,11 @@ class TestTableChecker:
     def test_the_packages_own_table_is_named_and_every_table_built_by_hand_is_not(self):
         # 03 and 04 ask for the table by hand, and show the package's builders: their own tensors (or views of
         # them) are named; the same numbers built by hand, in float32 or float64, are right.
-        package = [(encoding.sinusoidal_encoding(max_sequence_length=5, d_model=8), "encoding.sinusoidal_encoding"),
-                   (encoding.sinusoidal_encoding(max_sequence_length=5, d_model=8, dtype=torch.float64),
+        package = [(sinusoidal_encoding(max_sequence_length=5, d_model=8), "encoding.sinusoidal_encoding"),
+                   (sinusoidal_encoding(max_sequence_length=5, d_model=8, dtype=torch.float64),
                     "encoding.sinusoidal_encoding"),
                    (encoding.PositionalEncoding(d_model=8, max_sequence_length=5).table, ".table"),
-                   (encoding.sinusoidal_encoding(max_sequence_length=20, d_model=8)[:5], "sinusoidal_encoding"),
+                   (sinusoidal_encoding(max_sequence_length=20, d_model=8)[:5], "sinusoidal_encoding"),
                    (encoding.stepwise_encoding(max_sequence_length=5, d_model=8), "encoding.stepwise_encoding"),
                    (encoding.interleave(encoding.even_pe(max_sequence_length=5, d_model=8),
                                         encoding.odd_pe(max_sequence_length=5, d_model=8)), "encoding.interleave")]
@@ -204,9 +204,9 @@ class TestTableChecker:
                 assert self.check(right, max_sequence_length=5, d_model=8).correct
         # Computed in float64 and rounded, it equals the package's float32 table bit for bit: only where a tensor
         # came from tells the two apart.
-        assert torch.equal(by_hand.float(), encoding.sinusoidal_encoding(max_sequence_length=5, d_model=8))
+        assert torch.equal(by_hand.float(), sinusoidal_encoding(max_sequence_length=5, d_model=8))
         # A table of the wrong size is told its size, whoever built it.
-        wrong = self.check(encoding.sinusoidal_encoding(max_sequence_length=10, d_model=6), max_sequence_length=8,
+        wrong = self.check(sinusoidal_encoding(max_sequence_length=10, d_model=6), max_sequence_length=8,
                            d_model=4)
         assert wrong.status == "wrong" and "Shape (10, 6)" in wrong.message
 

@@ -252,7 +252,7 @@ X, WEIGHTS, KEY_MASK = example()
     (lambda: attention.multi_head_attention(X[0], WEIGHTS, num_heads=2, key_mask=KEY_MASK), ValueError,
      ["key_mask", "1-D", "(3, 7)"]),
     (lambda: attention.multi_head_attention(X, WEIGHTS, num_heads=2, key_mask=KEY_MASK[:2]), ValueError,
-     ["key_mask", "batch", "(2, 7)"]),
+     ["key_mask", "one row per sequence", "(2, 7)"]),
     (lambda: attention.multi_head_attention(X, WEIGHTS, num_heads=2, causal=1), TypeError, ["causal"]),
     (lambda: attention.attention_weights(torch.zeros(3, 4), causal=True), ValueError, ["scores", "square", "(3, 4)"]),
     (lambda: attention.attention_weights(torch.zeros(3, 3), key_mask=torch.tensor([False, True, True]), causal=True),

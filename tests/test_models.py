@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc import models, task
-from posenc.encoding import sinusoidal_encoding
+from posenc.builder import sinusoidal_encoding
 from posenc.schemes import apply_rotary
 
 TINY = models.Settings(steps=3, d_model=8, num_heads=2, num_layers=1, batch_size=4)

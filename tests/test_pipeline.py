@@ -7,6 +7,7 @@ import torch
 
 from posenc import attention, embedding, tokens
 from posenc.encoding import PositionalEncoding
+from posenc.positions import position_ids
 
 
 def test_tokenize_splits_words_and_punctuation():
@@ -98,15 +99,15 @@ def test_self_attention_matches_torch():
 
 def test_position_ids_count_the_real_tokens_of_each_row_and_give_padding_zero():
     mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1], [0, 0, 0, 0, 1]])
-    assert tokens.position_ids(mask).tolist() == [[0, 0, 0, 1, 2], [0, 1, 2, 3, 4], [0, 0, 0, 0, 0]]
-    assert tokens.position_ids(mask.bool()).tolist() == tokens.position_ids(mask).tolist()
-    assert tokens.position_ids(torch.tensor([1, 1, 0, 0])).tolist() == [0, 1, 0, 0]  # right padding: 0..n-1
-    assert tokens.position_ids(torch.ones(3, dtype=torch.uint8)).dtype == torch.long
+    assert position_ids(mask).tolist() == [[0, 0, 0, 1, 2], [0, 1, 2, 3, 4], [0, 0, 0, 0, 0]]
+    assert position_ids(mask.bool()).tolist() == position_ids(mask).tolist()
+    assert position_ids(torch.tensor([1, 1, 0, 0])).tolist() == [0, 1, 0, 0]  # right padding: 0..n-1
+    assert position_ids(torch.ones(3, dtype=torch.uint8)).dtype == torch.long
     # From padding_mask of a right-padded batch: the real tokens get 0..n-1, as the naive positions.
     vocab = tokens.example_vocabulary()
     ids = tokens.batch_ids(["My name is John", "What is your name?"], vocab, max_sequence_length=6)
     real = attention.padding_mask(ids, pad_id=vocab.pad_id)
-    assert torch.equal(tokens.position_ids(real)[real], torch.arange(6).expand(2, 6)[real])
+    assert torch.equal(position_ids(real)[real], torch.arange(6).expand(2, 6)[real])
 
 
 def test_position_ids_refuse_anything_but_a_0_1_mask():
@@ -116,5 +117,5 @@ def test_position_ids_refuse_anything_but_a_0_1_mask():
                               (torch.ones(1, 2, 3, dtype=torch.long), ValueError, ["attention_mask", "(1, 2, 3)"]),
                               ([[1, 1]], TypeError, ["attention_mask", "list"])]:
         with pytest.raises(error) as raised:
-            tokens.position_ids(bad)
+            position_ids(bad)
         assert all(word in str(raised.value) for word in words), raised.value

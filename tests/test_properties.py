@@ -4,7 +4,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc.encoding import sinusoidal_encoding, stepwise_encoding, to_concatenated
+from posenc.builder import sinusoidal_encoding
+from posenc.encoding import stepwise_encoding, to_concatenated
 
 lengths = st.integers(min_value=1, max_value=400)
 d_models = st.integers(min_value=1, max_value=96)

@@ -2,7 +2,7 @@
 
 - subwords: a byte-level BPE trained offline on the suite's frozen text, deterministic across processes, its
   pieces fed to the package's own padding, ids and one-hot rows; GPT-2's byte-to-character table for the space.
-- position ids from an attention mask: `tokens.position_ids` equals what transformers' generation computes.
+- position ids from an attention mask: `position_ids` equals what transformers' generation computes.
 - a tiny randomly initialised Llama (RoPE) and GPT-2 (a learned position table), configs built here, nothing
   downloaded: on a left-padded batch with position ids each row gets the logits of that row alone. With naive
   positions GPT-2's padded row moves; Llama's does not (RoPE sees only m - n, and the pads are masked).
@@ -21,6 +21,7 @@ from transformers.convert_slow_tokenizer import bytes_to_unicode  # (GPT-2's tab
 from transformers.models.llama import modeling_llama
 
 from posenc import schemes, subwords, tokens
+from posenc.positions import position_ids
 
 BPE = subwords.train_bpe()
 VOCAB = 64
@@ -60,7 +61,7 @@ def test_the_pieces_go_through_the_same_padding_ids_and_one_hot_rows():
     mask = torch.tensor([row.attention_mask for row in encoded])
     ids = torch.tensor([row.ids for row in encoded])
     assert torch.equal(mask.bool(), ids != 0)
-    assert tokens.position_ids(mask)[1].tolist()[-len(pieces):] == list(range(len(pieces)))
+    assert position_ids(mask)[1].tolist()[-len(pieces):] == list(range(len(pieces)))
 
 
 # The vocabulary in id order, hashed: recorded from two fresh processes (tokenizers' Rust hash maps are seeded anew in
@@ -112,7 +113,7 @@ def test_position_ids_equal_what_transformers_generation_computes():
         # transformers 5.23, generation/utils.py: GenerationMixin._prepare_position_ids_for_generation.
         theirs = model._prepare_position_ids_for_generation(ids[:, : attention_mask.shape[1]],
                                                               {"attention_mask": attention_mask})
-        assert torch.equal(tokens.position_ids(attention_mask), theirs)
+        assert torch.equal(position_ids(attention_mask), theirs)
 
 
 @pytest.mark.parametrize("make,naive_moves", [(llama, False), (gpt2, True)], ids=["llama-rope", "gpt2-learned"])
@@ -121,7 +122,7 @@ def test_a_left_padded_row_gets_the_logits_of_the_row_alone_with_position_ids(ma
     alone, other, ids, mask = left_padded_batch()
     with torch.no_grad():
         row_alone = model(alone).logits[0]
-        counted = model(ids, attention_mask=mask, position_ids=tokens.position_ids(mask)).logits
+        counted = model(ids, attention_mask=mask, position_ids=position_ids(mask)).logits
         naive = model(ids, attention_mask=mask).logits
         assert float((counted[0, 3:] - row_alone).abs().max()) < 1e-5
         assert float((counted[1] - model(other).logits[0]).abs().max()) < 1e-5

@@ -10,7 +10,8 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from posenc import attention, exercises, models, plots, schemes, tokens
+from posenc import attention, exercises, models, plots, schemes
+from posenc.positions import position_ids
 from test_figures import check_figure
 
 LEFT_PADDED = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1]])
@@ -28,7 +29,7 @@ def status(feedback):
 def test_position_ids_from_the_mask_are_correct():
     fixed = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, 0)
     assert status(exercises.check_position_ids(fixed, attention_mask=LEFT_PADDED)) == "correct"
-    assert status(exercises.check_position_ids(tokens.position_ids(LEFT_PADDED), attention_mask=LEFT_PADDED)) == "correct"
+    assert status(exercises.check_position_ids(position_ids(LEFT_PADDED), attention_mask=LEFT_PADDED)) == "correct"
 
 
 def test_negative_positions_at_the_pads_are_a_named_mistake():
@@ -47,7 +48,7 @@ def test_position_ids_agree_with_transformers_generation():
 
     theirs = GenerationMixin._prepare_position_ids_for_generation(None, LEFT_PADDED, {"attention_mask": LEFT_PADDED})
     assert status(exercises.check_position_ids(theirs, attention_mask=LEFT_PADDED)) == "correct"
-    assert torch.equal(theirs, tokens.position_ids(LEFT_PADDED))
+    assert torch.equal(theirs, position_ids(LEFT_PADDED))
 
 
 @pytest.mark.parametrize("answer, words", [
@@ -133,7 +134,7 @@ CACHE_SIZES = {"model": DECODER, "ids": CACHE_IDS, "attention_mask": CACHE_MASK,
 
 def decoding_loop(offset):
     """The notebook's loop: the prompt in one call, then one token per call at `offset(cache, mask)`."""
-    positions = tokens.position_ids(CACHE_MASK)
+    positions = position_ids(CACHE_MASK)
     with torch.no_grad():
         out = DECODER(CACHE_IDS[:, :PREFILL], attention_mask=CACHE_MASK[:, :PREFILL], position_ids=positions[:, :PREFILL])
         cache, logits = out.cache, [out.logits]
@@ -150,7 +151,7 @@ def test_the_fixed_loop_and_the_full_pass_are_correct():
     assert status(exercises.check_cached_logits(fixed, **CACHE_SIZES)) == "correct"
     assert status(exercises.check_cached_logits(fixed.double(), **CACHE_SIZES)) == "correct"
     with torch.no_grad():
-        full = DECODER(CACHE_IDS, attention_mask=CACHE_MASK, position_ids=tokens.position_ids(CACHE_MASK)).logits
+        full = DECODER(CACHE_IDS, attention_mask=CACHE_MASK, position_ids=position_ids(CACHE_MASK)).logits
     assert status(exercises.check_cached_logits(full, **CACHE_SIZES)) == "correct"
     # Other logits at the pads are fine: nothing reads them.
     full[0, :2] = 7.0
@@ -243,7 +244,7 @@ FIGURES = {
          "The positional encoding extrapolates": [["The"], [" positional"], [" encoding"],
                                                   [" ex", "t", "ra", "p", "ol", "at", "es"]]}, title="pieces"),
     "position_ids_figure": lambda: plots.position_ids_figure(
-        {"naive": torch.arange(6).expand(3, 6), "position ids": tokens.position_ids(LEFT_PADDED)},
+        {"naive": torch.arange(6).expand(3, 6), "position ids": position_ids(LEFT_PADDED)},
         attention_mask=LEFT_PADDED, row_labels=["a", "b", "c"]),
     "packed_mask_figure": lambda: plots.packed_mask_figure(
         packed([4, 3, 5]), document_ids=attention.document_ids_from_lengths([4, 3, 5]),
@@ -287,9 +288,9 @@ def test_the_packed_mask_figure_colours_only_the_visible_cells():
 
 
 def test_the_position_ids_figure_writes_each_real_tokens_position():
-    fig = plots.position_ids_figure({"ids": tokens.position_ids(LEFT_PADDED)}, attention_mask=LEFT_PADDED)
+    fig = plots.position_ids_figure({"ids": position_ids(LEFT_PADDED)}, attention_mask=LEFT_PADDED)
     texts = [t.get_text() for t in fig.axes[0].texts if not t.get_text().startswith("pad")]
-    assert texts == [str(int(p)) for p in tokens.position_ids(LEFT_PADDED)[LEFT_PADDED.bool()]]
+    assert texts == [str(int(p)) for p in position_ids(LEFT_PADDED)[LEFT_PADDED.bool()]]
 
 
 @pytest.mark.parametrize("call, error", [
@@ -367,7 +368,7 @@ def test_bloom_keys_only_alibi_gives_the_weights_of_the_whole_bias():
     num_heads, (batch, seq) = 4, LEFT_PADDED.shape
     bloom = build_alibi_tensor(LEFT_PADDED, num_heads, torch.float32).view(batch, num_heads, 1, seq)
     slopes = schemes.alibi_slopes(num_heads=num_heads)
-    positions = tokens.position_ids(LEFT_PADDED)
+    positions = position_ids(LEFT_PADDED)
     assert torch.allclose(bloom[:, :, 0, :], slopes[None, :, None] * positions[:, None, :])  # slope x j, pads at 0
     whole = -slopes[None, :, None, None] * (positions[:, None, :, None] - positions[:, None, None, :])
     visible = torch.ones(seq, seq, dtype=torch.bool).tril() & LEFT_PADDED.bool()[:, None, None, :]

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from rotary_embedding_torch import RotaryEmbedding
 
 from posenc import attention, encoding, schemes
+from posenc.builder import frequencies, sinusoidal_encoding
 
 # RoPE ------------------------------------------------------------------------------------------
 
@@ -89,7 +90,7 @@ def test_half_split_layout_is_the_neox_code_and_a_column_permutation_of_interlea
     assert torch.allclose(half, rotate_half_neox(x), rtol=0, atol=1e-12)
     assert torch.allclose(schemes.apply_rotary(x[..., permutation], layout="half_split"),
                           schemes.apply_rotary(x)[..., permutation], rtol=0, atol=1e-12)
-    table = encoding.sinusoidal_encoding(max_sequence_length=4, d_model=12)
+    table = sinusoidal_encoding(max_sequence_length=4, d_model=12)
     assert torch.equal(table[:, permutation], encoding.to_concatenated(table))
 
 
@@ -129,7 +130,7 @@ def test_llama_weight_conversion_gives_half_split_rope_the_scores_of_interleaved
 def test_the_sinusoids_shift_is_the_rope_rotation_applied_to_rows(d_model, base, k):
     # Notebook 10's shift and notebook 13's R_k are one matrix: PE[p] @ R_k = PE[p + k] (a row, from the right).
     # From the left it moves the other way: R_k @ PE[p] = PE[p - k], since R_k^T = R_(-k).
-    PE = encoding.sinusoidal_encoding(max_sequence_length=60, d_model=d_model, base=base, dtype=torch.float64)
+    PE = sinusoidal_encoding(max_sequence_length=60, d_model=d_model, base=base, dtype=torch.float64)
     R = schemes.rotation_matrix(position=k, d=d_model, base=base)
     torch.testing.assert_close(PE[:-k] @ R, PE[k:], rtol=0, atol=1e-12)
     torch.testing.assert_close((R @ PE[k:].T).T, PE[:-k], rtol=0, atol=1e-12)
@@ -143,7 +144,7 @@ def test_the_sinusoids_shift_is_the_rope_rotation_applied_to_rows(d_model, base,
 
 def test_rope_angles_are_the_sinusoidal_encodings_angles():
     angles = schemes.rotary_angles(max_sequence_length=10, d=6)
-    table = encoding.sinusoidal_encoding(max_sequence_length=10, d_model=6, dtype=torch.float64)
+    table = sinusoidal_encoding(max_sequence_length=10, d_model=6, dtype=torch.float64)
     assert torch.allclose(angles.sin(), table[:, 0::2], atol=1e-12)
     assert torch.allclose(angles.cos(), table[:, 1::2], atol=1e-12)
 
@@ -203,8 +204,8 @@ def test_rope_position_zero_is_left_as_it_is():
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: schemes.apply_rotary(torch.zeros(3, 5)), "must be even"),
-    (lambda: schemes.apply_rotary(torch.zeros(5)), "at least 2 dimensions"),
+    (lambda: schemes.apply_rotary(torch.zeros(3, 5)), "d even"),
+    (lambda: schemes.apply_rotary(torch.zeros(5)), "(..., seq, d)"),
     (lambda: schemes.apply_rotary(torch.zeros(3, 4), layout="llama"), "layout must be one of"),
     (lambda: schemes.apply_rotary(torch.zeros(3, 4, dtype=torch.int64)), "floating-point"),
     (lambda: schemes.rotary_angles(max_sequence_length=3, d=7), "d=7"),
@@ -330,7 +331,7 @@ def test_same_word_scores_are_the_written_out_products():
     d_model = 8
     weights = attention.projection_weights(d_model=d_model, seed=3)
     word = torch.randn(d_model, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
-    PE = encoding.sinusoidal_encoding(max_sequence_length=40, d_model=d_model, dtype=torch.float64)
+    PE = sinusoidal_encoding(max_sequence_length=40, d_model=d_model, dtype=torch.float64)
     W_Q, W_K = weights.W_Q.double(), weights.W_K.double()
     p, offsets = 20, [-20, -3, 0, 7, 19]
     added = [float((word + PE[p]) @ W_Q @ W_K.T @ (word + PE[p + k])) for k in offsets]
@@ -356,8 +357,8 @@ def test_same_word_scores_move_with_position_only_when_the_sinusoid_is_added():
 @pytest.mark.parametrize("change,message", [
     ({"scheme": "alibi"}, "scheme must be one of"),
     ({"offsets": [3, -11]}, r"offsets\[1\] must be an int from -10"),
-    ({"offsets": []}, "at least one offset"),
-    ({"offsets": "0"}, "offsets must be a list"),
+    ({"offsets": []}, "non-empty"),
+    ({"offsets": "0"}, "offsets must be a non-empty list"),
     ({"query_position": -1}, "query_position"),
     ({"word": torch.zeros(6)}, "d_model=6"),
     ({"weights": (torch.zeros(8, 8),) * 3}, "ProjectionWeights"),
@@ -376,7 +377,7 @@ def test_same_word_scores_refuse_what_they_cannot_score(change, message):
 def test_the_shift_checker_holds_the_row_convention_of_rotation_matrix(k):
     from posenc import exercises
 
-    PE = encoding.sinusoidal_encoding(max_sequence_length=30, d_model=6, dtype=torch.float64)
+    PE = sinusoidal_encoding(max_sequence_length=30, d_model=6, dtype=torch.float64)
     R = schemes.rotation_matrix(position=abs(k), d=6)
     M = R if k > 0 else R.T  # a rotation's inverse is its transpose
     rows = PE[max(0, -k) : 30 - max(0, k)]
@@ -393,7 +394,7 @@ def test_the_shift_checker_holds_the_row_convention_of_rotation_matrix(k):
 def test_the_shift_checker_names_degrees():
     from posenc import exercises
 
-    w = encoding.frequencies(d_model=6).double()
+    w = frequencies(d_model=6).double()
     blocks = [torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=torch.float64)
               for a in (math.radians(-3 * float(f)) for f in w)]
     feedback = exercises.check_shift_matrix(torch.block_diag(*blocks), k=-3, d_model=6)

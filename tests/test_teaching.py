@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from posenc import attention, encoding, tokens
+from posenc.builder import sinusoidal_encoding
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -91,7 +92,7 @@ def test_the_longest_wavelength_is_what_the_notebooks_say():
 
 
 def test_a_pe_row_has_length_sqrt_d_model_over_2():
-    table = encoding.sinusoidal_encoding(max_sequence_length=1000, d_model=512, dtype=torch.float64)
+    table = sinusoidal_encoding(max_sequence_length=1000, d_model=512, dtype=torch.float64)
     torch.testing.assert_close(table.norm(dim=1), torch.full((1000,), 16.0, dtype=torch.float64))
 
 

@@ -21,33 +21,27 @@ gives float64). NaN and inf propagate as in any torch arithmetic.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import torch
 
-from ._validate import (
+from ._checks import (
     SEED,
     SIZE,
-    check_attend,
-    check_document_ids,
     check_flag,
     check_floating_tensor,
-    check_lengths,
-    check_masks,
-    check_multi_head,
-    check_output_weights,
-    check_qkv,
-    check_query_key,
     check_size,
-    check_split,
     check_table_fits,
     check_tensor,
     checked,
-    common_dtype,
+    instance_of,
     optional_size,
+    short,
 )
+from .positions import check_document_ids, position_ids
 
 __all__ = [
     "ProjectionWeights",
@@ -131,8 +125,16 @@ def multi_head_weights(*, d_model: int, seed: int = 0) -> MultiHeadWeights:
 
 def project_qkv(x: torch.Tensor, weights: ProjectionWeights) -> QKV:
     """`Q = x @ W_Q`, `K = x @ W_K`, `V = x @ W_V`: one query, key and value per row of x."""
-    check_qkv(x, weights, ProjectionWeights)
-    dtype = common_dtype(x=x, W_Q=weights.W_Q, W_K=weights.W_K, W_V=weights.W_V)
+    check_floating_tensor("x", x, ndim=(2, 3))
+    instance_of(ProjectionWeights, "a posenc.attention.ProjectionWeights")("weights", weights)
+    for name, matrix in zip(weights._fields, weights, strict=True):
+        if check_floating_tensor(f"weights.{name}", matrix, ndim=(2,)).shape != weights.W_Q.shape:
+            raise ValueError(f"weights' three matrices must have one shape, got W_Q {tuple(weights.W_Q.shape)} "
+                             f"and {name} {tuple(matrix.shape)}")
+    if x.shape[-1] != weights.W_Q.shape[0]:
+        raise ValueError(f"x must have d_model={weights.W_Q.shape[0]} features in its last dimension, got shape "
+                         f"{tuple(x.shape)}")
+    dtype = common_dtype(x, *weights)
     x = x.to(dtype)
     return QKV(*(x @ matrix.to(dtype) for matrix in weights))
 
@@ -147,8 +149,12 @@ def scaled_dot_product_scores(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
     entries has a spread of about sqrt(d_k); the softmax of such large scores is
     almost one-hot, and its gradients vanish.
     """
-    check_query_key(Q, K)
-    dtype = common_dtype(Q=Q, K=K)
+    check_floating_tensor("Q", Q, ndim=(2, 3, 4))
+    check_floating_tensor("K", K, ndim=(2, 3, 4))
+    if Q.shape[-1] != K.shape[-1] or (Q.dim() > 2 and K.dim() > 2 and Q.shape[:-2] != K.shape[:-2]):
+        raise ValueError(f"Q and K must have the same last dimension d_k and the same number of sequences (and heads), "
+                         f"got shapes {tuple(Q.shape)} and {tuple(K.shape)}")
+    dtype = common_dtype(Q, K)
     return _scores(Q.to(dtype), K.to(dtype))
 
 
@@ -186,7 +192,41 @@ def attention_weights(scores: torch.Tensor, *, key_mask: torch.Tensor | None = N
     the words it is about to predict.
     """
     check_floating_tensor("scores", scores, ndim=(2, 3, 4))
-    return _softmax(scores, check_masks(scores.shape, key_mask, causal, mask))
+    return _softmax(scores, _keep(scores.shape, key_mask=key_mask, causal=check_flag("causal", causal), mask=mask))
+
+
+def _keep(shape: torch.Size, *, key_mask: object, causal: bool, mask: object) -> torch.Tensor | None:
+    """The keys each query may look at under the three masks, shaped to broadcast over scores of `shape` (None:
+    every key). The masks are checked as they are combined; a row that keeps no key is refused."""
+    keep = None
+    if mask is not None:
+        if check_tensor("mask", mask, ndim=(2, 3)).dtype != torch.bool:
+            raise TypeError(f"mask must be a bool tensor (True = query r may look at key c), got dtype {mask.dtype}")
+        if mask.shape[-2:] != shape[-2:] or (mask.dim() == 3 and (len(shape) == 2 or mask.shape[0] != shape[0])):
+            raise ValueError(f"mask must be (seq, seq) or (batch, seq, seq), one per sequence of scores of shape "
+                             f"{tuple(shape)}, got shape {tuple(mask.shape)}")
+        keep = mask[:, None] if mask.dim() == 3 and len(shape) == 4 else mask  # the same mask for every head
+    if key_mask is not None:
+        if check_tensor("key_mask", key_mask, ndim=(1, 2)).dtype != torch.bool:
+            raise TypeError(f"key_mask must be a bool tensor, got dtype {key_mask.dtype}")
+        if key_mask.shape[-1] != shape[-1] or (key_mask.dim() == 2 and len(shape) > 2 and key_mask.shape[0] != shape[0]):
+            raise ValueError(f"key_mask must have {shape[-1]} entries per row, one row per sequence of scores of shape "
+                             f"{tuple(shape)}, got shape {tuple(key_mask.shape)}")
+        # (batch, seq) -> (batch, 1, ..., 1, seq): the same keys hidden for every head and every query.
+        middle = (1,) * max(len(shape) - key_mask.dim(), 1)
+        real = key_mask.reshape(key_mask.shape[:-1] + middle + key_mask.shape[-1:])
+        keep = real if keep is None else keep & real
+    if causal and shape[-2] != shape[-1]:
+        raise ValueError(f"scores must be square (one row and one column per token) for causal=True, got shape "
+                         f"{tuple(shape)}")
+    if causal and shape[-1]:
+        visible = causal_mask(sequence_length=shape[-1])
+        keep = visible if keep is None else keep & visible
+    if keep is not None and not bool(keep.any(dim=-1).all()):
+        names = "key_mask" if mask is None else "mask" if key_mask is None else "key_mask and mask together"
+        raise ValueError(f"{names} must keep at least one key in every row, or the softmax has nothing to weigh"
+                         + (" (with causal=True, the first token must be real)" if causal else ""))
+    return keep
 
 
 # The core: every attention of the package, the teaching functions' and the tiny models', runs these lines ------
@@ -209,10 +249,14 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, bias: torch.Ten
     `(..., queries, keys)`; a row that keeps no key gives NaN weights. Returns (output, weights, scores),
     the scores with the bias and before the mask.
     """
-    check_attend(q, k, v, bias, keep)
     scores = _scores(q, k) if bias is None else _scores(q, k) + bias
     weights = _softmax(scores, keep)
     return Attended(weights @ v, weights, scores)
+
+
+def common_dtype(*tensors: torch.Tensor) -> torch.dtype:
+    """The dtype floating tensors are computed in together: the widest of theirs (torch's promotion)."""
+    return functools.reduce(torch.promote_types, (t.dtype for t in tensors))
 
 
 def _scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
@@ -234,7 +278,10 @@ def document_ids_from_lengths(lengths: Sequence[int]) -> torch.Tensor:
     Packing puts several short documents one after the other in one row instead of padding
     each to the longest; `packed_mask` and `packed_position_ids` read these ids.
     """
-    lengths = check_lengths(lengths)
+    if not isinstance(lengths, (list, tuple)) or not lengths:
+        raise TypeError(f"lengths must be a non-empty list of ints >= 1 (one length per document), got {lengths!r:.60}")
+    lengths = [check_size(f"lengths[{n}]", length) for n, length in enumerate(lengths)]
+    check_table_fits((sum(lengths),), torch.int64, name="row of document ids", arguments="lengths")
     return torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
 
 
@@ -262,8 +309,6 @@ def packed_position_ids(document_ids: torch.Tensor) -> torch.Tensor:
     row with the same id. `(seq,)` or `(batch, seq)`; a LongTensor of that shape. With these positions
     and `packed_mask`, each document's outputs are those of the document run alone.
     """
-    from .positions import position_ids  # the one position-id function (positions imports this module)
-
     return position_ids(document_ids=document_ids)
 
 
@@ -275,8 +320,10 @@ def split_heads(x: torch.Tensor, *, num_heads: int) -> torch.Tensor:
     into `(num_heads, head_dim)`; moving the head dimension before `seq` makes each head
     a `(seq, head_dim)` matrix of its own, so one batched matmul computes every head.
     """
-    num_heads = check_split(x, num_heads)
-    d_model = x.shape[-1]
+    d_model, num_heads = check_tensor("x", x, ndim=(2, 3)).shape[-1], check_size("num_heads", num_heads)
+    if d_model == 0 or d_model % num_heads:
+        raise ValueError(f"x's last dimension (d_model={d_model}) must be a positive multiple of num_heads={num_heads}, "
+                         f"so that every head gets d_model / num_heads columns; got x of shape {tuple(x.shape)}")
     # reshape, not view: x may be a non-contiguous tensor (a transposed or sliced one).
     return x.reshape(x.shape[:-1] + (num_heads, d_model // num_heads)).transpose(-3, -2)
 
@@ -287,8 +334,7 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     The inverse of `split_heads` ("Concat(head_1, ..., head_h)" in section 3.2.2 of the paper).
     A 3-D `(num_heads, seq, head_dim)` gives `(seq, num_heads * head_dim)`.
     """
-    check_tensor("x", x, ndim=(3, 4))
-    heads_last = x.transpose(-3, -2)  # (..., seq, num_heads, head_dim)
+    heads_last = check_tensor("x", x, ndim=(3, 4)).transpose(-3, -2)  # (..., seq, num_heads, head_dim)
     return heads_last.reshape(heads_last.shape[:-2] + (heads_last.shape[-2] * heads_last.shape[-1],))
 
 
@@ -298,7 +344,8 @@ def self_attention(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One attention head over x (= X + PE): returns (output, attention weights). Masks as in `attention_weights`."""
     Q, K, V = project_qkv(x, weights)
-    output, weights_matrix, _ = attend(Q, K, V, keep=check_masks(Q.shape[:-1] + K.shape[-2:-1], key_mask, causal, mask))
+    keep = _keep(Q.shape[:-1] + K.shape[-2:-1], key_mask=key_mask, causal=check_flag("causal", causal), mask=mask)
+    output, weights_matrix, _ = attend(Q, K, V, keep=keep)
     return output, weights_matrix
 
 
@@ -316,10 +363,18 @@ def multi_head_attention(
     `head_i = Attention(x W_Q_i, x W_K_i, x W_V_i)`, where W_Q_i is the i-th block of head_dim
     columns of W_Q ("Attention Is All You Need", section 3.2.2).
     """
-    num_heads = check_multi_head(x, weights, MultiHeadWeights, num_heads, key_mask, mask)
+    instance_of(MultiHeadWeights, "a posenc.attention.MultiHeadWeights (see multi_head_weights)")("weights", weights)
+    if getattr(x, "ndim", 0) == 2 and any(isinstance(m, torch.Tensor) and m.dim() != n for m, n in ((key_mask, 1), (mask, 2))):
+        # the heads take the place of a batch: a 3-D mask would be read as one per head
+        raise ValueError(f"for one sequence x of shape {tuple(x.shape)}, key_mask must be 1-D (seq,) and mask 2-D "
+                         f"(seq, seq), got {short(key_mask)} and {short(mask)}")
     Q, K, V = project_qkv(x, ProjectionWeights(weights.W_Q, weights.W_K, weights.W_V))
-    check_output_weights(weights, num_heads)
+    width = weights.W_V.shape[1]
+    if check_floating_tensor("weights.W_O", weights.W_O, ndim=(2,)).shape != (width, weights.W_Q.shape[0]):
+        raise ValueError(f"weights.W_O must have shape {(width, weights.W_Q.shape[0])} (heads' columns x d_model), "
+                         f"got {tuple(weights.W_O.shape)}")
     Q, K, V = (split_heads(matrix, num_heads=num_heads) for matrix in (Q, K, V))
-    output, weights_matrix, _ = attend(Q, K, V, keep=check_masks(Q.shape[:-1] + K.shape[-2:-1], key_mask, causal, mask))
-    dtype = common_dtype(heads=output, W_O=weights.W_O)
+    keep = _keep(Q.shape[:-1] + K.shape[-2:-1], key_mask=key_mask, causal=check_flag("causal", causal), mask=mask)
+    output, weights_matrix, _ = attend(Q, K, V, keep=keep)
+    dtype = common_dtype(output, weights.W_O)
     return merge_heads(output).to(dtype) @ weights.W_O.to(dtype), weights_matrix

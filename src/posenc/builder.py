@@ -16,8 +16,8 @@ import math
 import numpy as np
 import torch
 
+from ._checks import BASE, DEVICE, FLOAT_DTYPE, SIZE, checked
 from ._provenance import marked
-from ._validate import BASE, DEVICE, FLOAT_DTYPE, SIZE, checked
 
 __all__ = ["DEFAULT_BASE", "frequencies", "sinusoidal_encoding"]
 

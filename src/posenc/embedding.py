@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import FLOAT_DTYPE, SEED, SIZE, check_lookup, check_projection, checked
+from ._checks import FLOAT_DTYPE, MATRIX, SEED, SIZE, check_floating_tensor, check_tensor, checked
 
 __all__ = ["embedding_matrix", "project", "embedding_lookup", "parameter_count"]
 
@@ -28,14 +28,20 @@ def project(one_hot_rows: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:
 
     Two dtypes are computed in the wider one (float32 @ float64 gives float64).
     """
-    check_projection(one_hot_rows, W_E)
+    check_floating_tensor("one_hot_rows", one_hot_rows, ndim=(2, 3))
+    if one_hot_rows.shape[-1] != MATRIX("W_E", W_E).shape[0]:
+        raise ValueError(f"one_hot_rows has {one_hot_rows.shape[-1]} columns but W_E has {W_E.shape[0]} rows; "
+                         "both must equal vocab_size")
     dtype = torch.promote_types(one_hot_rows.dtype, W_E.dtype)
     return one_hot_rows.to(dtype) @ W_E.to(dtype)
 
 
 def embedding_lookup(ids: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:
     """Row `id` of W_E for every id: equal to `project(one_hot(ids), W_E)`."""
-    check_lookup(ids, W_E)
+    check_tensor("ids", ids, ndim=(1, 2), kind="integer")
+    vocab_size = MATRIX("W_E", W_E).shape[0]
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
+        raise ValueError(f"ids must lie in [0, vocab_size={vocab_size}), got values from {int(ids.min())} to {int(ids.max())}")
     return W_E[ids]
 
 

@@ -15,9 +15,9 @@ This module has three layers:
 1. The steps exactly as the notebooks teach them (`even_indices`, `even_denominator`,
    `even_pe`, `interleave`, ...), in float32 as the usual implementations compute it, and
    `stepwise_encoding`, which chains them.
-2. `sinusoidal_encoding`, the builder the rest of the package uses: the same numbers,
-   computed so that no float32 angle is ever formed. It lives in `posenc.builder`
-   with `frequencies`, and is importable from here.
+2. Two views of the finished table: `to_concatenated` (all sines, then all cosines) and
+   `wavelengths`. The table the rest of the package uses is `builder.sinusoidal_encoding`:
+   the same numbers, computed so that no float32 angle is ever formed.
 3. `PositionalEncoding`, the `nn.Module` that adds the table to its input.
 
 Every function takes its sizes as keyword arguments: code in the wild passes
@@ -32,8 +32,8 @@ import math
 import torch
 from torch import nn
 
+from ._checks import BASE, MATRIX, PROBABILITY, SIZE, check_floating_tensor, check_size, checked
 from ._provenance import marked
-from ._validate import BASE, MATRIX, PROBABILITY, SIZE, check_halves, check_rows_to_add, checked
 from .builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 
 __all__ = [
@@ -46,8 +46,6 @@ __all__ = [
     "odd_pe",
     "interleave",
     "stepwise_encoding",
-    "sinusoidal_encoding",
-    "frequencies",
     "to_concatenated",
     "wavelengths",
     "PositionalEncoding",
@@ -117,7 +115,10 @@ def interleave(even_PE: torch.Tensor, odd_PE: torch.Tensor) -> torch.Tensor:
     d_model columns (not d_model + 1, as the plain stack/flatten would give).
     Two dtypes give the wider one (float32 with float64 gives float64).
     """
-    check_halves(even_PE, odd_PE)
+    rows, n_even = MATRIX("even_PE", even_PE).shape
+    if MATRIX("odd_PE", odd_PE).shape[0] != rows or odd_PE.shape[1] not in (n_even, n_even - 1):
+        raise ValueError(f"odd_PE must have shape ({rows}, {n_even}) or ({rows}, {n_even - 1}) to pair with even_PE of "
+                         f"shape {tuple(even_PE.shape)}, got {tuple(odd_PE.shape)}")
     d_model = even_PE.shape[1] + odd_PE.shape[1]
     if odd_PE.shape[1] < even_PE.shape[1]:
         odd_PE = torch.cat([odd_PE, torch.zeros_like(even_PE[:, :1])], dim=1)
@@ -193,9 +194,29 @@ class PositionalEncoding(nn.Module):
         `offset` is the position of x's first row, e.g. when tokens arrive one at
         a time during generation. The result has x's dtype.
         """
-        offset, length = check_rows_to_add(x, d_model=self.d_model, offset=offset, max_sequence_length=self.max_sequence_length)
+        offset, length = rows_to_add(x, d_model=self.d_model, offset=offset)
+        if offset + length > self.max_sequence_length:
+            raise ValueError(
+                f"x reaches {positions_beyond(offset, length, self.max_sequence_length)}, beyond the table's rows 0 to "
+                f"{self.max_sequence_length - 1} (max_sequence_length={self.max_sequence_length}; x has {length} "
+                f"positions, offset={offset}); build the module with a larger max_sequence_length")
         return nn.functional.dropout(x + self.table[offset : offset + length].to(x.dtype), self.dropout, self.training)
 
     def extra_repr(self) -> str:
         dropout = f", dropout={self.dropout:g}" if self.dropout else ""
         return f"d_model={self.d_model}, max_sequence_length={self.max_sequence_length}, base={self.base:g}{dropout}"
+
+
+def rows_to_add(x: object, *, d_model: int, offset: object) -> tuple[int, int]:
+    """For a module that adds one table row per position to x, (seq, d_model) or (batch, seq, d_model) floats:
+    (offset, number of positions in x)."""
+    check_floating_tensor("x", x, ndim=(2, 3))
+    if x.shape[-1] != d_model:
+        raise ValueError(f"x must have d_model={d_model} features in its last dimension, got shape {tuple(x.shape)}")
+    return check_size("offset", offset, minimum=0), x.shape[-2]
+
+
+def positions_beyond(offset: int, length: int, max_sequence_length: int) -> str:
+    """The positions `offset .. offset + length - 1` a table of max_sequence_length rows lacks, in words."""
+    first, last = max(offset, max_sequence_length), offset + length - 1
+    return f"position {first}" if first == last else f"positions {first} to {last}"

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import check_position_variant
-from .attention import packed_mask
+from ._checks import check_size, check_table_fits, check_tensor
 
 __all__ = ["position_ids"]
+
+# Positions are exact in float64 up to 2**53; an angle p * frequency beyond that means nothing.
+MAX_POSITION = 2**53
 
 
 def position_ids(attention_mask: torch.Tensor | None = None, *, document_ids: torch.Tensor | None = None,
@@ -39,11 +41,43 @@ def position_ids(attention_mask: torch.Tensor | None = None, *, document_ids: to
     earlier tokens of the row with the same id. With these positions and `attention.packed_mask`, each
     document's outputs are those of the document run alone.
     """
-    variant, value, offset = check_position_variant(attention_mask, document_ids, length, offset)
-    if variant == "length":
-        return torch.arange(value) + offset
-    if variant == "attention_mask":
-        positions = (value.cumsum(-1) - 1).masked_fill(value == 0, 0)
-    else:
-        positions = packed_mask(value, causal=True).sum(-1) - 1  # the token itself is in its own row of the mask
-    return positions + offset
+    given = [name for name, value in (("attention_mask", attention_mask), ("document_ids", document_ids),
+                                      ("length", length)) if value is not None]
+    if len(given) != 1:
+        raise TypeError(f"position_ids takes exactly one of attention_mask, document_ids or length, got "
+                        f"{', '.join(given) or 'none of them'}")
+    offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION)
+    if length is not None:
+        length = check_size("length", length, minimum=0, maximum=MAX_POSITION)
+        check_table_fits((length,), torch.int64, name="row of position ids", arguments="length")
+        return torch.arange(length) + offset
+    if attention_mask is not None:
+        mask = check_attention_mask(attention_mask, ndim=(1, 2))
+        return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0) + offset
+    document_ids = check_document_ids(document_ids)
+    # The earlier tokens of the row with the same id, and the token itself: `packed_mask`'s row, summed.
+    same_document_so_far = (document_ids[..., :, None] == document_ids[..., None, :]).tril()
+    return same_document_so_far.sum(-1) - 1 + offset
+
+
+def check_attention_mask(value: object, *, ndim: tuple[int, ...] = (2,)) -> torch.Tensor:
+    """An `attention_mask` as tokenizers return it (bool or integer, 1 for a real token, 0 for padding) as a LongTensor."""
+    check_tensor("attention_mask", value, ndim=ndim)
+    if value.is_floating_point() or value.is_complex():
+        raise TypeError(f"attention_mask must be a bool or integer tensor of 0s and 1s, got dtype {value.dtype}")
+    mask = value.long()
+    if not bool(((mask == 0) | (mask == 1)).all()):
+        others = sorted(set(mask[(mask != 0) & (mask != 1)].tolist()))[:5]
+        raise ValueError(f"attention_mask must hold only 0 (padding) and 1 (a real token), got also {others}")
+    return mask
+
+
+def check_document_ids(document_ids: object) -> torch.Tensor:
+    """One document id per token, `(seq,)` or `(batch, seq)`, whose (seq, seq) mask fits in memory."""
+    check_tensor("document_ids", document_ids, ndim=(1, 2), kind="integer")
+    if document_ids.shape[-1] == 0:
+        raise ValueError(f"document_ids must hold at least one position (one document id per token), "
+                         f"got shape {tuple(document_ids.shape)}")
+    check_table_fits(tuple(document_ids.shape) + document_ids.shape[-1:], torch.bool, name="mask",
+                     arguments="document_ids")
+    return document_ids

@@ -34,7 +34,7 @@ import math
 
 import torch
 
-from ._validate import BASE, POSITIVE, ROPE_HEAD_DIM, check_rope_rule, checked, one_of, optional_size, stretch_factor
+from ._checks import BASE, POSITIVE, check_size, checked, is_real, one_of, optional_size, short
 from .builder import frequencies
 
 __all__ = ["SCALINGS", "rope_frequencies", "yarn_attention_factor"]
@@ -50,7 +50,24 @@ LLAMA3_HIGH_FREQ_FACTOR = 4.0
 MAX_FACTOR = 1e6
 
 
-@checked(head_dim=ROPE_HEAD_DIM, base=BASE, scaling=one_of(SCALINGS), factor=stretch_factor(MAX_FACTOR),
+def _head_dim(name: str, value: object) -> int:
+    if check_size(name, value, minimum=2, maximum=2**20) % 2:
+        raise ValueError(f"{name} must be even: RoPE turns pairs of columns, got {value}")
+    return value
+
+
+def _factor(name: str, value: object) -> float:
+    """The factor s that stretches a context: the new length over the trained one, from 1 to MAX_FACTOR."""
+    if not is_real(value):
+        raise TypeError(f"{name} must be a real number from 1 to {MAX_FACTOR:g}, got {short(value)} of type "
+                        f"{type(value).__name__}")
+    if not 1.0 <= float(value) <= MAX_FACTOR:  # factor < 1 would shrink the context; transformers refuses it too
+        raise ValueError(f"{name} must be a number from 1 to {MAX_FACTOR:g} (the new length over the trained one), "
+                         f"got {float(value)!r}")
+    return float(value)
+
+
+@checked(head_dim=_head_dim, base=BASE, scaling=one_of(SCALINGS), factor=_factor,
          original_max_position_embeddings=optional_size(maximum=2**53))
 def rope_frequencies(*, head_dim: int, base: float = 10000.0, scaling: str | None = None, factor: float = 1.0,
                      original_max_position_embeddings: int | None = None) -> torch.Tensor:
@@ -66,7 +83,15 @@ def rope_frequencies(*, head_dim: int, base: float = 10000.0, scaling: str | Non
     >>> rope_frequencies(head_dim=8, scaling="linear", factor=2.0) * 2 == rope_frequencies(head_dim=8)
     tensor([True, True, True, True])
     """
-    check_rope_rule(scaling, head_dim, factor, original_max_position_embeddings, scalings=SCALINGS)
+    if scaling is None and factor != 1.0:
+        raise ValueError(f"factor={factor!r} needs a scaling rule: with scaling=None the frequencies are plain RoPE's; "
+                         f"pass scaling as one of {SCALINGS[1:]}, or factor=1.0")
+    if scaling == "ntk" and head_dim == 2:
+        raise ValueError("head_dim must be at least 4 for scaling='ntk': its base grows by factor^(head_dim / "
+                         "(head_dim - 2)), which has no value at head_dim=2")
+    if scaling in ("yarn", "llama3") and original_max_position_embeddings is None:
+        raise ValueError(f"scaling={scaling!r} needs original_max_position_embeddings, the length the model was trained "
+                         "on (an int >= 1): its rule treats pairs by how many turns they make within that length")
     if scaling is None:
         return _plain(head_dim, base)
     if scaling == "linear":

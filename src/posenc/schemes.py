@@ -24,29 +24,24 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ._validate import (
+from ._checks import (
+    BASE,
     FLOAT_DTYPE,
-    LAYOUTS,
-    MAX_POSITION,
     SIZE,
-    check_angles,
-    check_even_d,
     check_flag,
     check_float_dtype,
-    check_learned_rows,
-    check_linear_bias,
-    check_rotary,
-    check_rotate_pairs,
-    check_same_word,
+    check_floating_tensor,
     check_size,
     check_table_fits,
     checked,
+    instance_of,
+    one_of,
 )
 from .attention import ProjectionWeights, causal_mask
 from .builder import DEFAULT_BASE, sinusoidal_encoding
 from .builder import frequencies as _sinusoid_frequencies
-from .positions import position_ids
-from .rope_scaling import SCALINGS, rope_frequencies, yarn_attention_factor
+from .encoding import positions_beyond, rows_to_add
+from .positions import MAX_POSITION, position_ids
 
 __all__ = [
     "LearnedPositionalEmbedding",
@@ -60,10 +55,9 @@ __all__ = [
     "alibi_bias",
     "linear_bias",
     "same_word_scores",
-    "SCALINGS",
-    "rope_frequencies",
-    "yarn_attention_factor",
 ]
+
+LAYOUTS = ("interleaved", "half_split")
 
 
 
@@ -93,7 +87,14 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, x: torch.Tensor, *, offset: int = 0) -> torch.Tensor:
         """`x + table[offset : offset + seq]` for x of shape (seq, d_model) or (batch, seq, d_model)."""
-        offset, length = check_learned_rows(x, self.d_model, offset, self.max_sequence_length)
+        offset, length = rows_to_add(x, d_model=self.d_model, offset=offset)
+        if offset + length > self.max_sequence_length:
+            raise ValueError(
+                f"x reaches {positions_beyond(offset, length, self.max_sequence_length)}, which the table has no row "
+                f"for: a learned table has rows only for positions 0 to {self.max_sequence_length - 1} "
+                f"(max_sequence_length={self.max_sequence_length}) and no formula for the rest; x has {length} "
+                f"positions, offset={offset}. Train a larger table, or use a scheme with a formula (sinusoidal, "
+                "rotary, ALiBi)")
         return x + self.weight[offset : offset + length].to(x.dtype)
 
     def extra_repr(self) -> str:
@@ -113,7 +114,27 @@ def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BAS
     With `frequencies` (d // 2 angles per position, e.g. from `rope_frequencies` with a
     stretching rule), the angles are `(offset + p) * frequencies[i]` and `base` is not used.
     """
-    return _angles(*check_angles(max_sequence_length, d, base, offset, frequencies))
+    length, d = check_size("max_sequence_length", max_sequence_length, minimum=0), _even_d(d)
+    offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - length)
+    check_table_fits((max(length, 1), d // 2), torch.float64, name="table of angles", arguments="max_sequence_length or d")
+    return _angles(length, d, BASE("base", base), offset, _frequencies(frequencies, d // 2, "d // 2"))
+
+
+def _even_d(d: object, name: str = "d") -> int:
+    if check_size(name, d) % 2:
+        raise ValueError(f"{name} must be even: rotary encoding turns the pairs (0, 1), (2, 3), ..., and {name}={d} "
+                         "leaves the last column without a partner")
+    return d
+
+
+def _frequencies(frequencies: object, pairs: int, name: str) -> torch.Tensor | None:
+    """Given frequencies as float64: a 1-D floating tensor of `pairs` finite angles per position (or None)."""
+    if frequencies is None:
+        return None
+    if check_floating_tensor("frequencies", frequencies, ndim=(1,)).shape[0] != pairs or not bool(
+            torch.isfinite(frequencies).all()):
+        raise ValueError(f"frequencies must hold one finite angle per pair, {name} = {pairs}, got {frequencies}")
+    return frequencies.detach().to(torch.float64)
 
 
 def _angles(length: int, d: int, base: float, offset: int, frequencies: torch.Tensor | None) -> torch.Tensor:
@@ -159,7 +180,18 @@ def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0
     dtype once; the result has x's dtype and shape. NaN or inf in x stay NaN or inf
     in the rows they are in (a rotation mixes only the two numbers of a pair).
     """
-    turned, base, offset, frequencies = check_rotary(x, base, offset, layout, frequencies, rotary_dim)
+    check_floating_tensor("x", x)
+    one_of(LAYOUTS)("layout", layout)
+    if x.dim() < 2 or x.shape[-1] % 2:
+        raise ValueError(f"x must be (..., seq, d) with d even (rotary encoding turns pairs of columns), got shape "
+                         f"{tuple(x.shape)}")
+    turned = x.shape[-1] if rotary_dim is None else check_size("rotary_dim", rotary_dim, minimum=2, maximum=max(x.shape[-1], 2))
+    if turned % 2 or turned > x.shape[-1]:
+        raise ValueError(f"rotary_dim must be an even number of columns from 2 to x's last dimension "
+                         f"d={x.shape[-1]}, got {rotary_dim}")
+    name = "x's last dimension d // 2" if rotary_dim is None else "rotary_dim // 2"
+    frequencies, base = _frequencies(frequencies, turned // 2, name), BASE("base", base)
+    offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - x.shape[-2])
     if frequencies is not None and not turned:  # an empty head (d = 0): one pair's table, of which it uses none
         frequencies = frequencies.new_zeros(1)
     angles = _angles(x.shape[-2], max(turned, 2), base, offset, frequencies)[:, : turned // 2]
@@ -176,7 +208,6 @@ def rotate_pairs(x: torch.Tensor, angles: torch.Tensor, *, layout: str = "interl
     broadcasting to `(..., seq, d // 2)`; their cosines and sines are rounded to x's dtype once.
     The pairs are the columns (2i, 2i+1) with `layout="interleaved"`, (i, i + d/2) with "half_split".
     """
-    check_rotate_pairs(x, angles, layout)
     return _rotate(x, angles, layout)
 
 
@@ -206,7 +237,8 @@ def rotation_matrix(*, position: int, d: int, base: float = DEFAULT_BASE,
     For reading and checking only: `apply_rotary` applies the same rotation pair by pair
     without building a matrix that is almost all zeros.
     """
-    position, d = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1), check_even_d(d, square=True)
+    position, d = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1), _even_d(d)
+    check_table_fits((d, d), torch.float64, name="rotation matrix", arguments="d")
     angles = rotary_angles(max_sequence_length=1, d=d, base=base, offset=position, frequencies=frequencies)[0]
     cos, sin = angles.cos(), angles.sin()
     R = torch.zeros(d, d, dtype=torch.float64)
@@ -225,7 +257,7 @@ def half_split_permutation(*, d: int) -> torch.Tensor:
     models/llama/convert_llama_weights_to_hf.py, `permute`) reorders each head's rows of
     W_Q and W_K (PyTorch stores a Linear layer's weight as out x in) in exactly this order.
     """
-    d = check_even_d(d)
+    d = _even_d(d)
     return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
 
 
@@ -285,7 +317,6 @@ def linear_bias(slopes: torch.Tensor, distance: torch.Tensor) -> torch.Tensor:
     """ALiBi's bias, `-slope_h * distance`: slopes `(num_heads,)`, distance `(..., queries, keys)` (query position
     minus key position); shape `(..., num_heads, queries, keys)` once broadcast. The one ALiBi bias of the package:
     `alibi_bias` calls it with the distances of positions 0, 1, ..., a decoder with those of its position ids."""
-    check_linear_bias(slopes, distance)
     return _linear_bias(slopes, distance)
 
 
@@ -312,9 +343,19 @@ def same_word_scores(word: torch.Tensor, weights: ProjectionWeights, *, scheme: 
     with p = query_position and q = p + k. Computed in float64; a float64 tensor of
     len(offsets) scores. The scores are not divided by sqrt(d_k): the comparison is the same.
     """
-    query_position, offsets = check_same_word(word, weights, ProjectionWeights, scheme, SCORE_SCHEMES, query_position,
-                                              offsets, MAX_SCORE_POSITION)
-    d_model = word.shape[0]
+    d_model = check_floating_tensor("word", word, ndim=(1,)).shape[0]
+    instance_of(ProjectionWeights, "attention.projection_weights(...)'s ProjectionWeights")("weights", weights)
+    if weights.W_Q.shape[0] != d_model or weights.W_K.shape != weights.W_Q.shape:
+        raise ValueError(f"weights must map d_model={d_model} features (the word's length), got W_Q of shape "
+                         f"{tuple(weights.W_Q.shape)} and W_K of shape {tuple(weights.W_K.shape)}")
+    if one_of(SCORE_SCHEMES)("scheme", scheme) == "rotary" and weights.W_Q.shape[1] % 2:
+        raise ValueError(f"rotary needs an even d_k to turn pairs of columns, got W_Q of shape {tuple(weights.W_Q.shape)}")
+    query_position = check_size("query_position", query_position, minimum=0, maximum=MAX_SCORE_POSITION)
+    if not isinstance(offsets, (list, tuple, range)) or len(offsets) == 0:
+        raise TypeError(f"offsets must be a non-empty list or range of ints, got {offsets!r:.60}")
+    # A key sits at query_position + k, which must be a position from 0 on.
+    offsets = [check_size(f"offsets[{n}]", k, minimum=-query_position, maximum=MAX_SCORE_POSITION - query_position)
+               for n, k in enumerate(offsets)]
     key_positions = torch.tensor(offsets, dtype=torch.int64) + query_position
     length = int(max(key_positions.max(), query_position)) + 1
     W_Q, W_K = weights.W_Q.to(torch.float64), weights.W_K.to(torch.float64)

@@ -26,7 +26,7 @@ from importlib.resources import files
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from ._validate import check_size, check_str, short
+from ._checks import check_size, check_str, short
 from .tokens import PAD_TOKEN, SPECIAL_TOKENS, Vocabulary, pad
 
 __all__ = ["NOTEBOOK_TEXT", "DEFAULT_VOCAB_SIZE", "MIN_VOCAB_SIZE", "train_bpe", "subword_tokens", "subword_ids",

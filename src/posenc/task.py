@@ -8,7 +8,7 @@ where they are. The best guess made from that alone is the *order-blind guess*; 
 model it uses the counts of the tokens before t (a causal model can beat it even without
 positions: it can count, as shown where the causal mask is taught). `order_blind_accuracy`
 scores the guess on given inputs, `expected_order_blind_accuracy` gives its average over all
-random inputs. `posenc.models` trains the models and re-exports these names.
+random inputs. `posenc.models.training` trains the models.
 
 The task for stretching the context, "repeat the block" (`repeat_block_batch`), needs
 offsets that grow with the input: a block of B random symbols followed by the same block,
@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._validate import FLAG, check_answers, check_batch, checked, size
+from ._checks import FLAG, check_flag, check_size, check_tensor, checked, size
 
 __all__ = ["previous_token_batch", "repeat_block_batch", "order_blind_accuracy", "expected_order_blind_accuracy"]
 
@@ -40,7 +40,7 @@ def previous_token_batch(*, batch_size: int, length: int, vocab_size: int,
     The answer at position 0 does not exist; it is -100, the index
     `nn.functional.cross_entropy` ignores.
     """
-    batch_size, length, vocab_size = check_batch(batch_size, "length", length, 1, vocab_size, generator)
+    batch_size, length, vocab_size = _batch_sizes(batch_size, "length", length, 1, vocab_size, generator)
     ids = torch.randint(vocab_size, (batch_size, length), generator=generator)
     targets = torch.full_like(ids, -100)
     targets[:, 1:] = ids[:, :-1]
@@ -57,8 +57,8 @@ def repeat_block_batch(*, batch_size: int, block_length: int, vocab_size: int,
     after its first: a model reading left to right cannot know where the block ends
     before the repeat has begun, so the first token of the repeat is a guess.
     """
-    batch_size, block_length, vocab_size = check_batch(batch_size, "block_length", block_length, 2, vocab_size,
-                                                       generator)
+    batch_size, block_length, vocab_size = _batch_sizes(batch_size, "block_length", block_length, 2, vocab_size,
+                                                        generator)
     block = torch.randint(vocab_size, (batch_size, block_length), generator=generator)
     ids = torch.cat([block, block], dim=1)
     targets = torch.full_like(ids, -100)
@@ -84,7 +84,19 @@ def order_blind_accuracy(ids: torch.Tensor, targets: torch.Tensor, *, causal: bo
     at lengths 8 / 16 / 32 / 64 for an encoder and 0.482 / 0.367 / 0.287 / 0.231 for a
     decoder (`expected_order_blind_accuracy`).
     """
-    scored = check_answers(ids, targets, causal)
+    check_tensor("ids", ids, ndim=(2,))
+    check_tensor("targets", targets, ndim=(2,))
+    if ids.shape != targets.shape or ids.dtype != torch.int64 or targets.dtype != torch.int64:
+        raise ValueError(f"ids and targets must be int64 tensors of one shape, got {tuple(ids.shape)} {ids.dtype} "
+                         f"and {tuple(targets.shape)} {targets.dtype}")
+    if ids.numel() == 0 or bool((ids < 0).any()) or int(ids.max()) >= 2**16:
+        raise ValueError("ids must hold token ids from 0 to 65535, and at least one")
+    scored = targets != -100
+    if not bool(scored.any()) or (check_flag("causal", causal) and bool(scored[:, 0].any())):
+        raise ValueError("targets must have at least one position that is not -100, and -100 at position 0 when "
+                         "causal=True: position 0 sees no earlier token")
+    if bool((targets[scored] < 0).any()) or bool((targets[scored] > ids.max()).any()):
+        raise ValueError("targets must be token ids that occur in ids, or -100")
     vocab_size = int(ids.max()) + 1
     here = nn.functional.one_hot(ids, vocab_size)                      # (batch, seq, vocab)
     if causal:
@@ -94,6 +106,20 @@ def order_blind_accuracy(ids: torch.Tensor, targets: torch.Tensor, *, causal: bo
     best = seen == seen.max(dim=-1, keepdim=True).values
     hit = best.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1).double() / best.sum(-1)
     return float(hit[scored].mean())
+
+
+def _batch_sizes(batch_size: object, name: str, length: object, copies: int, vocab_size: object,
+                 generator: object) -> tuple[int, int, int]:
+    """A batch of `batch_size` rows of `copies * length` random ids (`name` is the length's argument)."""
+    batch_size, vocab_size = check_size("batch_size", batch_size, maximum=2**20), check_size("vocab_size", vocab_size,
+                                                                                          minimum=2, maximum=2**31)
+    length = check_size(name, length, minimum=2, maximum=2**20 // copies)
+    if batch_size * copies * length > 2**24:
+        raise ValueError(f"batch_size * {'' if copies == 1 else f'{copies} * '}{name} must be at most {2**24} token ids, "
+                         f"got batch_size={batch_size}, {name}={length}")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    return batch_size, length, vocab_size
 
 
 @checked(length=size(2, LONGEST_EXPECTED), vocab_size=size(2, LARGEST_EXPECTED_VOCAB), causal=FLAG)

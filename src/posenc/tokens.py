@@ -13,22 +13,21 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ._validate import (
+from ._checks import (
     DTYPE,
     FLAG,
     SIZE,
     STR,
-    check_id_list,
-    check_length,
     check_str,
     check_str_list,
     check_table_fits,
-    check_vocabulary,
+    check_tensor,
     checked,
     instance_of,
+    is_real,
+    short,
     str_list,
 )
-from .positions import position_ids
 
 PAD_TOKEN = "<PAD>"
 UNK_TOKEN = "<UNK>"
@@ -60,7 +59,6 @@ __all__ = [
     "one_hot",
     "sentence_to_ids",
     "batch_ids",
-    "position_ids",
 ]
 
 
@@ -89,7 +87,12 @@ class Vocabulary:
     _ids: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        tokens = check_vocabulary(self.tokens, special=SPECIAL_TOKENS)
+        tokens = check_str_list("tokens", self.tokens)
+        if not set(SPECIAL_TOKENS) <= set(tokens):
+            raise ValueError(f"tokens must contain the special tokens {SPECIAL_TOKENS}, missing "
+                             f"{[t for t in SPECIAL_TOKENS if t not in tokens]}")
+        if len(set(tokens)) != len(tokens):
+            raise ValueError(f"tokens must be unique, repeated: {sorted({t for t in tokens if tokens.count(t) > 1})}")
         object.__setattr__(self, "tokens", tokens)
         object.__setattr__(self, "_ids", {token: i for i, token in enumerate(tokens)})
 
@@ -129,7 +132,7 @@ class Vocabulary:
 
     def decode(self, ids: Iterable[int] | torch.Tensor) -> list[str]:
         """The tokens of these ids: a list of ints, or a 1-D integer tensor."""
-        return [self.tokens[i] for i in check_id_list(ids, vocab_size=self.vocab_size)]
+        return [self.tokens[i] for i in _id_list(ids, vocab_size=self.vocab_size)]
 
 
 def example_vocabulary() -> Vocabulary:
@@ -149,14 +152,16 @@ def pad(tokens: Sequence[str], *, max_sequence_length: int, pad_token: str = PAD
     A sentence longer than `max_sequence_length` is refused rather than cut: silently
     dropping words is a decision the caller should make, not this function.
     """
-    check_length(tokens, max_sequence_length=max_sequence_length)
+    if len(tokens) > max_sequence_length:
+        raise ValueError(f"the sentence has {len(tokens)} tokens, more than max_sequence_length={max_sequence_length}; "
+                         f"shorten it or raise max_sequence_length to at least {len(tokens)}")
     return list(tokens) + [pad_token] * (max_sequence_length - len(tokens))
 
 
 @checked(vocab_size=SIZE, dtype=DTYPE)
 def one_hot(ids: Sequence[int] | torch.Tensor, *, vocab_size: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """One row per id, a single 1 in column `id`: shape `(len(ids), vocab_size)`."""
-    ids = torch.tensor(check_id_list(ids, vocab_size=vocab_size), dtype=torch.long)
+    ids = torch.tensor(_id_list(ids, vocab_size=vocab_size), dtype=torch.long)
     check_table_fits((ids.numel(), vocab_size), dtype, name="one-hot matrix", arguments="vocab_size or fewer ids")
     rows = torch.zeros(ids.numel(), vocab_size, dtype=dtype)
     rows[torch.arange(ids.numel()), ids] = 1
@@ -179,3 +184,18 @@ def batch_ids(sentences: Sequence[str], vocabulary: Vocabulary, *, max_sequence_
     if not check_str_list("sentences", sentences):
         raise ValueError("sentences must hold at least one sentence")
     return torch.stack([sentence_to_ids(s, vocabulary, max_sequence_length=max_sequence_length) for s in sentences])
+
+
+def _id_list(ids: object, *, vocab_size: int) -> list[int]:
+    """ids (a list of ints or a 1-D integer tensor) as a list of ints, each in [0, vocab_size)."""
+    if isinstance(ids, torch.Tensor):
+        ids = check_tensor("ids", ids, ndim=(1,), kind="integer").tolist()
+    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+        raise TypeError(f"ids must be a list of ints or a 1-D integer tensor, got {short(ids)}")
+    ids = list(ids)
+    for i in ids:
+        if not is_real(i, whole=True):
+            raise TypeError(f"ids must hold ints, got {short(i)} of type {type(i).__name__} among them")
+        if not 0 <= i < vocab_size:
+            raise ValueError(f"ids must lie in [0, vocab_size={vocab_size}), got {i}")
+    return [int(i) for i in ids]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .._validate import check_floating_tensor, check_tensor
+from .._checks import check_floating_tensor, check_tensor
 from ..attention import attention_weights, split_heads
 from .feedback import (
     CORRECT,

@@ -8,8 +8,9 @@ from collections.abc import Callable
 
 import torch
 
-from .._validate import check_attention_mask, check_decoder_ids, check_floating_tensor, check_size, is_sequence, short
+from .._checks import check_floating_tensor, check_size, check_tensor, is_sequence, short
 from ..attention import attention_weights
+from ..positions import check_attention_mask
 from ..positions import position_ids as mask_position_ids
 from ..schemes import apply_rotary, rotary_angles, rotate_pairs
 from .feedback import (
@@ -246,7 +247,8 @@ def check_cached_logits(answer: object, *, model: object, ids: torch.Tensor, att
 
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a posenc.models.TinyDecoder, got {short(model)}")
-    ids = check_decoder_ids(ids, model.vocab_size)
+    if not bool(((check_tensor("ids", ids, ndim=(2,), kind="integer") >= 0) & (ids < model.vocab_size)).all()):
+        raise ValueError(f"ids must lie in [0, vocab_size={model.vocab_size})")
     mask = _check_attention_mask(attention_mask)
     batch, seq = ids.shape
     if mask.shape != (batch, seq):

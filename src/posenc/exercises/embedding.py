@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .._validate import check_floating_tensor, check_ids, check_size, is_sequence, short
+from .._checks import check_floating_tensor, check_size, is_real, is_sequence, short
 from ..tokens import PAD_TOKEN
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, describe, exercise, not_attempted
 
@@ -82,7 +82,9 @@ def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: 
 
     `padding_idx` is the padding's id (None if there is none), for the feedback on leaving it out.
     """
-    ids = check_ids("ids", ids)
+    if not is_sequence(ids) or not all(is_real(i, whole=True) and i >= 0 for i in ids):
+        raise TypeError(f"ids must be a list of ints >= 0, got {short(ids)}")
+    ids = [int(i) for i in ids]
     vocab_size = check_size("vocab_size", vocab_size, maximum=100_000)
     pad_id = None if padding_idx is None else check_size("padding_idx", padding_idx, minimum=0, maximum=vocab_size - 1)
     if not ids or max(ids) >= vocab_size:

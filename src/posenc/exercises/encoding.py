@@ -9,8 +9,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from .._checks import check_base, check_float_dtype, check_size
 from .._provenance import calls_any, made_by
-from .._validate import check_base, check_float_dtype, check_size
 from ..builder import DEFAULT_BASE, sinusoidal_encoding
 from ..encoding import PositionalEncoding
 from .feedback import (
@@ -121,7 +121,7 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
     # The diagnosis rebuilds the table with each known mistake: exercise-sized tables only.
     L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
     d = check_size("d_model", d_model, maximum=4096)
-    base = check_base(base)
+    base = check_base("base", base)
     dtype = None if dtype is None else check_float_dtype("dtype", dtype)
     given = answer
     answer = as_tensor(answer, "your (max_sequence_length, d_model) table")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._validate import check_flag, check_str, is_real, is_sequence, short
+from .._checks import check_flag, check_str, is_real, is_sequence, short
 
 __all__ = ["CORRECT", "MISTAKE", "NOT_ATTEMPTED", "WRONG", "Feedback", "Progress", "progress", "reset_progress",
            "exercise", "not_attempted", "describe", "as_tensor", "close", "as_count", "as_number", "as_shape",

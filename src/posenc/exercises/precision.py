@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import torch
 
-from .._validate import check_base, check_size, is_real
+from .._checks import check_base, check_size, is_real
 from ..builder import DEFAULT_BASE
 from .feedback import (
     CORRECT,
@@ -142,7 +142,7 @@ def check_error_position(answer: int | None, *, d_model: int, threshold: float =
     denominators give is accepted, and named as such: at d_model = 64, 14,050 and 15,411 besides 17,428.
     """
     d_model = check_size("d_model", d_model, maximum=1024)
-    base = check_base(base)
+    base = check_base("base", base)
     if not is_real(threshold) or not 1e-6 <= threshold <= 0.1:
         raise ValueError(f"threshold must be a number from 1e-6 to 0.1, got {threshold!r}")
     threshold, base = float(threshold), float(base)

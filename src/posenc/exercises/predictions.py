@@ -7,7 +7,7 @@ import math
 import numpy as np
 import torch
 
-from .._validate import check_str, is_real, short
+from .._checks import check_str, is_real, short
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_number, describe, exercise, not_attempted
 
 __all__ = ["check_prediction", "check_choice"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .._validate import check_base, check_floating_tensor, check_size
+from .._checks import check_base, check_floating_tensor, check_size
 from ..builder import DEFAULT_BASE, frequencies
 from ..schemes import alibi_slopes, apply_rotary, rotate_pairs
 from .feedback import CORRECT, WRONG, Feedback, as_tensor, close, describe, exercise, first_mistake, not_attempted
@@ -20,7 +20,7 @@ def check_rotary_undone(answer: torch.Tensor | None, *, turned: torch.Tensor, ba
     check_floating_tensor("turned", turned, ndim=(2,))
     if turned.shape[-1] % 2 or turned.shape[-1] == 0:
         raise ValueError(f"turned must have an even, non-zero number of columns d, got shape {tuple(turned.shape)}")
-    base = check_base(base)
+    base = check_base("base", base)
     y = turned.detach().double()
     seq, d = y.shape
     position = torch.arange(seq, dtype=torch.float64)[:, None]
@@ -68,7 +68,7 @@ def check_rotary_tables(answer: object, *, x: torch.Tensor, base: float = DEFAUL
     check_floating_tensor("x", x, ndim=(2,))
     if x.shape[-1] % 2 or x.shape[-1] == 0:
         raise ValueError(f"x must have an even, non-zero number of columns d, got shape {tuple(x.shape)}")
-    base = check_base(base)
+    base = check_base("base", base)
     seq, d = x.shape
     what = f"two tables (cos, sin), each of shape {(seq, d)}"
     if answer is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .._validate import check_base, check_size, is_real, is_sequence, short
+from .._checks import check_base, check_size, is_real, is_sequence, short
 from ..rope_scaling import rope_frequencies
 from .feedback import (
     CORRECT,
@@ -38,7 +38,7 @@ def check_turning_columns(answer: int | None, *, head_dim: int, rotary_dim: int,
     if head_dim % 2 or rotary_dim % 2:
         raise ValueError(f"head_dim and rotary_dim must be even: RoPE turns pairs of columns, got {head_dim} and "
                          f"{rotary_dim}")
-    base = check_base(base)
+    base = check_base("base", base)
     length = check_size("length", length, minimum=2, maximum=2**40)
 
     def turning_pairs(over: int, pairs: int) -> int:

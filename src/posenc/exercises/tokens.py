@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .. import tokens
+from .._checks import check_size, check_str, check_str_list, short
 from .._provenance import calls_any
-from .._validate import check_size, check_str, check_str_list, short
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_shape, describe, exercise, not_attempted
 
 __all__ = ["check_pad_function", "check_one_hot_shape"]

@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from .._validate import check_base, check_size
+from .._checks import check_base, check_size
 from ..builder import DEFAULT_BASE, frequencies
 from .feedback import (
     CORRECT,
@@ -36,7 +36,7 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
     """
     d_model = check_size("d_model", d_model, maximum=100_000)
     column = check_size("column", column, minimum=0, maximum=d_model - 1)
-    base = check_base(base)
+    base = check_base("base", base)
     two_i = column - column % 2
     denominator = 1 / float(frequencies(d_model=d_model, base=base)[column // 2])
     sine = column % 2 == 0
@@ -101,7 +101,7 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
     in the explorer's wavelengths view, the dots below the max_sequence_length line."""
     d_model = check_size("d_model", d_model, maximum=100_000)
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=10**9)
-    base = check_base(base)
+    base = check_base("base", base)
 
     def column_wavelengths(at_base: float) -> torch.Tensor:
         # Columns 2i and 2i + 1 share pair i's wavelength, 2 pi / frequency.
@@ -186,7 +186,7 @@ def check_shift_matrix(answer: torch.Tensor | None, *, k: int, d_model: int, bas
     d_model = check_size("d_model", d_model, maximum=512)
     if d_model % 2:
         raise ValueError(f"d_model must be even: every (sin, cos) pair turns as one block, got d_model={d_model}")
-    base = check_base(base)
+    base = check_base("base", base)
     answer = as_tensor(answer, f"the ({d_model}, {d_model}) matrix")
     if isinstance(answer, Feedback):
         return answer
