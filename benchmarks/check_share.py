@@ -1,11 +1,13 @@
-"""The share of check lines among the code lines of each core module: `python benchmarks/check_share.py [FILE ...]`.
+"""The share of argument checks among the package's code lines: `python benchmarks/check_share.py [FILE ...]`.
 
     code lines   non-blank lines that are not only a comment and not part of a docstring
-    check lines  code lines of an `if ...: raise` block (the test and the body), of any other `raise`, of an
-                 `assert`, and of a call to a function imported from `_validate`, to `_validate.*` or to a function
-                 named `check_*` / `_check_*` (a decorator such as `@checked(...)` included)
+    check lines  every code line of `_checks`, the module of check primitives; elsewhere, the code lines of an
+                 `if ...: raise` block (the test and the body), of any other `raise`, of an `assert`, and of a call
+                 to a function imported from `_checks`, to `_checks.*` or to a function named `check_*` /
+                 `_check_*` (a decorator such as `@checked(...)` included)
 
-Default: the core modules and `_validate`, the one module of checks.
+Default: every module of `src/posenc` but the exercise checkers (`exercises/`, whose whole job is judging answers),
+one line each, and the package's total, which tests/test_package_layout.py holds at 15% at most.
 """
 
 from __future__ import annotations
@@ -17,8 +19,13 @@ import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE = ["tokens", "embedding", "encoding", "builder", "attention", "schemes", "rope_scaling", "positions", "task",
-        "models", "_validate"]
+PACKAGE = ROOT / "src" / "posenc"
+CHECKS = PACKAGE / "_checks.py"
+
+
+def package_files() -> list[Path]:
+    """Every Python file of the package but the exercise checkers."""
+    return sorted(p for p in PACKAGE.rglob("*.py") if "exercises" not in p.relative_to(PACKAGE).parts)
 
 
 def check_share(source: str) -> tuple[int, int]:
@@ -38,7 +45,7 @@ def check_share(source: str) -> tuple[int, int]:
     code -= docstrings
 
     checkers = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and (node.module or "").endswith("_validate") for alias in node.names}
+                and (node.module or "").endswith("_checks") for alias in node.names}
     checks = set()
     for node in ast.walk(tree):
         spans = []
@@ -50,20 +57,29 @@ def check_share(source: str) -> tuple[int, int]:
             func = node.func
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
             owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
-            if name in checkers or owner == "_validate" or name.startswith(("check_", "_check_")):
+            if name in checkers or owner == "_checks" or name.startswith(("check_", "_check_")):
                 spans.append((node.lineno, node.end_lineno))
         for first, last in spans:
             checks.update(range(first, last + 1))
     return len(checks & code), len(code)
 
 
+def share(path: Path) -> tuple[int, int]:
+    """(check lines, code lines) of one file: all of _checks counts as checks."""
+    checks, code = check_share(path.read_text())
+    return (code, code) if path == CHECKS else (checks, code)
+
+
 def main(paths: list[str]) -> None:
-    files = [Path(p) for p in paths] or [ROOT / "src" / "posenc" / f"{name}.py" for name in CORE]
-    print(f"{'module':<16} {'check':>6} {'code':>6} {'share':>6}")
+    files = [Path(p).resolve() for p in paths] or package_files()
+    total_checks = total_code = 0
+    print(f"{'module':<36} {'check':>6} {'code':>6} {'share':>6}")
     for path in files:
-        if path.exists():
-            checks, code = check_share(path.read_text())
-            print(f"{path.stem:<16} {checks:>6} {code:>6} {checks / max(code, 1):>6.0%}")
+        checks, code = share(path)
+        total_checks, total_code = total_checks + checks, total_code + code
+        name = path.relative_to(PACKAGE) if path.is_relative_to(PACKAGE) else path
+        print(f"{str(name):<36} {checks:>6} {code:>6} {checks / max(code, 1):>6.0%}")
+    print(f"{'total':<36} {total_checks:>6} {total_code:>6} {total_checks / max(total_code, 1):>6.1%}")
 
 
 if __name__ == "__main__":

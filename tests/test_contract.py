@@ -1,11 +1,13 @@
-"""The contract of every public callable, checked by fuzzing.
+"""The contract of every function a notebook calls, checked by fuzzing.
 
-Every name in each module's `__all__`, and every public method and property the
-public classes define themselves, found by introspection (a new function cannot
-be missed), is called with arbitrary values of arbitrary types. It must return, or
-raise TypeError / ValueError whose message names one of its parameters; anything
-else, or a call that runs longer than a few seconds, fails. An exercise checker
-must return feedback whatever the learner's answer is.
+Every function, class, method and property of the package that a notebook's code names (`tokens.pad`,
+`training.train`, ...), found by reading the notebooks (a new call cannot be missed), is called with arbitrary
+values of arbitrary types. It must return, or raise TypeError / ValueError whose message names one of its
+parameters; anything else, or a call that runs longer than a few seconds, fails. An exercise checker must return
+feedback whatever the learner's answer is.
+
+Plots and explorers are left out: they draw what a notebook hands them and trust it (tests/test_figures.py and
+tests/test_widgets.py check what they draw). So are the package's internals, which trust their callers.
 """
 
 from __future__ import annotations
@@ -15,13 +17,13 @@ import importlib
 import inspect
 import json
 import os
-import pkgutil
 import random
 import re
 import resource
 import signal
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 import torch
@@ -31,24 +33,18 @@ from hypothesis.control import BuildContext
 from hypothesis.internal.conjecture.data import ConjectureData
 from matplotlib.figure import Figure
 
-import posenc
-from posenc import _validate, attention, encoding, exercises, explorers, models, plots, schemes, tokens
+from posenc import _checks, attention, exercises, schemes, tokens
 
 ROOT = Path(__file__).resolve().parent.parent
-# Every public module of the package, packages and the modules inside them, found by walking it: a new module
-# cannot be missed. (_validate is private: its checks take the caller's argument name as their first argument.)
-MODULES = [importlib.import_module(info.name) for info in pkgutil.walk_packages(posenc.__path__, "posenc.")
-           if not any(part.startswith("_") for part in info.name.split("."))]
 SECONDS_PER_CALL = 5
+# Drawing and widgets trust their callers; checkers are fuzzed on their own (test_a_checker_answers_...).
+NOT_FUZZED = ("posenc.plots", "posenc.explorers", "posenc.exercises")
 
 # The first optimizer step in a process imports torch._dynamo, which takes several seconds on a loaded machine:
 # done once here, so that the time limit measures the call, not that import.
 _warm_up = torch.zeros(1, requires_grad=True)
 _warm_up.sum().backward()
 torch.optim.AdamW([_warm_up]).step()
-# Likewise the first PNG with text in a process loads matplotlib's fonts (on a fresh machine it also builds their cache):
-# a second or more, several under load, which the first figure a contract call draws should not be charged.
-plots.png_bytes(plots.encoding_heatmap(torch.zeros(2, 2)))
 # `POSENC_FUZZ_SCALE=20 pytest tests/test_contract.py` runs 20 times as many examples (a longer hunt, as `make fuzz`);
 # `make check`, the quick loop, runs a quarter of them (0.25) and `make test` half (0.5), each a fixed set.
 SCALE = float(os.environ.get("POSENC_FUZZ_SCALE", "1"))
@@ -59,56 +55,80 @@ def scaled(examples: int) -> int:
 # Far below this machine's memory: a size that needs more must be refused, not allocated.
 MEMORY_LIMIT = 64 * 2**20
 
-# A model that trains in a moment, for the experiment's methods.
-TINY = models.Settings(steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=2)
-# What an instance of each public class looks like, to call its methods on.
+
+def notebook_calls() -> dict[str, object]:
+    """Every object of the package a notebook's code names, by its place of definition: `module.name` after
+    `from posenc import module` (or `from posenc.models import module`), and `name` after `from posenc.x import name`."""
+    found = {}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        code = "\n".join(cell.source for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code")
+        aliases = {}
+        for package, names in re.findall(r"^\s*from (posenc(?:\.\w+)*) import ([\w, ]+)$", code, re.M):
+            for name in (n.strip() for n in names.split(",")):
+                target = importlib.import_module(package)
+                if inspect.ismodule(getattr(target, name, None)) or name not in vars(target):
+                    aliases[name] = importlib.import_module(f"{package}.{name}")
+                else:
+                    found[f"{package}.{name}"] = getattr(target, name)
+        for alias, attribute in re.findall(r"\b(\w+)\.([A-Za-z_]\w*)", code):
+            if alias in aliases and not attribute.startswith("_"):
+                assert hasattr(aliases[alias], attribute), f"{path.name} names {alias}.{attribute}, which does not exist"
+                found[f"{aliases[alias].__name__}.{attribute}"] = getattr(aliases[alias], attribute)
+    return {name: obj for name, obj in found.items() if callable(obj) and not inspect.ismodule(obj)
+            and not name.startswith(NOT_FUZZED) and getattr(obj, "__module__", "").startswith("posenc")}
+
+
+FOUND = notebook_calls()
+CLASSES = {obj.__name__: obj for obj in FOUND.values() if inspect.isclass(obj)}
+
+
+def tiny_settings():
+    """A model that trains in a moment, for the experiment's functions."""
+    return CLASSES["Settings"](steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=2)
+
+
+TINY = tiny_settings()
+# What an instance of each class a notebook names looks like, to call its methods on.
 INSTANCES = {
-    tokens.Vocabulary: lambda: tokens.build_vocabulary(tokens.EXAMPLE_CORPUS),
-    encoding.PositionalEncoding: lambda: encoding.PositionalEncoding(d_model=6, max_sequence_length=10),
-    attention.ProjectionWeights: lambda: attention.projection_weights(d_model=6),
-    attention.QKV: lambda: attention.QKV(*attention.projection_weights(d_model=6)),
-    exercises.Feedback: lambda: exercises.Feedback("correct", "fine"),
-    exercises.Progress: lambda: exercises.progress(),
-    explorers.EncodingExplorer: lambda: explorers.EncodingExplorer(d_model=8, max_sequence_length=8),
-    explorers.PipelineExplorer: lambda: explorers.PipelineExplorer(),
-    explorers.SchemeExplorer: lambda: explorers.SchemeExplorer(view="learned",
-                                                               trained=models.train("learned", settings=TINY)),
-    schemes.LearnedPositionalEmbedding: lambda: schemes.LearnedPositionalEmbedding(max_sequence_length=10, d_model=6),
-    models.TinyTransformer: lambda: models.TinyTransformer(scheme="learned", settings=TINY),
-    models.Comparison: lambda: models.compare(["learned"], settings=TINY, progress=False),
-    models.TinyDecoder: lambda: models.TinyDecoder(scheme="rotary", vocab_size=8, d_model=8, num_heads=2,
-                                                          max_sequence_length=8),
+    "Vocabulary": lambda: tokens.build_vocabulary(tokens.EXAMPLE_CORPUS),
+    "PositionalEncoding": lambda: CLASSES["PositionalEncoding"](d_model=6, max_sequence_length=10),
+    "ProjectionWeights": lambda: attention.projection_weights(d_model=6),
+    "LearnedPositionalEmbedding": lambda: schemes.LearnedPositionalEmbedding(max_sequence_length=10, d_model=6),
+    "TinyTransformer": lambda: CLASSES["TinyTransformer"](scheme="learned", settings=TINY),
+    "TinyDecoder": lambda: CLASSES["TinyDecoder"](scheme="rotary", vocab_size=8, d_model=8, num_heads=2,
+                                                  max_sequence_length=8),
 }
 
 
 def public_callables():
-    """(name, callable, instance factory or None) for every public function, class, method and property.
-
-    A name a package re-exports from one of its modules is called once, under the module that defines it.
-    """
+    """(name, callable, instance factory or None) for every function, class, method and property a notebook names."""
     found, seen = [], set()
-    for module in MODULES:
-        assert hasattr(module, "__all__"), f"{module.__name__} has no __all__: list its public names"
-        for name in module.__all__:
-            obj = getattr(module, name)
-            if not callable(obj) or id(obj) in seen:
+    for name, obj in sorted(FOUND.items()):
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        found.append((f"{obj.__module__}.{obj.__name__}" if hasattr(obj, "__name__") else name, obj, None))
+        if not inspect.isclass(obj):
+            continue
+        for attribute, member in vars(obj).items():
+            if attribute.startswith("_"):
                 continue
-            seen.add(id(obj))
-            defined_in = getattr(obj, "__module__", module.__name__)
-            found.append((f"{defined_in}.{name}", obj, None))
-            if not inspect.isclass(obj):
-                continue
-            for attribute, member in vars(obj).items():
-                if attribute.startswith("_"):
-                    continue
-                if isinstance(member, (property, classmethod, staticmethod)) or inspect.isfunction(member):
-                    found.append((f"{module.__name__}.{name}.{attribute}", (obj, attribute), INSTANCES.get(obj)))
+            if isinstance(member, (property, classmethod, staticmethod)) or inspect.isfunction(member):
+                found.append((f"{obj.__module__}.{obj.__name__}.{attribute}", (obj, attribute),
+                              INSTANCES.get(obj.__name__)))
     return found
 
 
 CALLABLES = public_callables()
-CHECKERS = [name for name, _, _ in CALLABLES
-            if name.startswith("posenc.exercises.") and name.rsplit(".", 1)[1].startswith("check_")]
+CHECKERS = sorted(f"posenc.exercises.{name}" for name in dir(exercises) if name.startswith("check_"))
+
+
+def test_the_notebooks_calls_are_found():
+    names = {name for name, _, _ in CALLABLES}
+    # One of each kind: a function, a class, a method (of a class a notebook names), and a trained model's call.
+    assert {"posenc.tokens.pad", "posenc.encoding.PositionalEncoding", "posenc.encoding.PositionalEncoding.forward",
+            "posenc.positions.position_ids"} <= names, sorted(names)
+    assert len(CALLABLES) > 80
 
 
 def test_every_class_with_methods_has_an_instance_to_call_them_on():
@@ -188,10 +208,10 @@ PLAUSIBLE = {
     "weights": st.builds(lambda d: attention.projection_weights(d_model=d), small_size),
     "vocabulary": st.builds(lambda: tokens.build_vocabulary(tokens.EXAMPLE_CORPUS)),
     "fig": st.builds(Figure), "dtype": st.sampled_from([torch.float32, torch.float64, torch.float16]),
-    "view": st.sampled_from(explorers.VIEWS), "title": st.text(max_size=10),
+    "title": st.text(max_size=10),
     "positions": st.lists(st.floats(1, 1e5), min_size=1, max_size=4),
     "num_heads": small_size, "d": small_size,
-    "scheme": st.sampled_from(models.SCHEMES + schemes.SCORE_SCHEMES),
+    "scheme": st.sampled_from(("none", "learned", "sinusoidal", "rotary", "alibi")),
     "word": tensors(dtypes=[torch.float32, torch.float64], min_dims=1, max_dims=1, max_side=8),
     "query_position": st.integers(0, 30), "offsets": st.lists(st.integers(-30, 30), max_size=8),
     "length": st.integers(2, 20), "layout": st.sampled_from(schemes.LAYOUTS), "causal": st.booleans(),
@@ -246,7 +266,7 @@ def _address_space() -> int:
 @pytest.fixture(autouse=True)
 def sandbox(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # save_png writes relative paths here
-    monkeypatch.setattr(_validate, "_memory_bytes", lambda: MEMORY_LIMIT)
+    monkeypatch.setattr(_checks, "memory_bytes", lambda: MEMORY_LIMIT)
     # A safety net, not the check: if an allocation slipped past the size checks, this
     # process gets an allocation error (and the test fails) instead of the machine's OOM killer.
     limits = resource.getrlimit(resource.RLIMIT_AS)
@@ -309,11 +329,8 @@ FOUND_BY_THE_FUZZ = {
                                      ([torch.zeros(2, 0, dtype=torch.int64)], {"causal": False})],
 }
 
-SLOW = {"posenc.explorers", "posenc.plots"}  # every call builds a figure: fewer examples
-
-
 def examples_for(name: str) -> int:
-    return scaled(12 if any(name.startswith(m) for m in SLOW) else 60)
+    return scaled(60)
 
 
 @pytest.mark.parametrize("name,target,factory", CALLABLES, ids=[n for n, _, _ in CALLABLES])
@@ -398,8 +415,7 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
     if name.endswith("check_error_position"):
         sizes["d_model"] = 64
     if name.endswith("check_cached_logits"):
-        sizes["model"] = models.TinyDecoder(scheme="rotary", vocab_size=8, d_model=8, num_heads=2,
-                                            max_sequence_length=8)
+        sizes["model"] = INSTANCES["TinyDecoder"]()
         sizes.update({"ids": torch.tensor([[0, 3, 4, 5], [1, 2, 3, 4]]),
                       "attention_mask": torch.tensor([[0, 1, 1, 1], [1, 1, 1, 1]]), "prefill": 2})
     if name.endswith("check_cached_keys"):

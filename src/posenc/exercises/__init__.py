@@ -15,7 +15,8 @@
     stretching    the columns of a partly turned head that make a full turn within a length, the two rules that
                   carry the copy model furthest over several seeds
 
-Every checker is importable from `posenc.exercises` itself.
+Every checker is importable from `posenc.exercises` itself: this face re-exports each topic's `__all__`, and
+names them in no `__all__` of its own, so each checker has one home.
 
 The encoding checker recognises the usual mistakes by rebuilding the table with
 each mistake made on purpose and comparing: sine and cosine swapped, exponent `i`
@@ -40,19 +41,17 @@ Where an exercise asks for something by hand, the table, padding-function and mo
 answer (a table its builders made, tokens.pad, its PositionalEncoding) as not the exercise.
 """
 
-from . import attention, batching, embedding, encoding, precision, predictions, schemes, stretching, tokens, wavelengths
 from .attention import *  # noqa: F403
 from .batching import *  # noqa: F403
 from .embedding import *  # noqa: F403
 from .encoding import *  # noqa: F403
-from .feedback import Feedback, Progress, progress, reset_progress
+from .feedback import Feedback as Feedback
+from .feedback import Progress as Progress
+from .feedback import progress as progress
+from .feedback import reset_progress as reset_progress
 from .precision import *  # noqa: F403
 from .predictions import *  # noqa: F403
 from .schemes import *  # noqa: F403
 from .stretching import *  # noqa: F403
 from .tokens import *  # noqa: F403
 from .wavelengths import *  # noqa: F403
-
-__all__ = ["Feedback", "Progress", "progress", "reset_progress", *tokens.__all__, *embedding.__all__, *encoding.__all__,
-           *wavelengths.__all__, *precision.__all__,
-           *attention.__all__, *schemes.__all__, *predictions.__all__, *batching.__all__, *stretching.__all__]
