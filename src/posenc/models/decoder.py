@@ -54,14 +54,11 @@ class DecoderOutput(NamedTuple):
 
 def _check_attention_mask(value: object, shape: tuple[int, int]) -> torch.Tensor:
     """A tokenizer's attention_mask of `shape` (1 for a real token, 0 for padding, bool or integer), as bool."""
-    check_tensor("attention_mask", value)
-    if value.is_floating_point() or value.is_complex():
-        raise TypeError(f"attention_mask must be a bool or integer tensor of 0s and 1s, got dtype {value.dtype}")
-    if tuple(value.shape) != shape:
-        raise ValueError(f"attention_mask must be (batch, cached + seq) = {shape}: the cached tokens' and the new "
-                         f"ones', got shape {tuple(value.shape)}")
-    if not bool(((value == 0) | (value == 1)).all()):
-        raise ValueError("attention_mask must hold only 0 (padding) and 1 (a real token)")
+    numbers = check_tensor("attention_mask", value).is_floating_point() or value.is_complex()
+    if numbers or tuple(value.shape) != shape or not bool(((value == 0) | (value == 1)).all()):
+        raise (TypeError if numbers else ValueError)(f"attention_mask must be (batch, cached + seq) = {shape}, the "
+                                                     f"cached tokens' and the new ones', bool or integer 0 (padding) "
+                                                     f"and 1 (a real token), got {short(value)}")
     return value.bool()
 
 
@@ -162,35 +159,26 @@ class TinyDecoder(nn.Module):
 
     def _check_ids(self, ids: object) -> torch.Tensor:
         check_tensor("ids", ids, ndim=(2,), kind="integer")
-        if ids.shape[1] == 0:
-            raise ValueError(f"ids must hold at least one token per row, got shape {tuple(ids.shape)}")
-        if ids.numel() and not bool(((ids >= 0) & (ids < self.vocab_size)).all()):
-            raise ValueError(f"ids must lie in [0, vocab_size={self.vocab_size}), got values from {int(ids.min())} "
-                             f"to {int(ids.max())}")
+        if ids.shape[1] == 0 or not bool(((ids >= 0) & (ids < self.vocab_size)).all()):
+            raise ValueError(f"ids must be token ids in [0, vocab_size={self.vocab_size}), at least one per row, got "
+                             f"shape {tuple(ids.shape)}, values up to {int(ids.max()) if ids.numel() else None}")
         return ids.long()
 
     def _check_cache(self, cache: object, batch: int) -> int:
         """The number of tokens the cache holds (the offset), once it is known to come from this model and batch."""
-        if not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be a KVCache (the cache of an earlier call) or None, got {short(cache)}")
-        shape = tuple(getattr(cache.keys, "shape", ()))
-        expected = (batch, self.num_heads, shape[2] if len(shape) == 4 else -1, self.head_dim)
-        if shape != expected or tuple(getattr(cache.key_mask, "shape", ())) != (batch, expected[2]):
-            raise ValueError(f"cache must come from this model on a batch of {batch} (keys {expected}), "
-                             f"got keys of shape {shape}")
-        return expected[2]
+        if not isinstance(cache, KVCache) or tuple(cache.key_mask.shape) != (batch, cache.keys.shape[2]):
+            raise (ValueError if isinstance(cache, KVCache) else TypeError)(
+                f"cache must be a KVCache (the cache of an earlier call) on a batch of {batch}, or None, got {short(cache)}")
+        return cache.keys.shape[2]
 
     def _check_positions(self, position_ids: object, batch: int, seq: int) -> torch.Tensor:
         """`(batch, seq)` position ids, once they are known to fit: a learned or sinusoidal table has a row for each."""
-        check_tensor("position_ids", position_ids, ndim=(1, 2), kind="integer")
-        if position_ids.shape[-1] != seq or (position_ids.dim() == 2 and position_ids.shape[0] != batch):
-            raise ValueError(f"position_ids must be (batch, seq) = {(batch, seq)} or (seq,), got shape "
-                             f"{tuple(position_ids.shape)}")
         limit = self.max_sequence_length if self.position_embedding is not None else 2**24  # float32's whole numbers
-        if position_ids.numel() and not bool(((position_ids >= 0) & (position_ids < limit)).all()):
-            raise ValueError(f"position_ids must lie in [0, {limit}) for scheme {self.scheme!r} "
-                             f"(max_sequence_length={self.max_sequence_length}), got values from "
-                             f"{int(position_ids.min())} to {int(position_ids.max())}")
+        check_tensor("position_ids", position_ids, ndim=(1, 2), kind="integer")
+        inside = (position_ids >= 0) & (position_ids < limit)
+        if tuple(position_ids.shape) not in ((seq,), (batch, seq)) or not bool(inside.all()):
+            raise ValueError(f"position_ids must be (batch, seq) = {(batch, seq)} or (seq,), in [0, {limit}) for scheme "
+                             f"{self.scheme!r} (max_sequence_length={self.max_sequence_length}), got {short(position_ids)}")
         return position_ids.long().expand(batch, seq)
 
 
