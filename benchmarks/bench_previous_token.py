@@ -3,16 +3,16 @@
     .venv/bin/python benchmarks/bench_previous_token.py          train, save, then assert (a few minutes, one thread)
     .venv/bin/python benchmarks/bench_previous_token.py --check  only assert the claims on the saved results
 
-Trained with `models.Settings` defaults (seeds 0-2), each scheme both ways:
+Trained with `transformer.Settings` defaults (seeds 0-2), each scheme both ways:
 
     encoder   no causal mask (causal=False), the notebook's first five models
     decoder   causal=True, every scheme (the notebook trains all five live, seed 0)
 
-Each model is scored (`models.accuracy`: 256 inputs, evaluation seed 1) at 8 and 16 tokens (trained) and
+Each model is scored (`training.accuracy`: 256 inputs, evaluation seed 1) at 8 and 16 tokens (trained) and
 32 and 64 (2x and 4x) after 250 steps, the notebook's setting, and after 500 (the "more steps" its
 "Try it yourself" offers); the decoder without positions also after 1,000 and 2,000 steps. A checkpoint is
-the same model `models.train` returns for that many steps (the learning rate is constant; the script
-checks it once). Also: the previous-token head's weights (`models.previous_token_head`) of the encoders
+the same model `training.train` returns for that many steps (the learning rate is constant; the script
+checks it once). Also: the previous-token head's weights (`training.previous_token_head`) of the encoders
 at 32 tokens and of the rotary decoder at 64; and the embedding factor of the notebook's exercise 4,
 sinusoidal over seeds 0-9 and rotary over seeds 0-2, with and without `scale_embeddings`.
 
@@ -33,7 +33,8 @@ from pathlib import Path
 
 import torch
 
-from posenc import models, task
+from posenc import task
+from posenc.models import training, transformer
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "benchmarks" / "results" / "previous_token.json"
@@ -49,17 +50,17 @@ def _rounded(x: float | None) -> float | None:
     return None if x is None else round(float(x), 3)
 
 
-def train_with_checkpoints(scheme: str, settings: models.Settings, checkpoints: tuple[int, ...]) -> dict:
+def train_with_checkpoints(scheme: str, settings: transformer.Settings, checkpoints: tuple[int, ...]) -> dict:
     """{steps: accuracies at LENGTHS} and {steps: model} at each checkpoint, for a model trained as
-    `models.train` trains it. `models.fit` draws one batch per step, so the batch
+    `training.train` trains it. `training.fit` draws one batch per step, so the batch
     function is where step k has just ended: it scores the model there, then draws the next batch."""
     settings = dataclasses.replace(settings, steps=max(checkpoints))
     scores: dict[int, dict[int, float | None]] = {}
-    models: dict[int, models.TinyTransformer] = {}
+    models: dict[int, transformer.TinyTransformer] = {}
     steps_done = 0
 
     def score() -> dict[int, float | None]:
-        return {n: _rounded(models.accuracy(model, length=n)) for n in LENGTHS}
+        return {n: _rounded(training.accuracy(model, length=n)) for n in LENGTHS}
 
     def batch(length: int, generator: torch.Generator):
         nonlocal steps_done
@@ -70,10 +71,10 @@ def train_with_checkpoints(scheme: str, settings: models.Settings, checkpoints: 
         return task.previous_token_batch(batch_size=settings.batch_size, length=length,
                                                vocab_size=settings.vocab_size, generator=generator)
 
-    # What `models.train` does, with the batch function above.
+    # What `training.train` does, with the batch function above.
     torch.manual_seed(settings.seed)
-    model = models.TinyTransformer(scheme=scheme, settings=settings)
-    result = models.fit(model, name=scheme, batch=batch, steps=settings.steps, shortest=settings.shortest,
+    model = transformer.TinyTransformer(scheme=scheme, settings=settings)
+    result = training.fit(model, name=scheme, batch=batch, steps=settings.steps, shortest=settings.shortest,
                             longest=settings.longest, learning_rate=settings.learning_rate, seed=settings.seed,
                             progress=None)
     scores[settings.steps] = score()
@@ -81,27 +82,27 @@ def train_with_checkpoints(scheme: str, settings: models.Settings, checkpoints: 
     return {"accuracy": scores, "models": models, "losses": result.losses}
 
 
-def previous_token_weights(model: models.TinyTransformer, length: int) -> tuple[str, torch.Tensor, torch.Tensor]:
+def previous_token_weights(model: transformer.TinyTransformer, length: int) -> tuple[str, torch.Tensor, torch.Tensor]:
     """The previous-token head (chosen on the trained positions), its weight on key i - 1 for each query i
     (mean over the 256 evaluation inputs), and its weights (inputs, query, key), at `length` tokens."""
-    ids, _ = models.evaluation_batch(length=length, settings=model.settings)
-    layer, head = models.previous_token_head(model, ids)
-    weights = models.attention_weights(model, ids, layer=layer)[:, head]
+    ids, _ = training.evaluation_batch(length=length, settings=model.settings)
+    layer, head = training.previous_token_head(model, ids)
+    weights = training.attention_map(model, ids, layer=layer)[:, head]
     back = weights.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=0)  # entry i - 1 is query i's weight on i - 1
     return f"layer {layer}, head {head}", back, weights
 
 
-def encoder_heads(model: models.TinyTransformer) -> dict:
+def encoder_heads(model: transformer.TinyTransformer) -> dict:
     """What the notebook's attention figure reads, at 32 tokens: the head's weight on i - 1 by query."""
     name, back, _ = previous_token_weights(model, 32)
     return {"head": name, "min_1_31": _rounded(back.min()), "mean_1_8": _rounded(back[:8].mean()),
             "mean_17_31": _rounded(back[16:].mean())}
 
 
-def decoder_heads(model: models.TinyTransformer) -> dict:
+def decoder_heads(model: transformer.TinyTransformer) -> dict:
     """The causal rotary model at 64 tokens: per-position accuracy, and where its previous-token head looks."""
     name, back, weights = previous_token_weights(model, 64)
-    ids, targets = models.evaluation_batch(length=64, settings=model.settings)
+    ids, targets = training.evaluation_batch(length=64, settings=model.settings)
     with torch.no_grad():
         right = torch.cat([model(chunk).argmax(dim=-1) for chunk in ids.split(16)]) == targets
     by_position = right.float().mean(dim=0)  # entry t: query t (t = 0 is not scored)
@@ -121,10 +122,10 @@ def decoder_heads(model: models.TinyTransformer) -> dict:
 
 def run() -> dict:
     torch.set_num_threads(1)
-    defaults = models.Settings()
+    defaults = transformer.Settings()
     record: dict = {
-        "what": "previous-token accuracy (models.accuracy: 256 inputs, evaluation seed 1), a list over seeds; "
-                "models.Settings defaults, one thread",
+        "what": "previous-token accuracy (training.accuracy: 256 inputs, evaluation seed 1), a list over seeds; "
+                "transformer.Settings defaults, one thread",
         "command": ".venv/bin/python benchmarks/bench_previous_token.py",
         "torch": torch.__version__.split("+")[0],
         "settings": dataclasses.asdict(defaults),
@@ -137,23 +138,23 @@ def run() -> dict:
     }
     for mode, causal in (("encoder", False), ("decoder", True)):
         record["order_blind"][mode] = {str(n): _rounded(task.order_blind_accuracy(
-            *models.evaluation_batch(length=n, settings=defaults), causal=causal)) for n in LENGTHS}
+            *training.evaluation_batch(length=n, settings=defaults), causal=causal)) for n in LENGTHS}
     start = time.perf_counter()
     for mode, causal in (("encoder", False), ("decoder", True)):
         table = record["accuracy"][mode]
-        for scheme in models.SCHEMES:
+        for scheme in transformer.SCHEMES:
             checkpoints = NONE_CHECKPOINTS if causal and scheme == "none" else CHECKPOINTS
             for seed in SEEDS:
-                settings = models.Settings(causal=causal, seed=seed)
+                settings = transformer.Settings(causal=causal, seed=seed)
                 out = train_with_checkpoints(scheme, settings, checkpoints)
                 for steps, by_length in out["accuracy"].items():
                     for n, value in by_length.items():
                         table.setdefault(str(steps), {}).setdefault(scheme, {}).setdefault(str(n), []).append(value)
                 if mode == "decoder" and scheme == "none" and seed == SEEDS[0]:
-                    # A checkpoint is the model models.train returns for that many steps: check it once.
-                    plain = models.train(scheme, settings=dataclasses.replace(settings, steps=CHECKPOINTS[0]))
+                    # A checkpoint is the model training.train returns for that many steps: check it once.
+                    plain = training.train(scheme, settings=dataclasses.replace(settings, steps=CHECKPOINTS[0]))
                     assert plain.losses == out["losses"][: CHECKPOINTS[0]], "the checkpointed run left train's path"
-                    assert {n: _rounded(models.accuracy(plain.model, length=n)) for n in LENGTHS} == \
+                    assert {n: _rounded(training.accuracy(plain.model, length=n)) for n in LENGTHS} == \
                         out["accuracy"][CHECKPOINTS[0]], "a checkpoint scores differently from train's model"
                 model_250 = out["models"][250]  # the notebook's models
                 if scheme in ("sinusoidal", "rotary") and mode == "encoder":
@@ -166,11 +167,11 @@ def run() -> dict:
     for scheme, seeds in (("sinusoidal", SCALE_SEEDS), ("rotary", SEEDS)):
         for scaled in (True, False):
             for seed in seeds:
-                settings = models.Settings(seed=seed, scale_embeddings=scaled)
-                model = models.train(scheme, settings=settings).model
+                settings = transformer.Settings(seed=seed, scale_embeddings=scaled)
+                model = training.train(scheme, settings=settings).model
                 for n in (16, 32):
                     scale.setdefault(scheme, {}).setdefault("scaled" if scaled else "unscaled", {}).setdefault(
-                        str(n), []).append(_rounded(models.accuracy(model, length=n)))
+                        str(n), []).append(_rounded(training.accuracy(model, length=n)))
         print(f"embedding scale {scheme}: {json.dumps(scale[scheme])} ({time.perf_counter() - start:.0f} s so far)",
               flush=True)
     print(f"{time.perf_counter() - start:.0f} s of training and scoring", flush=True)

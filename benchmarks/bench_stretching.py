@@ -63,7 +63,7 @@ from pathlib import Path
 
 import torch
 
-from posenc import models
+from posenc.models import copy_task
 from posenc.rope_scaling import YARN_BETA_FAST, YARN_BETA_SLOW, rope_frequencies
 from posenc.task import repeat_block_batch
 
@@ -103,15 +103,15 @@ def _model_for(model, rule: str, factor: int):
     if factor == 1 or rule == "none":
         return model
     if rule == "yarn_no_temperature":
-        copied = models.stretched(model, scaling="yarn", factor=float(factor))
+        copied = copy_task.stretched(model, scaling="yarn", factor=float(factor))
         for block in copied.blocks:
             block.attention.attention_factor = 1.0
         return copied
     s = model.copy_settings
-    paper = paper_yarn_frequencies(head_dim=models.rotary_dim_of(s), base=s.base, factor=float(factor),
+    paper = paper_yarn_frequencies(head_dim=copy_task.rotary_dim_of(s), base=s.base, factor=float(factor),
                                    original_length=2 * s.longest_block)
     if rule in ("yarn_paper", "yarn_pair0_paper"):
-        copied = models.stretched(model, scaling="yarn", factor=float(factor))  # its attention factor
+        copied = copy_task.stretched(model, scaling="yarn", factor=float(factor))  # its attention factor
         for block in copied.blocks:
             if rule == "yarn_paper":
                 block.attention.frequencies = paper.clone()
@@ -119,52 +119,52 @@ def _model_for(model, rule: str, factor: int):
                 block.attention.frequencies[0] = paper[0]
         return copied
     if rule == "pi_keep_pair0":  # PI on every pair but pair 0, which keeps its frequency; no attention factor
-        copied = models.stretched(model, scaling="linear", factor=float(factor))
-        plain = rope_frequencies(head_dim=models.rotary_dim_of(s), base=s.base)
+        copied = copy_task.stretched(model, scaling="linear", factor=float(factor))
+        plain = rope_frequencies(head_dim=copy_task.rotary_dim_of(s), base=s.base)
         for block in copied.blocks:
             block.attention.frequencies[0] = plain[0]
         return copied
-    return models.stretched(model, scaling=rule, factor=float(factor))
+    return copy_task.stretched(model, scaling=rule, factor=float(factor))
 
 
 def _tuned_and_stretched(tuned, *, pi_tuned: bool, rule: str):
     """A fine-tuned model (trained up to 2L = 64 tokens) with `rule` for 2x that length (128 tokens)."""
     trained = 2 * tuned.copy_settings.longest_block  # L = 32, the first training's length
     if rule == "linear":  # PI x2 more: theta / 4 after the PI fine-tune, theta / 2 after the control
-        return models.stretched(tuned, scaling="linear", factor=2.0 * FINE_TUNE_FACTOR if pi_tuned else 2.0)
+        return copy_task.stretched(tuned, scaling="linear", factor=2.0 * FINE_TUNE_FACTOR if pi_tuned else 2.0)
     # YaRN x2 over the fine-tuned length 2L. On the PI-tuned model's theta / 2, a pair makes as many turns
     # within 2L as plain RoPE's within L: its frequencies are YaRN's (x2 over L) halved.
     if pi_tuned:
-        copied = models.stretched(tuned, scaling="yarn", factor=2.0, original_max_position_embeddings=trained)
+        copied = copy_task.stretched(tuned, scaling="yarn", factor=2.0, original_max_position_embeddings=trained)
         for block in copied.blocks:
             block.attention.frequencies = block.attention.frequencies / FINE_TUNE_FACTOR
         return copied
-    return models.stretched(tuned, scaling="yarn", factor=2.0,
+    return copy_task.stretched(tuned, scaling="yarn", factor=2.0,
                              original_max_position_embeddings=FINE_TUNE_FACTOR * trained)
 
 
 def one_seed(seed: int, *, rules: tuple[str, ...], partial_rotary_factor: float, fine_tunes: bool) -> dict:
-    settings = models.CopySettings(seed=seed, partial_rotary_factor=partial_rotary_factor)
-    result = models.train_copy(settings=settings)
+    settings = copy_task.CopySettings(seed=seed, partial_rotary_factor=partial_rotary_factor)
+    result = copy_task.train_copy(settings=settings)
     trained_length = 2 * settings.longest_block
     out: dict[str, dict[str, float]] = {}
-    at_1x = models.copy_accuracy(result.model, length=trained_length)
+    at_1x = copy_task.copy_accuracy(result.model, length=trained_length)
     for rule in rules:
         out[rule] = {str(trained_length): _rounded(at_1x)}
         for factor in FACTORS[1:]:
             length = factor * trained_length
-            out[rule][str(length)] = _rounded(models.copy_accuracy(_model_for(result.model, rule, factor), length=length))
+            out[rule][str(length)] = _rounded(copy_task.copy_accuracy(_model_for(result.model, rule, factor), length=length))
     if fine_tunes:
         further = 2 * FINE_TUNE_FACTOR * trained_length  # one length further: 2x the fine-tuned length
         for rule, scaling in (("linear_fine_tuned", "linear"), ("none_fine_tuned", None)):
             # scaling None is the control: the same steps on the same longer inputs, plain RoPE
-            tuned = models.fine_tune(result.model, scaling=scaling, factor=float(FINE_TUNE_FACTOR),
+            tuned = copy_task.fine_tune(result.model, scaling=scaling, factor=float(FINE_TUNE_FACTOR),
                                       steps=FINE_TUNE_STEPS)
-            out[rule] = {str(length): _rounded(models.copy_accuracy(tuned.model, length=length))
+            out[rule] = {str(length): _rounded(copy_task.copy_accuracy(tuned.model, length=length))
                          for length in (trained_length, FINE_TUNE_FACTOR * trained_length, further)}
             for then in ("linear", "yarn"):
                 model = _tuned_and_stretched(tuned.model, pi_tuned=scaling is not None, rule=then)
-                out[f"{rule}_then_{then}"] = {str(further): _rounded(models.copy_accuracy(model, length=further))}
+                out[f"{rule}_then_{then}"] = {str(further): _rounded(copy_task.copy_accuracy(model, length=further))}
         out.update(llama3_reloaded(result.model))
     out["final_loss"] = _rounded(result.losses[-1])
     return out
@@ -173,11 +173,11 @@ def one_seed(seed: int, *, rules: tuple[str, ...], partial_rotary_factor: float,
 def llama3_reloaded(model) -> dict[str, dict[str, float]]:
     """Fine-tuned with Llama 3.1's rule at 2x, read with it and after its weights are loaded into a fresh model."""
     trained_length = 2 * model.copy_settings.longest_block
-    tuned = models.fine_tune(model, scaling="llama3", factor=float(FINE_TUNE_FACTOR), steps=FINE_TUNE_STEPS).model
-    reloaded = models.copy_model(model.copy_settings)  # plain RoPE's frequencies: a state dict holds none
+    tuned = copy_task.fine_tune(model, scaling="llama3", factor=float(FINE_TUNE_FACTOR), steps=FINE_TUNE_STEPS).model
+    reloaded = copy_task.copy_model(model.copy_settings)  # plain RoPE's frequencies: a state dict holds none
     reloaded.load_state_dict(tuned.state_dict())
     lengths = (trained_length, FINE_TUNE_FACTOR * trained_length)
-    return {name: {str(n): _rounded(models.copy_accuracy(m, length=n)) for n in lengths}
+    return {name: {str(n): _rounded(copy_task.copy_accuracy(m, length=n)) for n in lengths}
             for name, m in (("llama3_fine_tuned", tuned), ("llama3_fine_tuned_reloaded", reloaded))}
 
 
@@ -214,7 +214,7 @@ def main() -> None:
     if args.check:
         sys.exit(1 if check_claims(json.loads(OUTPUT.read_text())) else 0)
     seeds = list(args.seeds)
-    defaults = models.CopySettings()
+    defaults = copy_task.CopySettings()
     trained_length = 2 * defaults.longest_block
     record: dict = {
         "what": "copy_accuracy on the repeat (256 inputs, evaluation seed 1) per rule and input length, "
@@ -224,7 +224,7 @@ def main() -> None:
         "settings": dataclasses.asdict(defaults),
         "seeds": seeds,
         "lengths": [f * trained_length for f in FACTORS],
-        "fine_tune": {"steps": FINE_TUNE_STEPS, "factor": FINE_TUNE_FACTOR, "seed": models.FINE_TUNE_SEED,
+        "fine_tune": {"steps": FINE_TUNE_STEPS, "factor": FINE_TUNE_FACTOR, "seed": copy_task.FINE_TUNE_SEED,
                       "control": "none_fine_tuned: the same steps on the same longer inputs, plain RoPE",
                       "then": "..._then_linear / ..._then_yarn: the tuned model read at 2x its fine-tuned length "
                               "with PI x2 more / YaRN x2 over the fine-tuned length"},
@@ -236,7 +236,7 @@ def main() -> None:
         record = json.loads(OUTPUT.read_text())
         table = record["accuracy"]["full"]
         for k, seed in enumerate(record["seeds"]):
-            trained = models.train_copy(settings=models.CopySettings(seed=seed)).model
+            trained = copy_task.train_copy(settings=copy_task.CopySettings(seed=seed)).model
             for rule, by_length in llama3_reloaded(trained).items():
                 for length, value in by_length.items():
                     values = table.setdefault(rule, {}).setdefault(length, [None] * len(record["seeds"]))

@@ -1,4 +1,4 @@
-"""The KV cache and position ids (posenc.models), for the four position schemes.
+"""The KV cache and position ids (posenc.models.decoder), for the four position schemes.
 
 Decoding one token at a time with a cache must give the logits of the full pass (1e-6 in
 float32); forgetting the offset must not (except for ALiBi, which counts positions from the
@@ -14,7 +14,8 @@ import math
 import pytest
 import torch
 
-from posenc import attention, models, schemes, tokens
+from posenc import attention, schemes, tokens
+from posenc.models import decoder
 
 ATOL = 1e-6
 VOCAB = 50
@@ -35,7 +36,7 @@ def largest(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a - b).abs().max())
 
 
-MODELS = {scheme: models.TinyDecoder(scheme=scheme, vocab_size=VOCAB) for scheme in models.DECODER_SCHEMES}
+MODELS = {scheme: decoder.TinyDecoder(scheme=scheme, vocab_size=VOCAB) for scheme in decoder.DECODER_SCHEMES}
 
 
 @pytest.fixture(autouse=True)
@@ -44,17 +45,17 @@ def no_grad():
         yield
 
 
-@pytest.mark.parametrize("scheme", models.DECODER_SCHEMES)
+@pytest.mark.parametrize("scheme", decoder.DECODER_SCHEMES)
 @pytest.mark.parametrize("prefill", [1, 4])
 def test_decoding_with_a_cache_equals_the_full_pass(scheme, prefill):
     model = MODELS[scheme]
     ids = torch.randint(0, VOCAB, (2, 9), generator=torch.Generator().manual_seed(0))
     full = model(ids).logits
-    assert largest(models.decode_with_cache(model, ids, prefill=prefill), full) < ATOL
+    assert largest(decoder.decode_with_cache(model, ids, prefill=prefill), full) < ATOL
     # Left-padded: positions from the mask in both.
     _, _, padded, mask = batch()
     full = model(padded, attention_mask=mask, position_ids=tokens.position_ids(mask)).logits
-    assert largest(models.decode_with_cache(model, padded, attention_mask=mask, prefill=prefill), full) < ATOL
+    assert largest(decoder.decode_with_cache(model, padded, attention_mask=mask, prefill=prefill), full) < ATOL
 
 
 def test_the_cache_holds_every_token_and_the_next_position_is_its_length():
@@ -73,9 +74,9 @@ def test_the_cache_holds_every_token_and_the_next_position_is_its_length():
 def test_forgetting_the_offset_moves_every_scheme_that_reads_position_ids(scheme, moves):
     model = MODELS[scheme]
     ids = torch.randint(0, VOCAB, (2, 9), generator=torch.Generator().manual_seed(0))
-    difference = largest(models.decode_with_cache(model, ids, forget_offset=True), model(ids).logits)
+    difference = largest(decoder.decode_with_cache(model, ids, forget_offset=True), model(ids).logits)
     # The first token is at position 0 either way: only the later ones can move.
-    assert largest(models.decode_with_cache(model, ids, forget_offset=True)[:, 0], model(ids).logits[:, 0]) < ATOL
+    assert largest(decoder.decode_with_cache(model, ids, forget_offset=True)[:, 0], model(ids).logits[:, 0]) < ATOL
     assert (difference > 0.1) if moves else (difference < ATOL), difference
 
 
@@ -87,9 +88,9 @@ def test_a_loop_that_feeds_the_new_tokens_the_cache_length_moves_a_left_padded_r
     _, _, ids, mask = batch()
     right = tokens.position_ids(mask)
     full = model(ids, attention_mask=mask, position_ids=right).logits
-    assert largest(models.decode_with_cache(model, ids, attention_mask=mask, prefill=6, position_ids=right), full) < ATOL
+    assert largest(decoder.decode_with_cache(model, ids, attention_mask=mask, prefill=6, position_ids=right), full) < ATOL
     slots = torch.cat([right[:, :6], torch.arange(6, 9).expand(2, 3)], dim=1)
-    drifted = models.decode_with_cache(model, ids, attention_mask=mask, prefill=6, position_ids=slots)
+    drifted = decoder.decode_with_cache(model, ids, attention_mask=mask, prefill=6, position_ids=slots)
     assert largest(drifted[1], full[1]) < ATOL and largest(drifted[0, :6], full[0, :6]) < ATOL
     difference = largest(drifted[0, 6:], full[0, 6:])
     assert (difference > 0.01) if moves else (difference < ATOL), difference
@@ -158,11 +159,11 @@ def test_each_scheme_puts_positions_where_the_package_reference_does():
 
 def test_the_model_is_seeded_and_leaves_the_global_generator_alone():
     state = torch.get_rng_state()
-    first = models.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=3)
+    first = decoder.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=3)
     assert torch.equal(torch.get_rng_state(), state)
-    second = models.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=3)
+    second = decoder.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=3)
     assert all(torch.equal(a, b) for a, b in zip(first.parameters(), second.parameters()))
-    other = models.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=4)
+    other = decoder.TinyDecoder(scheme="learned", vocab_size=VOCAB, seed=4)
     assert not torch.equal(first.W_E, other.W_E)
     # No two matrices share draws: W_E holds none of the numbers multi_head_weights drew from the same seed.
     drawn = torch.randn(10 * 4 * 16 * 16, generator=torch.Generator().manual_seed(3))
@@ -182,10 +183,10 @@ IDS = torch.zeros(2, 4, dtype=torch.long)
 
 
 @pytest.mark.parametrize("call,error,words", [
-    (lambda: models.TinyDecoder(scheme="relative", vocab_size=10), ValueError, ["scheme", "relative"]),
-    (lambda: models.TinyDecoder(scheme="rotary", vocab_size=10, d_model=12, num_heads=4), ValueError,
+    (lambda: decoder.TinyDecoder(scheme="relative", vocab_size=10), ValueError, ["scheme", "relative"]),
+    (lambda: decoder.TinyDecoder(scheme="rotary", vocab_size=10, d_model=12, num_heads=4), ValueError,
      ["num_heads=4", "d_model=12", "even"]),
-    (lambda: models.TinyDecoder(scheme="alibi", vocab_size=10, d_model=12, num_heads=5), ValueError, ["num_heads=5"]),
+    (lambda: decoder.TinyDecoder(scheme="alibi", vocab_size=10, d_model=12, num_heads=5), ValueError, ["num_heads=5"]),
     (lambda: MODEL(IDS.float()), TypeError, ["ids", "float32"]),
     (lambda: MODEL(IDS + VOCAB), ValueError, ["ids", "vocab_size=50"]),
     (lambda: MODEL(IDS[0]), ValueError, ["ids", "(4,)"]),
@@ -195,12 +196,12 @@ IDS = torch.zeros(2, 4, dtype=torch.long)
     (lambda: MODEL(IDS, position_ids=torch.arange(3)), ValueError, ["position_ids", "(3,)"]),
     (lambda: MODEL(IDS, cache=(1, 2, 3)), TypeError, ["cache", "KVCache"]),
     (lambda: MODEL(IDS, cache=MODEL(IDS[:1]).cache), ValueError, ["cache", "batch of 2"]),
-    (lambda: models.decode_with_cache(MODEL, IDS, prefill=5), ValueError, ["prefill", "5"]),
-    (lambda: models.decode_with_cache(torch.nn.Identity(), IDS), TypeError, ["model", "TinyDecoder"]),
-    (lambda: models.decode_with_cache(MODEL, IDS, position_ids=torch.arange(4), forget_offset=True), ValueError,
+    (lambda: decoder.decode_with_cache(MODEL, IDS, prefill=5), ValueError, ["prefill", "5"]),
+    (lambda: decoder.decode_with_cache(torch.nn.Identity(), IDS), TypeError, ["model", "TinyDecoder"]),
+    (lambda: decoder.decode_with_cache(MODEL, IDS, position_ids=torch.arange(4), forget_offset=True), ValueError,
      ["position_ids", "forget_offset"]),
-    (lambda: models.decode_with_cache(MODEL, IDS, position_ids=torch.arange(3)), ValueError, ["position_ids", "(3,)"]),
-    (lambda: models.decode_with_cache(MODEL, IDS, position_ids=torch.arange(4.0)), TypeError, ["position_ids"]),
+    (lambda: decoder.decode_with_cache(MODEL, IDS, position_ids=torch.arange(3)), ValueError, ["position_ids", "(3,)"]),
+    (lambda: decoder.decode_with_cache(MODEL, IDS, position_ids=torch.arange(4.0)), TypeError, ["position_ids"]),
 ])
 def test_bad_input_is_refused_with_a_message_naming_it(call, error, words):
     with pytest.raises(error) as raised:

@@ -1,6 +1,6 @@
-"""posenc.models: the task, the order-blind bound, the model's symmetry, seeding. (The trained results are
-checked, with margins, by notebook 14 under nbval for one seed, and over the saved seeds here, from
-benchmarks/results/previous_token.json.)"""
+"""posenc.models (transformer, training, copy_task): the task, the order-blind bound, the model's symmetry,
+seeding. (The trained results are checked, with margins, by notebook 14 under nbval for one seed, and over the
+saved seeds here, from benchmarks/results/previous_token.json.)"""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc import models, task
+from posenc import task
 from posenc.builder import sinusoidal_encoding
+from posenc.models import copy_task, training, transformer
 from posenc.schemes import apply_rotary
 
-TINY = models.Settings(steps=3, d_model=8, num_heads=2, num_layers=1, batch_size=4)
+TINY = transformer.Settings(steps=3, d_model=8, num_heads=2, num_layers=1, batch_size=4)
 
 
 def test_previous_token_batch_shifts_by_one():
@@ -62,7 +63,7 @@ def test_order_blind_accuracy_is_the_best_guess_written_out(seed, length, vocab_
 @given(seed=st.integers(0, 2**16))
 def test_without_positions_the_encoder_is_permutation_equivariant(seed):
     torch.manual_seed(seed)
-    model = models.TinyTransformer(scheme="none", settings=TINY).eval()
+    model = transformer.TinyTransformer(scheme="none", settings=TINY).eval()
     generator = torch.Generator().manual_seed(seed)
     ids = torch.randint(10, (2, 9), generator=generator)
     order = torch.randperm(9, generator=generator)
@@ -73,7 +74,7 @@ def test_without_positions_the_encoder_is_permutation_equivariant(seed):
 @pytest.mark.parametrize("scheme", ["learned", "sinusoidal", "rotary", "alibi"])
 def test_every_scheme_breaks_the_symmetry(scheme):
     torch.manual_seed(0)
-    model = models.TinyTransformer(scheme=scheme, settings=TINY).eval()
+    model = transformer.TinyTransformer(scheme=scheme, settings=TINY).eval()
     ids = torch.arange(8)[None] % 10
     # Not a reversal: that keeps every |i - j|, which symmetric ALiBi sees.
     order = torch.tensor([3, 0, 7, 1, 5, 2, 6, 4])
@@ -83,8 +84,8 @@ def test_every_scheme_breaks_the_symmetry(scheme):
 
 def test_causal_models_do_not_look_ahead():
     torch.manual_seed(0)
-    for scheme in models.SCHEMES:
-        model = models.TinyTransformer(scheme=scheme, settings=models.Settings(
+    for scheme in transformer.SCHEMES:
+        model = transformer.TinyTransformer(scheme=scheme, settings=transformer.Settings(
             causal=True, d_model=8, num_heads=2, num_layers=2)).eval()
         ids = torch.randint(10, (1, 10), generator=torch.Generator().manual_seed(1))
         changed = ids.clone()
@@ -95,8 +96,8 @@ def test_causal_models_do_not_look_ahead():
 
 def test_training_is_seeded_and_leaves_the_thread_count_alone():
     threads = torch.get_num_threads()
-    first = models.train("rotary", settings=TINY)
-    second = models.train("rotary", settings=TINY)
+    first = training.train("rotary", settings=TINY)
+    second = training.train("rotary", settings=TINY)
     assert first.losses == second.losses and len(first.losses) == TINY.steps
     assert torch.get_num_threads() == threads
     assert not first.model.training
@@ -104,12 +105,12 @@ def test_training_is_seeded_and_leaves_the_thread_count_alone():
 
 def test_progress_is_reported_and_a_learned_table_has_no_answer_beyond_its_length():
     seen = []
-    result = models.train("learned", settings=TINY, progress=lambda *a: seen.append(a))
+    result = training.train("learned", settings=TINY, progress=lambda *a: seen.append(a))
     assert seen[-1][:3] == ("learned", TINY.steps, TINY.steps)
-    assert models.accuracy(result.model, length=TINY.longest) is not None
-    assert models.accuracy(result.model, length=TINY.longest + 1) is None
+    assert training.accuracy(result.model, length=TINY.longest) is not None
+    assert training.accuracy(result.model, length=TINY.longest + 1) is None
     # The state before training is kept, and training moved the table away from it.
-    fresh = models.TinyTransformer(scheme="learned", settings=TINY)
+    fresh = transformer.TinyTransformer(scheme="learned", settings=TINY)
     assert result.initial_state.keys() == fresh.state_dict().keys()
     before, after = result.initial_state["position.weight"], result.model.position.weight.detach()
     assert before.shape == after.shape == (TINY.longest, TINY.d_model) and not torch.allclose(before, after)
@@ -118,7 +119,7 @@ def test_progress_is_reported_and_a_learned_table_has_no_answer_beyond_its_lengt
 
 
 def test_compare_gives_a_table_per_scheme_and_length(capsys):
-    comparison = models.compare(["none", "learned"], settings=TINY, lengths=[8, 32])
+    comparison = training.compare(["none", "learned"], settings=TINY, lengths=[8, 32])
     assert set(comparison.accuracies) == {"none", "learned"}
     assert comparison.accuracies["learned"][32] is None and 0 <= comparison.accuracies["none"][32] <= 1
     assert "no rows" in comparison.table().splitlines()[2]
@@ -213,7 +214,7 @@ def test_the_expectation_refuses_sizes_it_cannot_compute_quickly():
 @pytest.mark.parametrize("causal", [False, True])
 def test_the_evaluation_batch_is_near_the_expectation(causal):
     # 256 x 15 positions: the measured share is within a few standard errors of the exact value.
-    ids, targets = models.evaluation_batch(length=16)
+    ids, targets = training.evaluation_batch(length=16)
     measured = task.order_blind_accuracy(ids, targets, causal=causal)
     assert abs(measured - float(exact_order_blind(length=16, vocab_size=10, causal=causal))) < 0.02
 
@@ -232,11 +233,11 @@ def test_a_causal_guess_has_nothing_to_go_on_at_position_0():
 
 
 def test_token_embeddings_are_scaled_by_sqrt_d_model_unless_told_not_to():
-    assert models.Settings().scale_embeddings is True
+    assert transformer.Settings().scale_embeddings is True
     ids = torch.tensor([[3, 1, 4, 1, 5]])
     for scale, factor in ((True, math.sqrt(32)), (False, 1.0)):
         torch.manual_seed(0)
-        model = models.TinyTransformer(scheme="sinusoidal", settings=models.Settings(scale_embeddings=scale))
+        model = transformer.TinyTransformer(scheme="sinusoidal", settings=transformer.Settings(scale_embeddings=scale))
         table = sinusoidal_encoding(max_sequence_length=5, d_model=32)
         expected = model.embedding.weight.detach()[ids] * factor + table
         assert torch.allclose(model.embed(ids).detach(), expected, atol=1e-6)
@@ -248,9 +249,9 @@ def test_token_embeddings_are_scaled_by_sqrt_d_model_unless_told_not_to():
 def test_every_scheme_starts_from_the_same_weights_for_the_same_seed():
     # The models may differ only in their position scheme: the learned table is drawn after everything else.
     starts = {}
-    for scheme in models.SCHEMES:
+    for scheme in transformer.SCHEMES:
         torch.manual_seed(0)
-        starts[scheme] = models.TinyTransformer(scheme=scheme).state_dict()
+        starts[scheme] = transformer.TinyTransformer(scheme=scheme).state_dict()
     shared = starts["none"]
     for scheme, state in starts.items():
         assert set(state) - set(shared) == ({"position.weight"} if scheme == "learned" else set()), scheme
@@ -261,7 +262,7 @@ def test_every_scheme_starts_from_the_same_weights_for_the_same_seed():
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_without_a_scheme_is_torchs_multi_head_attention(causal):
     torch.manual_seed(0)
-    ours = models.Attention(scheme="none", d_model=8, num_heads=2, causal=causal)
+    ours = transformer.Attention(scheme="none", d_model=8, num_heads=2, causal=causal)
     reference = torch.nn.MultiheadAttention(8, 2, batch_first=True)
     with torch.no_grad():
         reference.in_proj_weight.copy_(ours.qkv.weight)  # W_Q, W_K, W_V stacked, as torch stacks them
@@ -278,9 +279,9 @@ def test_attention_without_a_scheme_is_torchs_multi_head_attention(causal):
 def test_alibi_and_rotary_enter_where_the_papers_put_them():
     torch.manual_seed(0)
     x = torch.randn(1, 5, 8, generator=torch.Generator().manual_seed(2))
-    plain = models.Attention(scheme="none", d_model=8, num_heads=2, causal=True)
+    plain = transformer.Attention(scheme="none", d_model=8, num_heads=2, causal=True)
     for scheme in ("alibi", "rotary"):
-        other = models.Attention(scheme=scheme, d_model=8, num_heads=2, causal=True)
+        other = transformer.Attention(scheme=scheme, d_model=8, num_heads=2, causal=True)
         other.load_state_dict(plain.state_dict())
         plain(x), other(x)
         q = plain.qkv(x)[..., :8].view(1, 5, 2, 4).transpose(1, 2)  # columns 0-7: the queries, 4 per head
@@ -297,10 +298,10 @@ def test_alibi_and_rotary_enter_where_the_papers_put_them():
 
 def test_attention_weights_are_one_row_per_query():
     torch.manual_seed(0)
-    settings = models.Settings(causal=True, d_model=8, num_heads=2)
-    model = models.TinyTransformer(scheme="rotary", settings=settings)
+    settings = transformer.Settings(causal=True, d_model=8, num_heads=2)
+    model = transformer.TinyTransformer(scheme="rotary", settings=settings)
     ids = torch.randint(10, (3, 7), generator=torch.Generator().manual_seed(0))
-    weights = models.attention_weights(model, ids, layer=1)
+    weights = training.attention_map(model, ids, layer=1)
     assert weights.shape == (3, 2, 7, 7)
     assert torch.allclose(weights.sum(-1), torch.ones(3, 2, 7))
     assert (weights.triu(1) == 0).all()  # causal: nothing after the query
@@ -308,56 +309,53 @@ def test_attention_weights_are_one_row_per_query():
 
 def test_the_previous_token_head_is_the_one_that_looks_back_most():
     torch.manual_seed(3)
-    model = models.TinyTransformer(scheme="rotary", settings=models.Settings(d_model=8, num_heads=2, shortest=4,
+    model = transformer.TinyTransformer(scheme="rotary", settings=transformer.Settings(d_model=8, num_heads=2, shortest=4,
                                                                                     longest=6))
     ids = torch.randint(10, (4, 9), generator=torch.Generator().manual_seed(3))
     best, where = -1.0, None
     for layer in range(2):
-        weights = models.attention_weights(model, ids, layer=layer)
+        weights = training.attention_map(model, ids, layer=layer)
         for head in range(2):
             # Query t's weight on key t - 1, for t = 1 .. 5 (the trained positions of a model with longest=6).
             share = sum(float(weights[b, head, t, t - 1]) for b in range(4) for t in range(1, 6)) / 20
             if share > best:
                 best, where = share, (layer, head)
-    assert models.previous_token_head(model, ids) == where
+    assert training.previous_token_head(model, ids) == where
 
 
 def test_compare_keeps_one_line_per_model_outside_jupyter(capsys):
-    models.compare(["none", "rotary"], settings=TINY, lengths=[8])
+    training.compare(["none", "rotary"], settings=TINY, lengths=[8])
     out = capsys.readouterr().out
     assert "\r" not in out and len(out.splitlines()) == 2
     assert out.splitlines()[0].startswith("none        trained in") and "3 steps" in out
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: models.Settings(d_model=30, num_heads=4), "d_model must be num_heads times an even head size"),
-    (lambda: models.Settings(shortest=10, longest=8), "longest"),
-    (lambda: models.TinyTransformer(scheme="rope"), "scheme must be one of"),
-    (lambda: models.compare("rotary"), "schemes must be a non-empty list"),
-    (lambda: models.TinyTransformer(scheme="none")(torch.zeros(1, 5)), "int64"),
-    (lambda: models.TinyTransformer(scheme="none")(torch.full((1, 5), 10)), "token ids from 0 to 9"),
-    (lambda: models.Settings(scale_embeddings=1), "scale_embeddings must be True or False"),
+    (lambda: transformer.Settings(d_model=30, num_heads=4), "d_model must be num_heads times an even head size"),
+    (lambda: transformer.Settings(shortest=10, longest=8), "longest"),
+    (lambda: transformer.TinyTransformer(scheme="rope"), "scheme must be one of"),
+    (lambda: training.compare("rotary"), "schemes must be a non-empty list"),
+    (lambda: transformer.TinyTransformer(scheme="none")(torch.zeros(1, 5)), "int64"),
+    (lambda: transformer.TinyTransformer(scheme="none")(torch.full((1, 5), 10)), "token ids from 0 to 9"),
+    (lambda: transformer.Settings(scale_embeddings=1), "scale_embeddings must be True or False"),
     (lambda: task.order_blind_accuracy(torch.zeros(1, 3, dtype=torch.int64), torch.zeros(1, 3, dtype=torch.int64),
                                              causal="yes"), "causal must be True or False"),
-    (lambda: models.attention_weights(models.TinyTransformer(scheme="none"),
+    (lambda: training.attention_map(transformer.TinyTransformer(scheme="none"),
                                           torch.zeros(1, 3, dtype=torch.int64), layer=2),
      "layer must be an int from 0 to 1"),
-    (lambda: models.attention_weights("model", torch.zeros(1, 3, dtype=torch.int64)), "model must be"),
-    (lambda: models.Attention(scheme="none", d_model=8, num_heads=2, causal=False)(torch.zeros(1, 3, 6)),
-     "x must have shape"),
-    (lambda: models.Attention(scheme="rope", d_model=8, num_heads=2, causal=False), "scheme must be one of"),
+    (lambda: training.attention_map("model", torch.zeros(1, 3, dtype=torch.int64)), "model must be"),
 ])
 def test_bad_input_is_named(call, message):
     with pytest.raises((TypeError, ValueError), match=message):
         call()
 
 
-# Stretching the context (posenc.models, notebook 16): the copy task, the RoPE model whose frequencies are numbers --
+# Stretching the context (posenc.models.copy_task, notebook 16): the copy task, the RoPE model whose frequencies are numbers --
 
 from posenc.rope_scaling import rope_frequencies, yarn_attention_factor  # noqa: E402
 from posenc.task import repeat_block_batch  # noqa: E402
 
-COPY = models.CopySettings(steps=3, d_model=8, num_heads=2, num_layers=1, batch_size=4, shortest_block=2,
+COPY = copy_task.CopySettings(steps=3, d_model=8, num_heads=2, num_layers=1, batch_size=4, shortest_block=2,
                             longest_block=4)
 
 
@@ -371,23 +369,23 @@ def test_repeat_block_batch_repeats_and_scores_the_repeat_after_its_first_token(
 
 
 def test_copy_model_with_plain_rope_is_the_experiments_rotary_decoder():
-    settings = models.CopySettings(d_model=8, num_heads=2, num_layers=2, shortest_block=2, longest_block=4, seed=3)
-    model = models.copy_model(settings)
+    settings = copy_task.CopySettings(d_model=8, num_heads=2, num_layers=2, shortest_block=2, longest_block=4, seed=3)
+    model = copy_task.copy_model(settings)
     torch.manual_seed(3)
-    plain = models.TinyTransformer(scheme="rotary", settings=models._model_settings(settings))
+    plain = transformer.TinyTransformer(scheme="rotary", settings=copy_task._model_settings(settings))
     ids = torch.randint(10, (2, 13), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         assert torch.equal(model(ids), plain(ids))
-        assert torch.equal(models.stretched(model, scaling=None)(ids), plain(ids))
+        assert torch.equal(copy_task.stretched(model, scaling=None)(ids), plain(ids))
         for rule in ("linear", "ntk", "yarn", "llama3"):
-            assert torch.allclose(models.stretched(model, scaling=rule, factor=1.0)(ids), plain(ids), atol=1e-6)
+            assert torch.allclose(copy_task.stretched(model, scaling=rule, factor=1.0)(ids), plain(ids), atol=1e-6)
 
 
 def test_stretched_swaps_frequencies_in_a_copy_and_yarn_scales_the_scores_by_its_square():
-    model = models.copy_model(COPY)
+    model = copy_task.copy_model(COPY)
     before = [block.attention.frequencies.clone() for block in model.blocks]
-    yarn = models.stretched(model, scaling="yarn", factor=4.0)
-    linear = models.stretched(model, scaling="linear", factor=2.0)
+    yarn = copy_task.stretched(model, scaling="yarn", factor=4.0)
+    linear = copy_task.stretched(model, scaling="linear", factor=2.0)
     assert all(torch.equal(block.attention.frequencies, f) for block, f in zip(model.blocks, before, strict=True))
     assert model.blocks[0].attention.attention_factor == 1.0
     attention = yarn.blocks[0].attention
@@ -413,10 +411,10 @@ def split_heads_of(attention, x):
 
 
 def test_partial_rotation_turns_only_the_first_columns_of_each_head():
-    settings = models.CopySettings(d_model=16, num_heads=2, num_layers=1, shortest_block=2, longest_block=4,
+    settings = copy_task.CopySettings(d_model=16, num_heads=2, num_layers=1, shortest_block=2, longest_block=4,
                                     partial_rotary_factor=0.25)
-    assert models.rotary_dim_of(settings) == 2
-    model = models.copy_model(settings)
+    assert copy_task.rotary_dim_of(settings) == 2
+    model = copy_task.copy_model(settings)
     attention = model.blocks[0].attention
     assert attention.rotary_dim == 2 and attention.frequencies.shape == (1,)
     x = torch.randn(1, 5, 16, generator=torch.Generator().manual_seed(0))
@@ -428,40 +426,40 @@ def test_partial_rotation_turns_only_the_first_columns_of_each_head():
                                                                     float("-inf"))
     torch.testing.assert_close(attention.last_weights, torch.softmax(scores, dim=-1))
     with pytest.raises(ValueError, match="partial_rotary_factor"):
-        models.CopySettings(d_model=16, num_heads=2, partial_rotary_factor=0.1)  # 0 columns of 8
+        copy_task.CopySettings(d_model=16, num_heads=2, partial_rotary_factor=0.1)  # 0 columns of 8
 
 
 def test_wider_heads_than_d_model_over_num_heads():
-    settings = models.CopySettings(d_model=8, num_heads=2, head_dim=6, num_layers=1, shortest_block=2, longest_block=4)
-    model = models.copy_model(settings)
+    settings = copy_task.CopySettings(d_model=8, num_heads=2, head_dim=6, num_layers=1, shortest_block=2, longest_block=4)
+    model = copy_task.copy_model(settings)
     assert model.blocks[0].attention.qkv.weight.shape == (36, 8)
     assert model(torch.zeros(1, 8, dtype=torch.int64)).shape == (1, 8, settings.vocab_size)
 
 
 def test_train_copy_is_seeded_and_fine_tune_leaves_the_model_alone():
-    first, second = models.train_copy(settings=COPY), models.train_copy(settings=COPY)
+    first, second = copy_task.train_copy(settings=COPY), copy_task.train_copy(settings=COPY)
     assert first.losses == second.losses and len(first.losses) == 3
     state = {key: value.clone() for key, value in first.model.state_dict().items()}
-    tuned = models.fine_tune(first.model, scaling="linear", factor=2.0, steps=2)
+    tuned = copy_task.fine_tune(first.model, scaling="linear", factor=2.0, steps=2)
     assert len(tuned.losses) == 2 and tuned.scheme == "linear x2 tuned"
     assert all(torch.equal(value, first.model.state_dict()[key]) for key, value in state.items())
     torch.testing.assert_close(tuned.model.blocks[0].attention.frequencies, first.model.blocks[0].attention.frequencies / 2)
-    accuracy = models.copy_accuracy(first.model, length=8, batch_size=8)
+    accuracy = copy_task.copy_accuracy(first.model, length=8, batch_size=8)
     assert 0.0 <= accuracy <= 1.0
-    assert accuracy == models.copy_accuracy(first.model, length=8, batch_size=8)
+    assert accuracy == copy_task.copy_accuracy(first.model, length=8, batch_size=8)
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: models.CopySettings(partial_rotary_factor=0.0), "partial_rotary_factor"),
-    (lambda: models.CopySettings(shortest_block=5, longest_block=4), "longest_block"),
-    (lambda: models.train_copy(settings=TINY), "settings must be a posenc.models.CopySettings"),
-    (lambda: models.stretched(models.TinyTransformer(scheme="rotary", settings=TINY), scaling="linear"), "model"),
-    (lambda: models.stretched(models.copy_model(COPY), scaling="pi", factor=2.0), "scaling must be one of"),
-    (lambda: models.stretched(models.copy_model(COPY), scaling="linear", factor=0.5), "factor"),
-    (lambda: models.copy_accuracy(models.copy_model(COPY), length=9), "length must be even"),
-    (lambda: models.fine_tune(models.copy_model(COPY), steps=0), "steps"),
+    (lambda: copy_task.CopySettings(partial_rotary_factor=0.0), "partial_rotary_factor"),
+    (lambda: copy_task.CopySettings(shortest_block=5, longest_block=4), "longest_block"),
+    (lambda: copy_task.train_copy(settings=TINY), "settings must be a posenc.models.copy_task.CopySettings"),
+    (lambda: copy_task.stretched(transformer.TinyTransformer(scheme="rotary", settings=TINY), scaling="linear"), "model"),
+    (lambda: copy_task.stretched(copy_task.copy_model(COPY), scaling="pi", factor=2.0), "scaling must be one of"),
+    (lambda: copy_task.stretched(copy_task.copy_model(COPY), scaling="linear", factor=0.5), "factor"),
+    (lambda: copy_task.copy_accuracy(copy_task.copy_model(COPY), length=9), "length must be even"),
+    (lambda: copy_task.fine_tune(copy_task.copy_model(COPY), steps=0), "steps"),
     (lambda: repeat_block_batch(batch_size=2, block_length=1, vocab_size=10), "block_length"),
-    (lambda: models.Attention(scheme="rotary", d_model=8, num_heads=2, causal=True, rotary_dim=6), "rotary_dim"),
+    (lambda: transformer.TinyTransformer(scheme="rotary", settings=TINY, rotary_dim=6), "rotary_dim"),
 ])
 def test_stretch_bad_input_is_named(call, message):
     with pytest.raises((TypeError, ValueError), match=message):
@@ -469,14 +467,14 @@ def test_stretch_bad_input_is_named(call, message):
 
 
 def test_train_copy_and_fine_tune_show_one_line_each_with_progress_true(capsys):
-    result = models.train_copy(settings=COPY, progress=True)
-    models.fine_tune(result.model, steps=2, progress=True)
+    result = copy_task.train_copy(settings=COPY, progress=True)
+    copy_task.fine_tune(result.model, steps=2, progress=True)
     lines = capsys.readouterr().out.splitlines()
     assert "\r" not in "".join(lines) and len(lines) == 2
     assert lines[0].startswith("rotary      trained in") and "3 steps" in lines[0]
     assert lines[1].startswith("linear x2 tuned trained in") and "2 steps" in lines[1]
     with pytest.raises(TypeError, match="progress"):
-        models.train_copy(settings=COPY, progress="yes")
+        copy_task.train_copy(settings=COPY, progress="yes")
 
 
 # The trained results over seeds: benchmarks/bench_previous_token.py ------------------------------------------
@@ -501,7 +499,7 @@ def test_every_claim_about_the_trained_models_holds_in_every_saved_seed():
     record = json.loads(bench.OUTPUT.read_text())
     assert len(record["seeds"]) >= 3 and record["lengths"] == [8, 16, 32, 64]
     for mode in ("encoder", "decoder"):
-        for scheme in models.SCHEMES:
+        for scheme in transformer.SCHEMES:
             assert all(len(record["accuracy"][mode]["250"][scheme][str(n)]) == len(record["seeds"])
                        for n in record["lengths"]), (mode, scheme)
     claims = bench.check_claims(record)
@@ -525,7 +523,7 @@ def test_symmetric_alibi_cannot_tell_a_sequence_from_its_reversal(seed):
     # Why 0.55 is a ceiling for the encoder with symmetric ALiBi: reversing the input reverses the output, so the
     # model answers position i of x as it answers position L-1-i of x reversed, whose previous token is x's next one.
     torch.manual_seed(seed)
-    model = models.TinyTransformer(scheme="alibi", settings=TINY).eval()
+    model = transformer.TinyTransformer(scheme="alibi", settings=TINY).eval()
     ids = torch.randint(10, (2, 9), generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
         assert torch.allclose(model(ids.flip(1)), model(ids).flip(1), atol=1e-5)

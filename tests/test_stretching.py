@@ -92,17 +92,17 @@ def test_figures_refuse_bad_input(call):
         call()
 
 
-# posenc.models: the fine-tune control (no rule) and its seed ----------------------------------------------
+# posenc.models.copy_task: the fine-tune control (no rule) and its seed ----------------------------------------------
 
 TINY_COPY = dict(steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=4, shortest_block=2, longest_block=4)
 
 
 def test_fine_tune_without_a_rule_keeps_plain_rope_and_trains_on_the_longer_inputs():
-    from posenc import models
+    from posenc.models import copy_task
 
-    model = models.train_copy(settings=models.CopySettings(**TINY_COPY)).model
+    model = copy_task.train_copy(settings=copy_task.CopySettings(**TINY_COPY)).model
     seen = []
-    tuned = models.fine_tune(model, scaling=None, factor=2.0, steps=3,
+    tuned = copy_task.fine_tune(model, scaling=None, factor=2.0, steps=3,
                               progress=lambda name, step, steps, loss: seen.append(name))
     assert tuned.scheme == "none x2 tuned" and len(tuned.losses) == 3 and seen == ["none x2 tuned"]
     for block in tuned.model.blocks:
@@ -113,19 +113,19 @@ def test_fine_tune_without_a_rule_keeps_plain_rope_and_trains_on_the_longer_inpu
 @pytest.mark.parametrize("factor, error", [("2", TypeError), (None, TypeError), (0.5, ValueError),
                                            (float("nan"), ValueError), (1e9, ValueError)])
 def test_fine_tune_without_a_rule_refuses_a_bad_factor(factor, error):
-    from posenc import models
+    from posenc.models import copy_task
 
-    model = models.copy_model(models.CopySettings(**TINY_COPY))
+    model = copy_task.copy_model(copy_task.CopySettings(**TINY_COPY))
     with pytest.raises(error, match="factor"):
-        models.fine_tune(model, scaling=None, factor=factor, steps=1)
+        copy_task.fine_tune(model, scaling=None, factor=factor, steps=1)
 
 
 def test_fine_tune_draws_its_batches_apart_from_the_evaluation_inputs():
-    from posenc import models
+    from posenc.models import copy_task
 
     # copy_accuracy scores inputs drawn with seed 1; fine_tune's default seed is another
-    assert models.FINE_TUNE_SEED != 1
-    assert inspect_default(models.fine_tune, "seed") == models.FINE_TUNE_SEED
+    assert copy_task.FINE_TUNE_SEED != 1
+    assert inspect_default(copy_task.fine_tune, "seed") == copy_task.FINE_TUNE_SEED
 
 
 def inspect_default(function, name):
@@ -239,11 +239,11 @@ def test_the_papers_ramp_keeps_fast_pairs_interpolates_slow_ones_and_is_linear_i
 
 
 def test_the_ablations_change_only_what_they_name():
-    from posenc import models
+    from posenc.models import copy_task
     from posenc.rope_scaling import rope_frequencies
 
     bench = _bench()
-    model = models.copy_model(models.CopySettings())
+    model = copy_task.copy_model(copy_task.CopySettings())
     plain = rope_frequencies(head_dim=16)
     paper = bench.paper_yarn_frequencies(head_dim=16, base=10_000.0, factor=2.0, original_length=32)
     yarn = bench._model_for(model, "yarn", 2)

@@ -1,0 +1,218 @@
+"""A decoder that generates one token at a time: position ids, the attention mask and the KV cache.
+
+    TinyDecoder         token embedding, a position scheme, one causal multi-head self-attention layer
+                        (+ residual), logits; called as transformers' decoders are:
+                        `model(ids, attention_mask=..., position_ids=..., cache=...)`
+    KVCache             what it keeps of the tokens it has read: per layer, their keys and values
+    decode_with_cache   the logits of every token, computed as generation does: one token per call
+
+Shapes in the comments: B batch, T new tokens, P cached tokens (the offset), C d_model, H heads, D head_dim,
+V vocab_size.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import nn
+
+from .._checks import FLAG, check_size, check_table_fits, check_tensor, checked, instance_of, one_of, short, size
+from ..attention import attend, causal_mask, merge_heads, multi_head_weights, split_heads
+from ..encoding import PositionalEncoding
+from ..positions import position_ids as positions_of
+from ..schemes import LearnedPositionalEmbedding, alibi_slopes, linear_bias, rotary_angles, rotate_pairs
+
+__all__ = ["DECODER_SCHEMES", "KVCache", "DecoderOutput", "TinyDecoder", "decode_with_cache"]
+
+# Each scheme that gives positions (what the decoder shows is how each is told one).
+DECODER_SCHEMES = ("sinusoidal", "learned", "rotary", "alibi")
+
+
+class KVCache(NamedTuple):
+    """What a decoder keeps of the tokens it has read: per layer, their keys (already rotated for RoPE) and values.
+
+    keys, values: `(batch, num_heads, cached, head_dim)`; key_mask: `(batch, cached)` bool, True for a
+    real token. `cached = keys.shape[-2]` is the offset: the position of the next token when there is
+    no padding.
+    """
+
+    keys: torch.Tensor
+    values: torch.Tensor
+    key_mask: torch.Tensor
+
+
+class DecoderOutput(NamedTuple):
+    """logits `(batch, seq, vocab_size)`; scores and weights `(batch, num_heads, seq, cached + seq)` (scores before
+    the mask, with ALiBi's bias); cache: the cache with this call's tokens appended."""
+
+    logits: torch.Tensor
+    scores: torch.Tensor
+    weights: torch.Tensor
+    cache: KVCache
+
+
+def _check_attention_mask(value: object, shape: tuple[int, int]) -> torch.Tensor:
+    """A tokenizer's attention_mask of `shape` (1 for a real token, 0 for padding, bool or integer), as bool."""
+    numbers = check_tensor("attention_mask", value).is_floating_point() or value.is_complex()
+    if numbers or tuple(value.shape) != shape or not bool(((value == 0) | (value == 1)).all()):
+        raise (TypeError if numbers else ValueError)(f"attention_mask must be (batch, cached + seq) = {shape}, the "
+                                                     f"cached tokens' and the new ones', bool or integer 0 (padding) "
+                                                     f"and 1 (a real token), got {short(value)}")
+    return value.bool()
+
+
+class TinyDecoder(nn.Module):
+    """Token embedding, a position scheme, one causal multi-head self-attention layer (+ residual), logits.
+
+    Seeded: the same arguments give the same weights, without touching torch's global generator.
+    W_Q, W_K, W_V, W_O are `attention.multi_head_weights(d_model=d_model, seed=seed)`. Call it as
+    `model(ids, attention_mask=..., position_ids=..., cache=...)`; see `forward`.
+    """
+
+    @checked(scheme=one_of(DECODER_SCHEMES), vocab_size=size(1, 2**20), d_model=size(1, 2**12), num_heads=size(1, 2**12),
+             max_sequence_length=size(1, 2**16), seed=size(0, 2**32 - 1))
+    def __init__(self, *, scheme: str, vocab_size: int, d_model: int = 16, num_heads: int = 4,
+                 max_sequence_length: int = 64, seed: int = 0) -> None:
+        super().__init__()
+        if d_model % num_heads or (scheme == "rotary" and (d_model // num_heads) % 2):
+            raise ValueError(f"num_heads={num_heads} must divide d_model={d_model}" +
+                             (" into heads of an even head_dim (RoPE turns pairs)" if scheme == "rotary" else ""))
+        # W_E, W_out and a position table: (2 vocab_size + max_sequence_length) rows of d_model.
+        check_table_fits((2 * vocab_size + max_sequence_length, d_model), torch.float32,
+                         arguments="vocab_size, max_sequence_length or d_model")
+        self.scheme, self.vocab_size, self.d_model, self.num_heads = scheme, vocab_size, d_model, num_heads
+        self.max_sequence_length = max_sequence_length
+        self.head_dim = d_model // num_heads
+        self.attention_weights = nn.ParameterList(multi_head_weights(d_model=self.d_model, seed=seed))
+        # W_E and W_out continue multi_head_weights' generator past its 4 matrices, so no two matrices share draws.
+        # (A seed of its own would not do: torch's CPU generator keeps only the low 32 bits of a seed.)
+        generator = torch.Generator().manual_seed(seed)
+        torch.randn(4 * self.d_model * self.d_model, generator=generator)
+        self.W_E = nn.Parameter(torch.randn(self.vocab_size, self.d_model, generator=generator))
+        # 1/d_model rather than 1/sqrt(d_model): logits of about 1, whose float32 rounding stays below 1e-6.
+        self.W_out = nn.Parameter(torch.randn(self.d_model, self.vocab_size, generator=generator) / self.d_model)
+        self.position_embedding = None
+        if scheme == "sinusoidal":
+            self.position_embedding = PositionalEncoding(d_model=self.d_model, max_sequence_length=self.max_sequence_length)
+        elif scheme == "learned":
+            with torch.random.fork_rng(devices=[]):  # the table's own seed, the global generator left as it was
+                torch.manual_seed(seed)
+                self.position_embedding = LearnedPositionalEmbedding(max_sequence_length=self.max_sequence_length,
+                                                                     d_model=self.d_model)
+                # 0.02 (GPT-2's initial scale) would make positions nearly invisible next to unit-size embeddings.
+                self.position_embedding.weight.data.normal_(0.0, 1.0)
+        if scheme == "alibi":
+            self.register_buffer("slopes", alibi_slopes(num_heads=self.num_heads), persistent=False)
+
+    def extra_repr(self) -> str:
+        return (f"scheme={self.scheme!r}, vocab_size={self.vocab_size}, d_model={self.d_model}, "
+                f"num_heads={self.num_heads}, max_sequence_length={self.max_sequence_length}")
+
+    def forward(self, ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
+                position_ids: torch.Tensor | None = None, cache: KVCache | None = None) -> DecoderOutput:
+        """Logits for every token of ids `(batch, seq)`, reading the cache's tokens before them.
+
+        attention_mask: `(batch, cached + seq)` 0/1 (or bool): the cached tokens' and the new ones'; left out,
+        the cache's own and 1 for every new token. position_ids: `(batch, seq)` or `(seq,)`; left out,
+        `cached + 0, 1, ..., seq - 1` (the offset); ALiBi does not read them (it counts the mask).
+        A query looks at the real keys at or before it, and at itself: so a padded query, which with left
+        padding has no real key before it, still has one key (its output means nothing and is not used).
+        """
+        ids = self._check_ids(ids)
+        batch, seq = ids.shape  # B, T
+        offset = 0 if cache is None else self._check_cache(cache, batch)  # P
+        if attention_mask is None:  # the cache's own mask, and 1 for every new token
+            new = torch.ones(batch, seq, dtype=torch.bool)
+            mask = new if cache is None else torch.cat([cache.key_mask, new], dim=-1)  # (B, P + T)
+        else:
+            mask = _check_attention_mask(attention_mask, (batch, offset + seq))
+        if position_ids is None:  # offset + 0, 1, ..., T - 1: counted on from the tokens cached
+            positions = positions_of(length=seq, offset=offset).expand(batch, seq)
+        else:
+            positions = self._check_positions(position_ids, batch, seq)  # (B, T)
+        x = self.W_E[ids]  # (B, T, C)
+        if self.position_embedding is not None:
+            # One row per position id: the module's forward(x, offset=k) adds rows k, k + 1, ... (a row per token here).
+            embedding = self.position_embedding
+            rows = embedding.table if self.scheme == "sinusoidal" else embedding.weight
+            x = x + rows[positions].to(x.dtype)
+        W_Q, W_K, W_V, W_O = self.attention_weights
+        q, k, v = (split_heads(x @ W, num_heads=self.num_heads) for W in (W_Q, W_K, W_V))  # each (B, H, T, D)
+        if self.scheme == "rotary":  # each token turned by its own position id (a left-padded row starts later)
+            angles = rotary_angles(max_sequence_length=int(positions.max()) + 1, d=self.head_dim)[positions][:, None]
+            q, k = rotate_pairs(q, angles), rotate_pairs(k, angles)
+        if cache is not None:
+            k, v = torch.cat([cache.keys, k], dim=-2), torch.cat([cache.values, v], dim=-2)  # (B, H, P + T, D)
+        bias = None
+        if self.scheme == "alibi":
+            key_positions = positions_of(mask)  # (B, P + T): each real token's place among the real ones
+            query_positions = key_positions[:, offset:]
+            distance = query_positions[:, None, :, None] - key_positions[:, None, None, :]
+            bias = linear_bias(self.slopes, distance.to(x.dtype))  # (B, H, T, P + T)
+        # A query looks at the real keys at or before it, and at itself: a padded query gets a row with a key.
+        keep = causal_mask(sequence_length=offset + seq)[offset:] & mask[:, None, None, :]
+        keep = keep | torch.eye(offset + seq, dtype=torch.bool)[offset:]
+        output, weights, scores = attend(q, k, v, bias=bias, keep=keep)  # (B, H, T, D), (B, H, T, P + T) twice
+        hidden = x + merge_heads(output) @ W_O  # (B, T, C)
+        return DecoderOutput(hidden @ self.W_out, scores, weights, KVCache(k, v, mask))
+
+    def _check_ids(self, ids: object) -> torch.Tensor:
+        check_tensor("ids", ids, ndim=(2,), kind="integer")
+        if ids.shape[1] == 0 or not bool(((ids >= 0) & (ids < self.vocab_size)).all()):
+            raise ValueError(f"ids must be token ids in [0, vocab_size={self.vocab_size}), at least one per row, got "
+                             f"shape {tuple(ids.shape)}, values up to {int(ids.max()) if ids.numel() else None}")
+        return ids.long()
+
+    def _check_cache(self, cache: object, batch: int) -> int:
+        """The number of tokens the cache holds (the offset), once it is known to come from this model and batch."""
+        if not isinstance(cache, KVCache) or tuple(cache.key_mask.shape) != (batch, cache.keys.shape[2]):
+            raise (ValueError if isinstance(cache, KVCache) else TypeError)(
+                f"cache must be a KVCache (the cache of an earlier call) on a batch of {batch}, or None, got {short(cache)}")
+        return cache.keys.shape[2]
+
+    def _check_positions(self, position_ids: object, batch: int, seq: int) -> torch.Tensor:
+        """`(batch, seq)` position ids, once they are known to fit: a learned or sinusoidal table has a row for each."""
+        limit = self.max_sequence_length if self.position_embedding is not None else 2**24  # float32's whole numbers
+        check_tensor("position_ids", position_ids, ndim=(1, 2), kind="integer")
+        inside = (position_ids >= 0) & (position_ids < limit)
+        if tuple(position_ids.shape) not in ((seq,), (batch, seq)) or not bool(inside.all()):
+            raise ValueError(f"position_ids must be (batch, seq) = {(batch, seq)} or (seq,), in [0, {limit}) for scheme "
+                             f"{self.scheme!r} (max_sequence_length={self.max_sequence_length}), got {short(position_ids)}")
+        return position_ids.long().expand(batch, seq)
+
+
+@checked(model=instance_of(TinyDecoder), forget_offset=FLAG)
+def decode_with_cache(model: TinyDecoder, ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
+                      prefill: int = 1, forget_offset: bool = False,
+                      position_ids: torch.Tensor | None = None) -> torch.Tensor:
+    """The logits of every token of ids, computed as generation does: the first `prefill` tokens in one call,
+    then one token per call, each reading the cache of the tokens before it.
+
+    The position of each new token is the number of real tokens before it: `positions.position_ids` of
+    the attention mask so far (without a mask, the number of tokens cached: the offset). With
+    `forget_offset=True`, each call starts again at position 0, the bug this function is there to show.
+    `position_ids` ((batch, seq) or (seq,)) gives each token the position it is fed with instead, right or
+    wrong: a decoding loop's own positions, to compare with the full pass (not with `forget_offset=True`).
+    Returns `(batch, seq, vocab_size)`, to compare with `model(ids, ...).logits`, the full pass.
+    """
+    ids = model._check_ids(ids)
+    batch, seq = ids.shape
+    prefill = check_size("prefill", prefill, maximum=seq)
+    if attention_mask is None:
+        mask = torch.ones(batch, seq, dtype=torch.bool)
+    else:
+        mask = _check_attention_mask(attention_mask, (batch, seq))
+    if position_ids is None:
+        positions = positions_of(mask)  # (B, T): each token's place among the real tokens
+    elif forget_offset:
+        raise ValueError("give position_ids or forget_offset=True, not both: forgetting the offset sets the positions")
+    else:
+        positions = model._check_positions(position_ids, batch, seq)
+    logits, cache = [], None
+    for start, end in [(0, prefill)] + [(t, t + 1) for t in range(prefill, seq)]:
+        chunk = positions_of(length=end - start) if forget_offset else positions[:, start:end]
+        output = model(ids[:, start:end], attention_mask=mask[:, :end], position_ids=chunk, cache=cache)
+        logits.append(output.logits)
+        cache = output.cache
+    return torch.cat(logits, dim=1)
