@@ -50,6 +50,3 @@ def test_the_pipeline_caption_says_what_the_notebook_does_with_its_steps():
 
     assert caption(highlight=("X + PE", "Q, K, V")).endswith("this notebook: X + PE, Q, K, V")
     assert caption(highlight=("Q, K, V", "attention"), note="cut into heads").endswith("this notebook: cut into heads")
-    for note, highlight in [("", ("X + PE",)), (3, ("X + PE",)), ("cut into heads", ())]:
-        with pytest.raises(ValueError, match="note"):
-            plots.pipeline_diagram(highlight=highlight, note=note)

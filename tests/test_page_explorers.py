@@ -247,8 +247,6 @@ def test_the_pipeline_explorer_holds_only_the_vocabulary_and_w_e():
     for name, value, error in [("sentence", 42, TypeError), ("d_model", 65, ValueError), ("max_sequence_length", 0, ValueError)]:
         with pytest.raises(error, match=name):
             setattr(explorer, name, value)
-    with pytest.raises(TypeError, match="vocabulary"):
-        PipelineExplorer(vocabulary=["my", "name"])
     data, _ = explorer._repr_mimebundle_()
     assert data["text/plain"] == STILL_HINT and data["image/png"].startswith(b"\x89PNG")
 

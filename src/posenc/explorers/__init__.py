@@ -7,11 +7,12 @@
 All three are anywidgets: Python holds the settings and what only the package computes; each explorer's .js file
 (after the shared explorer_common.js, see _front_end.py) computes and draws the rest in the page, so it moves without
 a kernel, on a static page too. Where widgets cannot render, each shows a still picture and NO_FRONT_END_HINT.
+The names below are re-exported from their modules (each lists its own in `__all__`; this package lists none).
 """
 
-from ._front_end import NO_FRONT_END_HINT
-from .encoding_explorer import VIEWS, EncodingExplorer
-from .pipeline_explorer import PipelineExplorer
-from .scheme_explorer import SCHEME_VIEWS, SchemeExplorer
-
-__all__ = ["EncodingExplorer", "PipelineExplorer", "SchemeExplorer", "VIEWS", "SCHEME_VIEWS", "NO_FRONT_END_HINT"]
+from ._front_end import NO_FRONT_END_HINT as NO_FRONT_END_HINT
+from .encoding_explorer import VIEWS as VIEWS
+from .encoding_explorer import EncodingExplorer as EncodingExplorer
+from .pipeline_explorer import PipelineExplorer as PipelineExplorer
+from .scheme_explorer import SCHEME_VIEWS as SCHEME_VIEWS
+from .scheme_explorer import SchemeExplorer as SchemeExplorer

@@ -10,7 +10,7 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from .. import plots
-from .._validate import check_base
+from .._checks import check_base
 
 HERE = Path(__file__).resolve().parent
 # The one line beside the still picture, as every explorer says it (and tests/lab_browser.py looks for it).
@@ -28,10 +28,9 @@ def module(name: str) -> str:
 
 def check_slider_base(base: object) -> float:
     """A base the explorers' base slider can show (the slider would move any other value to an end without a word)."""
-    base = check_base(base)
-    if not BASE_RANGE[0] <= base <= BASE_RANGE[1]:
+    if not BASE_RANGE[0] <= check_base("base", base) <= BASE_RANGE[1]:
         raise ValueError(f"base must lie in the slider's range [{BASE_RANGE[0]:.4g}, {BASE_RANGE[1]:.4g}], got {base!r}")
-    return base
+    return float(base)
 
 
 def still_picture(fig: Figure) -> bytes:

@@ -17,7 +17,7 @@ import anywidget
 import traitlets
 
 from .. import plots
-from .._validate import check_flag, check_size, short
+from .._checks import check_flag, check_size, one_of
 from ..builder import DEFAULT_BASE, sinusoidal_encoding
 from ._front_end import NO_FRONT_END_HINT, check_slider_base, module, still_picture
 
@@ -51,14 +51,11 @@ class EncodingExplorer(anywidget.AnyWidget):
 
     def __init__(self, *, d_model: int = 128, max_sequence_length: int = 64, base: float = DEFAULT_BASE,
                  position: int = 10, dimension: int = 0, view: str = "heatmap", compare_layouts: bool = False) -> None:
-        d_model = check_size("d_model", d_model, maximum=SLIDER_MAX)
-        max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=SLIDER_MAX)
-        # A position or dimension past the table's end is moved to its last row or column.
-        position = min(check_size("position", position, minimum=0), max_sequence_length - 1)
-        dimension = min(check_size("dimension", dimension, minimum=0), d_model - 1)
-        super().__init__(d_model=d_model, max_sequence_length=max_sequence_length, base=check_slider_base(base),
-                         position=position, dimension=dimension, view=view,
-                         compare_layouts=compare_layouts)
+        # A position or dimension past the table's end is moved to its last row or column; the validators below
+        # check every setting once all are set (the sizes first).
+        super().__init__(d_model=d_model, max_sequence_length=max_sequence_length, base=base,
+                         position=min(position, max_sequence_length - 1), dimension=min(dimension, d_model - 1),
+                         view=view, compare_layouts=compare_layouts)
 
     # Every setting checked where it is set, in the constructor or later (explorer.view = ...): a clear error.
     @traitlets.validate("d_model", "max_sequence_length")
@@ -81,9 +78,7 @@ class EncodingExplorer(anywidget.AnyWidget):
 
     @traitlets.validate("view")
     def _view(self, proposal):
-        if not isinstance(proposal["value"], str) or proposal["value"] not in VIEWS:
-            raise ValueError(f"view must be one of {VIEWS}, got {short(proposal['value'])}")
-        return proposal["value"]
+        return one_of(VIEWS)("view", proposal["value"])
 
     @traitlets.observe("d_model", "max_sequence_length")
     def _fit(self, change) -> None:

@@ -13,7 +13,7 @@ import torch
 import traitlets
 
 from .. import plots, tokens
-from .._validate import check_size, short
+from .._checks import check_size, check_str
 from ..builder import sinusoidal_encoding
 from ..embedding import embedding_matrix, project
 from ._front_end import module, still_picture
@@ -24,6 +24,7 @@ __all__ = ["PipelineExplorer"]
 LENGTH_MAX = 32  # the max_sequence_length slider's end (or the starting value, if larger)
 D_MODEL_MAX = 64  # the d_model slider's end, for a vocabulary small enough (see `d_model_max`)
 W_E_NUMBERS = 1 << 16  # at most this many numbers of W_E in the widget's state (256 KB as float32)
+STILL_SIDE = 30  # the still picture writes every number in its cell: at most 30 rows and columns
 
 
 def d_model_max(vocab_size: int) -> int:
@@ -52,8 +53,6 @@ class PipelineExplorer(anywidget.AnyWidget):
 
     def __init__(self, *, sentence: str = tokens.EXAMPLE_SENTENCE, max_sequence_length: int = 10, d_model: int = 6,
                  vocabulary: tokens.Vocabulary | None = None) -> None:
-        if vocabulary is not None and not isinstance(vocabulary, tokens.Vocabulary):
-            raise TypeError(f"vocabulary must be a posenc.tokens.Vocabulary or None, got {short(vocabulary)}")
         self.vocabulary = vocabulary or tokens.build_vocabulary(tokens.EXAMPLE_CORPUS)
         if tokens.UNK_TOKEN not in self.vocabulary.tokens:
             raise ValueError(f"vocabulary must hold {tokens.UNK_TOKEN}, what an unknown word becomes")
@@ -66,9 +65,7 @@ class PipelineExplorer(anywidget.AnyWidget):
 
     @traitlets.validate("sentence")
     def _sentence(self, proposal):
-        if not isinstance(proposal["value"], str):
-            raise TypeError(f"sentence must be a str, got {type(proposal['value']).__name__}")
-        return proposal["value"]
+        return check_str("sentence", proposal["value"])
 
     @traitlets.validate("max_sequence_length", "d_model")
     def _size(self, proposal):
@@ -86,11 +83,13 @@ class PipelineExplorer(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs):
         data, metadata = super()._repr_mimebundle_(**kwargs)
         data["text/plain"] = STILL_HINT
+        if max(self.max_sequence_length, self.d_model) > STILL_SIDE:  # too large to write cell by cell: the line alone
+            return data, metadata
         try:  # X, PE and X + PE on one colour scale (one-hot has another shape)
             matrices = {name: m for name, m in self.matrices().items() if name != "one_hot"}
             padded = tokens.pad(tokens.tokenize(self.sentence), max_sequence_length=self.max_sequence_length)
-            fig = plots.matrices_figure(matrices, row_labels=[plots.shorten(t) for t in padded])
-        except ValueError:  # a sentence too long, or a table too large to write cell by cell: the line alone
+        except ValueError:  # a sentence too long: the line alone
             return data, metadata
+        fig = plots.matrices_figure(matrices, row_labels=[plots.shorten(t) for t in padded])
         data["image/png"] = still_picture(fig)
         return data, metadata

@@ -19,8 +19,8 @@ import torch
 import traitlets
 from matplotlib.figure import Figure
 
-from .. import models, plots, schemes
-from .._validate import check_flag, check_size, short
+from .. import plots, schemes
+from .._checks import check_flag, check_size, one_of, short
 from ..attention import projection_weights
 from ..builder import DEFAULT_BASE
 from ._front_end import NO_FRONT_END_HINT, check_slider_base, module, still_picture
@@ -31,6 +31,9 @@ SCHEME_VIEWS = ("rotary", "alibi", "learned")
 # The rotary view: the word and weights of the schemes notebook's RoPE scores, keys up to this far from the query.
 ROTARY_D_MODEL, ROTARY_REACH, MAX_QUERY_POSITION = 64, 60, 1000
 MAX_HEADS, MAX_ALIBI_LENGTH = 16, 64
+# The learned view's rows without a trained model: posenc.models.Settings().longest, the longest input the tiny model
+# trains on (an explorer imports nothing that trains).
+LEARNED_ROWS = 16
 
 
 def _float32_bytes(tensor: torch.Tensor) -> bytes:
@@ -49,7 +52,9 @@ class SchemeExplorer(anywidget.AnyWidget):
         learned  the learned table of the tiny model trained live, before and after training,
                  and how alike row `position` is to every row: pass `trained`,
                  `models.train("learned")`'s result (the explorer never trains; without
-                 it, this view says what to pass).
+                 it, this view says what to pass). The explorer reads its `scheme`,
+                 `initial_state["position.weight"]` and `model` (`max_sequence_length`,
+                 `position.weight`).
 
     >>> explorer = SchemeExplorer(view="alibi", num_heads=8)
     >>> explorer.head = 7     # the picture in the page follows
@@ -73,29 +78,24 @@ class SchemeExplorer(anywidget.AnyWidget):
 
     def __init__(self, *, view: str = "rotary", base: float = DEFAULT_BASE, query_position: int = 100,
                  num_heads: int = 8, head: int = 0, max_sequence_length: int = 16, causal: bool = True,
-                 position: int = 0, trained: models.Result | None = None) -> None:
-        if trained is not None and not (isinstance(trained, models.Result) and trained.scheme == "learned"):
+                 position: int = 0, trained: object | None = None) -> None:
+        if trained is not None and getattr(trained, "scheme", None) != "learned":  # say, another scheme's result
             raise TypeError(f"trained must be models.train('learned')'s result or None, got {short(trained)}")
         self._trained = trained
-        self._rows = trained.model.max_sequence_length if trained is not None else models.Settings().longest
+        self._rows = trained.model.max_sequence_length if trained is not None else LEARNED_ROWS
         self._word_tensor = torch.randn(ROTARY_D_MODEL, generator=torch.Generator().manual_seed(1))
         self._projection = projection_weights(d_model=ROTARY_D_MODEL, seed=0)
-        num_heads = check_size("num_heads", num_heads, maximum=MAX_HEADS)
-        settings = dict(view=self._check_view(view), base=check_slider_base(base),
-                        query_position=check_size("query_position", query_position, minimum=0, maximum=MAX_QUERY_POSITION),
-                        num_heads=num_heads, head=check_size("head", head, minimum=0, maximum=num_heads - 1),
-                        max_sequence_length=check_size("max_sequence_length", max_sequence_length, minimum=2,
-                                                       maximum=MAX_ALIBI_LENGTH),
-                        causal=check_flag("causal", causal),
-                        position=check_size("position", position, minimum=0, maximum=self._rows - 1))
         tables = self.learned_tables()
-        super().__init__(**settings, _word=_float32_bytes(self._word_tensor),
+        # The validators below check every setting once all are set (num_heads before head).
+        super().__init__(view=view, base=base, query_position=query_position, num_heads=num_heads, head=head,
+                         max_sequence_length=max_sequence_length, causal=causal, position=position,
+                         _word=_float32_bytes(self._word_tensor),
                          _weights=_float32_bytes(torch.cat([self._projection.W_Q, self._projection.W_K])),
                          _tables=b"" if tables is None else _float32_bytes(torch.cat(tables)),
                          _table_shape=[] if tables is None else list(tables[0].shape))
 
     @property
-    def trained(self) -> models.Result | None:
+    def trained(self) -> object | None:
         """The learned-table model the learned view shows, as passed (None: the view has nothing to show)."""
         return self._trained
 
@@ -106,15 +106,9 @@ class SchemeExplorer(anywidget.AnyWidget):
         return self._trained.initial_state["position.weight"], self._trained.model.position.weight.detach()
 
     # Every setting checked where it is set, in the constructor or later (explorer.head = ...): a clear error.
-    @staticmethod
-    def _check_view(value: object) -> str:
-        if not isinstance(value, str) or value not in SCHEME_VIEWS:
-            raise ValueError(f"view must be one of {SCHEME_VIEWS}, got {short(value)}")
-        return value
-
     @traitlets.validate("view")
     def _view(self, proposal):
-        return self._check_view(proposal["value"])
+        return one_of(SCHEME_VIEWS)("view", proposal["value"])
 
     @traitlets.validate("base")
     def _base(self, proposal):

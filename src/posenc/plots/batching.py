@@ -6,43 +6,19 @@ Each function takes numbers or strings the notebook computed and returns a Figur
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from .._validate import check_attention_mask, check_str, check_tensor, is_real, is_sequence, short
 from .style import OKABE_ITO, SCHEME_COLOURS, new_figure, shorten
 
 __all__ = ["subword_figure", "position_ids_figure", "packed_mask_figure", "differences_figure"]
 
-# More than this would not fit a row of boxes readable on a page.
-MAX_TOKENS = 40
-MAX_ROWS = 6
 PADDING_GREY = "#DDDDDD"
 # Light tints of Okabe-Ito's colours, for boxes with black text on them.
 TINTS = ("#F5D08A", "#A9D8F3", "#8ED3BE", "#8CB8D9", "#EEA77A", "#E5B9D3")
-
-
-def _check_pieces(sentences: object) -> dict[str, list[list[str]]]:
-    """A dict of 1 to MAX_ROWS labels -> words, each word a non-empty list of pieces (str)."""
-    if not isinstance(sentences, dict) or not 1 <= len(sentences) <= MAX_ROWS:
-        raise TypeError(f"sentences must be a dict of 1 to {MAX_ROWS} labels -> lists of words, each word a list of its "
-                        f"pieces (str), got {short(sentences)}")
-    checked = {}
-    for label, words in sentences.items():
-        check_str("sentences' labels", label)
-        if not is_sequence(words) or not words or not all(
-                is_sequence(word) and word and all(isinstance(piece, str) for piece in word) for word in words):
-            raise TypeError(f"sentences[{label!r}] must be a non-empty list of words, each a non-empty list of pieces "
-                            f"(str), got {short(words)}")
-        count = sum(len(word) for word in words)
-        if count > MAX_TOKENS:
-            raise ValueError(f"sentences[{label!r}] has {count} pieces; at most {MAX_TOKENS} fit in a row")
-        checked[label] = [list(word) for word in words]
-    return checked
 
 
 def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str) -> Figure:
@@ -51,10 +27,9 @@ def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str)
     `sentences` maps a row's label (the sentence, or "words" / "pieces") to its words, each
     word the list of pieces a tokenizer cut it into; a word in one piece is a list of one.
     The pieces of one word share a colour and a bracket, so a word of three pieces is seen
-    to take three positions.
+    to take three positions. Up to 6 rows of 40 pieces fit on a page.
     """
-    rows = _check_pieces(sentences)
-    check_str("title", title)
+    rows = {label: [list(word) for word in words] for label, words in sentences.items()}
     widest = max(sum(len(word) for word in words) for words in rows.values())
     label_room = 0.7 + 0.11 * max(len(shorten(label, 40)) for label in rows)  # in boxes: the labels left of the rows
     fig = new_figure(min(16, 0.4 + 0.8 * (widest + label_room)), 0.9 + 1.25 * len(rows))
@@ -83,18 +58,6 @@ def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str)
     return fig
 
 
-def _check_positions(name: str, value: object, shape: tuple[int, ...] | None) -> torch.Tensor:
-    check_tensor(name, value, ndim=(2,))
-    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
-        raise TypeError(f"{name} must hold whole positions (an integer tensor), got dtype {value.dtype}")
-    if shape is not None and tuple(value.shape) != shape:
-        raise ValueError(f"{name} must have the shape of attention_mask, {shape}, got {tuple(value.shape)}")
-    if not value.numel() or value.shape[0] > MAX_ROWS or value.shape[1] > MAX_TOKENS:
-        raise ValueError(f"{name} must be (batch, seq) with 1 to {MAX_ROWS} rows and 1 to {MAX_TOKENS} columns, "
-                         f"got shape {tuple(value.shape)}")
-    return value.detach().cpu().long()
-
-
 def position_ids_figure(panels: dict[str, torch.Tensor], *, attention_mask: torch.Tensor,
                         row_labels: Sequence[str] | None = None) -> Figure:
     """A padded batch as a grid per panel: each slot shows the position it is given; padded slots are grey.
@@ -104,19 +67,13 @@ def position_ids_figure(panels: dict[str, torch.Tensor], *, attention_mask: torc
     token's cell is coloured by the position it gets, so the same token coloured alike in two
     rows means it gets the same position in both.
     """
-    mask = check_attention_mask(attention_mask).cpu()
-    if not isinstance(panels, dict) or not 1 <= len(panels) <= 4:
-        raise TypeError(f"panels must be a dict of 1 to 4 titles -> (batch, seq) position tensors, got {short(panels)}")
-    checked = {check_str("panels' titles", title): _check_positions(f"panels[{title!r}]", value, tuple(mask.shape))
-               for title, value in panels.items()}
+    mask = attention_mask.detach().long().cpu()
+    grids = {title: value.detach().cpu().long() for title, value in panels.items()}
     batch, seq = mask.shape
-    if row_labels is not None:
-        if not is_sequence(row_labels) or len(row_labels) != batch or not all(isinstance(s, str) for s in row_labels):
-            raise TypeError(f"row_labels must be a list of {batch} str (one per row), got {short(row_labels)}")
-    fig = new_figure(min(16, 1.2 + len(checked) * (0.9 + 0.5 * seq)), 1.3 + 0.5 * batch)
-    axes = fig.subplots(1, len(checked), squeeze=False)[0]
+    fig = new_figure(min(16, 1.2 + len(grids) * (0.9 + 0.5 * seq)), 1.3 + 0.5 * batch)
+    axes = fig.subplots(1, len(grids), squeeze=False)[0]
     colours = [OKABE_ITO[k] for k in (1, 2, 0, 4, 5, 3)]
-    for ax, (title, positions) in zip(axes, checked.items()):
+    for ax, (title, positions) in zip(axes, grids.items()):
         for b in range(batch):
             for s in range(seq):
                 real = bool(mask[b, s])
@@ -147,20 +104,7 @@ def packed_mask_figure(mask: torch.Tensor, *, document_ids: torch.Tensor, labels
     coloured by its document, hidden cells are white. `labels` names each token (its piece or
     its position) on both axes.
     """
-    check_tensor("mask", mask, ndim=(2,))
-    if mask.dtype != torch.bool:
-        raise TypeError(f"mask must be a bool tensor (True = query r may look at key c), got dtype {mask.dtype}")
     seq = mask.shape[0]
-    if mask.shape[1] != seq or not 1 <= seq <= MAX_TOKENS:
-        raise ValueError(f"mask must be square, (seq, seq) with 1 <= seq <= {MAX_TOKENS}, got shape {tuple(mask.shape)}")
-    check_tensor("document_ids", document_ids, ndim=(1,))
-    if document_ids.is_floating_point() or document_ids.is_complex() or document_ids.dtype == torch.bool:
-        raise TypeError(f"document_ids must be an integer tensor, got dtype {document_ids.dtype}")
-    if document_ids.shape[0] != seq:
-        raise ValueError(f"document_ids must hold {seq} ids (one per token of the mask), got {document_ids.shape[0]}")
-    if labels is not None and (not is_sequence(labels) or len(labels) != seq or not all(isinstance(s, str) for s in labels)):
-        raise TypeError(f"labels must be a list of {seq} str (one per token), got {short(labels)}")
-    check_str("title", title)
     ids = document_ids.detach().cpu().long().tolist()
     visible = mask.detach().cpu()
     names = list(dict.fromkeys(ids))
@@ -198,31 +142,13 @@ def differences_figure(differences: dict[str, dict[str, float]], *, title: str, 
     """Grouped bars on a log axis: for each scheme, one bar per way of running it, its largest difference on top.
 
     `differences` maps a scheme ("sinusoidal", "learned", "rotary", "alibi", or any label) to
-    {way: a difference >= 0}; every scheme must name the same ways. A label whose first word is a
-    scheme of `SCHEME_COLOURS` ("rotary (tiny Llama)") gets that scheme's colour; ways are told
-    apart by hatching as well. A difference below `floor` (0 included) gets no bar: on a log axis 0
+    {way: a difference >= 0} (1 to 8 schemes, 1 to 4 ways); every scheme names the same ways. A
+    label whose first word is a scheme of `SCHEME_COLOURS` ("rotary (tiny Llama)") gets that
+    scheme's colour; ways are told apart by hatching as well. A difference below `floor` (0 included) gets no bar: on a log axis 0
     has no place, and below float32 rounding the digits mean nothing. It is drawn as a triangle
     pointing down in the grey band under the dashed floor line, and written "below <floor>".
     """
-    if not isinstance(differences, dict) or not 1 <= len(differences) <= 8:  # more would not be readable
-        raise TypeError(f"differences must be a dict of 1 to 8 schemes -> {{way: difference}}, got {short(differences)}")
-    check_str("title", title)
-    check_str("ylabel", ylabel)
-    if not is_real(floor) or not 0 < floor < 1:
-        raise ValueError(f"floor must be a number in (0, 1), got {short(floor)}")
-    ways = None
-    for scheme, values in differences.items():
-        check_str("differences' schemes", scheme)
-        if not isinstance(values, dict) or not 1 <= len(values) <= 4:
-            raise TypeError(f"differences[{scheme!r}] must be a dict of 1 to 4 ways -> numbers, got {short(values)}")
-        for way, value in values.items():
-            check_str(f"differences[{scheme!r}]' ways", way)
-            if not is_real(value) or not math.isfinite(value) or value < 0:
-                raise ValueError(f"differences[{scheme!r}][{way!r}] must be a finite number >= 0, got {short(value)}")
-        if ways is None:
-            ways = list(values)
-        elif list(values) != ways:
-            raise ValueError(f"differences must name the same ways for every scheme, got {ways} and {list(values)}")
+    ways = list(next(iter(differences.values())))
     hatches = ("", "///", "...", "xx")
     fig = new_figure(min(12, 2.5 + 1.6 * len(differences)), 3.9)
     ax = fig.add_subplot()

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from .._validate import check_size, is_sequence, short
 from .style import COSINE_COLOUR, SINE_COLOUR, new_figure
 
 __all__ = ["PIPELINE_STEPS", "pipeline_diagram", "transformer_diagram", "interleave_diagram"]
@@ -26,14 +25,9 @@ def pipeline_diagram(*, max_sequence_length: int | None = None, vocab_size: int 
     """
     from .. import tokens
 
-    L = check_size("max_sequence_length",
-                   tokens.EXAMPLE_MAX_SEQUENCE_LENGTH if max_sequence_length is None else max_sequence_length)
-    V = check_size("vocab_size", tokens.example_vocabulary().vocab_size if vocab_size is None else vocab_size)
-    d = check_size("d_model", tokens.EXAMPLE_D_MODEL if d_model is None else d_model)
-    if not is_sequence(highlight) or not all(isinstance(step, str) and step in PIPELINE_STEPS for step in highlight):
-        raise ValueError(f"highlight must be a list of steps from {PIPELINE_STEPS}, got {short(highlight)}")
-    if note is not None and (not isinstance(note, str) or not note.strip() or not highlight):
-        raise ValueError(f"note must be a non-empty str, given with highlight, got {short(note)}")
+    L = tokens.EXAMPLE_MAX_SEQUENCE_LENGTH if max_sequence_length is None else max_sequence_length
+    V = tokens.example_vocabulary().vocab_size if vocab_size is None else vocab_size
+    d = tokens.EXAMPLE_D_MODEL if d_model is None else d_model
     fig = new_figure(12.6, 3.1)
     ax = fig.add_subplot()
     ax.set_xlim(0, 12.6)
@@ -145,8 +139,6 @@ def interleave_diagram(*, d_model: int = 6, rows: int = 3) -> Figure:
 
     One labelled square per entry, so the sizes are small: d_model up to 24, rows up to 12.
     """
-    d_model = check_size("d_model", d_model, maximum=24)
-    rows = check_size("rows", rows, maximum=12)
     n_sin, n_cos = (d_model + 1) // 2, d_model // 2
     fig = new_figure(11, 1.4 + 0.5 * rows)
     ax = fig.add_subplot()

@@ -14,47 +14,18 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from .._validate import check_size, check_str, is_real, is_sequence, short
 from .style import SCHEME_COLOURS, line_style, new_figure
 
 __all__ = ["wavelengths_by_base", "unseen_angles", "frequencies_before_after", "frequency_ratios", "loss_curve",
            "accuracy_over_seeds"]
 
-# More lines or panels than this would not be readable.
-MAX_LINES = 8
-MAX_PAIRS = 4096
+def _numbers(values: Sequence[float]) -> list[float]:
+    """The numbers (a list, or a tensor) as a list of floats."""
+    return [float(v) for v in (values.tolist() if hasattr(values, "tolist") else values)]
 
 
-def _numbers(name: str, values: object, *, positive: bool = False, length: int | None = None,
-             maximum_length: int = MAX_PAIRS) -> list[float]:
-    """A non-empty list of finite real numbers (> 0 with positive=True), of `length` entries if given."""
-    if hasattr(values, "tolist") and callable(values.tolist) and not isinstance(values, (str, bytes)):
-        try:
-            values = values.tolist()
-        except (TypeError, ValueError, RuntimeError) as error:
-            raise TypeError(f"{name} must be a list of numbers, got {short(values)}") from error
-    if not is_sequence(values) or not 1 <= len(values) <= maximum_length:
-        raise TypeError(f"{name} must be a list of 1 to {maximum_length} numbers, got {short(values)}")
-    if length is not None and len(values) != length:
-        raise ValueError(f"{name} must hold {length} numbers (one per pair), got {len(values)}")
-    for value in values:
-        if not is_real(value):
-            raise TypeError(f"{name} must hold real numbers, got {short(value)} among them")
-        if not math.isfinite(value) or (positive and value <= 0):
-            raise ValueError(f"{name} must hold finite numbers{' > 0' if positive else ''}, got {value!r}")
-    return [float(v) for v in values]
-
-
-def _labelled(name: str, series: object, *, length: int | None = None, positive: bool = True) -> dict[str, list[float]]:
-    """A dict of 1 to MAX_LINES labels -> lists of numbers, all of one length."""
-    if not isinstance(series, dict) or not 1 <= len(series) <= MAX_LINES:
-        raise TypeError(f"{name} must be a dict of 1 to {MAX_LINES} labels -> lists of numbers, got {short(series)}")
-    checked = {}
-    for label, values in series.items():
-        check_str(f"{name}' labels", label)
-        checked[label] = _numbers(f"{name}[{label!r}]", values, positive=positive, length=length)
-        length = len(checked[label])
-    return checked
+def _labelled(series: dict[str, Sequence[float]]) -> dict[str, list[float]]:
+    return {label: _numbers(values) for label, values in series.items()}
 
 
 def _style(label: str, k: int) -> dict:
@@ -64,10 +35,6 @@ def _style(label: str, k: int) -> dict:
     return style
 
 
-def _length(name: str, value: object) -> int:
-    return check_size(name, value, minimum=2, maximum=2**40)
-
-
 def wavelengths_by_base(wavelengths: dict[str, Sequence[float]], *, context_length: int,
                         title: str = "Wavelength of each pair") -> Figure:
     """The wavelength (positions per full turn) of each pair, one line per base, on a log scale.
@@ -75,9 +42,7 @@ def wavelengths_by_base(wavelengths: dict[str, Sequence[float]], *, context_leng
     `wavelengths` maps a label (e.g. "base 10,000") to one wavelength per pair. A dotted line
     marks `context_length`: pairs below it turn at least once within that many positions.
     """
-    series = _labelled("wavelengths", wavelengths)
-    context_length = _length("context_length", context_length)
-    check_str("title", title)
+    series = _labelled(wavelengths)
     fig = new_figure(8, 4)
     ax = fig.add_subplot()
     for k, (label, values) in enumerate(series.items()):
@@ -102,12 +67,7 @@ def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors:
     angle seen), otherwise only part of the circle. At `factor` times the length it reaches
     further: the shaded bands are angles the model never saw in training.
     """
-    theta = _numbers("frequencies", frequencies, positive=True)
-    trained_length = _length("trained_length", trained_length)
-    factors = [check_size("factors' entries", f, minimum=2, maximum=1024) for f in _sequence("factors", factors)]
-    if sorted(set(factors)) != factors:
-        raise ValueError(f"factors must be increasing and distinct, got {factors}")
-    check_str("title", title)
+    theta = _numbers(frequencies)
 
     def reached(length: int) -> list[float]:
         return [min(1.0, (length - 1) * t / (2 * math.pi)) for t in theta]
@@ -134,12 +94,6 @@ def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors:
     return fig
 
 
-def _sequence(name: str, values: object) -> list:
-    if not is_sequence(values) or not 1 <= len(values) <= MAX_LINES:
-        raise TypeError(f"{name} must be a list of 1 to {MAX_LINES} entries, got {short(values)}")
-    return list(values)
-
-
 def frequencies_before_after(plain: Sequence[float], scaled: dict[str, Sequence[float]], *, trained_length: int,
                              factor: float, title: str = "Wavelengths before and after each rule") -> Figure:
     """One panel per rule: each pair's wavelength before (grey) and after the rule (its colour), log scale.
@@ -150,14 +104,8 @@ def frequencies_before_after(plain: Sequence[float], scaled: dict[str, Sequence[
     rule's dashed line): a pair whose wavelength moves up by `factor` turns as slowly over the long
     input as it did over the trained one.
     """
-    theta = _numbers("plain", plain, positive=True)
-    rules = _labelled("scaled", scaled, length=len(theta))
-    if len(rules) > 4:
-        raise ValueError(f"scaled must hold at most 4 rules (one panel each), got {len(rules)}")
-    trained_length = _length("trained_length", trained_length)
-    if not is_real(factor) or not 1 <= factor <= 1e6:
-        raise ValueError(f"factor must be a number from 1 to 1e6, got {short(factor)}")
-    check_str("title", title)
+    theta = _numbers(plain)
+    rules = _labelled(scaled)
     columns = min(2, len(rules))
     rows = math.ceil(len(rules) / columns)
     fig = new_figure(max(5.5, 4.6 * columns), 3.2 * rows + 0.4)
@@ -194,11 +142,8 @@ def frequency_ratios(plain: Sequence[float], scaled: dict[str, Sequence[float]],
     The ratio is on a log scale, as the axis says: a ratio that falls exponentially with the pair
     (NTK-aware's) is a straight line there, and a ramp linear in the ratio itself (YaRN's) a curve.
     """
-    theta = _numbers("plain", plain, positive=True)
-    rules = _labelled("scaled", scaled, length=len(theta))
-    if not is_real(factor) or not 1 < factor <= 1e6:
-        raise ValueError(f"factor must be a number above 1 and at most 1e6, got {short(factor)}")
-    check_str("title", title)
+    theta = _numbers(plain)
+    rules = _labelled(scaled)
     fig = new_figure(8, 3.8)
     ax = fig.add_subplot()
     for k, (rule, values) in enumerate(rules.items()):
@@ -221,12 +166,7 @@ def frequency_ratios(plain: Sequence[float], scaled: dict[str, Sequence[float]],
 
 def loss_curve(losses: dict[str, Sequence[float]], *, title: str = "Training loss", window: int = 20) -> Figure:
     """Each run's loss per step (faint) and its moving average over `window` steps, on a log scale."""
-    if not isinstance(losses, dict) or not 1 <= len(losses) <= MAX_LINES:
-        raise TypeError(f"losses must be a dict of 1 to {MAX_LINES} labels -> lists of losses, got {short(losses)}")
-    runs = {label: _numbers(f"losses[{label!r}]", values, positive=True, maximum_length=1_000_000)
-            for label, values in losses.items() if check_str("losses' labels", label)}
-    window = check_size("window", window, maximum=10_000)
-    check_str("title", title)
+    runs = _labelled(losses)
     fig = new_figure(8, 3.4)
     ax = fig.add_subplot()
     for k, (label, values) in enumerate(runs.items()):
@@ -255,27 +195,13 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     seeds (by name) that learned the task: theirs are the rule's filled markers and the median
     is theirs alone; the others are open grey circles. By default every seed counts as learned.
     """
-    if not isinstance(panels, dict) or not 1 <= len(panels) <= 4:
-        raise TypeError(f"panels must be a dict of 1 to 4 titles -> {{rule: accuracies}}, got {short(panels)}")
-    checked: dict[str, dict[str, list[float]]] = {}
-    count = None
-    for name, rules in panels.items():
-        check_str("panels' titles", name)
-        checked[name] = _labelled(f"panels[{name!r}]", rules, length=count, positive=False)
-        count = len(next(iter(checked[name].values())))
-        for rule, values in checked[name].items():
-            if not all(0.0 <= v <= 1.0 for v in values):
-                raise ValueError(f"panels[{name!r}][{rule!r}] must hold accuracies from 0 to 1, got {values}")
-    check_str("title", title)
-    names = list(range(count)) if seeds is None else _seed_names("seeds", seeds)
-    if len(names) != count:
-        raise ValueError(f"seeds must name the {count} seeds of panels, got {len(names)} names")
-    chosen = set(names) if learned is None else set(_seed_names("learned", learned))
-    if not chosen or not chosen <= set(names):
-        raise ValueError(f"learned must name one or more of the seeds {names}, got {short(learned)}")
-    fig = new_figure(4.2 * len(checked), 3.9)
-    axes = fig.subplots(1, len(checked), sharey=True, squeeze=False)[0]
-    for ax, (name, rules) in zip(axes, checked.items(), strict=True):
+    accuracies = {name: _labelled(rules) for name, rules in panels.items()}
+    count = len(next(iter(next(iter(accuracies.values())).values())))
+    names = list(range(count)) if seeds is None else [int(seed) for seed in seeds]
+    chosen = set(names) if learned is None else {int(seed) for seed in learned}
+    fig = new_figure(4.2 * len(accuracies), 3.9)
+    axes = fig.subplots(1, len(accuracies), sharey=True, squeeze=False)[0]
+    for ax, (name, rules) in zip(axes, accuracies.items(), strict=True):
         for k, (rule, values) in enumerate(rules.items()):
             style = _style(rule, k)
             offsets = [k + 0.5 * (j / max(count - 1, 1) - 0.5) for j in range(count)]
@@ -306,11 +232,3 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     fig.suptitle(f"{title}\n" + textwrap.fill(f"({key})", width=int(13 * fig.get_figwidth())), fontsize=10)
     return fig
 
-
-def _seed_names(name: str, values: object) -> list[int]:
-    """A list of distinct whole numbers (seed names)."""
-    if not is_sequence(values) or not 1 <= len(values) <= 64 or not all(is_real(v, whole=True) for v in values):
-        raise TypeError(f"{name} must be a list of 1 to 64 whole numbers (seeds), got {short(values)}")
-    if len(set(values)) != len(values):
-        raise ValueError(f"{name} must not repeat a seed, got {short(values)}")
-    return [int(v) for v in values]

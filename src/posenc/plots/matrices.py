@@ -5,24 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import matplotlib
 import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from .._validate import (
-    check_finite,
-    check_flag,
-    check_floating_tensor,
-    check_matrix_to_draw,
-    check_size,
-    check_str,
-    check_table_fits,
-    is_real,
-    is_sequence,
-    short,
-)
+from .._checks import check_floating_tensor
 from ..builder import DEFAULT_BASE, sinusoidal_encoding
 from ..encoding import to_concatenated
 from .style import (
@@ -31,7 +19,6 @@ from .style import (
     SCHEME_COLOURS,
     SEQUENTIAL,
     artist,
-    check_figure,
     line_style,
     new_figure,
     shorten,
@@ -40,8 +27,11 @@ from .style import (
 __all__ = ["encoding_heatmap", "matrix_figure", "matrices_figure", "similarity_figure", "update_similarity",
            "previous_token_attention"]
 
-# A figure's tick labels and annotations cost time per row and column: these are pictures for people.
-MAX_LABELLED_SIDE = 100
+
+
+def _matrix(name: str, value: torch.Tensor) -> torch.Tensor:
+    """A 2-D floating tensor to draw, detached and as float32 (the one slip a learner's own tensor makes: its shape)."""
+    return check_floating_tensor(name, value, ndim=(2,)).detach().float()
 
 
 def _cell_text(value: float) -> str:
@@ -50,17 +40,6 @@ def _cell_text(value: float) -> str:
         return "0"
     text = f"{value:.2f}"
     return "0.00" if text == "-0.00" else text
-
-
-def _check_matrix_options(rows: int, columns: int, *, cmap: object, symmetric: object, row_labels: object,
-                          column_labels: object, **texts: object) -> tuple[list[str] | None, list[str] | None]:
-    """The options of a matrix picture, checked; returns the labels as lists."""
-    for name, text in {"cmap": cmap, **texts}.items():
-        check_str(name, text)
-    if cmap not in matplotlib.colormaps:
-        raise ValueError(f"cmap must be a matplotlib colour map name such as 'RdBu_r' or 'Blues', got {cmap!r}")
-    check_flag("symmetric", symmetric)
-    return _check_labels("row_labels", row_labels, rows), _check_labels("column_labels", column_labels, columns)
 
 
 def _write_values(ax, values: torch.Tensor, vmin: float, vmax: float, *, symmetric: bool, fontsize: float,
@@ -78,27 +57,8 @@ def _write_values(ax, values: torch.Tensor, vmin: float, vmax: float, *, symmetr
                     color="white" if strength > 0.6 else "black")
 
 
-def _check_labels(name: str, labels: object, count: int) -> list[str] | None:
-    if labels is None:
-        return None
-    if not is_sequence(labels):
-        raise TypeError(f"{name} must be a list of {count} str or None, got {short(labels)}")
-    if len(labels) != count or not all(isinstance(label, str) for label in labels):
-        raise ValueError(f"{name} must be a list of {count} str, one per row or column, got {short(labels)}")
-    return list(labels)
-
-
 # Masked cells: grey and hatched, so that a weight the mask set to 0 is not read as a weight that rounds to 0.00.
 HIDDEN_COLOUR, HIDDEN_HATCH = "#C8C8C8", "////"
-
-
-def _check_hidden(name: str, hidden: object, shape: tuple[int, int]) -> torch.Tensor:
-    """A bool matrix of the picture's shape: True where a cell is masked."""
-    if not isinstance(hidden, torch.Tensor) or hidden.dtype != torch.bool or hidden.is_meta:
-        raise TypeError(f"{name} must be a bool torch.Tensor, True where a cell is masked, got {short(hidden)}")
-    if tuple(hidden.shape) != shape:
-        raise ValueError(f"{name} must have the matrix's shape {shape}, got {tuple(hidden.shape)}")
-    return hidden.detach().cpu()
 
 
 def _draw_hidden(ax, hidden: torch.Tensor) -> None:
@@ -119,27 +79,19 @@ def _colour_extend(values: torch.Tensor, low: float, high: float) -> str:
     return {(True, True): "both", (True, False): "min", (False, True): "max"}.get((below, above), "neither")
 
 
-def _colour_scale(values: torch.Tensor, value_range: object, *, symmetric: bool,
-                  name: str, clip: bool = False) -> tuple[float, float, bool]:
+def _colour_scale(values: torch.Tensor, value_range: tuple[float, float] | None, *,
+                  symmetric: bool) -> tuple[float, float, bool]:
     """(vmin, vmax, symmetric) of a picture's colour scale: `value_range` when given, else from the values.
 
-    A fixed range makes pictures comparable (attention weights always on 0 to 1); a value
-    outside it would take the colour of its end silently, so it is refused, unless `clip`
-    (the caller says so in the colour bar's label, and the bar gets an arrow at that end).
+    A fixed range makes pictures comparable (attention weights always on 0 to 1); a value outside
+    it takes the colour of its end, so a caller that clips says so (`clip`: the colour bar's label
+    says it, and the bar gets an arrow at that end).
     """
     if value_range is None:
         limit = float(values.abs().max()) or 1.0
         low, high = (-limit, limit) if symmetric else (float(values.min()), float(values.max()))
         return low, high if high > low else low + 1.0, symmetric
-    if (not is_sequence(value_range) or len(value_range) != 2 or not all(is_real(v) for v in value_range)
-            or not all(math.isfinite(v) for v in value_range) or not value_range[0] < value_range[1]):
-        raise ValueError(f"value_range must be (low, high), two finite numbers with low < high, or None, "
-                         f"got {short(value_range)}")
     low, high = float(value_range[0]), float(value_range[1])
-    slack = 1e-6 * (high - low)  # float rounding: a softmax weight of 1 may come out a hair above it
-    if not clip and values.numel() and (float(values.min()) < low - slack or float(values.max()) > high + slack):
-        raise ValueError(f"{name} must lie within value_range {(low, high)}, got values from {float(values.min()):.4g} "
-                         f"to {float(values.max()):.4g}")
     return low, high, symmetric and low == -high
 
 
@@ -160,20 +112,11 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
     """
     if table is None:
         table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
-    table = check_matrix_to_draw("table", table)
-    check_str("title", title, optional=True)
-    compare_layouts = check_flag("compare_layouts", compare_layouts)
+    table = _matrix("table", table)
     rows, columns = table.shape
-    annotate = rows * columns <= 144 if annotate is None else check_flag("annotate", annotate)
-    if column_ticks is not None:
-        if not is_sequence(column_ticks) or not all(is_real(j, whole=True) and 0 <= j < columns for j in column_ticks):
-            raise ValueError(f"column_ticks must be a list of column numbers in [0, {columns}), got {short(column_ticks)}")
-        if annotate:
-            raise ValueError("column_ticks is for a table too large to annotate: an annotated table has a tick per column")
+    annotate = rows * columns <= 144 if annotate is None else annotate
+    if column_ticks is not None:  # for a table too large to annotate: an annotated one has a tick per column
         column_ticks = sorted({int(j) for j in column_ticks})
-    if annotate and rows * columns > 400:
-        raise ValueError(f"annotate=True writes every value in its cell; a ({rows}, {columns}) table has too many "
-                         "(at most 400 cells): pass annotate=False")
     width = min(10, 3 + 0.55 * columns) if annotate else 8
     height = min(6.5, 1.2 + 0.42 * rows) if annotate else 5
     fig = new_figure(min(14, 2 * width - 1.5) if compare_layouts else width, height - 0.6 if compare_layouts else height)
@@ -217,25 +160,18 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
                   row_labels: Sequence[str] | None = None, column_labels: Sequence[str] | None = None,
                   cmap: str = DIVERGING, symmetric: bool = True, colorbar_label: str = "value",
                   value_range: tuple[float, float] | None = None, hidden: torch.Tensor | None = None) -> Figure:
-    """Any small matrix (one-hot rows, X, scores) as an annotated image, at most 100 x 100 (one tick per row and column).
+    """Any small matrix (one-hot rows, X, scores) as an annotated image, one tick per row and column.
 
     A matrix of whole numbers (one-hot rows) gets a colour bar with whole-number ticks.
     `value_range=(low, high)` fixes the colour scale (attention weights: `(0, 1)`); by
     default it spans the values, symmetric about 0 when `symmetric`. `hidden`, a bool
     matrix of the same shape, draws the cells a mask hides grey and hatched, without a number.
     """
-    values = check_matrix_to_draw("matrix", matrix)
+    values = _matrix("matrix", matrix)
     rows, columns = values.shape
     if hidden is not None:
-        hidden = _check_hidden("hidden", hidden, (rows, columns))
-    if max(rows, columns) > MAX_LABELLED_SIDE:
-        raise ValueError(f"matrix must be at most {MAX_LABELLED_SIDE} x {MAX_LABELLED_SIDE} (a tick per row and column), "
-                         f"got shape {tuple(values.shape)}; draw a large table with encoding_heatmap")
-    row_labels, column_labels = _check_matrix_options(rows, columns, cmap=cmap, symmetric=symmetric,
-                                                      row_labels=row_labels, column_labels=column_labels,
-                                                      title=title, xlabel=xlabel, ylabel=ylabel,
-                                                      colorbar_label=colorbar_label)
-    vmin, vmax, symmetric = _colour_scale(values, value_range, symmetric=symmetric, name="matrix")
+        hidden = hidden.detach().cpu()
+    vmin, vmax, symmetric = _colour_scale(values, value_range, symmetric=symmetric)
     fig = new_figure(min(11, 2.5 + 0.6 * columns), min(7, 1.3 + 0.42 * rows))
     ax = fig.add_subplot()
     image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
@@ -263,39 +199,20 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
                     hidden: dict[str, torch.Tensor] | None = None) -> Figure:
     """Small matrices side by side on ONE colour scale, so equal colours mean equal numbers across panels.
 
-    `matrices` maps each panel's title to its matrix; all must have one shape (at most
-    30 x 30, each value written in its cell when there is room). `value_range=(low, high)`
+    `matrices` maps each panel's title to its matrix (1 to 4 panels); all must have one shape
+    (small: each value is written in its cell when there is room). `value_range=(low, high)`
     fixes the scale (attention weights: `(0, 1)`); by default it spans the values. With
-    `clip=True` a value beyond `value_range` takes the colour of its end (the colour bar gets
-    an arrow there, and its label should say so): one outlier no longer pales every other cell.
+    `clip=True` (and a `value_range`) a value beyond `value_range` takes the colour of its end (the
+    colour bar gets an arrow there, and its label should say so): one outlier no longer pales every other cell.
     `hidden` maps a panel's title to a bool matrix, True where a mask hides the cell: drawn
     grey and hatched, without a number. Matrices of whole numbers (masks as 0 and 1) get
     whole-number ticks on the colour bar.
     """
-    if not isinstance(matrices, dict) or not 1 <= len(matrices) <= 4:
-        raise TypeError(f"matrices must be a dict of 1 to 4 titles -> matrices, got {short(matrices)}")
-    panels = {check_str("matrices' titles", title): check_matrix_to_draw(f"matrices[{title!r}]", m)
-              for title, m in matrices.items()}
-    shapes = {tuple(m.shape) for m in panels.values()}
-    if len(shapes) != 1:
-        raise ValueError(f"matrices must all have one shape, got {sorted(shapes)}")
-    rows, columns = shapes.pop()
-    if max(rows, columns) > 30:
-        raise ValueError(f"matrices must be at most 30 x 30 to be compared cell by cell, got ({rows}, {columns})")
-    clip = check_flag("clip", clip)
-    if clip and value_range is None:
-        raise ValueError("clip=True needs value_range=(low, high): the range beyond which values are clipped")
-    if hidden is None:
-        hidden = {}
-    if not isinstance(hidden, dict) or not set(hidden) <= set(panels):
-        raise TypeError(f"hidden must be None or a dict from some of the panels' titles {list(panels)} to bool "
-                        f"matrices, got {short(hidden)}")
-    hidden = {title: _check_hidden(f"hidden[{title!r}]", mask, (rows, columns)) for title, mask in hidden.items()}
-    row_labels, column_labels = _check_matrix_options(rows, columns, cmap=cmap, symmetric=symmetric,
-                                                      row_labels=row_labels, column_labels=column_labels,
-                                                      colorbar_label=colorbar_label, xlabel=xlabel, ylabel=ylabel)
+    panels = {title: _matrix(f"matrices[{title!r}]", m) for title, m in matrices.items()}
+    rows, columns = next(iter(panels.values())).shape
+    hidden = {title: mask.detach().cpu() for title, mask in (hidden or {}).items()}
     everything = torch.stack(list(panels.values()))
-    vmin, vmax, symmetric = _colour_scale(everything, value_range, symmetric=symmetric, name="matrices", clip=clip)
+    vmin, vmax, symmetric = _colour_scale(everything, value_range, symmetric=symmetric)
     fig = new_figure(min(14, 1.6 + len(panels) * (0.9 + 0.42 * columns)), min(7, 1.6 + 0.36 * rows))
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     for ax, (title, values) in zip(axes, panels.items()):
@@ -321,10 +238,7 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
 
 def similarity_figure(table: torch.Tensor, *, position: int) -> Figure:
     """PE[p] . PE[q] for every pair of positions (colour bar underneath), and row `position` against the offset q - p."""
-    table = check_matrix_to_draw("table", table)
-    check_table_fits((table.shape[0], table.shape[0]), torch.float32, name="similarity matrix",
-                     arguments="table (fewer rows)")
-    position = check_size("position", position, minimum=0, maximum=table.shape[0] - 1)
+    table = _matrix("table", table)
     fig = new_figure(11, 4.6)
     left, right = fig.subplots(1, 2, width_ratios=[1, 1.3])
     image = left.imshow((table @ table.T).numpy(), cmap=DIVERGING, aspect="equal", interpolation="nearest")
@@ -354,13 +268,8 @@ def update_similarity(fig: Figure, table: torch.Tensor, *, position: int) -> lis
 
     Returns the artists it changed, for an explorer that redraws only those.
     """
-    check_figure(fig)
-    table = check_matrix_to_draw("table", table)
+    table = _matrix("table", table)
     length = table.shape[0]
-    check_table_fits((length, length), torch.float32, name="similarity matrix", arguments="table (fewer rows)")
-    position = check_size("position", position, minimum=0, maximum=length - 1)
-    if not fig.findobj(lambda a: a.get_gid() == "matrix"):
-        raise ValueError("fig must be a figure made by similarity_figure")
     image, row, profile, title = (artist(fig, gid) for gid in ("matrix", "row", "profile", "profile_title"))
     similarity = table @ table.T
     limit = float(similarity.abs().max()) or 1.0
@@ -399,28 +308,8 @@ def previous_token_attention(weights: dict[str, torch.Tensor], *, trained_length
     token), averaged over the batch: one line per scheme in its colour (`SCHEME_COLOURS`),
     the trained positions shaded. `heads` labels each scheme's head, e.g. "layer 0, head 3".
     """
-    if not isinstance(weights, dict) or not 1 <= len(weights) <= 2:
-        raise TypeError(f"weights must be a dict of 1 or 2 schemes -> (batch, seq, seq) attention weights, got {short(weights)}")
-    panels = {}
-    for scheme, values in weights.items():
-        check_str("weights' schemes", scheme)
-        check_floating_tensor(f"weights[{scheme!r}]", values, ndim=(3,))
-        values = check_finite(f"weights[{scheme!r}]", values.detach().float())
-        batch, rows, columns = values.shape
-        if not batch or rows != columns or rows < 2 or rows > MAX_LABELLED_SIDE:
-            raise ValueError(f"weights[{scheme!r}] must be (batch >= 1, seq, seq) with 2 <= seq <= {MAX_LABELLED_SIDE}, "
-                             f"got shape {tuple(values.shape)}")
-        if float(values.min()) < 0 or float(values.max()) > 1:
-            raise ValueError(f"weights[{scheme!r}] must be attention weights, between 0 and 1, got values from "
-                             f"{float(values.min()):.3g} to {float(values.max()):.3g}")
-        panels[scheme] = values
-    if len({tuple(v.shape[1:]) for v in panels.values()}) != 1:
-        raise ValueError(f"weights must all be for one sequence length, got shapes {[tuple(v.shape) for v in panels.values()]}")
+    panels = {scheme: values.detach().float() for scheme, values in weights.items()}
     length = next(iter(panels.values())).shape[-1]
-    trained_length = check_size("trained_length", trained_length, minimum=2, maximum=length)
-    if heads is not None and (not isinstance(heads, dict) or set(heads) != set(panels)
-                              or not all(isinstance(label, str) for label in heads.values())):
-        raise TypeError(f"heads must be None or a dict with a str label for each scheme of weights, got {short(heads)}")
     fig = new_figure(3.6 * len(panels) + 5.2, 3.9)
     grid = fig.add_gridspec(1, len(panels) + 1, width_ratios=[1] * len(panels) + [1.45])
     images = []

@@ -9,8 +9,8 @@ Colours: the diverging map `RdBu_r` for values in [-1, 1] and the Okabe-Ito pale
 for lines, both readable with the common colour-vision deficiencies. Each position
 scheme has one colour across the whole suite (`SCHEME_COLOURS`).
 
-A tensor to draw may require grad (it is detached) but must be finite: a NaN or inf
-has no colour and no place on an axis, so it is a ValueError.
+A tensor to draw may require grad (it is detached). The figures trust their callers, the
+notebooks and the explorers, which pass them their own values.
 """
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from .._validate import check_size, check_str, is_real, short
-
 __all__ = ["OKABE_ITO", "SINE_COLOUR", "COSINE_COLOUR", "SCHEME_COLOURS", "DIVERGING", "SEQUENTIAL", "DPI",
-           "LINE_STYLES", "MARKERS", "check_figure", "new_figure", "line_style", "artist", "shorten",
+           "LINE_STYLES", "MARKERS", "new_figure", "line_style", "artist", "shorten",
            "png_bytes", "save_png", "show"]
 
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442", "#000000")
@@ -47,31 +45,17 @@ DIVERGING = "RdBu_r"
 # For data that is never negative (a similarity of non-negative numbers): light to dark, no false midpoint at 0.
 SEQUENTIAL = "viridis"
 DPI = 100
-MAX_DPI = 600
-# The largest figure side in inches `new_figure` makes (at DPI 100, 4,000 pixels).
-MAX_INCHES = 40
 LINE_STYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
-def check_figure(fig: object) -> Figure:
-    """`fig` if it is a matplotlib Figure (as every figure function of this package returns)."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure (as the functions of posenc.plots return), got {short(fig)}")
-    return fig
-
-
 def new_figure(width: float, height: float) -> Figure:
     """An empty figure of `width` x `height` inches whose axes are placed by matplotlib's constrained layout."""
-    for name, inches in (("width", width), ("height", height)):
-        if not is_real(inches) or not 0 < inches <= MAX_INCHES:
-            raise ValueError(f"{name} must be a number of inches in (0, {MAX_INCHES}], got {short(inches)}")
     return Figure(figsize=(width, height), layout="constrained")
 
 
 def line_style(k: int) -> dict:
     """Line k's look: colour, marker and line style all differ, so no two lines are told apart by colour alone."""
-    k = check_size("k", k, minimum=0, maximum=2**62)
     return {"color": OKABE_ITO[[3, 0, 2, 4, 5, 1, 7, 6][k % 8]], "marker": MARKERS[k % len(MARKERS)],
             "linestyle": LINE_STYLES[k % len(LINE_STYLES)]}
 
@@ -82,8 +66,6 @@ def artist(fig: Figure, gid: str):
     An explorer tags each artist it updates with a gid, so that it finds it without
     depending on the order in which the figure was built.
     """
-    check_figure(fig)
-    check_str("gid", gid)
     for found in fig.findobj(lambda a: a.get_gid() == gid):
         return found
     raise ValueError(f"gid {gid!r} tags no artist of this figure")
@@ -91,36 +73,19 @@ def artist(fig: Figure, gid: str):
 
 def shorten(label: str, width: int = 12) -> str:
     """A label cut to `width` characters with an ellipsis: a 5,000-letter word must not push the axes off the figure."""
-    check_str("label", label)
-    width = check_size("width", width, maximum=10_000)
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
 def png_bytes(fig: Figure, *, dpi: int = DPI) -> bytes:
     """The figure as PNG bytes, identical from run to run (no software or date stamp)."""
-    check_figure(fig)
-    dpi = check_size("dpi", dpi, maximum=MAX_DPI)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     return buffer.getvalue()
 
 
 def save_png(fig: Figure, path: str | Path, *, dpi: int = DPI) -> Path:
-    """Write the figure as a PNG file; the folder must exist.
-
-    A bad path is a ValueError naming it; a folder this process may not write to
-    raises the system's PermissionError, which names the path too.
-    """
-    check_figure(fig)
-    if not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str or a pathlib.Path, got {short(path)}")
-    if not str(path) or "\0" in str(path):
-        raise ValueError(f"path must be a file name, got {path!r}")
+    """Write the figure as a PNG file; the folder must exist."""
     path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"path {str(path)!r} is a folder; give a file name such as {str(path / 'figure.png')!r}")
-    if not path.parent.is_dir():
-        raise ValueError(f"path {str(path)!r} is in a folder that does not exist: {str(path.parent)!r}")
     path.write_bytes(png_bytes(fig, dpi=dpi))
     return path
 
@@ -133,5 +98,4 @@ def show(fig: Figure) -> None:
     """
     from IPython.display import display
 
-    check_figure(fig)
     display({"image/png": png_bytes(fig)}, raw=True)
