@@ -161,7 +161,7 @@ notebooks: $(STAMP)
 student: $(STAMP)
 	$(BIN)/python -m tools.student_edition
 
-# A graded week (README): notebook NN's exercises as an otter-grader assignment, a student notebook to hand out and
+# A graded week (docs/teaching.md): notebook NN's exercises as an otter-grader assignment, a student notebook to hand out and
 # an autograder zip (tools/assignment.py); then the collected notebooks graded on this machine, without Docker, into
 # one CSV (tools/grade.py; NOTEBOOK= only if the submissions do not say which assignment they are). otter is one of
 # the tools in requirements-dev.lock.

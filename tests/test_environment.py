@@ -270,7 +270,8 @@ def test_make_lab_and_make_teach_serve_on_localhost_and_require_the_token(tmp_pa
 def test_live_slides_come_from_the_static_decks_not_rise():
     # jupyterlab-rise showed no widgets (its shared modules clash with the widget manager) and saved the notebook it
     # opened: teachers present from `make slides`, whose explorers are live. Nothing installs or advertises RISE.
-    for name in ["requirements.in", "requirements.lock", "requirements-dev.lock", "environment.yml", "README.md"]:
+    for name in ["requirements.in", "requirements.lock", "requirements-dev.lock", "environment.yml", "README.md",
+                 "docs/teaching.md", "docs/developing.md", "docs/testing.md"]:
         path = ROOT / name
         if path.exists():
             assert "jupyterlab-rise" not in path.read_text().lower() and "RISE" not in path.read_text(), name
@@ -285,9 +286,14 @@ def test_environment_yml_installs_cpu_torch_and_the_package():
 
 def test_the_readme_route_without_make_asks_pytorchs_index_for_torch_alone():
     # Where download.pytorch.org cannot be reached, pip retries an extra index five times for every package of a
-    # lock (18 warnings in 25 s, then it gives up): the README offers that index only for one torch install, as the
-    # fix for a large download, never as a default step beside the lock.
-    text = (ROOT / "README.md").read_text()
-    assert "--extra-index-url" not in text
+    # lock (18 warnings in 25 s, then it gives up): the setup without make (docs/developing.md) offers that index
+    # only for one torch install, as the fix for a large download, never as a default step beside the lock. The
+    # README, which sends readers there, offers it nowhere else.
+    for name in ["README.md", "docs/developing.md"]:
+        assert "--extra-index-url" not in (ROOT / name).read_text(), name
+    text = (ROOT / "docs" / "developing.md").read_text()
     torch_lines = [line for line in text.splitlines() if "download.pytorch.org" in line]
     assert torch_lines and all("torch==2.13.0 --index-url" in line for line in torch_lines)
+    readme_torch_lines = [line for line in (ROOT / "README.md").read_text().splitlines()
+                          if "download.pytorch.org" in line]
+    assert all("torch==2.13.0 --index-url" in line for line in readme_torch_lines)

@@ -1,7 +1,7 @@
-"""The README's setup without make, run line by line exactly as it is written, in a fresh venv.
+"""The setup without make (docs/developing.md), run line by line exactly as it is written, in a fresh venv.
 
 The copy of the repository is made from the files git tracks (what a clone has). The
-lines are the README's own; what the test needs beyond them (a port and token it knows,
+lines are the guide's own; what the test needs beyond them (a port and token it knows,
 no browser window, running as root in CI) goes into a Jupyter config folder of its own.
 Then a kernel is opened for a notebook through the server those lines started, and
 asked where it runs and whether it has posenc.
@@ -15,7 +15,7 @@ So CI runs it, on every submission (CI sets `CI`), handed out first to run besid
 developer's `make test` leaves it to CI unless POSENC_README_SETUP=1. Without it, a developer's run
 still checks the same lock (.venv is installed from it; test_environment.py holds every version to
 it), the package's JupyterLab defaults (test_browser.py: no pop-up) and the install cell's text;
-what only this test proves is that the README's own lines, as written, do all of that.
+what only this test proves is that the guide's own lines, as written, do all of that.
 """
 
 import json
@@ -39,18 +39,21 @@ ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not (os.environ.get("CI") or os.environ.get("POSENC_README_SETUP")),
-    reason="the README's setup in a fresh venv runs in CI (or with POSENC_README_SETUP=1)")]
+    reason="the setup without make in a fresh venv runs in CI (or with POSENC_README_SETUP=1)")]
 
 
-def readme_lines() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+GUIDE = ROOT / "docs" / "developing.md"
+
+
+def setup_lines() -> list[str]:
+    text = GUIDE.read_text()
     block = re.search(r"<!-- setup: linux and macos -->\n```bash\n(.*?)```", text, re.S)
-    assert block, "the README's Linux and macOS setup block is missing"
+    assert block, "docs/developing.md's Linux and macOS setup block is missing"
     return [line for line in block.group(1).splitlines() if line.strip()]
 
 
-def test_the_readme_lines_set_up_a_working_suite(tmp_path):
-    lines = readme_lines()
+def test_the_setup_lines_set_up_a_working_suite(tmp_path):
+    lines = setup_lines()
     assert lines[-1].startswith(".venv/bin/jupyter lab "), "the last line opens JupyterLab"
     *_, root_flag, start_file = lines[-1].split()
     assert start_file == "learner/notebooks/00_start_here.ipynb", "a learner starts in their own copy"

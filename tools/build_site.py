@@ -217,7 +217,7 @@ def pages(*, students: bool = False) -> list[dict]:
 
 # --- Slides for a lecture ------------------------------------------------------------------------------------------
 # What a lecturer points at stays on the slide; what a reader needs and a listener does not goes to the slide's
-# speaker notes (the module docstring and the README state the convention). Derived from the notebooks' prose as it
+# speaker notes (the module docstring and docs/teaching.md state the convention). Derived from the notebooks' prose as it
 # stands, cell by cell, with no per-notebook rule.
 NOTES_TAG, KEEP_TAG = "notes", "slide-keep"
 # Blocks a lecturer points at: they stay on the slide whole.
