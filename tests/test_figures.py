@@ -16,11 +16,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
-from posenc import explorers, models, plots
+from posenc import explorers, plots
 from posenc.builder import sinusoidal_encoding
+from posenc.models import training, transformer
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = models.Settings(steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=2)
+TINY = transformer.Settings(steps=2, d_model=8, num_heads=2, num_layers=1, batch_size=2)
 
 
 def _matrix(rows, columns, seed=0):
@@ -84,7 +85,7 @@ FIGURES = {
 EXPLORER_VIEWS = {
     # The still picture each view shows where widgets cannot render (the page draws the live one).
     **{f"SchemeExplorer/{view}": (lambda view=view: explorers.SchemeExplorer(
-        view=view, trained=models.train("learned", settings=TINY)).figure()) for view in explorers.SCHEME_VIEWS},
+        view=view, trained=training.train("learned", settings=TINY)).figure()) for view in explorers.SCHEME_VIEWS},
 }
 
 
@@ -263,7 +264,7 @@ def test_each_scheme_has_one_distinct_colour_used_by_accuracy_by_length():
     assert set(plots.SCHEME_COLOURS) == {"none", "learned", "sinusoidal", "rotary", "alibi", "pi", "ntk", "yarn",
                                          "llama3"}
     assert len(set(plots.SCHEME_COLOURS.values())) == len(plots.SCHEME_COLOURS)
-    schemes = list(models.SCHEMES)
+    schemes = list(transformer.SCHEMES)
     fig = plots.accuracy_by_length({s: {16: 0.5, 32: 0.25} for s in schemes}, trained=(8, 16))
     drawn = {line.get_label(): line.get_color() for line in fig.axes[0].get_lines() if line.get_label() in schemes}
     assert drawn == {s: plots.SCHEME_COLOURS[s] for s in schemes}

@@ -14,7 +14,7 @@ import math
 import pytest
 import torch
 
-from posenc import attention, schemes, tokens
+from posenc import attention, positions, schemes
 from posenc.models import decoder
 
 ATOL = 1e-6
@@ -54,7 +54,7 @@ def test_decoding_with_a_cache_equals_the_full_pass(scheme, prefill):
     assert largest(decoder.decode_with_cache(model, ids, prefill=prefill), full) < ATOL
     # Left-padded: positions from the mask in both.
     _, _, padded, mask = batch()
-    full = model(padded, attention_mask=mask, position_ids=tokens.position_ids(mask)).logits
+    full = model(padded, attention_mask=mask, position_ids=positions.position_ids(mask)).logits
     assert largest(decoder.decode_with_cache(model, padded, attention_mask=mask, prefill=prefill), full) < ATOL
 
 
@@ -86,7 +86,7 @@ def test_a_loop_that_feeds_the_new_tokens_the_cache_length_moves_a_left_padded_r
     # row's new tokens jump by its pads (RoPE too: the jump is not shared by the prompt's keys); the other row is right.
     model = MODELS[scheme]
     _, _, ids, mask = batch()
-    right = tokens.position_ids(mask)
+    right = positions.position_ids(mask)
     full = model(ids, attention_mask=mask, position_ids=right).logits
     assert largest(decoder.decode_with_cache(model, ids, attention_mask=mask, prefill=6, position_ids=right), full) < ATOL
     slots = torch.cat([right[:, :6], torch.arange(6, 9).expand(2, 3)], dim=1)
@@ -102,7 +102,7 @@ def test_a_left_padded_row_equals_the_row_alone_with_position_ids_from_the_mask(
     alone, other, ids, mask = batch()
     row_alone = model(alone).logits[0]
     naive = model(ids, attention_mask=mask).logits
-    counted = model(ids, attention_mask=mask, position_ids=tokens.position_ids(mask)).logits
+    counted = model(ids, attention_mask=mask, position_ids=positions.position_ids(mask)).logits
     assert largest(counted[0, PADS:], row_alone) < ATOL
     assert largest(counted[1], model(other).logits[0]) < ATOL  # the unpadded row: naive and counted agree
     assert largest(naive[1], model(other).logits[0]) < ATOL

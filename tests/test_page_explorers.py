@@ -336,7 +336,7 @@ def set_scheme(page, **settings) -> None:
 
 @pytest.mark.slow
 def test_the_scheme_page_starts_from_the_saved_settings_and_labels_its_controls(scheme_page):
-    # Notebook 13's call: SchemeExplorer(view="rotary", query_position=100, trained=models.train("learned")).
+    # Notebook 13's call: SchemeExplorer(view="rotary", query_position=100, trained=training.train("learned")).
     assert scheme_page.evaluate(f"{SCHEME}.posenc.state()") == {
         "view": "rotary", "base": 10000, "query_position": 100, "num_heads": 8, "head": 0, "max_sequence_length": 16,
         "causal": True, "position": 0}

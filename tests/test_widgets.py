@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from posenc import attention, models, plots, schemes
+from posenc import attention, plots, schemes
 from posenc.explorers import NO_FRONT_END_HINT, SCHEME_VIEWS, SchemeExplorer
+from posenc.models import training, transformer
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -17,7 +18,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def trained():
     """A learned-table model trained for a few steps: what the learned view needs, in a fraction of a second."""
-    return models.train("learned", settings=models.Settings(steps=5, d_model=8, num_heads=2, num_layers=1,
+    return training.train("learned", settings=transformer.Settings(steps=5, d_model=8, num_heads=2, num_layers=1,
                                                                      batch_size=4, longest=12))
 
 

@@ -29,7 +29,7 @@ __all__ = ["previous_token_batch", "repeat_block_batch", "order_blind_accuracy",
 
 # The expectation builds (length x length x length) tables: 128 keeps them at 16 MB.
 LONGEST_EXPECTED = 128
-# As many symbols as models.Settings allows (symbols are merged by doubling: the cost grows with log2 of it).
+# As many symbols as models.transformer.Settings allows (symbols are merged by doubling: the cost grows with log2 of it).
 LARGEST_EXPECTED_VOCAB = 1000
 
 

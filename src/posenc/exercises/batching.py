@@ -10,6 +10,7 @@ import torch
 
 from .._checks import check_floating_tensor, check_size, check_tensor, is_sequence, short
 from ..attention import attention_weights
+from ..models.decoder import TinyDecoder, decode_with_cache
 from ..positions import check_attention_mask
 from ..positions import position_ids as mask_position_ids
 from ..schemes import apply_rotary, rotary_angles, rotate_pairs
@@ -236,17 +237,15 @@ def _check_lengths(lengths: object) -> list[int]:
 def check_cached_logits(answer: object, *, model: object, ids: torch.Tensor, attention_mask: torch.Tensor,
                         prefill: int) -> Feedback:
     """The logits of a decoding loop with a cache: the first `prefill` tokens of ids `(batch, seq)` in one call, then
-    one token per call, each at its position among the real tokens (`models.TinyDecoder`).
+    one token per call, each at its position among the real tokens (`models.decoder.TinyDecoder`).
 
     Right: the full pass's logits on the real tokens (within 1e-5), with the position ids of the attention mask.
     The named mistakes are loops that feed the new tokens other positions: the cache's slots, pads included (the
     exhibit's bug), position 0 (the forgotten offset), the prompt's length every step (an offset not advanced), or
     one too many.
     """
-    from ..models import TinyDecoder, decode_with_cache  # the models import the package's checks: imported here
-
     if not isinstance(model, TinyDecoder):
-        raise TypeError(f"model must be a posenc.models.TinyDecoder, got {short(model)}")
+        raise TypeError(f"model must be a posenc.models.decoder.TinyDecoder, got {short(model)}")
     if not bool(((check_tensor("ids", ids, ndim=(2,), kind="integer") >= 0) & (ids < model.vocab_size)).all()):
         raise ValueError(f"ids must lie in [0, vocab_size={model.vocab_size})")
     mask = _check_attention_mask(attention_mask)

@@ -13,7 +13,7 @@ const COLOUR = {rotary: "#0072B2", sinusoidal: "#009E73", alibi: "#D55E00", lear
 const VIRIDIS = ["440154", "482475", "414487", "355f8d", "2a788e", "21918c", "22a884", "44bf70", "7ad151", "bddf26", "fde725"]
   .map(h => [0, 2, 4].map(k => parseInt(h.substr(k, 2), 16))), GREY = [217, 217, 217, 255];
 const SETTINGS = ["view", "base", "query_position", "num_heads", "head", "max_sequence_length", "causal", "position"];
-const ASK = 'The learned view shows a trained table: pass trained=models.train("learned") (a few seconds of training) to SchemeExplorer.';
+const ASK = 'The learned view shows a trained table: pass trained=training.train("learned") (a few seconds of training) to SchemeExplorer.';
 const floats = b => Float64Array.from(new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)));
 const dot = (a, b) => a.reduce((sum, x, i) => sum + x * b[i], 0);
 const range = (a, b) => Array.from({length: b - a + 1}, (_, k) => a + k);

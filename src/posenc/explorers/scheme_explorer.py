@@ -31,7 +31,7 @@ SCHEME_VIEWS = ("rotary", "alibi", "learned")
 # The rotary view: the word and weights of the schemes notebook's RoPE scores, keys up to this far from the query.
 ROTARY_D_MODEL, ROTARY_REACH, MAX_QUERY_POSITION = 64, 60, 1000
 MAX_HEADS, MAX_ALIBI_LENGTH = 16, 64
-# The learned view's rows without a trained model: posenc.models.Settings().longest, the longest input the tiny model
+# The learned view's rows without a trained model: posenc.models.transformer.Settings().longest, the longest input the tiny model
 # trains on (an explorer imports nothing that trains).
 LEARNED_ROWS = 16
 
@@ -51,7 +51,7 @@ class SchemeExplorer(anywidget.AnyWidget):
                  last query's row; the number of heads sets the slopes.
         learned  the learned table of the tiny model trained live, before and after training,
                  and how alike row `position` is to every row: pass `trained`,
-                 `models.train("learned")`'s result (the explorer never trains; without
+                 `training.train("learned")`'s result (the explorer never trains; without
                  it, this view says what to pass). The explorer reads its `scheme`,
                  `initial_state["position.weight"]` and `model` (`max_sequence_length`,
                  `position.weight`).
@@ -80,7 +80,7 @@ class SchemeExplorer(anywidget.AnyWidget):
                  num_heads: int = 8, head: int = 0, max_sequence_length: int = 16, causal: bool = True,
                  position: int = 0, trained: object | None = None) -> None:
         if trained is not None and getattr(trained, "scheme", None) != "learned":  # say, another scheme's result
-            raise TypeError(f"trained must be models.train('learned')'s result or None, got {short(trained)}")
+            raise TypeError(f"trained must be training.train('learned')'s result or None, got {short(trained)}")
         self._trained = trained
         self._rows = trained.model.max_sequence_length if trained is not None else LEARNED_ROWS
         self._word_tensor = torch.randn(ROTARY_D_MODEL, generator=torch.Generator().manual_seed(1))

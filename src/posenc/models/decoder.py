@@ -20,6 +20,7 @@ from torch import nn
 from .._checks import FLAG, check_size, check_table_fits, check_tensor, checked, instance_of, one_of, short, size
 from ..attention import attend, causal_mask, merge_heads, multi_head_weights, split_heads
 from ..encoding import PositionalEncoding
+from ..positions import check_attention_mask
 from ..positions import position_ids as positions_of
 from ..schemes import LearnedPositionalEmbedding, alibi_slopes, linear_bias, rotary_angles, rotate_pairs
 
@@ -54,11 +55,9 @@ class DecoderOutput(NamedTuple):
 
 def _check_attention_mask(value: object, shape: tuple[int, int]) -> torch.Tensor:
     """A tokenizer's attention_mask of `shape` (1 for a real token, 0 for padding, bool or integer), as bool."""
-    numbers = check_tensor("attention_mask", value).is_floating_point() or value.is_complex()
-    if numbers or tuple(value.shape) != shape or not bool(((value == 0) | (value == 1)).all()):
-        raise (TypeError if numbers else ValueError)(f"attention_mask must be (batch, cached + seq) = {shape}, the "
-                                                     f"cached tokens' and the new ones', bool or integer 0 (padding) "
-                                                     f"and 1 (a real token), got {short(value)}")
+    if tuple(check_attention_mask(value, ndim=(1, 2)).shape) != shape:
+        raise ValueError(f"attention_mask must be (batch, cached + seq) = {shape}, the cached tokens' and the new "
+                         f"ones', got {short(value)}")
     return value.bool()
 
 

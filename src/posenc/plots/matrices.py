@@ -300,7 +300,7 @@ def previous_token_attention(weights: dict[str, torch.Tensor], *, trained_length
     """What one attention head per model looks at, on inputs longer than the model was trained on.
 
     `weights` maps a scheme (at most two) to one head's attention weights on a batch of
-    sequences, shape (batch, seq, seq), as `models.attention_weights(...)[:, head]`
+    sequences, shape (batch, seq, seq), as `models.training.attention_map(...)[:, head]`
     gives them; all must have one shape. For each scheme the weights of the first
     sequence are an image (row i: how much query i takes from each key j), with dashed
     lines after position `trained_length - 1`, the last one seen in training. The last
