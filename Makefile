@@ -144,7 +144,7 @@ fuzz: $(DEV_STAMP)
 	  -p no:cacheprovider --hypothesis-seed=$(FUZZ_SEED) tests \
 	  || { echo "make fuzz: seed $(FUZZ_SEED) found a failure: make fuzz FUZZ_SEED=$(FUZZ_SEED) draws it again"; exit 1; }
 
-# Every test on every core (pytest-xdist; conftest.py says how the work is grouped and ordered), with one worker
+# Every test on every core (pytest-xdist; tests/notebook_runs.py says how the work is grouped and ordered), with one worker
 # more than there are cores: the browser tests spend much of their time waiting on Chromium, and the extra
 # worker's tests fill those waits (on 2 cores the machine went from 93% to 98% busy).
 WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")

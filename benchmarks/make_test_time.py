@@ -36,7 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-# Where the notebooks' second run, their learner's edition under the oldest CPU, is collected from (conftest.py).
+# Where the notebooks' second run, their learner's edition under the oldest CPU, is collected from (tests/notebook_runs.py).
 OLDEST_CPU = "build/learners-edition/notebooks/"
 # The notebooks that train models live (their training cells are most of their time).
 TRAINING_NOTEBOOKS = ("14_does_position_matter", "16_stretching_context")

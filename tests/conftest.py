@@ -1,12 +1,15 @@
+import importlib
 import math
 import os
-import warnings
+import pkgutil
 
 import pytest
 import torch
 from hypothesis import settings
-from hypothesis.errors import HypothesisSideeffectWarning
-from hypothesis.internal.conjecture import providers
+
+import benchmarks
+import posenc
+import tools
 
 # The same examples on every run: `make check` and `make test` draw a fixed set (derandomize), so two runs on one
 # commit test the same cases and a submission's CI cannot pass on a draw the next clone fails. The wider random hunt,
@@ -14,14 +17,14 @@ from hypothesis.internal.conjecture import providers
 settings.register_profile("fixed", derandomize=True, database=None)
 settings.register_profile("fuzz", derandomize=False, database=None, print_blob=True)
 settings.load_profile(os.environ.get("POSENC_HYPOTHESIS_PROFILE", "fixed"))
-if settings.default.derandomize:
-    # Hypothesis also draws literals it finds in the project's modules loaded so far (its "local constants"), and
-    # which are loaded depends on what ran before on the same xdist worker: the same test then drew other examples
-    # on another run. Fixed examples need a fixed pool: the constants of what is loaded now, before any test.
-    with warnings.catch_warnings():  # it reads Hypothesis's cache of constants, which it warns about at start-up
-        warnings.simplefilter("ignore", HypothesisSideeffectWarning)
-        _constants = providers._get_local_constants()
-    providers._get_local_constants = lambda: _constants
+
+# Hypothesis also draws numbers and strings written in the project's own modules (not the tests), from those loaded
+# when it draws. Which modules a test has loaded depends on what ran before it on the same xdist worker. So every
+# module of the package, tools/ and benchmarks/ is loaded here, before any test: the pool is the same on every run.
+# (docs/testing.md says how this was checked.)
+for package in (posenc, tools, benchmarks):
+    for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+        importlib.import_module(module.name)
 
 
 def paper_formula(max_sequence_length: int, d_model: int, base: float = 10000.0) -> torch.Tensor:

@@ -17,7 +17,6 @@ import importlib
 import inspect
 import json
 import os
-import random
 import re
 import resource
 import signal
@@ -29,8 +28,6 @@ import pytest
 import torch
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from hypothesis.control import BuildContext
-from hypothesis.internal.conjecture.data import ConjectureData
 from matplotlib.figure import Figure
 
 from posenc import _checks, attention, exercises, schemes, tokens
@@ -358,33 +355,33 @@ def test_returns_or_raises_a_named_type_or_value_error(name, target, factory):
     run()
 
 
-def test_the_same_choices_draw_spans_with_the_same_labels():
+def test_two_runs_in_one_process_draw_the_same_arguments():
     """Fixed examples need more than a fixed seed: Hypothesis mutates an example by swapping spans that share a label,
     so a label that depends on memory (a NaN made in each draw hashes by its address) made two runs of one commit
-    draw different examples. Drawn twice from the same choices in one process, every callable's arguments must give
-    the same labels. (Hypothesis's internals, as pinned in the lock: ConjectureData, BuildContext, spans.)"""
-    def labels(strategy, data):
-        with BuildContext(data, wrapped_test=lambda: None):
-            drawn = data.draw(strategy)
-        data.freeze()
-        return list(data.spans.labels), drawn
+    draw different examples. Each callable's arguments are drawn twice here, with the same fixed seed, the first
+    draws kept alive so that the second cannot reuse their memory: both runs must draw the same."""
+    def drawn(strategy):
+        values, fingerprints = [], []
 
-    alive, differing = [], set()  # the first draws stay alive, so that the second cannot reuse their memory
+        @settings(derandomize=True, database=None, max_examples=25, deadline=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(strategy)
+        def record(value):
+            values.append(value)
+            fingerprints.append(_fingerprint(value))
+
+        record()
+        return values, fingerprints
+
+    alive, differing = [], set()
     for name, target, _ in CALLABLES:
         if isinstance(target, tuple):
             continue
-        strategy = arguments(target)
-        for seed in range(3):
-            first = ConjectureData(random=random.Random(seed))
-            try:
-                first_labels, drawn = labels(strategy, first)
-            except Exception:  # a draw Hypothesis would reject (a filter, the size cap): nothing to compare
-                continue
-            second_labels, again = labels(strategy, ConjectureData.for_choices(first.choices))
-            alive += [drawn, again]
-            if first_labels != second_labels:
-                differing.add(name)
-    assert not differing, f"span labels that depend on memory: {sorted(differing)}"
+        (first, first_fingerprints), (again, again_fingerprints) = drawn(arguments(target)), drawn(arguments(target))
+        alive += [first, again]
+        if first_fingerprints != again_fingerprints:
+            differing.add(name)
+    assert not differing, f"arguments that depend on memory: {sorted(differing)}"
 
 
 def test_a_name_counts_only_as_a_whole_word():

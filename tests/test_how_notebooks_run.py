@@ -1,4 +1,4 @@
-"""How the notebooks run (conftest.py): twice each, the second time as the learner's edition under the oldest CPU.
+"""How the notebooks run (tests/notebook_runs.py): twice each, the second time as the learner's edition under the oldest CPU.
 
 (Each run's cells stay on one xdist worker, in one kernel: were a run split over workers, its later cells would run
 without the earlier ones and fail in nbval itself.)"""
@@ -43,7 +43,7 @@ def printed(kernel_name: str, code: str) -> str:
 
 
 def test_the_oldest_cpu_kernel_runs_as_that_cpu_and_the_other_as_this_machine():
-    # The kernels of tests/kernels/, which conftest.py puts first on Jupyter's path.
+    # The kernels tests/notebook_runs.py writes and puts first on Jupyter's path.
     code = ("import os, sys, torch\nprint(sys.executable, torch.backends.cpu.get_cpu_capability(),"
             " os.environ.get('MKL_ENABLE_INSTRUCTIONS'), torch.get_num_threads())")
     python, capability, instructions, threads = printed("posenc-oldest-cpu", code).split()

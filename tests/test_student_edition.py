@@ -1,5 +1,5 @@
 """The learner's edition: solutions removed, it runs top to bottom, every checker says "not attempted" (the run is
-nbval's, on the copies of tests/learners_edition.py); and the learner's own copy that `make lab` opens keeps the
+nbval's, on the copies of tests/notebook_runs.py); and the learner's own copy that `make lab` opens keeps the
 learner's work."""
 
 import hashlib
@@ -9,9 +9,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from learners_edition import KERNEL, answer_names, for_nbval, nothing_attempted
 from posenc.exercises.feedback import Progress
+from tests.notebook_runs import KERNEL, for_nbval
 from tools import student_edition
+from tools.student_edition import answer_names, nothing_attempted
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,7 +27,7 @@ def test_most_notebooks_have_solutions_to_remove():
 @pytest.mark.parametrize("name", WITH_SOLUTIONS)
 def test_the_handout_keeps_every_cell_but_the_solutions(tmp_path, name):
     # What `make student` writes before it executes it; nbval executes the same cells under the oldest CPU
-    # (tests/learners_edition.py), which is the check that the learner's edition runs.
+    # (tests/notebook_runs.py), which is the check that the learner's edition runs.
     path = tmp_path / name
     assert student_edition.student_notebook(ROOT / "notebooks" / name, path)
     teacher = nbformat.read(ROOT / "notebooks" / name, as_version=4)

@@ -47,7 +47,7 @@ def run(path: Path) -> float:
 def _stored_text(notebook: nbformat.NotebookNode, name: str) -> str:
     """The file's text as `make notebooks` stores it."""
     collapse_solutions(notebook)
-    # The kernelspec stays the generic "python3" (the tests run it as this environment's Python: conftest.py).
+    # The kernelspec stays the generic "python3" (the tests run it as this environment's Python: tests/notebook_runs.py).
     return _stable_widget_ids(nbformat.writes(notebook), name) + "\n"
 
 
