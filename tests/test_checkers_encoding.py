@@ -184,9 +184,9 @@ class TestTableChecker:
     def test_the_packages_own_table_is_named_and_every_table_built_by_hand_is_not(self):
         # 03 and 04 ask for the table by hand, and show the package's builders: their own tensors (or views of
         # them) are named; the same numbers built by hand, in float32 or float64, are right.
-        package = [(sinusoidal_encoding(max_sequence_length=5, d_model=8), "encoding.sinusoidal_encoding"),
+        package = [(sinusoidal_encoding(max_sequence_length=5, d_model=8), "builder.sinusoidal_encoding"),
                    (sinusoidal_encoding(max_sequence_length=5, d_model=8, dtype=torch.float64),
-                    "encoding.sinusoidal_encoding"),
+                    "builder.sinusoidal_encoding"),
                    (encoding.PositionalEncoding(d_model=8, max_sequence_length=5).table, ".table"),
                    (sinusoidal_encoding(max_sequence_length=20, d_model=8)[:5], "sinusoidal_encoding"),
                    (encoding.stepwise_encoding(max_sequence_length=5, d_model=8), "encoding.stepwise_encoding"),

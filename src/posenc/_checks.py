@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
+import math
 import numbers
 import os
 from collections.abc import Callable, Sequence
@@ -77,15 +78,6 @@ def check_str_list(name: str, value: object, *, if_str: str = "") -> tuple[str, 
     if not is_sequence(value) or not all(isinstance(item, str) for item in value):
         raise TypeError(f"{name} must be a list of str, got {short(value)} of type {type(value).__name__}")
     return tuple(value)
-
-
-def check_base(name: str, value: object) -> float:
-    """The base of the geometric progression of wavelengths: a finite real number > 1."""
-    if not is_real(value):
-        raise TypeError(f"{name} must be a real number > 1, got {value!r} of type {type(value).__name__}")
-    if not 1.0 < float(value) < float("inf"):  # base <= 1 makes every wavelength equal (1) or shrink
-        raise ValueError(f"{name} must be a finite number > 1, got {float(value)!r}")
-    return float(value)
 
 
 def check_float_dtype(name: str, value: object) -> torch.dtype:
@@ -190,9 +182,29 @@ SIZE = check_size  # an int >= 1
 SEED = functools.partial(check_size, minimum=0, maximum=2**64 - 1)
 FLAG = check_flag
 STR = check_str
-BASE = check_base  # a finite real number > 1
 FLOAT_DTYPE = check_float_dtype
 MATRIX = functools.partial(check_floating_tensor, ndim=(2,))  # a 2-D floating tensor
+
+
+def real(low: float, high: float = math.inf, *, low_open: bool = False, high_open: bool = False
+         ) -> Callable[[str, object], float]:
+    """The rule for a finite real number from `low` to `high` (either end left out with `low_open` / `high_open`)."""
+    allowed = (f"> {low:g}" if low_open else f">= {low:g}") if high == math.inf else \
+        f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+    def rule(name: str, value: object) -> float:
+        if not is_real(value):
+            raise TypeError(f"{name} must be a real number {allowed}, got {short(value)} of type {type(value).__name__}")
+        if not ((low < value if low_open else low <= value) and (value < high if high_open else value <= high)
+                and math.isfinite(value)):
+            raise ValueError(f"{name} must be a finite number {allowed}, got {value!r}")
+        return float(value)
+    return rule
+
+
+BASE = check_base = real(1, low_open=True)  # the base of the wavelengths' progression: <= 1 would not make it grow
+PROBABILITY = real(0, 1, high_open=True)
+POSITIVE = real(0, low_open=True)
 
 
 def size(minimum: int = 1, maximum: int | None = None) -> Callable[[str, object], int]:
@@ -216,31 +228,11 @@ def DTYPE(name: str, value: object) -> torch.dtype:
 
 def DEVICE(name: str, value: object) -> torch.device | None:
     """None, or a device this machine has ("cpu", or "cuda:0" where there is a GPU)."""
-    if value is None:
-        return None
-    if not isinstance(value, (str, torch.device)):
-        raise TypeError(f"{name} must be None, a str such as 'cpu', or a torch.device, got {short(value)}")
     try:
-        device = torch.device(value)
-        torch.empty(0, device=device)
-    except (RuntimeError, ValueError, AssertionError) as error:  # AssertionError: torch's "not compiled with CUDA"
-        raise ValueError(f"{name} must be one this machine has, such as 'cpu'; {value!r} is not ({error})") from None
-    return device
-
-
-def PROBABILITY(name: str, value: object) -> float:
-    if not is_real(value) or not 0 <= value < 1:
-        raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
-    return float(value)
-
-
-def POSITIVE(name: str, value: object) -> float:
-    """A finite real number > 0, as a float."""
-    if not is_real(value):
-        raise TypeError(f"{name} must be a real number > 0, got {short(value)} of type {type(value).__name__}")
-    if not 0.0 < float(value) < float("inf"):
-        raise ValueError(f"{name} must be a finite number > 0, got {float(value)!r}")
-    return float(value)
+        return None if value is None else torch.empty(0, device=torch.device(value)).device
+    except (RuntimeError, ValueError, TypeError, AssertionError):  # AssertionError: torch's "not compiled with CUDA"
+        raise (ValueError if isinstance(value, (str, torch.device)) else TypeError)(
+            f"{name} must be None or a device this machine has, such as 'cpu', got {short(value)}") from None
 
 
 def one_of(choices: tuple) -> Callable[[str, object], object]:

@@ -28,7 +28,7 @@ _MADE: dict[int, tuple[weakref.ref, str]] = {}
 
 
 def mark(tensor: torch.Tensor, maker: str) -> torch.Tensor:
-    """Record that `maker` (as a learner would call it, e.g. "encoding.sinusoidal_encoding") made `tensor`."""
+    """Record that `maker` (as a learner would call it, e.g. "builder.sinusoidal_encoding") made `tensor`."""
     # A view's views name the first tensor as their base, not the view: mark that too.
     for made in (tensor, tensor._base):
         if made is not None:

@@ -127,13 +127,8 @@ def project_qkv(x: torch.Tensor, weights: ProjectionWeights) -> QKV:
     """`Q = x @ W_Q`, `K = x @ W_K`, `V = x @ W_V`: one query, key and value per row of x."""
     check_floating_tensor("x", x, ndim=(2, 3))
     instance_of(ProjectionWeights, "a posenc.attention.ProjectionWeights")("weights", weights)
-    for name, matrix in zip(weights._fields, weights, strict=True):
-        if check_floating_tensor(f"weights.{name}", matrix, ndim=(2,)).shape != weights.W_Q.shape:
-            raise ValueError(f"weights' three matrices must have one shape, got W_Q {tuple(weights.W_Q.shape)} "
-                             f"and {name} {tuple(matrix.shape)}")
-    if x.shape[-1] != weights.W_Q.shape[0]:
-        raise ValueError(f"x must have d_model={weights.W_Q.shape[0]} features in its last dimension, got shape "
-                         f"{tuple(x.shape)}")
+    if x.shape[-1] != weights.W_Q.shape[0]:  # W_Q, W_K and W_V come from projection_weights: one shape
+        raise ValueError(f"x must have d_model={weights.W_Q.shape[0]} features in its last dimension, got {tuple(x.shape)}")
     dtype = common_dtype(x, *weights)
     x = x.to(dtype)
     return QKV(*(x @ matrix.to(dtype) for matrix in weights))
@@ -152,8 +147,7 @@ def scaled_dot_product_scores(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
     check_floating_tensor("Q", Q, ndim=(2, 3, 4))
     check_floating_tensor("K", K, ndim=(2, 3, 4))
     if Q.shape[-1] != K.shape[-1] or (Q.dim() > 2 and K.dim() > 2 and Q.shape[:-2] != K.shape[:-2]):
-        raise ValueError(f"Q and K must have the same last dimension d_k and the same number of sequences (and heads), "
-                         f"got shapes {tuple(Q.shape)} and {tuple(K.shape)}")
+        raise ValueError(f"Q and K must share d_k and their sequences (and heads), got {tuple(Q.shape)} and {tuple(K.shape)}")
     dtype = common_dtype(Q, K)
     return _scores(Q.to(dtype), K.to(dtype))
 
@@ -217,8 +211,7 @@ def _keep(shape: torch.Size, *, key_mask: object, causal: bool, mask: object) ->
         real = key_mask.reshape(key_mask.shape[:-1] + middle + key_mask.shape[-1:])
         keep = real if keep is None else keep & real
     if causal and shape[-2] != shape[-1]:
-        raise ValueError(f"scores must be square (one row and one column per token) for causal=True, got shape "
-                         f"{tuple(shape)}")
+        raise ValueError(f"scores must be square (a row and a column per token) for causal=True, got {tuple(shape)}")
     if causal and shape[-1]:
         visible = causal_mask(sequence_length=shape[-1])
         keep = visible if keep is None else keep & visible
@@ -369,10 +362,6 @@ def multi_head_attention(
         raise ValueError(f"for one sequence x of shape {tuple(x.shape)}, key_mask must be 1-D (seq,) and mask 2-D "
                          f"(seq, seq), got {short(key_mask)} and {short(mask)}")
     Q, K, V = project_qkv(x, ProjectionWeights(weights.W_Q, weights.W_K, weights.W_V))
-    width = weights.W_V.shape[1]
-    if check_floating_tensor("weights.W_O", weights.W_O, ndim=(2,)).shape != (width, weights.W_Q.shape[0]):
-        raise ValueError(f"weights.W_O must have shape {(width, weights.W_Q.shape[0])} (heads' columns x d_model), "
-                         f"got {tuple(weights.W_O.shape)}")
     Q, K, V = (split_heads(matrix, num_heads=num_heads) for matrix in (Q, K, V))
     keep = _keep(Q.shape[:-1] + K.shape[-2:-1], key_mask=key_mask, causal=check_flag("causal", causal), mask=mask)
     output, weights_matrix, _ = attend(Q, K, V, keep=keep)

@@ -196,10 +196,9 @@ class PositionalEncoding(nn.Module):
         """
         offset, length = rows_to_add(x, d_model=self.d_model, offset=offset)
         if offset + length > self.max_sequence_length:
-            raise ValueError(
-                f"x reaches {positions_beyond(offset, length, self.max_sequence_length)}, beyond the table's rows 0 to "
-                f"{self.max_sequence_length - 1} (max_sequence_length={self.max_sequence_length}; x has {length} "
-                f"positions, offset={offset}); build the module with a larger max_sequence_length")
+            raise ValueError(f"x reaches {positions_beyond(offset, length, self.max_sequence_length)}, beyond the table's rows "
+                             f"0 to {self.max_sequence_length - 1} (max_sequence_length={self.max_sequence_length}; x has "
+                             f"{length} positions, offset={offset}); build the module with a larger max_sequence_length")
         return nn.functional.dropout(x + self.table[offset : offset + length].to(x.dtype), self.dropout, self.training)
 
     def extra_repr(self) -> str:

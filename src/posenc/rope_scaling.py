@@ -34,7 +34,7 @@ import math
 
 import torch
 
-from ._checks import BASE, POSITIVE, check_size, checked, is_real, one_of, optional_size, short
+from ._checks import BASE, POSITIVE, check_size, checked, one_of, optional_size, real
 from .builder import frequencies
 
 __all__ = ["SCALINGS", "rope_frequencies", "yarn_attention_factor"]
@@ -56,15 +56,8 @@ def _head_dim(name: str, value: object) -> int:
     return value
 
 
-def _factor(name: str, value: object) -> float:
-    """The factor s that stretches a context: the new length over the trained one, from 1 to MAX_FACTOR."""
-    if not is_real(value):
-        raise TypeError(f"{name} must be a real number from 1 to {MAX_FACTOR:g}, got {short(value)} of type "
-                        f"{type(value).__name__}")
-    if not 1.0 <= float(value) <= MAX_FACTOR:  # factor < 1 would shrink the context; transformers refuses it too
-        raise ValueError(f"{name} must be a number from 1 to {MAX_FACTOR:g} (the new length over the trained one), "
-                         f"got {float(value)!r}")
-    return float(value)
+# The factor s that stretches a context, the new length over the trained one: < 1 would shrink it.
+_factor = real(1, MAX_FACTOR)
 
 
 @checked(head_dim=_head_dim, base=BASE, scaling=one_of(SCALINGS), factor=_factor,

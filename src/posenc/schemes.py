@@ -89,12 +89,9 @@ class LearnedPositionalEmbedding(nn.Module):
         """`x + table[offset : offset + seq]` for x of shape (seq, d_model) or (batch, seq, d_model)."""
         offset, length = rows_to_add(x, d_model=self.d_model, offset=offset)
         if offset + length > self.max_sequence_length:
-            raise ValueError(
-                f"x reaches {positions_beyond(offset, length, self.max_sequence_length)}, which the table has no row "
-                f"for: a learned table has rows only for positions 0 to {self.max_sequence_length - 1} "
-                f"(max_sequence_length={self.max_sequence_length}) and no formula for the rest; x has {length} "
-                f"positions, offset={offset}. Train a larger table, or use a scheme with a formula (sinusoidal, "
-                "rotary, ALiBi)")
+            raise ValueError(f"x reaches {positions_beyond(offset, length, self.max_sequence_length)}, which the table has "
+                             f"no row for: a learned table has rows only for positions 0 to {self.max_sequence_length - 1} "
+                             "and no formula for the rest. Train a larger table, or use a scheme with a formula")
         return x + self.weight[offset : offset + length].to(x.dtype)
 
     def extra_repr(self) -> str:

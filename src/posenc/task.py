@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import FLAG, check_flag, check_size, check_tensor, checked, size
+from ._checks import FLAG, check_flag, check_size, check_tensor, checked, short, size
 
 __all__ = ["previous_token_batch", "repeat_block_batch", "order_blind_accuracy", "expected_order_blind_accuracy"]
 
@@ -86,11 +86,9 @@ def order_blind_accuracy(ids: torch.Tensor, targets: torch.Tensor, *, causal: bo
     """
     check_tensor("ids", ids, ndim=(2,))
     check_tensor("targets", targets, ndim=(2,))
-    if ids.shape != targets.shape or ids.dtype != torch.int64 or targets.dtype != torch.int64:
-        raise ValueError(f"ids and targets must be int64 tensors of one shape, got {tuple(ids.shape)} {ids.dtype} "
-                         f"and {tuple(targets.shape)} {targets.dtype}")
-    if ids.numel() == 0 or bool((ids < 0).any()) or int(ids.max()) >= 2**16:
-        raise ValueError("ids must hold token ids from 0 to 65535, and at least one")
+    if ids.shape != targets.shape or {ids.dtype, targets.dtype} != {torch.int64} or not ids.numel() or ids.min() < 0 \
+            or ids.max() >= 2**16:
+        raise ValueError(f"ids and targets must be int64 tensors of one shape, ids from 0 to 65535, got {short(ids)}, {short(targets)}")
     scored = targets != -100
     if not bool(scored.any()) or (check_flag("causal", causal) and bool(scored[:, 0].any())):
         raise ValueError("targets must have at least one position that is not -100, and -100 at position 0 when "

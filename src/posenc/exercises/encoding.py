@@ -103,7 +103,7 @@ def _shown(tolerance: torch.Tensor | float) -> str:
 
 
 # The package's builders as the learner meets them (the tensor a checker is given records its maker).
-_MAKERS = {"encoding.sinusoidal_encoding": "encoding.sinusoidal_encoding (PositionalEncoding keeps it as .table)",
+_MAKERS = {"builder.sinusoidal_encoding": "builder.sinusoidal_encoding (PositionalEncoding keeps it as .table)",
            "encoding.interleave": "encoding.interleave (the last step of encoding.stepwise_encoding)"}
 
 

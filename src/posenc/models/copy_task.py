@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import SEED, check_base, checked, is_real, one_of, optional_size, short, size
+from .._checks import SEED, check_base, checked, one_of, optional_size, real, size
 from ..rope_scaling import SCALINGS, rope_frequencies, yarn_attention_factor
 from ..task import repeat_block_batch
 from .training import Progress, Result, _finish, _progress_lines, _progress_rule, fit, one_thread, predictions
@@ -66,10 +66,7 @@ class CopySettings:
         _model_settings(self)  # the model's own sizes, checked by the Settings they make
         optional_size(maximum=512)("head_dim", self.head_dim)
         check_base("base", self.base)
-        factor = self.partial_rotary_factor
-        if not is_real(factor) or not 0 < factor <= 1:
-            raise ValueError(f"partial_rotary_factor must be a number in (0, 1], the share of each head RoPE turns, "
-                             f"got {short(factor)}")
+        real(0, 1, low_open=True)("partial_rotary_factor", self.partial_rotary_factor)  # the share of a head RoPE turns
         rotary_dim_of(self)  # an even number of columns to turn
 
 
@@ -101,14 +98,8 @@ def _copy_model_rule(name: str, value: object) -> TinyTransformer:
     return value
 
 
-def _stretch_factor(name: str, value: object) -> float:
-    """The factor s a context is stretched by: from 1 to LONGEST_BLOCK (fine_tune's blocks must still fit)."""
-    if not is_real(value):
-        raise TypeError(f"{name} must be a real number from 1 to {LONGEST_BLOCK}, got {short(value)}")
-    if not 1.0 <= float(value) <= LONGEST_BLOCK:  # nan too
-        raise ValueError(f"{name} must be a number from 1 to {LONGEST_BLOCK} (the new length over the trained one), "
-                         f"got {float(value)!r}")
-    return float(value)
+# The factor s a context is stretched by: from 1 to LONGEST_BLOCK (fine_tune's blocks must still fit).
+_stretch_factor = real(1, LONGEST_BLOCK)
 
 
 @checked(settings=_settings_or_default(CopySettings))

@@ -24,9 +24,9 @@ from .._checks import (
     check_tensor,
     checked,
     instance_of,
-    is_real,
     one_of,
     optional_size,
+    real,
 )
 from ..attention import attend, causal_mask, merge_heads, split_heads
 from ..builder import DEFAULT_BASE
@@ -80,8 +80,7 @@ class Settings:
         if self.d_model % self.num_heads or (self.d_model // self.num_heads) % 2:
             raise ValueError(f"d_model must be num_heads times an even head size (rotary turns pairs of columns), "
                              f"got d_model={self.d_model}, num_heads={self.num_heads}")
-        if not is_real(self.learning_rate) or not 0 < self.learning_rate < 1:
-            raise ValueError(f"learning_rate must be a number in (0, 1), got {self.learning_rate!r}")
+        real(0, 1, low_open=True, high_open=True)("learning_rate", self.learning_rate)
 
 
 class Attention(nn.Module):
