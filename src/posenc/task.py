@@ -86,9 +86,10 @@ def order_blind_accuracy(ids: torch.Tensor, targets: torch.Tensor, *, causal: bo
     """
     check_tensor("ids", ids, ndim=(2,))
     check_tensor("targets", targets, ndim=(2,))
-    if ids.shape != targets.shape or {ids.dtype, targets.dtype} != {torch.int64} or not ids.numel() or ids.min() < 0 \
-            or ids.max() >= 2**16:
-        raise ValueError(f"ids and targets must be int64 tensors of one shape, ids from 0 to 65535, got {short(ids)}, {short(targets)}")
+    if ids.shape != targets.shape or {ids.dtype, targets.dtype} != {torch.int64} or not ids.numel() \
+            or ids.min() < 0 or ids.max() >= 2**16:
+        raise ValueError(f"ids and targets must be int64 tensors of one shape, ids from 0 to 65535, got {short(ids)}, "
+                         f"{short(targets)}")
     scored = targets != -100
     if not bool(scored.any()) or (check_flag("causal", causal) and bool(scored[:, 0].any())):
         raise ValueError("targets must have at least one position that is not -100, and -100 at position 0 when "
