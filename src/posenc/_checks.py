@@ -73,24 +73,23 @@ def check_str(name: str, value: object, *, optional: bool = False) -> str | None
 
 def check_str_list(name: str, value: object, *, if_str: str = "") -> tuple[str, ...]:
     """A list or tuple of str, as a tuple; `if_str` is the hint for a single str passed instead of a list."""
-    if isinstance(value, str) and if_str:
-        raise TypeError(f"{name} must be a list of str, got a single str {short(value)}; {if_str}")
     if not is_sequence(value) or not all(isinstance(item, str) for item in value):
-        raise TypeError(f"{name} must be a list of str, got {short(value)} of type {type(value).__name__}")
+        hint = f"; {if_str}" if isinstance(value, str) and if_str else ""
+        raise TypeError(f"{name} must be a list of str, got {short(value)} of type {type(value).__name__}{hint}")
     return tuple(value)
 
 
-def check_float_dtype(name: str, value: object) -> torch.dtype:
-    if not isinstance(value, torch.dtype):
-        raise TypeError(f"{name} must be a torch.dtype such as torch.float32, got {value!r}")
-    if not value.is_floating_point:
-        raise ValueError(f"{name} must be a floating-point dtype (float16, bfloat16, float32, float64), got {value}")
+def check_float_dtype(name: str, value: object, *, floating: bool = True) -> torch.dtype:
+    """A torch.dtype (a floating-point one unless `floating=False`)."""
+    if not isinstance(value, torch.dtype) or (floating and not value.is_floating_point):
+        raise (ValueError if isinstance(value, torch.dtype) else TypeError)(
+            f"{name} must be a torch.dtype such as torch.float32{', floating-point' if floating else ''}, got {value!r}")
     return value
 
 
 def check_tensor(name: str, value: object, *, ndim: tuple[int, ...] | None = None, kind: str = "") -> torch.Tensor:
-    """A tensor with numbers in it (not on 'meta'), of one of the dimensions `ndim`; `kind` "floating-point" or
-    "integer" also asks for that dtype (an integer tensor is not bool)."""
+    """A tensor with numbers in it (not on 'meta'), of one of the dimensions `ndim`; `kind` "floating-point",
+    "integer" (not bool) or "bool" also asks for that dtype."""
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if value.is_meta:
@@ -98,8 +97,8 @@ def check_tensor(name: str, value: object, *, ndim: tuple[int, ...] | None = Non
     if ndim is not None and value.dim() not in ndim:
         raise ValueError(f"{name} must be {' or '.join(f'{n}-D' for n in ndim)}, got shape {tuple(value.shape)}")
     integer = not (value.is_floating_point() or value.is_complex() or value.dtype == torch.bool)
-    if (kind == "floating-point" and not value.is_floating_point()) or (kind == "integer" and not integer):
-        raise TypeError(f"{name} must hold {kind} numbers, got dtype {value.dtype}")
+    if not {"floating-point": value.is_floating_point(), "integer": integer, "bool": value.dtype == torch.bool}.get(kind, 1):
+        raise TypeError(f"{name} must hold {kind} values, got dtype {value.dtype}")
     return value
 
 
@@ -220,10 +219,16 @@ def str_list(*, if_str: str = "") -> Callable[[str, object], tuple[str, ...]]:
     return functools.partial(check_str_list, if_str=if_str)
 
 
-def DTYPE(name: str, value: object) -> torch.dtype:
-    if not isinstance(value, torch.dtype):
-        raise TypeError(f"{name} must be a torch.dtype such as torch.float32, got {short(value)}")
-    return value
+def list_of(rule: Callable[[str, object], object]) -> Callable[[str, object], list]:
+    """The rule for a non-empty list or tuple whose items each follow `rule`."""
+    def check(name: str, value: object) -> list:
+        if not is_sequence(value) or not value:
+            raise TypeError(f"{name} must be a non-empty list, got {short(value)} of type {type(value).__name__}")
+        return [rule(f"{name}[{n}]", item) for n, item in enumerate(value)]
+    return check
+
+
+DTYPE = functools.partial(check_float_dtype, floating=False)
 
 
 def DEVICE(name: str, value: object) -> torch.device | None:

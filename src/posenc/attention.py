@@ -38,6 +38,7 @@ from ._checks import (
     check_tensor,
     checked,
     instance_of,
+    list_of,
     optional_size,
     short,
 )
@@ -194,18 +195,15 @@ def _keep(shape: torch.Size, *, key_mask: object, causal: bool, mask: object) ->
     every key). The masks are checked as they are combined; a row that keeps no key is refused."""
     keep = None
     if mask is not None:
-        if check_tensor("mask", mask, ndim=(2, 3)).dtype != torch.bool:
-            raise TypeError(f"mask must be a bool tensor (True = query r may look at key c), got dtype {mask.dtype}")
+        check_tensor("mask", mask, ndim=(2, 3), kind="bool")
         if mask.shape[-2:] != shape[-2:] or (mask.dim() == 3 and (len(shape) == 2 or mask.shape[0] != shape[0])):
-            raise ValueError(f"mask must be (seq, seq) or (batch, seq, seq), one per sequence of scores of shape "
-                             f"{tuple(shape)}, got shape {tuple(mask.shape)}")
+            raise ValueError(f"mask must be (seq, seq) or (batch, seq, seq) for scores {tuple(shape)}, got {tuple(mask.shape)}")
         keep = mask[:, None] if mask.dim() == 3 and len(shape) == 4 else mask  # the same mask for every head
     if key_mask is not None:
-        if check_tensor("key_mask", key_mask, ndim=(1, 2)).dtype != torch.bool:
-            raise TypeError(f"key_mask must be a bool tensor, got dtype {key_mask.dtype}")
+        check_tensor("key_mask", key_mask, ndim=(1, 2), kind="bool")
         if key_mask.shape[-1] != shape[-1] or (key_mask.dim() == 2 and len(shape) > 2 and key_mask.shape[0] != shape[0]):
-            raise ValueError(f"key_mask must have {shape[-1]} entries per row, one row per sequence of scores of shape "
-                             f"{tuple(shape)}, got shape {tuple(key_mask.shape)}")
+            raise ValueError(f"key_mask must have {shape[-1]} entries per row, one row per sequence of scores "
+                             f"{tuple(shape)}, got {tuple(key_mask.shape)}")
         # (batch, seq) -> (batch, 1, ..., 1, seq): the same keys hidden for every head and every query.
         middle = (1,) * max(len(shape) - key_mask.dim(), 1)
         real = key_mask.reshape(key_mask.shape[:-1] + middle + key_mask.shape[-1:])
@@ -271,9 +269,7 @@ def document_ids_from_lengths(lengths: Sequence[int]) -> torch.Tensor:
     Packing puts several short documents one after the other in one row instead of padding
     each to the longest; `packed_mask` and `packed_position_ids` read these ids.
     """
-    if not isinstance(lengths, (list, tuple)) or not lengths:
-        raise TypeError(f"lengths must be a non-empty list of ints >= 1 (one length per document), got {lengths!r:.60}")
-    lengths = [check_size(f"lengths[{n}]", length) for n, length in enumerate(lengths)]
+    lengths = list_of(check_size)("lengths", lengths)  # one length per document
     check_table_fits((sum(lengths),), torch.int64, name="row of document ids", arguments="lengths")
     return torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
 

@@ -35,7 +35,9 @@ from ._checks import (
     check_table_fits,
     checked,
     instance_of,
+    list_of,
     one_of,
+    size,
 )
 from .attention import ProjectionWeights, causal_mask
 from .builder import DEFAULT_BASE, sinusoidal_encoding
@@ -348,11 +350,8 @@ def same_word_scores(word: torch.Tensor, weights: ProjectionWeights, *, scheme: 
     if one_of(SCORE_SCHEMES)("scheme", scheme) == "rotary" and weights.W_Q.shape[1] % 2:
         raise ValueError(f"rotary needs an even d_k to turn pairs of columns, got W_Q of shape {tuple(weights.W_Q.shape)}")
     query_position = check_size("query_position", query_position, minimum=0, maximum=MAX_SCORE_POSITION)
-    if not isinstance(offsets, (list, tuple, range)) or len(offsets) == 0:
-        raise TypeError(f"offsets must be a non-empty list or range of ints, got {offsets!r:.60}")
     # A key sits at query_position + k, which must be a position from 0 on.
-    offsets = [check_size(f"offsets[{n}]", k, minimum=-query_position, maximum=MAX_SCORE_POSITION - query_position)
-               for n, k in enumerate(offsets)]
+    offsets = list_of(size(-query_position, MAX_SCORE_POSITION - query_position))("offsets", offsets)
     key_positions = torch.tensor(offsets, dtype=torch.int64) + query_position
     length = int(max(key_positions.max(), query_position)) + 1
     W_Q, W_K = weights.W_Q.to(torch.float64), weights.W_K.to(torch.float64)

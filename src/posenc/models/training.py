@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .._checks import FLAG, SEED, check_size, check_tensor, checked, instance_of, is_sequence, one_of, size
+from .._checks import FLAG, SEED, check_size, check_tensor, checked, instance_of, list_of, one_of, size
 from ..task import previous_token_batch
 from .transformer import FORMULA_LENGTH, SCHEMES, Settings, TinyTransformer, _settings_or_default
 
@@ -175,21 +175,11 @@ class Comparison:
         return "\n".join(lines)
 
 
-def _scheme_list(name: str, value: object) -> Sequence[str]:
-    if not is_sequence(value) or not value:
-        raise TypeError(f"{name} must be a non-empty list of names from {SCHEMES}, got {value!r}")
-    for scheme in value:
-        one_of(SCHEMES)(name, scheme)
-    return value
+_LENGTHS = list_of(size(2, FORMULA_LENGTH))
 
 
-def _length_list(name: str, value: object) -> list[int] | None:
-    if value is not None and (not is_sequence(value) or not value):
-        raise TypeError(f"{name} must be a non-empty list of ints, got {value!r}")
-    return None if value is None else [check_size(name, n, minimum=2, maximum=FORMULA_LENGTH) for n in value]
-
-
-@checked(schemes=_scheme_list, settings=_settings_or_default(Settings), lengths=_length_list, progress=FLAG)
+@checked(schemes=list_of(one_of(SCHEMES)), settings=_settings_or_default(Settings),
+         lengths=lambda name, value: None if value is None else _LENGTHS(name, value), progress=FLAG)
 def compare(schemes: Sequence[str] = SCHEMES, *, settings: Settings | None = None,
             lengths: Sequence[int] | None = None, progress: bool = True) -> Comparison:
     """Train one model per scheme and measure each at every length.
