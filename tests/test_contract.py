@@ -125,7 +125,7 @@ def test_the_notebooks_calls_are_found():
     # One of each kind: a function, a class, a method (of a class a notebook names), and a trained model's call.
     assert {"posenc.tokens.pad", "posenc.encoding.PositionalEncoding", "posenc.encoding.PositionalEncoding.forward",
             "posenc.positions.position_ids"} <= names, sorted(names)
-    assert len(CALLABLES) >= 80
+    assert len(CALLABLES) > 60
 
 
 def test_every_class_with_methods_has_an_instance_to_call_them_on():

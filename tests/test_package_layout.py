@@ -105,7 +105,7 @@ def test_modules_are_short_and_the_check_primitives_shorter():
 
 # The aim is 15% (the issue "A package that reads like its core"); this is where the package stands, and it may only go
 # down: lower it with each change that shortens the checks.
-CHECK_SHARE_CEILING = 0.17
+CHECK_SHARE_CEILING = 0.167
 
 
 def test_argument_checks_stay_below_their_ceiling():

@@ -27,6 +27,7 @@ from .._checks import (
     one_of,
     optional_size,
     real,
+    short,
 )
 from ..attention import attend, causal_mask, merge_heads, split_heads
 from ..builder import DEFAULT_BASE
@@ -214,7 +215,7 @@ class TinyTransformer(nn.Module):
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         """What the first block reads, (batch, seq, d_model): the tokens' embeddings, plus the scheme's table if any."""
-        self.check_ids(ids)
+        self._check_ids(ids)
         x = self.embedding(ids) * self.embedding_scale  # (B, T, C); times sqrt(d_model), or 1 (scale_embeddings=False)
         if self.position is not None:  # "learned" or "sinusoidal": add the table's rows 0 .. T - 1
             x = self.position(x)
@@ -227,14 +228,12 @@ class TinyTransformer(nn.Module):
             x = block(x)
         return self.read_out(self.norm(x))  # (B, T, V)
 
-    def check_ids(self, ids: object) -> None:
+    def _check_ids(self, ids: object) -> None:
         """Token ids this model can read: (batch, seq) int64, in its vocabulary, no longer than its positions."""
         s, limit = self.settings, self.max_sequence_length or FORMULA_LENGTH
-        check_tensor("ids", ids, ndim=(2,))
-        if ids.dtype != torch.int64 or not 1 <= ids.shape[1] <= limit or (
+        if check_tensor("ids", ids, ndim=(2,)).dtype != torch.int64 or not 1 <= ids.shape[1] <= limit or (
                 ids.numel() and not 0 <= int(ids.min()) <= int(ids.max()) < s.vocab_size):
-            raise ValueError(f"ids must be an int64 tensor of token ids from 0 to {s.vocab_size - 1}, with 1 to {limit} "
-                             f"positions for the {self.scheme!r} scheme, got shape {tuple(ids.shape)}, dtype "
-                             f"{ids.dtype}" + (f", values up to {int(ids.max())}" if ids.numel() else ""))
+            raise ValueError(f"ids must be an int64 tensor of token ids from 0 to {s.vocab_size - 1} with 1 to {limit} "
+                             f"positions for the {self.scheme!r} scheme, got {short(ids)}")
         check_table_fits((ids.shape[0], s.num_heads, ids.shape[1], ids.shape[1]), torch.float32,
                          name="attention scores", arguments="batch or sequence length")
