@@ -241,7 +241,7 @@ X, WEIGHTS, KEY_MASK = example()
     (lambda: attention.merge_heads([[1.0]]), TypeError, ["x", "list"]),
     (lambda: attention.causal_mask(sequence_length=0), ValueError, ["sequence_length", "0"]),
     (lambda: attention.causal_mask(sequence_length=True), TypeError, ["sequence_length"]),
-    (lambda: attention.causal_mask(sequence_length=10**6), ValueError, ["causal mask", "sequence_length"]),
+    (lambda: attention.causal_mask(sequence_length=10**6), ValueError, ["sequence_length", "memory"]),
     (lambda: attention.multi_head_weights(d_model=0), ValueError, ["d_model", "0"]),
     (lambda: attention.multi_head_weights(d_model=6, seed=-1), ValueError, ["seed", "-1"]),
     (lambda: attention.multi_head_attention(X, WEIGHTS, num_heads=5), ValueError, ["num_heads=5", "12"]),

@@ -55,7 +55,7 @@ class TestSchemeExplorer:
     def test_bad_arguments_are_refused(self, trained):
         for arguments, error, message in [({"view": "sinusoidal"}, ValueError, "view must be one of"),
                                           ({"head": 8}, ValueError, "head must be an int from 0 to 7"),
-                                          ({"base": 1e9}, ValueError, "slider's range"),
+                                          ({"base": 1e9}, ValueError, "base must be a finite number in"),
                                           ({"max_sequence_length": 1}, ValueError, "max_sequence_length"),
                                           ({"trained": "model"}, TypeError, "trained must be"),
                                           ({"trained": trained, "position": 12}, ValueError, "position"),

@@ -102,8 +102,7 @@ def check_tensor(name: str, value: object, *, ndim: tuple[int, ...] | None = Non
     return value
 
 
-def check_floating_tensor(name: str, value: object, *, ndim: tuple[int, ...] | None = None) -> torch.Tensor:
-    return check_tensor(name, value, ndim=ndim, kind="floating-point")
+check_floating_tensor = functools.partial(check_tensor, kind="floating-point")
 
 
 @functools.cache
@@ -122,9 +121,7 @@ def check_table_fits(shape: tuple[int, ...], dtype: torch.dtype | int, *, name: 
     if any(n >= 2**62 for n in shape):  # even an empty tensor cannot have a side this long
         raise ValueError(f"a {name} of shape {shape} has a side longer than a tensor can have; use a smaller {arguments}")
     each = dtype.itemsize if isinstance(dtype, torch.dtype) else int(dtype)
-    size = each
-    for n in shape:
-        size *= n
+    size = each * math.prod(shape)
     if size > memory_bytes():
         raise ValueError(f"a {name} of shape {shape} at {each} bytes an entry needs {size} bytes ({size / 2**30:.1f} GiB), "
                          f"more than this machine's {memory_bytes()} bytes of memory; use a smaller {arguments}")
@@ -164,7 +161,7 @@ def checked(*, fits: tuple[str | int, ...] = (), **rules: Callable[[str, object]
             if fits:
                 shape = tuple(values[side] if isinstance(side, str) else side for side in fits)
                 check_table_fits(shape, values.get("dtype", torch.float32), name=f"table {tuple(fits)}".replace("'", ""),
-                                 arguments=" or ".join(side for side in fits if isinstance(side, str)))
+                                 arguments=" or ".join(dict.fromkeys(side for side in fits if isinstance(side, str))))
             inside = _checked_already.set(True)
             try:
                 return function(**values)

@@ -126,9 +126,9 @@ def multi_head_weights(*, d_model: int, seed: int = 0) -> MultiHeadWeights:
 
 def project_qkv(x: torch.Tensor, weights: ProjectionWeights) -> QKV:
     """`Q = x @ W_Q`, `K = x @ W_K`, `V = x @ W_V`: one query, key and value per row of x."""
-    check_floating_tensor("x", x, ndim=(2, 3))
+    # W_Q, W_K and W_V come from projection_weights, in one shape.
     instance_of(ProjectionWeights, "a posenc.attention.ProjectionWeights")("weights", weights)
-    if x.shape[-1] != weights.W_Q.shape[0]:  # W_Q, W_K and W_V come from projection_weights: one shape
+    if check_floating_tensor("x", x, ndim=(2, 3)).shape[-1] != weights.W_Q.shape[0]:
         raise ValueError(f"x must have d_model={weights.W_Q.shape[0]} features in its last dimension, got {tuple(x.shape)}")
     dtype = common_dtype(x, *weights)
     x = x.to(dtype)
@@ -160,6 +160,7 @@ def padding_mask(ids: torch.Tensor, *, pad_id: int) -> torch.Tensor:
     return ids != pad_id
 
 
+@checked(sequence_length=SIZE, fits=("sequence_length", "sequence_length"))
 def causal_mask(*, sequence_length: int) -> torch.Tensor:
     """`(sequence_length, sequence_length)` bool: True where query r may look at key c, that is c <= r.
 
@@ -169,8 +170,6 @@ def causal_mask(*, sequence_length: int) -> torch.Tensor:
     `torch.triu(torch.ones(L, L, dtype=torch.bool), diagonal=1)`, which is what
     `torch.nn.MultiheadAttention` takes as its `attn_mask`.
     """
-    sequence_length = check_size("sequence_length", sequence_length)
-    check_table_fits((sequence_length, sequence_length), torch.bool, name="causal mask", arguments="sequence_length")
     return torch.ones(sequence_length, sequence_length, dtype=torch.bool).tril()
 
 
@@ -202,8 +201,7 @@ def _keep(shape: torch.Size, *, key_mask: object, causal: bool, mask: object) ->
     if key_mask is not None:
         check_tensor("key_mask", key_mask, ndim=(1, 2), kind="bool")
         if key_mask.shape[-1] != shape[-1] or (key_mask.dim() == 2 and len(shape) > 2 and key_mask.shape[0] != shape[0]):
-            raise ValueError(f"key_mask must have {shape[-1]} entries per row, one row per sequence of scores "
-                             f"{tuple(shape)}, got {tuple(key_mask.shape)}")
+            raise ValueError(f"key_mask must have {shape[-1]} entries per row, one row per sequence, got {tuple(key_mask.shape)}")
         # (batch, seq) -> (batch, 1, ..., 1, seq): the same keys hidden for every head and every query.
         middle = (1,) * max(len(shape) - key_mask.dim(), 1)
         real = key_mask.reshape(key_mask.shape[:-1] + middle + key_mask.shape[-1:])
@@ -311,8 +309,7 @@ def split_heads(x: torch.Tensor, *, num_heads: int) -> torch.Tensor:
     """
     d_model, num_heads = check_tensor("x", x, ndim=(2, 3)).shape[-1], check_size("num_heads", num_heads)
     if d_model == 0 or d_model % num_heads:
-        raise ValueError(f"x's last dimension (d_model={d_model}) must be a positive multiple of num_heads={num_heads}, "
-                         f"so that every head gets d_model / num_heads columns; got x of shape {tuple(x.shape)}")
+        raise ValueError(f"x's d_model={d_model} must be a positive multiple of num_heads={num_heads}, got {tuple(x.shape)}")
     # reshape, not view: x may be a non-contiguous tensor (a transposed or sliced one).
     return x.reshape(x.shape[:-1] + (num_heads, d_model // num_heads)).transpose(-3, -2)
 
@@ -355,8 +352,7 @@ def multi_head_attention(
     instance_of(MultiHeadWeights, "a posenc.attention.MultiHeadWeights (see multi_head_weights)")("weights", weights)
     if getattr(x, "ndim", 0) == 2 and any(isinstance(m, torch.Tensor) and m.dim() != n for m, n in ((key_mask, 1), (mask, 2))):
         # the heads take the place of a batch: a 3-D mask would be read as one per head
-        raise ValueError(f"for one sequence x of shape {tuple(x.shape)}, key_mask must be 1-D (seq,) and mask 2-D "
-                         f"(seq, seq), got {short(key_mask)} and {short(mask)}")
+        raise ValueError(f"for one sequence x, key_mask must be 1-D and mask 2-D, got {short(key_mask)} and {short(mask)}")
     Q, K, V = project_qkv(x, ProjectionWeights(weights.W_Q, weights.W_K, weights.W_V))
     Q, K, V = (split_heads(matrix, num_heads=num_heads) for matrix in (Q, K, V))
     keep = _keep(Q.shape[:-1] + K.shape[-2:-1], key_mask=key_mask, causal=check_flag("causal", causal), mask=mask)

@@ -30,8 +30,7 @@ def project(one_hot_rows: torch.Tensor, W_E: torch.Tensor) -> torch.Tensor:
     """
     check_floating_tensor("one_hot_rows", one_hot_rows, ndim=(2, 3))
     if one_hot_rows.shape[-1] != MATRIX("W_E", W_E).shape[0]:
-        raise ValueError(f"one_hot_rows has {one_hot_rows.shape[-1]} columns but W_E has {W_E.shape[0]} rows; "
-                         "both must equal vocab_size")
+        raise ValueError(f"one_hot_rows has {one_hot_rows.shape[-1]} columns, W_E {W_E.shape[0]} rows: both must be vocab_size")
     dtype = torch.promote_types(one_hot_rows.dtype, W_E.dtype)
     return one_hot_rows.to(dtype) @ W_E.to(dtype)
 

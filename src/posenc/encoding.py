@@ -117,8 +117,7 @@ def interleave(even_PE: torch.Tensor, odd_PE: torch.Tensor) -> torch.Tensor:
     """
     rows, n_even = MATRIX("even_PE", even_PE).shape
     if MATRIX("odd_PE", odd_PE).shape[0] != rows or odd_PE.shape[1] not in (n_even, n_even - 1):
-        raise ValueError(f"odd_PE must have shape ({rows}, {n_even}) or ({rows}, {n_even - 1}) to pair with even_PE of "
-                         f"shape {tuple(even_PE.shape)}, got {tuple(odd_PE.shape)}")
+        raise ValueError(f"odd_PE must be ({rows}, {n_even}) or ({rows}, {n_even - 1}) for even_PE, got {tuple(odd_PE.shape)}")
     d_model = even_PE.shape[1] + odd_PE.shape[1]
     if odd_PE.shape[1] < even_PE.shape[1]:
         odd_PE = torch.cat([odd_PE, torch.zeros_like(even_PE[:, :1])], dim=1)
@@ -195,10 +194,10 @@ class PositionalEncoding(nn.Module):
         a time during generation. The result has x's dtype.
         """
         offset, length = rows_to_add(x, d_model=self.d_model, offset=offset)
-        if offset + length > self.max_sequence_length:
-            raise ValueError(f"x reaches {positions_beyond(offset, length, self.max_sequence_length)}, beyond the table's rows "
-                             f"0 to {self.max_sequence_length - 1} (max_sequence_length={self.max_sequence_length}; x has "
-                             f"{length} positions, offset={offset}); build the module with a larger max_sequence_length")
+        rows = self.max_sequence_length
+        if offset + length > rows:
+            raise ValueError(f"x reaches {positions_beyond(offset, length, rows)}, beyond the table's rows 0 to {rows - 1} "
+                             f"(max_sequence_length={rows}; x has {length} positions, offset={offset})")
         return nn.functional.dropout(x + self.table[offset : offset + length].to(x.dtype), self.dropout, self.training)
 
     def extra_repr(self) -> str:
@@ -209,8 +208,7 @@ class PositionalEncoding(nn.Module):
 def rows_to_add(x: object, *, d_model: int, offset: object) -> tuple[int, int]:
     """For a module that adds one table row per position to x, (seq, d_model) or (batch, seq, d_model) floats:
     (offset, number of positions in x)."""
-    check_floating_tensor("x", x, ndim=(2, 3))
-    if x.shape[-1] != d_model:
+    if check_floating_tensor("x", x, ndim=(2, 3)).shape[-1] != d_model:
         raise ValueError(f"x must have d_model={d_model} features in its last dimension, got shape {tuple(x.shape)}")
     return check_size("offset", offset, minimum=0), x.shape[-2]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from ._checks import check_size, check_table_fits, check_tensor
+from ._checks import check_size, check_table_fits, check_tensor, short
 
 __all__ = ["position_ids"]
 
@@ -44,8 +44,7 @@ def position_ids(attention_mask: torch.Tensor | None = None, *, document_ids: to
     given = [name for name, value in (("attention_mask", attention_mask), ("document_ids", document_ids),
                                       ("length", length)) if value is not None]
     if len(given) != 1:
-        raise TypeError(f"position_ids takes exactly one of attention_mask, document_ids or length, got "
-                        f"{', '.join(given) or 'none of them'}")
+        raise TypeError(f"position_ids takes one of attention_mask, document_ids or length, got {given or 'none'}")
     offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION)
     if length is not None:
         length = check_size("length", length, minimum=0, maximum=MAX_POSITION)
@@ -66,8 +65,7 @@ def check_attention_mask(value: object, *, ndim: tuple[int, ...] = (2,)) -> torc
     if value.is_floating_point() or value.is_complex():
         raise TypeError(f"attention_mask must be a bool or integer tensor of 0s and 1s, got dtype {value.dtype}")
     mask = value.long()
-    if not bool(((mask == 0) | (mask == 1)).all()):
-        others = sorted(set(mask[(mask != 0) & (mask != 1)].tolist()))[:5]
+    if (others := mask[(mask < 0) | (mask > 1)].unique()[:5].tolist()):
         raise ValueError(f"attention_mask must hold only 0 (padding) and 1 (a real token), got also {others}")
     return mask
 
@@ -76,8 +74,6 @@ def check_document_ids(document_ids: object) -> torch.Tensor:
     """One document id per token, `(seq,)` or `(batch, seq)`, whose (seq, seq) mask fits in memory."""
     check_tensor("document_ids", document_ids, ndim=(1, 2), kind="integer")
     if document_ids.shape[-1] == 0:
-        raise ValueError(f"document_ids must hold at least one position (one document id per token), "
-                         f"got shape {tuple(document_ids.shape)}")
-    check_table_fits(tuple(document_ids.shape) + document_ids.shape[-1:], torch.bool, name="mask",
-                     arguments="document_ids")
+        raise ValueError(f"document_ids must hold one document id per token, at least one, got {short(document_ids)}")
+    check_table_fits(tuple(document_ids.shape) + document_ids.shape[-1:], torch.bool, name="mask", arguments="document_ids")
     return document_ids

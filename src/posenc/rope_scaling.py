@@ -77,14 +77,11 @@ def rope_frequencies(*, head_dim: int, base: float = 10000.0, scaling: str | Non
     tensor([True, True, True, True])
     """
     if scaling is None and factor != 1.0:
-        raise ValueError(f"factor={factor!r} needs a scaling rule: with scaling=None the frequencies are plain RoPE's; "
-                         f"pass scaling as one of {SCALINGS[1:]}, or factor=1.0")
+        raise ValueError(f"factor={factor!r} needs a scaling rule (None is plain RoPE): one of {SCALINGS[1:]}, or factor=1.0")
     if scaling == "ntk" and head_dim == 2:
-        raise ValueError("head_dim must be at least 4 for scaling='ntk': its base grows by factor^(head_dim / "
-                         "(head_dim - 2)), which has no value at head_dim=2")
+        raise ValueError("head_dim must be at least 4 for scaling='ntk': its base grows by factor^(d / (d - 2))")
     if scaling in ("yarn", "llama3") and original_max_position_embeddings is None:
-        raise ValueError(f"scaling={scaling!r} needs original_max_position_embeddings, the length the model was trained "
-                         "on (an int >= 1): its rule treats pairs by how many turns they make within that length")
+        raise ValueError(f"scaling={scaling!r} needs original_max_position_embeddings, the length trained on (an int >= 1)")
     if scaling is None:
         return _plain(head_dim, base)
     if scaling == "linear":

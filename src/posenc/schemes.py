@@ -26,10 +26,9 @@ from torch import nn
 
 from ._checks import (
     BASE,
+    FLAG,
     FLOAT_DTYPE,
     SIZE,
-    check_flag,
-    check_float_dtype,
     check_floating_tensor,
     check_size,
     check_table_fits,
@@ -90,10 +89,10 @@ class LearnedPositionalEmbedding(nn.Module):
     def forward(self, x: torch.Tensor, *, offset: int = 0) -> torch.Tensor:
         """`x + table[offset : offset + seq]` for x of shape (seq, d_model) or (batch, seq, d_model)."""
         offset, length = rows_to_add(x, d_model=self.d_model, offset=offset)
-        if offset + length > self.max_sequence_length:
-            raise ValueError(f"x reaches {positions_beyond(offset, length, self.max_sequence_length)}, which the table has "
-                             f"no row for: a learned table has rows only for positions 0 to {self.max_sequence_length - 1} "
-                             "and no formula for the rest. Train a larger table, or use a scheme with a formula")
+        rows = self.max_sequence_length
+        if offset + length > rows:
+            raise ValueError(f"x reaches {positions_beyond(offset, length, rows)}, which the table has no row for: a learned "
+                             f"table has rows only for positions 0 to {rows - 1}, and no formula for the rest")
         return x + self.weight[offset : offset + length].to(x.dtype)
 
     def extra_repr(self) -> str:
@@ -103,6 +102,13 @@ class LearnedPositionalEmbedding(nn.Module):
 # Rotary (RoPE) ------------------------------------------------------------------------------
 
 
+def _even_d(name: str, d: object) -> int:
+    if check_size(name, d) % 2:
+        raise ValueError(f"{name} must be even: rotary encoding turns pairs of columns, and {name}={d} leaves one alone")
+    return d
+
+
+@checked(max_sequence_length=size(0), d=_even_d, base=BASE, fits=("max_sequence_length", "d"))
 def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BASE, offset: int = 0,
                   frequencies: torch.Tensor | None = None) -> torch.Tensor:
     """The angle each pair is turned by: `(offset + p) * base^(-2i / d)`, shape (max_sequence_length, d // 2), float64.
@@ -113,25 +119,15 @@ def rotary_angles(*, max_sequence_length: int, d: int, base: float = DEFAULT_BAS
     With `frequencies` (d // 2 angles per position, e.g. from `rope_frequencies` with a
     stretching rule), the angles are `(offset + p) * frequencies[i]` and `base` is not used.
     """
-    length, d = check_size("max_sequence_length", max_sequence_length, minimum=0), _even_d(d)
-    offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - length)
-    check_table_fits((max(length, 1), d // 2), torch.float64, name="table of angles", arguments="max_sequence_length or d")
-    return _angles(length, d, BASE("base", base), offset, _frequencies(frequencies, d // 2, "d // 2"))
-
-
-def _even_d(d: object, name: str = "d") -> int:
-    if check_size(name, d) % 2:
-        raise ValueError(f"{name} must be even: rotary encoding turns the pairs (0, 1), (2, 3), ..., and {name}={d} "
-                         "leaves the last column without a partner")
-    return d
+    offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - max_sequence_length)
+    return _angles(max_sequence_length, d, base, offset, _frequencies(frequencies, d // 2, "d // 2"))
 
 
 def _frequencies(frequencies: object, pairs: int, name: str) -> torch.Tensor | None:
     """Given frequencies as float64: a 1-D floating tensor of `pairs` finite angles per position (or None)."""
     if frequencies is None:
         return None
-    if check_floating_tensor("frequencies", frequencies, ndim=(1,)).shape[0] != pairs or not bool(
-            torch.isfinite(frequencies).all()):
+    if check_floating_tensor("frequencies", frequencies, ndim=(1,)).shape[0] != pairs or not torch.isfinite(frequencies).all():
         raise ValueError(f"frequencies must hold one finite angle per pair, {name} = {pairs}, got {frequencies}")
     return frequencies.detach().to(torch.float64)
 
@@ -182,12 +178,10 @@ def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0
     check_floating_tensor("x", x)
     one_of(LAYOUTS)("layout", layout)
     if x.dim() < 2 or x.shape[-1] % 2:
-        raise ValueError(f"x must be (..., seq, d) with d even (rotary encoding turns pairs of columns), got shape "
-                         f"{tuple(x.shape)}")
+        raise ValueError(f"x must be (..., seq, d) with d even (RoPE turns pairs of columns), got {tuple(x.shape)}")
     turned = x.shape[-1] if rotary_dim is None else check_size("rotary_dim", rotary_dim, minimum=2, maximum=max(x.shape[-1], 2))
     if turned % 2 or turned > x.shape[-1]:
-        raise ValueError(f"rotary_dim must be an even number of columns from 2 to x's last dimension "
-                         f"d={x.shape[-1]}, got {rotary_dim}")
+        raise ValueError(f"rotary_dim must be an even number from 2 to x's last dimension d={x.shape[-1]}, got {rotary_dim}")
     name = "x's last dimension d // 2" if rotary_dim is None else "rotary_dim // 2"
     frequencies, base = _frequencies(frequencies, turned // 2, name), BASE("base", base)
     offset = check_size("offset", offset, minimum=0, maximum=MAX_POSITION - x.shape[-2])
@@ -236,7 +230,7 @@ def rotation_matrix(*, position: int, d: int, base: float = DEFAULT_BASE,
     For reading and checking only: `apply_rotary` applies the same rotation pair by pair
     without building a matrix that is almost all zeros.
     """
-    position, d = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1), _even_d(d)
+    position, d = check_size("position", position, minimum=0, maximum=MAX_POSITION - 1), _even_d("d", d)
     check_table_fits((d, d), torch.float64, name="rotation matrix", arguments="d")
     angles = rotary_angles(max_sequence_length=1, d=d, base=base, offset=position, frequencies=frequencies)[0]
     cos, sin = angles.cos(), angles.sin()
@@ -256,7 +250,7 @@ def half_split_permutation(*, d: int) -> torch.Tensor:
     models/llama/convert_llama_weights_to_hf.py, `permute`) reorders each head's rows of
     W_Q and W_K (PyTorch stores a Linear layer's weight as out x in) in exactly this order.
     """
-    d = _even_d(d)
+    d = _even_d("d", d)
     return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
 
 
@@ -288,6 +282,8 @@ def _slopes(num_heads: int) -> torch.Tensor:
     return torch.exp2(-exponents)
 
 
+@checked(num_heads=SIZE, max_sequence_length=SIZE, causal=FLAG, dtype=FLOAT_DTYPE,
+         fits=("num_heads", "max_sequence_length", "max_sequence_length"))
 def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
                dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """The bias ALiBi adds to the attention scores, shape (num_heads, L, L), before the softmax.
@@ -300,10 +296,7 @@ def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
     of the changes suggested in issue 5 of ofirpress/attention_with_linear_biases):
     symmetric, it says how far a key is but not on which side.
     """
-    # Checked in the body, not by @checked: a tiny model's layer calls this on every forward pass.
-    num_heads, length = check_size("num_heads", num_heads), check_size("max_sequence_length", max_sequence_length)
-    causal, dtype = check_flag("causal", causal), check_float_dtype("dtype", dtype)
-    check_table_fits((num_heads, length, length), dtype, name="bias", arguments="num_heads or max_sequence_length")
+    length = max_sequence_length
     positions = position_ids(length=length).double()
     distance = positions[:, None] - positions[None, :]  # i - j: > 0 for keys before the query
     bias = _linear_bias(_slopes(num_heads), distance.abs())
@@ -345,8 +338,7 @@ def same_word_scores(word: torch.Tensor, weights: ProjectionWeights, *, scheme: 
     d_model = check_floating_tensor("word", word, ndim=(1,)).shape[0]
     instance_of(ProjectionWeights, "attention.projection_weights(...)'s ProjectionWeights")("weights", weights)
     if weights.W_Q.shape[0] != d_model or weights.W_K.shape != weights.W_Q.shape:
-        raise ValueError(f"weights must map d_model={d_model} features (the word's length), got W_Q of shape "
-                         f"{tuple(weights.W_Q.shape)} and W_K of shape {tuple(weights.W_K.shape)}")
+        raise ValueError(f"weights must map the word's d_model={d_model} features, got W_Q {tuple(weights.W_Q.shape)}")
     if one_of(SCORE_SCHEMES)("scheme", scheme) == "rotary" and weights.W_Q.shape[1] % 2:
         raise ValueError(f"rotary needs an even d_k to turn pairs of columns, got W_Q of shape {tuple(weights.W_Q.shape)}")
     query_position = check_size("query_position", query_position, minimum=0, maximum=MAX_SCORE_POSITION)

@@ -21,13 +21,14 @@ turns the tokenizer into a `Vocabulary` and padding, ids and one-hot rows work u
 
 from __future__ import annotations
 
+import functools
 from importlib.resources import files
 
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from ._checks import check_size, check_str, short
-from .tokens import PAD_TOKEN, SPECIAL_TOKENS, Vocabulary, pad
+from ._checks import check_size, check_str, instance_of
+from .tokens import SPECIAL_TOKENS, Vocabulary, pad
 
 __all__ = ["NOTEBOOK_TEXT", "DEFAULT_VOCAB_SIZE", "MIN_VOCAB_SIZE", "train_bpe", "subword_tokens", "subword_ids",
            "subword_vocabulary"]
@@ -68,11 +69,7 @@ def train_bpe(text: str | None = None, *, vocab_size: int = DEFAULT_VOCAB_SIZE) 
     return tokenizer
 
 
-def _check_tokenizer(tokenizer: object) -> Tokenizer:
-    if not isinstance(tokenizer, Tokenizer):
-        raise TypeError(f"tokenizer must be a tokenizers.Tokenizer (see train_bpe), got {short(tokenizer)} "
-                        f"of type {type(tokenizer).__name__}")
-    return tokenizer
+_check_tokenizer = functools.partial(instance_of(Tokenizer, "a tokenizers.Tokenizer (see train_bpe)"), "tokenizer")
 
 
 def subword_tokens(sentence: str, tokenizer: Tokenizer) -> list[str]:
@@ -106,6 +103,5 @@ def subword_vocabulary(tokenizer: Tokenizer) -> Vocabulary:
     vocabulary = _check_tokenizer(tokenizer).get_vocab(with_added_tokens=True)
     ordered = sorted(vocabulary, key=vocabulary.__getitem__)
     if [vocabulary[token] for token in ordered] != list(range(len(ordered))) or tuple(ordered[:2]) != SPECIAL_TOKENS:
-        raise ValueError(f"tokenizer must number its tokens 0, 1, 2, ... with {PAD_TOKEN} at 0 and {SPECIAL_TOKENS[1]} "
-                         "at 1, as train_bpe makes it; this one does not")
+        raise ValueError(f"tokenizer must number its tokens 0, 1, ... with {SPECIAL_TOKENS} first, as train_bpe makes it")
     return Vocabulary(tuple(ordered))

@@ -88,12 +88,10 @@ def order_blind_accuracy(ids: torch.Tensor, targets: torch.Tensor, *, causal: bo
     check_tensor("targets", targets, ndim=(2,))
     if ids.shape != targets.shape or {ids.dtype, targets.dtype} != {torch.int64} or not ids.numel() \
             or ids.min() < 0 or ids.max() >= 2**16:
-        raise ValueError(f"ids and targets must be int64 tensors of one shape, ids from 0 to 65535, got {short(ids)}, "
-                         f"{short(targets)}")
+        raise ValueError(f"ids and targets must be int64 tensors of one shape, ids in [0, 65535], got {short(ids)}")
     scored = targets != -100
     if not bool(scored.any()) or (check_flag("causal", causal) and bool(scored[:, 0].any())):
-        raise ValueError("targets must have at least one position that is not -100, and -100 at position 0 when "
-                         "causal=True: position 0 sees no earlier token")
+        raise ValueError("targets must score a position (not -100), and not position 0 when causal=True (it sees nothing)")
     if bool((targets[scored] < 0).any()) or bool((targets[scored] > ids.max()).any()):
         raise ValueError("targets must be token ids that occur in ids, or -100")
     vocab_size = int(ids.max()) + 1
@@ -114,8 +112,7 @@ def _batch_sizes(batch_size: object, name: str, length: object, copies: int, voc
                                                                                           minimum=2, maximum=2**31)
     length = check_size(name, length, minimum=2, maximum=2**20 // copies)
     if batch_size * copies * length > 2**24:
-        raise ValueError(f"batch_size * {'' if copies == 1 else f'{copies} * '}{name} must be at most {2**24} token ids, "
-                         f"got batch_size={batch_size}, {name}={length}")
+        raise ValueError(f"batch_size={batch_size} and {name}={length} make more than {2**24} token ids")
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     return batch_size, length, vocab_size

@@ -25,6 +25,7 @@ from ._checks import (
     checked,
     instance_of,
     is_real,
+    list_of,
     short,
     str_list,
 )
@@ -89,8 +90,7 @@ class Vocabulary:
     def __post_init__(self) -> None:
         tokens = check_str_list("tokens", self.tokens)
         if not set(SPECIAL_TOKENS) <= set(tokens):
-            raise ValueError(f"tokens must contain the special tokens {SPECIAL_TOKENS}, missing "
-                             f"{[t for t in SPECIAL_TOKENS if t not in tokens]}")
+            raise ValueError(f"tokens must contain the special tokens {SPECIAL_TOKENS}, got {short(tokens)}")
         if len(set(tokens)) != len(tokens):
             raise ValueError(f"tokens must be unique, repeated: {sorted({t for t in tokens if tokens.count(t) > 1})}")
         object.__setattr__(self, "tokens", tokens)
@@ -153,8 +153,7 @@ def pad(tokens: Sequence[str], *, max_sequence_length: int, pad_token: str = PAD
     dropping words is a decision the caller should make, not this function.
     """
     if len(tokens) > max_sequence_length:
-        raise ValueError(f"the sentence has {len(tokens)} tokens, more than max_sequence_length={max_sequence_length}; "
-                         f"shorten it or raise max_sequence_length to at least {len(tokens)}")
+        raise ValueError(f"the sentence has {len(tokens)} tokens, more than max_sequence_length={max_sequence_length}")
     return list(tokens) + [pad_token] * (max_sequence_length - len(tokens))
 
 
@@ -181,8 +180,7 @@ def batch_ids(sentences: Sequence[str], vocabulary: Vocabulary, *, max_sequence_
     Padding is what lets sentences of different lengths share one tensor; attention
     must then be told to ignore it (`attention.padding_mask`).
     """
-    if not check_str_list("sentences", sentences):
-        raise ValueError("sentences must hold at least one sentence")
+    list_of(check_str)("sentences", sentences)
     return torch.stack([sentence_to_ids(s, vocabulary, max_sequence_length=max_sequence_length) for s in sentences])
 
 

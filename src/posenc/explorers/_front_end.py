@@ -4,13 +4,14 @@ range."""
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from pathlib import Path
 
 from matplotlib.figure import Figure
 
 from .. import plots
-from .._checks import check_base
+from .._checks import real
 
 HERE = Path(__file__).resolve().parent
 # The one line beside the still picture, as every explorer says it (and tests/lab_browser.py looks for it).
@@ -26,11 +27,8 @@ def module(name: str) -> str:
     return (HERE / "explorer_common.js").read_text(encoding="utf-8") + "\n" + (HERE / name).read_text(encoding="utf-8")
 
 
-def check_slider_base(base: object) -> float:
-    """A base the explorers' base slider can show (the slider would move any other value to an end without a word)."""
-    if not BASE_RANGE[0] <= check_base("base", base) <= BASE_RANGE[1]:
-        raise ValueError(f"base must lie in the slider's range [{BASE_RANGE[0]:.4g}, {BASE_RANGE[1]:.4g}], got {base!r}")
-    return float(base)
+# A base the explorers' base slider can show (the slider would move any other value to an end without a word).
+check_slider_base = functools.partial(real(*BASE_RANGE), "base")
 
 
 def still_picture(fig: Figure) -> bytes:

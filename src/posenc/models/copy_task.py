@@ -31,6 +31,10 @@ FINE_TUNE_SEED = 1000
 LONGEST_BLOCK = 1024
 
 
+# Each block size of `CopySettings`: (field, minimum, maximum).
+_BLOCK_SIZES = (("shortest_block", 2, 256), ("longest_block", "shortest_block", 256))
+
+
 @dataclass(frozen=True)
 class CopySettings:
     """The copy experiment's sizes: blocks of shortest_block..longest_block symbols, so inputs up to 2 * longest_block.
@@ -62,7 +66,7 @@ class CopySettings:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        _check_fields(self, (("shortest_block", 2, 256), ("longest_block", "shortest_block", 256)))
+        _check_fields(self, _BLOCK_SIZES)
         _model_settings(self)  # the model's own sizes, checked by the Settings they make
         optional_size(maximum=512)("head_dim", self.head_dim)
         check_base("base", self.base)
@@ -87,8 +91,7 @@ def rotary_dim_of(settings: CopySettings) -> int:
     head_dim, factor = _head_dim(settings), settings.partial_rotary_factor
     rotary_dim = int(head_dim * factor)
     if rotary_dim < 2 or rotary_dim % 2:
-        raise ValueError(f"partial_rotary_factor={factor!r} of head_dim={head_dim} gives "
-                         f"{rotary_dim} columns to turn: it must be an even number >= 2")
+        raise ValueError(f"partial_rotary_factor={factor!r} turns {rotary_dim} of {head_dim} columns; it must be even, >= 2")
     return rotary_dim
 
 

@@ -56,8 +56,7 @@ class DecoderOutput(NamedTuple):
 def _check_attention_mask(value: object, shape: tuple[int, int]) -> torch.Tensor:
     """A tokenizer's attention_mask of `shape` (1 for a real token, 0 for padding, bool or integer), as bool."""
     if tuple(check_attention_mask(value, ndim=(1, 2)).shape) != shape:
-        raise ValueError(f"attention_mask must be (batch, cached + seq) = {shape}, the cached tokens' and the new "
-                         f"ones', got {short(value)}")
+        raise ValueError(f"attention_mask must be (batch, cached + seq) = {shape}, got {short(value)}")
     return value.bool()
 
 
@@ -74,12 +73,10 @@ class TinyDecoder(nn.Module):
     def __init__(self, *, scheme: str, vocab_size: int, d_model: int = 16, num_heads: int = 4,
                  max_sequence_length: int = 64, seed: int = 0) -> None:
         super().__init__()
-        if d_model % num_heads or (scheme == "rotary" and (d_model // num_heads) % 2):
-            raise ValueError(f"num_heads={num_heads} must divide d_model={d_model}" +
-                             (" into heads of an even head_dim (RoPE turns pairs)" if scheme == "rotary" else ""))
+        if d_model % num_heads or (scheme == "rotary" and (d_model // num_heads) % 2):  # RoPE turns pairs
+            raise ValueError(f"num_heads={num_heads} must divide d_model={d_model} (into even heads for rotary)")
         # W_E, W_out and a position table: (2 vocab_size + max_sequence_length) rows of d_model.
-        check_table_fits((2 * vocab_size + max_sequence_length, d_model), torch.float32,
-                         arguments="vocab_size, max_sequence_length or d_model")
+        check_table_fits((2 * vocab_size + max_sequence_length, d_model), torch.float32, arguments="the sizes")
         self.scheme, self.vocab_size, self.d_model, self.num_heads = scheme, vocab_size, d_model, num_heads
         self.max_sequence_length = max_sequence_length
         self.head_dim = d_model // num_heads
@@ -159,25 +156,23 @@ class TinyDecoder(nn.Module):
     def _check_ids(self, ids: object) -> torch.Tensor:
         check_tensor("ids", ids, ndim=(2,), kind="integer")
         if ids.shape[1] == 0 or not bool(((ids >= 0) & (ids < self.vocab_size)).all()):
-            raise ValueError(f"ids must be token ids in [0, vocab_size={self.vocab_size}), at least one per row, got "
-                             f"shape {tuple(ids.shape)}, values up to {int(ids.max()) if ids.numel() else None}")
+            raise ValueError(f"ids must be token ids in [0, vocab_size={self.vocab_size}), one or more a row, got {short(ids)}")
         return ids.long()
 
     def _check_cache(self, cache: object, batch: int) -> int:
         """The number of tokens the cache holds (the offset), once it is known to come from this model and batch."""
-        if not isinstance(cache, KVCache) or tuple(cache.key_mask.shape) != (batch, cache.keys.shape[2]):
-            raise (ValueError if isinstance(cache, KVCache) else TypeError)(
-                f"cache must be a KVCache (the cache of an earlier call) on a batch of {batch}, or None, got {short(cache)}")
+        error = ValueError if isinstance(cache, KVCache) else TypeError  # a cache of another batch, or no cache at all
+        if error is TypeError or tuple(cache.key_mask.shape) != (batch, cache.keys.shape[2]):
+            raise error(f"cache must be None or the KVCache of an earlier call on a batch of {batch}, got {short(cache)}")
         return cache.keys.shape[2]
 
     def _check_positions(self, position_ids: object, batch: int, seq: int) -> torch.Tensor:
         """`(batch, seq)` position ids, once they are known to fit: a learned or sinusoidal table has a row for each."""
         limit = self.max_sequence_length if self.position_embedding is not None else 2**24  # float32's whole numbers
-        check_tensor("position_ids", position_ids, ndim=(1, 2), kind="integer")
-        inside = (position_ids >= 0) & (position_ids < limit)
+        inside = (check_tensor("position_ids", position_ids, ndim=(1, 2), kind="integer") >= 0) & (position_ids < limit)
         if tuple(position_ids.shape) not in ((seq,), (batch, seq)) or not bool(inside.all()):
-            raise ValueError(f"position_ids must be (batch, seq) = {(batch, seq)} or (seq,), in [0, {limit}) for scheme "
-                             f"{self.scheme!r} (max_sequence_length={self.max_sequence_length}), got {short(position_ids)}")
+            raise ValueError(f"position_ids must be {(batch, seq)} or {(seq,)} in [0, {limit}) for {self.scheme}, got "
+                             f"{short(position_ids)}")
         return position_ids.long().expand(batch, seq)
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .._checks import FLAG, SEED, check_size, check_tensor, checked, instance_of, list_of, one_of, size
+from .._checks import FLAG, SEED, check_size, check_tensor, checked, instance_of, list_of, one_of, short, size
 from ..task import previous_token_batch
 from .transformer import FORMULA_LENGTH, SCHEMES, Settings, TinyTransformer, _settings_or_default
 
@@ -37,16 +37,14 @@ def _progress_rule(*, flag: bool) -> Callable[[str, object], object]:
     """The rule for `progress`: a function or None (with flag=True, also True or False)."""
     def rule(name: str, value: object) -> object:
         if not (value is None or callable(value) or (flag and isinstance(value, bool))):
-            allowed = "True, False, None or a function" if flag else "a function or None"
-            raise TypeError(f"{name} must be {allowed}, got {type(value).__name__}")
+            raise TypeError(f"{name} must be a function or None{', or True or False' if flag else ''}, got {short(value)}")
         return value
     return rule
 
 
 def _at_least_two_positions(name: str, value: object) -> torch.Tensor:
     if check_tensor(name, value, ndim=(2,)).shape[1] < 2:
-        raise ValueError(f"{name} must have at least 2 positions, so that a query has a previous token, "
-                         f"got shape {tuple(value.shape)}")
+        raise ValueError(f"{name} must have 2 positions or more (a query with a previous token), got {tuple(value.shape)}")
     return value
 
 

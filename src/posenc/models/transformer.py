@@ -45,8 +45,14 @@ FORMULA_LENGTH = 4096
 def _check_fields(settings: object, sizes: tuple) -> None:
     """Each (field, minimum, maximum) of a settings dataclass, in order; a minimum may name an earlier field."""
     for name, low, high in sizes:
-        check_size(name, getattr(settings, name), minimum=getattr(settings, low) if isinstance(low, str) else low,
-                   maximum=high)
+        low = getattr(settings, low) if isinstance(low, str) else low
+        check_size(name, getattr(settings, name), minimum=low, maximum=high)
+
+
+# Each size of `Settings`: (field, minimum, maximum); a minimum may name an earlier field.
+_SETTINGS_SIZES = (("vocab_size", 2, 1000), ("shortest", 2, 512), ("longest", "shortest", 512), ("d_model", 2, 512),
+                   ("num_heads", 1, 64), ("num_layers", 1, 12), ("steps", 1, 100_000), ("batch_size", 1, 4096),
+                   ("seed", 0, 2**63 - 1))
 
 
 def _settings_or_default(cls: type):
@@ -73,14 +79,11 @@ class Settings:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        _check_fields(self, (("vocab_size", 2, 1000), ("shortest", 2, 512), ("longest", "shortest", 512),
-                            ("d_model", 2, 512), ("num_heads", 1, 64), ("num_layers", 1, 12), ("steps", 1, 100_000),
-                            ("batch_size", 1, 4096), ("seed", 0, 2**63 - 1)))
-        check_flag("causal", self.causal)
-        check_flag("scale_embeddings", self.scale_embeddings)
-        if self.d_model % self.num_heads or (self.d_model // self.num_heads) % 2:
-            raise ValueError(f"d_model must be num_heads times an even head size (rotary turns pairs of columns), "
-                             f"got d_model={self.d_model}, num_heads={self.num_heads}")
+        _check_fields(self, _SETTINGS_SIZES)
+        for flag in ("causal", "scale_embeddings"):
+            check_flag(flag, getattr(self, flag))
+        if self.d_model % self.num_heads or (self.d_model // self.num_heads) % 2:  # rotary turns pairs of columns
+            raise ValueError(f"d_model must be num_heads times an even head size, got {self.d_model} and {self.num_heads}")
         real(0, 1, low_open=True, high_open=True)("learning_rate", self.learning_rate)
 
 
@@ -188,10 +191,9 @@ class TinyTransformer(nn.Module):
         super().__init__()
         self.scheme, self.settings = scheme, settings
         s = settings
-        turned = rotary_dim or head_dim or s.d_model // s.num_heads
-        if turned % 2 or turned > (head_dim or s.d_model // s.num_heads):
-            raise ValueError(f"rotary_dim must be an even number from 2 to head_dim={head_dim or s.d_model // s.num_heads}"
-                             f", got {turned}")
+        width = head_dim or s.d_model // s.num_heads
+        if (rotary_dim or width) % 2 or (rotary_dim or width) > width:
+            raise ValueError(f"rotary_dim must be an even number from 2 to head_dim={width}, got {rotary_dim or width}")
         self.embedding = nn.Embedding(s.vocab_size, s.d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)
         self.embedding_scale = math.sqrt(s.d_model) if s.scale_embeddings else 1.0
@@ -233,7 +235,5 @@ class TinyTransformer(nn.Module):
         s, limit = self.settings, self.max_sequence_length or FORMULA_LENGTH
         if check_tensor("ids", ids, ndim=(2,)).dtype != torch.int64 or not 1 <= ids.shape[1] <= limit or (
                 ids.numel() and not 0 <= int(ids.min()) <= int(ids.max()) < s.vocab_size):
-            raise ValueError(f"ids must be an int64 tensor of token ids from 0 to {s.vocab_size - 1} with 1 to {limit} "
-                             f"positions for the {self.scheme!r} scheme, got {short(ids)}")
-        check_table_fits((ids.shape[0], s.num_heads, ids.shape[1], ids.shape[1]), torch.float32,
-                         name="attention scores", arguments="batch or sequence length")
+            raise ValueError(f"ids must be int64 token ids in [0, {s.vocab_size}), 1 to {limit} positions, got {short(ids)}")
+        check_table_fits((len(ids), s.num_heads) + ids.shape[1:] * 2, torch.float32, name="scores", arguments="ids")
