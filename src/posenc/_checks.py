@@ -228,15 +228,6 @@ def list_of(rule: Callable[[str, object], object]) -> Callable[[str, object], li
 DTYPE = functools.partial(check_float_dtype, floating=False)
 
 
-def DEVICE(name: str, value: object) -> torch.device | None:
-    """None, or a device this machine has ("cpu", or "cuda:0" where there is a GPU)."""
-    try:
-        return None if value is None else torch.empty(0, device=torch.device(value)).device
-    except (RuntimeError, ValueError, TypeError, AssertionError):  # AssertionError: torch's "not compiled with CUDA"
-        raise (ValueError if isinstance(value, (str, torch.device)) else TypeError)(
-            f"{name} must be None or a device this machine has, such as 'cpu', got {short(value)}") from None
-
-
 def one_of(choices: tuple) -> Callable[[str, object], object]:
     """The rule for one of `choices` (str, or None if it is among them)."""
     def rule(name: str, value: object) -> object:

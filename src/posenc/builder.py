@@ -16,7 +16,7 @@ import math
 import numpy as np
 import torch
 
-from ._checks import BASE, DEVICE, FLOAT_DTYPE, SIZE, checked
+from ._checks import BASE, FLOAT_DTYPE, SIZE, checked
 from ._provenance import marked
 
 __all__ = ["DEFAULT_BASE", "frequencies", "sinusoidal_encoding"]
@@ -56,15 +56,13 @@ def _pairs_to_columns(sin_part: torch.Tensor, cos_part: torch.Tensor, d_model: i
 
 
 @marked("builder.sinusoidal_encoding")  # so a checker can tell the package's table from one built by hand
-@checked(max_sequence_length=SIZE, d_model=SIZE, base=BASE, dtype=FLOAT_DTYPE, device=DEVICE,
-         fits=("max_sequence_length", "d_model"))
+@checked(max_sequence_length=SIZE, d_model=SIZE, base=BASE, dtype=FLOAT_DTYPE, fits=("max_sequence_length", "d_model"))
 def sinusoidal_encoding(
     *,
     max_sequence_length: int,
     d_model: int,
     base: float = DEFAULT_BASE,
     dtype: torch.dtype = torch.float32,
-    device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """The positional-encoding table, shape `(max_sequence_length, d_model)`.
 
@@ -96,7 +94,7 @@ def sinusoidal_encoding(
         # float16 and bfloat16 are built in float32 and rounded once at the end.
         work_dtype = torch.float64 if dtype == torch.float64 else torch.float32
         table = _rotated_table(max_sequence_length, d_model, angle_per_position, work_dtype).to(dtype)
-    return table if device is None else table.to(device)
+    return table  # on the CPU: `.to(device)` moves it, as `PositionalEncoding(...).to(device)` moves its buffer
 
 
 def _rotated_table(length: int, d_model: int, angle_per_position: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:

@@ -197,7 +197,8 @@ class PositionalEncoding(nn.Module):
         rows = self.max_sequence_length
         if offset + length > rows:
             raise ValueError(f"x reaches {positions_beyond(offset, length, rows)}, beyond the table's rows 0 to {rows - 1} "
-                             f"(max_sequence_length={rows}; x has {length} positions, offset={offset})")
+                             f"(max_sequence_length={rows}; x has {length} positions, offset={offset}); build the module "
+                             "with a larger max_sequence_length")
         return nn.functional.dropout(x + self.table[offset : offset + length].to(x.dtype), self.dropout, self.training)
 
     def extra_repr(self) -> str:

@@ -92,7 +92,9 @@ class LearnedPositionalEmbedding(nn.Module):
         rows = self.max_sequence_length
         if offset + length > rows:
             raise ValueError(f"x reaches {positions_beyond(offset, length, rows)}, which the table has no row for: a learned "
-                             f"table has rows only for positions 0 to {rows - 1}, and no formula for the rest")
+                             f"table has rows only for positions 0 to {rows - 1} (max_sequence_length={rows}) and no formula "
+                             f"for the rest; x has {length} positions, offset={offset}. Train a larger table, or use a scheme "
+                             "with a formula (sinusoidal, rotary, ALiBi)")
         return x + self.weight[offset : offset + length].to(x.dtype)
 
     def extra_repr(self) -> str:

@@ -153,7 +153,8 @@ def pad(tokens: Sequence[str], *, max_sequence_length: int, pad_token: str = PAD
     dropping words is a decision the caller should make, not this function.
     """
     if len(tokens) > max_sequence_length:
-        raise ValueError(f"the sentence has {len(tokens)} tokens, more than max_sequence_length={max_sequence_length}")
+        raise ValueError(f"the sentence has {len(tokens)} tokens, more than max_sequence_length={max_sequence_length}; "
+                         f"shorten it or raise max_sequence_length to at least {len(tokens)}")
     return list(tokens) + [pad_token] * (max_sequence_length - len(tokens))
 
 
