@@ -550,6 +550,16 @@ def test_prediction(answer, actual, status):
         assert "Because." in feedback.message
 
 
+@pytest.mark.parametrize("answer, actual, status", [
+    ("True", True, "correct"), (" true ", True, "correct"), ("FALSE", False, "correct"), ("False", True, "wrong"),
+    ("true", False, "wrong"), ("maybe", True, "wrong")])
+def test_a_bool_prediction_written_as_a_string_reads_as_the_bool(answer, actual, status):
+    feedback = exercises.check_prediction(answer, actual=actual, question="q", explanation="Because.")
+    assert feedback.status == status, feedback
+    if answer.strip().lower() in ("true", "false"):
+        assert "Expected True or False" not in feedback.message and "Because." in feedback.message
+
+
 def test_progress_keeps_the_latest_verdict_per_exercise():
     exercises.reset_progress()
     shape = exercises.check_one_hot_shape

@@ -75,16 +75,35 @@ def check_batch_first(answer: object, *, module: torch.nn.MultiheadAttention, x:
         ("Only the output was transposed: the module still read the sequences as positions and mixed them. "
          "Transpose the input too, before the module.", mixed.transpose(0, 1)),
         ("That is x itself, not the module's output.", x),
+        (f"The output was reshaped to ({batch}, {seq}, {x.shape[-1]}) instead of transposed back: .reshape (or "
+         ".view) keeps the numbers in their memory order, so each row of the result mixes the sequences. Turn the "
+         "module's (seq, batch, d_model) output back with .transpose(0, 1).",
+         expected.transpose(0, 1).contiguous().reshape(batch, seq, -1)),
+        ("The input was reshaped to (seq, batch, d_model) instead of transposed: .reshape (or .view) keeps the numbers "
+         "in their memory order, so the module read a mixture of the sequences. Use .transpose(0, 1) on the input, "
+         "and on the output.", lambda: _reshaped_in(reference, x)),
+        ("The module read x as it is, (batch, seq, d_model) taken for (seq, batch, d_model), and its output was then "
+         "transposed and reshaped: a reshape keeps the numbers in their memory order, so the sequences stay mixed. "
+         "Transpose the input to (seq, batch, d_model) before the module, and the output back with .transpose(0, 1).",
+         mixed.transpose(0, 1).contiguous().reshape(batch, seq, -1)),
     ]
     mistake = first_mistake(lambda wrong: close(answer, wrong, atol=1e-5), mistakes)
     if mistake:
         return mistake
     if tuple(answer.shape) == tuple(expected.shape):
-        return Feedback(WRONG, f"The right shape, {tuple(expected.shape)}, but other numbers. A new module draws new "
-                               "random weights: run this module, on its input transposed (and the output back), or "
-                               "with batch_first=True set on it.")
+        return Feedback(WRONG, f"The right shape, {tuple(expected.shape)}, but other numbers. Run this module (a new "
+                               "one draws new random weights) on its input transposed with .transpose(0, 1) (and the "
+                               "output back the same way), or with batch_first=True set on it.")
     return Feedback(WRONG, f"Got {describe(answer)}; expected the module's output on x, shape {tuple(expected.shape)}, "
                            "each sequence attending within itself.")
+
+
+def _reshaped_in(reference: torch.nn.MultiheadAttention, x: torch.Tensor) -> torch.Tensor:
+    """The module on x reshaped (not transposed) to (seq, batch, d_model), its output transposed back."""
+    batch, seq, d = x.shape
+    mixed = x.reshape(seq, batch, d)
+    with torch.no_grad():
+        return reference(mixed, mixed, mixed, need_weights=False)[0].transpose(0, 1)
 
 
 @exercise("attention weights of a packed row")
