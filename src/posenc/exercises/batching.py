@@ -178,14 +178,17 @@ def _check_attention_mask(attention_mask: object) -> torch.Tensor:
 
 
 @exercise("position ids of a left-padded batch")
-def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedback:
-    """Each real token's position among the real tokens of its row (the first real token at 0).
+def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequence_length: int = 64) -> Feedback:
+    """Each real token's position among the real tokens of its row (the first real token at 0), as integers.
 
-    A pad may hold any position that every table serving this batch has a row for: one of the positions its real
-    tokens use, 0 to the longest row's length - 1 (transformers 5.23 puts 0 there: generation/utils.py,
-    `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`; some of its models put 1). A
-    negative one, or one past those, is a named mistake: a learned table need have no such row.
+    A pad's position is never read (no query looks at a pad, and a pad's output is thrown away), so a pad may hold
+    any position the tables have a row for, 0 to max_sequence_length - 1 (notebook 15's tables: TinyDecoder's, the
+    Llama's max_position_embeddings and GPT-2's n_positions, 64 each). transformers 5.23 puts 0 there
+    (generation/utils.py, `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`); some of its
+    models put 1. A negative one, or one past the table, is a named mistake: the lookup raises. Float ids are a
+    mistake too: the decoder raises "must be an integer tensor".
     """
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=2**40)
     mask = _check_attention_mask(attention_mask)
     real = mask.bool()
     expected = mask.cumsum(-1) - 1
@@ -199,6 +202,9 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedb
         return Feedback(WRONG, f"Got {describe(answer)}; the position ids have the mask's shape, {tuple(mask.shape)}.")
     if answer.is_floating_point() and not bool((answer == answer.round()).all()):
         return Feedback(WRONG, "Positions are whole numbers; your answer has fractions.")
+    if answer.dtype == torch.bool:
+        return Feedback(WRONG, "Got a tensor of True/False: that is a mask. The position ids count the real tokens: "
+                               "integers, attention_mask.cumsum(-1) - 1.")
     # Clamped: a float beyond int64 would wrap around to a negative number.
     given = answer.round().clamp(-2.0**62, 2.0**62).long() if answer.is_floating_point() else answer.long()
 
@@ -212,14 +218,17 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedb
                                      "before the first real token). A learned table has no row -1: GPT-2's wpe raises "
                                      "IndexError. Give the pads a valid position: .masked_fill(attention_mask == 0, 0), "
                                      "as transformers does before it generates.")
-        longest = int(mask.sum(dim=-1).max())
-        if bool((given[~real] >= longest).any()):
+        if bool((given[~real] >= max_sequence_length).any()):
             beyond = int(given[~real].max())
-            return Feedback(MISTAKE, f"Right on the real tokens, but a pad holds position {beyond:,}, past the positions "
-                                     f"this batch's real tokens use, 0 to {longest - 1}: a learned table need have no "
-                                     f"row {beyond:,} (GPT-2's wpe has 1,024 rows and raises IndexError past them). "
-                                     "Give the pads a position every table has: .masked_fill(attention_mask == 0, 0), "
-                                     "as transformers does before it generates.")
+            return Feedback(MISTAKE, f"Right on the real tokens, but a pad holds position {beyond:,}, past the tables' "
+                                     f"{max_sequence_length} rows, 0 to {max_sequence_length - 1}: a learned table has "
+                                     f"no row {beyond:,} (GPT-2's wpe raises IndexError past its rows). Any position "
+                                     "the table has will do, since no real token reads a pad's; transformers puts 0: "
+                                     ".masked_fill(attention_mask == 0, 0).")
+        if answer.is_floating_point():
+            return Feedback(MISTAKE, f"The right numbers, but as {answer.dtype}: position ids index a table, so they "
+                                     "must be integers (the decoder raises \"must be an integer tensor\", an embedding "
+                                     "lookup refuses floats). Keep the mask's integer dtype, or convert with .long().")
         rows = ", ".join(str(given[b][real[b]].tolist()) for b in range(mask.shape[0]))
         return Feedback(CORRECT, f"Correct: the real tokens of each row at {rows}, as each row alone "
                                  "(the pads need only a valid position: no real token looks at them).")
