@@ -169,12 +169,20 @@ def test_the_fixed_loop_and_the_full_pass_are_correct():
     fixed = decoding_loop(lambda cache, mask: mask.sum(dim=-1, keepdim=True) - 1)
     assert status(exercises.check_cached_logits(fixed, **CACHE_SIZES)) == "correct"
     assert status(exercises.check_cached_logits(fixed.double(), **CACHE_SIZES)) == "correct"
+    # Other logits at the pads are fine: nothing reads them.
+    fixed[0, :2] = 7.0
+    assert status(exercises.check_cached_logits(fixed, **CACHE_SIZES)) == "correct"
+    # The package's own loop, with the positions of the mask, is a loop with a cache too.
+    assert status(exercises.check_cached_logits(decoder.decode_with_cache(DECODER, CACHE_IDS, attention_mask=CACHE_MASK,
+                                                                          prefill=PREFILL), **CACHE_SIZES)) == "correct"
+
+
+def test_one_full_pass_without_a_loop_or_a_cache_is_a_named_mistake():
     with torch.no_grad():
         full = DECODER(CACHE_IDS, attention_mask=CACHE_MASK, position_ids=position_ids(CACHE_MASK)).logits
-    assert status(exercises.check_cached_logits(full, **CACHE_SIZES)) == "correct"
-    # Other logits at the pads are fine: nothing reads them.
-    full[0, :2] = 7.0
-    assert status(exercises.check_cached_logits(full, **CACHE_SIZES)) == "correct"
+    for given in (full, full.double(), full.clone().masked_fill(~CACHE_MASK.bool()[..., None], 7.0)):
+        feedback = exercises.check_cached_logits(given, **CACHE_SIZES)
+        assert feedback.status == "mistake" and "one full pass" in feedback.message, feedback
 
 
 @pytest.mark.parametrize("offset, words", [

@@ -303,7 +303,19 @@ def check_cached_logits(answer: object, *, model: object, ids: torch.Tensor, att
         def same(result: torch.Tensor) -> bool:
             return close(answer[real], result[real], atol=1e-5)
 
-        if same(model(ids, attention_mask=mask, position_ids=right).logits):
+        full = model(ids, attention_mask=mask, position_ids=right).logits
+        if same(full):
+            # The loop's logits equal the full pass's within 1e-5, not bit for bit: the new tokens' rows of one full
+            # pass, bit for bit (in float32, or widened to float64), were not computed one token per call.
+            looped = logits(right)
+            new_rows = answer[:, prefill:].double()
+            if torch.equal(new_rows, full[:, prefill:].double()) and not torch.equal(new_rows, looped[:, prefill:].double()):
+                return Feedback(MISTAKE, "These are the logits of one full pass, bit for bit "
+                                         "model(ids, attention_mask=..., position_ids=...), not of a loop with a cache "
+                                         "(its logits agree with the full pass within 1e-5, not in every bit). Write the "
+                                         f"loop: the prompt's {prefill} tokens in one call, then one token per call, "
+                                         "each passing the cache of the call before and its position among the real "
+                                         "tokens.")
             new = ", ".join(str(right[b, prefill:].tolist()) for b in range(batch))
             return Feedback(CORRECT, f"Correct: the logits of the full pass. Each new token at the number of real "
                                      f"tokens before it ({new}, row by row): the cache's length minus the row's pads.")
