@@ -59,6 +59,21 @@ class TestBatchFirst:
             feedback = self.check(other(self.x, self.x, self.x)[0])
         assert feedback.status == "wrong" and "new random weights" in feedback.message
 
+    def test_an_output_reshaped_instead_of_transposed_is_named(self):
+        seq_first = self.x.transpose(0, 1)
+        output = self.run(seq_first)[0]
+        feedback = self.check(output.reshape(2, 4, 6))
+        assert feedback.status == "mistake" and "reshaped" in feedback.message, feedback.message
+        assert "mixes the sequences" in feedback.message and "random weights" not in feedback.message
+        assert self.check(output.transpose(0, 1)).correct  # transposed back: right
+        reshaped_in = self.run(self.x.reshape(4, 2, 6))[0].transpose(0, 1)
+        feedback = self.check(reshaped_in)
+        assert feedback.status == "mistake" and "input was reshaped" in feedback.message, feedback.message
+        bo = self.run(self.x)[0]  # the module on x as it is, then transposed and reshaped
+        feedback = self.check(bo.transpose(0, 1).reshape(2, 4, 6))
+        assert feedback.status == "mistake" and "reshaped" in feedback.message, feedback.message
+        assert "random weights" not in feedback.message
+
     @pytest.mark.parametrize("answer", [None, "output", 3.0, torch.zeros(3), torch.full((2, 4, 6), float("nan")),
                                         (None, None), [[1, 2], [3]], torch.nn.Identity()])
     def test_junk_is_answered_without_raising(self, answer):

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -161,12 +162,29 @@ class TestTableChecker:
         (lambda t: t.tolist(), "Python list"),
     ])
     def test_the_right_numbers_in_the_wrong_form_where_float32_is_asked(self, convert, words):
-        feedback = exercises.check_encoding(convert(self.table), max_sequence_length=10, d_model=6, dtype=torch.float32)
+        # A table built by hand (the package's own, widened to float64, is named as the package's: see below).
+        by_hand = self.table + 1e-6
+        feedback = exercises.check_encoding(convert(by_hand), max_sequence_length=10, d_model=6, dtype=torch.float32)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
     @pytest.mark.parametrize("convert", [lambda t: t.double(), lambda t: t.double().numpy(), lambda t: t.tolist()])
     def test_the_right_numbers_in_any_precise_form_where_no_dtype_is_asked(self, convert):
-        assert self.check(convert(self.table)).correct
+        # Built by hand with float32 steps (the package's own table, widened, is named: see below).
+        pair = torch.arange(0, 6, 2, dtype=torch.float32)
+        angles = torch.arange(10, dtype=torch.float32)[:, None] / 10000 ** (pair / 6)
+        by_hand = torch.stack([torch.sin(angles), torch.cos(angles)], dim=2).flatten(1)
+        assert self.check(convert(by_hand)).correct
+        float64 = torch.stack([torch.sin(angles.double()), torch.cos(angles.double())], dim=2).flatten(1)
+        assert self.check(convert(float64)).correct
+
+    @pytest.mark.parametrize("convert", [lambda t: t.double(), lambda t: t.tolist(), lambda t: t.detach(),
+                                         lambda t: np.array(t.tolist()), lambda t: t.detach().double()])
+    def test_a_copy_of_the_packages_table_is_named(self, convert):
+        table = sinusoidal_encoding(max_sequence_length=10, d_model=6)
+        feedback = self.check(convert(table))
+        assert feedback.status == "mistake" and "the package's own" in feedback.message, feedback
+        # A float32 copy (.clone()) has the bits of a table built in float64 and rounded: it must pass, as that does.
+        assert self.check(table.clone()).correct
 
     @pytest.mark.parametrize("convert,words", [(lambda t: t.half(), "torch.float16 keeps only about 3"),
                                                (lambda t: t.bfloat16(), "torch.bfloat16 keeps only about 2")])

@@ -378,6 +378,17 @@ class TestSchemeCheckers:
         assert "first 12 slopes of 16 heads" in check([2.0 ** (-k / 2) for k in range(1, 13)]).message
         assert "1st, 3rd" in check(right[:8] + [2.0 ** -e for e in (1, 2, 3, 4)]).message
 
+    def test_alibi_slopes_typed_as_notebook_13_prints_them(self):
+        # print(schemes.alibi_slopes(num_heads=12)) shows 4 decimals: 0.0312 for 0.03125, 0.0039 for 0.00390625.
+        check = lambda answer: exercises.check_alibi_slopes(answer, num_heads=12)  # noqa: E731
+        printed = [0.5000, 0.2500, 0.1250, 0.0625, 0.0312, 0.0156, 0.0078, 0.0039, 0.7071, 0.3536, 0.1768, 0.0884]
+        assert check(printed).correct, check(printed)
+        wrong = printed[:4] + [0.0314] + printed[5:]  # one slope off by more than half a unit of the 4th decimal
+        feedback = check(wrong)
+        assert not feedback.correct
+        # the listing shows the difference: not "0.0312" against "0.0312"
+        assert "head 4's: 0.0314, not 0.03125" in feedback.message, feedback.message
+
     def test_alibi_slopes_for_six_heads(self):
         check = lambda answer: exercises.check_alibi_slopes(answer, num_heads=6)  # noqa: E731
         right = [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8]
@@ -537,6 +548,16 @@ def test_prediction(answer, actual, status):
     assert feedback.status == status
     if status in ("correct", "wrong", "mistake") and not isinstance(answer, str):
         assert "Because." in feedback.message
+
+
+@pytest.mark.parametrize("answer, actual, status", [
+    ("True", True, "correct"), (" true ", True, "correct"), ("FALSE", False, "correct"), ("False", True, "wrong"),
+    ("true", False, "wrong"), ("maybe", True, "wrong")])
+def test_a_bool_prediction_written_as_a_string_reads_as_the_bool(answer, actual, status):
+    feedback = exercises.check_prediction(answer, actual=actual, question="q", explanation="Because.")
+    assert feedback.status == status, feedback
+    if answer.strip().lower() in ("true", "false"):
+        assert "Expected True or False" not in feedback.message and "Because." in feedback.message
 
 
 def test_progress_keeps_the_latest_verdict_per_exercise():

@@ -63,21 +63,39 @@ def test_position_ids_mistakes_are_named(answer, words):
     assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
 
-def test_any_valid_position_at_the_pads_is_accepted():
-    answer = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, 3)
+@pytest.mark.parametrize("pad", [3, 6, 63])
+def test_any_valid_position_at_the_pads_is_accepted(pad):
+    # A pad's position is never read: any row of notebook 15's tables (64 rows each) is right, 63 included.
+    answer = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, pad)
     assert status(exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)) == "correct"
-    assert status(exercises.check_position_ids(answer.double(), attention_mask=LEFT_PADDED)) == "correct"
+    assert status(exercises.check_position_ids(answer, attention_mask=LEFT_PADDED, max_sequence_length=64)) == "correct"
+    with torch.no_grad():  # and the decoder runs on them
+        decoder.TinyDecoder(scheme="learned", vocab_size=5)(torch.zeros(3, 6, dtype=torch.long),
+                                                          attention_mask=LEFT_PADDED, position_ids=answer)
 
 
-@pytest.mark.parametrize("pad", [6, 999, 1024, 10**12])
-def test_a_pad_position_no_table_need_have_is_a_named_mistake(pad):
-    # The longest row has 6 real tokens, at positions 0 to 5: a table serving this batch need have no row past 5
-    # (GPT-2's wpe has 1,024 and raises IndexError at 1,024).
+def test_float_position_ids_are_a_named_mistake():
+    # The decoder raises "must be an integer tensor" on them.
+    right = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, 0)
+    for given in (right.double(), right.float()):
+        feedback = exercises.check_position_ids(given, attention_mask=LEFT_PADDED)
+        assert feedback.status == "mistake" and "must be integers" in feedback.message, feedback
+    assert status(exercises.check_position_ids(right.int(), attention_mask=LEFT_PADDED)) == "correct"
+    with pytest.raises((TypeError, ValueError), match="integer"):
+        decoder.TinyDecoder(scheme="learned", vocab_size=5)(torch.zeros(3, 6, dtype=torch.long),
+                                                          attention_mask=LEFT_PADDED, position_ids=right.double())
+
+
+@pytest.mark.parametrize("pad", [64, 999, 1024, 10**12])
+def test_a_pad_position_no_table_has_is_a_named_mistake(pad):
+    # Notebook 15's tables have 64 rows, 0 to 63 (GPT-2's wpe raises IndexError past its rows).
     answer = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, pad)
     for given in (answer, answer.double()):
         feedback = exercises.check_position_ids(given, attention_mask=LEFT_PADDED)
         assert feedback.status == "mistake" and f"position {pad:,}" in feedback.message, feedback
-        assert "0 to 5" in feedback.message and "masked_fill(attention_mask == 0, 0)" in feedback.message
+        assert "0 to 63" in feedback.message and "masked_fill(attention_mask == 0, 0)" in feedback.message
+    feedback = exercises.check_position_ids(answer, attention_mask=LEFT_PADDED, max_sequence_length=2**40)
+    assert feedback.status == "correct"
 
 
 def test_the_pad_positions_real_libraries_use_are_accepted():
@@ -151,12 +169,20 @@ def test_the_fixed_loop_and_the_full_pass_are_correct():
     fixed = decoding_loop(lambda cache, mask: mask.sum(dim=-1, keepdim=True) - 1)
     assert status(exercises.check_cached_logits(fixed, **CACHE_SIZES)) == "correct"
     assert status(exercises.check_cached_logits(fixed.double(), **CACHE_SIZES)) == "correct"
+    # Other logits at the pads are fine: nothing reads them.
+    fixed[0, :2] = 7.0
+    assert status(exercises.check_cached_logits(fixed, **CACHE_SIZES)) == "correct"
+    # The package's own loop, with the positions of the mask, is a loop with a cache too.
+    assert status(exercises.check_cached_logits(decoder.decode_with_cache(DECODER, CACHE_IDS, attention_mask=CACHE_MASK,
+                                                                          prefill=PREFILL), **CACHE_SIZES)) == "correct"
+
+
+def test_one_full_pass_without_a_loop_or_a_cache_is_a_named_mistake():
     with torch.no_grad():
         full = DECODER(CACHE_IDS, attention_mask=CACHE_MASK, position_ids=position_ids(CACHE_MASK)).logits
-    assert status(exercises.check_cached_logits(full, **CACHE_SIZES)) == "correct"
-    # Other logits at the pads are fine: nothing reads them.
-    full[0, :2] = 7.0
-    assert status(exercises.check_cached_logits(full, **CACHE_SIZES)) == "correct"
+    for given in (full, full.double(), full.clone().masked_fill(~CACHE_MASK.bool()[..., None], 7.0)):
+        feedback = exercises.check_cached_logits(given, **CACHE_SIZES)
+        assert feedback.status == "mistake" and "one full pass" in feedback.message, feedback
 
 
 @pytest.mark.parametrize("offset, words", [

@@ -300,13 +300,23 @@ def test_best_two_accepts_yarn_and_llama3_in_any_order_and_form(answer):
 
 
 @pytest.mark.parametrize("answer,words", [
-    (["yarn", "ntk"], "Not ntk"), (["pi", "llama3"], "PI divides pair 0 too"), (["none", "pi"], "Not none"),
+    (["yarn", "ntk"], "Not ntk"), (["pi", "llama3"], "pair 0 and pair 1 too"), (["none", "pi"], "Not none"),
     (["yarn_paper", "llama3"], "keeps no pair"), ("yarn (paper's ramp), yarn", "Not yarn_paper"),
 ])
 def test_best_two_names_what_each_wrong_rule_does(answer, words):
     by_seed, learned = _at_4x()
     feedback = exercises.check_best_two(answer, by_seed=by_seed, learned=learned)
     assert feedback.status == MISTAKE and words in feedback.message and "yarn and llama3" in feedback.message, feedback
+
+
+def test_best_two_counts_the_turns_of_the_fast_pairs():
+    # The copy model's heads: 16 columns, trained on 32 positions. Pair 1 turns 32 / (2 pi 10000^(1/8)) = 1.61 times,
+    # so pair 0 is not "the one pair that turns more than once".
+    by_seed, learned = _at_4x()
+    wrong = exercises.check_best_two(["pi", "llama3"], by_seed=by_seed, learned=learned).message
+    pair_1 = 32 / (2 * math.pi * 10000 ** (1 / 8))
+    assert f"{32 / (2 * math.pi):.2f} and {pair_1:.2f} turns" in wrong and "the one pair" not in wrong, wrong
+    assert exercises.check_best_two(["yarn", "llama3"], by_seed=by_seed, learned=learned).correct
 
 
 def test_best_two_names_both_wrong_rules():

@@ -75,16 +75,35 @@ def check_batch_first(answer: object, *, module: torch.nn.MultiheadAttention, x:
         ("Only the output was transposed: the module still read the sequences as positions and mixed them. "
          "Transpose the input too, before the module.", mixed.transpose(0, 1)),
         ("That is x itself, not the module's output.", x),
+        (f"The output was reshaped to ({batch}, {seq}, {x.shape[-1]}) instead of transposed back: .reshape (or "
+         ".view) keeps the numbers in their memory order, so each row of the result mixes the sequences. Turn the "
+         "module's (seq, batch, d_model) output back with .transpose(0, 1).",
+         expected.transpose(0, 1).contiguous().reshape(batch, seq, -1)),
+        ("The input was reshaped to (seq, batch, d_model) instead of transposed: .reshape (or .view) keeps the numbers "
+         "in their memory order, so the module read a mixture of the sequences. Use .transpose(0, 1) on the input, "
+         "and on the output.", lambda: _reshaped_in(reference, x)),
+        ("The module read x as it is, (batch, seq, d_model) taken for (seq, batch, d_model), and its output was then "
+         "transposed and reshaped: a reshape keeps the numbers in their memory order, so the sequences stay mixed. "
+         "Transpose the input to (seq, batch, d_model) before the module, and the output back with .transpose(0, 1).",
+         mixed.transpose(0, 1).contiguous().reshape(batch, seq, -1)),
     ]
     mistake = first_mistake(lambda wrong: close(answer, wrong, atol=1e-5), mistakes)
     if mistake:
         return mistake
     if tuple(answer.shape) == tuple(expected.shape):
-        return Feedback(WRONG, f"The right shape, {tuple(expected.shape)}, but other numbers. A new module draws new "
-                               "random weights: run this module, on its input transposed (and the output back), or "
-                               "with batch_first=True set on it.")
+        return Feedback(WRONG, f"The right shape, {tuple(expected.shape)}, but other numbers. Run this module (a new "
+                               "one draws new random weights) on its input transposed with .transpose(0, 1) (and the "
+                               "output back the same way), or with batch_first=True set on it.")
     return Feedback(WRONG, f"Got {describe(answer)}; expected the module's output on x, shape {tuple(expected.shape)}, "
                            "each sequence attending within itself.")
+
+
+def _reshaped_in(reference: torch.nn.MultiheadAttention, x: torch.Tensor) -> torch.Tensor:
+    """The module on x reshaped (not transposed) to (seq, batch, d_model), its output transposed back."""
+    batch, seq, d = x.shape
+    mixed = x.reshape(seq, batch, d)
+    with torch.no_grad():
+        return reference(mixed, mixed, mixed, need_weights=False)[0].transpose(0, 1)
 
 
 @exercise("attention weights of a packed row")
@@ -159,14 +178,17 @@ def _check_attention_mask(attention_mask: object) -> torch.Tensor:
 
 
 @exercise("position ids of a left-padded batch")
-def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedback:
-    """Each real token's position among the real tokens of its row (the first real token at 0).
+def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequence_length: int = 64) -> Feedback:
+    """Each real token's position among the real tokens of its row (the first real token at 0), as integers.
 
-    A pad may hold any position that every table serving this batch has a row for: one of the positions its real
-    tokens use, 0 to the longest row's length - 1 (transformers 5.23 puts 0 there: generation/utils.py,
-    `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`; some of its models put 1). A
-    negative one, or one past those, is a named mistake: a learned table need have no such row.
+    A pad's position is never read (no query looks at a pad, and a pad's output is thrown away), so a pad may hold
+    any position the tables have a row for, 0 to max_sequence_length - 1 (notebook 15's tables: TinyDecoder's, the
+    Llama's max_position_embeddings and GPT-2's n_positions, 64 each). transformers 5.23 puts 0 there
+    (generation/utils.py, `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`); some of its
+    models put 1. A negative one, or one past the table, is a named mistake: the lookup raises. Float ids are a
+    mistake too: the decoder raises "must be an integer tensor".
     """
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=2**40)
     mask = _check_attention_mask(attention_mask)
     real = mask.bool()
     expected = mask.cumsum(-1) - 1
@@ -180,6 +202,9 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedb
         return Feedback(WRONG, f"Got {describe(answer)}; the position ids have the mask's shape, {tuple(mask.shape)}.")
     if answer.is_floating_point() and not bool((answer == answer.round()).all()):
         return Feedback(WRONG, "Positions are whole numbers; your answer has fractions.")
+    if answer.dtype == torch.bool:
+        return Feedback(WRONG, "Got a tensor of True/False: that is a mask. The position ids count the real tokens: "
+                               "integers, attention_mask.cumsum(-1) - 1.")
     # Clamped: a float beyond int64 would wrap around to a negative number.
     given = answer.round().clamp(-2.0**62, 2.0**62).long() if answer.is_floating_point() else answer.long()
 
@@ -193,14 +218,17 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor) -> Feedb
                                      "before the first real token). A learned table has no row -1: GPT-2's wpe raises "
                                      "IndexError. Give the pads a valid position: .masked_fill(attention_mask == 0, 0), "
                                      "as transformers does before it generates.")
-        longest = int(mask.sum(dim=-1).max())
-        if bool((given[~real] >= longest).any()):
+        if bool((given[~real] >= max_sequence_length).any()):
             beyond = int(given[~real].max())
-            return Feedback(MISTAKE, f"Right on the real tokens, but a pad holds position {beyond:,}, past the positions "
-                                     f"this batch's real tokens use, 0 to {longest - 1}: a learned table need have no "
-                                     f"row {beyond:,} (GPT-2's wpe has 1,024 rows and raises IndexError past them). "
-                                     "Give the pads a position every table has: .masked_fill(attention_mask == 0, 0), "
-                                     "as transformers does before it generates.")
+            return Feedback(MISTAKE, f"Right on the real tokens, but a pad holds position {beyond:,}, past the tables' "
+                                     f"{max_sequence_length} rows, 0 to {max_sequence_length - 1}: a learned table has "
+                                     f"no row {beyond:,} (GPT-2's wpe raises IndexError past its rows). Any position "
+                                     "the table has will do, since no real token reads a pad's; transformers puts 0: "
+                                     ".masked_fill(attention_mask == 0, 0).")
+        if answer.is_floating_point():
+            return Feedback(MISTAKE, f"The right numbers, but as {answer.dtype}: position ids index a table, so they "
+                                     "must be integers (the decoder raises \"must be an integer tensor\", an embedding "
+                                     "lookup refuses floats). Keep the mask's integer dtype, or convert with .long().")
         rows = ", ".join(str(given[b][real[b]].tolist()) for b in range(mask.shape[0]))
         return Feedback(CORRECT, f"Correct: the real tokens of each row at {rows}, as each row alone "
                                  "(the pads need only a valid position: no real token looks at them).")
@@ -275,7 +303,19 @@ def check_cached_logits(answer: object, *, model: object, ids: torch.Tensor, att
         def same(result: torch.Tensor) -> bool:
             return close(answer[real], result[real], atol=1e-5)
 
-        if same(model(ids, attention_mask=mask, position_ids=right).logits):
+        full = model(ids, attention_mask=mask, position_ids=right).logits
+        if same(full):
+            # The loop's logits equal the full pass's within 1e-5, not bit for bit: the new tokens' rows of one full
+            # pass, bit for bit (in float32, or widened to float64), were not computed one token per call.
+            looped = logits(right)
+            new_rows = answer[:, prefill:].double()
+            if torch.equal(new_rows, full[:, prefill:].double()) and not torch.equal(new_rows, looped[:, prefill:].double()):
+                return Feedback(MISTAKE, "These are the logits of one full pass, bit for bit "
+                                         "model(ids, attention_mask=..., position_ids=...), not of a loop with a cache "
+                                         "(its logits agree with the full pass within 1e-5, not in every bit). Write the "
+                                         f"loop: the prompt's {prefill} tokens in one call, then one token per call, "
+                                         "each passing the cache of the call before and its position among the real "
+                                         "tokens.")
             new = ", ".join(str(right[b, prefill:].tolist()) for b in range(batch))
             return Feedback(CORRECT, f"Correct: the logits of the full pass. Each new token at the number of real "
                                      f"tokens before it ({new}, row by row): the cache's length minus the row's pads.")

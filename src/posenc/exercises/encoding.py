@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from .. import _provenance
 from .._checks import check_base, check_float_dtype, check_size
 from .._provenance import calls_any, made_by
 from ..builder import DEFAULT_BASE, sinusoidal_encoding
@@ -104,7 +105,34 @@ def _shown(tolerance: torch.Tensor | float) -> str:
 
 # The package's builders as the learner meets them (the tensor a checker is given records its maker).
 _MAKERS = {"builder.sinusoidal_encoding": "builder.sinusoidal_encoding (PositionalEncoding keeps it as .table)",
+           "a copy of builder.sinusoidal_encoding": "builder.sinusoidal_encoding, copied to float64 (.double() or "
+                                                   ".tolist() keep its float32 numbers exactly)",
            "encoding.interleave": "encoding.interleave (the last step of encoding.stepwise_encoding)"}
+
+
+def _copied_from_builder(given: object, answer: torch.Tensor, length: int, d_model: int, base: float) -> str | None:
+    """The maker of the package's table that `given` shares memory with (.detach() keeps the memory, not the mark),
+    or "a copy of builder.sinusoidal_encoding" for its float32 table widened to float64 (.double(), .tolist(),
+    np.array(table.tolist())); else None.
+
+    A float32 copy (.clone(), torch.tensor(table)) is not told: a table built by hand in float64 and rounded to
+    float32 has the builder's bits too, and a right answer must pass. Widened, the builder's numbers are all float32
+    numbers, which a float64 table built by hand is not.
+    """
+    if isinstance(given, torch.Tensor) and not given.is_meta:
+        memory = given.untyped_storage().data_ptr()
+        for reference, maker in list(_provenance._MADE.values()):
+            tensor = reference()
+            if memory and tensor is not None and not tensor.is_meta and tensor.untyped_storage().data_ptr() == memory:
+                return maker
+    if answer.dtype != torch.float64 or not torch.equal(answer.float().double(), answer):
+        return None
+    if not torch.equal(answer.float(), sinusoidal_encoding(max_sequence_length=length, d_model=d_model, base=base)):
+        return None
+    by_hand = sinusoidal_encoding(max_sequence_length=length, d_model=d_model, base=base, dtype=torch.float64)
+    if torch.equal(by_hand.float().double(), by_hand):
+        return None  # so few positions that the float64 table holds only float32 numbers (0 and 1): nothing to tell
+    return "a copy of builder.sinusoidal_encoding"
 
 
 @exercise("the positional-encoding table")
@@ -176,7 +204,7 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
     rounding = 4 * torch.finfo(answer.dtype).eps
     rounded = rounding > 1e-4 and _matches(answer, expected, tolerance + rounding)
     if _matches(answer, expected, tolerance) or rounded:
-        maker = made_by(given)
+        maker = made_by(given) or _copied_from_builder(given, answer, L, d, base)
         if maker is not None:
             return Feedback(MISTAKE, f"The numbers are right, but the table is the package's own, from "
                                      f"{_MAKERS.get(maker, maker)}. The exercise asks you to build it yourself: "

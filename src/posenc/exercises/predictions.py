@@ -21,9 +21,9 @@ def check_prediction(answer: object, *, actual: object, question: str, explanati
                      tolerance: float = 0.0) -> Feedback:
     """Compare the learner's prediction with what the run that follows it computed (`actual`).
 
-    `actual` is a bool, a number, a str or a shape (a tuple of ints or torch.Size);
-    numbers match within `tolerance` (relative). `explanation` says why the answer is
-    what it is, and is shown whatever the prediction was.
+    `actual` is a bool, a number, a str or a shape (a tuple of ints or torch.Size); a bool prediction may be written
+    as the string "True" or "False" too (any case, spaces around ignored); numbers match within `tolerance`
+    (relative). `explanation` says why the answer is what it is, and is shown whatever the prediction was.
     """
     if isinstance(actual, torch.Size):
         actual = tuple(actual)
@@ -44,6 +44,8 @@ def check_prediction(answer: object, *, actual: object, question: str, explanati
         given = answer
         if isinstance(answer, torch.Tensor) and answer.dtype == torch.bool and answer.dim() == 0 and not answer.is_meta:
             given = bool(answer)
+        if isinstance(given, str) and given.strip().lower() in ("true", "false"):
+            given = given.strip().lower() == "true"  # "True" typed with quotes: the same prediction
         if not isinstance(given, (bool, np.bool_)):
             return Feedback(WRONG, f"Expected True or False, got {shown}.")
         right = bool(given) == actual

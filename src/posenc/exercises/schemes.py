@@ -124,6 +124,23 @@ def check_rotary_tables(answer: object, *, x: torch.Tensor, base: float = DEFAUL
                            f"angle for the pair that column j belongs to, p * {base:g}^(-2i/{d}) for pair i.")
 
 
+_HALF_4TH_DECIMAL = 0.5e-4 + 1e-12  # half a unit of the 4th decimal (and a float's rounding of 0.00005)
+
+
+def _differences(answer: torch.Tensor, expected: torch.Tensor) -> str:
+    """Both lists, at the fewest significant digits (4 or more) at which the first wrong slope visibly differs."""
+    wrong = ((answer - expected).abs() > torch.maximum(torch.full_like(expected, _HALF_4TH_DECIMAL),
+                                                       1e-3 * expected.abs())).nonzero()
+    k = int(wrong[0, 0]) if len(wrong) else 0
+    digits = next((n for n in range(4, 18) if f"{float(answer[k]):.{n}g}" != f"{float(expected[k]):.{n}g}"), 17)
+
+    def listed(values: torch.Tensor) -> str:
+        return ", ".join(f"{float(v):.{digits}g}" for v in values)
+
+    return (f"Got {listed(answer)}; expected {listed(expected)}. The first slope that differs is head {k}'s: "
+            f"{float(answer[k]):.{digits}g}, not {float(expected[k]):.{digits}g}.")
+
+
 @exercise("ALiBi's slopes")
 def check_alibi_slopes(answer: object, *, num_heads: int) -> Feedback:
     """ALiBi's slopes for num_heads heads (a list, array or tensor of numbers, head 0 first).
@@ -143,8 +160,11 @@ def check_alibi_slopes(answer: object, *, num_heads: int) -> Feedback:
     power_of_two = closest == num_heads
     first = f"2^(-8/{closest}) = {float(expected[0]):.4g}"
 
-    def near(slopes: torch.Tensor) -> bool:  # within 0.1% of each slope: 4 significant digits typed are right
-        return answer.shape == slopes.shape and bool(torch.allclose(answer, slopes, rtol=1e-3, atol=1e-9))
+    def near(slopes: torch.Tensor) -> bool:
+        # Right as typed from a printout: 4 decimals, as torch prints the slopes (0.0312 for 0.03125: half a unit of
+        # the 4th decimal), or 4 significant digits (0.003906 for 2^-8).
+        return answer.shape == slopes.shape and bool(
+            ((answer - slopes).abs() <= torch.maximum(torch.full_like(slopes, _HALF_4TH_DECIMAL), 1e-3 * slopes.abs())).all())
 
     if near(expected):
         if power_of_two:
@@ -181,6 +201,6 @@ def check_alibi_slopes(answer: object, *, num_heads: int) -> Feedback:
     if mistake:
         return mistake
     if power_of_two:
-        return Feedback(WRONG, f"Got {describe(answer)}; expected the geometric sequence that starts at {first} with "
-                               "that ratio.")
-    return Feedback(WRONG, f"Got {describe(answer)}; expected {', '.join(f'{float(v):.4g}' for v in expected)}. {rule}")
+        return Feedback(WRONG, f"{_differences(answer, expected)} The slopes are the geometric sequence that starts "
+                               f"at {first} with that ratio.")
+    return Feedback(WRONG, f"{_differences(answer, expected)} {rule}")

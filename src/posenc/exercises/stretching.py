@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 
 from .._checks import check_base, check_size, is_real, is_sequence, short
+from ..models.copy_task import CopySettings, rotary_dim_of
 from ..rope_scaling import rope_frequencies
 from .feedback import (
     CORRECT,
@@ -100,10 +101,28 @@ _RULE_NAMES = {"none": "none", "plain": "none", "rotary": "none", "rope": "none"
                "ntk": "ntk", "ntk-aware": "ntk", "yarn": "yarn", "yarn_paper": "yarn_paper",
                "yarn (paper's ramp)": "yarn_paper", "paper": "yarn_paper", "llama3": "llama3", "llama 3.1": "llama3",
                "llama3.1": "llama3", "llama 3.1's rule": "llama3", "llama 3": "llama3"}
+
+
+def _fast_pairs() -> tuple[str, str]:
+    """The pairs of the copy model's heads that turn more than once within its trained length, and their turns."""
+    settings = CopySettings()
+    trained = 2 * settings.longest_block  # the longest input it was trained on
+    turns = [trained * float(w) / (2 * math.pi)
+             for w in rope_frequencies(head_dim=rotary_dim_of(settings), base=settings.base)]
+    fast = [(i, t) for i, t in enumerate(turns) if t > 1]
+    names = [f"pair {i}" for i, _ in fast]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    counts = [f"{t:.2f}" for _, t in fast]
+    counts = counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
+    which = "the one pair that turns" if len(fast) == 1 else "the pairs that turn"
+    return listed, f"{which} more than once within the {trained} trained positions ({counts} turns)"
+
+
+_FAST_PAIRS, _FAST_TURNS = _fast_pairs()
 _SHOWN = {"none": "none", "linear": "pi", "ntk": "ntk", "yarn": "yarn", "yarn_paper": "yarn_paper", "llama3": "llama3"}
 _WHAT_IT_DOES = {
     "none": "no rule: every pair turns as in training, so the slow pairs reach angles the model never met",
-    "linear": "PI divides pair 0 too, the one pair that turns more than once within the 32 trained positions",
+    "linear": f"PI divides every pair by s, {_FAST_PAIRS} too, {_FAST_TURNS}",
     "ntk": "NTK-aware keeps pair 0 but divides every pair but the slowest by less than s, so they still reach angles "
            "never met",
     "yarn_paper": "the paper's ramp keeps no pair of these heads (none makes 32 turns within 32 positions) and divides "
