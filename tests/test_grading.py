@@ -180,3 +180,9 @@ def test_a_cell_that_raised_is_named_under_each_exercise_it_cost_points():
         "exercise_1": ["NameError: name 'undefined' (its answer cell, cell 1)"],
         "exercise_2": ["RuntimeError: setup failed (cell 3, before this exercise)", "TypeError: bad (its checker cell, cell 5)"],
     }
+
+
+def test_make_grade_grades_one_submission_per_core_at_once():
+    import os
+
+    assert grade.JOBS == max(1, os.cpu_count() or 1)
