@@ -588,3 +588,41 @@ def test_the_progress_list_never_shows_a_predictions_answer():
     assert "0.2154" not in text and "35" not in text and "actual" not in text
     assert "the typo's first denominator" in text and "the pairs Llama 4's rule keeps" in text
     exercises.reset_progress()
+
+
+def test_progress_counts_an_exercise_whose_checker_cell_raised():
+    # In a kernel, progress() hears of every cell that raises (IPython's events): a checker call the error stopped
+    # is listed as an error, and the summary says that exercises whose checker has not run are not counted.
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from posenc.exercises import feedback
+
+    shell = InteractiveShell.instance()
+    try:
+        feedback.watch_cells(shell)
+        exercises.reset_progress()
+        shell.run_cell("from posenc import exercises", cell_id="import")
+        shell.run_cell("exercises.check_distinct_rows(2, matrix=torch.eye(2))", cell_id="first")  # NameError: torch
+        shell.run_cell("import torch\nexercises.check_distinct_rows(2, matrix=torch.eye(2))", cell_id="first")
+        shell.run_cell("my_shape = None\nmy_shape = undefined_name", cell_id="answer")
+        shell.run_cell('exercises.check_one_hot_shape(my_shape, corpus=["a b"], sentence="a b", max_sequence_length=3)',
+                       cell_id="checker")
+        shell.run_cell('exercises.check_prediction(my_guess, actual=35, question="the pairs kept")', cell_id="guess")
+        progress = exercises.progress()
+        text = str(progress)
+        assert text.startswith("Your progress: 3 exercises, 1 done, 0 wrong, 1 not attempted, 1 stopped by an error")
+        assert progress.count("error") == 1 and "! error          the pairs kept" in text
+        assert "2 cell(s) raised an error" in text and "not counted above" in text
+        assert "NameError: name 'undefined_name' is not defined" in text
+        assert "NameError: name 'torch' is not defined" not in text  # run again without an error: forgotten
+        # Fixed and run again: the error is gone, and the summary is the one a notebook without errors stores.
+        shell.run_cell("my_shape = (3, 4)", cell_id="answer")
+        shell.run_cell("my_guess = 35", cell_id="guess-answer")
+        shell.run_cell('exercises.check_prediction(my_guess, actual=35, question="the pairs kept")', cell_id="guess")
+        shell.run_cell('exercises.check_one_hot_shape(my_shape, corpus=["a b"], sentence="a b", max_sequence_length=3)',
+                       cell_id="checker")
+        assert str(exercises.progress()).split("\n")[0] == "Your progress: 3 exercises, 3 done, 0 wrong, 0 not attempted"
+        assert "raised" not in str(exercises.progress())
+    finally:
+        exercises.reset_progress()
+        InteractiveShell.clear_instance()

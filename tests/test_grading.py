@@ -74,7 +74,14 @@ def test_a_week_graded_from_assignment_to_csv(tmp_path):
     ]
     # Beside the CSV, what each test said and the notebook as it ran: the teacher sees the error where it happened.
     reports = scores.parent / "reports"
-    assert "Not attempted yet" in (reports / "flawed.txt").read_text().split(f"{second.name} results")[1]
+    report = (reports / "flawed.txt").read_text()
+    assert "Not attempted yet" in report.split(f"{second.name} results")[1]
+    # otter's tests only see the answer never bound ("Not attempted yet"): the report names the error under the
+    # exercise it cost, and only there (the first exercise's answer is wrong, not an error).
+    errors = report.split("Errors: cells that raised")[1]
+    assert f"{second.name}: RuntimeError: a bug in the submission (its answer cell, cell " in errors
+    assert f"{first.name}:" not in errors
+    assert "Errors: cells that raised" not in (reports / "right.txt").read_text()
     ran = nbformat.read(reports / "flawed.ipynb", as_version=4)
     assert [o.evalue for c in ran.cells for o in c.get("outputs", []) if o.output_type == "error"] == [
         "a bug in the submission"]
@@ -149,3 +156,33 @@ def test_the_hidden_test_asks_a_computed_answer_for_the_solutions_value():
 
     with pytest.raises(AssertionError, match="off by"):
         assert_matches_solution({"x": torch.tensor([1.0, 2.01]), "torch": torch}, "x", "x = torch.tensor([1.0, 2.0])")
+
+
+def test_a_cell_that_raised_is_named_under_each_exercise_it_cost_points():
+    from types import SimpleNamespace
+
+    def cell(source, tests=(), tags=(), error=None):
+        outputs = [nbformat.v4.new_output("error", ename=error[0], evalue=error[1], traceback=[])] if error else []
+        metadata = {"otter": {"tests": list(tests)}, "tags": list(tags)} if tests else {}
+        return nbformat.v4.new_code_cell(source, metadata=metadata, outputs=outputs)
+
+    notebook = nbformat.v4.new_notebook(cells=[
+        cell("my_a = None\nmy_a = undefined", ["exercise_1"], ["otter_answer_cell"], ("NameError", "name 'undefined'")),
+        cell("exercises.check_a(my_a)", ["exercise_1"]),
+        cell("setup()", error=("RuntimeError", "setup failed")),  # a cell of no exercise: every later one
+        cell("my_b = None", ["exercise_2"], ["otter_answer_cell"]),
+        cell("exercises.check_b(my_b)", ["exercise_2"], error=("TypeError", "bad")),
+        cell("my_c = 3", ["exercise_3"], ["otter_answer_cell"]),  # full points: nothing to say
+    ])
+    scores = {"exercise_1": 0, "exercise_2": 1, "exercise_3": 2}
+    results = SimpleNamespace(results={name: SimpleNamespace(score=score, possible=2) for name, score in scores.items()})
+    assert grade.errors_by_exercise(notebook, results) == {
+        "exercise_1": ["NameError: name 'undefined' (its answer cell, cell 1)"],
+        "exercise_2": ["RuntimeError: setup failed (cell 3, before this exercise)", "TypeError: bad (its checker cell, cell 5)"],
+    }
+
+
+def test_make_grade_grades_one_submission_per_core_at_once():
+    import os
+
+    assert grade.JOBS == max(1, os.cpu_count() or 1)

@@ -219,3 +219,76 @@ def test_every_solution_is_collapsed_right_under_its_placeholder(path):
             assert "exercise" in code[k - 1]["metadata"].get("tags", []), source(cell)[:200]
         else:
             assert not hidden.get("source_hidden") and not hidden.get("outputs_hidden"), source(cell)[:200]
+
+
+def test_every_stored_solution_is_checked_correct_as_make_notebooks_asks():
+    # tools/run_notebooks.py stores a teacher's edition only when each exercise's checker says correct.
+    from tools.run_notebooks import wrong_solutions
+
+    for path in NOTEBOOKS:
+        assert wrong_solutions(json_notebook(path), path.name) == [], path.name
+
+
+def json_notebook(path):
+    import nbformat
+
+    return nbformat.read(path, as_version=4)
+
+
+def test_a_checker_that_does_not_say_correct_is_named_with_its_exercise():
+    from tools.assignment import find_exercises
+    from tools.run_notebooks import wrong_solutions
+
+    notebook = json_notebook(ROOT / "notebooks" / "03_pe_formula.ipynb")
+    first, second = find_exercises(notebook, "03")
+    notebook.cells[first.checker].outputs[0].data["text/plain"] = "✘ Position 12: sin is still positive there."
+    notebook.cells[second.checker].outputs = []
+    assert wrong_solutions(notebook, "03") == [
+        "'Exercise 1 (predict, then run): when does a column turn negative?': its checker says "
+        "'✘ Position 12: sin is still positive there.'",
+        f"'Exercise 2 (transfer): the table in the other notation': its checker cell (cell {second.checker}) "
+        "shows no verdict"]
+
+
+# The suite's quickest notebook with exercises to run (about 10 s).
+QUICKEST_WITH_EXERCISES = "17_what_real_models_set.ipynb"
+
+
+@pytest.mark.slow
+def test_make_notebooks_refuses_a_solution_its_checker_calls_wrong(tmp_path):
+    # A teacher's edit elsewhere (a size, a seed) can make a solution wrong: the tool must not store the "✘".
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import nbformat
+
+    from tools.assignment import find_exercises
+    from tools.run_notebooks import NOTEBOOK_INPUTS
+
+    for folder in NOTEBOOK_INPUTS:
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    (tmp_path / "notebooks").mkdir()
+    copy = tmp_path / "notebooks" / QUICKEST_WITH_EXERCISES
+    notebook = json_notebook(ROOT / "notebooks" / QUICKEST_WITH_EXERCISES)
+    last = find_exercises(notebook, copy.name)[-1]
+    heading = notebook.cells[last.heading].source.splitlines()[0].lstrip("# ")
+    notebook.cells[last.solution].source = f"{last.answer} = 'a wrong answer'"
+    nbformat.write(notebook, copy)
+    before = copy.read_bytes()
+    ran = subprocess.run([sys.executable, "-m", "tools.run_notebooks", str(copy)], cwd=ROOT, capture_output=True,
+                         text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, timeout=600)
+    assert ran.returncode != 0, ran.stdout + ran.stderr
+    assert str(copy) in ran.stderr and heading in ran.stderr, ran.stderr
+    assert "its checker says" in ran.stderr and "✘ " in ran.stderr and "'a wrong answer'" in ran.stderr, ran.stderr
+    assert copy.read_bytes() == before
+
+
+def test_make_notebooks_notebook_names_notebooks_by_number():
+    # `make notebooks NOTEBOOK="03 5"` passes the numbers on; a number that names no notebook stops with the reason.
+    from tools.run_notebooks import notebook_paths
+
+    assert [p.name for p in notebook_paths(["03", "5"])] == ["03_pe_formula.ipynb", "05_x_plus_pe_and_qkv.ipynb"]
+    with pytest.raises(SystemExit, match="no single notebook numbered 99"):
+        notebook_paths(["99"])

@@ -12,6 +12,10 @@ the one the submissions' metadata names (`make assignment` writes it into the no
 One CSV, a row per submission, in `otter grade`'s columns (file, exercise_1, ..., total_points_earned,
 percent_correct, grading_status), without its first row of points possible. Beside it, reports/ keeps for each
 submission otter's output with what each test said (NAME.txt) and the notebook as it ran, errors included (NAME.ipynb).
+A cell that raised is named in NAME.txt, under every exercise that lost points to it (otter itself only reports what
+the tests then found, such as "Not attempted yet" for an answer never bound), and on the line printed per submission:
+an error in an exercise's own cells (its answer cell, its checker cell) counts for that exercise, and one in a cell of
+no exercise for every later exercise that lost points.
 """
 
 from __future__ import annotations
@@ -38,8 +42,10 @@ if TYPE_CHECKING:
 
 # Long enough for the notebooks that train models (14, 16: a few minutes); a submission stuck in a loop is stopped.
 TIMEOUT = 900
-# A submission's kernel keeps about one core busy (and torch's matrix products may take a second): half the cores.
-JOBS = max(1, (os.cpu_count() or 2) // 2)
+# One submission per core at once: each is graded in processes of its own (`otter run` and its kernel; otter mostly
+# waits on the kernel), so the pool's threads only wait. Measured on 2 shared cores (load about 5 from other work),
+# four submissions of notebook 03: 184 s one at a time, 86 s two at a time.
+JOBS = max(1, os.cpu_count() or 1)
 
 
 def assignment_number(submissions: list[Path]) -> str:
@@ -61,6 +67,7 @@ def grade_one(submission: Path, autograder: Path, report: Path, timeout: float =
     import dill
     from otter.test_files import GradingResults
 
+    errors: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as folder, report.open("w") as log:
         # otter run writes results.pkl into its working folder (-p), results.json into -o.
         command = [sys.executable, "-m", "otter", "run", "--no-logo", "--pickle-results", "-a", str(autograder.resolve()),
@@ -86,10 +93,47 @@ def grade_one(submission: Path, autograder: Path, report: Path, timeout: float =
                 log.write(f"\n{results.summary()}\n")
                 if results.notebook is not None:
                     nbformat.write(results.notebook, report.with_suffix(".ipynb"))
+                    errors = errors_by_exercise(results.notebook, results)
+                    if errors:
+                        log.write(f"\n{errors_report(errors)}\n")
             else:
                 results = GradingResults.without_results(RuntimeError(_last_line(report)))
     results.file = submission.name
+    results.errors = errors  # for the line printed per submission
     return results
+
+
+def errors_by_exercise(notebook: nbformat.NotebookNode, results: GradingResults) -> dict[str, list[str]]:
+    """For each exercise that lost points, the errors that may have cost them: "NameError: ... (its answer cell)".
+
+    A cell belongs to an exercise when otter's metadata lists the exercise's tests (the answer cell and the checker
+    cell, as tools/assignment.py writes them); an error in a cell of no exercise counts for every exercise after it.
+    """
+    errors: dict[str, list[str]] = {}
+    earlier: list[str] = []  # errors in cells of no exercise so far
+    for number, cell in enumerate(notebook.cells, start=1):
+        raised = [f"{o.get('ename', 'Error')}: {o.get('evalue', '')}" for o in cell.get("outputs", [])
+                  if o.get("output_type") == "error"]
+        tests = cell.metadata.get("otter", {}).get("tests", [])
+        if not tests:
+            earlier += [f"{error} (cell {number}, before this exercise)" for error in raised]
+            continue
+        which = "answer cell" if "otter_answer_cell" in cell.metadata.get("tags", []) else "checker cell"
+        for name in tests:
+            if name not in errors:
+                errors[name] = list(earlier)
+            errors[name] += [f"{error} (its {which}, cell {number})" for error in raised]
+    lost = {name for name, test in results.results.items() if test.score < test.possible}
+    return {name: found for name, found in errors.items() if found and name in lost}
+
+
+def errors_report(errors: dict[str, list[str]]) -> str:
+    """The errors section of a submission's report: each exercise that lost points to a cell that raised."""
+    lines = ["Errors: cells that raised, under each exercise that lost points (its score above may say only",
+             "what the tests then found, such as 'Not attempted yet'):"]
+    for name, found in errors.items():
+        lines += [f"    {name}: {error}" for error in found]
+    return "\n".join(lines)
 
 
 def _children(pid: int) -> list[psutil.Process]:
@@ -124,8 +168,9 @@ def grade(folder: Path, assignment: Path, csv: Path | None = None, timeout: floa
 
     def graded(submission: Path) -> GradingResults:
         result = grade_one(submission, autograder, reports / f"{submission.stem}.txt", timeout)
+        errors = "".join(f"; {name}: {', '.join(found)}" for name, found in getattr(result, "errors", {}).items())
         print(f"{submission.name}: " + (f"0, not graded: {result.catastrophic_error}" if result.catastrophic_error
-                                         else f"{result.total:g} / {result.possible:g}"), flush=True)
+                                         else f"{result.total:g} / {result.possible:g}{errors}"), flush=True)
         return result
 
     # Threads only wait: each submission is graded in a process of its own.

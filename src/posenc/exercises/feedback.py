@@ -10,14 +10,19 @@ itself (the exercise's sizes, a notebook's bug) raises.
 An exercise cell starts with `answer = None`, which every checker reports as "not
 attempted yet", so an unsolved notebook still runs from top to bottom. Each checker is
 decorated with `exercise(title)`, which records its latest verdict per exercise, and
-`progress()` lists them: done, wrong or not attempted.
+`progress()` lists them: done, wrong or not attempted. In a notebook's kernel (IPython), a cell that raises is
+noted too: a checker call in it that gave no verdict is listed as an error, and `progress()` says that an
+exercise whose checker cell has not run (Run All stops at the first error) is not counted.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import math
 import numbers
+import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -62,7 +67,13 @@ class Feedback:
 # with one set of sizes, so running a checker cell again replaces its verdict instead of adding a line.
 _VERDICTS: dict[tuple, tuple[str, Feedback]] = {}
 _STATUS_WORDS = {CORRECT: "done", MISTAKE: "wrong", WRONG: "wrong", NOT_ATTEMPTED: "not attempted"}
-_SYMBOLS_BY_WORD = {"done": "✔", "wrong": "✘", "not attempted": "…"}
+_SYMBOLS_BY_WORD = {"done": "✔", "wrong": "✘", "not attempted": "…", "error": "!"}
+# In a kernel: each cell that raised and has not run without an error since (by its cell id, else its source), with
+# the labels of the checker calls in it that gave no verdict and the error; and how many verdicts the running cell
+# has recorded so far (the calls after those are the ones the error stopped).
+_RAISED: dict[object, tuple[tuple[str, ...], str]] = {}
+_TITLES: dict[str, str] = {}  # each recorded checker's title, by its name
+_RECORDED_IN_CELL = [0]
 
 
 _NUMPY_DTYPES = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.float32,
@@ -98,6 +109,8 @@ def exercise(title: str) -> Callable:
     """Decorate a checker: record every verdict under `title` and the exercise's sizes, for `progress()`."""
     check_str("title", title)
     def decorate(checker: Callable[..., Feedback]) -> Callable[..., Feedback]:
+        _TITLES[checker.__name__] = title
+
         @functools.wraps(checker)
         def recorded(*args, **kwargs) -> Feedback:
             feedback = checker(*args, **kwargs)
@@ -105,6 +118,7 @@ def exercise(title: str) -> Callable:
             sizes = _summary(kwargs)
             label = f"{name} ({sizes})" if sizes else name
             _VERDICTS[(checker.__name__, _fingerprint(kwargs))] = (label, feedback)
+            _RECORDED_IN_CELL[0] += 1
             return feedback
         return recorded
     return decorate
@@ -114,20 +128,30 @@ def exercise(title: str) -> Callable:
 class Progress:
     """The exercises checked in this kernel session, each with its latest verdict (see `progress()`)."""
 
-    entries: tuple[tuple[str, str], ...]  # (exercise, "done" | "wrong" | "not attempted")
+    entries: tuple[tuple[str, str], ...]  # (exercise, "done" | "wrong" | "not attempted" | "error")
+    raised: tuple[str, ...] = ()  # the errors of the cells that raised and have not run without one since
 
     def count(self, status: str) -> int:
-        """How many exercises have `status`: "done", "wrong" or "not attempted"."""
+        """How many exercises have `status`: "done", "wrong", "not attempted" or "error" (its checker cell raised)."""
         if check_str("status", status) not in _SYMBOLS_BY_WORD:
             raise ValueError(f"status must be one of {tuple(_SYMBOLS_BY_WORD)}, got {status!r}")
         return sum(1 for _, s in self.entries if s == status)
 
     def __str__(self) -> str:
         if not self.entries:
-            return "Your progress: no exercise checked yet in this session (run the checker cells)."
-        head = (f"Your progress: {len(self.entries)} exercises, {self.count('done')} done, {self.count('wrong')} wrong, "
-                f"{self.count('not attempted')} not attempted")
-        return "\n".join([head] + [f"  {_SYMBOLS_BY_WORD[s]} {s:<14} {name}" for name, s in self.entries])
+            head = "Your progress: no exercise checked yet in this session (run the checker cells)."
+        else:
+            head = (f"Your progress: {len(self.entries)} exercises, {self.count('done')} done, "
+                    f"{self.count('wrong')} wrong, {self.count('not attempted')} not attempted")
+            if self.count("error"):
+                head += f", {self.count('error')} stopped by an error"
+        lines = [head] + [f"  {_SYMBOLS_BY_WORD[s]} {s:<14} {name}" for name, s in self.entries]
+        if self.raised:
+            # Only the exercises whose checker ran are known here: the notebook's others are not counted.
+            lines += [f"{len(self.raised)} cell(s) raised an error and have not run without one since; an exercise "
+                      "whose checker cell has not run since is not counted above (fix the cell, then run the cells "
+                      "below it):", *(f"  ! {error}" for error in self.raised)]
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
         return str(self)
@@ -139,7 +163,9 @@ def progress() -> Progress:
     Each checker call records its verdict; running a checker again (after changing the
     answer) replaces that exercise's verdict. Restarting the kernel starts afresh.
     """
-    return Progress(tuple((label, _STATUS_WORDS[feedback.status]) for label, feedback in _VERDICTS.values()))
+    checked = [(label, _STATUS_WORDS[feedback.status]) for label, feedback in _VERDICTS.values()]
+    stopped = [(label, "error") for labels, _ in _RAISED.values() for label in labels]
+    return Progress(tuple(checked + stopped), tuple(error for _, error in _RAISED.values()))
 
 
 def reset_progress() -> None:
@@ -148,6 +174,61 @@ def reset_progress() -> None:
     For a notebook that runs a checker on purpose to show a diagnosis before its own exercises.
     """
     _VERDICTS.clear()
+    _RAISED.clear()
+
+
+# Cells that raise (IPython's events) ------------------------------------------------------------------------------
+
+
+def _checker_calls(source: str) -> list[str]:
+    """The labels of the `check_...(...)` calls in a cell's source, in the order they run (a string `question=` names
+    the exercise, as in progress()); by a pattern where the source is not plain Python (IPython's magics)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [_TITLES.get(name, name) for name in re.findall(r"\b(check_\w+)\s*\(", source)]
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name.startswith("check_"):
+                question = next((k.value.value for k in node.keywords if k.arg == "question"
+                                 and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)), None)
+                calls.append((node.lineno, node.col_offset, question or _TITLES.get(name, name)))
+    return [label for *_, label in sorted(calls)]
+
+
+def _before_cell(info: object = None) -> None:
+    _RECORDED_IN_CELL[0] = 0
+
+
+def _after_cell(result: object) -> None:
+    """Note a cell that raised, with the checker calls in it that gave no verdict; forget it once it runs cleanly."""
+    info = getattr(result, "info", None)
+    source = getattr(info, "raw_cell", None)
+    if not isinstance(source, str) or getattr(info, "silent", False):
+        return
+    key = getattr(info, "cell_id", None) or source
+    error = getattr(result, "error_before_exec", None) or getattr(result, "error_in_exec", None)
+    if error is None:
+        _RAISED.pop(key, None)
+        return
+    message = f"{type(error).__name__}: {error}".strip()
+    _RAISED[key] = (tuple(_checker_calls(source)[_RECORDED_IN_CELL[0]:]), message if len(message) <= 200
+                    else message[:199] + "…")
+
+
+def watch_cells(shell: object) -> None:
+    """Have `progress()` note the cells of `shell` (an IPython shell) that raise; done on import in a kernel."""
+    if shell is None or getattr(shell, "_posenc_progress_watches", False):
+        return
+    shell.events.register("pre_run_cell", _before_cell)
+    shell.events.register("post_run_cell", _after_cell)
+    shell._posenc_progress_watches = True
+
+
+if "IPython" in sys.modules:  # a kernel (or IPython) has it loaded already; a plain script never imports it here
+    watch_cells(sys.modules["IPython"].get_ipython())
 
 
 def not_attempted(what: str) -> Feedback:
