@@ -182,7 +182,7 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
     """Each real token's position among the real tokens of its row (the first real token at 0), as integers.
 
     A pad's position is never read (no query looks at a pad, and a pad's output is thrown away), so a pad may hold
-    any position the tables have a row for, 0 to max_sequence_length - 1 (notebook 15's tables: TinyDecoder's, the
+    any position the tables have a row for, 0 to max_sequence_length - 1 (the real-pipeline tables: TinyDecoder's, the
     Llama's max_position_embeddings and GPT-2's n_positions, 64 each). transformers 5.23 puts 0 there
     (generation/utils.py, `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`); some of its
     models put 1. A negative one, or one past the table, is a named mistake: the lookup raises. Float ids are a
