@@ -191,10 +191,11 @@ def real(low: float, high: float = math.inf, *, low_open: bool = False, high_ope
     def rule(name: str, value: object) -> float:
         if not is_real(value):
             raise TypeError(f"{name} must be a real number {allowed}, got {short(value)} of type {type(value).__name__}")
-        if not ((low < value if low_open else low <= value) and (value < high if high_open else value <= high)
-                and math.isfinite(value)):
-            raise ValueError(f"{name} must be a finite number {allowed}, got {value!r}")
-        return float(value)
+        number = float(value) if abs(value) < 1e308 else math.inf  # an int too large for a float, and NaN, are not finite
+        if not ((low < number if low_open else low <= number) and (number < high if high_open else number <= high)
+                and math.isfinite(number)):
+            raise ValueError(f"{name} must be a finite number {allowed}, got {short(value)}")
+        return number
     return rule
 
 
