@@ -13,6 +13,7 @@ notebooks), the contents folded on a phone, dark mode, print, copy buttons, and 
 snippets and highlights. Screenshots go to test-artifacts/site/.
 """
 
+import base64
 import collections
 import contextlib
 import functools
@@ -28,7 +29,7 @@ import nbformat
 import pytest
 
 import lab_browser
-from tools import build_site, student_edition
+from tools import build_site, install_cell, student_edition
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -141,6 +142,28 @@ def test_progress_lines_show_their_last_state():
     assert build_site.for_the_page(notebook).cells[0].outputs[0].text == "done\n"
 
 
+def test_pages_leave_out_the_install_cell_and_describe_each_figure():
+    v4 = build_site.nbformat.v4
+    picture = base64.b64encode(b"\x89PNG not really").decode()
+    notebook = v4.new_notebook(cells=[
+        v4.new_code_cell(install_cell.source()),
+        v4.new_code_cell('plots.show(plots.matrices_figure({"X": X, "X + PE": Y}, xlabel="dimension", ylabel="token",\n'
+                         '                                 title=f"shape {X.shape}"))',
+                         outputs=[v4.new_output("display_data", data={"image/png": picture + "\n"})]),
+        v4.new_code_cell("figure", outputs=[v4.new_output("display_data", data={"image/png": "AAAA"})]),
+    ])
+    page = build_site.for_the_page(notebook)
+    assert [cell.source[:5] for cell in page.cells] == ["plots", "figur"]
+    assert build_site.figure_alts(page) == {
+        picture: "Figure (matrices figure): shape …. Labelled: X; X + PE. Horizontal axis: dimension; "
+                 "vertical axis: token.",
+        "AAAA": "Figure drawn by the code cell above"}
+    body = f'<img src="data:image/png;base64,{picture}" class="" alt="{build_site.DEFAULT_ALT}">'
+    assert build_site.describe_figures(body, page) == body.replace(
+        build_site.DEFAULT_ALT, "Figure (matrices figure): shape …. Labelled: X; X + PE. "
+                                "Horizontal axis: dimension; vertical axis: token.")
+
+
 def test_the_search_index_keeps_prose_and_code_apart_and_clean():
     v4 = build_site.nbformat.v4
     notebook = v4.new_notebook(cells=[
@@ -230,7 +253,20 @@ def test_every_page_loads_offline_reads_like_a_book_and_passes_axe(built, name):
         everywhere = page.eval_on_selector_all("a", "nodes => nodes.map(n => n.getAttribute('href'))")
         assert everywhere.count(f"https://mybinder.org/v2/gh/{owner_repo}/HEAD?urlpath=lab/tree/notebooks/{name}.ipynb") == 1
         assert everywhere.count(f"https://colab.research.google.com/github/{owner_repo}/blob/main/notebooks/{name}.ipynb") == 1
-        assert " min." in page.locator("nav.posenc-nav .posenc-time").inner_text()
+        # Numbered as the files and the contents are, 00 to 17: the page's own number, and the range.
+        where = page.locator("nav.posenc-nav .posenc-time").inner_text()
+        assert where.startswith(f"Notebook {name[:2]} of 00–17, about ") and where.endswith(" min."), where
+        if name in ("05_x_plus_pe_and_qkv", "17_what_real_models_set"):
+            assert where.startswith({"05": "Notebook 05 of 00–17,", "17": "Notebook 17 of 00–17,"}[name[:2]]), where
+        # The install cell (for Colab and Binder) stays in the notebook to download, not on the page or its slides;
+        # every figure says what it shows, not nbconvert's "No description has been provided for this image".
+        for shown in (built.out / "notebooks" / f"{name}.html", built.out / "slides" / f"{name}.slides.html"):
+            text = page_text(shown)
+            assert "pip install" not in text and "Colab or Binder: install posenc" not in text, shown
+            assert build_site.DEFAULT_ALT not in shown.read_text(), shown
+        assert "pip install" in (built.out / "notebooks" / f"{name}.ipynb").read_text()
+        alts = page.eval_on_selector_all(".jp-RenderedImage img", "imgs => imgs.map(i => i.alt)")
+        assert all(alt.startswith("Figure") for alt in alts), alts
         assert "Goal" in page.locator(".jp-RenderedMarkdown").first.inner_text()
         # The page's own sections, in the contents, lead to headings on the page.
         own = page.eval_on_selector_all(".posenc-sections a", "nodes => nodes.map(n => decodeURIComponent(n.hash.slice(1)))")
@@ -727,6 +763,8 @@ def test_the_students_site_holds_no_solution_and_offers_the_learners_notebooks(b
     for name in NOTEBOOKS:
         page = (built.students_out / "notebooks" / f"{name}.html").read_text()
         assert '<details class="posenc-solution"' not in page and "Show the solution" not in page, name
+        assert build_site.DEFAULT_ALT not in page and "pip install" not in page_text(
+            built.students_out / "notebooks" / f"{name}.html"), name
         text = page_text(built.students_out / "notebooks" / f"{name}.html")
         leaked += [(name, line) for line in solution_lines(name)
                    if line in text or json.dumps(line, ensure_ascii=False)[1:-1] in index]

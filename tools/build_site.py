@@ -60,6 +60,7 @@ without a kernel): no page asks a CDN for anything.
 from __future__ import annotations
 
 import argparse
+import ast
 import base64
 import copy
 import functools
@@ -81,7 +82,7 @@ from nbconvert.filters.strings import clean_html
 from traitlets.config import Config
 
 from tools import student_edition
-from tools.install_cell import repository
+from tools.install_cell import MARKER, OLD_MARKER, repository
 from tools.run_notebooks import NOTEBOOK_INPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -191,14 +192,96 @@ def collapse_progress(text: str) -> str:
     return "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in lines)
 
 
+def is_install_cell(cell: nbformat.NotebookNode) -> bool:
+    """The Colab/Binder install cell (tools/install_cell.py writes it, recognised by its first line): the downloadable
+    notebooks keep it, pages and slides do not show it."""
+    return cell.cell_type == "code" and cell.source.startswith((MARKER, OLD_MARKER))
+
+
 def for_the_page(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of the notebook as pages show it: progress lines collapsed to their last state."""
+    """A copy of the notebook as pages show it: without the install cell, progress lines collapsed to their last
+    state."""
     notebook = copy.deepcopy(notebook)
+    notebook.cells = [cell for cell in notebook.cells if not is_install_cell(cell)]
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "stream" and "\r" in output.get("text", ""):
                 output["text"] = collapse_progress(output["text"])
     return notebook
+
+
+# nbconvert's alt text for a picture without one; each figure gets its own instead (describe_figures).
+DEFAULT_ALT = "No description has been provided for this image"
+FIGURE_FALLBACK = "Figure drawn by the code cell above"
+
+
+def _literal(node: ast.AST | None) -> str:
+    """A string literal's text; an f-string's with each {expression} as "…"; "" for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(part.value if isinstance(part, ast.Constant) else "…" for part in node.values)
+    return ""
+
+
+def _plot_description(call: ast.Call) -> str:
+    """What a call of posenc.plots draws, from its source: the function, its title, its panels and its axes."""
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    squeeze = lambda text: re.sub(r"\s+", " ", text).strip()  # noqa: E731
+    words = [f"Figure ({call.func.attr.replace('_', ' ')})"]
+    if title := squeeze(_literal(keywords.get("title"))):
+        words[0] += f": {title}"
+    panels = []
+    for node in [*call.args[:1], keywords.get("titles")]:
+        if isinstance(node, ast.Dict):
+            panels += [squeeze(_literal(v if node is keywords.get("titles") else k)) for k, v in
+                       zip(node.keys, node.values)]
+    if panels := [p for p in panels if p]:
+        words.append("Labelled: " + "; ".join(panels))
+    axes = [f"{name}: {text}" for name, key in [("horizontal axis", "xlabel"), ("vertical axis", "ylabel"),
+                                                ("colour", "colorbar_label")]
+            if (text := squeeze(_literal(keywords.get(key))))]
+    if axes:
+        words.append("; ".join(axes).capitalize()[:1] + "; ".join(axes)[1:])
+    return " ".join(w if w.endswith((".", "?", "!")) else w + "." for w in words)
+
+
+def figure_alts(notebook: nbformat.NotebookNode) -> dict[str, str]:
+    """PNG data -> alt text for each stored figure: what the code cell's call of posenc.plots says it draws (the
+    function, title, panels, axes), else that the code cell above drew it. The n-th picture of a cell is described by
+    the n-th such call in it (the last call for any beyond)."""
+    alts = {}
+    for cell in notebook.cells:
+        pictures = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        if not pictures:
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # a cell with IPython magics
+            tree = ast.Module(body=[], type_ignores=[])
+        calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == "plots" and node.func.attr != "show"),
+                       key=lambda node: (node.lineno, node.col_offset))
+        for n, picture in enumerate(pictures):
+            alts["".join(picture.split())] = _plot_description(calls[min(n, len(calls) - 1)]) if calls \
+                else FIGURE_FALLBACK
+    return alts
+
+
+def describe_figures(body: str, notebook: nbformat.NotebookNode) -> str:
+    """The page's HTML with nbconvert's default alt text of each figure replaced by what the figure shows."""
+    alts = figure_alts(notebook)
+
+    def describe(match: re.Match) -> str:
+        tag = match.group(0)
+        if DEFAULT_ALT not in tag:
+            return tag
+        source = re.search(r'src="data:image/png;base64,([^"]*)"', tag)
+        alt = alts.get("".join(source.group(1).split()), FIGURE_FALLBACK) if source else FIGURE_FALLBACK
+        return tag.replace(f'alt="{DEFAULT_ALT}"', f'alt="{html.escape(alt)}"')
+
+    return re.sub(r"<img\b[^>]*>", describe, body)
 
 
 def pages(*, students: bool = False) -> list[dict]:
@@ -751,6 +834,13 @@ def page_head(prefix: str) -> str:
             f'<script src="{static}/posenc/site.js" data-root="{prefix}" defer></script>')
 
 
+def position(all_pages: list[dict], k: int) -> str:
+    """Where page k is in the suite, by the notebooks' own numbers (the contents number them the same way, from 00):
+    "Notebook 05 of 00–17"."""
+    number = lambda page: page["stem"].split("_", 1)[0]  # noqa: E731
+    return f"Notebook {number(all_pages[k])} of {number(all_pages[0])}–{number(all_pages[-1])}"
+
+
 def navigation(all_pages: list[dict], k: int, *, students: bool = False) -> tuple[str, str]:
     """The header and footer of page k: where it is in the suite, its time, and the ways out."""
     here = all_pages[k]
@@ -767,7 +857,7 @@ def navigation(all_pages: list[dict], k: int, *, students: bool = False) -> tupl
                 f'<a href="../slides/{here["stem"]}.slides.html">slides</a> · {launch_links(here["stem"])}')
     header = (f'<nav class="posenc-nav" aria-label="the suite"><p>{steps}</p>'
               # The goal itself opens the notebook, just below.
-              f'<p class="posenc-time">Notebook {k} of {len(all_pages) - 1}, about {here["time"]}.</p>'
+              f'<p class="posenc-time">{position(all_pages, k)}, about {here["time"]}.</p>'
               f'<p class="posenc-ways">{ways}</p></nav>')
     footer = f'<nav class="posenc-nav" aria-label="previous and next"><p>{steps}</p></nav>'
     return header, footer
@@ -855,6 +945,7 @@ def build_site(site: Path, *, students: bool = False) -> None:
     all_pages, bodies = pages(students=students), []
     for page in all_pages:
         body, _ = exporter.from_notebook_node(page["notebook"], resources={"metadata": {"name": page["title"]}})
+        body = describe_figures(body, page["notebook"])
         page["sections"] = sections(body)
         bodies.append(_link_html(body, ".html"))
     for k, (page, body) in enumerate(zip(all_pages, bodies)):
@@ -911,6 +1002,7 @@ def build_slides(site: Path) -> None:
     for page in pages():
         body, _ = exporter.from_notebook_node(fit_slides(for_the_lecture(page["notebook"])),
                                               resources={"metadata": {"name": page["title"]}})
+        body = describe_figures(body, page["notebook"])
         body = _with(_link_html(body, ".slides.html"), head=ACCESSIBILITY + ANYWIDGET_CONFIG + slides_css + RELAYOUT)
         (folder / f"{page['stem']}.slides.html").write_text(body)
 
