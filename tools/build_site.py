@@ -6,8 +6,11 @@
 
 The stored notebooks are converted as they are (no re-execution), widgets at their saved state, each
 exercise's solution behind a closed "Show the solution" toggle on the pages (on a sub-slide of its own in the slides;
-templates in tools/web/templates), and
-progress lines rewritten in place (`\\r`) shown as a terminal shows them: only their last state.
+templates in tools/web/templates),
+progress lines rewritten in place (`\\r`) shown as a terminal shows them: only their last state, without the Colab/Binder
+install cell (tools/install_cell.py; the .ipynb to download keeps it), and each figure with an alt text saying what
+it shows, read from the posenc.plots call that drew it (`figure_alts`). A page says where it is by the notebooks' own
+numbers, as the contents do: "Notebook 05 of 00–17".
 
 Two sites are built from the same pages: the teacher's (the stored notebooks, each solution behind its toggle, the
 .ipynb to download is the stored one, slides beside) and the students' (tools/student_edition.py's learner's edition:
