@@ -75,7 +75,7 @@ def test_the_setup_lines_set_up_a_working_suite(tmp_path):
     (config / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {
         "port": port, "port_retries": 0, "ip": "127.0.0.1", "open_browser": False, "allow_root": True},
         "IdentityProvider": {"token": token}}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH", "JUPYTER"))}
     env.update(JUPYTER_CONFIG_DIR=str(config), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
                JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "lab-user-settings"), BROWSER="true",
                PATH=os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if ".venv" not in p),
