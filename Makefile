@@ -24,7 +24,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 # run without it.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: lab teach check test fuzz setup browser notebooks student assignment grade images site slides lock bench clean help
+.PHONY: lab teach check test test-setup fuzz setup browser notebooks student assignment grade images site slides lock bench clean help
 help:
 	@echo "make lab        open JupyterLab on your own copy of the notebooks, solutions removed (sets up .venv first)"
 	@echo "make teach      open JupyterLab on the teacher's edition, each solution collapsed under its exercise"
@@ -152,6 +152,12 @@ PYTEST_EXTRA ?=
 test: setup
 	$(BIN)/ruff check .
 	POSENC_FUZZ_SCALE=0.5 $(BIN)/python -m pytest -n $(WORKERS) $(PYTEST_EXTRA)
+
+# docs/developing.md's setup without make, line by line in a fresh venv (tests/test_setup_without_make.py): pip unpacks
+# the learner's 1.2 GB lock again, about 3 minutes of one core, so it is a target of its own, which CI runs after
+# `make test` (.ci/run).
+test-setup: $(DEV_STAMP)
+	POSENC_README_SETUP=1 $(BIN)/python -m pytest tests/test_setup_without_make.py
 
 # Solutions are collapsed under their exercises (tools/run_notebooks.py), as every run writes them. A notebook whose
 # solution its checker does not call correct, or with a cell that raises, is not written, and make fails naming it

@@ -30,7 +30,7 @@ from nbval.plugin import IPyNbFile
 
 from tools import student_edition
 from tools.run_notebooks import NOTEBOOK_INPUTS
-from tools.student_edition import PROGRESS_CALL, answer_names, reads_an_answer
+from tools.student_edition import PROGRESS_CALL, answer_names, reads_an_answer, waits_for_a_prediction
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -116,7 +116,8 @@ def pytest_collection_modifyitems(config, items):
 #
 # A cell that reads a learner's answer (a name that an exercise's placeholder and its solution both set) gives other
 # feedback in the learner's edition, by design. Its outputs are not compared here; the run under this CPU compares
-# them. The progress summary is compared with what it must say in the learner's edition: every exercise of the
+# them. Except the run of a "predict, then run" exercise (`if exercises.predicted(answer):`, no checker): untouched,
+# it must say that it waits for the prediction, and nothing else. The progress summary is compared with what it must say in the learner's edition: every exercise of the
 # teacher's summary, not attempted. A solution left in would show there as done.
 
 
@@ -140,6 +141,11 @@ def for_nbval(teacher: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.outputs, cell.execution_count = stored[cell.id].outputs, stored[cell.id].execution_count
         if PROGRESS_CALL.search(cell.source):
             cell.outputs = [student_edition.nothing_attempted(output) for output in cell.outputs]
+        elif reads_an_answer(cell.source, answers) and waits_for_a_prediction(cell.source):
+            cell.outputs = [student_edition.waiting_output()]
+            tags = cell.metadata.get("tags", [])
+            if "nbval-ignore-output" in tags:  # what the teacher's run shows may depend on the CPU; the wait does not
+                tags.remove("nbval-ignore-output")
         elif reads_an_answer(cell.source, answers):
             cell.metadata.setdefault("tags", []).append("nbval-ignore-output")
     return edition

@@ -78,6 +78,22 @@ def reads_an_answer(source: str, answers: set[str]) -> bool:
     return any(re.search(rf"\b{re.escape(name)}\b", source) for name in answers)
 
 
+PREDICTED_CALL = re.compile(r"\bexercises\.predicted\(")
+CHECKER_CALL = re.compile(r"\bexercises\.check_")
+
+
+def waits_for_a_prediction(source: str) -> bool:
+    """A predict exercise's run: it shows its result under `if exercises.predicted(...)`, and judges nothing itself."""
+    return bool(PREDICTED_CALL.search(source)) and not CHECKER_CALL.search(source)
+
+
+def waiting_output() -> nbformat.NotebookNode:
+    """What such a run shows while the learner's prediction is still None (posenc.exercises.predicted)."""
+    from posenc.exercises.predictions import WAITING_FOR_A_PREDICTION
+
+    return nbformat.v4.new_output("stream", name="stdout", text=WAITING_FOR_A_PREDICTION + "\n")
+
+
 def nothing_attempted(output: dict) -> dict:
     """The progress summary as the learner's edition shows it: the same exercises, none attempted."""
     text = output.get("data", {}).get("text/plain", "")
@@ -92,8 +108,9 @@ def nothing_attempted(output: dict) -> dict:
 def learner_with_outputs(teacher: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The learner's edition of `teacher` as the students' site shows it: the teacher's stored outputs and saved widget
     state for the cells both share, except a cell that reads a learner's answer (a checker: its output would be the
-    teacher's "Correct", and may tell the answer), which is shown without output; the progress summary says what a
-    learner's own run says before any attempt."""
+    teacher's "Correct", and may tell the answer), which is shown without output, and a predict exercise's run, which
+    shows what a learner's own run shows before the prediction: that it waits for it; the progress summary says what
+    a learner's own run says before any attempt."""
     edition = learner_version(teacher)
     if "widgets" in teacher.metadata:
         edition.metadata["widgets"] = copy.deepcopy(teacher.metadata["widgets"])
@@ -105,6 +122,8 @@ def learner_with_outputs(teacher: nbformat.NotebookNode) -> nbformat.NotebookNod
         outputs = copy.deepcopy(stored[cell.id].outputs)
         if PROGRESS_CALL.search(cell.source):
             outputs = [nothing_attempted(output) for output in outputs]
+        elif reads_an_answer(cell.source, answers) and waits_for_a_prediction(cell.source):
+            outputs = [waiting_output()]
         elif reads_an_answer(cell.source, answers):
             outputs = []
         cell.outputs, cell.execution_count = outputs, stored[cell.id].execution_count

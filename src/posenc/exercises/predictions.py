@@ -10,7 +10,24 @@ import torch
 from .._checks import check_str, is_real, short
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_number, describe, exercise, not_attempted
 
-__all__ = ["check_prediction", "check_choice"]
+__all__ = ["check_prediction", "check_choice", "predicted", "WAITING_FOR_A_PREDICTION"]
+
+# What the run of a "predict, then run" exercise shows until the learner has predicted (`predicted`).
+WAITING_FOR_A_PREDICTION = ("The result shows once you have written your prediction above (it is still None): "
+                            "write it, then run this cell again.")
+
+
+def predicted(*predictions: object) -> bool:
+    """Whether the learner has written their prediction(s), each no longer the placeholder None.
+
+    The run of a "predict, then run" exercise shows its result under `if exercises.predicted(my_answer):`, so that
+    no answer shows before the learner has predicted, not even with Run All; until then the run says what it waits
+    for. Its computation stays outside the `if`: the checker reads it.
+    """
+    if all(prediction is not None for prediction in predictions):
+        return True
+    print(WAITING_FOR_A_PREDICTION)
+    return False
 
 
 _PREDICTION_TYPES = (bool, int, float, str, tuple)

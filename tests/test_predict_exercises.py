@@ -1,0 +1,102 @@
+"""A "predict, then run" exercise keeps its answer until the learner has predicted.
+
+The run that shows the answer sits between the learner's placeholder and the checker, and shows its result only under
+`if exercises.predicted(answer):`. So a learner's notebook run untouched (Run All) shows nothing from the placeholder
+to the checker but that the run waits. What holds that:
+
+- here: in every notebook, each cell between a predict exercise's placeholder and its checker is silent, or shows what
+  it shows under that exercise's own answer;
+- nbval, which runs the learner's edition under the oldest CPU (tests/notebook_runs.py): it finds each silent cell
+  silent and each guarded cell saying that it waits, and nothing more;
+- here again: the students' site shows what that run shows (tools/student_edition.learner_with_outputs), and the otter
+  student notebook has no outputs at all (tools/assignment.py; test_grading holds it cell for cell the learner's edition).
+"""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from posenc import exercises
+from posenc.exercises.predictions import WAITING_FOR_A_PREDICTION
+from tests.notebook_runs import for_nbval
+from tools.assignment import find_exercises
+from tools.student_edition import learner_with_outputs, suite_notebooks, waiting_output
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def predict_exercises(notebook: nbformat.NotebookNode, name: str = "notebook"):
+    return [e for e in find_exercises(notebook, name) if "(predict" in notebook.cells[e.heading].source.splitlines()[0]]
+
+
+def shown_before_the_checker(notebook: nbformat.NotebookNode, name: str = "notebook") -> list[str]:
+    """Each cell between a predict exercise's placeholder and its checker that shows something, not under
+    `if exercises.predicted(<that exercise's answer>):`."""
+    found = []
+    for exercise in predict_exercises(notebook, name):
+        guard = re.compile(rf"\bexercises\.predicted\([^)]*\b{exercise.answer}\b")
+        for i in range(exercise.placeholder + 1, exercise.checker):
+            cell = notebook.cells[i]
+            if i != exercise.solution and cell.cell_type == "code" and cell.outputs and not guard.search(cell.source):
+                found.append(f"{name}, exercise {exercise.number}: cell {i} shows {cell.outputs[0].get('text', '')!r:.80}")
+    return found
+
+
+NOTEBOOKS = {path.name: nbformat.read(path, as_version=4) for path in suite_notebooks()}
+WITH_PREDICTIONS = [name for name, notebook in NOTEBOOKS.items() if any(
+    "(predict" in cell.source for cell in notebook.cells if cell.cell_type == "markdown")]
+
+
+def test_most_exercises_are_predictions():
+    assert sum(len(predict_exercises(NOTEBOOKS[name], name)) for name in WITH_PREDICTIONS) >= 25
+
+
+@pytest.mark.parametrize("name", WITH_PREDICTIONS)
+def test_nothing_but_a_guarded_run_shows_between_the_prediction_and_its_checker(name):
+    assert shown_before_the_checker(NOTEBOOKS[name], name) == []
+
+
+def _one_exercise(run: str, outputs: list) -> nbformat.NotebookNode:
+    new = nbformat.v4
+    return new.new_notebook(cells=[
+        new.new_markdown_cell("### Exercise 1 (predict, then run): a shape"),
+        new.new_code_cell("my_shape = None  # (rows, columns)", metadata={"tags": ["exercise"]}),
+        new.new_code_cell("my_shape = (2, 3)", metadata={"tags": ["solution"]}),
+        new.new_code_cell(run, outputs=outputs),
+        new.new_code_cell("exercises.check_prediction(my_shape, actual=tuple(x.shape), question='the shape')")])
+
+
+def test_a_run_that_shows_its_answer_unguarded_is_found():
+    shown = [nbformat.v4.new_output("stream", name="stdout", text="(2, 3)\n")]
+    assert shown_before_the_checker(_one_exercise("x = torch.zeros(2, 3)\nprint(x.shape)", shown))
+    # Guarded by another exercise's answer is not guarded.
+    assert shown_before_the_checker(_one_exercise("if exercises.predicted(my_other):\n    print(x.shape)", shown))
+    assert not shown_before_the_checker(_one_exercise("if exercises.predicted(my_shape):\n    print(x.shape)", shown))
+    assert not shown_before_the_checker(_one_exercise("x = torch.zeros(2, 3)", []))
+
+
+@pytest.mark.parametrize("name", WITH_PREDICTIONS)
+def test_the_learners_run_must_wait_and_the_site_shows_it_waiting(name):
+    teacher = NOTEBOOKS[name]
+    nbval_copy, site = for_nbval(teacher), learner_with_outputs(teacher)
+    for exercise in predict_exercises(teacher, name):
+        between = {teacher.cells[i].id for i in range(exercise.placeholder + 1, exercise.checker) if i != exercise.solution}
+        for edition in (nbval_copy, site):
+            for cell in edition.cells:
+                if cell.id in between and cell.cell_type == "code":
+                    assert cell.outputs in ([], [waiting_output()]), (name, exercise.number, cell.source[:60])
+                    # nbval compares it: silent, or waiting, in the learner's own run too.
+                    assert edition is site or "nbval-ignore-output" not in cell.metadata.get("tags", [])
+        checker = teacher.cells[exercise.checker].id
+        assert [cell.outputs for cell in site.cells if cell.id == checker] == [[]]
+
+
+def test_predicted_waits_for_every_prediction_and_says_so(capsys):
+    assert exercises.predicted(False) and exercises.predicted(0) and exercises.predicted("a", (2, 3))
+    assert capsys.readouterr().out == ""
+    assert not exercises.predicted(None)
+    assert not exercises.predicted("a", None)
+    assert capsys.readouterr().out == f"{WAITING_FOR_A_PREDICTION}\n" * 2
+    assert "None" in WAITING_FOR_A_PREDICTION and "run this cell again" in WAITING_FOR_A_PREDICTION
