@@ -30,6 +30,7 @@ help:
 	@echo "make teach      open JupyterLab on the teacher's edition, each solution collapsed under its exercise"
 	@echo "make check      the linter and the unit and property tests: the quick loop while changing code"
 	@echo "make test       run every test, nbval and the browser tests included"
+	@echo "make test-setup the setup without make (docs/developing.md) in a fresh venv, about 3 minutes; CI runs it"
 	@echo "make fuzz       the wider random hunt: new examples each run, 20 times as many (prints its seed)"
 	@echo "make notebooks  re-execute every notebook in place (the stored outputs); NOTEBOOK=\"03 05\" only those"
 	@echo "make student    write the learner's edition (solutions removed), executed, to build/student/"
