@@ -152,7 +152,7 @@ WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
 PYTEST_EXTRA ?=
 test: setup
 	$(BIN)/ruff check .
-	POSENC_FUZZ_SCALE=0.5 $(BIN)/python -m pytest -n $(WORKERS) $(PYTEST_EXTRA)
+	POSENC_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -n $(WORKERS) $(PYTEST_EXTRA)
 
 # docs/developing.md's setup without make, line by line in a fresh venv (tests/test_setup_without_make.py): pip unpacks
 # the learner's 1.2 GB lock again, about 3 minutes of one core, so it is a target of its own, which CI runs after
