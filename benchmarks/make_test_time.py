@@ -1,7 +1,7 @@
 """How long `make test` takes from a fresh clone, and where the time goes.
 
 Run with `.venv/bin/python benchmarks/make_test_time.py` (about 5 minutes a run; `--runs 2` for two,
-`--ci` as CI runs it, with the setup without make of docs/developing.md in a fresh venv; `--warm-caches` keeps
+`--ci` with CI=1 set, as in CI, which then runs `make test-setup` too, not timed here; `--warm-caches` keeps
 this machine's download caches). Each run clones the repository's HEAD (committed work only) into a new temporary
 folder and runs `make test` there, with pytest's `--durations=0`. By default the downloads start
 cold, as on a fresh machine: uv, pip, npm and matplotlib get empty cache folders.
@@ -166,7 +166,7 @@ def one_run(*, ci: bool, cold_caches: bool) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1, help="fresh clones to run make test in, one after the other")
-    parser.add_argument("--ci", action="store_true", help="with CI=1, as CI runs it (the setup-without-make test too)")
+    parser.add_argument("--ci", action="store_true", help="with CI=1 set, as CI runs it")
     parser.add_argument("--warm-caches", action="store_true", help="keep this machine's uv, pip, npm and "
                                                                     "matplotlib caches")
     args = parser.parse_args()
