@@ -448,13 +448,13 @@ LECTURE = r"""() => {
 SLIDE_HEIGHTS: dict[str, list[int]] = {}  # deck -> the height of each slide, filled as each deck is measured
 
 
-@pytest.mark.slow
-@pytest.mark.xdist_group("site")
 # axe-core takes a second or two a deck; each deck's cells pass it on their page (above), and the decks share one
 # template: these hold the formulas (03), the explorers (08, 13) and the most slides (16, 41 of them).
 AXE_DECKS = {"03_pe_formula", "08_explore", "13_position_schemes", "16_stretching_context"}
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_every_slide_fits_1280_by_720_or_scrolls_and_axe_passes_the_decks_of_each_kind(built, name):
     with offline_page(built, f"slides/{name}.slides.html", size=(1280, 720)) as page:
