@@ -186,3 +186,12 @@ def test_make_grade_grades_one_submission_per_core_at_once():
     import os
 
     assert grade.JOBS == max(1, os.cpu_count() or 1)
+
+
+def test_a_grading_process_stops_a_cell_at_the_time_limit(monkeypatch):
+    import nbconvert.preprocessors
+
+    monkeypatch.setattr(nbconvert.preprocessors, "ExecutePreprocessor", nbconvert.preprocessors.ExecutePreprocessor)
+    assert nbconvert.preprocessors.ExecutePreprocessor().timeout is None  # nbconvert's own: no limit
+    grade._warm_worker(7)
+    assert nbconvert.preprocessors.ExecutePreprocessor().timeout == 7

@@ -4,9 +4,10 @@
     python -m tools.grade collected/ --notebook 03 --csv scores.csv --jobs 2
 
 What `otter grade` does in Docker containers, done with `otter run` (otter's grading without containers, in this
-environment) in a process of its own per submission, with a time limit: a cell that raises does not stop otter (it
-runs every cell and scores what the tests then find), and a submission that hangs, kills its kernel or is no
-notebook of this assignment scores 0 with the reason in its row, while the others are graded. The assignment is
+environment), one submission per core at once, each in a kernel of its own: a cell that raises does not stop otter
+(it runs every cell and scores what the tests then find), and a submission with a cell that runs past the time
+limit, that kills its kernel or that is no notebook of this assignment scores 0 with the reason in its row, while
+the others are graded. The assignment is
 the one the submissions' metadata names (`make assignment` writes it into the notebook), or --notebook.
 
 One CSV, a row per submission, in `otter grade`'s columns (file, exercise_1, ..., total_points_earned,
@@ -23,15 +24,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import nbformat
-import psutil
 
 from tools.assignment import BUILD, autograder_zip
 
@@ -40,11 +39,11 @@ from tools.assignment import BUILD, autograder_zip
 if TYPE_CHECKING:
     from otter.test_files import GradingResults
 
-# Long enough for the notebooks that train models (14, 16: a few minutes); a submission stuck in a loop is stopped.
+# Seconds a cell may run: long enough for the cells that train models (14, 16: a few minutes); a submission stuck in a
+# loop is stopped.
 TIMEOUT = 900
-# One submission per core at once: each is graded in processes of its own (`otter run` and its kernel; otter mostly
-# waits on the kernel), so the pool's threads only wait. Measured on 2 shared cores (load about 5 from other work),
-# four submissions of notebook 03: 184 s one at a time, 86 s two at a time.
+# One submission per core at once, each grading process kept for the next submission (benchmarks/bench_grading.py
+# measures a class of 60).
 JOBS = max(1, os.cpu_count() or 1)
 
 
@@ -62,42 +61,55 @@ def assignment_number(submissions: list[Path]) -> str:
     return names.pop().removeprefix("posenc-")
 
 
-def grade_one(submission: Path, autograder: Path, report: Path, timeout: float = TIMEOUT) -> GradingResults:
-    """Grade `submission` with `otter run` in a process of its own, its output written to `report`."""
+def _warm_worker(timeout: float) -> None:
+    """A grading process's start: otter imported once (about 6 CPU-seconds: pandas, nbconvert, jsonschema), and a cell
+    that runs longer than `timeout` stopped (nbconvert's ExecutePreprocessor, which otter runs the notebook with, has
+    no time limit of its own)."""
+    import nbconvert.preprocessors
+    import otter.run  # noqa: F401
+    from traitlets import Integer
+
+    seconds = int(timeout)  # (a class body does not see the function's `timeout` beside its own)
+
+    class TimedExecutePreprocessor(nbconvert.preprocessors.ExecutePreprocessor):
+        timeout = Integer(seconds, allow_none=True).tag(config=True)
+
+    # otter imports ExecutePreprocessor from there each time it runs a notebook.
+    nbconvert.preprocessors.ExecutePreprocessor = TimedExecutePreprocessor
+
+
+def _grade_in_worker(submission: Path, autograder: Path, report: Path) -> bytes:
+    """Grade `submission` with otter's own `otter run` (otter.run.main) in this worker, its output written to
+    `report`; the results, pickled with dill as otter pickles them."""
     import dill
+    import otter.run
     from otter.test_files import GradingResults
 
-    errors: dict[str, list[str]] = {}
-    with tempfile.TemporaryDirectory() as folder, report.open("w") as log:
-        # otter run writes results.pkl into its working folder (-p), results.json into -o.
-        command = [sys.executable, "-m", "otter", "run", "--no-logo", "--pickle-results", "-a", str(autograder.resolve()),
-                   "-o", folder, str(submission.resolve())]
-        process = subprocess.Popen(command, cwd=folder, stdout=log, stderr=subprocess.STDOUT)
+    with tempfile.TemporaryDirectory() as folder, report.open("w") as log, \
+            contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
         try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            # The kernel otter started, then otter, by their ids (jupyter_client starts a kernel in a session of its
-            # own, so killing otter's process group would miss it).
-            for kernel in _children(process.pid):
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    kernel.kill()
-            process.kill()
-            process.wait()
-            results = GradingResults.without_results(TimeoutError(f"stopped after {timeout:.0f} s"))
-        else:
-            pickled = Path(folder) / "results.pkl"
-            if process.returncode == 0 and pickled.is_file():
-                with pickled.open("rb") as f:
-                    results = dill.load(f)
-                # What each test said, and the notebook as it ran (each cell's output, errors included).
-                log.write(f"\n{results.summary()}\n")
-                if results.notebook is not None:
-                    nbformat.write(results.notebook, report.with_suffix(".ipynb"))
-                    errors = errors_by_exercise(results.notebook, results)
-                    if errors:
-                        log.write(f"\n{errors_report(errors)}\n")
-            else:
-                results = GradingResults.without_results(RuntimeError(_last_line(report)))
+            results = otter.run.main(str(submission.resolve()), autograder=str(autograder.resolve()),
+                                     output_dir=folder, no_logo=True)
+        except Exception as error:  # no notebook of this assignment, a kernel that died, a cell past the time limit
+            print(f"{type(error).__name__}: {error}")
+            results = GradingResults.without_results(error)
+    return dill.dumps(results)
+
+
+def grade_one(results: GradingResults, submission: Path, report: Path) -> GradingResults:
+    """`results` of grading `submission` as the report beside the CSV keeps them: what each test said and the errors
+    that cost points (report), the notebook as it ran (report with .ipynb)."""
+    errors: dict[str, list[str]] = {}
+    if results.catastrophic_error is None:
+        with report.open("a") as log:
+            log.write(f"\n{results.summary()}\n")
+            if results.notebook is not None:
+                nbformat.write(results.notebook, report.with_suffix(".ipynb"))
+                errors = errors_by_exercise(results.notebook, results)
+                if errors:
+                    log.write(f"\n{errors_report(errors)}\n")
+    else:
+        results = type(results).without_results(RuntimeError(_last_line(report)))
     results.file = submission.name
     results.errors = errors  # for the line printed per submission
     return results
@@ -136,13 +148,6 @@ def errors_report(errors: dict[str, list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _children(pid: int) -> list[psutil.Process]:
-    try:
-        return psutil.Process(pid).children(recursive=True)
-    except psutil.NoSuchProcess:  # otter ended just as its time ran out
-        return []
-
-
 def _last_line(report: Path) -> str:
     """The last line otter printed (the error that stopped it), for the CSV's grading_status."""
     lines = [line.strip() for line in report.read_text(errors="replace").splitlines() if line.strip()]
@@ -166,16 +171,23 @@ def grade(folder: Path, assignment: Path, csv: Path | None = None, timeout: floa
     reports = csv.parent / "reports"
     reports.mkdir(parents=True, exist_ok=True)
 
-    def graded(submission: Path) -> GradingResults:
-        result = grade_one(submission, autograder, reports / f"{submission.stem}.txt", timeout)
+    def graded(submission: Path, pickled: bytes) -> GradingResults:
+        import dill
+
+        result = grade_one(dill.loads(pickled), submission, reports / f"{submission.stem}.txt")
         errors = "".join(f"; {name}: {', '.join(found)}" for name, found in getattr(result, "errors", {}).items())
         print(f"{submission.name}: " + (f"0, not graded: {result.catastrophic_error}" if result.catastrophic_error
                                          else f"{result.total:g} / {result.possible:g}{errors}"), flush=True)
         return result
 
-    # Threads only wait: each submission is graded in a process of its own.
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        scores = merge_scores_to_df(list(pool.map(graded, submissions)))
+    # One grading process per job, each importing otter once: a submission costs its notebook's run and otter's
+    # tests, not otter's start. The notebook runs in a kernel of its own, so nothing of one submission stays for
+    # the next.
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_warm_worker, initargs=(timeout,)) as pool:
+        futures = [pool.submit(_grade_in_worker, submission, autograder, reports / f"{submission.stem}.txt")
+                   for submission in submissions]
+        scores = merge_scores_to_df([graded(submission, future.result())
+                                     for submission, future in zip(submissions, futures)])
     scores[scores[SCORES_DICT_FILE_KEY] != POINTS_POSSIBLE_LABEL].to_csv(csv, index=False)
     return csv
 
@@ -185,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("submissions", type=Path, help="a folder of submitted notebooks (.ipynb)")
     parser.add_argument("--notebook", help="the assignment's notebook number (default: the one the submissions name)")
     parser.add_argument("--csv", type=Path, help="where to write the scores (default build/assignments/NN/grades.csv)")
-    parser.add_argument("--timeout", type=float, default=TIMEOUT, help=f"seconds per submission (default {TIMEOUT})")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT, help=f"seconds a cell may run (default {TIMEOUT})")
     parser.add_argument("--jobs", type=int, default=JOBS, help=f"submissions graded at once (default {JOBS})")
     args = parser.parse_args(argv)
     number = args.notebook or assignment_number(submissions_in(args.submissions))
