@@ -184,7 +184,7 @@ def test_the_search_index_keeps_prose_and_code_apart_and_clean():
     assert found[1]["text"] == "More." and found[1]["code"] == ""
 
 
-def test_the_students_pages_keep_the_stored_outputs_but_a_checkers():
+def test_the_students_pages_keep_the_stored_outputs_but_a_checkers_and_wait_for_predictions():
     teacher = build_site.nbformat.read(ROOT / "notebooks" / "03_pe_formula.ipynb", as_version=4)
     shown = student_edition.learner_with_outputs(teacher)
     answers = student_edition.answer_names(teacher)
@@ -194,7 +194,9 @@ def test_the_students_pages_keep_the_stored_outputs_but_a_checkers():
     for cell in shown.cells:
         if cell.cell_type != "code":
             continue
-        if student_edition.reads_an_answer(cell.source, answers) and "progress(" not in cell.source:
+        if student_edition.waits_for_a_prediction(cell.source):  # exercise 1's run: test_predict_exercises
+            assert cell.outputs == [student_edition.waiting_output()], cell.source
+        elif student_edition.reads_an_answer(cell.source, answers) and "progress(" not in cell.source:
             assert cell.outputs == [], cell.source
             hidden += bool(stored[cell.id].outputs)
         elif "progress(" in cell.source:
