@@ -295,3 +295,100 @@ def test_the_bracketed_reading_of_the_typo_is_wrong_too():
     bracketed = 10_000 ** ((2 * i - 1) / 6)
     assert [f"{v:.4g}" for v in bracketed.tolist()] == ["0.2154", "4.642", "100"]
     assert bool((bracketed < 10_000 ** (2 * i / 6)).all())
+
+
+class TestTransposedRow:
+    """04: `d, L = X.shape` on X of shape (10, 6) builds a (6, 10) table; row 0 of table.T is sin(pos), pos 0 to 5."""
+
+    PE = sinusoidal_encoding(max_sequence_length=10, d_model=6)
+
+    def check(self, answer, **sizes):
+        return exercises.check_transposed_row(answer, **({"max_sequence_length": 10, "d_model": 6} | sizes))
+
+    @pytest.mark.parametrize("answer", [[0, 0.84, 0.91, 0.14, -0.76, -0.96], torch.sin(torch.arange(6.0)),
+                                        np.sin(np.arange(6)), (0.0, 0.8415, 0.9093, 0.1411, -0.7568, -0.9589)])
+    def test_every_form_of_the_sines_is_right(self, answer):
+        assert self.check(answer).correct
+
+    @pytest.mark.parametrize("answer,words", [
+        (PE[0], "row 0 of the right table"), (PE[:, 0], "column 0 of the right table"),
+        ([0.0, 1.0] * 5, "before the transpose"), (torch.cos(torch.arange(6.0)), "the cosines"),
+        ([0.84, 0.91, 0.14, -0.76, -0.96, -0.28], "positions start at 0"),
+        ([0.0, 0.5, 0.9, 0.1, -0.7, -0.9], "entry 1"), ([1, 2], "2 numbers; expected 6"),
+    ])
+    def test_the_usual_mistakes_are_named(self, answer, words):
+        feedback = self.check(answer)
+        assert not feedback.correct and words in feedback.message, feedback.message
+
+    def test_other_sizes_and_rows(self):
+        # X of shape (8, 4): table has 4 positions and d_model 8; row 1 of table.T is cos(pos), pos 0 to 3.
+        assert self.check(torch.cos(torch.arange(4.0)), max_sequence_length=8, d_model=4, row=1).correct
+        assert self.check(None).status == "not attempted" and self.check("six").status == "wrong"
+
+
+def _by_hand(max_sequence_length, d_model):
+    position = torch.arange(max_sequence_length, dtype=torch.float32).reshape(-1, 1)
+    angle = position / torch.pow(10000, torch.arange(0, d_model, 2).float() / d_model)
+    table = torch.zeros(max_sequence_length, d_model)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+    return table
+
+
+def _stack_and_flatten(max_sequence_length, d_model):
+    position = torch.arange(max_sequence_length, dtype=torch.float32).reshape(-1, 1)
+    denominator = torch.pow(10000, torch.arange(0, d_model, 2).float() / d_model)
+    pairs = [torch.sin(position / denominator), torch.cos(position / denominator)]
+    return torch.flatten(torch.stack(pairs, dim=2), 1, 2)
+
+
+class TestEncodingFunction:
+    def test_slice_assignment_and_a_cut_stack_are_right(self):
+        assert exercises.check_encoding_function(_by_hand).correct
+        assert exercises.check_encoding_function(lambda max_sequence_length, d_model: _stack_and_flatten(
+            max_sequence_length, d_model)[:, :d_model]).correct
+
+    def test_a_fixed_table_is_caught_on_fresh_sizes(self):
+        table = _by_hand(10, 5)
+        feedback = exercises.check_encoding_function(lambda max_sequence_length, d_model: table)
+        assert not feedback.correct and "max_sequence_length=6, d_model=8" in feedback.message, feedback.message
+        feedback = exercises.check_encoding_function(table)
+        assert feedback.status == "mistake" and "not a function" in feedback.message
+
+    def test_the_package_and_the_usual_mistakes_are_named(self):
+        from posenc import encoding
+
+        def helpers(max_sequence_length, d_model):
+            position = encoding.positions(max_sequence_length=max_sequence_length)
+            table = torch.zeros(max_sequence_length, d_model)
+            table[:, 0::2] = torch.sin(position / encoding.even_denominator(d_model=d_model))
+            table[:, 1::2] = torch.cos(position / encoding.odd_denominator(d_model=d_model))
+            return table
+
+        for answer in (helpers, lambda max_sequence_length, d_model: sinusoidal_encoding(
+                max_sequence_length=max_sequence_length, d_model=d_model)):
+            feedback = exercises.check_encoding_function(answer)
+            assert feedback.status == "mistake" and "package's own" in feedback.message
+        feedback = exercises.check_encoding_function(_stack_and_flatten)
+        assert feedback.status == "mistake" and "6 columns for d_model = 5" in feedback.message
+        feedback = exercises.check_encoding_function(lambda length, d: _by_hand(length, d))
+        assert feedback.status == "mistake" and "Name its parameters" in feedback.message
+        assert exercises.check_encoding_function(None).status == "not attempted"
+        assert exercises.check_encoding_function(3).status == "wrong"
+
+
+@pytest.mark.parametrize("answer,status,words", [
+    ("error", "correct", "cosine line raises RuntimeError"), (RuntimeError, "correct", "3 columns"),
+    ("RuntimeError", "correct", "4 values"), ((10, 8), "mistake", "what stack + flatten makes"),
+    ((10, 7), "mistake", "the sine line fills its 4 columns"), ((7, 10), "wrong", "You said (7, 10)"),
+    (3, "wrong", "Expected a shape"), (None, "not attempted", "error"),
+])
+def test_slice_assignment_with_an_odd_d_model_raises(answer, status, words):
+    feedback = exercises.check_odd_slice_assignment(answer, max_sequence_length=10, d_model=7)
+    assert feedback.status == status and words in feedback.message, feedback.message
+
+
+def test_slice_assignment_with_an_even_d_model_gives_the_table():
+    assert exercises.check_odd_slice_assignment((10, 6), max_sequence_length=10, d_model=6).correct
+    feedback = exercises.check_odd_slice_assignment("error", max_sequence_length=10, d_model=6)
+    assert feedback.status == "mistake" and "nothing raises" in feedback.message

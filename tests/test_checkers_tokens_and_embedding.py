@@ -186,6 +186,15 @@ class TestDistinctRows:
         feedback = exercises.check_distinct_rows(answer, matrix=self.X, padded_tokens=self.padded)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
+    def test_unknown_words_share_one_row_and_are_named(self):
+        padded = tokens.pad(tokens.tokenize("My friend Grant met my cat"), max_sequence_length=L)
+        X = torch.randn(11, 6, generator=torch.Generator().manual_seed(0))[tokens.example_vocabulary().ids(padded)]
+        assert exercises.check_distinct_rows(5, matrix=X, padded_tokens=padded).correct  # my, friend, grant, <UNK>, <PAD>
+        for answer, words in [(6, "met and cat give one row"), (4, "padding is a row too"), (7, "appears twice (my)"),
+                              (10, "every row")]:
+            feedback = exercises.check_distinct_rows(answer, matrix=X, padded_tokens=padded)
+            assert feedback.status == "mistake" and words in feedback.message, (answer, feedback.message)
+
     def test_the_count_is_the_number_of_different_tokens(self):
         assert exercises.check_distinct_rows(len(set(self.padded)), matrix=self.X, padded_tokens=self.padded).correct
         with pytest.raises(TypeError, match="padded_tokens"):

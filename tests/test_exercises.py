@@ -626,3 +626,97 @@ def test_progress_counts_an_exercise_whose_checker_cell_raised():
     finally:
         exercises.reset_progress()
         InteractiveShell.clear_instance()
+
+
+class InPlaceModule(SeedModule):
+    """Notebook 04's Exercise 4 with its length check fixed and `x +=` kept."""
+
+    def forward(self, x):
+        self.check(x.shape[-2], self.table.shape[0])
+        x += self.table[: x.shape[-2]]
+        return x
+
+
+def test_a_module_that_adds_in_place_is_named():
+    feedback = exercises.check_positional_module(InPlaceModule(refuse_with(ValueError, "<=")))
+    assert feedback.status == "mistake" and "changed x itself" in feedback.message, feedback.message
+    # Both bugs: the off-by-one is named first.
+    feedback = exercises.check_positional_module(InPlaceModule(asserting("<")))
+    assert feedback.status == "mistake" and "uses < where it needs <=" in feedback.message
+
+
+class EitherLayout(torch.nn.Module):
+    """11's Exercise 3, right: batch_first as torch.nn.Transformer takes it."""
+
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__()
+        self.batch_first = batch_first
+        self.register_buffer("pe", sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model))
+
+    def length(self, x):
+        return x.size(1) if self.batch_first else x.size(0)
+
+    def forward(self, x):
+        if self.length(x) > self.pe.size(0):
+            raise ValueError("too long")
+        rows = self.pe[: self.length(x)]
+        return x + (rows if self.batch_first else rows.unsqueeze(1))
+
+
+class FlagIgnored(EitherLayout):
+    def length(self, x):
+        return x.size(0)  # pytorch/examples' reading, whatever the flag
+
+    def forward(self, x):
+        if x.size(0) > self.pe.size(0):
+            raise ValueError("too long")
+        return x + self.pe[: x.size(0)].unsqueeze(1)
+
+
+class AlwaysBatchFirst(EitherLayout):
+    def length(self, x):
+        return x.size(1)
+
+    def forward(self, x):
+        if x.size(1) > self.pe.size(0):
+            raise ValueError("too long")
+        return x + self.pe[: x.size(1)]
+
+
+class LayoutInPlace(EitherLayout):
+    def forward(self, x):
+        if self.length(x) > self.pe.size(0):
+            raise ValueError("too long")
+        rows = self.pe[: self.length(x)]
+        x += rows if self.batch_first else rows.unsqueeze(1)
+        return x
+
+
+class LayoutAssert(EitherLayout):
+    def forward(self, x):
+        assert self.length(x) <= self.pe.size(0)
+        rows = self.pe[: self.length(x)]
+        return x + (rows if self.batch_first else rows.unsqueeze(1))
+
+
+class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
+    def __init__(self, d_model, max_sequence_length):
+        super().__init__()
+
+
+@pytest.mark.parametrize("answer,status,words", [
+    (EitherLayout, "correct", "batch_first=True and (seq, batch, d_model)"),
+    (FlagIgnored, "mistake", "With batch_first=True, x is (batch, seq, d_model): forward read the positions from the other"),
+    (AlwaysBatchFirst, "mistake", "With batch_first=False, x is (seq, batch, d_model): forward read the positions"),
+    (LayoutInPlace, "mistake", "changed x itself"),
+    (LayoutAssert, "mistake", "python -O"),
+    (NoFlag, "wrong", "batch_first=True) raised TypeError"),
+    (EitherLayout(d_model=6, max_sequence_length=10), "mistake", "Give the class itself"),
+    (3, "wrong", "nn.Module class"),
+    (None, "not attempted", "class"),
+])
+def test_the_layout_module_is_built_fresh_and_checked_in_both_layouts(answer, status, words):
+    feedback = exercises.check_layout_module(answer)
+    assert feedback.status == status and words in feedback.message, feedback.message
+    # Other sizes: the checker builds its own modules, so a right class stays right.
+    assert exercises.check_layout_module(EitherLayout, d_model=6, max_sequence_length=10).correct

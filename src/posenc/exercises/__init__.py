@@ -3,7 +3,8 @@
     feedback      the core: Feedback, progress(), reading an answer, first_mistake
     tokens        a padding function that refuses a sentence too long, the shape of a one-hot matrix
     embedding     distinct rows, the rows of W_E a loss reaches
-    encoding      the table, the shape of a table built with its sizes swapped, a positional-encoding module
+    encoding      the table, the shape of a table built with its sizes swapped
+    modules       a positional-encoding module with its length check fixed, one module for both layouts of a batch
     wavelengths   where a column first turns negative, the columns that repeat within a table, the shift as a rotation
     precision     where float32 angles go wrong, positions in bfloat16
     attention     masked weights, heads folded into the batch
@@ -49,6 +50,7 @@ from .feedback import Feedback as Feedback
 from .feedback import Progress as Progress
 from .feedback import progress as progress
 from .feedback import reset_progress as reset_progress
+from .modules import *  # noqa: F403
 from .precision import *  # noqa: F403
 from .predictions import *  # noqa: F403
 from .schemes import *  # noqa: F403

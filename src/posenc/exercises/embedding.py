@@ -44,6 +44,16 @@ def check_distinct_rows(answer: int | None, *, matrix: torch.Tensor, padded_toke
         return Feedback(MISTAKE, f"{rows} is every row, but equal ids give equal rows: row k of X is row id_k of W_E, "
                                  f"so every repeated token{named} repeats a row. {expected} are different.")
     if tokens is not None:
+        # Different words that share a row share an id: the vocabulary knows neither, so both are <UNK>.
+        rows_of = {}
+        for token, row in zip(tokens, map(tuple, matrix.tolist())):
+            rows_of.setdefault(row, dict.fromkeys([]))[token] = None
+        shared = [list(group) for group in rows_of.values() if len(group) > 1]
+        if shared and number == len(set(tokens)):
+            named = "; ".join(" and ".join(group) for group in shared)
+            return Feedback(MISTAKE, f"Different words can share a row: {named} give one row, not one each. They "
+                                     f"have the same id, because a word the vocabulary does not know becomes <UNK>, "
+                                     f"whatever the word. {expected} are different.")
         words = [t for t in tokens if t != PAD_TOKEN]
         twice = [t for t in repeated if t != PAD_TOKEN]
         named = f" ({', '.join(twice)})" if twice else ""
@@ -54,7 +64,8 @@ def check_distinct_rows(answer: int | None, *, matrix: torch.Tensor, padded_toke
         if number == len(words) + 1 and len(set(words)) < len(words):
             return Feedback(MISTAKE, f"That counts every word, repeats included: a word that appears twice{named} gives "
                                      f"the same row both times. {expected} are different.")
-        if PAD_TOKEN in tokens and number == len(set(words)):
+        word_rows = len({row for row, group in rows_of.items() if set(group) != {PAD_TOKEN}})
+        if PAD_TOKEN in tokens and number == word_rows:
             return Feedback(MISTAKE, f"The padding is a row too: every <PAD> gets the same vector, one more different "
                                      f"row. {expected} are different.")
     if number == expected - 1 and expected < rows:

@@ -1,8 +1,9 @@
 """Checkers for the positional-encoding table and its pitfalls: the table, the shape of a table built with its two
-sizes swapped, a positional-encoding module."""
+sizes swapped."""
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 
@@ -10,6 +11,7 @@ import numpy as np
 import torch
 
 from .. import _provenance
+from .. import encoding as steps
 from .._checks import check_base, check_float_dtype, check_size
 from .._provenance import calls_any, made_by
 from ..builder import DEFAULT_BASE, sinusoidal_encoding
@@ -28,7 +30,8 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_encoding", "check_swapped_table_shape", "check_positional_module"]
+__all__ = ["check_encoding", "check_swapped_table_shape", "check_transposed_row", "check_encoding_function",
+           "check_odd_slice_assignment"]
 
 
 def _variant(length: int, d_model: int, base: float, *, exponent: Callable[[torch.Tensor], torch.Tensor],
@@ -286,110 +289,139 @@ def check_swapped_table_shape(answer: object, *, max_sequence_length: int, d_mod
     return Feedback(WRONG, f"You said {shape}. Read the first line as Python does: which number lands in d, which in L?")
 
 
-def _forward(module: torch.nn.Module, x: torch.Tensor) -> tuple[str, object]:
-    """Call the learner's module on a copy of x: ("returned", output) or ("raised", the exception)."""
-    try:
-        return "returned", module(x.clone())
-    except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
-        return "raised", error
-
-
-def _error_line(error: BaseException) -> str:
-    """An exception as a traceback's last line shows it, cut to one short line."""
-    try:
-        text = str(error)
-    except Exception:  # a learner's exception class whose __str__ fails: the name alone still says what it was
-        text = ""
-    text = text if len(text) <= 80 else text[:79] + "…"
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-@exercise("a positional-encoding module")
-def check_positional_module(module: object, *, d_model: int = 6, max_sequence_length: int = 10) -> Feedback:
-    """A module whose forward adds the table to (batch, seq, d_model) inputs up to max_sequence_length positions,
-    and refuses a longer input with ValueError.
-
-    It is called on a batch of 2 sequences of exactly max_sequence_length positions, on a shorter one, and on one
-    with a position more than the table has: the fix of the stack-and-flatten exercise must accept the
-    first two (the `<` off-by-one refuses the first) and refuse the third with ValueError (an
-    `assert` disappears under `python -O`; a deleted check leaves only the shapes failing to add;
-    a cut input is a silent loss). Every message names the shape of the x it fed, (batch, seq, d_model): a module
-    written for (seq, batch, d_model), as pytorch/examples' word_language_model is, is named too, and so is the
-    package's own PositionalEncoding (its forward running, however it is wrapped).
-    """
+@exercise("the row that table.T adds to a token")
+def check_transposed_row(answer: object, *, max_sequence_length: int, d_model: int, row: int = 0) -> Feedback:
+    """Row `row` of `table.T`, where `table` is what stack + flatten builds when `d, L = X.shape` reads X of shape
+    (max_sequence_length, d_model) the wrong way round: d_model positions and max_sequence_length in the denominators.
+    It is column `row` of that table, so one number per position 0 to d_model - 1. Two decimals are enough."""
     L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
     d = check_size("d_model", d_model, maximum=4096)
-    expected = sinusoidal_encoding(max_sequence_length=L, d_model=d)
-    if module is None:
-        return not_attempted("an instance of your module")
-    if not isinstance(module, torch.nn.Module):
-        return Feedback(WRONG, f"Expected an nn.Module instance, got {describe(module)}.")
-    batch = 2
-    x = torch.randn(batch, L + 1, d, generator=torch.Generator().manual_seed(0))
-    full, short, too_long = x[:, :L], x[:, :3], x
+    r = check_size("row", row, minimum=0, maximum=L - 1)
+    buggy = _variant(d, L, DEFAULT_BASE, exponent=_pair_exponent)  # d positions, d_model = L
+    expected = buggy[:, r]
+    if answer is None:
+        return not_attempted(f"a list of {d} numbers")
+    given = as_tensor(answer, f"{d} numbers")
+    if isinstance(given, Feedback):
+        return given
+    given = given.double().flatten()
+    kind = "sin" if r % 2 == 0 else "cos"
+    why = (f"Row {r} of table.T is column {r} of table, and table has L = {d} positions: {kind}(pos / "
+           f"{float(DEFAULT_BASE ** (2 * (r // 2) / L)):.4g}) for pos = 0 to {d - 1}.")
+    right = sinusoidal_encoding(max_sequence_length=L, d_model=d, dtype=torch.float64)
+    if close(given, expected, atol=0.006):
+        return Feedback(CORRECT, f"Correct: {[round(v, 4) for v in expected.tolist()]}. {why} The right table "
+                                 f"would add {[round(v, 4) for v in right[r].tolist()]}: .T fixes the shape, not the "
+                                 "numbers.")
+    if r < L and close(given, right[r], atol=0.006):
+        return Feedback(MISTAKE, f"That is row {r} of the right table, what the token needs. But .T moves numbers, it "
+                                 f"does not recompute them. {why}")
+    if r < d and close(given, buggy[r], atol=0.006):
+        return Feedback(MISTAKE, f"That is row {r} of table, before the transpose: {L} numbers. {why}")
+    if close(given, right[:, r], atol=0.006):
+        return Feedback(MISTAKE, f"That is column {r} of the right table, {L} positions. {why}")
+    if close(given, _variant(d, L, DEFAULT_BASE, exponent=_pair_exponent, first_position=1)[:, r], atol=0.006):
+        return Feedback(MISTAKE, f"Those are positions 1 to {d}; positions start at 0. {why}")
+    if r + 1 < L and close(given, buggy[:, r + 1 - 2 * (r % 2)], atol=0.006):
+        return Feedback(MISTAKE, f"That is the column beside it, the {'cosines' if kind == 'sin' else 'sines'}. {why}")
+    if given.numel() != d:
+        return Feedback(WRONG, f"{given.numel()} numbers; expected {d}, one per position of table. {why}")
+    worst = int((given - expected).abs().argmax())
+    return Feedback(WRONG, f"Not quite: entry {worst} is {float(given[worst]):.4f}, expected "
+                           f"{float(expected[worst]):.4f}. {why}")
 
-    def fed(inputs: torch.Tensor) -> str:
-        return f"x of shape (batch, seq, d_model) = {tuple(inputs.shape)}"
 
-    # The package's module passes every test below: only its forward running tells it from a fix written by hand.
-    if calls_any(lambda: [_forward(module, inputs) for inputs in (full, too_long)], [PositionalEncoding.forward]):
-        return Feedback(MISTAKE, "This is the package's own PositionalEncoding (its forward ran): the exercise asks "
-                                 "for a module of your own, whose forward checks x's length with `if` and raises "
-                                 "ValueError.")
+# The sizes a table function is tried on: the exercise's own, then others it has not seen, odd and even.
+_FUNCTION_SIZES = ((10, 5), (6, 8), (4, 9), (3, 1))
 
-    # Exactly max_sequence_length positions fit: the source's `x < max` refuses them.
-    kind, out = _forward(module, full)
-    refused = kind == "raised" and isinstance(out, (AssertionError, ValueError))
-    if refused and _forward(module, full[:, :-1])[0] == "returned":  # one position fewer passes: `<` instead of `<=`
-        also = (" And raise ValueError instead of asserting: `python -O` removes every assert."
-                if isinstance(out, AssertionError) else "")
-        return Feedback(MISTAKE, f"forward refuses {fed(full)}, exactly max_sequence_length={L} positions "
-                                 f"({_error_line(out)}): the check uses < where it needs <=. The table has {L} rows, "
-                                 f"so {L} positions fit; refuse only more than {L}.{also}")
-    if kind == "raised":
-        return Feedback(WRONG, f"forward raised {_error_line(out)} for {fed(full)}: {L} positions, which fit.")
-    if not isinstance(out, torch.Tensor) or out.shape != full.shape:
-        return Feedback(WRONG, f"For {fed(full)}, forward should return x's shape, got "
-                               f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}.")
-    if close(out, expected.expand_as(full)):
-        return Feedback(MISTAKE, "forward returns the table alone: add it to x.")
-    if batch <= L and close(out, full + expected[:batch, None, :]):
-        return Feedback(MISTAKE, f"forward added table row b to every position of sequence b: it reads x as (seq, "
-                                 f"batch, d_model), as pytorch/examples' word_language_model does (self.pe[:x.size(0)]). "
-                                 f"The checker feeds {fed(full)}: add the table's first x.shape[-2] rows, one per "
-                                 "position, to every sequence of the batch.")
-    if not close(out, full + expected):
-        return Feedback(WRONG, f"For {fed(full)}, forward(x) should equal x + PE: the table's {L} rows added to each "
-                               f"of the {batch} sequences.")
 
-    kind, out = _forward(module, short)
-    if kind == "raised":
-        return Feedback(MISTAKE, f"forward fails on a shorter sequence, {fed(short)} ({_error_line(out)}): slice the "
-                                 "table to x's length, table[: x.shape[-2]].")
-    if not isinstance(out, torch.Tensor) or not close(out, short + expected[:3]):
-        return Feedback(WRONG, f"For a shorter sequence, {fed(short)}, forward should add the table's first 3 rows.")
+@exercise("a table function for any d_model")
+def check_encoding_function(function: object) -> Feedback:
+    """A function `function(max_sequence_length, d_model)` that builds the table by hand, with torch alone, for any
+    sizes. It is called with keywords on sizes of the checker's own, odd d_model included, and each table is judged
+    as check_encoding judges one (the first that is wrong is named, with its sizes). A function that calls the
+    package's steps or builders (even_denominator, stepwise_encoding, sinusoidal_encoding, ...) is named."""
+    if function is None:
+        return not_attempted("a function my_encoding(max_sequence_length, d_model)")
+    if isinstance(function, (torch.Tensor, np.ndarray, list, tuple)):
+        return Feedback(MISTAKE, f"That is a table, {describe(function)}, not a function. Write `def my_encoding("
+                                 "max_sequence_length, d_model):` that builds and returns the table for any sizes.")
+    if not callable(function):
+        return Feedback(WRONG, f"Expected a function, got {describe(function)}.")
+    package = [getattr(steps, name) for name in steps.__all__ if inspect.isfunction(getattr(steps, name))]
+    package += [sinusoidal_encoding, PositionalEncoding.forward]
+    if calls_any(lambda: [function(max_sequence_length=L, d_model=d) for L, d in _FUNCTION_SIZES], package):
+        return Feedback(MISTAKE, "Your function calls the package's own steps or builders. Build the table with torch "
+                                 "alone: positions, denominators from the formula, torch.sin and torch.cos.")
+    for L, d in _FUNCTION_SIZES:
+        try:
+            table = function(max_sequence_length=L, d_model=d)
+        except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
+            text = str(error)[:100]
+            if isinstance(error, TypeError) and "keyword argument" in str(error):
+                return Feedback(MISTAKE, f"The checker calls my_encoding(max_sequence_length={L}, d_model={d}), and "
+                                         f"your function raised TypeError: {text}. Name its parameters "
+                                         "max_sequence_length and d_model.")
+            return Feedback(WRONG, f"my_encoding(max_sequence_length={L}, d_model={d}) raised {type(error).__name__}: "
+                                   f"{text}. It must work for any sizes, odd d_model included.")
+        verdict = inspect.unwrap(check_encoding)(table, max_sequence_length=L, d_model=d)
+        if not verdict.correct:
+            return Feedback(verdict.status, f"For max_sequence_length={L}, d_model={d}: {verdict.message}")
+    tried = ", ".join(f"({L}, {d})" for L, d in _FUNCTION_SIZES)
+    return Feedback(CORRECT, f"Correct: the right table for each (max_sequence_length, d_model) tried: {tried}.")
 
-    # One position more than the table has: refused with ValueError, never cut, never left to the shapes.
-    kind, out = _forward(module, too_long)
-    if kind == "returned":
-        if isinstance(out, torch.Tensor) and out.shape == full.shape:
-            return Feedback(MISTAKE, f"For {fed(too_long)}, forward returned {L} positions: it cut the input without "
-                                     f"a word, and position {L} is lost. Check the length first and raise ValueError.")
-        return Feedback(MISTAKE, f"forward accepted {L + 1} positions ({fed(too_long)}), one more than "
-                                 f"max_sequence_length={L}, and returned {describe(out)}: the table has {L} rows, so "
-                                 "refuse a longer x with ValueError.")
-    if isinstance(out, AssertionError):
-        return Feedback(MISTAKE, f"An assert refuses {L + 1} positions, but `python -O` removes every assert, and then "
-                                 "nothing does (11 Pitfalls, section 3): check with `if` and raise ValueError.")
-    if isinstance(out, ValueError):
-        return Feedback(CORRECT, f"Correct: forward adds the table to x of shape (batch, seq, d_model) = "
-                                 f"{tuple(full.shape)} and {tuple(short.shape)}, and refuses {tuple(too_long.shape)} "
-                                 f"({_error_line(out)}).")
-    if isinstance(out, RuntimeError):
-        return Feedback(MISTAKE, f"Nothing checks the length: for {fed(too_long)}, {L + 1} positions, forward failed only "
-                                 f"when adding ({_error_line(out)}), an error about shapes that does not say what is "
-                                 "wrong. Check x.shape[-2] before adding and raise ValueError that names the length "
-                                 "and the limit.")
-    return Feedback(MISTAKE, f"For {fed(too_long)}, {L + 1} positions, forward raised {_error_line(out)}: raise "
-                             "ValueError, Python's error for a value outside what is allowed, so that a caller can "
-                             "catch exactly that.")
+
+def _slice_assignment(L: int, d: int) -> tuple[int, int] | str:
+    """Run the slice-assignment code with the sine frequencies for both slices: the table's shape, or the error."""
+    pe = torch.zeros(L, d)
+    position = torch.arange(L).float().unsqueeze(1)
+    frequency = torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) / d))
+    try:
+        pe[:, 0::2] = torch.sin(position * frequency)
+        pe[:, 1::2] = torch.cos(position * frequency)
+    except RuntimeError as error:
+        return f"RuntimeError: {error}"
+    return tuple(pe.shape)
+
+
+@exercise("slice assignment with an odd d_model")
+def check_odd_slice_assignment(answer: object, *, max_sequence_length: int, d_model: int) -> Feedback:
+    """What the slice-assignment code does (torch.zeros(max_sequence_length, d_model), then sines into the even
+    columns and cosines into the odd ones, both from the d_model's even frequencies): the checker runs it. An even
+    d_model gives the table; an odd one has one cosine column fewer than frequencies, and the cosine line raises.
+    The answer is a shape, or the word "error" ("RuntimeError", or the class RuntimeError itself, reads as "error")."""
+    L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
+    d = check_size("d_model", d_model, maximum=4096)
+    outcome = _slice_assignment(L, d)  # a shape, or the error's text
+    if answer is None:
+        return not_attempted('a shape such as (2, 3), or "error"')
+    if isinstance(answer, type) and issubclass(answer, BaseException) or (
+            isinstance(answer, str) and ("error" in answer.lower() or "raise" in answer.lower())):
+        given = "error"
+    else:
+        given = as_shape(answer)
+        if given is None:
+            return Feedback(WRONG, f'Expected a shape such as (2, 3), or "error", got {describe(answer)}.')
+    count = (d + 1) // 2
+    why = (f"The sine columns 0, 2, ... are {count}, one per frequency; the cosine columns 1, 3, ... are {d // 2}. "
+           f"torch.zeros fixed the table at ({L}, {d}), so the cosines' {count} values per row must fit {d // 2} "
+           "columns")
+    if isinstance(outcome, tuple):
+        if given == outcome:
+            return Feedback(CORRECT, f"Correct: {outcome}. With an even d_model, each slice has d_model / 2 = {d // 2} "
+                                     "columns, one per frequency.")
+        if given == "error":
+            return Feedback(MISTAKE, f"With an even d_model nothing raises: each slice has {d // 2} columns, one per "
+                                     f"frequency. The table is {outcome}.")
+        return Feedback(WRONG, f"You said {given}; the run gives {outcome}.")
+    if given == "error":
+        return Feedback(CORRECT, f"Correct: the cosine line raises RuntimeError. {why}, and they do not.")
+    if given == (L, d + 1):
+        return Feedback(MISTAKE, f"({L}, {d + 1}) is what stack + flatten makes: it builds its columns from the "
+                                 f"frequencies. Slice assignment writes into a table whose shape is already fixed. "
+                                 f"{why}: they do not, and the cosine line raises RuntimeError.")
+    if given == (L, d):
+        return Feedback(MISTAKE, f"torch.zeros makes ({L}, {d}), and the sine line fills its {count} columns. But the "
+                                 f"cosine columns 1, 3, ... are only {d // 2}, for {count} values per row: the cosine "
+                                 "line raises RuntimeError.")
+    return Feedback(WRONG, f"You said {given}. {why}: they do not, and the cosine line raises RuntimeError.")

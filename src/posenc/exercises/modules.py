@@ -1,0 +1,215 @@
+"""Checkers for positional-encoding modules: a fixed length check, one module for both layouts of a batch."""
+
+from __future__ import annotations
+
+import torch
+
+from .._checks import check_size
+from .._provenance import calls_any
+from ..builder import sinusoidal_encoding
+from ..encoding import PositionalEncoding
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, close, describe, exercise, not_attempted
+
+__all__ = ["check_positional_module", "check_layout_module"]
+
+
+def _forward(module: torch.nn.Module, x: torch.Tensor) -> tuple[str, object]:
+    """Call the learner's module on a copy of x: ("returned", output) or ("raised", the exception)."""
+    return _forward_on(module, x.clone())
+
+
+def _changes_its_input(module: torch.nn.Module, x: torch.Tensor) -> Feedback | None:
+    """The mistake of a forward that adds in place (`x += ...`), changing the caller's tensor; None if x is left as it was."""
+    given = x.clone()
+    _forward_on(module, given)
+    if torch.equal(given, x):
+        return None
+    return Feedback(MISTAKE, "forward returns x + PE, but it changed x itself: `x += ...` adds in place, into the "
+                             "caller's tensor. So a second call on the same x adds the table twice. Write "
+                             "`return x + ...`, which makes a new tensor.")
+
+
+def _forward_on(module: torch.nn.Module, x: torch.Tensor) -> tuple[str, object]:
+    """Call the learner's module on x itself (not a copy): ("returned", output) or ("raised", the exception)."""
+    try:
+        return "returned", module(x)
+    except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
+        return "raised", error
+
+
+def _error_line(error: BaseException) -> str:
+    """An exception as a traceback's last line shows it, cut to one short line."""
+    try:
+        text = str(error)
+    except Exception:  # a learner's exception class whose __str__ fails: the name alone still says what it was
+        text = ""
+    text = text if len(text) <= 80 else text[:79] + "…"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+@exercise("a positional-encoding module")
+def check_positional_module(module: object, *, d_model: int = 6, max_sequence_length: int = 10) -> Feedback:
+    """A module whose forward adds the table to (batch, seq, d_model) inputs up to max_sequence_length positions,
+    and refuses a longer input with ValueError.
+
+    It is called on a batch of 2 sequences of exactly max_sequence_length positions, on a shorter one, and on one
+    with a position more than the table has: the fix of the stack-and-flatten exercise must accept the
+    first two (the `<` off-by-one refuses the first) and refuse the third with ValueError (an
+    `assert` disappears under `python -O`; a deleted check leaves only the shapes failing to add;
+    a cut input is a silent loss). A forward that adds in place (`x += ...`) changes the caller's x: named too, from
+    a further call on a tensor the checker keeps. Every message names the shape of the x it fed, (batch, seq, d_model): a module
+    written for (seq, batch, d_model), as pytorch/examples' word_language_model is, is named too, and so is the
+    package's own PositionalEncoding (its forward running, however it is wrapped).
+    """
+    L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
+    d = check_size("d_model", d_model, maximum=4096)
+    expected = sinusoidal_encoding(max_sequence_length=L, d_model=d)
+    if module is None:
+        return not_attempted("an instance of your module")
+    if not isinstance(module, torch.nn.Module):
+        return Feedback(WRONG, f"Expected an nn.Module instance, got {describe(module)}.")
+    batch = 2
+    x = torch.randn(batch, L + 1, d, generator=torch.Generator().manual_seed(0))
+    full, short, too_long = x[:, :L], x[:, :3], x
+
+    def fed(inputs: torch.Tensor) -> str:
+        return f"x of shape (batch, seq, d_model) = {tuple(inputs.shape)}"
+
+    # The package's module passes every test below: only its forward running tells it from a fix written by hand.
+    if calls_any(lambda: [_forward(module, inputs) for inputs in (full, too_long)], [PositionalEncoding.forward]):
+        return Feedback(MISTAKE, "This is the package's own PositionalEncoding (its forward ran): the exercise asks "
+                                 "for a module of your own, whose forward checks x's length with `if` and raises "
+                                 "ValueError.")
+
+    # Exactly max_sequence_length positions fit: the source's `x < max` refuses them.
+    kind, out = _forward(module, full)
+    refused = kind == "raised" and isinstance(out, (AssertionError, ValueError))
+    if refused and _forward(module, full[:, :-1])[0] == "returned":  # one position fewer passes: `<` instead of `<=`
+        also = (" And raise ValueError instead of asserting: `python -O` removes every assert."
+                if isinstance(out, AssertionError) else "")
+        return Feedback(MISTAKE, f"forward refuses {fed(full)}, exactly max_sequence_length={L} positions "
+                                 f"({_error_line(out)}): the check uses < where it needs <=. The table has {L} rows, "
+                                 f"so {L} positions fit; refuse only more than {L}.{also}")
+    if kind == "raised":
+        return Feedback(WRONG, f"forward raised {_error_line(out)} for {fed(full)}: {L} positions, which fit.")
+    if not isinstance(out, torch.Tensor) or out.shape != full.shape:
+        return Feedback(WRONG, f"For {fed(full)}, forward should return x's shape, got "
+                               f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}.")
+    if close(out, expected.expand_as(full)):
+        return Feedback(MISTAKE, "forward returns the table alone: add it to x.")
+    if batch <= L and close(out, full + expected[:batch, None, :]):
+        return Feedback(MISTAKE, f"forward added table row b to every position of sequence b: it reads x as (seq, "
+                                 f"batch, d_model), as pytorch/examples' word_language_model does (self.pe[:x.size(0)]). "
+                                 f"The checker feeds {fed(full)}: add the table's first x.shape[-2] rows, one per "
+                                 "position, to every sequence of the batch.")
+    if not close(out, full + expected):
+        return Feedback(WRONG, f"For {fed(full)}, forward(x) should equal x + PE: the table's {L} rows added to each "
+                               f"of the {batch} sequences.")
+    changed = _changes_its_input(module, full)
+    if changed:
+        return changed
+
+    kind, out = _forward(module, short)
+    if kind == "raised":
+        return Feedback(MISTAKE, f"forward fails on a shorter sequence, {fed(short)} ({_error_line(out)}): slice the "
+                                 "table to x's length, table[: x.shape[-2]].")
+    if not isinstance(out, torch.Tensor) or not close(out, short + expected[:3]):
+        return Feedback(WRONG, f"For a shorter sequence, {fed(short)}, forward should add the table's first 3 rows.")
+
+    # One position more than the table has: refused with ValueError, never cut, never left to the shapes.
+    kind, out = _forward(module, too_long)
+    if kind == "returned":
+        if isinstance(out, torch.Tensor) and out.shape == full.shape:
+            return Feedback(MISTAKE, f"For {fed(too_long)}, forward returned {L} positions: it cut the input without "
+                                     f"a word, and position {L} is lost. Check the length first and raise ValueError.")
+        return Feedback(MISTAKE, f"forward accepted {L + 1} positions ({fed(too_long)}), one more than "
+                                 f"max_sequence_length={L}, and returned {describe(out)}: the table has {L} rows, so "
+                                 "refuse a longer x with ValueError.")
+    if isinstance(out, AssertionError):
+        return Feedback(MISTAKE, f"An assert refuses {L + 1} positions, but `python -O` removes every assert, and then "
+                                 "nothing does (11 Pitfalls, section 3): check with `if` and raise ValueError.")
+    if isinstance(out, ValueError):
+        return Feedback(CORRECT, f"Correct: forward adds the table to x of shape (batch, seq, d_model) = "
+                                 f"{tuple(full.shape)} and {tuple(short.shape)}, and refuses {tuple(too_long.shape)} "
+                                 f"({_error_line(out)}).")
+    if isinstance(out, RuntimeError):
+        return Feedback(MISTAKE, f"Nothing checks the length: for {fed(too_long)}, {L + 1} positions, forward failed only "
+                                 f"when adding ({_error_line(out)}), an error about shapes that does not say what is "
+                                 "wrong. Check x.shape[-2] before adding and raise ValueError that names the length "
+                                 "and the limit.")
+    return Feedback(MISTAKE, f"For {fed(too_long)}, {L + 1} positions, forward raised {_error_line(out)}: raise "
+                             "ValueError, Python's error for a value outside what is allowed, so that a caller can "
+                             "catch exactly that.")
+
+
+_LAYOUTS = {True: "(batch, seq, d_model)", False: "(seq, batch, d_model)"}
+
+
+@exercise("a positional-encoding module for both layouts")
+def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_length: int = 7) -> Feedback:
+    """A module class built as `module_class(d_model=..., max_sequence_length=..., batch_first=...)`, as
+    torch.nn.Transformer takes `batch_first`: with True, forward reads x as (batch, seq, d_model); with False, as
+    (seq, batch, d_model), as pytorch/examples' word_language_model does. Each adds the table's first seq rows, one per
+    position, to every sequence, and refuses more positions than the table has with ValueError.
+
+    The checker builds its own modules with these sizes (not the notebook's), and feeds each layout a batch of 3 whose
+    size is not its length: a module that reads the positions from the other dimension adds row b to sequence b.
+    An instance, a class that ignores `batch_first`, an assert, and a forward that adds in place are named.
+    """
+    L = check_size("max_sequence_length", max_sequence_length, minimum=4, maximum=4096)
+    d = check_size("d_model", d_model, maximum=4096)
+    table = sinusoidal_encoding(max_sequence_length=L, d_model=d)
+    if module_class is None:
+        return not_attempted("your module class (not an instance)")
+    if isinstance(module_class, torch.nn.Module):
+        return Feedback(MISTAKE, f"That is an instance, {type(module_class).__name__}(...). Give the class itself: the "
+                                 "checker builds its own, with other sizes and both values of batch_first.")
+    if not (isinstance(module_class, type) and issubclass(module_class, torch.nn.Module)):
+        return Feedback(WRONG, f"Expected an nn.Module class, got {describe(module_class)}.")
+    batch = 3
+    x = torch.randn(batch, L + 1, d, generator=torch.Generator().manual_seed(1))
+    checked = []
+    for batch_first in (True, False):
+        layout = _LAYOUTS[batch_first]
+        try:
+            module = module_class(d_model=d, max_sequence_length=L, batch_first=batch_first)
+        except (Exception, SystemExit) as error:  # the learner's constructor
+            return Feedback(WRONG, f"{module_class.__name__}(d_model={d}, max_sequence_length={L}, "
+                                   f"batch_first={batch_first}) raised {_error_line(error)}: take the three as "
+                                   "keyword arguments.")
+        built = f"With batch_first={batch_first}, x is {layout}"
+
+        def arrange(inputs: torch.Tensor, batch_first: bool = batch_first) -> torch.Tensor:
+            return inputs if batch_first else inputs.transpose(0, 1).contiguous()
+
+        for length in (L, 2):
+            given = arrange(x[:, :length])
+            kind, out = _forward(module, given)
+            shape = tuple(given.shape)
+            if kind == "raised":
+                return Feedback(WRONG, f"{built}: forward raised {_error_line(out)} for x of shape {shape}, "
+                                       f"{length} positions, which fit.")
+            right = arrange(x[:, :length] + table[:length])
+            if isinstance(out, torch.Tensor) and close(out, arrange(x[:, :length] + table[:batch, None, :])):
+                return Feedback(MISTAKE, f"{built}: forward read the positions from the other dimension, so sequence "
+                                         f"b got table row b at every position (x of shape {shape}, {batch} "
+                                         "sequences). Read the length from the dimension this layout gives the "
+                                         "positions, and add one row per position.")
+            if not isinstance(out, torch.Tensor) or not close(out, right):
+                got = tuple(out.shape) if isinstance(out, torch.Tensor) else describe(out)
+                return Feedback(WRONG, f"{built}: for x of shape {shape}, forward should return x + PE, the table's "
+                                       f"first {length} rows added to each of the {batch} sequences; it returned {got}.")
+        changed = _changes_its_input(module, arrange(x[:, :L]))
+        if changed:
+            return changed
+        too_long = arrange(x)
+        kind, out = _forward(module, too_long)
+        if kind == "returned" or not isinstance(out, ValueError):
+            what = "returned a result" if kind == "returned" else f"raised {_error_line(out)}"
+            assertion = (" An assert is no check: `python -O` removes it." if isinstance(out, AssertionError) else "")
+            return Feedback(MISTAKE, f"{built}: for x of shape {tuple(too_long.shape)}, {L + 1} positions, one more "
+                                     f"than the table's {L} rows, forward {what}. Refuse it with ValueError.{assertion}")
+        checked.append(f"{layout} with batch_first={batch_first}")
+    return Feedback(CORRECT, f"Correct: built with d_model={d} and max_sequence_length={L}, your module adds one table "
+                             f"row per position for {' and '.join(checked)}, on {batch} sequences of {L} and of 2 "
+                             f"positions, and refuses {L + 1} positions with ValueError.")
