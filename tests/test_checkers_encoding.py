@@ -305,7 +305,9 @@ class TestTransposedRow:
     def check(self, answer, **sizes):
         return exercises.check_transposed_row(answer, **({"max_sequence_length": 10, "d_model": 6} | sizes))
 
-    @pytest.mark.parametrize("answer", [[0, 0.84, 0.91, 0.14, -0.76, -0.96], torch.sin(torch.arange(6.0)),
+    # Rounded or cut to the two decimals the prompt asks for.
+    @pytest.mark.parametrize("answer", [[0, 0.84, 0.91, 0.14, -0.76, -0.96], [0, 0.84, 0.90, 0.14, -0.75, -0.95],
+                                        torch.sin(torch.arange(6.0)),
                                         np.sin(np.arange(6)), (0.0, 0.8415, 0.9093, 0.1411, -0.7568, -0.9589)])
     def test_every_form_of_the_sines_is_right(self, answer):
         assert self.check(answer).correct
@@ -382,6 +384,10 @@ class TestEncodingFunction:
     ("RuntimeError", "correct", "4 values"), ((10, 8), "mistake", "what stack + flatten makes"),
     ((10, 7), "mistake", "the sine line fills its 4 columns"), ((7, 10), "wrong", "You said (7, 10)"),
     (3, "wrong", "Expected a shape"), (None, "not attempted", "error"),
+    # Saying it does not raise is not saying "error".
+    ("no error", "wrong", "You said nothing raises"), ("does not raise", "wrong", "You said nothing raises"),
+    ("nothing raises", "wrong", "You said nothing raises"), ("error-free", "wrong", "You said nothing raises"),
+    ("it raises a RuntimeError", "correct", "cosine line raises"),
 ])
 def test_slice_assignment_with_an_odd_d_model_raises(answer, status, words):
     feedback = exercises.check_odd_slice_assignment(answer, max_sequence_length=10, d_model=7)
