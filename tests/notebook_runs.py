@@ -117,8 +117,9 @@ def pytest_collection_modifyitems(config, items):
 # A cell that reads a learner's answer (a name that an exercise's placeholder and its solution both set) gives other
 # feedback in the learner's edition, by design. Its outputs are not compared here; the run under this CPU compares
 # them. Except the run of a "predict, then run" exercise (`if exercises.predicted(answer):`, no checker): untouched,
-# it must say that it waits for the prediction, and nothing else. The progress summary is compared with what it must say in the learner's edition: every exercise of the
-# teacher's summary, not attempted. A solution left in would show there as done.
+# it must say that it waits for the prediction, and nothing else. The progress summary is compared with what it must
+# say in the learner's edition: every exercise of the teacher's summary, not attempted. A solution left in would show
+# there as done.
 
 
 def write_copy(notebook: Path, folder: Path = LEARNERS_EDITION) -> Path:
