@@ -411,6 +411,9 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
                   "learned": [0, 1]})
     if name.endswith("check_error_position"):
         sizes["d_model"] = 64
+    if name.endswith("check_masked_share"):
+        sizes.update({"row": torch.softmax(torch.randn(6, generator=torch.Generator().manual_seed(6)), dim=0),
+                      "key_mask": torch.tensor([True, True, True, False, False, False]), "key": 1})
     if name.endswith("check_cached_logits"):
         sizes["model"] = INSTANCES["TinyDecoder"]()
         sizes.update({"ids": torch.tensor([[0, 3, 4, 5], [1, 2, 3, 4]]),

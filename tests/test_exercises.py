@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from posenc import exercises, tokens
+from posenc import exercises
 from posenc.encoding import PositionalEncoding, sinusoidal_encoding
 
 L, D = 10, 6
@@ -250,27 +250,94 @@ def test_odd_d_model_with_the_wrong_column_dropped_names_the_column(kept):
     assert exercises.check_encoding(naive[:, :d_model], max_sequence_length=L, d_model=d_model).correct
 
 
-class TestBatchCheckers:
-    ids = tokens.batch_ids(["My name is John", "my friend"], tokens.example_vocabulary(), max_sequence_length=5)
-    mask = ids != 0
-    scores = torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(0))
+def _repair(weights, key_mask):
+    """05's Exercise 3, repaired: the padding's weights zeroed, each row divided by its new sum."""
+    kept = weights * key_mask
+    return kept / kept.sum(dim=-1, keepdim=True)
 
-    @pytest.mark.parametrize("mistake,build,words", [
-        ("no mask", lambda s, k: torch.softmax(s, -1), "No mask"),
-        ("after softmax", lambda s, k: torch.softmax(s, -1) * k[:, None, :], "after the softmax"),
-        ("zero, not -inf", lambda s, k: torch.softmax(s.masked_fill(~k[:, None, :], 0.0), -1), "not -inf"),
-        ("queries", lambda s, k: torch.softmax(s.masked_fill(~k[:, :, None], float("-inf")), -1), "instead of columns"),
-        ("wrong axis", lambda s, k: torch.softmax(s.masked_fill(~k[:, None, :], float("-inf")), -2), "dim=-2"),
+
+class TestMaskCheckers:
+    """05's repair of weights masked after the softmax, and 06's weight of a real key once the padding is masked."""
+
+    @pytest.mark.parametrize("right", [
+        _repair,
+        lambda w, m: torch.where(m, w, torch.zeros(())) / torch.where(m, w, torch.zeros(())).sum(-1, keepdim=True),
+        lambda w, m: (w * m / (w * m).sum(dim=1)[:, None]).tolist(),  # a list of rows reads as a tensor too
     ])
-    def test_masked_weights_mistakes(self, mistake, build, words):
-        feedback = exercises.check_masked_weights(build(self.scores, self.mask), scores=self.scores, key_mask=self.mask)
+    def test_mask_repair_accepts_a_right_repair(self, right):
+        feedback = exercises.check_mask_repair(right)
+        assert feedback.correct and "3 new cases" in feedback.message, feedback
+
+    @pytest.mark.parametrize("mistake,function,words", [
+        ("nothing", lambda w, m: w, "Nothing was repaired"),
+        ("the bug", lambda w, m: w * m, "the bug itself"),
+        ("no keepdim", lambda w, m: (w * m) / (w * m).sum(-1), "without keepdim=True"),
+        ("columns", lambda w, m: (w * m) / (w * m).sum(0, keepdim=True), "Each column"),
+        ("softmax of the zeroed weights", lambda w, m: torch.softmax(w * m, -1), "second softmax"),
+        ("softmax of the weights at -inf", lambda w, m: torch.softmax(w.masked_fill(~m, float("-inf")), -1),
+         "second softmax"),
+        ("rows", lambda w, m: w * m[:, None], "rows (queries)"),
+        ("split evenly", lambda w, m: w * m + (1 - (w * m).sum(-1, keepdim=True)) / m.sum() * m, "split evenly"),
+        # Right numbers through -inf and a softmax again: the route the exercise rules out.
+        ("the log trick", lambda w, m: torch.softmax(w.log().masked_fill(~m, float("-inf")), -1), "softmax of your own"),
+    ])
+    def test_mask_repair_names_the_mistake(self, mistake, function, words):
+        feedback = exercises.check_mask_repair(function)
         assert feedback.status == "mistake" and words in feedback.message, f"{mistake}: {feedback}"
 
-    def test_masked_weights_correct(self):
+    def test_mask_repair_runs_the_function_on_new_inputs(self):
+        # The old exercise's answer, a tensor of the notebook's weights, and a function that returns one, both fail.
+        scores = torch.randn(10, 10, generator=torch.Generator().manual_seed(0))
+        key_mask = torch.arange(10) < 4
+        notebook_weights = _repair(torch.softmax(scores, -1), key_mask)
+        assert "Expected a function" in exercises.check_mask_repair(notebook_weights).message
+        copied = exercises.check_mask_repair(lambda w, m: notebook_weights)
+        assert copied.status == "wrong" and "not from the notebook's variables" in copied.message
+        hard_coded = exercises.check_mask_repair(lambda w, m: _repair(w, torch.arange(w.shape[-1]) < 3))
+        assert hard_coded.status == "wrong" and "padded key still gets weight" in hard_coded.message
+
+    @pytest.mark.parametrize("answer,status,words", [
+        (None, "not attempted", "Not attempted"),
+        ("abc", "wrong", "Expected a function"),
+        (lambda w: w, "wrong", "two parameters"),
+        (lambda w, m: 1 / 0, "wrong", "ZeroDivisionError"),
+        (lambda w, m: w * float("nan"), "wrong", "NaN"),
+    ])
+    def test_mask_repair_answers_whatever_it_gets(self, answer, status, words):
+        feedback = exercises.check_mask_repair(answer)
+        assert feedback.status == status and words in feedback.message, feedback
+
+    # 06's row: what '?' looks at without the mask; keys 0 to 4 are real.
+    row = torch.softmax(torch.tensor([-6.0, 0.0, -4.0, -1.5, -4.3, 0.0, -0.7, -0.5, 0.2, 0.9]), dim=0)
+    key_mask = torch.arange(10) < 5
+
+    def test_masked_share_accepts_the_weight_to_2_decimals(self):
+        expected = float(self.row[1] / self.row[:5].sum())
+        for answer in (expected, round(expected, 2), round(expected, 3), torch.tensor(expected)):
+            assert exercises.check_masked_share(answer, row=self.row, key_mask=self.key_mask, key=1).correct, answer
+        assert not exercises.check_masked_share(expected + 0.02, row=self.row, key_mask=self.key_mask, key=1).correct
+
+    def test_masked_share_agrees_with_the_masked_softmax(self):
         from posenc import attention
 
-        answer = attention.attention_weights(self.scores, key_mask=self.mask)
-        assert exercises.check_masked_weights(answer, scores=self.scores, key_mask=self.mask).correct
+        scores = torch.randn(10, generator=torch.Generator().manual_seed(1))
+        masked = attention.attention_weights(scores[None], key_mask=self.key_mask)[0]
+        row = torch.softmax(scores, dim=0)
+        for key in range(5):
+            assert exercises.check_masked_share(float(masked[key]), row=row, key_mask=self.key_mask, key=key).correct
+
+    def test_masked_share_names_the_mistake(self):
+        weight, real = float(self.row[1]), float(self.row[:5].sum())
+        for answer, words in ((weight, "without the mask"), (0.2, "1/5"), (weight + (1 - real) / 5, "split evenly"),
+                              (weight + 1 - real, "whole of the padding's share"), (real, "real keys' share"),
+                              (100 * weight / real, "percentage")):
+            feedback = exercises.check_masked_share(answer, row=self.row, key_mask=self.key_mask, key=1)
+            assert feedback.status == "mistake" and words in feedback.message, (answer, feedback)
+        assert "between 0 and 1" in exercises.check_masked_share(1.5, row=self.row, key_mask=self.key_mask, key=1).message
+
+    def test_masked_share_refuses_a_padded_key(self):
+        with pytest.raises(ValueError, match="key"):
+            exercises.check_masked_share(0.5, row=self.row, key_mask=self.key_mask, key=7)
 
 
 class TestSchemeCheckers:

@@ -6,7 +6,8 @@
     encoding      the table, the shape of a table built with its sizes swapped, a positional-encoding module
     wavelengths   where a column first turns negative, the columns that repeat within a table, the shift as a rotation
     precision     where float32 angles go wrong, positions in bfloat16
-    attention     masked weights, heads folded into the batch
+    attention     a repair of the weights masked after the softmax, a real key's weight once the padding is masked,
+                  heads folded into the batch
     schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
     predictions   "predict, then run": check_prediction
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
@@ -23,10 +24,12 @@ each mistake made on purpose and comparing: sine and cosine swapped, exponent `i
 instead of `2i`, `2i` applied to the odd index too, halves concatenated instead of
 interleaved, positions starting at 1, the wrong size in the denominator, a
 transposed table, float64 where float32 was asked, and `d_model + 1` columns for
-an odd `d_model`. The masked-attention checker does the same for a missing mask, the
-mask applied after the softmax, 0 instead of -inf, hidden rows instead of columns,
-and the softmax over the wrong axis. The undo-RoPE checker: the rows turned on (the package's own
-apply_rotary) instead of back, the half-split layout instead of interleaved pairs, positions from 1, exponent `i`
+an odd `d_model`. The mask-repair checker runs the learner's function on new weights and
+masks, and names no repair, the bug itself, row sums without keepdim, column sums, a
+second softmax and the mask on the rows. The masked-share checker names the weight
+without the mask, 1 / (real keys) and the padding's share split evenly. The undo-RoPE
+checker: the rows turned on (the package's own apply_rotary) instead of back, the half-split layout instead of
+interleaved pairs, positions from 1, exponent `i`
 instead of `2i`, and nothing undone; the cos/sin-table checker the tables left as they were, one of them fixed,
 the two swapped, the sign of sin, and the turned queries given instead of tables. The ALiBi checker: slopes from 2^0, the
 exponent's sign, the order reversed, and the rule for another head count. The encoding
