@@ -2,12 +2,11 @@
 
 import math
 
-import numpy as np
 import pytest
 import torch
 
 from posenc import exercises
-from posenc.encoding import PositionalEncoding, sinusoidal_encoding
+from posenc.encoding import PositionalEncoding, sinusoidal_encoding, stepwise_encoding
 
 L, D = 10, 6
 
@@ -538,72 +537,68 @@ def test_shift_matrix_moves_pe_and_names_the_wrong_direction():
     assert "identity" in exercises.check_shift_matrix(torch.eye(6), k=-2, d_model=6).message
 
 
-def test_error_position_against_a_plain_search():
-    # The same search written with numpy's float32, independent of the checker's torch code.
-    import numpy as np
-
-    d_model = 64
-    denominators = 10000.0 ** (np.arange(0, d_model, 2) / d_model)
-    positions = np.arange(200_000)
-    angle32 = positions.astype(np.float32)[:, None] / denominators.astype(np.float32)
-    error = np.abs(angle32.astype(np.float64) - positions[:, None] / denominators).max(axis=1)
-    first = int(np.argmax(error > 1e-3))
-    assert first > 0
-    assert exercises.check_error_position(first, d_model=d_model).correct
-    assert "Too early" in exercises.check_error_position(first // 2, d_model=d_model).message
-    assert "Too late" in exercises.check_error_position(first * 2, d_model=d_model).message
+def _builder(*, denominator_dtype=torch.float64, angle_dtype=torch.float64, table_dtype=torch.float32):
+    """12's Exercise 1: the table from float64 positions, each other step in the dtype given (the bug: a float32
+    denominator)."""
+    def build(*, max_sequence_length, d_model):
+        position = torch.arange(max_sequence_length, dtype=torch.float64)[:, None]
+        denominator = 10000.0 ** (torch.arange(0, d_model, 2, dtype=denominator_dtype) / d_model)
+        angle = (position / denominator).to(angle_dtype)
+        return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).flatten(1).to(table_dtype)
+    return build
 
 
-def _first_crossing(denominators32, d_model=64, threshold=1e-3):
-    """numpy's float32, independent of the checker: the first position whose angle pos / denominator32 (float32)
-    is off by more than threshold from the float64 angle, in any column."""
-    import numpy as np
+def test_drift_fix_accepts_float64_angles_however_built():
+    def slice_assignment(*, max_sequence_length, d_model):  # the Annotated Transformer's form, in float64
+        position = torch.arange(max_sequence_length, dtype=torch.float64)[:, None]
+        div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * -(math.log(10000.0) / d_model))
+        pe = torch.zeros(max_sequence_length, d_model, dtype=torch.float64)
+        pe[:, 0::2], pe[:, 1::2] = torch.sin(position * div_term), torch.cos(position * div_term)
+        return pe.float()
 
-    exact = 10000.0 ** (np.arange(0, d_model, 2) / d_model)
-    positions = np.arange(200_000)
-    angle32 = positions.astype(np.float32)[:, None] / denominators32
-    error = np.abs(angle32.astype(np.float64) - positions[:, None] / exact).max(axis=1)
-    return int(np.argmax(error > threshold))
+    def float32_positions(*, max_sequence_length, d_model):  # exact below 2^24, and promoted to float64 by the division
+        position = torch.arange(max_sequence_length, dtype=torch.float32)[:, None]
+        angle = position / 10000.0 ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+        return torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(1).float()
 
-
-def test_error_position_refuses_positions_just_before_the_crossing():
-    # Before 17,428 the error stays just under 1e-3 (0.99837e-3 at 17,345): a window of 1% around the answer
-    # accepted positions where it has not passed.
-    assert _first_crossing((10000.0 ** (np.arange(0, 64, 2) / 64)).astype(np.float32)) == 17428
-    for early in (17300, 17345, 17427):
-        feedback = exercises.check_error_position(early, d_model=64)
-        assert feedback.status == "wrong" and "Too early" in feedback.message, feedback
-    assert "8.7614e-04" in exercises.check_error_position(17300, d_model=64).message
-    assert "Too late" in exercises.check_error_position(17500, d_model=64).message
+    for right in (_builder(), slice_assignment, float32_positions):
+        feedback = exercises.check_drift_fix(right)
+        assert feedback.correct and "30,000 x 16" in feedback.message, feedback
 
 
-def test_error_position_accepts_a_float32_denominator_on_the_other_side():
-    # A float32 pow accurate to one unit in the last place may return either float32 number around the exact
-    # denominator; column 1's and 2's neighbours move the crossing by thousands of positions.
-    exact = 10000.0 ** (np.arange(0, 64, 2) / 64)
-    nearest = exact.astype(np.float32)
-    for column in (1, 2):
-        other = nearest.copy()
-        toward = np.float32(np.inf) if nearest[column] < exact[column] else np.float32(-np.inf)
-        other[column] = np.nextafter(nearest[column], toward)
-        crossing = _first_crossing(other)
-        assert crossing < 17300
-        feedback = exercises.check_error_position(crossing, d_model=64)
-        assert feedback.correct and "17,428" in feedback.message, feedback
+@pytest.mark.parametrize("builder,words", [
+    (_builder(denominator_dtype=torch.float32), "The denominator is still float32"),  # the notebook's bug
+    (_builder(angle_dtype=torch.float32), "cast to float32 before sin and cos"),
+    (lambda **sizes: stepwise_encoding(**sizes), "The angles are float32"),  # stack + flatten
+    (_builder(table_dtype=torch.float64), "cast the finished table to float32"),
+    (_builder(table_dtype=torch.bfloat16), "bfloat16 table"),
+    (lambda **sizes: _builder()(**sizes).T, "transposed"),
+])
+def test_drift_fix_names_the_mistake(builder, words):
+    feedback = exercises.check_drift_fix(builder)
+    assert feedback.status == "mistake" and words in feedback.message, feedback
 
 
-def test_error_position_names_an_error_measured_another_way():
-    exact = 10000.0 ** (np.arange(0, 64, 2) / 64)
-    positions = np.arange(200_000)
-    exact_angle = positions[:, None] / exact
-    multiplied = positions.astype(np.float32)[:, None] * (1 / exact).astype(np.float32)
-    angle32 = (positions.astype(np.float32)[:, None] / exact.astype(np.float32)).astype(np.float64)
-    sine = np.maximum(np.abs(np.sin(angle32) - np.sin(exact_angle)), np.abs(np.cos(angle32) - np.cos(exact_angle)))
-    for error, words in ((np.abs(multiplied.astype(np.float64) - exact_angle), "pos x (1 / denominator)"),
-                         (sine, "sine and cosine values")):
-        answer = int(np.argmax(error.max(axis=1) > 1e-3))
-        feedback = exercises.check_error_position(answer, d_model=64)
-        assert feedback.status == "mistake" and words in feedback.message, (answer, feedback)
+def test_drift_fix_runs_the_builder_on_new_sizes():
+    from posenc import builder
+
+    table = _builder()(max_sequence_length=100_000, d_model=64)  # the notebook's sizes
+    assert "Expected a function" in exercises.check_drift_fix(table).message
+    copied = exercises.check_drift_fix(lambda **sizes: table)
+    assert copied.status == "wrong" and "for the sizes the function is given" in copied.message
+    package = exercises.check_drift_fix(lambda **sizes: builder.sinusoidal_encoding(**sizes))
+    assert package.status == "mistake" and "package's own builder" in package.message
+    swapped = exercises.check_drift_fix(lambda **sizes: _builder()(**sizes).roll(1, dims=1))
+    assert swapped.status == "wrong" and "check the formula" in swapped.message
+
+
+@pytest.mark.parametrize("answer,words", [
+    (None, "Not attempted"), ("abc", "Expected a function"), (lambda n, d: None, "the parameters"),
+    (lambda **sizes: 1 / 0, "ZeroDivisionError"), (lambda **sizes: [1, 2], "expected the table"),
+    (lambda **sizes: _builder()(**sizes) * float("nan"), "NaN"),
+])
+def test_drift_fix_answers_whatever_it_gets(answer, words):
+    assert words in exercises.check_drift_fix(answer).message
 
 
 @pytest.mark.parametrize("answer, actual, status", [

@@ -5,7 +5,7 @@
     embedding     distinct rows, the rows of W_E a loss reaches
     encoding      the table, the shape of a table built with its sizes swapped, a positional-encoding module
     wavelengths   where a column first turns negative, the columns that repeat within a table, the shift as a rotation
-    precision     where float32 angles go wrong, positions in bfloat16
+    precision     a table whose angles no longer drift, positions in bfloat16
     attention     a repair of the weights masked after the softmax, a real key's weight once the padding is masked,
                   heads folded into the batch
     schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
@@ -37,7 +37,8 @@ checker also recognises the angle multiplied by the denominator instead of divid
 wrong base, and degrees taken for radians; the shift checker degrees. The folded-heads checker: one `view`, the heads
 cut but not folded, folded head-major, every num_heads-th column, and a head transposed. The module checker names a
 module written for (seq, batch, d_model); the position-ids checker pads at a position no table need have; the
-float32-error checker an error measured with a multiplication, in float32, or on the sines instead of the angles.
+drift-fix checker, which runs the learner's builder on new sizes, a denominator still float32, float32 angles, and
+the angle cast before its sine.
 The batch-first checker names the bug's own output (the sequences mixed at each position) and its half-fixes; the
 packed-weights checker the causal mask alone (attention across documents) and the blocks without the triangle.
 Where an exercise asks for something by hand, the table, padding-function and module checkers name the package's own
