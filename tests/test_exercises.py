@@ -601,6 +601,34 @@ def test_drift_fix_answers_whatever_it_gets(answer, words):
     assert words in exercises.check_drift_fix(answer).message
 
 
+def test_wavelength_growth_accepts_the_factor_to_2_significant_digits():
+    for answer in (50 ** 0.25, 2.66, 2.7, torch.tensor(2.659)):
+        feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+        assert feedback.correct, (answer, feedback)
+    # Against wavelengths computed from the package's frequencies, at another pair and bases.
+    from posenc import rope_scaling
+
+    old, new = (2 * math.pi / rope_scaling.rope_frequencies(head_dim=64, base=b) for b in (10_000.0, 1_000_000.0))
+    factor = float(new[5] / old[5])
+    assert exercises.check_wavelength_growth(factor, pair=5, head_dim=64, base=10_000.0, new_base=1_000_000.0).correct
+
+
+@pytest.mark.parametrize("answer,words", [
+    (50, "bases' own ratio"), (1, "pair 0's factor"), (50 ** -0.25, "frequency"), (50 ** (16 / 128), "exponent"),
+    (2 * math.pi * 500_000 ** 0.25, "wavelength itself"), (2 * math.pi * 10, "before the base grows"),
+    (50 ** 0.5, "pair 32's factor"),
+])
+def test_wavelength_growth_names_the_mistake(answer, words):
+    feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+    assert feedback.status == "mistake" and words in feedback.message, feedback
+
+
+def test_wavelength_growth_answers_whatever_it_gets():
+    for answer, status in ((None, "not attempted"), ("2.66", "wrong"), (4, "wrong"), (-3, "wrong")):
+        feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+        assert feedback.status == status, (answer, feedback)
+
+
 @pytest.mark.parametrize("answer, actual, status", [
     (True, True, "correct"), (False, True, "wrong"), ((10, 10), (10, 10), "correct"), ((4, 10), (10, 4), "mistake"),
     (torch.Size([10, 4]), (10, 4), "correct"), (3, 3, "correct"), (3.1, 3.0, "wrong"), ("yes", True, "wrong"),

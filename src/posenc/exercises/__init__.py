@@ -13,8 +13,8 @@
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
                   position ids of a left-padded batch, a decoding loop's logits with a cache, the keys a RoPE cache
                   holds
-    stretching    the columns of a partly turned head that make a full turn within a length, the two rules that
-                  carry the copy model furthest over several seeds
+    stretching    how much a pair's wavelength grows with the base, the columns of a partly turned head that make a
+                  full turn within a length, the two rules that carry the copy model furthest over several seeds
 
 Every checker is importable from `posenc.exercises` itself: this face re-exports each topic's `__all__`, and
 names them in no `__all__` of its own, so each checker has one home.
@@ -27,7 +27,8 @@ transposed table, float64 where float32 was asked, and `d_model + 1` columns for
 an odd `d_model`. The mask-repair checker runs the learner's function on new weights and
 masks, and names no repair, the bug itself, row sums without keepdim, column sums, a
 second softmax and the mask on the rows. The masked-share checker names the weight
-without the mask, 1 / (real keys) and the padding's share split evenly. The undo-RoPE
+without the mask, 1 / (real keys) and the padding's share split evenly; the wavelength-growth
+checker the bases' own ratio, the frequency's factor and another pair's. The undo-RoPE
 checker: the rows turned on (the package's own apply_rotary) instead of back, the half-split layout instead of
 interleaved pairs, positions from 1, exponent `i`
 instead of `2i`, and nothing undone; the cos/sin-table checker the tables left as they were, one of them fixed,
