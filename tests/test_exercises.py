@@ -2,12 +2,11 @@
 
 import math
 
-import numpy as np
 import pytest
 import torch
 
-from posenc import exercises, tokens
-from posenc.encoding import PositionalEncoding, sinusoidal_encoding
+from posenc import exercises
+from posenc.encoding import PositionalEncoding, sinusoidal_encoding, stepwise_encoding
 
 L, D = 10, 6
 
@@ -250,27 +249,94 @@ def test_odd_d_model_with_the_wrong_column_dropped_names_the_column(kept):
     assert exercises.check_encoding(naive[:, :d_model], max_sequence_length=L, d_model=d_model).correct
 
 
-class TestBatchCheckers:
-    ids = tokens.batch_ids(["My name is John", "my friend"], tokens.example_vocabulary(), max_sequence_length=5)
-    mask = ids != 0
-    scores = torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(0))
+def _repair(weights, key_mask):
+    """05's Exercise 3, repaired: the padding's weights zeroed, each row divided by its new sum."""
+    kept = weights * key_mask
+    return kept / kept.sum(dim=-1, keepdim=True)
 
-    @pytest.mark.parametrize("mistake,build,words", [
-        ("no mask", lambda s, k: torch.softmax(s, -1), "No mask"),
-        ("after softmax", lambda s, k: torch.softmax(s, -1) * k[:, None, :], "after the softmax"),
-        ("zero, not -inf", lambda s, k: torch.softmax(s.masked_fill(~k[:, None, :], 0.0), -1), "not -inf"),
-        ("queries", lambda s, k: torch.softmax(s.masked_fill(~k[:, :, None], float("-inf")), -1), "instead of columns"),
-        ("wrong axis", lambda s, k: torch.softmax(s.masked_fill(~k[:, None, :], float("-inf")), -2), "dim=-2"),
+
+class TestMaskCheckers:
+    """05's repair of weights masked after the softmax, and 06's weight of a real key once the padding is masked."""
+
+    @pytest.mark.parametrize("right", [
+        _repair,
+        lambda w, m: torch.where(m, w, torch.zeros(())) / torch.where(m, w, torch.zeros(())).sum(-1, keepdim=True),
+        lambda w, m: (w * m / (w * m).sum(dim=1)[:, None]).tolist(),  # a list of rows reads as a tensor too
     ])
-    def test_masked_weights_mistakes(self, mistake, build, words):
-        feedback = exercises.check_masked_weights(build(self.scores, self.mask), scores=self.scores, key_mask=self.mask)
+    def test_mask_repair_accepts_a_right_repair(self, right):
+        feedback = exercises.check_mask_repair(right)
+        assert feedback.correct and "3 new cases" in feedback.message, feedback
+
+    @pytest.mark.parametrize("mistake,function,words", [
+        ("nothing", lambda w, m: w, "Nothing was repaired"),
+        ("the bug", lambda w, m: w * m, "the bug itself"),
+        ("no keepdim", lambda w, m: (w * m) / (w * m).sum(-1), "without keepdim=True"),
+        ("columns", lambda w, m: (w * m) / (w * m).sum(0, keepdim=True), "Each column"),
+        ("softmax of the zeroed weights", lambda w, m: torch.softmax(w * m, -1), "second softmax"),
+        ("softmax of the weights at -inf", lambda w, m: torch.softmax(w.masked_fill(~m, float("-inf")), -1),
+         "second softmax"),
+        ("rows", lambda w, m: w * m[:, None], "rows (queries)"),
+        ("split evenly", lambda w, m: w * m + (1 - (w * m).sum(-1, keepdim=True)) / m.sum() * m, "split evenly"),
+        # Right numbers through -inf and a softmax again: the route the exercise rules out.
+        ("the log trick", lambda w, m: torch.softmax(w.log().masked_fill(~m, float("-inf")), -1), "softmax of your own"),
+    ])
+    def test_mask_repair_names_the_mistake(self, mistake, function, words):
+        feedback = exercises.check_mask_repair(function)
         assert feedback.status == "mistake" and words in feedback.message, f"{mistake}: {feedback}"
 
-    def test_masked_weights_correct(self):
+    def test_mask_repair_runs_the_function_on_new_inputs(self):
+        # The old exercise's answer, a tensor of the notebook's weights, and a function that returns one, both fail.
+        scores = torch.randn(10, 10, generator=torch.Generator().manual_seed(0))
+        key_mask = torch.arange(10) < 4
+        notebook_weights = _repair(torch.softmax(scores, -1), key_mask)
+        assert "Expected a function" in exercises.check_mask_repair(notebook_weights).message
+        copied = exercises.check_mask_repair(lambda w, m: notebook_weights)
+        assert copied.status == "wrong" and "not from the notebook's variables" in copied.message
+        hard_coded = exercises.check_mask_repair(lambda w, m: _repair(w, torch.arange(w.shape[-1]) < 3))
+        assert hard_coded.status == "wrong" and "padded key still gets weight" in hard_coded.message
+
+    @pytest.mark.parametrize("answer,status,words", [
+        (None, "not attempted", "Not attempted"),
+        ("abc", "wrong", "Expected a function"),
+        (lambda w: w, "wrong", "two parameters"),
+        (lambda w, m: 1 / 0, "wrong", "ZeroDivisionError"),
+        (lambda w, m: w * float("nan"), "wrong", "NaN"),
+    ])
+    def test_mask_repair_answers_whatever_it_gets(self, answer, status, words):
+        feedback = exercises.check_mask_repair(answer)
+        assert feedback.status == status and words in feedback.message, feedback
+
+    # 06's row: what '?' looks at without the mask; keys 0 to 4 are real.
+    row = torch.softmax(torch.tensor([-6.0, 0.0, -4.0, -1.5, -4.3, 0.0, -0.7, -0.5, 0.2, 0.9]), dim=0)
+    key_mask = torch.arange(10) < 5
+
+    def test_masked_share_accepts_the_weight_to_2_decimals(self):
+        expected = float(self.row[1] / self.row[:5].sum())
+        for answer in (expected, round(expected, 2), round(expected, 3), torch.tensor(expected)):
+            assert exercises.check_masked_share(answer, row=self.row, key_mask=self.key_mask, key=1).correct, answer
+        assert not exercises.check_masked_share(expected + 0.02, row=self.row, key_mask=self.key_mask, key=1).correct
+
+    def test_masked_share_agrees_with_the_masked_softmax(self):
         from posenc import attention
 
-        answer = attention.attention_weights(self.scores, key_mask=self.mask)
-        assert exercises.check_masked_weights(answer, scores=self.scores, key_mask=self.mask).correct
+        scores = torch.randn(10, generator=torch.Generator().manual_seed(1))
+        masked = attention.attention_weights(scores[None], key_mask=self.key_mask)[0]
+        row = torch.softmax(scores, dim=0)
+        for key in range(5):
+            assert exercises.check_masked_share(float(masked[key]), row=row, key_mask=self.key_mask, key=key).correct
+
+    def test_masked_share_names_the_mistake(self):
+        weight, real = float(self.row[1]), float(self.row[:5].sum())
+        for answer, words in ((weight, "without the mask"), (0.2, "1/5"), (weight + (1 - real) / 5, "split evenly"),
+                              (weight + 1 - real, "whole of the padding's share"), (real, "real keys' share"),
+                              (100 * weight / real, "percentage")):
+            feedback = exercises.check_masked_share(answer, row=self.row, key_mask=self.key_mask, key=1)
+            assert feedback.status == "mistake" and words in feedback.message, (answer, feedback)
+        assert "between 0 and 1" in exercises.check_masked_share(1.5, row=self.row, key_mask=self.key_mask, key=1).message
+
+    def test_masked_share_refuses_a_padded_key(self):
+        with pytest.raises(ValueError, match="key"):
+            exercises.check_masked_share(0.5, row=self.row, key_mask=self.key_mask, key=7)
 
 
 class TestSchemeCheckers:
@@ -471,72 +537,96 @@ def test_shift_matrix_moves_pe_and_names_the_wrong_direction():
     assert "identity" in exercises.check_shift_matrix(torch.eye(6), k=-2, d_model=6).message
 
 
-def test_error_position_against_a_plain_search():
-    # The same search written with numpy's float32, independent of the checker's torch code.
-    import numpy as np
-
-    d_model = 64
-    denominators = 10000.0 ** (np.arange(0, d_model, 2) / d_model)
-    positions = np.arange(200_000)
-    angle32 = positions.astype(np.float32)[:, None] / denominators.astype(np.float32)
-    error = np.abs(angle32.astype(np.float64) - positions[:, None] / denominators).max(axis=1)
-    first = int(np.argmax(error > 1e-3))
-    assert first > 0
-    assert exercises.check_error_position(first, d_model=d_model).correct
-    assert "Too early" in exercises.check_error_position(first // 2, d_model=d_model).message
-    assert "Too late" in exercises.check_error_position(first * 2, d_model=d_model).message
+def _builder(*, denominator_dtype=torch.float64, angle_dtype=torch.float64, table_dtype=torch.float32):
+    """12's Exercise 1: the table from float64 positions, each other step in the dtype given (the bug: a float32
+    denominator)."""
+    def build(*, max_sequence_length, d_model):
+        position = torch.arange(max_sequence_length, dtype=torch.float64)[:, None]
+        denominator = 10000.0 ** (torch.arange(0, d_model, 2, dtype=denominator_dtype) / d_model)
+        angle = (position / denominator).to(angle_dtype)
+        return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).flatten(1).to(table_dtype)
+    return build
 
 
-def _first_crossing(denominators32, d_model=64, threshold=1e-3):
-    """numpy's float32, independent of the checker: the first position whose angle pos / denominator32 (float32)
-    is off by more than threshold from the float64 angle, in any column."""
-    import numpy as np
+def test_drift_fix_accepts_float64_angles_however_built():
+    def slice_assignment(*, max_sequence_length, d_model):  # the Annotated Transformer's form, in float64
+        position = torch.arange(max_sequence_length, dtype=torch.float64)[:, None]
+        div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * -(math.log(10000.0) / d_model))
+        pe = torch.zeros(max_sequence_length, d_model, dtype=torch.float64)
+        pe[:, 0::2], pe[:, 1::2] = torch.sin(position * div_term), torch.cos(position * div_term)
+        return pe.float()
 
-    exact = 10000.0 ** (np.arange(0, d_model, 2) / d_model)
-    positions = np.arange(200_000)
-    angle32 = positions.astype(np.float32)[:, None] / denominators32
-    error = np.abs(angle32.astype(np.float64) - positions[:, None] / exact).max(axis=1)
-    return int(np.argmax(error > threshold))
+    def float32_positions(*, max_sequence_length, d_model):  # exact below 2^24, and promoted to float64 by the division
+        position = torch.arange(max_sequence_length, dtype=torch.float32)[:, None]
+        angle = position / 10000.0 ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+        return torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(1).float()
 
-
-def test_error_position_refuses_positions_just_before_the_crossing():
-    # Before 17,428 the error stays just under 1e-3 (0.99837e-3 at 17,345): a window of 1% around the answer
-    # accepted positions where it has not passed.
-    assert _first_crossing((10000.0 ** (np.arange(0, 64, 2) / 64)).astype(np.float32)) == 17428
-    for early in (17300, 17345, 17427):
-        feedback = exercises.check_error_position(early, d_model=64)
-        assert feedback.status == "wrong" and "Too early" in feedback.message, feedback
-    assert "8.7614e-04" in exercises.check_error_position(17300, d_model=64).message
-    assert "Too late" in exercises.check_error_position(17500, d_model=64).message
+    for right in (_builder(), slice_assignment, float32_positions):
+        feedback = exercises.check_drift_fix(right)
+        assert feedback.correct and "30,000 x 16" in feedback.message, feedback
 
 
-def test_error_position_accepts_a_float32_denominator_on_the_other_side():
-    # A float32 pow accurate to one unit in the last place may return either float32 number around the exact
-    # denominator; column 1's and 2's neighbours move the crossing by thousands of positions.
-    exact = 10000.0 ** (np.arange(0, 64, 2) / 64)
-    nearest = exact.astype(np.float32)
-    for column in (1, 2):
-        other = nearest.copy()
-        toward = np.float32(np.inf) if nearest[column] < exact[column] else np.float32(-np.inf)
-        other[column] = np.nextafter(nearest[column], toward)
-        crossing = _first_crossing(other)
-        assert crossing < 17300
-        feedback = exercises.check_error_position(crossing, d_model=64)
-        assert feedback.correct and "17,428" in feedback.message, feedback
+@pytest.mark.parametrize("builder,words", [
+    (_builder(denominator_dtype=torch.float32), "The denominator is still float32"),  # the notebook's bug
+    (_builder(angle_dtype=torch.float32), "cast to float32 before sin and cos"),
+    (lambda **sizes: stepwise_encoding(**sizes), "The angles are float32"),  # stack + flatten
+    (_builder(table_dtype=torch.float64), "cast the finished table to float32"),
+    (_builder(table_dtype=torch.bfloat16), "bfloat16 table"),
+    (lambda **sizes: _builder()(**sizes).T, "transposed"),
+])
+def test_drift_fix_names_the_mistake(builder, words):
+    feedback = exercises.check_drift_fix(builder)
+    assert feedback.status == "mistake" and words in feedback.message, feedback
 
 
-def test_error_position_names_an_error_measured_another_way():
-    exact = 10000.0 ** (np.arange(0, 64, 2) / 64)
-    positions = np.arange(200_000)
-    exact_angle = positions[:, None] / exact
-    multiplied = positions.astype(np.float32)[:, None] * (1 / exact).astype(np.float32)
-    angle32 = (positions.astype(np.float32)[:, None] / exact.astype(np.float32)).astype(np.float64)
-    sine = np.maximum(np.abs(np.sin(angle32) - np.sin(exact_angle)), np.abs(np.cos(angle32) - np.cos(exact_angle)))
-    for error, words in ((np.abs(multiplied.astype(np.float64) - exact_angle), "pos x (1 / denominator)"),
-                         (sine, "sine and cosine values")):
-        answer = int(np.argmax(error.max(axis=1) > 1e-3))
-        feedback = exercises.check_error_position(answer, d_model=64)
-        assert feedback.status == "mistake" and words in feedback.message, (answer, feedback)
+def test_drift_fix_runs_the_builder_on_new_sizes():
+    from posenc import builder
+
+    table = _builder()(max_sequence_length=100_000, d_model=64)  # the notebook's sizes
+    assert "Expected a function" in exercises.check_drift_fix(table).message
+    copied = exercises.check_drift_fix(lambda **sizes: table)
+    assert copied.status == "wrong" and "for the sizes the function is given" in copied.message
+    package = exercises.check_drift_fix(lambda **sizes: builder.sinusoidal_encoding(**sizes))
+    assert package.status == "mistake" and "package's own builder" in package.message
+    swapped = exercises.check_drift_fix(lambda **sizes: _builder()(**sizes).roll(1, dims=1))
+    assert swapped.status == "wrong" and "check the formula" in swapped.message
+
+
+@pytest.mark.parametrize("answer,words", [
+    (None, "Not attempted"), ("abc", "Expected a function"), (lambda n, d: None, "the parameters"),
+    (lambda **sizes: 1 / 0, "ZeroDivisionError"), (lambda **sizes: [1, 2], "expected the table"),
+    (lambda **sizes: _builder()(**sizes) * float("nan"), "NaN"),
+])
+def test_drift_fix_answers_whatever_it_gets(answer, words):
+    assert words in exercises.check_drift_fix(answer).message
+
+
+def test_wavelength_growth_accepts_the_factor_to_2_significant_digits():
+    for answer in (50 ** 0.25, 2.66, 2.7, torch.tensor(2.659)):
+        feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+        assert feedback.correct, (answer, feedback)
+    # Against wavelengths computed from the package's frequencies, at another pair and bases.
+    from posenc import rope_scaling
+
+    old, new = (2 * math.pi / rope_scaling.rope_frequencies(head_dim=64, base=b) for b in (10_000.0, 1_000_000.0))
+    factor = float(new[5] / old[5])
+    assert exercises.check_wavelength_growth(factor, pair=5, head_dim=64, base=10_000.0, new_base=1_000_000.0).correct
+
+
+@pytest.mark.parametrize("answer,words", [
+    (50, "bases' own ratio"), (1, "pair 0's factor"), (50 ** -0.25, "frequency"), (50 ** (16 / 128), "exponent"),
+    (2 * math.pi * 500_000 ** 0.25, "wavelength itself"), (2 * math.pi * 10, "before the base grows"),
+    (50 ** 0.5, "pair 32's factor"),
+])
+def test_wavelength_growth_names_the_mistake(answer, words):
+    feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+    assert feedback.status == "mistake" and words in feedback.message, feedback
+
+
+def test_wavelength_growth_answers_whatever_it_gets():
+    for answer, status in ((None, "not attempted"), ("2.66", "wrong"), (4, "wrong"), (-3, "wrong")):
+        feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+        assert feedback.status == status, (answer, feedback)
 
 
 @pytest.mark.parametrize("answer, actual, status", [

@@ -8,6 +8,8 @@ function or module, by handing in the package's. The numbers are then right, so 
 - `made_by(tensor)`: the maker of a marked tensor or of a view of one (a view keeps its base alive), else None.
 - `calls_any(action, functions)`: whether running `action()` enters one of `functions`, directly or through the
   learner's own code (a wrapper, a lambda, a module that holds the package's).
+- `calls_builtin(action, names)`: whether running `action()` calls a built-in (C) function by its name, such as
+  torch's softmax, for an exercise that rules out a step its right numbers do not show.
 
 A copy (`.clone()`, `.tolist()`, arithmetic) is not marked: it names the honest shortcut, it is not a lock.
 """
@@ -78,3 +80,26 @@ def calls_any(action: Callable[[], object], functions: Iterable[Callable]) -> bo
     finally:
         sys.setprofile(previous)
     return entered
+
+
+def calls_builtin(action: Callable[[], object], names: Iterable[str]) -> bool:
+    """Whether `action()` calls a built-in (C) function or method with one of `names`, such as torch's "softmax"
+    (torch.softmax, a tensor's .softmax and torch.nn.functional.softmax all end in it). Whatever `action` raises is
+    swallowed, as in `calls_any`."""
+    wanted = set(names)
+    called = False
+
+    def watch(_frame, event, arg):
+        nonlocal called
+        if event == "c_call" and getattr(arg, "__name__", None) in wanted:
+            called = True
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        action()
+    except (Exception, SystemExit):  # the learner's code: what it raises is judged by the checker's own call
+        pass
+    finally:
+        sys.setprofile(previous)
+    return called

@@ -6,15 +6,16 @@
     encoding      the table, the shape of a table built with its sizes swapped
     modules       a positional-encoding module with its length check fixed, one module for both layouts of a batch
     wavelengths   where a column first turns negative, the columns that repeat within a table, the shift as a rotation
-    precision     where float32 angles go wrong, positions in bfloat16
-    attention     masked weights, heads folded into the batch
+    precision     a table whose angles no longer drift, positions in bfloat16
+    attention     a repair of the weights masked after the softmax, a real key's weight once the padding is masked,
+                  heads folded into the batch
     schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
     predictions   "predict, then run": check_prediction
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
                   position ids of a left-padded batch, a decoding loop's logits with a cache, the keys a RoPE cache
                   holds
-    stretching    the columns of a partly turned head that make a full turn within a length, the two rules that
-                  carry the copy model furthest over several seeds
+    stretching    how much a pair's wavelength grows with the base, the columns of a partly turned head that make a
+                  full turn within a length, the two rules that carry the copy model furthest over several seeds
 
 Every checker is importable from `posenc.exercises` itself: this face re-exports each topic's `__all__`, and
 names them in no `__all__` of its own, so each checker has one home.
@@ -24,10 +25,13 @@ each mistake made on purpose and comparing: sine and cosine swapped, exponent `i
 instead of `2i`, `2i` applied to the odd index too, halves concatenated instead of
 interleaved, positions starting at 1, the wrong size in the denominator, a
 transposed table, float64 where float32 was asked, and `d_model + 1` columns for
-an odd `d_model`. The masked-attention checker does the same for a missing mask, the
-mask applied after the softmax, 0 instead of -inf, hidden rows instead of columns,
-and the softmax over the wrong axis. The undo-RoPE checker: the rows turned on (the package's own
-apply_rotary) instead of back, the half-split layout instead of interleaved pairs, positions from 1, exponent `i`
+an odd `d_model`. The mask-repair checker runs the learner's function on new weights and
+masks, and names no repair, the bug itself, row sums without keepdim, column sums, a
+second softmax and the mask on the rows. The masked-share checker names the weight
+without the mask, 1 / (real keys) and the padding's share split evenly; the wavelength-growth
+checker the bases' own ratio, the frequency's factor and another pair's. The undo-RoPE
+checker: the rows turned on (the package's own apply_rotary) instead of back, the half-split layout instead of
+interleaved pairs, positions from 1, exponent `i`
 instead of `2i`, and nothing undone; the cos/sin-table checker the tables left as they were, one of them fixed,
 the two swapped, the sign of sin, and the turned queries given instead of tables. The ALiBi checker: slopes from 2^0, the
 exponent's sign, the order reversed, and the rule for another head count. The encoding
@@ -35,7 +39,8 @@ checker also recognises the angle multiplied by the denominator instead of divid
 wrong base, and degrees taken for radians; the shift checker degrees. The folded-heads checker: one `view`, the heads
 cut but not folded, folded head-major, every num_heads-th column, and a head transposed. The module checker names a
 module written for (seq, batch, d_model); the position-ids checker pads at a position no table need have; the
-float32-error checker an error measured with a multiplication, in float32, or on the sines instead of the angles.
+drift-fix checker, which runs the learner's builder on new sizes, a denominator still float32, float32 angles, and
+the angle cast before its sine.
 The batch-first checker names the bug's own output (the sequences mixed at each position) and its half-fixes; the
 packed-weights checker the causal mask alone (attention across documents) and the blocks without the triangle.
 Where an exercise asks for something by hand, the table, padding-function and module checkers name the package's own

@@ -1,59 +1,205 @@
-"""Checkers for attention, masks and heads: masked weights, heads folded into the batch."""
+"""Checkers for attention, masks and heads: a repair of weights masked after the softmax, a real key's weight once
+the padding is masked, heads folded into the batch."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
-from .._checks import check_floating_tensor, check_tensor
-from ..attention import attention_weights, split_heads
+from .._checks import check_tensor, is_real, short
+from .._provenance import calls_builtin
+from ..attention import split_heads
 from .feedback import (
     CORRECT,
+    MISTAKE,
     WRONG,
     Feedback,
+    as_number,
     as_tensor,
     close,
     describe,
     exercise,
     first_mistake,
+    not_attempted,
 )
 
-__all__ = ["check_masked_weights", "check_folded_heads"]
+__all__ = ["check_mask_repair", "check_masked_share", "check_folded_heads"]
 
 
-@exercise("masked attention weights")
-def check_masked_weights(answer: torch.Tensor | None, *, scores: torch.Tensor, key_mask: torch.Tensor) -> Feedback:
-    """softmax over each row of the scores, with the padded keys set to -inf first."""
-    check_floating_tensor("scores", scores, ndim=(2, 3))
-    check_tensor("key_mask", key_mask, ndim=(1, 2))  # attention_weights checks the rest (dtype, length, batch)
-    scores = scores.detach().double()
-    expected = attention_weights(scores, key_mask=key_mask)
-    # The softmax down the wrong axis gives NaN where a whole column is masked: keep NaN to recognise it.
-    answer = as_tensor(answer, "the masked attention weights", allow_nan=True)
-    if isinstance(answer, Feedback):
-        return answer
-    answer = torch.nan_to_num(answer.double(), nan=0.0, posinf=0.0, neginf=0.0) if answer.is_floating_point() else answer
-    keep = key_mask.unsqueeze(-2)
-    if close(answer, expected):
-        return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}, padding gets weight 0, every row sums to 1.")
-    mistakes = [
-        ("No mask: the padded keys still get weight. Set their scores to -inf before the softmax.",
-         lambda: torch.softmax(scores, dim=-1)),
-        ("The mask came after the softmax: zeroing weights afterwards leaves rows that no longer sum to 1. "
-         "Divide each row by its new sum, or mask the scores with -inf first, then take the softmax.",
-         lambda: torch.softmax(scores, dim=-1) * keep),
-        ("The padded scores were set to 0, not -inf: exp(0) = 1, so padding still gets weight. Use float('-inf').",
-         lambda: torch.softmax(scores.masked_fill(~keep, 0.0), dim=-1)),
-        ("The mask hides rows (queries) instead of columns (keys): it is the padded keys no word may look at, "
-         "so the mask is broadcast over the rows, key_mask[..., None, :].",
-         lambda: torch.softmax(scores.masked_fill(~key_mask.unsqueeze(-1), float("-inf")), dim=-1)),
-        ("The softmax ran down the columns (dim=-2): each query's row must sum to 1, so use dim=-1.",
-         lambda: torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-2)),
+def _repair_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    """The inputs a repair is run on, none of them a notebook's: (what they are, a softmax's weights, key_mask)."""
+    generator = torch.Generator().manual_seed(5)
+    cases = []
+    for what, queries, mask in (("6 x 6, the last 3 keys padded", 6, [True] * 3 + [False] * 3),
+                                ("4 x 8, keys 1, 4 and 7 padded", 4, [True, False, True, True, False, True, True, False]),
+                                ("3 x 3, no padding", 3, [True] * 3)):
+        scores = 2 * torch.randn(queries, len(mask), generator=generator)
+        cases.append((what, torch.softmax(scores, dim=-1), torch.tensor(mask)))
+    return cases
+
+
+def _run_repair(function: Callable, weights: torch.Tensor, key_mask: torch.Tensor) -> tuple[str, object]:
+    """Call the learner's repair on copies of its inputs: ("returned", result) or ("raised", the error)."""
+    try:
+        return "returned", function(weights.clone(), key_mask.clone())
+    except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
+        return "raised", error
+
+
+def _raised(error: BaseException) -> str:
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    text = text if len(text) <= 80 else text[:79] + "…"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tuple[str, object]]:
+    """What the usual wrong repairs give on one case (NaN, from a division by 0, read as 0)."""
+    kept = weights * key_mask
+    by_rows = weights * key_mask[:, None] if weights.shape[0] == key_mask.shape[0] else None
+    real = int(key_mask.sum())
+    return [
+        ("Nothing was repaired: the padded keys still get their weights. Set them to 0, then divide each row by "
+         "its new sum.", weights),
+        ("That is the bug itself: the padding's weights are 0, but each row now sums to less than 1. Divide each "
+         "row by its new sum, kept.sum(dim=-1, keepdim=True).", kept),
+        ("Each row was divided by its sum without keepdim=True: the (queries,) vector of sums lines up with the last "
+         "dimension, so column j was divided by row j's sum. Use kept.sum(dim=-1, keepdim=True).",
+         lambda: kept / kept.sum(dim=-1) if kept.shape[0] == kept.shape[1] else None),
+        ("Each column was divided by its sum (dim=0 or dim=-2): a row is one query's weights, so each row must sum "
+         "to 1. Sum along dim=-1, with keepdim=True.", lambda: kept / kept.sum(dim=-2, keepdim=True)),
+        ("A second softmax: a softmax reads scores, and these are weights already. It gives each zeroed weight "
+         "exp(0) = 1 and flattens the rest. Divide each row by its sum instead.",
+         lambda: torch.softmax(kept, dim=-1)),
+        ("A second softmax: a softmax reads scores, and these are weights already, so -inf before it hides the "
+         "padding but flattens the real keys' weights. Divide each row by its sum instead.",
+         lambda: torch.softmax(weights.masked_fill(~key_mask, float("-inf")), dim=-1)),
+        ("The mask hid rows (queries) instead of columns (keys): key_mask marks the keys no query may look at, so "
+         "it multiplies each row, weights * key_mask.", lambda: by_rows),
+        ("The mask hid rows (queries) instead of columns (keys): key_mask marks the keys no query may look at, so "
+         "it multiplies each row, weights * key_mask.",
+         lambda: None if by_rows is None else by_rows / by_rows.sum(dim=-1, keepdim=True)),
+        ("The padding's share was split evenly among the real keys. It goes back in proportion: dividing a row by "
+         "its real keys' sum multiplies each of them by the same factor.",
+         lambda: kept + (1 - kept.sum(dim=-1, keepdim=True)) / real * key_mask),
     ]
-    mistake = first_mistake(lambda weights: close(answer, torch.nan_to_num(weights, nan=0.0)), mistakes)
+
+
+@exercise("a repair of the weights masked after the softmax")
+def check_mask_repair(answer: Callable | None) -> Feedback:
+    """A function `answer(weights, key_mask)` that takes a softmax's weights, `(queries, keys)`, and a key mask,
+    `(keys,)`, True where a key is real, and returns the weights with the padded keys at 0 and each row summing to 1:
+    the softmax over the real keys alone (a row's real weights divided by their sum).
+
+    It is run on three cases of its own, none of them the notebook's: a square one with the padding at the end, more
+    keys than queries with the padding scattered, and no padding. So a tensor computed in the notebook cannot pass,
+    and a repair that masks the scores with -inf cannot be written: the function never sees the scores. A softmax of
+    its own (the -inf route again, on the weights' logarithms) is named.
+    """
+    if answer is None:
+        return not_attempted("your function my_repair(weights, key_mask)")
+    if isinstance(answer, torch.Tensor):
+        return Feedback(WRONG, f"Expected a function, got {describe(answer)}. The checker runs your repair on new "
+                               "weights: put your lines in def my_repair(weights, key_mask): and return the result.")
+    if not callable(answer):
+        return Feedback(WRONG, f"Expected a function my_repair(weights, key_mask), got {describe(answer)}.")
+    cases = _repair_cases()
+    for what, weights, key_mask in cases:
+        kept = weights.double() * key_mask
+        expected = kept / kept.sum(dim=-1, keepdim=True)
+        kind, result = _run_repair(answer, weights, key_mask)
+        if kind == "raised":
+            if isinstance(result, TypeError) and "argument" in str(result):
+                return Feedback(WRONG, f"Calling my_repair(weights, key_mask) failed with {_raised(result)}: give "
+                                       "the function the two parameters (weights, key_mask).")
+            return Feedback(WRONG, f"On new weights ({what}) it raised {_raised(result)}.")
+        given = as_tensor(result, "the repaired weights", allow_nan=True)
+        if isinstance(given, Feedback):
+            return Feedback(WRONG, f"On new weights ({what}) it returned {describe(result)}; expected a tensor of the "
+                                   f"weights' shape, {tuple(weights.shape)}.")
+        nan = given.is_floating_point() and bool(given.isnan().any())
+        if given.shape != weights.shape:
+            return Feedback(WRONG, f"On weights of shape {tuple(weights.shape)} ({what}) it returned shape "
+                                   f"{tuple(given.shape)}: build the result from the function's own arguments, "
+                                   "not from the notebook's variables.")
+        given = torch.nan_to_num(given.double(), nan=0.0, posinf=0.0, neginf=0.0) if given.is_floating_point() else given
+        if close(given, expected):
+            continue
+        mistake = first_mistake(lambda built, given=given: built is not None and close(given, torch.nan_to_num(built, nan=0.0)),
+                                _repair_mistakes(weights, key_mask))
+        if mistake:
+            return mistake
+        if nan:
+            return Feedback(WRONG, f"On new weights ({what}) it returned NaN, which 0 / 0 gives, for example: check "
+                                   "what each row is divided by.")
+        sums = given.double().sum(dim=-1)
+        padded = given[:, ~key_mask]
+        if padded.numel() and bool((padded.abs() > 1e-4).any()):
+            return Feedback(WRONG, f"On new weights ({what}) a padded key still gets weight (up to "
+                                   f"{float(padded.abs().max()):.3f}); it should get 0.")
+        if not bool(torch.allclose(sums, torch.ones_like(sums), atol=1e-4, rtol=0)):
+            return Feedback(WRONG, f"On new weights ({what}) the rows sum to {short([round(s, 3) for s in sums.tolist()])}; "
+                                   "each should sum to 1.")
+        return Feedback(WRONG, f"On new weights ({what}) the padding gets 0 and each row sums to 1, but the real keys' "
+                               "weights are not in their old proportions: divide each row by its sum.")
+    if calls_builtin(lambda: [_run_repair(answer, weights, key_mask) for _, weights, key_mask in cases],
+                     ["softmax", "log_softmax", "special_softmax"]):
+        return Feedback(MISTAKE, "Right numbers, but through a softmax of your own: hiding the padding before a "
+                                 "softmax is the -inf route the exercise rules out. Repair the weights themselves: "
+                                 "zero the padding's, then divide each row by its new sum.")
+    return Feedback(CORRECT, f"Correct on {len(cases)} new cases ({'; '.join(what for what, _, _ in cases)}): the "
+                             "padding gets 0, and each row is the softmax over its real keys alone.")
+
+
+@exercise("a real key's weight once the padding is masked")
+def check_masked_share(answer: object, *, row: torch.Tensor, key_mask: torch.Tensor, key: int) -> Feedback:
+    """The weight one query gives `key` once the padded keys are masked, from `row`, the weights it gives every key
+    without the mask (a softmax's output, `(keys,)`): row[key] divided by the sum of the real keys' weights.
+
+    Within 0.01, so that a prediction from a row printed to 3 decimals and given to 2 passes. Named: the weight
+    without the mask, 1 / (real keys), the padding's share split evenly or given to this key alone, a percentage.
+    """
+    check_tensor("row", row, ndim=(1,), kind="floating-point")
+    check_tensor("key_mask", key_mask, ndim=(1,), kind="bool")
+    if key_mask.shape != row.shape:
+        raise ValueError(f"key_mask must have row's shape {tuple(row.shape)}, got {tuple(key_mask.shape)}")
+    if not is_real(key, whole=True) or not 0 <= key < len(row) or not bool(key_mask[key]):
+        raise ValueError(f"key must be the index of a real key of row (key_mask True there), got {short(key)}")
+    row = row.detach().cpu().double()
+    if not row.isfinite().all() or (row < 0).any() or not abs(float(row.sum()) - 1) < 1e-3:
+        raise ValueError("row must be one query's weights without the mask: numbers >= 0 that sum to 1")
+    key = int(key)
+    real, n = float(row[key_mask].sum()), int(key_mask.sum())
+    expected = float(row[key]) / real
+    if answer is None:
+        return not_attempted("a weight, a number between 0 and 1")
+    number = as_number(answer)
+    if number is None:
+        return Feedback(WRONG, f"Expected a weight, a number between 0 and 1, got {describe(answer)}.")
+    why = (f"With the mask each padded key's score is -inf, and exp(-inf) = 0, so the softmax's sum runs over the {n} "
+           f"real keys alone. Each real key's weight is then its weight without the mask divided by the real keys' "
+           f"share: {float(row[key]):.3f} / {real:.3f} = {expected:.2f}.")
+    if abs(number - expected) <= 0.01:
+        return Feedback(CORRECT, f"Correct: {expected:.2f}. {why}")
+    weight, padding = float(row[key]), 1 - real
+    mistakes = [
+        ("That is its weight without the mask. The padding's share does not vanish: the softmax hands it back to "
+         "the real keys.", weight),
+        (f"1/{n} would be right if all scores were equal; here they are not.", 1 / n),
+        ("The padding's share was split evenly among the real keys. It goes back in proportion to what each "
+         "already had.", weight + padding / n),
+        ("That gives this key the whole of the padding's share. It goes back to every real key, in proportion to "
+         "what each already had.", weight + padding),
+        ("That is the real keys' share of the row, not this key's weight once it is divided by it.", real),
+        ("That is the padding's share of the row without the mask.", padding),
+        ("Right, but as a percentage: give it as a fraction between 0 and 1.", 100 * expected),
+    ]
+    mistake = first_mistake(lambda value: abs(number - value) <= 0.01 * max(1.0, abs(value)), mistakes)
     if mistake:
-        return mistake
-    return Feedback(WRONG, f"Got {describe(answer)}; expected softmax(scores with padded keys at -inf), "
-                           f"shape {tuple(expected.shape)}.")
+        return Feedback(MISTAKE, f"{mistake.message} {why}")
+    if not 0 <= number <= 1:
+        return Feedback(WRONG, f"A weight lies between 0 and 1; got {number:g}. {why}")
+    return Feedback(WRONG, f"You predicted {number:g}; the masked weight is {expected:.2f}. {why}")
 
 
 @exercise("heads folded into the batch")

@@ -1,188 +1,153 @@
-"""Checkers for precision: where float32 angles go wrong, positions in bfloat16."""
+"""Checkers for precision: a table whose angles no longer drift, positions in bfloat16."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import torch
 
-from .._checks import check_base, check_size, is_real
-from ..builder import DEFAULT_BASE
+from .._checks import check_size
+from .._provenance import calls_any
+from ..builder import DEFAULT_BASE, sinusoidal_encoding
 from .feedback import (
     CORRECT,
     MISTAKE,
     WRONG,
     Feedback,
     as_count,
+    close,
     describe,
     exercise,
     first_mistake,
     not_attempted,
 )
 
-__all__ = ["check_error_position", "check_bfloat16_positions", "MAX_ERROR_POSITION"]
+__all__ = ["check_drift_fix", "check_bfloat16_positions"]
 
 
-# Positions scanned by check_error_position: the angle error passes 1e-3 long before this.
-MAX_ERROR_POSITION = 200_000
-# float32's rounding step, relative: a float32 result is within _U of the exact value times its size.
-_U = 2.0**-24
-# Positions scanned at once.
-_BLOCK = 4096
+# The sizes a fixed builder is run on, none of them the notebook's: a long table, where a float32 step shows as an
+# error that grows with the position, and a short one.
+_DRIFT_CASES = ((30_000, 16), (5, 10))
+# A float32 table from exact angles is off by at most half a float32 gap below 1 (2^-25) plus the sine's own rounding:
+# the notebook prints such an error as "<1e-6".
+_FIXED = 1e-6
 
 
-def _exact_denominators(d_model: int, base: float) -> torch.Tensor:
-    return base ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+def _exact_denominators(d_model: int) -> torch.Tensor:
+    return DEFAULT_BASE ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
 
 
-class _Measure:
-    """One way of measuring the angle error: `error(positions (n, 1), columns (k,))` gives the (n, k) errors, and
-    `rate` holds per column a number r with error <= r x position at every position, so that no position below
-    threshold / r passes threshold.
+def _table(angle: torch.Tensor) -> torch.Tensor:
+    """The interleaved table of sines and cosines of `angle`, (positions, pairs), in the angle's dtype."""
+    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).flatten(-2)
+
+
+def _run_builder(function: Callable, length: int, d_model: int) -> tuple[str, object]:
+    """Call the learner's builder: ("returned", the table) or ("raised", the error)."""
+    try:
+        return "returned", function(max_sequence_length=length, d_model=d_model)
+    except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
+        return "raised", error
+
+
+def _raised(error: BaseException) -> str:
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    text = text if len(text) <= 80 else text[:79] + "…"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _drifting_tables(length: int, d_model: int) -> list[tuple[str, torch.Tensor]]:
+    """The tables the usual half-fixes give: each still rounds one step to float32 before the angle is finished.
+
+    A float32 denominator is built both as the learner's code builds it (torch's float32 pow, whose last bit may
+    differ from the nearest float32 number) and as the float64 one rounded to nearest: one bit moves the angle at
+    position 100,000 by thousands of times the tolerance.
     """
+    position = torch.arange(length, dtype=torch.float64)[:, None]
+    denominator = _exact_denominators(d_model)
+    float32_denominators = (DEFAULT_BASE ** (torch.arange(0, d_model, 2) / d_model), denominator.float())
+    still_float32 = ("The denominator is still float32: torch.arange(0, d_model, 2) / d_model is float32, torch's "
+                     "default, so 10000.0 ** of it is rounded to float32 before the float64 division. Give the arange "
+                     "dtype=torch.float64.")
+    float32_angles = ("The angles are float32, as in stack + flatten: every position and denominator must be float64 "
+                      "before the division.")
+    return [
+        *[(still_float32, lambda d=d: _table(position / d).float()) for d in float32_denominators],
+        *[(float32_angles, lambda d=d: _table(position.float() / d)) for d in float32_denominators],
+        ("The angle is cast to float32 before sin and cos, so it is rounded at its own size, up to angle x 2^-24. "
+         "Take sin and cos in float64, then cast the finished table.", lambda: _table((position / denominator).float())),
+    ]
 
-    def __init__(self, error: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], rate: torch.Tensor) -> None:
-        self.error, self.rate = error, rate * 1.001  # the float64 reference's own rounding, with room to spare
 
+@exercise("a table whose angles no longer drift")
+def check_drift_fix(answer: Callable | None) -> Feedback:
+    """A function `answer(*, max_sequence_length, d_model)` that builds the sinusoidal table, (max_sequence_length,
+    d_model) in float32, within 1e-6 of the exact table at every position: its angles computed in float64 from float64
+    positions and denominators, cast only at the end.
 
-def _scan(measures: tuple[_Measure, ...], threshold: float, stop: Callable[[torch.Tensor], int]) -> torch.Tensor:
-    """Per measure and per column, the first position whose error passes `threshold`: shape (measures, columns),
-    MAX_ERROR_POSITION where none does before the scan ends.
-
-    Positions are scanned block by block, each block only in the columns that can pass in it (by their rate) and
-    have not passed yet, until a block would start at or after `stop(first)`: no answer lies beyond it.
+    It is run on sizes of its own, none of them the notebook's: 30,000 x 16, where a step still in float32 shows
+    as an error that grows with the position, and 5 x 10. A function that calls the package's own
+    `builder.sinusoidal_encoding` is named: the exercise is to fix the code by hand.
     """
-    soonest = torch.stack([threshold / measure.rate for measure in measures])  # no position before it passes
-    first = torch.full(soonest.shape, MAX_ERROR_POSITION)
-    start = min(int(soonest.min()), MAX_ERROR_POSITION)
-    while start < min(stop(first), MAX_ERROR_POSITION):
-        end = min(start + _BLOCK, MAX_ERROR_POSITION)
-        positions = torch.arange(start, end, dtype=torch.float32)[:, None]
-        for k, measure in enumerate(measures):
-            live = ((soonest[k] < end) & (first[k] == MAX_ERROR_POSITION)).nonzero().flatten()
-            if len(live):
-                past = measure.error(positions, live) > threshold
-                found = past.any(dim=0)
-                first[k, live[found]] = start + past.int().argmax(dim=0)[found]
-        start = end
-    return first
-
-
-def _angle_measure(denominator32: torch.Tensor, exact: torch.Tensor) -> _Measure:
-    """|position / denominator32 in float32 - the exact angle|: the quotient's rounding and the denominator's."""
-    return _Measure(lambda p, c: ((p / denominator32[c]).double() - p.double() / exact[c]).abs(),
-                    (1 / denominator32.double() - 1 / exact).abs() + _U / denominator32.double())
-
-
-@functools.lru_cache(maxsize=8)
-def _crossings(d_model: int, base: float, threshold: float) -> tuple[int, frozenset[int]]:
-    """The answer (float32 denominators rounded to nearest), and every answer that float32 denominators each one of the
-    two float32 numbers around the exact one give (MAX_ERROR_POSITION if no position passes `threshold`).
-
-    With a choice of two denominators per column, a position is a possible answer if it is one column's crossing for
-    one of its choices and every other column has a choice that crosses no earlier: only positions up to the earliest
-    "later of a column's two crossings" can be answers, and the scan looks no further.
-    """
-    exact = _exact_denominators(d_model, base)
-    nearest = exact.float()
-    infinity = torch.tensor(float("inf"))
-    above = torch.where(nearest.double() < exact, torch.nextafter(nearest, infinity), nearest)
-    below = torch.where(nearest.double() > exact, torch.nextafter(nearest, -infinity), nearest)
-    low, high = _scan((_angle_measure(below, exact), _angle_measure(above, exact)), threshold,
-                      lambda first: int(first.max(dim=0).values.min()))
-    latest = int(torch.maximum(low, high).min())
-    answer = int(torch.where(below == nearest, low, high).min())
-    return answer, frozenset(p for p in torch.cat([low, high]).tolist() if p <= latest and p < MAX_ERROR_POSITION)
-
-
-def _angle_error(position: int, d_model: int, base: float) -> float:
-    """The largest |float32 angle - exact angle| over the columns at one position."""
-    exact = _exact_denominators(d_model, base)
-    angle32 = torch.tensor(float(position), dtype=torch.float32) / exact.float()
-    return float((angle32.double() - position / exact).abs().max())
-
-
-@functools.lru_cache(maxsize=8)
-def _other_crossing(kind: str, d_model: int, base: float, threshold: float) -> int | None:
-    """The first position past `threshold` for an error measured another way than the exercise asks (None: none)."""
-    exact = _exact_denominators(d_model, base)
-    nearest = exact.float()
-    angle = _angle_measure(nearest, exact)
-    if kind == "multiplied":  # pos x (1 / denominator): two roundings
-        reciprocal = (1 / exact).float()
-        measure = _Measure(lambda p, c: ((p * reciprocal[c]).double() - p.double() / exact[c]).abs(),
-                           (reciprocal.double() - 1 / exact).abs() + _U * reciprocal.double())
-    elif kind == "in float32":  # both angles in float32: the exact one rounded too
-        measure = _Measure(lambda p, c: (p / nearest[c] - (p.double() / exact[c]).float()).abs(),
-                           (angle.rate + _U / exact) * (1 + 2 * _U))
-    else:  # "sine": the sine and cosine values, which move no more than the angle
-        def sine_error(p: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-            angle32, exact_angle = (p / nearest[c]).double(), p.double() / exact[c]
-            return torch.maximum((angle32.sin() - exact_angle.sin()).abs(), (angle32.cos() - exact_angle.cos()).abs())
-        measure = _Measure(sine_error, angle.rate)
-    first = int(_scan((measure,), threshold, lambda first: int(first.min())).min())
-    return first if first < MAX_ERROR_POSITION else None
-
-
-@exercise("where float32 angles go wrong")
-def check_error_position(answer: int | None, *, d_model: int, threshold: float = 1e-3,
-                         base: float = DEFAULT_BASE) -> Feedback:
-    """The first position whose float32 angles pos / denominator (largest over the columns) are off by more than
-    `threshold` from the exact angle.
-
-    The float32 angles are computed as the stepwise notebooks do: positions and denominators in float32, one
-    division, which IEEE arithmetic rounds the same way on every CPU. The answer is exact, not "about": near the
-    crossing the error stays just under the threshold for hundreds of positions (at d_model = 64 it reaches 0.99837e-3
-    at 17,345 and first passes 1e-3 at 17,428), so a window around it would accept positions where the error has not
-    passed. What may differ between right computations is a float32 denominator: base^(2i / d_model) rounded to
-    nearest (float64 rounded to float32, which the checker uses) or, from a float32 `pow` accurate to one unit in the
-    last place, the float32 number on the other side of the exact value. One such step moves the crossing by
-    thousands of positions (the error grows as position x the denominator's rounding), so each answer those
-    denominators give is accepted, and named as such: at d_model = 64, 14,050 and 15,411 besides 17,428.
-    """
-    d_model = check_size("d_model", d_model, maximum=1024)
-    base = check_base("base", base)
-    if not is_real(threshold) or not 1e-6 <= threshold <= 0.1:
-        raise ValueError(f"threshold must be a number from 1e-6 to 0.1, got {threshold!r}")
-    threshold, base = float(threshold), float(base)
-    expected, possible = _crossings(d_model, base, threshold)
-    if expected >= MAX_ERROR_POSITION:
-        raise ValueError(f"threshold={threshold} is not passed before position {MAX_ERROR_POSITION} for d_model={d_model}: "
-                         "choose a smaller threshold or a larger d_model")
     if answer is None:
-        return not_attempted("a position (a whole number)")
-    number = as_count(answer)
-    if number is None:
-        return Feedback(WRONG, f"Expected a position, a whole number, got {describe(answer)}.")
-    if number == expected:
-        return Feedback(CORRECT, f"Correct: the float32 angles first miss by more than {threshold:g} at position "
-                                 f"{expected:,}.")
-    if number in possible:
-        return Feedback(CORRECT, "Correct for your float32 denominators, though one of them is not the float32 number "
-                                 "nearest to base^(2i / d_model) but the one on the other side of it (a float32 pow "
-                                 "accurate to one unit in the last place may return either). One such step moves the "
-                                 "crossing by thousands of positions: the error grows as position x the denominator's "
-                                 "rounding. With every denominator rounded to nearest (float64, then .float()), it is "
-                                 f"{expected:,}.")
-    if number < 0:
-        return Feedback(WRONG, f"Positions run from 0; got {number}.")
-    ways = [("multiplied", "the angle is computed as pos x (1 / denominator), two roundings where the exercise "
-                           "asks for one division"),
-            ("in float32", "the error is measured in float32, which rounds the exact angle too: subtract in "
-                           "float64"),
-            ("sine", "the sine and cosine values are compared, not the angles")]
-    named = [what for kind, what in ways if _other_crossing(kind, d_model, base, threshold) == number]
-    if named:
-        return Feedback(MISTAKE, f"{number:,} is where the error first passes {threshold:g} when "
-                                 f"{'; or when '.join(named)}. The exercise asks for the first position whose angle "
-                                 f"pos / denominator, in float32, is off by more than {threshold:g} from the float64 "
-                                 "angle.")
-    if number < expected:
-        return Feedback(WRONG, f"Too early: at position {number:,} the largest angle error is "
-                               f"{_angle_error(number, d_model, base):.4e}, still not above {threshold:g}.")
-    return Feedback(WRONG, f"Too late: the error already passed {threshold:g} before position {number:,}; look for "
-                           "the first position where it does (e.g. (error > threshold).nonzero()[0]).")
+        return not_attempted("your fixed function my_builder(*, max_sequence_length, d_model)")
+    if isinstance(answer, torch.Tensor):
+        return Feedback(WRONG, f"Expected a function, got {describe(answer)}. The checker runs your builder on new "
+                               "sizes: give it the parameters (*, max_sequence_length, d_model) and return the table.")
+    if not callable(answer):
+        return Feedback(WRONG, f"Expected a function my_builder(*, max_sequence_length, d_model), got {describe(answer)}.")
+    if calls_any(lambda: _run_builder(answer, 5, 10), [sinusoidal_encoding]):
+        return Feedback(MISTAKE, "It calls the package's own builder.sinusoidal_encoding, which gets this right by "
+                                 "another route: fix the function above by hand, so that each angle is computed in "
+                                 "float64.")
+    worst = 0.0
+    for length, d_model in _DRIFT_CASES:
+        sizes = f"max_sequence_length={length:,}, d_model={d_model}"
+        kind, result = _run_builder(answer, length, d_model)
+        if kind == "raised":
+            if isinstance(result, TypeError) and "argument" in str(result):
+                return Feedback(WRONG, f"Calling my_builder({sizes}) failed with {_raised(result)}: give the function "
+                                       "the parameters (*, max_sequence_length, d_model).")
+            return Feedback(WRONG, f"For {sizes} it raised {_raised(result)}.")
+        if not isinstance(result, torch.Tensor):
+            return Feedback(WRONG, f"For {sizes} it returned {describe(result)}; expected the table, a tensor.")
+        if result.is_meta or result.is_complex() or not result.is_floating_point():
+            return Feedback(WRONG, f"For {sizes} it returned {describe(result)}; expected a float32 table.")
+        table = result.detach().cpu()
+        if tuple(table.shape) != (length, d_model):
+            if tuple(table.shape) == (d_model, length):
+                return Feedback(MISTAKE, f"For {sizes} it returned the table transposed, {tuple(table.shape)}: one "
+                                         "row per position, (max_sequence_length, d_model).")
+            return Feedback(WRONG, f"For {sizes} it returned shape {tuple(table.shape)}, expected {(length, d_model)}: "
+                                   "build the table for the sizes the function is given.")
+        exact = _table(torch.arange(length, dtype=torch.float64)[:, None] / _exact_denominators(d_model))
+        error = (table.double() - exact).abs().amax(dim=1)  # per position, the worst column
+        if table.dtype not in (torch.float32, torch.float64):
+            return Feedback(MISTAKE, f"For {sizes} it returned a {table.dtype} table: the exercise asks for float32, "
+                                     "cast at the end.")
+        if not bool(error.isfinite().all()):
+            first = int((~error.isfinite()).nonzero()[0])
+            return Feedback(WRONG, f"For {sizes} the table holds NaN or inf, first at position {first:,}.")
+        if float(error.max()) > _FIXED:
+            mistake = first_mistake(lambda built, table=table: close(table.float(), built, atol=1e-6),
+                                    _drifting_tables(length, d_model))
+            if mistake:
+                return mistake
+            grows = length > 1000 and float(error[:100].max()) <= 1e-5 < float(error.max())
+            if grows:
+                return Feedback(WRONG, f"For {sizes} the error still grows with the position: "
+                                       f"{float(error[:100].max()):.0e} up to position 100, {float(error.max()):.0e} up "
+                                       f"to {length:,}. Some step still rounds to float32 before the angle is finished.")
+            first = int((error > _FIXED).nonzero()[0])
+            return Feedback(WRONG, f"For {sizes} the table is off by {float(error.max()):.2g} at most, already "
+                                   f"{float(error[first]):.2g} at position {first}: check the formula, "
+                                   "sin(pos / 10000^(2i/d_model)) in column 2i and cos in column 2i + 1.")
+        if table.dtype != torch.float32:
+            return Feedback(MISTAKE, f"The numbers are right, but the table is {table.dtype}: cast the finished table "
+                                     "to float32, the model's dtype, with .float().")
+        worst = max(worst, float(error.max()))
+    return Feedback(CORRECT, f"Correct: for {' and '.join(f'{n:,} x {d}' for n, d in _DRIFT_CASES)} the float32 table "
+                             f"is within {worst:.0e} of the exact one at every position.")
 
 
 # bfloat16 keeps 8 significant bits, so its whole numbers are exact only up to 2^8 = 256: positions 0 .. 256.

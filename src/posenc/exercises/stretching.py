@@ -1,5 +1,6 @@
-"""Checkers for stretching the context: the columns of a partly turned head that make a full turn within a length,
-and the two rules that carry the copy model furthest over several seeds."""
+"""Checkers for stretching the context: how much a pair's wavelength grows with the base, the columns of a partly
+turned head that make a full turn within a length, and the two rules that carry the copy model furthest over several
+seeds."""
 
 from __future__ import annotations
 
@@ -15,13 +16,65 @@ from .feedback import (
     WRONG,
     Feedback,
     as_count,
+    as_number,
     describe,
     exercise,
     first_mistake,
     not_attempted,
 )
 
-__all__ = ["check_turning_columns", "check_best_two"]
+__all__ = ["check_wavelength_growth", "check_turning_columns", "check_best_two"]
+
+
+@exercise("how much a pair's wavelength grows with the base")
+def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, base: float, new_base: float) -> Feedback:
+    """How many times longer pair `pair`'s wavelength, 2 pi base^(2 pair / head_dim), gets when the base goes from
+    `base` to `new_base`: (new_base / base)^(2 pair / head_dim). Within 2%, so that the answer to 2 significant
+    digits passes.
+
+    Named: the bases' own ratio, the frequency's factor (its inverse), the exponent pair / head_dim, the wavelength
+    itself at either base, and another pair's factor (pair 0's is 1).
+    """
+    head_dim = check_size("head_dim", head_dim, minimum=2, maximum=2**16)
+    if head_dim % 2:
+        raise ValueError(f"head_dim must be even: RoPE turns pairs of columns, got {head_dim}")
+    pair = check_size("pair", pair, minimum=0, maximum=head_dim // 2 - 1)
+    base, new_base = float(check_base("base", base)), float(check_base("new_base", new_base))
+    ratio = new_base / base
+
+    def factor(i: int) -> float:
+        return ratio ** (2 * i / head_dim)
+
+    expected = factor(pair)
+    if answer is None:
+        return not_attempted("a factor, a number")
+    number = as_number(answer)
+    if number is None:
+        return Feedback(WRONG, f"Expected a number (how many times longer), got {describe(answer)}.")
+    why = (f"Pair {pair}'s wavelength is 2 pi base^({2 * pair}/{head_dim}), so it grows by the bases' ratio to that "
+           f"power: {ratio:g}^({2 * pair}/{head_dim}) = {expected:.2f}.")
+    if abs(number - expected) <= 0.02 * expected:
+        return Feedback(CORRECT, f"Correct: {expected:.2f}. {why}")
+    old, new = 2 * math.pi * base ** (2 * pair / head_dim), 2 * math.pi * new_base ** (2 * pair / head_dim)
+    mistakes = [
+        (f"{ratio:g} is the bases' own ratio. A pair's wavelength grows by it to the power 2i/{head_dim}, which is "
+         "below 1 for every pair: the slowest comes closest.", ratio),
+        ("That is the factor of the pair's frequency, which falls as the base grows. The wavelength is 2 pi over the "
+         "frequency, so it grows by the inverse.", 1 / expected),
+        (f"The exponent is 2i / head_dim with i the pair: {2 * pair}/{head_dim}, not {pair}/{head_dim}.",
+         ratio ** (pair / head_dim)),
+        (f"That is the wavelength itself at base {new_base:,.0f}, in positions. The question asks how many times the "
+         f"wavelength at base {base:,.0f}, {old:,.1f} positions, it is.", new),
+        (f"That is the wavelength at base {base:,.0f}, in positions, before the base grows.", old),
+    ]
+    mistake = first_mistake(lambda value: abs(number - value) <= 0.01 * abs(value), mistakes)
+    if mistake:
+        return Feedback(MISTAKE, f"{mistake.message} {why}")
+    other = next((i for i in range(head_dim // 2) if i != pair and abs(number - factor(i)) <= 0.01 * factor(i)), None)
+    if other is not None:
+        return Feedback(MISTAKE, f"That is pair {other}'s factor{' (base^0 = 1 at any base)' if other == 0 else ''}, "
+                                 f"not pair {pair}'s. {why}")
+    return Feedback(WRONG, f"You predicted {number:g}; the wavelength grows {expected:.2f} times. {why}")
 
 
 @exercise("the columns that make a full turn")
