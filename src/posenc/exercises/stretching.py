@@ -72,8 +72,10 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
         return Feedback(MISTAKE, f"{mistake.message} {why}")
     other = next((i for i in range(head_dim // 2) if i != pair and abs(number - factor(i)) <= 0.01 * factor(i)), None)
     if other is not None:
+        column = (f" (column {other} is in pair {other // 2}: pair i holds columns 2i and 2i + 1)"
+                  if other == 2 * pair else "")
         return Feedback(MISTAKE, f"That is pair {other}'s factor{' (base^0 = 1 at any base)' if other == 0 else ''}, "
-                                 f"not pair {pair}'s. {why}")
+                                 f"not pair {pair}'s{column}. {why}")
     return Feedback(WRONG, f"You predicted {number:g}; the wavelength grows {expected:.2f} times. {why}")
 
 
