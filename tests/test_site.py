@@ -448,6 +448,25 @@ LECTURE = r"""() => {
             exercises: exercises.length, solutions: solutions.length};
 }"""
 SLIDE_HEIGHTS: dict[str, list[int]] = {}  # deck -> the height of each slide, filled as each deck is measured
+# The deck's horizontal slides (→), each as the first heading of its first sub-slide, and every title or section
+# heading (h1, h2) on the slides (not in the speaker notes).
+DECK_SECTIONS = r"""() => {
+    const text = node => node ? `${node.tagName} ${node.textContent.replace('¶', '').trim()}` : null;
+    const horizontal = Array.from(document.querySelectorAll('.reveal .slides > section')).map(slide => {
+        const first = slide.classList.contains('stack') ? slide.querySelector(':scope > section') : slide;
+        return text(first.querySelector('h1, h2, h3, h4, h5, h6'));
+    });
+    const headings = Array.from(document.querySelectorAll('.reveal .slides :is(h1, h2)'))
+        .filter(h => !h.closest('aside.notes')).map(text);
+    return {horizontal, headings};
+}"""
+
+
+def section_headings(name: str) -> list[str]:
+    """The notebook's title and its sections (# and ## headings of the cells a deck shows), as markdown."""
+    cells = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells
+    return [text for cell in cells if cell.cell_type == "markdown" and build_site._slide_type(cell) not in ("skip", "notes")
+            for kind, text in build_site.markdown_blocks(cell.source) if kind == "heading" and re.match(r"#{1,2}\s", text)]
 
 
 # axe-core takes a second or two a deck; each deck's cells pass it on their page (above), and the decks share one
@@ -465,6 +484,12 @@ def test_every_slide_fits_1280_by_720_or_scrolls_and_axe_passes_the_decks_of_eac
             == "1280x720"
         page.screenshot(path=ARTIFACTS / f"{name}.slides.png")
         lecture = page.evaluate(LECTURE)
+        # Each section (a ## heading) starts a horizontal slide, and nothing else does: → walks the title and the
+        # sections in order, ↓ only continues one.
+        deck = page.evaluate(DECK_SECTIONS)
+        assert deck["horizontal"] == deck["headings"], deck
+        assert len(deck["headings"]) == len(section_headings(name)), (deck["headings"], section_headings(name))
+        assert [h.split(" ", 1)[0] for h in deck["headings"]] == ["H1"] + ["H2"] * (len(deck["headings"]) - 1), deck
         measured = page.evaluate(MEASURE)
         slides = measured["slides"]
         SLIDE_HEIGHTS[name] = [s["height"] for s in slides]
@@ -612,7 +637,7 @@ def test_the_convention_keeps_what_a_lecturer_points_at_and_loses_no_word():
         build_site.nbformat.v4.new_code_cell("x = None", metadata={"tags": ["exercise"]})])
     lecture = [(build_site._slide_type(c), c.source) for c in build_site.for_the_lecture(notebook).cells]
     assert lecture[:2] == [("slide", cell), ("notes", cell)]  # the next shown cell opens the slide, notes after it
-    assert lecture[2:] == [("-", cell), ("-", "x = None")]
+    assert lecture[2:] == [("slide", cell), ("-", "x = None")]  # (a section: a horizontal slide of its own)
     # Every word of every markdown cell of the suite is on its slide or in its notes.
     words = lambda text: collections.Counter(re.findall(r"[A-Za-z0-9]+", text))  # noqa: E731
     for name in NOTEBOOKS:
@@ -620,6 +645,30 @@ def test_the_convention_keeps_what_a_lecturer_points_at_and_loses_no_word():
                        if c.cell_type == "markdown"]:
             slide, notes = build_site.slide_and_notes(source)
             assert words(slide) + words(notes) == words(source), source[:80]
+
+
+def test_each_section_starts_a_horizontal_slide_and_sub_slides_only_continue_one():
+    v4 = build_site.nbformat.v4
+    notebook = v4.new_notebook(cells=[
+        v4.new_markdown_cell("# Title\n\nIntro.", metadata={"slideshow": {"slide_type": "slide"}}),
+        v4.new_markdown_cell("## One\n\nText.\n\n```\n## not a heading\n```\n\n$$\n# nor this\n$$\n\n## Two\n\nMore.",
+                             metadata={"slideshow": {"slide_type": "slide"}}),
+        v4.new_markdown_cell("### Part of two", metadata={"slideshow": {"slide_type": "slide"}}),
+        v4.new_code_cell("x = 1", metadata={"slideshow": {"slide_type": "slide"}}),
+        v4.new_markdown_cell("## Three", metadata={"slideshow": {"slide_type": "subslide"}}),
+        v4.new_markdown_cell("## Hidden", metadata={"slideshow": {"slide_type": "skip"}}),
+    ])
+    shown = [(build_site._slide_type(c), c.source.split("\n")[0]) for c in build_site.by_section(notebook).cells]
+    assert shown == [("slide", "# Title"), ("slide", "## One"), ("slide", "## Two"), ("subslide", "### Part of two"),
+                     ("subslide", "x = 1"), ("slide", "## Three"), ("skip", "## Hidden")]
+    assert "## not a heading" in build_site.by_section(notebook).cells[1].source
+    # Every deck of the suite: its horizontal slides are its title and its sections, in order (the decks' own test
+    # below checks the same in the browser).
+    for name in NOTEBOOKS:
+        stored = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+        deck = build_site.fit_slides(build_site.for_the_lecture(build_site.for_the_page(stored)))
+        assert [c.source.split("\n")[0] for c in deck.cells if build_site._slide_type(c) == "slide"] \
+            == section_headings(name), name
 
 
 @pytest.mark.slow
