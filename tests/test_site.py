@@ -14,6 +14,7 @@ notebooks), the contents folded on a phone, dark mode, print, copy buttons, and 
 snippets and highlights. Screenshots go to test-artifacts/site/.
 """
 
+import ast
 import base64
 import collections
 import contextlib
@@ -127,6 +128,57 @@ CHARACTERS_PER_LINE = """() => Array.from(document.querySelectorAll('.jp-Rendere
     })"""
 FONTS = """() => ({text: getComputedStyle(document.querySelector('.jp-RenderedMarkdown p')).fontFamily,
     labels: Array.from(document.querySelectorAll('.widget-label')).map(n => getComputedStyle(n).fontFamily)})"""
+
+
+# Each explorer on a page or a slide: what it shows (its settings, or its controls' values) and the code of the cell
+# that made it (the last code before it: on a slide its output may sit on a sub-slide of its own).
+EXPLORERS_SHOWN = r"""() => {
+    const codes = Array.from(document.querySelectorAll('.jp-InputArea-editor pre'));
+    return Array.from(document.querySelectorAll('.posenc-ex')).map(root => {
+        const code = codes.filter(pre => pre.compareDocumentPosition(root) & Node.DOCUMENT_POSITION_FOLLOWING).pop();
+        let shown = root.posenc.state ? root.posenc.state() : null;
+        if (!shown) {
+            shown = {};
+            root.querySelectorAll('input[name]').forEach(input => {
+                if (input.type !== 'radio' || input.checked)
+                    shown[input.name] = input.type === 'checkbox' ? input.checked : input.value;
+            });
+        }
+        return {code: code ? code.textContent : '', shown};
+    });
+}"""
+EXPLORERS_READY = "n => document.querySelectorAll('.posenc-ex').length === n && " \
+    "Array.from(document.querySelectorAll('.posenc-ex')).every(root => root.posenc)"
+
+
+@functools.cache
+def explorers(name: str) -> int:
+    """How many widgets the notebook's cells show (each an explorer)."""
+    cells = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells
+    return sum("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
+
+
+def code_sets(code: str) -> dict:
+    """What the code of an explorer's cell sets: the literal keyword arguments of its `...Explorer(...)` call."""
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")).endswith("Explorer"):
+            found = {}
+            for keyword in node.keywords:
+                with contextlib.suppress(ValueError):
+                    found[keyword.arg] = ast.literal_eval(keyword.value)
+            return found
+    return {}
+
+
+def assert_explorers_show_what_their_code_sets(page, name: str) -> None:
+    """Every explorer of the page or deck shows the settings its own cell's code gives it (not a later cell's)."""
+    page.wait_for_function(EXPLORERS_READY, arg=explorers(name))
+    for explorer in page.evaluate(EXPLORERS_SHOWN):
+        wanted = code_sets(explorer["code"])
+        assert wanted, explorer
+        same = lambda a, b: a == b or str(a) == str(b) or (  # noqa: E731
+            isinstance(b, (int, float)) and not isinstance(b, bool) and float(a) == b)
+        assert all(same(explorer["shown"].get(key), value) for key, value in wanted.items()), (name, explorer, wanted)
 
 
 def solutions(name: str) -> int:
@@ -284,6 +336,8 @@ def test_every_page_loads_offline_reads_like_a_book_and_passes_axe(built, name):
         assert page.evaluate("document.documentElement.scrollWidth") <= 1280
         # Widgets render after load; their pictures get alt text then.
         page.wait_for_function("() => !document.querySelector('.widget-image:not([alt])')")
+        if explorers(name):  # each explorer as its own cell's code sets it (08, 13)
+            assert_explorers_show_what_their_code_sets(page, name)
         if page.locator(".widget-label").count():
             fonts = page.evaluate(FONTS)
             assert set(fonts["labels"]) <= {fonts["text"]}, "one typeface for text and widgets"
@@ -484,6 +538,8 @@ def test_every_slide_fits_1280_by_720_or_scrolls_and_axe_passes_the_decks_of_eac
             == "1280x720"
         page.screenshot(path=ARTIFACTS / f"{name}.slides.png")
         lecture = page.evaluate(LECTURE)
+        if explorers(name):  # each explorer's slide shows what its code sets (08, 13)
+            assert_explorers_show_what_their_code_sets(page, name)
         # Each section (a ## heading) starts a horizontal slide, and nothing else does: → walks the title and the
         # sections in order, ↓ only continues one.
         deck = page.evaluate(DECK_SECTIONS)
