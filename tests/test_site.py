@@ -947,6 +947,24 @@ PHONE = """() => {
 }"""
 
 
+# The code cells whose copy button covers some of their code as it shows (its lines cut to the box around them, which
+# scrolls sideways), by their order on the page.
+COPY_OVER_CODE = r"""() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-Cell-inputWrapper')).flatMap((area, k) => {
+    const button = area.querySelector('.posenc-copy'), pre = area.querySelector('.jp-InputArea-editor pre');
+    if (!button || !pre || !button.checkVisibility()) return [];
+    const b = button.getBoundingClientRect(), box = pre.closest('.jp-InputArea-editor').getBoundingClientRect();
+    const range = document.createRange();
+    range.selectNodeContents(pre);
+    const covered = Array.from(range.getClientRects()).some(r => {
+        const left = Math.max(r.left, box.left), right = Math.min(r.right, box.right);
+        const top = Math.max(r.top, box.top), bottom = Math.min(r.bottom, box.bottom);
+        return r.width > 0 && left < right && top < bottom
+            && left < b.right && right > b.left && top < b.bottom && bottom > b.top;
+    });
+    return covered ? [k] : [];
+})"""
+
+
 @pytest.mark.slow
 @pytest.mark.xdist_group("site")
 def test_on_a_phone_the_contents_fold_and_only_formulas_and_code_scroll_sideways(built):
@@ -958,6 +976,9 @@ def test_on_a_phone_the_contents_fold_and_only_formulas_and_code_scroll_sideways
         assert not found["sidebar"] and 0 < found["title"] < 844 - 100, found  # the title in the first screen
         assert found["outside"] == [], found
         assert found["mathScrolls"] >= 1 and found["codeScrolls"] >= 1, found
+        # A copy button never covers code: where the code scrolls sideways, the button has a strip above its lines.
+        assert page.evaluate(COPY_OVER_CODE) == []
+        assert page.locator(".posenc-copy-strip").count() >= 1
         page.screenshot(path=ARTIFACTS / "03_pe_formula_390x844.png")
         assert audit(page, "notebooks/03_pe_formula.html@390") == []
         # The button opens the contents (the search first), Escape folds them again.
@@ -1053,6 +1074,7 @@ def test_every_code_cell_has_a_copy_button_that_copies_its_source(built):
     with offline_page(built, "notebooks/03_pe_formula.html", size=(1280, 720)) as page:
         buttons = page.locator(".jp-CodeCell button.posenc-copy")
         assert buttons.count() == len(sources)
+        assert page.evaluate(COPY_OVER_CODE) == []  # (on a phone too: the test above)
         names = buttons.evaluate_all("nodes => nodes.map(n => n.getAttribute('aria-label'))")
         assert len(set(names)) == len(names) and all(name.startswith("Copy") for name in names)
         k = 1  # a cell of several lines

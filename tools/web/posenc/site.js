@@ -4,7 +4,7 @@
  *   matches, the best first), a typo forgiven (fuzzy), the last word as a prefix while it is typed. Arrow keys move
  *   through the results, Enter opens one; the page opened highlights the words found (?highlight=...).
  * - the contents folded behind the top bar's button on a narrow screen;
- * - a copy button on each code cell;
+ * - a copy button on each code cell, never over its code (a box that scrolls sideways gives it a strip above);
  * - display math and wide tables that overflow scroll in their own box, and take the keyboard's focus to do so. */
 (function () {
   "use strict";
@@ -288,6 +288,18 @@
     });
   }
 
+  /* A code box wider than the screen scrolls sideways, and its lines would pass under the copy button: that button
+   * gets a strip of its own above the code's first line (site.css: .posenc-copy-strip). Measured again on resize. */
+  function placeCopyButtons() {
+    const areas = Array.from(document.querySelectorAll(".jp-CodeCell .jp-Cell-inputWrapper"));
+    areas.forEach(area => area.classList.remove("posenc-copy-strip"));
+    const wide = areas.filter(area => {
+      const editor = area.querySelector(".jp-InputArea-editor");
+      return editor && area.querySelector(".posenc-copy") && editor.scrollWidth > editor.clientWidth + 1;
+    });
+    wide.forEach(area => area.classList.add("posenc-copy-strip"));
+  }
+
   /* Boxes that scroll sideways on this screen take the keyboard's focus (to scroll them without a mouse). */
   function scrollBoxes() {
     document.querySelectorAll(".jp-RenderedMarkdown table").forEach(table => {
@@ -338,12 +350,17 @@
     startSearch();
     startContents();
     startCopyButtons();
+    placeCopyButtons();
     startOutline();
     window.addEventListener("load", () => afterMath(() => {
+      placeCopyButtons();  // with the page's fonts
       scrollBoxes();
       highlight();
     }));
-    window.addEventListener("resize", scrollBoxes);
+    window.addEventListener("resize", () => {
+      placeCopyButtons();
+      scrollBoxes();
+    });
   }
 
   window.posencSearch = query => search(query).map(({doc}) => doc);
