@@ -1090,6 +1090,21 @@ RESULTS = """() => [...document.querySelectorAll('#posenc-search-results a')].ma
     snippet: a.querySelector('.posenc-snippet').textContent,
     marks: [...a.querySelectorAll('mark')].map(m => m.textContent.toLowerCase())}))"""
 RANKED = "query => window.posencSearch(query).map(doc => `${doc.title} ${doc.heading} ${doc.text}`)"
+FIRST = "query => (([doc]) => [doc.title, doc.heading])(window.posencSearch(query))"
+# Every notebook's title (with its number, and without) and every heading no other section shares, searched as it is
+# written: the ones whose own section does not come first.
+EXACT_TITLES_NOT_FIRST = r"""() => {
+    const index = window.POSENC_SEARCH_INDEX, key = text => text.toLowerCase();
+    const count = {};
+    index.sections.forEach(s => { count[key(s.heading)] = (count[key(s.heading)] || 0) + 1; });
+    const queries = index.pages.flatMap(p => [[p.title, p.title, p.title], [p.title.replace(/^\d+\.\s*/, ''), p.title, p.title]])
+        .concat(index.sections.filter(s => count[key(s.heading)] === 1)
+            .map(s => [s.heading, index.pages[s.page].title, s.heading]));
+    return queries.filter(([query, title, heading]) => {
+        const [first] = window.posencSearch(query);
+        return !first || first.title !== title || first.heading !== heading;
+    });
+}"""
 
 
 @pytest.mark.slow
@@ -1103,6 +1118,15 @@ def test_search_forgives_typos_ranks_words_moves_with_keys_and_highlights(built)
         found = page.evaluate(RESULTS)
         assert len(found) >= 5 and all(any(m.startswith("sinusoidal") for m in r["marks"]) for r in found[:5]), found[:5]
         assert any("3. The positional-encoding formula" in text for text in page.evaluate(RANKED, "sinusodial"))
+        # A notebook's exact title, with or without its number, in any case, a typo forgiven, puts that notebook
+        # first; a section's exact heading puts that section first.
+        assert page.evaluate(EXACT_TITLES_NOT_FIRST) == []
+        queries = {"the positonal-encoding FORMULA": ("3. The positional-encoding formula",) * 2,
+                   "why sine and cosine": ("3. The positional-encoding formula", "Why sine and cosine"),
+                   "training": ("16. Stretching the context: position interpolation, NTK-aware, YaRN and Llama 3.1's rule",
+                                "Training")}  # not "Training, five times", which BM25 ranked first
+        for query, (title, heading) in queries.items():
+            assert page.evaluate(FIRST, query) == [title, heading], query
         # Several words: any of them matches, the sections that hold them as a phrase come first; past the first ten,
         # a button shows the rest.
         query = "attention is all you need"
