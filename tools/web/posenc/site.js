@@ -38,7 +38,7 @@
     docs = index.sections.map((section, n) => {
       const page = index.pages[section.page];
       return {n, title: page.title, url: page.url, anchor: section.id, heading: section.heading,
-              text: section.text, code: section.code || ""};
+              text: section.text, code: section.code || "", words: fold(section.heading).match(WORD) || []};
     });
     engine = new window.MiniSearch({
       idField: "n",
@@ -73,7 +73,7 @@
   /* 2 if the query is the section's notebook title, 1 if it is the section's heading, else 0: word for word, in any
    * case and punctuation, its number ("3.") left out or not, a typo forgiven in a long word as the search forgives it. */
   function exactTitle(words, doc) {
-    const heading = fold(doc.heading).match(WORD) || [];
+    const heading = doc.words;
     const typos = word => (word.length >= 5 ? Math.floor(0.2 * word.length) : 0);
     const same = title => title.length === words.length
       && title.every((word, k) => edits(word, words[k], typos(words[k])) <= typos(words[k]));
