@@ -14,6 +14,7 @@ notebooks), the contents folded on a phone, dark mode, print, copy buttons, and 
 snippets and highlights. Screenshots go to test-artifacts/site/.
 """
 
+import ast
 import base64
 import collections
 import contextlib
@@ -127,6 +128,57 @@ CHARACTERS_PER_LINE = """() => Array.from(document.querySelectorAll('.jp-Rendere
     })"""
 FONTS = """() => ({text: getComputedStyle(document.querySelector('.jp-RenderedMarkdown p')).fontFamily,
     labels: Array.from(document.querySelectorAll('.widget-label')).map(n => getComputedStyle(n).fontFamily)})"""
+
+
+# Each explorer on a page or a slide: what it shows (its settings, or its controls' values) and the code of the cell
+# that made it (the last code before it: on a slide its output may sit on a sub-slide of its own).
+EXPLORERS_SHOWN = r"""() => {
+    const codes = Array.from(document.querySelectorAll('.jp-InputArea-editor pre'));
+    return Array.from(document.querySelectorAll('.posenc-ex')).map(root => {
+        const code = codes.filter(pre => pre.compareDocumentPosition(root) & Node.DOCUMENT_POSITION_FOLLOWING).pop();
+        let shown = root.posenc.state ? root.posenc.state() : null;
+        if (!shown) {
+            shown = {};
+            root.querySelectorAll('input[name]').forEach(input => {
+                if (input.type !== 'radio' || input.checked)
+                    shown[input.name] = input.type === 'checkbox' ? input.checked : input.value;
+            });
+        }
+        return {code: code ? code.textContent : '', shown};
+    });
+}"""
+EXPLORERS_READY = "n => document.querySelectorAll('.posenc-ex').length === n && " \
+    "Array.from(document.querySelectorAll('.posenc-ex')).every(root => root.posenc)"
+
+
+@functools.cache
+def explorers(name: str) -> int:
+    """How many widgets the notebook's cells show (each an explorer)."""
+    cells = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells
+    return sum("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
+
+
+def code_sets(code: str) -> dict:
+    """What the code of an explorer's cell sets: the literal keyword arguments of its `...Explorer(...)` call."""
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")).endswith("Explorer"):
+            found = {}
+            for keyword in node.keywords:
+                with contextlib.suppress(ValueError):
+                    found[keyword.arg] = ast.literal_eval(keyword.value)
+            return found
+    return {}
+
+
+def assert_explorers_show_what_their_code_sets(page, name: str) -> None:
+    """Every explorer of the page or deck shows the settings its own cell's code gives it (not a later cell's)."""
+    page.wait_for_function(EXPLORERS_READY, arg=explorers(name))
+    for explorer in page.evaluate(EXPLORERS_SHOWN):
+        wanted = code_sets(explorer["code"])
+        assert wanted, explorer
+        same = lambda a, b: a == b or str(a) == str(b) or (  # noqa: E731
+            isinstance(b, (int, float)) and not isinstance(b, bool) and float(a) == b)
+        assert all(same(explorer["shown"].get(key), value) for key, value in wanted.items()), (name, explorer, wanted)
 
 
 def solutions(name: str) -> int:
@@ -284,6 +336,8 @@ def test_every_page_loads_offline_reads_like_a_book_and_passes_axe(built, name):
         assert page.evaluate("document.documentElement.scrollWidth") <= 1280
         # Widgets render after load; their pictures get alt text then.
         page.wait_for_function("() => !document.querySelector('.widget-image:not([alt])')")
+        if explorers(name):  # each explorer as its own cell's code sets it (08, 13)
+            assert_explorers_show_what_their_code_sets(page, name)
         if page.locator(".widget-label").count():
             fonts = page.evaluate(FONTS)
             assert set(fonts["labels"]) <= {fonts["text"]}, "one typeface for text and widgets"
@@ -448,6 +502,25 @@ LECTURE = r"""() => {
             exercises: exercises.length, solutions: solutions.length};
 }"""
 SLIDE_HEIGHTS: dict[str, list[int]] = {}  # deck -> the height of each slide, filled as each deck is measured
+# The deck's horizontal slides (→), each as the first heading of its first sub-slide, and every title or section
+# heading (h1, h2) on the slides (not in the speaker notes).
+DECK_SECTIONS = r"""() => {
+    const text = node => node ? `${node.tagName} ${node.textContent.replace('¶', '').trim()}` : null;
+    const horizontal = Array.from(document.querySelectorAll('.reveal .slides > section')).map(slide => {
+        const first = slide.classList.contains('stack') ? slide.querySelector(':scope > section') : slide;
+        return text(first.querySelector('h1, h2, h3, h4, h5, h6'));
+    });
+    const headings = Array.from(document.querySelectorAll('.reveal .slides :is(h1, h2)'))
+        .filter(h => !h.closest('aside.notes')).map(text);
+    return {horizontal, headings};
+}"""
+
+
+def section_headings(name: str) -> list[str]:
+    """The notebook's title and its sections (# and ## headings of the cells a deck shows), as markdown."""
+    cells = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells
+    return [text for cell in cells if cell.cell_type == "markdown" and build_site._slide_type(cell) not in ("skip", "notes")
+            for kind, text in build_site.markdown_blocks(cell.source) if kind == "heading" and re.match(r"#{1,2}\s", text)]
 
 
 # axe-core takes a second or two a deck; each deck's cells pass it on their page (above), and the decks share one
@@ -465,6 +538,14 @@ def test_every_slide_fits_1280_by_720_or_scrolls_and_axe_passes_the_decks_of_eac
             == "1280x720"
         page.screenshot(path=ARTIFACTS / f"{name}.slides.png")
         lecture = page.evaluate(LECTURE)
+        if explorers(name):  # each explorer's slide shows what its code sets (08, 13)
+            assert_explorers_show_what_their_code_sets(page, name)
+        # Each section (a ## heading) starts a horizontal slide, and nothing else does: → walks the title and the
+        # sections in order, ↓ only continues one.
+        deck = page.evaluate(DECK_SECTIONS)
+        assert deck["horizontal"] == deck["headings"], deck
+        assert len(deck["headings"]) == len(section_headings(name)), (deck["headings"], section_headings(name))
+        assert [h.split(" ", 1)[0] for h in deck["headings"]] == ["H1"] + ["H2"] * (len(deck["headings"]) - 1), deck
         measured = page.evaluate(MEASURE)
         slides = measured["slides"]
         SLIDE_HEIGHTS[name] = [s["height"] for s in slides]
@@ -612,7 +693,7 @@ def test_the_convention_keeps_what_a_lecturer_points_at_and_loses_no_word():
         build_site.nbformat.v4.new_code_cell("x = None", metadata={"tags": ["exercise"]})])
     lecture = [(build_site._slide_type(c), c.source) for c in build_site.for_the_lecture(notebook).cells]
     assert lecture[:2] == [("slide", cell), ("notes", cell)]  # the next shown cell opens the slide, notes after it
-    assert lecture[2:] == [("-", cell), ("-", "x = None")]
+    assert lecture[2:] == [("slide", cell), ("-", "x = None")]  # (a section: a horizontal slide of its own)
     # Every word of every markdown cell of the suite is on its slide or in its notes.
     words = lambda text: collections.Counter(re.findall(r"[A-Za-z0-9]+", text))  # noqa: E731
     for name in NOTEBOOKS:
@@ -620,6 +701,24 @@ def test_the_convention_keeps_what_a_lecturer_points_at_and_loses_no_word():
                        if c.cell_type == "markdown"]:
             slide, notes = build_site.slide_and_notes(source)
             assert words(slide) + words(notes) == words(source), source[:80]
+
+
+def test_each_section_starts_a_horizontal_slide_and_sub_slides_only_continue_one():
+    v4 = build_site.nbformat.v4
+    notebook = v4.new_notebook(cells=[
+        v4.new_markdown_cell("# Title\n\nIntro.", metadata={"slideshow": {"slide_type": "slide"}}),
+        v4.new_markdown_cell("## One\n\nText.\n\n```\n## not a heading\n```\n\n$$\n# nor this\n$$\n\n## Two\n\nMore.",
+                             metadata={"slideshow": {"slide_type": "slide"}}),
+        v4.new_markdown_cell("### Part of two", metadata={"slideshow": {"slide_type": "slide"}}),
+        v4.new_code_cell("x = 1", metadata={"slideshow": {"slide_type": "slide"}}),
+        v4.new_markdown_cell("## Three", metadata={"slideshow": {"slide_type": "subslide"}}),
+        v4.new_markdown_cell("## Hidden", metadata={"slideshow": {"slide_type": "skip"}}),
+    ])
+    shown = [(build_site._slide_type(c), c.source.split("\n")[0]) for c in build_site.by_section(notebook).cells]
+    assert shown == [("slide", "# Title"), ("slide", "## One"), ("slide", "## Two"), ("subslide", "### Part of two"),
+                     ("subslide", "x = 1"), ("slide", "## Three"), ("skip", "## Hidden")]
+    assert "## not a heading" in build_site.by_section(notebook).cells[1].source
+    # (Every deck of the suite is checked in the browser: the decks' test above.)
 
 
 @pytest.mark.slow
@@ -842,6 +941,24 @@ PHONE = """() => {
 }"""
 
 
+# The code cells whose copy button covers some of their code as it shows (its lines cut to the box around them, which
+# scrolls sideways), by their order on the page.
+COPY_OVER_CODE = r"""() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-Cell-inputWrapper')).flatMap((area, k) => {
+    const button = area.querySelector('.posenc-copy'), pre = area.querySelector('.jp-InputArea-editor pre');
+    if (!button || !pre || !button.checkVisibility()) return [];
+    const b = button.getBoundingClientRect(), box = pre.closest('.jp-InputArea-editor').getBoundingClientRect();
+    const range = document.createRange();
+    range.selectNodeContents(pre);
+    const covered = Array.from(range.getClientRects()).some(r => {
+        const left = Math.max(r.left, box.left), right = Math.min(r.right, box.right);
+        const top = Math.max(r.top, box.top), bottom = Math.min(r.bottom, box.bottom);
+        return r.width > 0 && left < right && top < bottom
+            && left < b.right && right > b.left && top < b.bottom && bottom > b.top;
+    });
+    return covered ? [k] : [];
+})"""
+
+
 @pytest.mark.slow
 @pytest.mark.xdist_group("site")
 def test_on_a_phone_the_contents_fold_and_only_formulas_and_code_scroll_sideways(built):
@@ -853,6 +970,9 @@ def test_on_a_phone_the_contents_fold_and_only_formulas_and_code_scroll_sideways
         assert not found["sidebar"] and 0 < found["title"] < 844 - 100, found  # the title in the first screen
         assert found["outside"] == [], found
         assert found["mathScrolls"] >= 1 and found["codeScrolls"] >= 1, found
+        # A copy button never covers code: where the code scrolls sideways, the button has a strip above its lines.
+        assert page.evaluate(COPY_OVER_CODE) == []
+        assert page.locator(".posenc-copy-strip").count() >= 1
         page.screenshot(path=ARTIFACTS / "03_pe_formula_390x844.png")
         assert audit(page, "notebooks/03_pe_formula.html@390") == []
         # The button opens the contents (the search first), Escape folds them again.
@@ -948,6 +1068,7 @@ def test_every_code_cell_has_a_copy_button_that_copies_its_source(built):
     with offline_page(built, "notebooks/03_pe_formula.html", size=(1280, 720)) as page:
         buttons = page.locator(".jp-CodeCell button.posenc-copy")
         assert buttons.count() == len(sources)
+        assert page.evaluate(COPY_OVER_CODE) == []  # (on a phone too: the test above)
         names = buttons.evaluate_all("nodes => nodes.map(n => n.getAttribute('aria-label'))")
         assert len(set(names)) == len(names) and all(name.startswith("Copy") for name in names)
         k = 1  # a cell of several lines
@@ -963,6 +1084,21 @@ RESULTS = """() => [...document.querySelectorAll('#posenc-search-results a')].ma
     snippet: a.querySelector('.posenc-snippet').textContent,
     marks: [...a.querySelectorAll('mark')].map(m => m.textContent.toLowerCase())}))"""
 RANKED = "query => window.posencSearch(query).map(doc => `${doc.title} ${doc.heading} ${doc.text}`)"
+FIRST = "query => (([doc]) => [doc.title, doc.heading])(window.posencSearch(query))"
+# Every notebook's title (with its number, and without) and every short heading (up to three words, where the words
+# say least) that no other section shares, searched as it is written: the ones whose own section does not come first.
+EXACT_TITLES_NOT_FIRST = r"""() => {
+    const index = window.POSENC_SEARCH_INDEX, key = text => text.toLowerCase();
+    const count = {};
+    index.sections.forEach(s => { count[key(s.heading)] = (count[key(s.heading)] || 0) + 1; });
+    const queries = index.pages.flatMap(p => [[p.title, p.title, p.title], [p.title.replace(/^\d+\.\s*/, ''), p.title, p.title]])
+        .concat(index.sections.filter(s => count[key(s.heading)] === 1 && s.heading.split(/\s+/).length <= 3)
+            .map(s => [s.heading, index.pages[s.page].title, s.heading]));
+    return queries.filter(([query, title, heading]) => {
+        const [first] = window.posencSearch(query);
+        return !first || first.title !== title || first.heading !== heading;
+    });
+}"""
 
 
 @pytest.mark.slow
@@ -976,6 +1112,15 @@ def test_search_forgives_typos_ranks_words_moves_with_keys_and_highlights(built)
         found = page.evaluate(RESULTS)
         assert len(found) >= 5 and all(any(m.startswith("sinusoidal") for m in r["marks"]) for r in found[:5]), found[:5]
         assert any("3. The positional-encoding formula" in text for text in page.evaluate(RANKED, "sinusodial"))
+        # A notebook's exact title, with or without its number, in any case, a typo forgiven, puts that notebook
+        # first; a section's exact heading puts that section first.
+        assert page.evaluate(EXACT_TITLES_NOT_FIRST) == []
+        queries = {"the positonal-encoding FORMULA": ("3. The positional-encoding formula",) * 2,
+                   "why sine and cosine": ("3. The positional-encoding formula", "Why sine and cosine"),
+                   "training": ("16. Stretching the context: position interpolation, NTK-aware, YaRN and Llama 3.1's rule",
+                                "Training")}  # not "Training, five times", which BM25 ranked first
+        for query, (title, heading) in queries.items():
+            assert page.evaluate(FIRST, query) == [title, heading], query
         # Several words: any of them matches, the sections that hold them as a phrase come first; past the first ten,
         # a button shows the rest.
         query = "attention is all you need"

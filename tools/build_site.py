@@ -29,7 +29,8 @@ cell has a copy button. The search (MiniSearch, from npm) forgives typos, ranks 
 and highlights the words on the page it opens; its index holds each section's prose and code apart (clean
 snippets).
 
-The slides are decks for a lecture, 1280 x 720 and numbered ("12/40"; on a phone held upright the deck is 640 wide and
+The slides are decks for a lecture, one horizontal slide per section (the title and each ## heading: `by_section`;
+sub-slides only continue a section), 1280 x 720 and numbered ("12/40"; on a phone held upright the deck is 640 wide and
 takes the screen's shape): code at a size where 100 characters fit on a line (longer lines wrap at spaces), figures
 scaled to fit beside their code, a slide taller than the deck cut into sub-slides at cell boundaries (`fit_slides`,
 from an estimate of each cell's height; a tall markdown cell between its blocks), and what is still taller scrolls.
@@ -446,12 +447,69 @@ def _heading(source: str) -> str:
     return found.group(1).strip() if found else ""
 
 
+# A heading that starts a part of the notebook: its title (#) or a section (##).
+SECTION = re.compile(r" {0,3}#{1,2}(\s|$)")
+
+
+def _section_parts(source: str) -> list[str]:
+    """A markdown cell's source cut before each title or section heading (# or ##) below its first block: the parts,
+    each but the first starting with its heading. A line in a fenced code block or a $$ display is not a heading."""
+    parts: list[list[str]] = [[]]
+    fence, math = "", False
+    for line in source.split("\n"):
+        stripped = line.strip()
+        if fence:
+            fence = "" if stripped.startswith(fence) else fence
+        elif math:
+            math = "$$" not in stripped
+        elif re.match(r" {0,3}(```|~~~)", line):
+            fence = stripped[:3]
+        elif stripped.startswith("$$"):
+            math = "$$" not in stripped[2:]
+        elif SECTION.match(line) and any(text.strip() for text in parts[-1]):
+            parts.append([])
+        parts[-1].append(line)
+    return ["\n".join(part).strip("\n") for part in parts]
+
+
+def by_section(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of the notebook whose deck follows its sections, whatever its cells' slide types say: its title (#) and
+    each section (a ## heading) start a horizontal slide, and nothing else does, so → walks the sections and ↓ only
+    continues one. A markdown cell with such a heading below its first line is cut before it; a cell marked to start
+    a horizontal slide inside a section starts a sub-slide instead. Cells of slide type `skip` or `notes` stay."""
+    notebook = copy.deepcopy(notebook)
+    cells = []
+    for cell in notebook.cells:
+        if _slide_type(cell) in ("skip", "notes") or cell.cell_type != "markdown":
+            pieces = [cell]
+        else:
+            pieces = []
+            for k, part in enumerate(_section_parts(cell.source)):
+                piece = copy.deepcopy(cell)
+                piece.source = part
+                if k:
+                    piece["id"] = f"{cell.get('id', 'cell')}-section-{k}"
+                pieces.append(piece)
+        for piece in pieces:
+            kind = _slide_type(piece)
+            if kind in ("skip", "notes"):
+                pass
+            elif piece.cell_type == "markdown" and SECTION.match(piece.source.lstrip("\n")):
+                piece.metadata["slideshow"] = {"slide_type": "slide"}
+            elif kind == "slide":
+                piece.metadata["slideshow"] = {"slide_type": "subslide"}
+            cells.append(piece)
+    notebook.cells = cells
+    return notebook
+
+
 def for_the_lecture(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of the notebook laid out for a lecture: each markdown cell split into its slide and its speaker notes
+    """A copy of the notebook laid out for a lecture: its slides by its sections (`by_section`), each markdown cell
+    split into its slide and its speaker notes
     (a cell of slide type `notes` right after it), and each exercise as the class meets it: its prompt, whole, with
     the exercise's own cells on one slide; its solution on the next sub-slide; then, one fragment each, the cells
     after the solution (the run, the checker and its "✔ Correct"), so the answer shows only after the solution."""
-    notebook = copy.deepcopy(notebook)
+    notebook = by_section(notebook)
     cells = notebook.cells
     prompts = set()  # the markdown cell before each exercise: its prompt, which the class reads whole
     for k, cell in enumerate(cells):

@@ -6,6 +6,8 @@
 
 The stored outputs are what nbval compares against, so they come only from here.
 Execution timing is not recorded, so a second run leaves the files unchanged.
+Each widget is saved as the cell that shows it left it, not as later cells changed it (`_ShownWidgets`): the site's
+pages and slides draw that state under that cell's code.
 Every file written here has its solution cells collapsed (input and output hidden in
 JupyterLab), so that the teacher's edition shows each exercise's placeholder, not its answer.
 
@@ -17,6 +19,7 @@ The other notebooks named are still run.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import sys
@@ -48,13 +51,17 @@ def run(path: Path) -> float:
     """
     notebook = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    NotebookClient(
+    client = NotebookClient(
         notebook,
         timeout=600,
         record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
         kernel_name="python3",
-    ).execute()
+    )
+    shown = _ShownWidgets(client)
+    client.on_cell_executed = shown.cell_executed
+    client.execute()
+    shown.store(notebook)
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = _merge_streams(cell.outputs)
@@ -64,6 +71,39 @@ def run(path: Path) -> float:
                             + "; ".join(wrong))
     path.write_text(_stored_text(notebook, path.stem))
     return time.perf_counter() - start
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class _ShownWidgets:
+    """Each widget's state as the cell that shows it left it, saved in place of its state at the end of the run.
+
+    nbclient saves every widget's last state. A later cell that changes a widget (`explorer.dimension = 100`) would
+    then change the picture under an earlier cell that shows it, whose code says otherwise, wherever the saved state is
+    drawn (the site's pages and slides, a notebook opened without a kernel). The page shows a widget as its own cell
+    made it.
+    """
+
+    def __init__(self, client: NotebookClient) -> None:
+        self.client = client
+        self.states: dict[str, tuple[dict, dict]] = {}  # model id -> (its state, its binary buffers by path)
+
+    def cell_executed(self, cell: nbformat.NotebookNode, **_) -> None:
+        for output in cell.get("outputs", []):
+            model = output.get("data", {}).get(WIDGET_VIEW, {}).get("model_id")
+            if model and model not in self.states and model in self.client.widget_state:
+                self.states[model] = (copy.deepcopy(self.client.widget_state[model]),
+                                      copy.deepcopy(self.client.widget_buffers.get(model, {})))
+
+    def store(self, notebook: nbformat.NotebookNode) -> None:
+        saved = notebook.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+        for model, (state, buffers) in self.states.items():
+            if model in saved.get("state", {}):
+                saved["state"][model]["state"] = state
+                saved["state"][model].pop("buffers", None)
+                if buffers:
+                    saved["state"][model]["buffers"] = list(buffers.values())
 
 
 def verdicts(cell: nbformat.NotebookNode) -> list[str]:

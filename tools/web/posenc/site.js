@@ -1,10 +1,11 @@
 /* The site's script (tools/build_site.py writes the pages):
  * - the search over every page, offline: MiniSearch (from npm, _static/minisearch.js) over the index that
- *   build_site.py writes (search-index.js: each section's heading, prose and code). Ranked by BM25 (any word
- *   matches, the best first), a typo forgiven (fuzzy), the last word as a prefix while it is typed. Arrow keys move
- *   through the results, Enter opens one; the page opened highlights the words found (?highlight=...).
+ *   build_site.py writes (search-index.js: each section's heading, prose and code). A notebook's exact title, then
+ *   a section's exact heading, comes first; then the rest, ranked by BM25 (any word matches, the best first), a typo
+ *   forgiven (fuzzy), the last word as a prefix while it is typed. Arrow keys move through the results, Enter
+ *   opens one; the page opened highlights the words found (?highlight=...).
  * - the contents folded behind the top bar's button on a narrow screen;
- * - a copy button on each code cell;
+ * - a copy button on each code cell, never over its code (a box that scrolls sideways gives it a strip above);
  * - display math and wide tables that overflow scroll in their own box, and take the keyboard's focus to do so. */
 (function () {
   "use strict";
@@ -37,7 +38,7 @@
     docs = index.sections.map((section, n) => {
       const page = index.pages[section.page];
       return {n, title: page.title, url: page.url, anchor: section.id, heading: section.heading,
-              text: section.text, code: section.code || ""};
+              text: section.text, code: section.code || "", words: fold(section.heading).match(WORD) || []};
     });
     engine = new window.MiniSearch({
       idField: "n",
@@ -55,18 +56,44 @@
     return true;
   }
 
-  /* The sections for a query, best first: those that hold the query's words as a phrase ("attention is all you
-   * need"), then the others, each group by BM25 over the words (any word matches). */
+  // Edits between two words (Levenshtein), at most `most` + 1 (counting stops there).
+  function edits(a, b, most) {
+    if (Math.abs(a.length - b.length) > most) return most + 1;
+    let row = Array.from({length: b.length + 1}, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const next = [i];
+      for (let j = 1; j <= b.length; j++)
+        next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (Math.min(...next) > most) return most + 1;
+      row = next;
+    }
+    return row[b.length];
+  }
+
+  /* 2 if the query is the section's notebook title, 1 if it is the section's heading, else 0: word for word, in any
+   * case and punctuation, its number ("3.") left out or not, a typo forgiven in a long word as the search forgives it. */
+  function exactTitle(words, doc) {
+    const heading = doc.words;
+    const typos = word => (word.length >= 5 ? Math.floor(0.2 * word.length) : 0);
+    const same = title => title.length === words.length
+      && title.every((word, k) => edits(word, words[k], typos(words[k])) <= typos(words[k]));
+    const matches = same(heading) || (/^\d+$/.test(heading[0] || "") && same(heading.slice(1)));
+    return matches ? (doc.heading === doc.title ? 2 : 1) : 0;
+  }
+
+  /* The sections for a query, best first: a notebook whose title the query is, then a section whose heading it is
+   * (`exactTitle`); then those that hold the query's words as a phrase ("attention is all you need"), then the
+   * others, each group by BM25 over the words (any word matches). */
   function search(query) {
     if (!engine && !prepare()) return [];
     const words = fold(query).match(WORD) || [];
     const phrase = words.length > 1 && new RegExp(words.map(escape).join("[^\\p{L}\\p{N}]+"), "iu");
     const found = engine.search(query).map(result => {
       const doc = docs[result.id];
-      return {doc, terms: result.terms, score: result.score,
+      return {doc, terms: result.terms, score: result.score, exact: words.length ? exactTitle(words, doc) : 0,
               phrase: Boolean(phrase && phrase.test(fold(`${doc.heading} ${doc.text}`)))};
     });
-    return found.sort((a, b) => (b.phrase - a.phrase) || (b.score - a.score));
+    return found.sort((a, b) => (b.exact - a.exact) || (b.phrase - a.phrase) || (b.score - a.score));
   }
 
   // Text with the words that start with a term marked, as nodes (no HTML is parsed).
@@ -288,6 +315,18 @@
     });
   }
 
+  /* A code box wider than the screen scrolls sideways, and its lines would pass under the copy button: that button
+   * gets a strip of its own above the code's first line (site.css: .posenc-copy-strip). Measured again on resize. */
+  function placeCopyButtons() {
+    const areas = Array.from(document.querySelectorAll(".jp-CodeCell .jp-Cell-inputWrapper"));
+    areas.forEach(area => area.classList.remove("posenc-copy-strip"));
+    const wide = areas.filter(area => {
+      const editor = area.querySelector(".jp-InputArea-editor");
+      return editor && area.querySelector(".posenc-copy") && editor.scrollWidth > editor.clientWidth + 1;
+    });
+    wide.forEach(area => area.classList.add("posenc-copy-strip"));
+  }
+
   /* Boxes that scroll sideways on this screen take the keyboard's focus (to scroll them without a mouse). */
   function scrollBoxes() {
     document.querySelectorAll(".jp-RenderedMarkdown table").forEach(table => {
@@ -338,12 +377,17 @@
     startSearch();
     startContents();
     startCopyButtons();
+    placeCopyButtons();
     startOutline();
     window.addEventListener("load", () => afterMath(() => {
+      placeCopyButtons();  // with the page's fonts
       scrollBoxes();
       highlight();
     }));
-    window.addEventListener("resize", scrollBoxes);
+    window.addEventListener("resize", () => {
+      placeCopyButtons();
+      scrollBoxes();
+    });
   }
 
   window.posencSearch = query => search(query).map(({doc}) => doc);
