@@ -9,7 +9,7 @@ the next one; in a notebook that trains once for several predictions, after the 
 an otter master notebook (master/, in otter's own format: raw BEGIN/END cells) and runs `otter assign`, which writes
 
 - student/: the notebook to hand out, cell for cell the learner's edition (tools/student_edition.py: each
-  placeholder kept, each solution removed, its pictures in it, its links to other notebooks made links to the site;
+  placeholder kept, each solution removed, its pictures in it, its links to other notebooks to the site (or text);
   a test holds them equal), each exercise an otter question `exercise_k`;
 - autograder/: the notebook with its solutions and the autograder zip, which otter grades the solutions with before
   it is kept (an assignment whose tests fail its own solutions is not handed out).
