@@ -29,8 +29,7 @@ import pytest
 from nbval.plugin import IPyNbFile
 
 from tools import student_edition
-from tools.run_notebooks import NOTEBOOK_INPUTS
-from tools.student_edition import PROGRESS_CALL, answer_names, reads_an_answer, waits_for_a_prediction
+from tools.student_edition import HANDOUT_INPUTS, PROGRESS_CALL, answer_names, reads_an_answer, waits_for_a_prediction
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -111,8 +110,9 @@ def pytest_collection_modifyitems(config, items):
 #
 # One run serves two checks. It checks that the stored outputs hold on another CPU: nbval compares every cell the two
 # editions share. It also checks that the learner's edition (tools/student_edition.py: the solutions removed) runs from
-# top to bottom with every exercise "not attempted". It runs in a folder that holds only what a handed-out edition has
-# beside the notebooks (images/, benchmarks/results/).
+# top to bottom with every exercise "not attempted". It runs the handout's own cells (student_edition.handout: the
+# pictures in the notebook, no link to another notebook's file), in a folder that holds only what a handed-out edition
+# has beside the notebooks (benchmarks/results/).
 #
 # A cell that reads a learner's answer (a name that an exercise's placeholder and its solution both set) gives other
 # feedback in the learner's edition, by design. Its outputs are not compared here; the run under this CPU compares
@@ -126,13 +126,14 @@ def write_copy(notebook: Path, folder: Path = LEARNERS_EDITION) -> Path:
     """Write the copy of `notebook` that nbval runs under the oldest CPU into folder/notebooks; return its path."""
     _write_inputs(folder)
     copy = folder / "notebooks" / notebook.name
-    _write(copy, nbformat.writes(for_nbval(nbformat.read(notebook, as_version=4))).encode())
+    _write(copy, nbformat.writes(for_nbval(nbformat.read(notebook, as_version=4), notebook.name)).encode())
     return copy
 
 
-def for_nbval(teacher: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The learner's edition of `teacher` with the teacher's stored outputs, as nbval must find it when run."""
-    edition = student_edition.learner_version(teacher)
+def for_nbval(teacher: nbformat.NotebookNode, name: str = "") -> nbformat.NotebookNode:
+    """The learner's edition of `teacher` (its file name is `name`) with the teacher's stored outputs, as nbval must
+    find it when run."""
+    edition = student_edition.handout(teacher, name)
     edition.metadata["kernelspec"] = dict(KERNEL)
     stored = {cell.id: cell for cell in teacher.cells}
     answers = answer_names(teacher)
@@ -154,7 +155,7 @@ def for_nbval(teacher: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 @functools.cache
 def _write_inputs(folder: Path) -> None:
-    for name in NOTEBOOK_INPUTS:
+    for name in HANDOUT_INPUTS:
         for path in (ROOT / name).rglob("*"):
             if path.is_file():
                 _write(folder / path.relative_to(ROOT), path.read_bytes())

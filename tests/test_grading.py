@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.test_student_edition import assert_stands_on_its_own
 from tools import assignment, grade, student_edition
 from tools.answer_match import differs
 
@@ -37,9 +38,13 @@ def test_a_week_graded_from_assignment_to_csv(tmp_path):
     folder = assignment.build(NOTEBOOK, tmp_path / "assignment", run_tests=False)
 
     # The notebook handed out is the learner's edition: the placeholders kept, the solutions gone, nothing of otter's.
+    # It stands on its own: its pictures in it, no link to another notebook's file (nbval runs these cells).
     [handout] = (folder / "student").glob("*.ipynb")
     student = nbformat.read(handout, as_version=4)
-    assert [c.source for c in student.cells] == [c.source for c in student_edition.learner_version(teacher).cells]
+    edition = student_edition.handout(teacher, source.name)
+    assert [c.source for c in student.cells] == [c.source for c in edition.cells]
+    assert [c.get("attachments") for c in student.cells] == [c.get("attachments") for c in edition.cells]
+    assert_stands_on_its_own(handout, tmp_path / "alone")
     assert student.metadata.otter["assignment_name"] == f"posenc-{NOTEBOOK}"
 
     solutions = {e.answer: teacher.cells[e.solution].source for e in exercises}

@@ -57,8 +57,8 @@ def test_the_setup_lines_set_up_a_working_suite(tmp_path):
     assert lines[-1].startswith(".venv/bin/jupyter lab "), "the last line opens JupyterLab"
     *_, root_flag, start_file = lines[-1].split()
     assert start_file == "learner/notebooks/00_start_here.ipynb", "a learner starts in their own copy"
-    # The server's root is the learner's folder, so the notebooks' links to ../images/ resolve
-    # (without it, Jupyter serves only the opened notebook's own folder).
+    # The server's root is the learner's folder, as `make lab` serves it (its notebooks hold their pictures; without
+    # it, Jupyter serves only the opened notebook's own folder).
     assert root_flag == "--ServerApp.root_dir=learner", root_flag
     start_page = start_file.removeprefix("learner/")
     clone = tmp_path / "posenc"

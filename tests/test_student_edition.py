@@ -1,9 +1,13 @@
 """The learner's edition: solutions removed, it runs top to bottom, every checker says "not attempted" (the run is
-nbval's, on the copies of tests/notebook_runs.py); and the learner's own copy that `make lab` opens keeps the
-learner's work."""
+nbval's, on the copies of tests/notebook_runs.py); a handed-out notebook stands on its own (its pictures in it, no
+link to another notebook's file); and the learner's own copy that `make lab` opens keeps the learner's work."""
 
+import base64
 import hashlib
 import json
+import re
+import shutil
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -18,6 +22,38 @@ ROOT = Path(__file__).resolve().parent.parent
 
 WITH_SOLUTIONS = [p.name for p in student_edition.suite_notebooks()
                   if student_edition.has_solutions(nbformat.read(p, as_version=4))]
+ALL = [p.name for p in student_edition.suite_notebooks()]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def pictures(notebook) -> list[list[str]]:
+    """What each markdown cell shows as a picture: the targets of its ![alt](target) and <img src="target">."""
+    return [re.findall(r"!\[[^\]]*\]\(\s*([^)\s]+)", cell.source) + re.findall(r"<img\b[^>]*\bsrc=[\"']([^\"']+)", cell.source)
+            for cell in notebook.cells if cell.cell_type == "markdown"]
+
+
+def assert_stands_on_its_own(path: Path, folder: Path) -> None:
+    """The handed-out notebook at `path`, copied alone into the empty `folder`: nothing in it refers to ../images or to
+    another notebook's file, and each picture its markdown shows is an attachment of its cell, the PNG of
+    images/NAME.png. (It runs from top to bottom: nbval runs the same cells, tests/notebook_runs.py.)"""
+    folder.mkdir(parents=True)
+    alone = Path(shutil.copy2(path, folder))
+    assert "../images" not in alone.read_text(), path.name
+    notebook = nbformat.read(alone, as_version=4)
+    markdown = [cell for cell in notebook.cells if cell.cell_type == "markdown"]
+    for cell in markdown:
+        assert ".ipynb" not in cell.source, (path.name, re.findall(r".{0,40}\.ipynb", cell.source))
+    for cell, shown in zip(markdown, pictures(notebook)):
+        for target in shown:
+            assert target.startswith("attachment:"), (path.name, target)
+            name = target.removeprefix("attachment:")
+            data = base64.b64decode(cell.attachments[name]["image/png"])
+            assert data.startswith(PNG) and data == (ROOT / "images" / name).read_bytes(), (path.name, name)
+    # Every picture of the teacher's notebook is still shown, from the cell that showed it.
+    teacher = nbformat.read(ROOT / "notebooks" / path.name, as_version=4)
+    by_cell = {cell.id: shown for cell, shown in zip(markdown, pictures(notebook))}
+    for cell, shown in zip([c for c in teacher.cells if c.cell_type == "markdown"], pictures(teacher)):
+        assert [target.replace("../images/", "attachment:") for target in shown] == by_cell[cell.id]
 
 
 def test_most_notebooks_have_solutions_to_remove():
@@ -32,18 +68,59 @@ def test_the_handout_keeps_every_cell_but_the_solutions(tmp_path, name):
     assert student_edition.student_notebook(ROOT / "notebooks" / name, path)
     teacher = nbformat.read(ROOT / "notebooks" / name, as_version=4)
     handout = nbformat.read(path, as_version=4)
-    assert [c.source for c in handout.cells] == [c.source for c in teacher.cells
-                                                 if "solution" not in c.metadata.get("tags", [])]
+    kept = [c for c in teacher.cells if "solution" not in c.metadata.get("tags", [])]
+    assert [c.id for c in handout.cells] == [c.id for c in kept]
+    # The code as the teacher's; the markdown with its pictures in it and its links to other notebooks to the site
+    # (test_a_handed_out_notebook_stands_on_its_own).
+    assert [c.source for c in handout.cells if c.cell_type == "code"] == [c.source for c in kept if c.cell_type == "code"]
     assert all(c.get("outputs", []) == [] for c in handout.cells)
     # The copy nbval runs under the oldest CPU has these cells, with the teacher's stored outputs and the kernel
     # that sets the CPU.
-    copy = for_nbval(teacher)
+    copy = for_nbval(teacher, name)
     assert [c.source for c in copy.cells] == [c.source for c in handout.cells]
+    assert [c.get("attachments") for c in copy.cells] == [c.get("attachments") for c in handout.cells]
     assert copy.metadata.kernelspec == KERNEL
     stored = {c.id: c.outputs for c in teacher.cells if c.cell_type == "code"}
     # (But the progress summary, and a predict exercise's run, which waits for the prediction: test_predict_exercises.)
     assert all(c.outputs == stored[c.id] for c in copy.cells if c.cell_type == "code" and "progress(" not in c.source
                and c.outputs != [student_edition.waiting_output()])
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_handed_out_notebook_stands_on_its_own(tmp_path, name):
+    # What `make student` writes (before it executes a notebook with solutions; the run changes only outputs).
+    path = tmp_path / "student" / name
+    path.parent.mkdir()
+    student_edition.student_notebook(ROOT / "notebooks" / name, path)
+    assert_stands_on_its_own(path, tmp_path / "alone")
+
+
+def test_the_pictures_of_the_teachers_notebooks_stay_in_images():
+    # The teacher's notebooks, the site and the slides read images/ (tests/test_notebooks.py checks the links).
+    teacher = [target for path in student_edition.suite_notebooks()
+               for shown in pictures(nbformat.read(path, as_version=4)) for target in shown]
+    assert len(teacher) >= 10 and all(target.startswith("../images/") for target in teacher)
+
+
+def test_links_to_other_notebooks_point_at_the_site_or_say_it_is_a_separate_notebook(monkeypatch):
+    source = ("Next: [02 The W_E projection](02_embedding.ipynb). Padding ([06](06_batches_and_masks.ipynb)), "
+              "[its exercises](03_pe_formula.ipynb#exercises) and [this part](03_pe_formula.ipynb#part) of 03.")
+    assert student_edition.without_notebook_links(source, None, own="03_pe_formula") == (
+        "Next: 02 The W_E projection (a separate notebook). Padding (separate notebook 06), "
+        "[its exercises](#exercises) and [this part](#part) of 03.")
+    assert student_edition.without_notebook_links(source, "https://example.org/posenc", own="05_x") == (
+        "Next: [02 The W_E projection](https://example.org/posenc/notebooks/02_embedding.html). Padding "
+        "([06](https://example.org/posenc/notebooks/06_batches_and_masks.html)), "
+        "[its exercises](https://example.org/posenc/notebooks/03_pe_formula.html#exercises) and "
+        "[this part](https://example.org/posenc/notebooks/03_pe_formula.html#part) of 03.")
+    # The site is the one pyproject.toml names, if it names one; each handed-out notebook links to its pages.
+    assert student_edition.site_url() == (tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
+                                          .get("Site", "").rstrip("/") or None)
+    monkeypatch.setattr(student_edition, "site_url", lambda: "https://example.org/posenc")
+    start = student_edition.handout(nbformat.read(ROOT / "notebooks" / "00_start_here.ipynb", as_version=4),
+                                    "00_start_here.ipynb")
+    pages = re.findall(r"\]\(https://example\.org/posenc/notebooks/(\w+)\.html\)", "\n".join(c.source for c in start.cells))
+    assert sorted(set(pages)) == [p.stem for p in student_edition.suite_notebooks() if p.stem != "00_start_here"]
 
 
 def _summary(text):
@@ -71,8 +148,9 @@ def test_the_learners_own_copy_has_no_solutions_and_no_outputs(tmp_path):
         cells = json.loads((tmp_path / "notebooks" / name).read_text())["cells"]
         assert not [c for c in cells if "solution" in c["metadata"].get("tags", [])], name
         assert all(c.get("outputs", []) == [] for c in cells), name
-    # The links and files the notebooks read, and nothing for git.
-    assert (tmp_path / "images" / "pipeline.png").is_file() and (tmp_path / "benchmarks" / "results").is_dir()
+        assert_stands_on_its_own(tmp_path / "notebooks" / name, tmp_path / "alone" / name)
+    # The files the notebooks read (their pictures are in them), and nothing for git.
+    assert (tmp_path / "benchmarks" / "results").is_dir() and not (tmp_path / "images").exists()
     assert (tmp_path / ".gitignore").read_text().splitlines()[-1] == "*"
 
 
@@ -99,8 +177,8 @@ def test_make_lab_again_keeps_the_learners_work_and_updates_the_rest(tmp_path):
 
     # The learner's work is kept, and not mentioned: the suite has nothing new for it.
     assert edited.read_bytes() == mine and not [n for n in notes if edited.name in n]
-    assert nbformat.read(outdated, as_version=4) == student_edition.learner_version(
-        nbformat.read(ROOT / "notebooks" / outdated.name, as_version=4))
+    assert nbformat.read(outdated, as_version=4) == student_edition.handout(
+        nbformat.read(ROOT / "notebooks" / outdated.name, as_version=4), outdated.name)
     assert not gone.exists()
     assert notes == [f"{worked_in} is no longer part of the suite; your copy was kept."]
     # A third run has nothing to say at all.

@@ -9,7 +9,8 @@ the next one; in a notebook that trains once for several predictions, after the 
 an otter master notebook (master/, in otter's own format: raw BEGIN/END cells) and runs `otter assign`, which writes
 
 - student/: the notebook to hand out, cell for cell the learner's edition (tools/student_edition.py: each
-  placeholder kept, each solution removed; a test holds them equal), each exercise an otter question `exercise_k`;
+  placeholder kept, each solution removed, its pictures in it, its links to other notebooks to the site (or text);
+  a test holds them equal), each exercise an otter question `exercise_k`;
 - autograder/: the notebook with its solutions and the autograder zip, which otter grades the solutions with before
   it is kept (an assignment whose tests fail its own solutions is not handed out).
 
@@ -36,7 +37,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from tools.student_edition import ROOT, copy_inputs, suite_notebooks
+from tools.student_edition import ROOT, copy_inputs, make_standalone, suite_notebooks
 
 BUILD = ROOT / "build" / "assignments"
 HEADING = re.compile(r"^###\s+Exercise\s+(\d+)\b", re.MULTILINE)
@@ -221,9 +222,11 @@ def build(number: str, out: Path | None = None, *, run_tests: bool = True) -> Pa
     shutil.rmtree(master_dir, ignore_errors=True)
     master_dir.mkdir(parents=True)
     master = master_dir / source.name
-    nbformat.write(master_notebook(teacher, find_exercises(teacher, source.name), f"posenc-{source.name[:2]}"), master)
+    notebook = master_notebook(teacher, find_exercises(teacher, source.name), f"posenc-{source.name[:2]}")
+    make_standalone(notebook, source.name)  # its pictures in it, its links to other notebooks to the site
+    nbformat.write(notebook, master)
     shutil.copy2(ANSWER_MATCH, master_dir)
-    copy_inputs(out)  # images/ and benchmarks/results/ beside student/ and autograder/, as beside notebooks/
+    copy_inputs(out)  # benchmarks/results/ beside student/ and autograder/, as beside notebooks/
     otter_assign(str(master), str(out), no_pdfs=True, no_run_tests=not run_tests)
     return out
 
@@ -249,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"make assignment: {error}", file=sys.stderr)
         return 1
     student = next((out / "student").glob("*.ipynb"))
-    print(f"{student}: hand this out (its pictures are in {out / 'images'})")
+    print(f"{student}: hand this out (its pictures are in it)")
     print(f"{autograder_zip(out)}: `make grade SUBMISSIONS=folder` grades with it")
     return 0
 

@@ -4,9 +4,16 @@
     python -m tools.student_edition --lab    learner/: a learner's own copy, to work in (`make lab` opens it)
 
 Cells tagged `solution` are dropped; the `exercise` placeholders before them stay, so every
-checker reports "not attempted yet" and the notebook still runs from top to bottom. An edition
-is a folder with notebooks/ beside copies of images/ and benchmarks/results/, so the links and
-files the notebooks read resolve.
+checker reports "not attempted yet" and the notebook still runs from top to bottom.
+
+A handed-out notebook stands on its own (`handout`): it may be opened alone, in Colab, in VS Code
+or from an e-mail. Each picture its markdown shows (../images/NAME.png in the teacher's notebook)
+is in the notebook, as a cell attachment (`attachment:NAME.png`). Each link to another notebook
+points at that notebook's page on the suite's published site, the students' site
+(pyproject.toml's [project.urls] Site); with no Site there, the link becomes text that says the
+notebook is a separate one. The teacher's notebooks keep their relative links. An edition is a
+folder with notebooks/ beside a copy of benchmarks/results/, which notebooks 16 and 17 read (on
+their own, they fetch it from the repository).
 
 The copy to hand out is written anew each time and executed: its outputs come from a real run,
 like the teacher's edition. The learner's own copy is not executed (the learner runs it) and keeps
@@ -20,23 +27,27 @@ from __future__ import annotations
 
 import argparse
 import ast
+import base64
 import copy
 import hashlib
 import json
 import re
 import shutil
 import sys
+import tomllib
 from pathlib import Path
 
 import nbformat
 
-from tools.run_notebooks import NOTEBOOK_INPUTS, run
+from tools.run_notebooks import run
 
 ROOT = Path(__file__).resolve().parent.parent
 # What this script wrote into a learner's copy, by name: the content hash of what it wrote (a notebook whose hash
 # differs now has been changed by the learner) and of the suite's version it came from. (An older manifest held the
 # one hash: what was written was the suite's version.)
 MANIFEST = ".posenc-edition.json"
+# What a handed-out notebook reads beside itself. (Its pictures are in it: `handout`.)
+HANDOUT_INPUTS = ("benchmarks/results",)
 
 
 def suite_notebooks() -> list[Path]:
@@ -56,6 +67,61 @@ def learner_version(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.outputs, cell.execution_count = [], None
     learner.metadata.pop("widgets", None)  # the saved widget state belongs to the outputs just removed
     return learner
+
+
+# A picture in the teacher's markdown, ../images/NAME.png, and a link to another notebook, [text](NN_name.ipynb#part).
+PICTURE = re.compile(r"\.\./images/([\w.-]+\.png)")
+NOTEBOOK_LINK = re.compile(r"\[([^\]]+)\]\(([\w.-]+)\.ipynb(#[^)\s]*)?\)")
+
+
+def site_url() -> str | None:
+    """Where the students' site (build/site-students/) is published: pyproject.toml's [project.urls] Site, if set."""
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"].get("urls", {})
+    return urls.get("Site", "").rstrip("/") or None
+
+
+def with_pictures(cell: nbformat.NotebookNode) -> None:
+    """Put each picture the markdown `cell` shows from ../images/ into the cell, as an attachment it shows instead."""
+    names = dict.fromkeys(PICTURE.findall(cell.source))
+    if not names:
+        return
+    attachments = cell.setdefault("attachments", {})
+    for name in names:
+        attachments[name] = {"image/png": base64.b64encode((ROOT / "images" / name).read_bytes()).decode("ascii")}
+    cell.source = PICTURE.sub(r"attachment:\1", cell.source)
+
+
+def without_notebook_links(source: str, site: str | None, own: str = "") -> str:
+    """`source` with each link to another notebook pointing at its page on the site at `site` or, with no site, made
+    text that says the notebook is a separate one. A link to the notebook itself (`own`, its name without .ipynb)
+    stays in it."""
+    def replace(match: re.Match) -> str:
+        text, stem, part = match.group(1), match.group(2), match.group(3) or ""
+        if stem == own:
+            return f"[{text}]({part})" if part else text
+        if site:
+            return f"[{text}]({site}/notebooks/{stem}.html{part})"
+        return f"separate notebook {text}" if text.isdigit() else f"{text} (a separate notebook)"
+
+    return NOTEBOOK_LINK.sub(replace, source)
+
+
+def handout(notebook: nbformat.NotebookNode, name: str = "") -> nbformat.NotebookNode:
+    """The learner's edition of `notebook` (its file name is `name`) as it is handed out: `learner_version`, with its
+    pictures in it and no link to another notebook's file (a copy; `notebook` is left as it is)."""
+    learner = learner_version(notebook)
+    make_standalone(learner, name)
+    return learner
+
+
+def make_standalone(notebook: nbformat.NotebookNode, name: str = "") -> None:
+    """Put the pictures of `notebook`'s markdown in it, and point its links to other notebooks at the site (in place;
+    the cells stay the same cells)."""
+    site = site_url()
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            with_pictures(cell)
+            cell.source = without_notebook_links(cell.source, site, own=Path(name).stem)
 
 
 PROGRESS_CALL = re.compile(r"\bexercises\.progress\(")
@@ -131,17 +197,20 @@ def learner_with_outputs(teacher: nbformat.NotebookNode) -> nbformat.NotebookNod
 
 
 def copy_inputs(out: Path) -> None:
-    for folder in NOTEBOOK_INPUTS:
+    for folder in HANDOUT_INPUTS:
         shutil.copytree(ROOT / folder, out / folder, dirs_exist_ok=True)
 
 
 def student_notebook(source: Path, target: Path) -> bool:
-    """Write the handout version of `source`; False if it is the teacher's unchanged (no solution cells)."""
+    """Write the handout version of `source`; False if its cells are the teacher's (no solution cells), with their
+    stored outputs, so that it need not run."""
     notebook = nbformat.read(source, as_version=4)
     if not has_solutions(notebook):
-        shutil.copy2(source, target)  # the same notebook: its stored outputs are already those of a full run
+        # The same cells: their stored outputs are already those of a full run. Only the markdown changes.
+        make_standalone(notebook, source.name)
+        nbformat.write(notebook, target)
         return False
-    nbformat.write(learner_version(notebook), target)
+    nbformat.write(handout(notebook, source.name), target)
     return True
 
 
@@ -155,7 +224,7 @@ def build_handout(out: Path) -> None:
         if student_notebook(source, target):
             print(f"{target}: {run(target):.1f} s", flush=True)
         else:
-            print(f"{target}: no solutions, copied as it is", flush=True)
+            print(f"{target}: no solutions, its stored outputs kept", flush=True)
 
 
 def _digest(data: bytes) -> str:
@@ -181,7 +250,7 @@ def build_for_lab(out: Path) -> list[str]:
 
     for source in suite_notebooks():
         target = folder / source.name
-        data = nbformat.writes(learner_version(nbformat.read(source, as_version=4))).encode() + b"\n"
+        data = nbformat.writes(handout(nbformat.read(source, as_version=4), source.name)).encode() + b"\n"
         suite = _digest(data)
         if target.exists() and not untouched(target) and target.read_bytes() != data:
             # The learner's work stays; it is worth a word only if the suite has something new for it.
