@@ -32,17 +32,22 @@ def pictures(notebook) -> list[list[str]]:
             for cell in notebook.cells if cell.cell_type == "markdown"]
 
 
-def assert_stands_on_its_own(path: Path, folder: Path) -> None:
+def assert_stands_on_its_own(path: Path, folder: Path, *, beside: Path | None = None) -> None:
     """The handed-out notebook at `path`, copied alone into the empty `folder`: nothing in it refers to ../images or to
     another notebook's file, and each picture its markdown shows is an attachment of its cell, the PNG of
-    images/NAME.png. (It runs from top to bottom: nbval runs the same cells, tests/notebook_runs.py.)"""
+    images/NAME.png. (It runs from top to bottom: nbval runs the same cells, tests/notebook_runs.py.) With `beside`,
+    the folder of the other notebooks (make lab's copy), its links to them stay and lead to a file there."""
     folder.mkdir(parents=True)
     alone = Path(shutil.copy2(path, folder))
     assert "../images" not in alone.read_text(), path.name
     notebook = nbformat.read(alone, as_version=4)
     markdown = [cell for cell in notebook.cells if cell.cell_type == "markdown"]
     for cell in markdown:
-        assert ".ipynb" not in cell.source, (path.name, re.findall(r".{0,40}\.ipynb", cell.source))
+        linked = re.findall(r"\]\(([^)#]*\.ipynb)", cell.source)
+        if beside is None:
+            assert ".ipynb" not in cell.source, (path.name, re.findall(r".{0,40}\.ipynb", cell.source))
+        else:
+            assert all((beside / target).is_file() for target in linked), (path.name, linked)
     for cell, shown in zip(markdown, pictures(notebook)):
         for target in shown:
             assert target.startswith("attachment:"), (path.name, target)
@@ -148,7 +153,7 @@ def test_the_learners_own_copy_has_no_solutions_and_no_outputs(tmp_path):
         cells = json.loads((tmp_path / "notebooks" / name).read_text())["cells"]
         assert not [c for c in cells if "solution" in c["metadata"].get("tags", [])], name
         assert all(c.get("outputs", []) == [] for c in cells), name
-        assert_stands_on_its_own(tmp_path / "notebooks" / name, tmp_path / "alone" / name)
+        assert_stands_on_its_own(tmp_path / "notebooks" / name, tmp_path / "alone" / name, beside=tmp_path / "notebooks")
     # The files the notebooks read (their pictures are in them), and nothing for git.
     assert (tmp_path / "benchmarks" / "results").is_dir() and not (tmp_path / "images").exists()
     assert (tmp_path / ".gitignore").read_text().splitlines()[-1] == "*"
@@ -178,7 +183,7 @@ def test_make_lab_again_keeps_the_learners_work_and_updates_the_rest(tmp_path):
     # The learner's work is kept, and not mentioned: the suite has nothing new for it.
     assert edited.read_bytes() == mine and not [n for n in notes if edited.name in n]
     assert nbformat.read(outdated, as_version=4) == student_edition.handout(
-        nbformat.read(ROOT / "notebooks" / outdated.name, as_version=4), outdated.name)
+        nbformat.read(ROOT / "notebooks" / outdated.name, as_version=4), outdated.name, links=True)
     assert not gone.exists()
     assert notes == [f"{worked_in} is no longer part of the suite; your copy was kept."]
     # A third run has nothing to say at all.

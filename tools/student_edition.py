@@ -106,22 +106,24 @@ def without_notebook_links(source: str, site: str | None, own: str = "") -> str:
     return NOTEBOOK_LINK.sub(replace, source)
 
 
-def handout(notebook: nbformat.NotebookNode, name: str = "") -> nbformat.NotebookNode:
+def handout(notebook: nbformat.NotebookNode, name: str = "", *, links: bool = False) -> nbformat.NotebookNode:
     """The learner's edition of `notebook` (its file name is `name`) as it is handed out: `learner_version`, with its
-    pictures in it and no link to another notebook's file (a copy; `notebook` is left as it is)."""
+    pictures in it and no link to another notebook's file (a copy; `notebook` is left as it is). With `links`, its
+    links to the other notebooks stay, for a copy that has them all beside it (`make lab`'s)."""
     learner = learner_version(notebook)
-    make_standalone(learner, name)
+    make_standalone(learner, name, links=links)
     return learner
 
 
-def make_standalone(notebook: nbformat.NotebookNode, name: str = "") -> None:
-    """Put the pictures of `notebook`'s markdown in it, and point its links to other notebooks at the site (in place;
-    the cells stay the same cells)."""
+def make_standalone(notebook: nbformat.NotebookNode, name: str = "", *, links: bool = False) -> None:
+    """Put the pictures of `notebook`'s markdown in it, and (unless `links`) point its links to other notebooks at the
+    site (in place; the cells stay the same cells)."""
     site = site_url()
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             with_pictures(cell)
-            cell.source = without_notebook_links(cell.source, site, own=Path(name).stem)
+            if not links:
+                cell.source = without_notebook_links(cell.source, site, own=Path(name).stem)
 
 
 PROGRESS_CALL = re.compile(r"\bexercises\.progress\(")
@@ -250,7 +252,8 @@ def build_for_lab(out: Path) -> list[str]:
 
     for source in suite_notebooks():
         target = folder / source.name
-        data = nbformat.writes(handout(nbformat.read(source, as_version=4), source.name)).encode() + b"\n"
+        # All the notebooks are in this copy: their links to each other stay.
+        data = nbformat.writes(handout(nbformat.read(source, as_version=4), source.name, links=True)).encode() + b"\n"
         suite = _digest(data)
         if target.exists() and not untouched(target) and target.read_bytes() != data:
             # The learner's work stays; it is worth a word only if the suite has something new for it.
