@@ -876,10 +876,10 @@ def test_the_students_site_holds_no_solution_and_offers_the_learners_notebooks(b
         text = page_text(built.students_out / "notebooks" / f"{name}.html")
         leaked += [(name, line) for line in solution_lines(name)
                    if line in text or json.dumps(line, ensure_ascii=False)[1:-1] in index]
-        # The notebook to download is the learner's edition (no solution cells, no outputs).
+        # The notebook to download is the handout (no solution cells, no outputs, its pictures in it).
         teacher = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
         download = (built.students_out / "notebooks" / f"{name}.ipynb").read_text()
-        assert download == nbformat.writes(student_edition.learner_version(teacher)) + "\n", name
+        assert download == nbformat.writes(student_edition.handout(teacher, f"{name}.ipynb")) + "\n", name
     assert leaked == []
     # The check can find what it looks for: the teacher's pages hold those lines.
     lines = solution_lines("03_pe_formula")

@@ -290,7 +290,8 @@ def describe_figures(body: str, notebook: nbformat.NotebookNode) -> str:
 
 def pages(*, students: bool = False) -> list[dict]:
     """Every notebook as a page: the teacher's stored notebook, or (students) its learner's edition with the stored
-    outputs it shares (`download`: the notebook a student gets, the learner's edition without outputs)."""
+    outputs it shares (`download`: the notebook a student gets, the handout: the learner's edition without outputs,
+    its pictures in it)."""
     times = route_times()
     found = []
     for path in notebooks():
@@ -298,7 +299,7 @@ def pages(*, students: bool = False) -> list[dict]:
         shown = student_edition.learner_with_outputs(teacher) if students else teacher
         found.append({"stem": path.stem, "title": title(teacher), "goal": goal(teacher),
                       "time": times.get(path.stem, "5 min"), "notebook": for_the_page(shown),
-                      "download": student_edition.learner_version(teacher) if students else None})
+                      "download": student_edition.handout(teacher, path.name) if students else None})
     return found
 
 
