@@ -199,6 +199,8 @@ bench: $(DEV_STAMP)
 	$(BIN)/python benchmarks/bench_explorer_latency.py
 	$(BIN)/python benchmarks/bench_stretching.py
 	$(BIN)/python benchmarks/bench_previous_token.py
+	# A class of 60 generated submissions of 03, graded as make grade grades them (about 10 minutes).
+	$(BIN)/python benchmarks/bench_grading.py
 	# "Stretching the context" and "What real models set" print the saved seeds' results: re-run them on the new ones.
 	$(BIN)/python -m tools.run_notebooks notebooks/16_stretching_context.ipynb notebooks/17_what_real_models_set.ipynb
 	# `make test` from a fresh clone of HEAD, timed, with its parts (about 5 minutes).

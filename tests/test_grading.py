@@ -46,6 +46,9 @@ def test_a_week_graded_from_assignment_to_csv(tmp_path):
     assert [c.get("attachments") for c in student.cells] == [c.get("attachments") for c in edition.cells]
     assert_stands_on_its_own(handout, tmp_path / "alone")
     assert student.metadata.otter["assignment_name"] == f"posenc-{NOTEBOOK}"
+    # No stored output: nothing shows before the student runs it, and Run All shows what the learner's edition does
+    # (a predict exercise's run waits for the prediction: test_predict_exercises).
+    assert all(c.get("outputs", []) == [] for c in student.cells)
 
     solutions = {e.answer: teacher.cells[e.solution].source for e in exercises}
     first, second = exercises[0], exercises[1]
