@@ -7,9 +7,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-# The guides the README sends its readers to. docs/testing.md (how the tests run, the notebooks included) is written
-# beside the notebook-test machinery; until it lands, its row here fails.
-GUIDES = [ROOT / "docs" / name for name in ("teaching.md", "developing.md", "testing.md")]
+# The guides the README sends its readers to.
+GUIDES = [ROOT / "docs" / name for name in ("teaching.md", "developing.md", "testing.md", "adapting.md")]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 

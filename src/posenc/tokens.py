@@ -34,8 +34,8 @@ PAD_TOKEN = "<PAD>"
 UNK_TOKEN = "<UNK>"
 SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN)
 
-# The running example of the notebooks, the small corpus its vocabulary comes from, and its sizes:
-# the one source of these numbers for the notebooks and the figures in images/.
+# The running example of the notebooks, the small corpus its vocabulary comes from, and its sizes: most notebooks
+# and the pipeline figures in images/ read them from here (docs/adapting.md says which set their own values).
 EXAMPLE_SENTENCE = "My name is John"
 EXAMPLE_CORPUS = ("My name is John", "My name is Grant", "What is your name?", "John is my friend")
 EXAMPLE_MAX_SEQUENCE_LENGTH = 10
