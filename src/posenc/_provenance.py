@@ -64,22 +64,7 @@ def calls_any(action: Callable[[], object], functions: Iterable[Callable]) -> bo
     """Whether `action()` runs the code of any of `functions` (decorators unwrapped). Whatever `action` raises is
     swallowed: the caller runs the answer again to judge it."""
     codes = {inspect.unwrap(function).__code__ for function in functions}
-    entered = False
-
-    def watch(frame, event, _arg):
-        nonlocal entered
-        if event == "call" and frame.f_code in codes:
-            entered = True
-
-    previous = sys.getprofile()
-    sys.setprofile(watch)
-    try:
-        action()
-    except (Exception, SystemExit):  # the learner's code: what it raises is judged by the checker's own call
-        pass
-    finally:
-        sys.setprofile(previous)
-    return entered
+    return _any_event(action, lambda frame, event, _arg: event == "call" and frame.f_code in codes)
 
 
 def calls_builtin(action: Callable[[], object], names: Iterable[str]) -> bool:
@@ -87,12 +72,17 @@ def calls_builtin(action: Callable[[], object], names: Iterable[str]) -> bool:
     (torch.softmax, a tensor's .softmax and torch.nn.functional.softmax all end in it). Whatever `action` raises is
     swallowed, as in `calls_any`."""
     wanted = set(names)
-    called = False
+    return _any_event(action, lambda _frame, event, arg: event == "c_call" and getattr(arg, "__name__", None) in wanted)
 
-    def watch(_frame, event, arg):
-        nonlocal called
-        if event == "c_call" and getattr(arg, "__name__", None) in wanted:
-            called = True
+
+def _any_event(action: Callable[[], object], matches: Callable[..., bool]) -> bool:
+    """Whether, while `action()` runs, the profiler sees an event (frame, event, arg) that `matches`."""
+    seen = False
+
+    def watch(frame, event, arg):
+        nonlocal seen
+        if not seen and matches(frame, event, arg):
+            seen = True
 
     previous = sys.getprofile()
     sys.setprofile(watch)
@@ -102,4 +92,4 @@ def calls_builtin(action: Callable[[], object], names: Iterable[str]) -> bool:
         pass
     finally:
         sys.setprofile(previous)
-    return called
+    return seen

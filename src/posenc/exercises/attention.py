@@ -19,6 +19,7 @@ from .feedback import (
     as_tensor,
     close,
     describe,
+    error_line,
     exercise,
     first_mistake,
     not_attempted,
@@ -45,12 +46,6 @@ def _run_repair(function: Callable, weights: torch.Tensor, key_mask: torch.Tenso
         return "returned", function(weights.clone(), key_mask.clone())
     except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
         return "raised", error
-
-
-def _raised(error: BaseException) -> str:
-    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    text = text if len(text) <= 80 else text[:79] + "…"
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tuple[str, object]]:
@@ -110,9 +105,9 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
         kind, result = _run_repair(answer, weights, key_mask)
         if kind == "raised":
             if isinstance(result, TypeError) and "argument" in str(result):
-                return Feedback(WRONG, f"Calling my_repair(weights, key_mask) failed with {_raised(result)}: give "
+                return Feedback(WRONG, f"Calling my_repair(weights, key_mask) failed with {error_line(result)}: give "
                                        "the function the two parameters (weights, key_mask).")
-            return Feedback(WRONG, f"On new weights ({what}) it raised {_raised(result)}.")
+            return Feedback(WRONG, f"On new weights ({what}) it raised {error_line(result)}.")
         given = as_tensor(result, "the repaired weights", allow_nan=True)
         if isinstance(given, Feedback):
             return Feedback(WRONG, f"On new weights ({what}) it returned {describe(result)}; expected a tensor of the "

@@ -236,6 +236,17 @@ def not_attempted(what: str) -> Feedback:
     return Feedback(NOT_ATTEMPTED, f"Not attempted yet: replace None with {what}.")
 
 
+def error_line(error: BaseException) -> str:
+    """An exception as a traceback's last line shows it, cut to one short line (its message's first line)."""
+    try:
+        text = str(error).strip()
+    except Exception:  # a learner's exception class whose __str__ fails: the name alone still says what it was
+        text = ""
+    text = text.splitlines()[0] if text else ""
+    text = text if len(text) <= 80 else text[:79] + "…"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
 def describe(answer: object) -> str:
     """An answer as feedback names it: tensors and arrays by shape and dtype, anything else by type and value."""
     if isinstance(answer, torch.Tensor):

@@ -8,7 +8,7 @@ from .._checks import check_size
 from .._provenance import calls_any
 from ..builder import sinusoidal_encoding
 from ..encoding import PositionalEncoding
-from .feedback import CORRECT, MISTAKE, WRONG, Feedback, close, describe, exercise, not_attempted
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, close, describe, error_line, exercise, not_attempted
 
 __all__ = ["check_positional_module", "check_layout_module"]
 
@@ -35,16 +35,6 @@ def _forward_on(module: torch.nn.Module, x: torch.Tensor) -> tuple[str, object]:
         return "returned", module(x)
     except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
         return "raised", error
-
-
-def _error_line(error: BaseException) -> str:
-    """An exception as a traceback's last line shows it, cut to one short line."""
-    try:
-        text = str(error)
-    except Exception:  # a learner's exception class whose __str__ fails: the name alone still says what it was
-        text = ""
-    text = text if len(text) <= 80 else text[:79] + "…"
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 @exercise("a positional-encoding module")
@@ -88,10 +78,10 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
         also = (" And raise ValueError instead of asserting: `python -O` removes every assert."
                 if isinstance(out, AssertionError) else "")
         return Feedback(MISTAKE, f"forward refuses {fed(full)}, exactly max_sequence_length={L} positions "
-                                 f"({_error_line(out)}): the check uses < where it needs <=. The table has {L} rows, "
+                                 f"({error_line(out)}): the check uses < where it needs <=. The table has {L} rows, "
                                  f"so {L} positions fit; refuse only more than {L}.{also}")
     if kind == "raised":
-        return Feedback(WRONG, f"forward raised {_error_line(out)} for {fed(full)}: {L} positions, which fit.")
+        return Feedback(WRONG, f"forward raised {error_line(out)} for {fed(full)}: {L} positions, which fit.")
     if not isinstance(out, torch.Tensor) or out.shape != full.shape:
         return Feedback(WRONG, f"For {fed(full)}, forward should return x's shape, got "
                                f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}.")
@@ -111,7 +101,7 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
 
     kind, out = _forward(module, short)
     if kind == "raised":
-        return Feedback(MISTAKE, f"forward fails on a shorter sequence, {fed(short)} ({_error_line(out)}): slice the "
+        return Feedback(MISTAKE, f"forward fails on a shorter sequence, {fed(short)} ({error_line(out)}): slice the "
                                  "table to x's length, table[: x.shape[-2]].")
     if not isinstance(out, torch.Tensor) or not close(out, short + expected[:3]):
         return Feedback(WRONG, f"For a shorter sequence, {fed(short)}, forward should add the table's first 3 rows.")
@@ -131,13 +121,13 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
     if isinstance(out, ValueError):
         return Feedback(CORRECT, f"Correct: forward adds the table to x of shape (batch, seq, d_model) = "
                                  f"{tuple(full.shape)} and {tuple(short.shape)}, and refuses {tuple(too_long.shape)} "
-                                 f"({_error_line(out)}).")
+                                 f"({error_line(out)}).")
     if isinstance(out, RuntimeError):
         return Feedback(MISTAKE, f"Nothing checks the length: for {fed(too_long)}, {L + 1} positions, forward failed only "
-                                 f"when adding ({_error_line(out)}), an error about shapes that does not say what is "
+                                 f"when adding ({error_line(out)}), an error about shapes that does not say what is "
                                  "wrong. Check x.shape[-2] before adding and raise ValueError that names the length "
                                  "and the limit.")
-    return Feedback(MISTAKE, f"For {fed(too_long)}, {L + 1} positions, forward raised {_error_line(out)}: raise "
+    return Feedback(MISTAKE, f"For {fed(too_long)}, {L + 1} positions, forward raised {error_line(out)}: raise "
                              "ValueError, Python's error for a value outside what is allowed, so that a caller can "
                              "catch exactly that.")
 
@@ -175,7 +165,7 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
             module = module_class(d_model=d, max_sequence_length=L, batch_first=batch_first)
         except (Exception, SystemExit) as error:  # the learner's constructor
             return Feedback(WRONG, f"{module_class.__name__}(d_model={d}, max_sequence_length={L}, "
-                                   f"batch_first={batch_first}) raised {_error_line(error)}: take the three as "
+                                   f"batch_first={batch_first}) raised {error_line(error)}: take the three as "
                                    "keyword arguments.")
         built = f"With batch_first={batch_first}, x is {layout}"
 
@@ -187,7 +177,7 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
             kind, out = _forward(module, given)
             shape = tuple(given.shape)
             if kind == "raised":
-                return Feedback(WRONG, f"{built}: forward raised {_error_line(out)} for x of shape {shape}, "
+                return Feedback(WRONG, f"{built}: forward raised {error_line(out)} for x of shape {shape}, "
                                        f"{length} positions, which fit.")
             right = arrange(x[:, :length] + table[:length])
             if isinstance(out, torch.Tensor) and close(out, arrange(x[:, :length] + table[:batch, None, :])):
@@ -205,7 +195,7 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
         too_long = arrange(x)
         kind, out = _forward(module, too_long)
         if kind == "returned" or not isinstance(out, ValueError):
-            what = "returned a result" if kind == "returned" else f"raised {_error_line(out)}"
+            what = "returned a result" if kind == "returned" else f"raised {error_line(out)}"
             assertion = (" An assert is no check: `python -O` removes it." if isinstance(out, AssertionError) else "")
             return Feedback(MISTAKE, f"{built}: for x of shape {tuple(too_long.shape)}, {L + 1} positions, one more "
                                      f"than the table's {L} rows, forward {what}. Refuse it with ValueError.{assertion}")

@@ -17,6 +17,7 @@ from .feedback import (
     as_count,
     close,
     describe,
+    error_line,
     exercise,
     first_mistake,
     not_attempted,
@@ -48,12 +49,6 @@ def _run_builder(function: Callable, length: int, d_model: int) -> tuple[str, ob
         return "returned", function(max_sequence_length=length, d_model=d_model)
     except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
         return "raised", error
-
-
-def _raised(error: BaseException) -> str:
-    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    text = text if len(text) <= 80 else text[:79] + "…"
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _drifting_tables(length: int, d_model: int) -> list[tuple[str, torch.Tensor]]:
@@ -106,9 +101,9 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
         kind, result = _run_builder(answer, length, d_model)
         if kind == "raised":
             if isinstance(result, TypeError) and "argument" in str(result):
-                return Feedback(WRONG, f"Calling my_builder({sizes}) failed with {_raised(result)}: give the function "
+                return Feedback(WRONG, f"Calling my_builder({sizes}) failed with {error_line(result)}: give the function "
                                        "the parameters (*, max_sequence_length, d_model).")
-            return Feedback(WRONG, f"For {sizes} it raised {_raised(result)}.")
+            return Feedback(WRONG, f"For {sizes} it raised {error_line(result)}.")
         if not isinstance(result, torch.Tensor):
             return Feedback(WRONG, f"For {sizes} it returned {describe(result)}; expected the table, a tensor.")
         if result.is_meta or result.is_complex() or not result.is_floating_point():

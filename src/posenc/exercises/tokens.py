@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from .. import tokens
 from .._checks import check_size, check_str, check_str_list, short
 from .._provenance import calls_any
-from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_shape, describe, exercise, not_attempted
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_shape, describe, error_line, exercise, not_attempted
 
 __all__ = ["check_pad_function", "check_one_hot_shape"]
 
@@ -26,13 +26,6 @@ def _run_pad(function: Callable, words: list[str], max_sequence_length: int) -> 
     except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
         return "raised", error, given
     return "returned", result, given
-
-
-def _raised(error: BaseException) -> str:
-    """An exception as the learner would read it in a traceback's last line, cut to one short line."""
-    text = str(error)
-    text = text if len(text) <= 80 else text[:79] + "…"
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 @exercise("a padding that refuses a sentence too long")
@@ -64,8 +57,9 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     if kind == "raised":
         if isinstance(result, TypeError) and "argument" in str(result):
             return Feedback(WRONG, f"Calling my_pad(words, max_sequence_length={max_sequence_length}) failed with "
-                                   f"{_raised(result)}: give the function the parameters (words, *, max_sequence_length).")
-        return Feedback(WRONG, f"For {len(short_sentence)} tokens it raised {_raised(result)}; a sentence that fits is padded.")
+                                   f"{error_line(result)}: give the function the parameters (words, *, max_sequence_length).")
+        return Feedback(WRONG, f"For {len(short_sentence)} tokens it raised {error_line(result)}; "
+                               "a sentence that fits is padded.")
     if given != short_sentence:
         return Feedback(MISTAKE, "It changed the list it was given (append, extend or +=): return a new list, "
                                  "words + [\"<PAD>\"] * n, so the caller's sentence stays as it was.")
@@ -84,7 +78,7 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     kind, result, _ = _run_pad(answer, exact, max_sequence_length)
     if kind == "raised":
         return Feedback(MISTAKE, f"It refuses a sentence of exactly max_sequence_length={max_sequence_length} tokens "
-                                 f"({_raised(result)}): refuse only len(words) > max_sequence_length. The same off-by-one, "
+                                 f"({error_line(result)}): refuse only len(words) > max_sequence_length. The same off-by-one, "
                                  "`assert x < max`, is section 3 of 11 Pitfalls.")
     if result != exact:
         return Feedback(WRONG, f"For exactly {max_sequence_length} tokens it returned {short(result)}; such a sentence "
@@ -103,11 +97,11 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
         return Feedback(MISTAKE, "An assert refuses it, but `python -O` removes every assert, and then nothing does "
                                  "(11 Pitfalls shows it): raise ValueError.")
     if not isinstance(result, ValueError):
-        return Feedback(MISTAKE, f"It raised {_raised(result)}: raise ValueError, Python's error for a value outside "
+        return Feedback(MISTAKE, f"It raised {error_line(result)}: raise ValueError, Python's error for a value outside "
                                  "what is allowed, so that a caller can catch exactly that.")
     plural = "s" * (len(short_sentence) > 1)
     return Feedback(CORRECT, f"Correct: {len(short_sentence)} token{plural} padded to {max_sequence_length}, "
-                             f"{max_sequence_length} kept as they are, {len(too_long)} refused ({_raised(result)}).")
+                             f"{max_sequence_length} kept as they are, {len(too_long)} refused ({error_line(result)}).")
 
 
 @exercise("the shape of a one-hot matrix")
