@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
 from posenc import _checks, attention, exercises, schemes, tokens
+from posenc import example as running_example
 
 ROOT = Path(__file__).resolve().parent.parent
 SECONDS_PER_CALL = 5
@@ -87,7 +88,7 @@ def tiny_settings():
 TINY = tiny_settings()
 # What an instance of each class a notebook names looks like, to call its methods on.
 INSTANCES = {
-    "Vocabulary": lambda: tokens.build_vocabulary(tokens.EXAMPLE_CORPUS),
+    "Vocabulary": lambda: tokens.build_vocabulary(running_example.CORPUS),
     "PositionalEncoding": lambda: CLASSES["PositionalEncoding"](d_model=6, max_sequence_length=10),
     "ProjectionWeights": lambda: attention.projection_weights(d_model=6),
     "LearnedPositionalEmbedding": lambda: schemes.LearnedPositionalEmbedding(max_sequence_length=10, d_model=6),
@@ -203,7 +204,7 @@ PLAUSIBLE = {
     "table": float_matrix, "matrix": float_matrix, "scores": float_matrix, "Q": float_matrix, "K": float_matrix,
     "one_hot_rows": float_matrix, "W_E": float_matrix, "even_PE": float_matrix, "odd_PE": float_matrix,
     "weights": st.builds(lambda d: attention.projection_weights(d_model=d), small_size),
-    "vocabulary": st.builds(lambda: tokens.build_vocabulary(tokens.EXAMPLE_CORPUS)),
+    "vocabulary": st.builds(lambda: tokens.build_vocabulary(running_example.CORPUS)),
     "fig": st.builds(Figure), "dtype": st.sampled_from([torch.float32, torch.float64, torch.float16]),
     "title": st.text(max_size=10),
     "positions": st.lists(st.floats(1, 1e5), min_size=1, max_size=4),

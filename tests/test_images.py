@@ -24,20 +24,62 @@ def test_every_figure_is_a_reasonably_sized_png(name):
     assert 5_000 < len(data) < 500_000
 
 
-def test_the_pipeline_figure_shows_the_numbers_the_notebooks_print():
-    import json
-
+def test_the_pipeline_figure_shows_the_running_examples_sizes():
     from matplotlib.text import Text
 
-    from posenc import plots, tokens
+    from posenc import example, plots
 
-    length, d_model = tokens.EXAMPLE_MAX_SEQUENCE_LENGTH, tokens.EXAMPLE_D_MODEL
-    vocab_size = tokens.example_vocabulary().vocab_size
+    length, d_model = example.MAX_SEQUENCE_LENGTH, example.D_MODEL
+    vocab_size = example.vocabulary().vocab_size
     texts = {t.get_text() for t in plots.pipeline_diagram().findobj(Text)}
     assert {f"({length}, {vocab_size})", f"W_E: ({vocab_size}, {d_model})\nlearned", f"({length}, {d_model})"} <= texts
-    notebook = json.loads((ROOT / "notebooks" / "01_padding_and_one_hot.ipynb").read_text())
-    printed = "".join("".join(o.get("text", "")) for c in notebook["cells"] for o in c.get("outputs", []))
-    assert f"vocab_size = {vocab_size}" in printed and f"torch.Size([{length}, {vocab_size}])" in printed
+
+
+WALKTHROUGH = sorted((ROOT / "notebooks").glob("0[0-7]_*.ipynb"))
+DIAGRAMS = ("pipeline_diagram", "interleave_diagram")
+
+
+def drawn_pictures(path):
+    """(cell index, the call's source, the stored PNG) for each diagram a code cell of the notebook draws."""
+    import ast
+    import base64
+    import json
+
+    found = []
+    for k, cell in enumerate(json.loads(path.read_text())["cells"]):
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code" or not any(f"plots.{name}(" in source for name in DIAGRAMS):
+            continue
+        calls = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Attribute) and node.func.attr in DIAGRAMS]
+        pictures = [base64.b64decode(o["data"]["image/png"]) for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        assert len(calls) == len(pictures), f"{path.name} cell {k}: {len(calls)} diagrams drawn, {len(pictures)} stored"
+        found += [(k, ast.get_source_segment(source, call), png) for call, png in zip(calls, pictures)]
+    return found
+
+
+def test_each_walkthrough_notebook_draws_where_it_sits():
+    for path in WALKTHROUGH:
+        calls = [call for _, call, _ in drawn_pictures(path) if "pipeline_diagram" in call]
+        assert len(calls) == 1, f"{path.name} draws the pipeline {len(calls)} times"
+        if path.name[:2] not in ("00", "01"):  # 00 and 01 draw it before they have a vocabulary, from the running example's
+            assert "max_sequence_length=" in calls[0] and "d_model=" in calls[0], calls[0]
+
+
+@pytest.mark.parametrize("path", WALKTHROUGH, ids=lambda p: p.name[:2])
+def test_the_stored_pictures_show_the_running_examples_values(path):
+    """Each diagram stored in 00-07 is, byte for byte, what its call draws from `posenc.example`'s values.
+
+    After a teacher changes the example and runs `make notebooks`, this holds again: the pictures follow the example.
+    """
+    from posenc import example, plots
+
+    vocabulary = example.vocabulary()
+    values = {"plots": plots, "example": example, "sentence": example.SENTENCE, "vocabulary": vocabulary,
+              "vocab_size": vocabulary.vocab_size, "max_sequence_length": example.MAX_SEQUENCE_LENGTH,
+              "d_model": example.D_MODEL, "d_odd": 7}  # d_odd: 04's own odd d_model
+    for k, call, png in drawn_pictures(path):
+        assert plots.png_bytes(eval(call, values)) == png, f"{path.name} cell {k}: {call} shows other values"
 
 
 def test_the_pipeline_caption_says_what_the_notebook_does_with_its_steps():

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from posenc import attention, embedding, tokens
+from posenc import attention, embedding, example, tokens
 from posenc.encoding import PositionalEncoding
 from posenc.positions import position_ids
 
@@ -104,7 +104,7 @@ def test_position_ids_count_the_real_tokens_of_each_row_and_give_padding_zero():
     assert position_ids(torch.tensor([1, 1, 0, 0])).tolist() == [0, 1, 0, 0]  # right padding: 0..n-1
     assert position_ids(torch.ones(3, dtype=torch.uint8)).dtype == torch.long
     # From padding_mask of a right-padded batch: the real tokens get 0..n-1, as the naive positions.
-    vocab = tokens.example_vocabulary()
+    vocab = example.vocabulary()
     ids = tokens.batch_ids(["My name is John", "What is your name?"], vocab, max_sequence_length=6)
     real = attention.padding_mask(ids, pad_id=vocab.pad_id)
     assert torch.equal(position_ids(real)[real], torch.arange(6).expand(2, 6)[real])

@@ -20,7 +20,7 @@ from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausa
 from transformers.convert_slow_tokenizer import bytes_to_unicode  # (GPT-2's table, as in openai/gpt-2)
 from transformers.models.llama import modeling_llama
 
-from posenc import schemes, subwords, tokens
+from posenc import example, schemes, subwords, tokens
 from posenc.positions import position_ids
 
 BPE = subwords.train_bpe()
@@ -36,7 +36,7 @@ def test_a_rare_word_becomes_several_pieces_and_a_frequent_one_stays_whole():
     assert len(subwords.subword_tokens("unbelievably", BPE)) > 3
     # GPT-2's table gives the space byte the character Ġ: the pieces are GPT-2's kind.
     assert bytes_to_unicode()[ord(" ")] == "Ġ"
-    for sentence in tokens.EXAMPLE_CORPUS:
+    for sentence in example.CORPUS:
         assert BPE.decode(BPE.encode(sentence).ids) == sentence  # nothing lost: bytes cover every text
         assert len(subwords.subword_tokens(sentence, BPE)) >= len(tokens.tokenize(sentence))
 

@@ -14,17 +14,10 @@ from posenc import plots
 ROOT = Path(__file__).resolve().parent.parent
 
 FIGURES = {
-    # The pipeline with the running example's sizes (posenc.tokens.EXAMPLE_*), whole and with each notebook's steps.
+    # The pipeline with the running example's values (posenc.example), for the site's front page. Notebooks 00-07 draw
+    # theirs in a cell, from their own values, so that a change of the example reaches their pictures too.
     "pipeline.png": lambda: plots.pipeline_diagram(),
-    "pipeline_tokens.png": lambda: plots.pipeline_diagram(highlight=("sentence", "pad", "one-hot")),
-    "pipeline_embedding.png": lambda: plots.pipeline_diagram(highlight=("one-hot", "X")),
-    "pipeline_encoding.png": lambda: plots.pipeline_diagram(highlight=("X + PE",)),
-    "pipeline_attention.png": lambda: plots.pipeline_diagram(highlight=("X + PE", "Q, K, V", "attention")),
-    "pipeline_heads.png": lambda: plots.pipeline_diagram(highlight=("Q, K, V", "attention"),
-                                                         note="Q, K, V and attention, cut into heads"),
     "transformer.png": lambda: plots.transformer_diagram(),
-    "stack_flatten.png": lambda: plots.interleave_diagram(d_model=6, rows=3),
-    "stack_flatten_odd.png": lambda: plots.interleave_diagram(d_model=7, rows=3),
     # From the committed measurements (`make bench` measures anew and redraws it).
     "benchmark_encoding.png": lambda: plots.benchmark_figure(
         json.loads((ROOT / "benchmarks" / "results" / "encoding.json").read_text())),

@@ -34,13 +34,6 @@ PAD_TOKEN = "<PAD>"
 UNK_TOKEN = "<UNK>"
 SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN)
 
-# The running example of the notebooks, the small corpus its vocabulary comes from, and its sizes: most notebooks
-# and the pipeline figures in images/ read them from here (docs/adapting.md says which set their own values).
-EXAMPLE_SENTENCE = "My name is John"
-EXAMPLE_CORPUS = ("My name is John", "My name is Grant", "What is your name?", "John is my friend")
-EXAMPLE_MAX_SEQUENCE_LENGTH = 10
-EXAMPLE_D_MODEL = 6
-
 # A word (letters, digits, apostrophes inside it) or a single punctuation mark.
 _TOKEN_PATTERN = re.compile(r"\w+(?:'\w+)*|[^\w\s]")
 
@@ -48,11 +41,6 @@ __all__ = [
     "PAD_TOKEN",
     "UNK_TOKEN",
     "SPECIAL_TOKENS",
-    "EXAMPLE_SENTENCE",
-    "EXAMPLE_CORPUS",
-    "EXAMPLE_MAX_SEQUENCE_LENGTH",
-    "EXAMPLE_D_MODEL",
-    "example_vocabulary",
     "Vocabulary",
     "tokenize",
     "build_vocabulary",
@@ -133,11 +121,6 @@ class Vocabulary:
     def decode(self, ids: Iterable[int] | torch.Tensor) -> list[str]:
         """The tokens of these ids: a list of ints, or a 1-D integer tensor."""
         return [self.tokens[i] for i in _id_list(ids, vocab_size=self.vocab_size)]
-
-
-def example_vocabulary() -> Vocabulary:
-    """The running example's vocabulary, built from EXAMPLE_CORPUS: 11 tokens."""
-    return Vocabulary.from_sentences(EXAMPLE_CORPUS)
 
 
 def build_vocabulary(sentences: Sequence[str], *, lowercase: bool = True) -> Vocabulary:

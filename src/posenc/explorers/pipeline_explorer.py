@@ -12,7 +12,7 @@ import anywidget
 import torch
 import traitlets
 
-from .. import plots, tokens
+from .. import example, plots, tokens
 from .._checks import check_size, check_str
 from ..builder import sinusoidal_encoding
 from ..embedding import embedding_matrix, project
@@ -45,15 +45,15 @@ class PipelineExplorer(anywidget.AnyWidget):
     """
 
     _esm = module("pipeline_explorer.js")
-    sentence = traitlets.Any(tokens.EXAMPLE_SENTENCE).tag(sync=True)
-    max_sequence_length = traitlets.Any(10).tag(sync=True)
-    d_model = traitlets.Any(6).tag(sync=True)
+    sentence = traitlets.Any(example.SENTENCE).tag(sync=True)
+    max_sequence_length = traitlets.Any(example.MAX_SEQUENCE_LENGTH).tag(sync=True)
+    d_model = traitlets.Any(example.D_MODEL).tag(sync=True)
     _vocabulary = traitlets.List().tag(sync=True)  # the vocabulary's tokens, in id order
     _W_E = traitlets.Bytes().tag(sync=True)  # float32 W_E for d_model = 1, 2, ..., one after another
 
-    def __init__(self, *, sentence: str = tokens.EXAMPLE_SENTENCE, max_sequence_length: int = 10, d_model: int = 6,
-                 vocabulary: tokens.Vocabulary | None = None) -> None:
-        self.vocabulary = vocabulary or tokens.build_vocabulary(tokens.EXAMPLE_CORPUS)
+    def __init__(self, *, sentence: str = example.SENTENCE, max_sequence_length: int = example.MAX_SEQUENCE_LENGTH,
+                 d_model: int = example.D_MODEL, vocabulary: tokens.Vocabulary | None = None) -> None:
+        self.vocabulary = vocabulary or example.vocabulary()
         if tokens.UNK_TOKEN not in self.vocabulary.tokens:
             raise ValueError(f"vocabulary must hold {tokens.UNK_TOKEN}, what an unknown word becomes")
         size = self.vocabulary.vocab_size

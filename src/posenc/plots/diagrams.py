@@ -1,4 +1,4 @@
-"""Diagrams drawn only for images/ (by tools/draw_images.py): the pipeline, the Transformer, stack + flatten."""
+"""Diagrams: the pipeline, the Transformer, stack + flatten. Notebooks draw them from their own values; images/ too."""
 
 from __future__ import annotations
 
@@ -7,35 +7,40 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from .style import COSINE_COLOUR, SINE_COLOUR, new_figure
+from .style import COSINE_COLOUR, SINE_COLOUR, new_figure, shorten
 
 __all__ = ["PIPELINE_STEPS", "pipeline_diagram", "transformer_diagram", "interleave_diagram"]
 
 PIPELINE_STEPS = ("sentence", "pad", "one-hot", "X", "X + PE", "Q, K, V", "attention")
 
 
-def pipeline_diagram(*, max_sequence_length: int | None = None, vocab_size: int | None = None, d_model: int | None = None,
+def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | None = None,
+                     vocab_size: int | None = None, d_model: int | None = None,
                      highlight: Sequence[str] = (), note: str | None = None) -> Figure:
     """Boxes and arrows: sentence -> padded tokens -> one-hot -> X -> X + PE -> Q, K, V -> attention, with shapes.
 
-    The sizes default to the running example's (`tokens.EXAMPLE_*` and its vocabulary:
-    10 tokens, vocab_size 11, d_model 6). `highlight` names the steps a notebook is
+    Each notebook of 01-07 passes the values it uses; what it leaves out comes from the running example
+    (`posenc.example`, and its vocabulary for vocab_size). `highlight` names the steps a notebook is
     about (from PIPELINE_STEPS); the others are drawn faded. The caption says "this notebook:"
     and the highlighted steps, or `note` where a notebook does more with them (cuts them into heads).
     """
-    from .. import tokens
+    from .. import example, tokens
 
-    L = tokens.EXAMPLE_MAX_SEQUENCE_LENGTH if max_sequence_length is None else max_sequence_length
-    V = tokens.example_vocabulary().vocab_size if vocab_size is None else vocab_size
-    d = tokens.EXAMPLE_D_MODEL if d_model is None else d_model
+    sentence = example.SENTENCE if sentence is None else sentence
+    L = example.MAX_SEQUENCE_LENGTH if max_sequence_length is None else max_sequence_length
+    V = example.vocabulary().vocab_size if vocab_size is None else vocab_size
+    d = example.D_MODEL if d_model is None else d_model
+    words = tokens.tokenize(sentence)
+    # The padded sentence in two short lines: its first words, then the padding (a long sentence is cut with "...").
+    shown = " ".join(words) if len(" ".join(words)) <= 18 else " ".join(words)[:16] + "..."
     fig = new_figure(12.6, 3.1)
     ax = fig.add_subplot()
     ax.set_xlim(0, 12.6)
     ax.set_ylim(0, 3.1)
     ax.axis("off")
     boxes = {
-        "sentence": ("sentence", f'"{tokens.EXAMPLE_SENTENCE}"', f"{len(tokens.tokenize(tokens.EXAMPLE_SENTENCE))} words"),
-        "pad": ("pad", "my name is john\n<PAD> ... <PAD>", f"{L} tokens"),
+        "sentence": ("sentence", f'"{shorten(sentence, 18)}"', f"{len(words)} tokens"),
+        "pad": ("pad", f"{shown}\n<PAD> ... <PAD>", f"{L} tokens"),
         "one-hot": ("one-hot", "one row per token,\na single 1", f"({L}, {V})"),
         "X": ("X = one_hot @ W_E", f"W_E: ({V}, {d})\nlearned", f"({L}, {d})"),
         "X + PE": ("X + PE", "add the sinusoidal\nposition table", f"({L}, {d})"),
@@ -134,12 +139,14 @@ def transformer_diagram() -> Figure:
     return fig
 
 
-def interleave_diagram(*, d_model: int = 6, rows: int = 3) -> Figure:
+def interleave_diagram(*, d_model: int = 6, rows: int | None = None) -> Figure:
     """How stack(dim=2) + flatten turns even_PE and odd_PE into sin, cos, sin, cos, ... columns.
 
-    One labelled square per entry, so the sizes are small: d_model up to 24, rows up to 12.
+    `rows` positions are drawn; by default one more than the pairs, so that no block is square and positions (rows)
+    cannot be taken for columns. One labelled square per entry, so the sizes are small: d_model up to 24, rows up to 12.
     """
     n_sin, n_cos = (d_model + 1) // 2, d_model // 2
+    rows = n_sin + 1 if rows is None else rows
     fig = new_figure(11, 1.4 + 0.5 * rows)
     ax = fig.add_subplot()
     ax.axis("off")
