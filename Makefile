@@ -24,13 +24,14 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 # run without it.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: lab teach check test test-setup fuzz setup browser notebooks student assignment grade images site slides lock bench clean help
+.PHONY: lab teach check test test-setup test-teacher fuzz setup browser notebooks student assignment grade images site slides lock bench clean help
 help:
 	@echo "make lab        open JupyterLab on your own copy of the notebooks, solutions removed (sets up .venv first)"
 	@echo "make teach      open JupyterLab on the teacher's edition, each solution collapsed under its exercise"
 	@echo "make check      the linter and the unit and property tests: the quick loop while changing code"
 	@echo "make test       run every test, nbval and the browser tests included"
 	@echo "make test-setup the setup without make (docs/developing.md) in a fresh venv, about 3 minutes; CI runs it"
+	@echo "make test-teacher  a copy with another running example: make notebooks for 00-07, then the tests (about 5 minutes; CI runs it)"
 	@echo "make fuzz       the wider random hunt: new examples each run, 20 times as many (prints its seed)"
 	@echo "make notebooks  re-execute every notebook in place (the stored outputs); NOTEBOOK=\"03 05\" only those"
 	@echo "make student    write the learner's edition (solutions removed), executed, to build/student/"
@@ -160,11 +161,19 @@ test: setup
 test-setup: $(DEV_STAMP)
 	POSENC_README_SETUP=1 $(BIN)/python -m pytest tests/test_setup_without_make.py
 
+# A teacher changes the running example (src/posenc/example.py), runs `make notebooks` for 00-07, and every test but
+# those marked original_example passes in that copy (tests/test_teacher_changes_the_example.py): about 5 minutes, so a
+# target of its own, which CI runs after `make test` (.ci/run).
+test-teacher: $(DEV_STAMP)
+	POSENC_TEACHER_TEST=1 $(BIN)/python -m pytest tests/test_teacher_changes_the_example.py
+
+# images/ first (its front-page pipeline shows the running example), then the notebooks.
 # Solutions are collapsed under their exercises (tools/run_notebooks.py), as every run writes them. A notebook whose
 # solution its checker does not call correct, or with a cell that raises, is not written, and make fails naming it
 # and the exercise. `make notebooks NOTEBOOK=03` (or NOTEBOOK="03 05") re-executes only those.
 notebooks: $(STAMP)
 	$(BIN)/python -m tools.install_cell
+	$(BIN)/python -m tools.draw_images images
 	$(BIN)/python -m tools.run_notebooks $(or $(NOTEBOOK),notebooks/*.ipynb)
 
 student: $(STAMP)

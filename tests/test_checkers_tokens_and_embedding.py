@@ -8,7 +8,11 @@ import sys
 import pytest
 import torch
 
-from posenc import example, exercises, tokens
+from posenc import exercises, tokens
+
+# The walkthrough's original corpus, fixed here: these tests hold facts of the checkers and the pipeline, which must
+# not move when a teacher changes the running example (src/posenc/example.py).
+CORPUS = ("My name is John", "My name is Grant", "What is your name?", "John is my friend")
 
 L = 10
 
@@ -142,7 +146,7 @@ class TestOneHotShape:
 
 
 class TestRowsWithGradient:
-    vocabulary = example.vocabulary()
+    vocabulary = tokens.build_vocabulary(CORPUS)
     ids = vocabulary.ids(tokens.pad(tokens.tokenize("My name is John"), max_sequence_length=L))
 
     def rows_autograd_finds(self, ids):
@@ -177,7 +181,7 @@ class TestRowsWithGradient:
 
 class TestDistinctRows:
     padded = tokens.pad(tokens.tokenize("my name is my name"), max_sequence_length=L)
-    X = torch.randn(11, 6, generator=torch.Generator().manual_seed(0))[example.vocabulary().ids(padded)]
+    X = torch.randn(11, 6, generator=torch.Generator().manual_seed(0))[tokens.build_vocabulary(CORPUS).ids(padded)]
 
     @pytest.mark.parametrize("answer,words", [
         (10, "every row"), (5, "leaves out the padding"), (6, "appears twice (my, name)"), (3, "padding is a row too"),
@@ -188,7 +192,7 @@ class TestDistinctRows:
 
     def test_unknown_words_share_one_row_and_are_named(self):
         padded = tokens.pad(tokens.tokenize("My friend Grant met my cat"), max_sequence_length=L)
-        X = torch.randn(11, 6, generator=torch.Generator().manual_seed(0))[example.vocabulary().ids(padded)]
+        X = torch.randn(11, 6, generator=torch.Generator().manual_seed(0))[tokens.build_vocabulary(CORPUS).ids(padded)]
         assert exercises.check_distinct_rows(5, matrix=X, padded_tokens=padded).correct  # my, friend, grant, <UNK>, <PAD>
         for answer, words in [(6, "met and cat give one row"), (4, "padding is a row too"), (7, "appears twice (my)"),
                               (10, "every row")]:

@@ -1,6 +1,6 @@
 """Numbers in the walkthrough's prose match what the notebook computes: nothing goes stale unseen.
 
-Notebooks 00-07 follow the running example (`src/posenc/example.py`). After a teacher changes it and runs
+Notebooks 00-08 follow the running example (`src/posenc/example.py`). After a teacher changes it and runs
 `make notebooks`, each sentence of their prose (markdown, and comments in code) that still gives an old number is
 named here, with the cell and the number. A sentence passes when each of its numbers is
 
@@ -26,7 +26,7 @@ import pytest
 from posenc import example
 
 ROOT = Path(__file__).resolve().parent.parent
-WALKTHROUGH = sorted(path for path in (ROOT / "notebooks").glob("0[0-7]_*.ipynb"))
+WALKTHROUGH = sorted(path for path in (ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
 
 # Numbers no running example changes: the formula's, the paper's, and counting words written as digits.
 FIXED = {
@@ -41,6 +41,8 @@ FIXED_IN = {
     "04": {"(0, 2, 4, 6)", "(1, 3, 5)", "63", "0.63"},  # 04's odd d_model, 7, and its table of 64 positions by 128
     "06": {"32"},  # at the paper's d_model: a row of length 512 against PE's 16
     "07": {"147"},  # a paper's perplexity
+    # 08's own explorer settings (d_model 33, 2π), its exercise at the paper's d_model, and sentences to type in
+    "08": {"33", "6.28", "0.30", "152", "77", '"What is your name?"', '"What is his name?"'},
 }
 # A number that names a place, not a quantity: "section 3.4", "Table 3", a notebook in the route's table, "20 min".
 NOTEBOOK_NUMBER = re.compile(r"0\d")  # "01 Padding and one-hot": a notebook, by its number
@@ -150,7 +152,7 @@ def stale_sentences(path: Path) -> list[str]:
                     said.append(m.group())
             for quote in ([] if cites else [a or b for a, b in QUOTED.findall(sentence)]):
                 words = " ".join(re.findall(r"[a-z0-9']+", quote.lower()))
-                if 2 <= len(words.split()) <= 8 and words not in shown_words:
+                if 2 <= len(words.split()) <= 8 and words not in shown_words and f'"{quote}"' not in fixed:
                     said.append(f'"{quote}"')
             if said:
                 found.append(f"{number} cell {k}: {sentence[:120]!r} says {', '.join(said)}")

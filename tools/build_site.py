@@ -229,12 +229,21 @@ def _literal(node: ast.AST | None) -> str:
 
 
 def _plot_description(call: ast.Call) -> str:
-    """What a call of posenc.plots draws, from its source: the function, its title, its panels and its axes."""
+    """What a call of posenc.plots draws, from its source: the function, its title (or the first line of its
+    docstring), what it highlights, its panels and its axes."""
+    from posenc import plots
+
     keywords = {k.arg: k.value for k in call.keywords if k.arg}
     squeeze = lambda text: re.sub(r"\s+", " ", text).strip()  # noqa: E731
     words = [f"Figure ({call.func.attr.replace('_', ' ')})"]
     if title := squeeze(_literal(keywords.get("title"))):
         words[0] += f": {title}"
+    elif (drawn := getattr(plots, call.func.attr, None)) and drawn.__doc__:
+        words[0] += ": " + drawn.__doc__.strip().splitlines()[0].rstrip(".")  # what the function says it draws
+    if isinstance(highlight := keywords.get("highlight"), ast.Tuple | ast.List):
+        words.append("Highlighted: " + ", ".join(_literal(e) for e in highlight.elts))
+    if note := squeeze(_literal(keywords.get("note"))):
+        words.append(f"This notebook: {note}")
     panels = []
     for node in [*call.args[:1], keywords.get("titles")]:
         if isinstance(node, ast.Dict):

@@ -1,5 +1,6 @@
 """posenc: from a sentence to the matrix a Transformer's attention reads.
 
+    example     the walkthrough's running example: sentence, corpus, max_sequence_length, d_model
     tokens      sentence -> tokens -> padded ids -> one-hot rows
     positions   position ids: one function, by slot, by attention mask, by document, from an offset
     embedding   one-hot rows @ W_E -> X (and why that is an embedding lookup)

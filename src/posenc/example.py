@@ -1,21 +1,21 @@
-"""The running example of notebooks 01-07: one sentence, its corpus, and the sizes it is padded and embedded to.
+"""The walkthrough's running example: one sentence, its corpus, and the sizes it is padded and embedded to.
 
-Change a value here, then `make notebooks NOTEBOOK="01 02 03 04 05 06 07"`: each of those notebooks reads these
-values, prints the ones it uses, and draws its pictures from them. tests/test_prose_numbers.py (in `make check`) then names
-each sentence of their prose whose number no longer matches what they compute (docs/adapting.md).
+Change a value here, then `make notebooks` for the walkthrough (docs/adapting.md says which): each of its notebooks
+reads these values, prints the ones it uses, and draws its pictures from them. tests/test_prose_numbers.py (in
+`make check`) then names each sentence of their prose whose number no longer matches what they compute.
 """
 
 from __future__ import annotations
 
 from . import tokens
 
-# The sentence followed from 01 to 07. At least four tokens: 07 reads its fourth, and 06 and 07 its first four.
+# The sentence the walkthrough follows. At least four tokens: the batch of masks and heads reads its first four.
 SENTENCE = "My name is John"
 # The small corpus the vocabulary is built from. The sentence is its first line, so none of its words is <UNK>.
 CORPUS = (SENTENCE, "My name is Grant", "What is your name?", "John is my friend")
 # The most tokens the model reads at once: the rows of the position table. At least the sentence's token count.
 MAX_SEQUENCE_LENGTH = 10
-# The width of each token's vector, X's columns and the table's. Even: an odd d_model is a pitfall of its own (04).
+# The width of each token's vector, X's columns and the table's. Even: an odd d_model is a pitfall of its own.
 D_MODEL = 6
 
 __all__ = ["SENTENCE", "CORPUS", "MAX_SEQUENCE_LENGTH", "D_MODEL", "vocabulary"]
