@@ -31,7 +31,7 @@ help:
 	@echo "make check      the linter and the unit and property tests: the quick loop while changing code"
 	@echo "make test       run every test, nbval and the browser tests included"
 	@echo "make test-setup the setup without make (docs/developing.md) in a fresh venv, about 3 minutes; CI runs it"
-	@echo "make test-teacher  a copy with another running example: make notebooks for 00-07, then the tests (about 5 minutes; CI runs it)"
+	@echo "make test-teacher  a copy with another running example: make notebooks for 00-08, then the tests (about 7 minutes; CI runs it)"
 	@echo "make fuzz       the wider random hunt: new examples each run, 20 times as many (prints its seed)"
 	@echo "make notebooks  re-execute every notebook in place (the stored outputs); NOTEBOOK=\"03 05\" only those"
 	@echo "make student    write the learner's edition (solutions removed), executed, to build/student/"
@@ -161,8 +161,8 @@ test: setup
 test-setup: $(DEV_STAMP)
 	POSENC_README_SETUP=1 $(BIN)/python -m pytest tests/test_setup_without_make.py
 
-# A teacher changes the running example (src/posenc/example.py), runs `make notebooks` for 00-07, and every test but
-# those marked original_example passes in that copy (tests/test_teacher_changes_the_example.py): about 5 minutes, so a
+# A teacher changes the running example (src/posenc/example.py), runs `make notebooks` for 00-08, and every test but
+# those marked original_example passes in that copy (tests/test_teacher_changes_the_example.py): about 7 minutes, so a
 # target of its own, which CI runs after `make test` (.ci/run).
 test-teacher: $(DEV_STAMP)
 	POSENC_TEACHER_TEST=1 $(BIN)/python -m pytest tests/test_teacher_changes_the_example.py

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import lab_browser
+from posenc import example
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -112,10 +113,11 @@ class TestExplore:
 
         # The pipeline explorer: a sentence longer than max_sequence_length, answered in the page.
         pipeline = page.locator(".posenc-pipeline-explorer").first
-        pipeline.locator("input[name=sentence]").fill("one two three four five six seven eight nine ten eleven twelve")
-        message = pipeline.locator(".posenc-message").get_by_text("more than max_sequence_length=10")
+        too_long = example.MAX_SEQUENCE_LENGTH + 2  # the explorer starts from the running example
+        pipeline.locator("input[name=sentence]").fill(" ".join(["word"] * too_long))
+        message = pipeline.locator(".posenc-message").get_by_text(f"more than max_sequence_length={example.MAX_SEQUENCE_LENGTH}")
         message.wait_for()
-        assert "has 12 tokens" in message.inner_text()
+        assert f"has {too_long} tokens" in message.inner_text()
         pipeline.screenshot(path=ARTIFACTS / "pipeline_error.png")
         assert lab_browser.error_outputs(page) == []  # shown in the widget, not raised into the notebook
 

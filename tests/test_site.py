@@ -159,13 +159,19 @@ def explorers(name: str) -> int:
 
 
 def code_sets(code: str) -> dict:
-    """What the code of an explorer's cell sets: the literal keyword arguments of its `...Explorer(...)` call."""
+    """What the code of an explorer's cell sets: the keyword arguments of its `...Explorer(...)` call that are
+    literals, or values of the running example (`example.SENTENCE`)."""
+    from posenc import example
+
     for node in ast.walk(ast.parse(code)):
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")).endswith("Explorer"):
             found = {}
             for keyword in node.keywords:
+                value = keyword.value
+                if isinstance(value, ast.Attribute) and getattr(value.value, "id", "") == "example":
+                    found[keyword.arg] = getattr(example, value.attr)
                 with contextlib.suppress(ValueError):
-                    found[keyword.arg] = ast.literal_eval(keyword.value)
+                    found[keyword.arg] = ast.literal_eval(value)
             return found
     return {}
 

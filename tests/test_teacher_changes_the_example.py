@@ -29,6 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(
 # Another sentence (seven tokens, two words the corpus did not have), a wider d_model and a longer table.
 CHANGES = {"SENTENCE": '"The cat sat on my warm mat"', "D_MODEL": "8", "MAX_SEQUENCE_LENGTH": "12"}
 # The walkthrough and its explorers: the notebooks that read the running example (docs/adapting.md).
+COPY = ROOT / "build" / "teacher-example"
 WALKTHROUGH = sorted(path.name for path in (ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
 
 
@@ -53,8 +54,10 @@ def change_the_example(clone: Path) -> None:
     path.write_text(text)
 
 
-def test_a_teacher_changes_the_running_example_and_the_walkthrough_follows(tmp_path):
-    clone = copy_of_the_repository(tmp_path / "posenc")
+def test_a_teacher_changes_the_running_example_and_the_walkthrough_follows():
+    # In build/ (not a pytest temporary folder, which the copy's own pytest run would rotate away), kept for a look.
+    shutil.rmtree(COPY, ignore_errors=True)
+    clone = copy_of_the_repository(COPY)
     change_the_example(clone)
     # The copy imports its own package (PYTHONPATH comes before this .venv's editable install of the original), and
     # uses this .venv (VENV=...), so that nothing is installed again. Jupyter's paths are the copy's own.
