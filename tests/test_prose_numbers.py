@@ -44,9 +44,10 @@ FIXED_IN = {
     # 08's own explorer settings (d_model 33, 2π), its exercise at the paper's d_model, and sentences to type in
     "08": {"33", "6.28", "0.30", "152", "77", '"What is your name?"', '"What is his name?"'},
 }
-# A number that names a place, not a quantity: "section 3.4", "Table 3", a notebook in the route's table, "20 min".
+# A number that names a place, not a quantity: "section 3.4", "Table 3", "torch 2.13", a notebook in the route's
+# table, "20 min".
 NOTEBOOK_NUMBER = re.compile(r"0\d")  # "01 Padding and one-hot": a notebook, by its number
-REFERENCE = re.compile(r"(?:section|Section|Table|table|figure|Figure|arXiv|chapter)\s+$|\|\s*$")
+REFERENCE = re.compile(r"(?:section|Section|Table|table|figure|Figure|arXiv|chapter|torch|transformers)\s+$|\|\s*$")
 AFTER_REFERENCE = re.compile(r"^\s*min\b")
 
 NUMBER = re.compile(r"(?<![\w.^/-])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.^/-])\d+(?:\.\d+)?(?![\w])")

@@ -30,6 +30,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(
 CHANGES = {"SENTENCE": '"The cat sat on my warm mat"', "D_MODEL": "8", "MAX_SEQUENCE_LENGTH": "12"}
 # The walkthrough and its explorers: the notebooks that read the running example (docs/adapting.md).
 COPY = ROOT / "build" / "teacher-example"
+TOOL_CONFIGS = ("tools/jupyterlab/posenc.json", "tools/jupyterlab/jupyter_server_config.json",
+                "tools/jupyterlab/ipython_kernel_config.json")  # what the Makefile's install stamp depends on
 WALKTHROUGH = sorted(path.name for path in (ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
 
 
@@ -39,7 +41,12 @@ def copy_of_the_repository(target: Path) -> Path:
         if (ROOT / name).is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, target / name)
-    # What `make test` installed beside the files (the site's JavaScript), shared rather than installed again.
+    # What `make test` installed beside the files, shared rather than installed again: the environment (its make
+    # stamps are then newer than every file they depend on, so no make in the copy installs into it) and the site's
+    # JavaScript. The copy imports its own package: PYTHONPATH comes before the environment's editable install.
+    (target / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    for name in ("requirements.lock", "requirements-dev.lock", "pyproject.toml", *TOOL_CONFIGS):
+        os.utime(target / name, (0, 0))
     if (ROOT / "tools" / "web" / "node_modules").is_dir():
         (target / "tools" / "web" / "node_modules").symlink_to(ROOT / "tools" / "web" / "node_modules")
     return target
@@ -59,13 +66,11 @@ def test_a_teacher_changes_the_running_example_and_the_walkthrough_follows():
     shutil.rmtree(COPY, ignore_errors=True)
     clone = copy_of_the_repository(COPY)
     change_the_example(clone)
-    # The copy imports its own package (PYTHONPATH comes before this .venv's editable install of the original), and
-    # uses this .venv (VENV=...), so that nothing is installed again. Jupyter's paths are the copy's own.
+    # Jupyter's paths and pytest's settings are the copy's own.
     env = {key: value for key, value in os.environ.items() if not key.startswith(("JUPYTER", "PYTEST", "POSENC"))}
     env["PYTHONPATH"] = str(clone / "src")
-    venv = Path(sys.executable).parent.parent
     notebooks = " ".join(f"notebooks/{name}" for name in WALKTHROUGH)
-    made = subprocess.run(["make", "notebooks", f"VENV={venv}", f"NOTEBOOK={notebooks}"], cwd=clone, env=env,
+    made = subprocess.run(["make", "notebooks", f"NOTEBOOK={notebooks}"], cwd=clone, env=env,
                           capture_output=True, text=True)
     assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
     assert "The cat sat on my warm mat" in (clone / "notebooks" / "01_padding_and_one_hot.ipynb").read_text()

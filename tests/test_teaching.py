@@ -64,6 +64,10 @@ FALSE_STATEMENTS = [
     r'"on par with or even\s+better than"',            # Kazemnejad et al.'s section 4, not their abstract
     r"need not be highest at offset 0",                # the relevant fact: a RoPE score can peak at a far offset
     r"True of rotary, whose input is the tokens alone",  # pre-norm leaves the factor in the residual stream
+    r"never both at once",                             # torch 2.13's CPU attention combines attn_mask and is_causal
+    r"adding \*is\* concatenating",                     # only with the two halves tied; free halves can do more
+    r"a few\s+common pieces \[1\]",                     # Vaswani 5.1 says BPE was used, not why: Sennrich et al. say why
+    r"and spaces its exponents\s+`1 / \(d_model/2 - 1\)` apart, not `1 / \(d_model/2\)`\. Every weight",  # two claims in one
 ]
 
 
