@@ -60,6 +60,8 @@ FALSE_STATEMENTS = [
     r'"on par with or even\s+better than"',            # Kazemnejad et al.'s section 4, not their abstract
     r"need not be highest at offset 0",                # the relevant fact: a RoPE score can peak at a far offset
     r"True of rotary, whose input is the tokens alone",  # pre-norm leaves the factor in the residual stream
+    # Readers' reports on 10-17.
+    r"knows how far, not which way",                   # only the dot product is even; PE[p + k] != PE[p - k]
 ]
 
 
