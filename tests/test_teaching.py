@@ -62,6 +62,7 @@ FALSE_STATEMENTS = [
     r"True of rotary, whose input is the tokens alone",  # pre-norm leaves the factor in the residual stream
     # Readers' reports on 10-17.
     r"knows how far, not which way",                   # only the dot product is even; PE[p + k] != PE[p - k]
+    r"the table silently float64",                     # the next nn.Linear raises a dtype error on it
 ]
 
 
