@@ -260,6 +260,20 @@ def test_benchmark_series_differ_in_colour_marker_and_line_style():
     assert len({line.get_markersize() for line in lines}) == 5
 
 
+def test_error_lines_differ_in_hue_marker_and_style_and_the_reference_line_says_what_it_is():
+    # 12's figure: five ways to build the table. Two lines that lie on each other (both casts to bfloat16 near 2^-9)
+    # show their markers at other positions; the dotted line is named.
+    errors = {name: [2e-3] * 10 for name in ("a", "b", "c", "d", "e")}
+    fig = plots.error_by_position(list(range(10, 110, 10)), errors, title="t", reference_slope=2.0**-24,
+                                  reference_label="2^-24 x position: float32's rounding")
+    ax = fig.axes[0]
+    lines = [line for line in ax.get_lines() if line.get_label() in errors]
+    assert len({line.get_color() for line in lines}) == 5 and len({line.get_marker() for line in lines}) == 5
+    assert len({str(line.get_markevery()) for line in lines}) == 5
+    assert ":" not in {line.get_linestyle() for line in lines}
+    assert "2^-24 x position: float32's rounding" in [text.get_text() for text in ax.get_legend().get_texts()]
+
+
 def test_each_scheme_has_one_distinct_colour_used_by_accuracy_by_length():
     assert set(plots.SCHEME_COLOURS) == {"none", "learned", "sinusoidal", "rotary", "alibi", "pi", "ntk", "yarn",
                                          "llama3"}

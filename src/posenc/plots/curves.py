@@ -104,26 +104,40 @@ def bar_figure(values: dict[str, float], *, title: str, ylabel: str, log: bool =
 
 
 def error_by_position(positions: Sequence[float], errors: dict[str, Sequence[float]], *, title: str,
-                      reference_slope: float | None = None) -> Figure:
-    """Max abs error against position, one line per implementation, log-log.
+                      reference_slope: float | None = None, reference_label: str | None = None) -> Figure:
+    """Max abs error against position, one line per implementation, log-log; the legend beside the plot.
 
-    Errors of 0 are drawn at 1e-10 (a log axis has no 0).
+    Each line has its own colour (no two of one hue), marker and line style. Its markers sit at every
+    len(errors)-th position, each line's one position later than the line before: where two lines lie on each
+    other, the markers of both show. `reference_slope` draws `reference_slope x position` as a dotted grey line
+    on top of the others, named `reference_label` (by default the slope itself). Errors of 0 are drawn at 1e-10
+    (a log axis has no 0).
     """
     positions = [float(p) for p in positions]
     if reference_slope is not None:
         reference_slope = float(reference_slope)
-    fig = new_figure(8, 4.2)
+    fig = new_figure(9, 4.2)
     ax = fig.add_subplot()
-    for colour, (name, values) in zip(OKABE_ITO, errors.items()):
-        ax.loglog(positions, [max(v, 1e-10) for v in values], "o-", color=colour, label=name, markersize=4)
+    every = max(len(errors), 1)
+    for k, (name, values) in enumerate(errors.items()):
+        ax.loglog(positions, [max(v, 1e-10) for v in values], color=_DISTINCT_HUES[k % len(_DISTINCT_HUES)],
+                  marker=MARKERS[k % len(MARKERS)], linestyle=_ERROR_STYLES[k % len(_ERROR_STYLES)], label=name,
+                  markersize=6, markevery=(k % every, every), linewidth=1.5)
     if reference_slope is not None:
-        ax.loglog(positions, [reference_slope * p for p in positions], ":", color="#555555",
-                  label=f"{reference_slope:.2g} x position")
+        ax.loglog(positions, [reference_slope * p for p in positions], ":", color="#555555", linewidth=1.8,
+                  zorder=3, label=reference_label or f"{reference_slope:.2g} x position")
     ax.set_xlabel("position (upper end of the range)")
     ax.set_ylabel("max abs error vs float64")
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig
+
+
+# Okabe-Ito's colours, ordered so that the first five are five hues: blue, orange, green, reddish purple, black (its
+# vermilion and sky blue, near its orange and blue, come after).
+_DISTINCT_HUES = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#000000", "#D55E00", "#56B4E9", "#F0E442")
+# The lines' styles: no dotted one, which is the reference line's.
+_ERROR_STYLES = ("-", "--", "-.", (0, (4, 1.5, 1, 1.5, 1, 1.5)), "-")
 
 
 def _floats(values: Sequence[float | None]) -> list[float | None]:
