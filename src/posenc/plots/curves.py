@@ -184,8 +184,10 @@ def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequen
 
     `scores` maps a scheme of `SCHEME_COLOURS` ("sinusoidal", "rotary", ...; at most 4) to its lines (label -> one score per
     offset). Every line of a panel has the scheme's colour and its own line style and marker; the panels share
-    both axes, so the schemes' scores compare at a glance. `titles` (scheme -> panel title) defaults to the
-    scheme's name. A dotted line marks offset 0, the key at the query's own position.
+    both axes, so the schemes' scores compare at a glance. In a panel of several lines the first is wide and pale,
+    the others narrow and dark on top of it: where two lines lie on each other (RoPE's, for any query position),
+    both show. `titles` (scheme -> panel title) defaults to the scheme's name. A dotted line marks offset 0, the
+    key at the query's own position.
     """
     xs = _floats(offsets)
     panels = {scheme: {label: _floats(values) for label, values in lines.items()} for scheme, lines in scores.items()}
@@ -196,10 +198,12 @@ def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequen
     for ax, (scheme, lines) in zip(axes, panels.items()):
         for k, (label, values) in enumerate(lines.items()):
             # The lines of a panel differ in style and marker; their markers start a little later each, so lines
-            # that lie on each other still show all their markers.
+            # that lie on each other still show all their markers. The first of several is wide and pale, under
+            # the others.
+            wide = k == 0 and len(lines) > 1
             ax.plot(xs, values, label=label, color=SCHEME_COLOURS[scheme], linestyle=LINE_STYLES[k % len(LINE_STYLES)],
-                    marker=MARKERS[k % len(MARKERS)], markersize=4, linewidth=1.4,
-                    markevery=(k * step // len(lines), step))
+                    marker=MARKERS[k % len(MARKERS)], markersize=6 if wide else 4, linewidth=4 if wide else 1.4,
+                    alpha=0.4 if wide else 1.0, markevery=(k * step // len(lines), step))
         ax.axvline(0, color="#555555", linewidth=1, linestyle=":")
         ax.set_ylabel(ylabel)
         ax.set_title(titles.get(scheme, scheme), fontsize=10)
