@@ -285,14 +285,19 @@ def test_each_scheme_has_one_distinct_colour_used_by_accuracy_by_length():
 
 
 def test_accuracy_by_length_keeps_equal_scores_visible_and_no_rows_off_the_scale():
-    # learned and rotary both score 1.0 at 8 and 16: hollow markers of different sizes keep both visible.
+    # learned and rotary both score 1.0 at 8 and 16: hollow markers side by side keep both visible. Only the
+    # measured lengths are drawn: markers, no line between them.
     accuracies = {"none": {8: 0.3, 16: 0.2, 32: 0.2}, "learned": {8: 1.0, 16: 1.0, 32: None},
                   "rotary": {8: 1.0, 16: 1.0, 32: 1.0}}
-    fig = plots.accuracy_by_length(accuracies, trained=(8, 16))
+    fig = plots.accuracy_by_length(accuracies, trained=(8, 16), labels={"rotary": "rotary (RoPE)"})
     ax = fig.axes[0]
-    lines = {line.get_label(): line for line in ax.get_lines() if line.get_label() in accuracies}
+    lines = {line.get_label(): line for line in ax.get_lines() if line.get_label() in (*accuracies, "rotary (RoPE)")}
+    assert set(lines) == {"none", "learned", "rotary (RoPE)"}  # a label replaces the scheme's name in the legend
     assert {line.get_fillstyle() for line in lines.values()} == {"none"}
-    assert len({line.get_markersize() for line in lines.values()}) == 3
+    assert {line.get_linestyle() for line in lines.values()} == {"None"}
+    at_8 = sorted(float(line.get_xdata()[0]) for line in lines.values())
+    assert len(set(at_8)) == 3 and at_8[0] < 8 < at_8[-1] and at_8[-1] / at_8[0] < 2**0.5  # beside 8, not at 16
+    assert lines["rotary (RoPE)"].get_color() == plots.SCHEME_COLOURS["rotary"]
     # A learned table without rows is a cross below the accuracy scale, not a point at accuracy 0.
     crosses = [line for line in ax.get_lines() if line.get_marker() == "x"]
     assert crosses and all(y < 0 for line in crosses for y in line.get_ydata())

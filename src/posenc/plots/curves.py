@@ -215,45 +215,54 @@ def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequen
 
 def accuracy_by_length(accuracies: dict[str, dict[int, float | None]], *, trained: tuple[int, int],
                        baseline: dict[int, float] | None = None, title: str = "Previous-token accuracy",
-                       baseline_label: str = "order-blind guess") -> Figure:
-    """Accuracy against input length, one line per scheme in its colour (`SCHEME_COLOURS`); the trained lengths shaded.
+                       baseline_label: str = "order-blind guess", labels: dict[str, str] | None = None) -> Figure:
+    """Accuracy against input length, markers only (one per measured length), one scheme per colour; the trained
+    lengths shaded.
 
-    The lengths are on a log scale (each doubling one step), as the x label says. The
-    markers are hollow and each scheme's a size smaller than the one before, so where two
-    schemes score the same, both stay visible, one inside the other. A None accuracy (a
-    learned table has no rows that far) is a cross in a band below the axis, marked "no
-    rows": not on the scale, since the model was not wrong, it had nothing to say.
-    `baseline` (length -> accuracy) is drawn as a grey dashed line named `baseline_label`.
-    A scheme has the same colour, marker and line style in every figure of the suite.
+    The lengths are on a log scale (each doubling one step), as the x label says. Nothing
+    joins the markers: only the lengths drawn were measured. Each scheme's hollow markers sit
+    a little to the side of the length, in the order of the legend, so where schemes score
+    the same, all stay visible. A None
+    accuracy (a learned table has no rows that far) is a cross in a band below the axis,
+    marked "no rows": not on the scale, since the model was not wrong, it had nothing to say.
+    `baseline` (length -> accuracy) is drawn as a grey bar across each length, named
+    `baseline_label`. `labels` (scheme -> legend label) names a scheme in the legend, e.g.
+    which form of ALiBi it is; its look comes from the scheme. A scheme has the same colour
+    and marker in every figure of the suite.
     """
     # Every scheme has the same lengths (as has the baseline).
     lengths = sorted(float(n) for n in next(iter(accuracies.values())))
     series = {scheme: _floats([by_length[n] for n in lengths]) for scheme, by_length in accuracies.items()}
+    labels = {} if labels is None else labels
     shortest, longest = (float(n) for n in trained)
-    if baseline is not None:
-        baseline_values = _floats([baseline[n] for n in lengths])
     fig = new_figure(7.5, 4)
     ax = fig.add_subplot()
-    ax.axvspan(shortest, longest, color="#DDDDDD", zorder=0, label=f"trained lengths {shortest:g}-{longest:g}")
+    spread = 2 ** (0.11 * len(series) / 2 + 0.05)  # how far beside its length a scheme's marker may sit (a factor)
+    ax.axvspan(shortest / spread, longest * spread, color="#DDDDDD", zorder=0,
+               label=f"trained lengths {shortest:g}-{longest:g}")
+    if baseline is not None:
+        ax.hlines(_floats([baseline[n] for n in lengths]), [n / spread for n in lengths], [n * spread for n in lengths],
+                  color="#777777", linewidth=2, label=baseline_label, zorder=1)
     missing = any(v is None for values in series.values() for v in values)
     no_rows = -0.11  # where a None is drawn: in a band below 0, off the accuracy scale
     for k, (scheme, values) in enumerate(series.items()):
         # A known scheme's look comes from its place among SCHEME_COLOURS, so it is the same whichever schemes are drawn.
         style = line_style(list(SCHEME_COLOURS).index(scheme) if scheme in SCHEME_COLOURS else k)
         style["color"] = SCHEME_COLOURS.get(scheme, style["color"])
-        size = max(11 - 1.5 * k, 4)  # later schemes smaller: equal values stay visible, one marker inside another
-        ax.plot(lengths, [math.nan if v is None else v for v in values], label=scheme, markersize=size,
-                fillstyle="none", markeredgewidth=1.6, linewidth=1.4, **style)
-        for n, v in zip(lengths, values):
+        style["linestyle"] = "none"
+        shift = 2 ** (0.11 * (k - (len(series) - 1) / 2))  # beside the length, in the legend's order
+        xs = [n * shift for n in lengths]
+        ax.plot(xs, [math.nan if v is None else v for v in values], label=labels.get(scheme, scheme), markersize=8,
+                fillstyle="none", markeredgewidth=1.6, zorder=2 + k, **style)
+        for x, v in zip(xs, values):
             if v is None:
-                ax.plot([n], [no_rows], marker="x", color=style["color"], markersize=8, linestyle="none")
-                ax.annotate("no rows", (n, no_rows), xytext=(6, -3), textcoords="offset points", fontsize=8,
+                ax.plot([x], [no_rows], marker="x", color=style["color"], markersize=8, linestyle="none")
+                ax.annotate("no rows", (x, no_rows), xytext=(6, -3), textcoords="offset points", fontsize=8,
                             color=style["color"])
-    if baseline is not None:
-        ax.plot(lengths, baseline_values, color="#777777", linestyle=(0, (4, 2)), linewidth=1.5, label=baseline_label)
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [f"{n:g}" for n in lengths])
     ax.set_xticks([], minor=True)
+    ax.set_xlim(lengths[0] / 2**0.5, lengths[-1] * 2**0.5)
     if missing:
         ax.axhspan(-0.18, -0.04, facecolor="white", edgecolor="#999999", linewidth=0.8, zorder=0.5)
         ax.text(0.01, no_rows, "no answer:", transform=ax.get_yaxis_transform(), fontsize=8, color="#555555",
