@@ -64,6 +64,9 @@ FALSE_STATEMENTS = [
     r"knows how far, not which way",                   # only the dot product is even; PE[p + k] != PE[p - k]
     r"the table silently float64",                     # the next nn.Linear raises a dtype error on it
     r"at the\s+end: \"Force float32",                    # that comment is in transformers 4.38.2 to 4.42 only
+    r"in the direction that lowers the loss",          # AdamW steps by averaged, rescaled gradients, and decays
+    r"sets how much of the sum is the word",           # untested: the runs show only which model lost more
+    r"so nothing taught the model to keep those",      # the rotary encoder met no such offsets either, and held
 ]
 
 
