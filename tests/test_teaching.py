@@ -67,6 +67,7 @@ FALSE_STATEMENTS = [
     r"in the direction that lowers the loss",          # AdamW steps by averaged, rescaled gradients, and decays
     r"sets how much of the sum is the word",           # untested: the runs show only which model lost more
     r"so nothing taught the model to keep those",      # the rotary encoder met no such offsets either, and held
+    r"no position: the model copies by position",      # an inference from the scores, not a test
 ]
 
 
