@@ -68,6 +68,7 @@ FALSE_STATEMENTS = [
     r"sets how much of the sum is the word",           # untested: the runs show only which model lost more
     r"so nothing taught the model to keep those",      # the rotary encoder met no such offsets either, and held
     r"no position: the model copies by position",      # an inference from the scores, not a test
+    r"as well as whole heads or better",               # six seeds of one setup; seed 7 gave less than whole heads
 ]
 
 
