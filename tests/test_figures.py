@@ -260,6 +260,20 @@ def test_benchmark_series_differ_in_colour_marker_and_line_style():
     assert len({line.get_markersize() for line in lines}) == 5
 
 
+def test_error_lines_differ_in_hue_marker_and_style_and_the_reference_line_says_what_it_is():
+    # 12's figure: five ways to build the table. Two lines that lie on each other (both casts to bfloat16 near 2^-9)
+    # show their markers at other positions; the dotted line is named.
+    errors = {name: [2e-3] * 10 for name in ("a", "b", "c", "d", "e")}
+    fig = plots.error_by_position(list(range(10, 110, 10)), errors, title="t", reference_slope=2.0**-24,
+                                  reference_label="2^-24 x position: float32's rounding")
+    ax = fig.axes[0]
+    lines = [line for line in ax.get_lines() if line.get_label() in errors]
+    assert len({line.get_color() for line in lines}) == 5 and len({line.get_marker() for line in lines}) == 5
+    assert len({str(line.get_markevery()) for line in lines}) == 5
+    assert ":" not in {line.get_linestyle() for line in lines}
+    assert "2^-24 x position: float32's rounding" in [text.get_text() for text in ax.get_legend().get_texts()]
+
+
 def test_each_scheme_has_one_distinct_colour_used_by_accuracy_by_length():
     assert set(plots.SCHEME_COLOURS) == {"none", "learned", "sinusoidal", "rotary", "alibi", "pi", "ntk", "yarn",
                                          "llama3"}
@@ -271,14 +285,19 @@ def test_each_scheme_has_one_distinct_colour_used_by_accuracy_by_length():
 
 
 def test_accuracy_by_length_keeps_equal_scores_visible_and_no_rows_off_the_scale():
-    # learned and rotary both score 1.0 at 8 and 16: hollow markers of different sizes keep both visible.
+    # learned and rotary both score 1.0 at 8 and 16: hollow markers side by side keep both visible. Only the
+    # measured lengths are drawn: markers, no line between them.
     accuracies = {"none": {8: 0.3, 16: 0.2, 32: 0.2}, "learned": {8: 1.0, 16: 1.0, 32: None},
                   "rotary": {8: 1.0, 16: 1.0, 32: 1.0}}
-    fig = plots.accuracy_by_length(accuracies, trained=(8, 16))
+    fig = plots.accuracy_by_length(accuracies, trained=(8, 16), labels={"rotary": "rotary (RoPE)"})
     ax = fig.axes[0]
-    lines = {line.get_label(): line for line in ax.get_lines() if line.get_label() in accuracies}
+    lines = {line.get_label(): line for line in ax.get_lines() if line.get_label() in (*accuracies, "rotary (RoPE)")}
+    assert set(lines) == {"none", "learned", "rotary (RoPE)"}  # a label replaces the scheme's name in the legend
     assert {line.get_fillstyle() for line in lines.values()} == {"none"}
-    assert len({line.get_markersize() for line in lines.values()}) == 3
+    assert {line.get_linestyle() for line in lines.values()} == {"None"}
+    at_8 = sorted(float(line.get_xdata()[0]) for line in lines.values())
+    assert len(set(at_8)) == 3 and at_8[0] < 8 < at_8[-1] and at_8[-1] / at_8[0] < 2**0.5  # beside 8, not at 16
+    assert lines["rotary (RoPE)"].get_color() == plots.SCHEME_COLOURS["rotary"]
     # A learned table without rows is a cross below the accuracy scale, not a point at accuracy 0.
     crosses = [line for line in ax.get_lines() if line.get_marker() == "x"]
     assert crosses and all(y < 0 for line in crosses for y in line.get_ydata())

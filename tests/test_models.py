@@ -82,6 +82,20 @@ def test_every_scheme_breaks_the_symmetry(scheme):
         assert not torch.allclose(model(ids[:, order]), model(ids)[:, order], atol=1e-5)
 
 
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**16), length=st.integers(2, 20))
+def test_symmetric_alibi_gives_a_reversed_input_the_reversed_output(seed, length):
+    # 14's ceiling for symmetric ALiBi: a reversal keeps every |i - j|, so the model answers at L - 1 - t of the reversed
+    # input what it answered at t, where the previous token is x_{t+1}, not x_{t-1}. The causal form has no such mirror.
+    torch.manual_seed(seed)
+    model = transformer.TinyTransformer(scheme="alibi", settings=TINY).eval()
+    ids = torch.randint(10, (2, length), generator=torch.Generator().manual_seed(seed))
+    with torch.no_grad():
+        assert torch.allclose(model(ids.flip(1)), model(ids).flip(1), atol=1e-5)
+        causal = transformer.TinyTransformer(scheme="alibi", settings=transformer.Settings(causal=True)).eval()
+        assert length < 3 or not torch.allclose(causal(ids.flip(1)), causal(ids).flip(1), atol=1e-5)
+
+
 def test_causal_models_do_not_look_ahead():
     torch.manual_seed(0)
     for scheme in transformer.SCHEMES:

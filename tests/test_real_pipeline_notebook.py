@@ -303,7 +303,8 @@ def test_a_difference_below_the_floor_gets_no_bar_and_says_so():
     heights = sorted(round(bar.get_y() + bar.get_height(), 9) for bar in bars if bar.get_height() > 0)
     assert heights == [2e-5, 0.5]  # two bars, each up to its value; none for the two below the floor
     texts = [t.get_text() for t in ax.texts]
-    assert texts.count("below 1e-5") == 2 and "5.0e-01" in texts and "2.0e-05" in texts
+    assert texts.count("below\n1e-5") == 2 and "0.50" in texts and "2.0e-05" in texts
+    assert all(text.get_rotation() == 0 for text in ax.texts) and ax.get_ylim()[1] < 0.5 * 10
     assert any("below 1e-5" in t.get_text() for t in ax.get_legend().get_texts())
 
 

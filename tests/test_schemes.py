@@ -70,10 +70,23 @@ def rope_meta_llama(x: torch.Tensor, *, base: float = 10000.0) -> torch.Tensor:
 
 
 def hf_permute(w: torch.Tensor, n_heads: int) -> torch.Tensor:
-    """`permute` of Hugging Face's convert_llama_weights_to_hf.py, written from its definition: the rows (outputs)
-    of a (dim1, dim2) Linear weight, head by head, viewed as (head_dim / 2, 2) and transposed to (2, head_dim / 2)."""
+    """`permute` of Hugging Face's convert_llama_weights_to_hf.py (transformers 4.42.4), written from its definition:
+    the rows (outputs) of a (dim1, dim2) Linear weight, head by head, viewed as (head_dim / 2, 2) and transposed to
+    (2, head_dim / 2)."""
     dim1, dim2 = w.shape
     return w.view(n_heads, dim1 // n_heads // 2, 2, dim2).transpose(1, 2).reshape(dim1, dim2)
+
+
+def test_hf_permute_is_what_the_pinned_transformers_does_in_permute_for_rope():
+    # The pinned transformers (5.23.0) has no convert_llama_weights_to_hf.py; its PermuteForRope (core_model_loading.py,
+    # "to convert complex RoPE weights to the split sin/cos format") reorders the rows the same way.
+    from types import SimpleNamespace
+
+    from transformers.core_model_loading import PermuteForRope
+
+    w = torch.randn(48, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    theirs = PermuteForRope()._permute_for_rope(w, SimpleNamespace(num_attention_heads=4))
+    assert torch.equal(theirs, hf_permute(w, 4))
 
 
 def test_meta_llama_code_pairs_neighbours_like_roformer():
@@ -245,7 +258,7 @@ def test_alibi_slopes_follow_the_papers_code_for_any_head_count(num_heads):
 
 
 def bloom_slopes(n: int) -> list[float]:
-    """BLOOM's slopes as Hugging Face's `build_alibi_tensor` (models/bloom/modeling_bloom.py) computes them."""
+    """BLOOM's slopes as Hugging Face's `_get_alibi_slopes` (models/bloom/modeling_bloom.py) computes them."""
     closest = 2 ** math.floor(math.log2(n))
     base = 2 ** (-(2 ** -(math.log2(closest) - 3)))
     slopes = [base**power for power in range(1, closest + 1)]
@@ -258,6 +271,15 @@ def test_alibi_slopes_follow_blooms_code(num_heads):
     # BLOOM (176B) has 112 heads a layer (bigscience-workshop/bigscience, train/tr11-176B-ml/README.md): 64 + 48.
     ours = schemes.alibi_slopes(num_heads=num_heads, dtype=torch.float64)
     assert torch.allclose(ours, torch.tensor(bloom_slopes(num_heads), dtype=torch.float64), rtol=1e-14)
+
+
+@pytest.mark.parametrize("num_heads", [1, 3, 6, 12, 16, 24, 100, 112])
+def test_alibi_slopes_equal_blooms_in_the_pinned_transformers(num_heads):
+    # transformers 5.23.0 computes BLOOM's slopes in _get_alibi_slopes, in float32; build_alibi_tensor calls it.
+    from transformers.models.bloom.modeling_bloom import _get_alibi_slopes
+
+    theirs = _get_alibi_slopes(num_heads, torch.device("cpu"))
+    assert torch.allclose(theirs.double(), schemes.alibi_slopes(num_heads=num_heads, dtype=torch.float64), rtol=1e-6)
 
 
 def test_alibi_slopes_for_six_heads_are_not_in_decreasing_order():

@@ -292,7 +292,9 @@ def _at_4x():
 
 
 @pytest.mark.parametrize("answer", [["yarn", "llama3"], ("llama3", "YaRN"), "yarn, llama3", "Llama 3.1 and yarn",
-                                    {"yarn", "llama3"}, ["yarn ", "llama3.1"]])
+                                    {"yarn", "llama3"}, ["yarn ", "llama3.1"], "yarn llama3", "llama3/yarn",
+                                    "YaRN and Llama 3.1's rule", ["YaRN", "Llama 3.1\u2019s rule"], "['yarn', 'llama3']",
+                                    ("llama-3.1", "YARN"), "yarn; llama_3.1", "yarn + llama31"])
 def test_best_two_accepts_yarn_and_llama3_in_any_order_and_form(answer):
     by_seed, learned = _at_4x()
     feedback = exercises.check_best_two(answer, by_seed=by_seed, learned=learned)
@@ -317,6 +319,26 @@ def test_best_two_counts_the_turns_of_the_fast_pairs():
     pair_1 = 32 / (2 * math.pi * 10000 ** (1 / 8))
     assert f"{32 / (2 * math.pi):.2f} and {pair_1:.2f} turns" in wrong and "the one pair" not in wrong, wrong
     assert exercises.check_best_two(["yarn", "llama3"], by_seed=by_seed, learned=learned).correct
+
+
+def test_best_two_says_which_pairs_each_rule_takes_to_new_angles():
+    # Pairs 0 and 1 turn more than once within L = 32 (5.09, 1.61 turns): they have met every angle. NTK-aware at 4x
+    # takes pairs 2 to 6 past the angles they met (divided by less than 4); pair 7 is divided by exactly 4.
+    by_seed, learned = _at_4x()
+    ntk = exercises.check_best_two(["ntk", "yarn"], by_seed=by_seed, learned=learned).message
+    assert "pairs 2 to 6, which turn less than once" in ntk and "every pair but the slowest" not in ntk, ntk
+    right = exercises.check_best_two(["yarn", "llama3"], by_seed=by_seed, learned=learned).message
+    assert "divides pair 1" in right and "by less than s" in right, right
+    plain = rope_scaling.rope_frequencies(head_dim=16)
+    ratio = plain / rope_scaling.rope_frequencies(head_dim=16, scaling="ntk", factor=4.0)
+    turns = 32 * plain / (2 * math.pi)
+    assert [i for i in range(8) if turns[i] < 1 and ratio[i] < 4 - 1e-9] == [2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("answer", ["yarn paper, llama3", "NTK-aware and yarn", "position interpolation, yarn"])
+def test_best_two_reads_other_names_of_a_wrong_rule(answer):
+    by_seed, learned = _at_4x()
+    assert exercises.check_best_two(answer, by_seed=by_seed, learned=learned).status == MISTAKE
 
 
 def test_best_two_names_both_wrong_rules():

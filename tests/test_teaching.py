@@ -64,10 +64,20 @@ FALSE_STATEMENTS = [
     r'"on par with or even\s+better than"',            # Kazemnejad et al.'s section 4, not their abstract
     r"need not be highest at offset 0",                # the relevant fact: a RoPE score can peak at a far offset
     r"True of rotary, whose input is the tokens alone",  # pre-norm leaves the factor in the residual stream
+    # Readers' reports on 01-07.
     r"never both at once",                             # torch 2.13's CPU attention combines attn_mask and is_causal
     r"adding \*is\* concatenating",                     # only with the two halves tied; free halves can do more
     r"a few\s+common pieces \[1\]",                     # Vaswani 5.1 says BPE was used, not why: Sennrich et al. say why
     r"and spaces its exponents\s+`1 / \(d_model/2 - 1\)` apart, not `1 / \(d_model/2\)`\. Every weight",  # two claims in one
+    # Readers' reports on 10-17.
+    r"knows how far, not which way",                   # only the dot product is even; PE[p + k] != PE[p - k]
+    r"the table silently float64",                     # the next nn.Linear raises a dtype error on it
+    r"at the\s+end: \"Force float32",                    # that comment is in transformers 4.38.2 to 4.42 only
+    r"in the direction that lowers the loss",          # AdamW steps by averaged, rescaled gradients, and decays
+    r"sets how much of the sum is the word",           # untested: the runs show only which model lost more
+    r"so nothing taught the model to keep those",      # the rotary encoder met no such offsets either, and held
+    r"no position: the model copies by position",      # an inference from the scores, not a test
+    r"as well as whole heads or better",               # six seeds of one setup; seed 7 gave less than whole heads
 ]
 
 

@@ -248,9 +248,10 @@ def half_split_permutation(*, d: int) -> torch.Tensor:
 
     It is `encoding.to_concatenated`'s reordering (all sines, then all cosines):
     `x[..., half_split_permutation(d=d)]` puts column 2i at i and column 2i+1 at i + d/2.
-    Hugging Face's conversion of Meta's LLaMA weights (transformers,
-    models/llama/convert_llama_weights_to_hf.py, `permute`) reorders each head's rows of
-    W_Q and W_K (PyTorch stores a Linear layer's weight as out x in) in exactly this order.
+    Hugging Face's conversion of Meta's LLaMA weights (transformers 4.42.4,
+    models/llama/convert_llama_weights_to_hf.py, `permute`; the installed 5.23.0 has no such
+    file, and its `PermuteForRope` in core_model_loading.py does the same) reorders each head's
+    rows of W_Q and W_K (PyTorch stores a Linear layer's weight as out x in) in exactly this order.
     """
     d = _even_d("d", d)
     return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
@@ -266,8 +267,8 @@ def alibi_slopes(*, num_heads: int, dtype: torch.dtype = torch.float32) -> torch
     For a power of two n, the geometric sequence that starts at 2^(-8/n) and has that
     ratio: 8 heads get 1/2, 1/4, ..., 1/256. The paper trains only such n. For other n,
     the rule of the paper's code (ofirpress/attention_with_linear_biases,
-    fairseq/models/transformer.py, `get_slopes`), which BLOOM's code follows (transformers,
-    models/bloom/modeling_bloom.py, `build_alibi_tensor`): the c slopes of the largest power
+    fairseq/models/transformer.py, `get_slopes`), which BLOOM's code follows (transformers 5.23.0,
+    models/bloom/modeling_bloom.py, `_get_alibi_slopes`): the c slopes of the largest power
     of two c below n, then every other slope of 2c heads (the 1st, 3rd, ...) until there
     are n: then not in decreasing order.
     """

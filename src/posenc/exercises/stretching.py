@@ -5,6 +5,7 @@ seeds."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from .._checks import check_base, check_size, is_real, is_sequence, short
@@ -151,26 +152,48 @@ def check_turning_columns(answer: int | None, *, head_dim: int, rotary_dim: int,
 # The six rules of the copy experiment (benchmarks/bench_stretching.py's names), what the learner may call them,
 # how they are shown, and what each does to the copy model's heads (16 columns, trained on 32 positions).
 BEST_TWO_RULES = ("none", "linear", "ntk", "yarn", "yarn_paper", "llama3")
-_RULE_NAMES = {"none": "none", "plain": "none", "rotary": "none", "rope": "none", "no rule": "none",
-               "pi": "linear", "linear": "linear", "position interpolation": "linear",
-               "ntk": "ntk", "ntk-aware": "ntk", "yarn": "yarn", "yarn_paper": "yarn_paper",
-               "yarn (paper's ramp)": "yarn_paper", "paper": "yarn_paper", "llama3": "llama3", "llama 3.1": "llama3",
-               "llama3.1": "llama3", "llama 3.1's rule": "llama3", "llama 3": "llama3"}
+# Each name as `_normal` writes it: lower case, "-" and "_" as spaces, "'s" and "rule" dropped.
+_RULE_NAMES = {"none": "none", "plain": "none", "plain rope": "none", "rotary": "none", "rope": "none",
+               "no": "none", "pi": "linear", "linear": "linear", "position interpolation": "linear",
+               "position interpolation (pi)": "linear", "ntk": "ntk", "ntk aware": "ntk", "ntk aware interpolation": "ntk",
+               "yarn": "yarn", "yarn paper": "yarn_paper", "yarn (paper ramp)": "yarn_paper",
+               "yarn (paper)": "yarn_paper", "yarn with paper ramp": "yarn_paper", "paper": "yarn_paper",
+               "llama3": "llama3", "llama 3": "llama3", "llama 3.1": "llama3", "llama3.1": "llama3", "llama31": "llama3",
+               "llama": "llama3"}
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _copy_turns() -> list[float]:
+    """How many turns each pair of the copy model's heads makes within the trained length, 32."""
+    settings = CopySettings()
+    trained = 2 * settings.longest_block  # the longest input it was trained on
+    return [trained * float(w) / (2 * math.pi)
+            for w in rope_frequencies(head_dim=rotary_dim_of(settings), base=settings.base)]
+
+
+def _ntk_new_angles(factor: float = 4.0) -> str:
+    """The pairs NTK-aware, at `factor`, takes to angles never met: under one turn within the trained length, and
+    divided by less than `factor` (the slowest, divided by exactly `factor`, stays within the angles it met)."""
+    settings = CopySettings()
+    head_dim, trained = rotary_dim_of(settings), 2 * settings.longest_block
+    plain = rope_frequencies(head_dim=head_dim, base=settings.base)
+    ntk = rope_frequencies(head_dim=head_dim, base=settings.base, scaling="ntk", factor=factor)
+    pairs = [i for i, turns in enumerate(_copy_turns()) if turns < 1 and float(plain[i] / ntk[i]) < factor * (1 - 1e-9)]
+    shown = f"pairs {pairs[0]} to {pairs[-1]}" if len(pairs) > 2 else _listed([f"pair {i}" for i in pairs])
+    return f"{shown}, which turn less than once within the {trained} trained positions"
 
 
 def _fast_pairs() -> tuple[str, str]:
     """The pairs of the copy model's heads that turn more than once within its trained length, and their turns."""
-    settings = CopySettings()
-    trained = 2 * settings.longest_block  # the longest input it was trained on
-    turns = [trained * float(w) / (2 * math.pi)
-             for w in rope_frequencies(head_dim=rotary_dim_of(settings), base=settings.base)]
-    fast = [(i, t) for i, t in enumerate(turns) if t > 1]
-    names = [f"pair {i}" for i, _ in fast]
-    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    counts = [f"{t:.2f}" for _, t in fast]
-    counts = counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
+    trained = 2 * CopySettings().longest_block  # the longest input it was trained on
+    fast = [(i, t) for i, t in enumerate(_copy_turns()) if t > 1]
     which = "the one pair that turns" if len(fast) == 1 else "the pairs that turn"
-    return listed, f"{which} more than once within the {trained} trained positions ({counts} turns)"
+    return (_listed([f"pair {i}" for i, _ in fast]),
+            f"{which} more than once within the {trained} trained positions "
+            f"({_listed([f'{t:.2f}' for _, t in fast])} turns)")
 
 
 _FAST_PAIRS, _FAST_TURNS = _fast_pairs()
@@ -178,25 +201,47 @@ _SHOWN = {"none": "none", "linear": "pi", "ntk": "ntk", "yarn": "yarn", "yarn_pa
 _WHAT_IT_DOES = {
     "none": "no rule: every pair turns as in training, so the slow pairs reach angles the model never met",
     "linear": f"PI divides every pair by s, {_FAST_PAIRS} too, {_FAST_TURNS}",
-    "ntk": "NTK-aware keeps pair 0 but divides every pair but the slowest by less than s, so they still reach angles "
-           "never met",
+    "ntk": f"NTK-aware keeps pair 0 but divides {_ntk_new_angles()}, by less than s, so they reach angles never met",
     "yarn_paper": "the paper's ramp keeps no pair of these heads (none makes 32 turns within 32 positions) and divides "
                   "pair 0 nearly as PI does",
-    "yarn": "YaRN, as its code computes it, keeps pair 0 and divides the slower pairs by s (pair 1 partly)",
-    "llama3": "Llama 3.1's rule keeps pair 0 and divides the slower pairs by s (pair 1 partly)",
+    "yarn": f"YaRN, as its code computes it, keeps pair 0, divides pair 1 (it too turns more than once within the "
+            f"{2 * CopySettings().longest_block} trained positions) by less than s, and the slower pairs by s",
+    "llama3": "Llama 3.1's rule keeps pair 0, divides pair 1 by less than s, and the slower pairs by s",
 }
+
+
+def _normal(name: str) -> str:
+    """A rule's name as `_RULE_NAMES` holds it: "Llama-3.1's rule" -> "llama 3.1", "NTK_aware" -> "ntk aware"."""
+    name = re.sub(r"[\u2018\u2019`\"]", "'", name.strip().lower()).replace("'s", "").replace("'", "")
+    name = re.sub(r"\brules?\b", " ", re.sub(r"[-_]", " ", name))
+    return " ".join(name.split())
+
+
+def _split_names(text: str) -> list[str]:
+    """The names in one str: "yarn, llama3", "YaRN and Llama 3.1's rule", "yarn llama3", "['yarn', 'llama3']"."""
+    parts = re.split(r",|;|/|&|\+|\band\b|\bor\b|\[|\]|\n", text.lower())
+    names = []
+    for part in parts:
+        words = _normal(part).split()
+        while words:  # the longest known name first: "llama 3.1" before "llama"
+            size = next((n for n in range(len(words), 0, -1) if " ".join(words[:n]) in _RULE_NAMES), 0)
+            if not size:
+                names.append(" ".join(words))  # unknown: named as given
+                break
+            names.append(" ".join(words[:size]))
+            words = words[size:]
+    return names
 
 
 def _rule_names(answer: object) -> list[str] | Feedback:
     """The learner's rule names, read from a list, tuple or set of str, or one str such as "yarn, llama3"."""
     if isinstance(answer, str):
-        answer = [part.strip() for part in answer.replace(" and ", ",").replace("&", ",").replace("+", ",").split(",")
-                  if part.strip()]
+        answer = _split_names(answer)
     if isinstance(answer, (set, frozenset)):
         answer = sorted(answer, key=str)
     if not is_sequence(answer) or not all(isinstance(name, str) for name in answer):
         return Feedback(WRONG, f"Expected two rule names, such as [\"pi\", \"ntk\"]; got {short(answer)}.")
-    names = [_RULE_NAMES.get(name.strip().lower()) for name in answer]
+    names = [_RULE_NAMES.get(_normal(name)) for name in answer]
     unknown = [given for given, name in zip(answer, names) if name is None]
     if unknown:
         listed = ", ".join(repr(_SHOWN[rule]) for rule in BEST_TWO_RULES)

@@ -137,6 +137,13 @@ def packed_mask_figure(mask: torch.Tensor, *, document_ids: torch.Tensor, labels
     return fig
 
 
+def _value_text(value: float) -> str:
+    """A bar's number, as the notebooks print it: 0.87, 3.20; 2.0e-05 below 0.01; 120 from 10 on."""
+    if value < 0.01:
+        return f"{value:.1e}"
+    return f"{value:.2f}" if value < 10 else f"{value:.3g}"
+
+
 def differences_figure(differences: dict[str, dict[str, float]], *, title: str, ylabel: str,
                        floor: float = 1e-9) -> Figure:
     """Grouped bars on a log axis: for each scheme, one bar per way of running it, its largest difference on top.
@@ -146,7 +153,8 @@ def differences_figure(differences: dict[str, dict[str, float]], *, title: str, 
     label whose first word is a scheme of `SCHEME_COLOURS` ("rotary (tiny Llama)") gets that
     scheme's colour; ways are told apart by hatching as well. A difference below `floor` (0 included) gets no bar: on a log axis 0
     has no place, and below float32 rounding the digits mean nothing. It is drawn as a triangle
-    pointing down in the grey band under the dashed floor line, and written "below <floor>".
+    pointing down in the grey band under the dashed floor line, and written "below <floor>". The
+    axis ends just above the highest bar, and every number is written level.
     """
     ways = list(next(iter(differences.values())))
     hatches = ("", "///", "...", "xx")
@@ -170,16 +178,16 @@ def differences_figure(differences: dict[str, dict[str, float]], *, title: str, 
             if value >= floor:
                 ax.bar(x, value - bottom, bottom=bottom, width=width * 0.92, color=colour, alpha=alpha,
                        hatch=hatches[k], edgecolor="black", linewidth=0.6, label=way if s == 0 else None, zorder=2)
-                ax.text(x, value * 1.3, f"{value:.1e}", ha="center", va="bottom", fontsize=7.5, rotation=90)
+                ax.text(x, value * 1.3, _value_text(value), ha="center", va="bottom", fontsize=8)
             else:
                 ax.bar(x, 0, bottom=bottom, width=width * 0.92, color=colour, alpha=alpha, hatch=hatches[k],
                        edgecolor="black", linewidth=0.6, label=way if s == 0 else None)  # only for the legend
                 ax.plot(x, floor / 2.5, marker="v", markersize=8, color=colour, alpha=alpha, markeredgecolor="black",
                         markeredgewidth=0.6, zorder=3)
-                ax.text(x, floor * 1.3, f"below {floor_text}", ha="center", va="bottom", fontsize=7.5, rotation=90)
+                ax.text(x, floor * 1.3, f"below\n{floor_text}", ha="center", va="bottom", fontsize=7.5)
     ax.set_xticks(range(len(differences)), list(differences))
     ax.set_xlim(-0.55, len(differences) - 0.45)
-    ax.set_ylim(bottom, max(highest, floor) * 300)
+    ax.set_ylim(bottom, max(highest, floor) * 8)  # room for the highest bar's number, and no more
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     handles, labels = ax.get_legend_handles_labels()

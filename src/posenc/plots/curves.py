@@ -104,26 +104,40 @@ def bar_figure(values: dict[str, float], *, title: str, ylabel: str, log: bool =
 
 
 def error_by_position(positions: Sequence[float], errors: dict[str, Sequence[float]], *, title: str,
-                      reference_slope: float | None = None) -> Figure:
-    """Max abs error against position, one line per implementation, log-log.
+                      reference_slope: float | None = None, reference_label: str | None = None) -> Figure:
+    """Max abs error against position, one line per implementation, log-log; the legend beside the plot.
 
-    Errors of 0 are drawn at 1e-10 (a log axis has no 0).
+    Each line has its own colour (no two of one hue), marker and line style. Its markers sit at every
+    len(errors)-th position, each line's one position later than the line before: where two lines lie on each
+    other, the markers of both show. `reference_slope` draws `reference_slope x position` as a dotted grey line
+    on top of the others, named `reference_label` (by default the slope itself). Errors of 0 are drawn at 1e-10
+    (a log axis has no 0).
     """
     positions = [float(p) for p in positions]
     if reference_slope is not None:
         reference_slope = float(reference_slope)
-    fig = new_figure(8, 4.2)
+    fig = new_figure(9, 4.2)
     ax = fig.add_subplot()
-    for colour, (name, values) in zip(OKABE_ITO, errors.items()):
-        ax.loglog(positions, [max(v, 1e-10) for v in values], "o-", color=colour, label=name, markersize=4)
+    every = max(len(errors), 1)
+    for k, (name, values) in enumerate(errors.items()):
+        ax.loglog(positions, [max(v, 1e-10) for v in values], color=_DISTINCT_HUES[k % len(_DISTINCT_HUES)],
+                  marker=MARKERS[k % len(MARKERS)], linestyle=_ERROR_STYLES[k % len(_ERROR_STYLES)], label=name,
+                  markersize=6, markevery=(k % every, every), linewidth=1.5)
     if reference_slope is not None:
-        ax.loglog(positions, [reference_slope * p for p in positions], ":", color="#555555",
-                  label=f"{reference_slope:.2g} x position")
+        ax.loglog(positions, [reference_slope * p for p in positions], ":", color="#555555", linewidth=1.8,
+                  zorder=3, label=reference_label or f"{reference_slope:.2g} x position")
     ax.set_xlabel("position (upper end of the range)")
     ax.set_ylabel("max abs error vs float64")
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig
+
+
+# Okabe-Ito's colours, ordered so that the first five are five hues: blue, orange, green, reddish purple, black (its
+# vermilion and sky blue, near its orange and blue, come after).
+_DISTINCT_HUES = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#000000", "#D55E00", "#56B4E9", "#F0E442")
+# The lines' styles: no dotted one, which is the reference line's.
+_ERROR_STYLES = ("-", "--", "-.", (0, (4, 1.5, 1, 1.5, 1, 1.5)), "-")
 
 
 def _floats(values: Sequence[float | None]) -> list[float | None]:
@@ -170,8 +184,10 @@ def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequen
 
     `scores` maps a scheme of `SCHEME_COLOURS` ("sinusoidal", "rotary", ...; at most 4) to its lines (label -> one score per
     offset). Every line of a panel has the scheme's colour and its own line style and marker; the panels share
-    both axes, so the schemes' scores compare at a glance. `titles` (scheme -> panel title) defaults to the
-    scheme's name. A dotted line marks offset 0, the key at the query's own position.
+    both axes, so the schemes' scores compare at a glance. In a panel of several lines the first is wide and pale,
+    the others narrow and dark on top of it: where two lines lie on each other (RoPE's, for any query position),
+    both show. `titles` (scheme -> panel title) defaults to the scheme's name. A dotted line marks offset 0, the
+    key at the query's own position.
     """
     xs = _floats(offsets)
     panels = {scheme: {label: _floats(values) for label, values in lines.items()} for scheme, lines in scores.items()}
@@ -182,10 +198,12 @@ def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequen
     for ax, (scheme, lines) in zip(axes, panels.items()):
         for k, (label, values) in enumerate(lines.items()):
             # The lines of a panel differ in style and marker; their markers start a little later each, so lines
-            # that lie on each other still show all their markers.
+            # that lie on each other still show all their markers. The first of several is wide and pale, under
+            # the others.
+            wide = k == 0 and len(lines) > 1
             ax.plot(xs, values, label=label, color=SCHEME_COLOURS[scheme], linestyle=LINE_STYLES[k % len(LINE_STYLES)],
-                    marker=MARKERS[k % len(MARKERS)], markersize=4, linewidth=1.4,
-                    markevery=(k * step // len(lines), step))
+                    marker=MARKERS[k % len(MARKERS)], markersize=6 if wide else 4, linewidth=4 if wide else 1.4,
+                    alpha=0.4 if wide else 1.0, markevery=(k * step // len(lines), step))
         ax.axvline(0, color="#555555", linewidth=1, linestyle=":")
         ax.set_ylabel(ylabel)
         ax.set_title(titles.get(scheme, scheme), fontsize=10)
@@ -197,45 +215,54 @@ def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequen
 
 def accuracy_by_length(accuracies: dict[str, dict[int, float | None]], *, trained: tuple[int, int],
                        baseline: dict[int, float] | None = None, title: str = "Previous-token accuracy",
-                       baseline_label: str = "order-blind guess") -> Figure:
-    """Accuracy against input length, one line per scheme in its colour (`SCHEME_COLOURS`); the trained lengths shaded.
+                       baseline_label: str = "order-blind guess", labels: dict[str, str] | None = None) -> Figure:
+    """Accuracy against input length, markers only (one per measured length), one scheme per colour; the trained
+    lengths shaded.
 
-    The lengths are on a log scale (each doubling one step), as the x label says. The
-    markers are hollow and each scheme's a size smaller than the one before, so where two
-    schemes score the same, both stay visible, one inside the other. A None accuracy (a
-    learned table has no rows that far) is a cross in a band below the axis, marked "no
-    rows": not on the scale, since the model was not wrong, it had nothing to say.
-    `baseline` (length -> accuracy) is drawn as a grey dashed line named `baseline_label`.
-    A scheme has the same colour, marker and line style in every figure of the suite.
+    The lengths are on a log scale (each doubling one step), as the x label says. Nothing
+    joins the markers: only the lengths drawn were measured. Each scheme's hollow markers sit
+    a little to the side of the length, in the order of the legend, so where schemes score
+    the same, all stay visible. A None
+    accuracy (a learned table has no rows that far) is a cross in a band below the axis,
+    marked "no rows": not on the scale, since the model was not wrong, it had nothing to say.
+    `baseline` (length -> accuracy) is drawn as a grey bar across each length, named
+    `baseline_label`. `labels` (scheme -> legend label) names a scheme in the legend, e.g.
+    which form of ALiBi it is; its look comes from the scheme. A scheme has the same colour
+    and marker in every figure of the suite.
     """
     # Every scheme has the same lengths (as has the baseline).
     lengths = sorted(float(n) for n in next(iter(accuracies.values())))
     series = {scheme: _floats([by_length[n] for n in lengths]) for scheme, by_length in accuracies.items()}
+    labels = {} if labels is None else labels
     shortest, longest = (float(n) for n in trained)
-    if baseline is not None:
-        baseline_values = _floats([baseline[n] for n in lengths])
     fig = new_figure(7.5, 4)
     ax = fig.add_subplot()
-    ax.axvspan(shortest, longest, color="#DDDDDD", zorder=0, label=f"trained lengths {shortest:g}-{longest:g}")
+    spread = 2 ** (0.11 * len(series) / 2 + 0.05)  # how far beside its length a scheme's marker may sit (a factor)
+    ax.axvspan(shortest / spread, longest * spread, color="#DDDDDD", zorder=0,
+               label=f"trained lengths {shortest:g}-{longest:g}")
+    if baseline is not None:
+        ax.hlines(_floats([baseline[n] for n in lengths]), [n / spread for n in lengths], [n * spread for n in lengths],
+                  color="#777777", linewidth=2, label=baseline_label, zorder=1)
     missing = any(v is None for values in series.values() for v in values)
     no_rows = -0.11  # where a None is drawn: in a band below 0, off the accuracy scale
     for k, (scheme, values) in enumerate(series.items()):
         # A known scheme's look comes from its place among SCHEME_COLOURS, so it is the same whichever schemes are drawn.
         style = line_style(list(SCHEME_COLOURS).index(scheme) if scheme in SCHEME_COLOURS else k)
         style["color"] = SCHEME_COLOURS.get(scheme, style["color"])
-        size = max(11 - 1.5 * k, 4)  # later schemes smaller: equal values stay visible, one marker inside another
-        ax.plot(lengths, [math.nan if v is None else v for v in values], label=scheme, markersize=size,
-                fillstyle="none", markeredgewidth=1.6, linewidth=1.4, **style)
-        for n, v in zip(lengths, values):
+        style["linestyle"] = "none"
+        shift = 2 ** (0.11 * (k - (len(series) - 1) / 2))  # beside the length, in the legend's order
+        xs = [n * shift for n in lengths]
+        ax.plot(xs, [math.nan if v is None else v for v in values], label=labels.get(scheme, scheme), markersize=8,
+                fillstyle="none", markeredgewidth=1.6, zorder=2 + k, **style)
+        for x, v in zip(xs, values):
             if v is None:
-                ax.plot([n], [no_rows], marker="x", color=style["color"], markersize=8, linestyle="none")
-                ax.annotate("no rows", (n, no_rows), xytext=(6, -3), textcoords="offset points", fontsize=8,
+                ax.plot([x], [no_rows], marker="x", color=style["color"], markersize=8, linestyle="none")
+                ax.annotate("no rows", (x, no_rows), xytext=(6, -3), textcoords="offset points", fontsize=8,
                             color=style["color"])
-    if baseline is not None:
-        ax.plot(lengths, baseline_values, color="#777777", linestyle=(0, (4, 2)), linewidth=1.5, label=baseline_label)
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [f"{n:g}" for n in lengths])
     ax.set_xticks([], minor=True)
+    ax.set_xlim(lengths[0] / 2**0.5, lengths[-1] * 2**0.5)
     if missing:
         ax.axhspan(-0.18, -0.04, facecolor="white", edgecolor="#999999", linewidth=0.8, zorder=0.5)
         ax.text(0.01, no_rows, "no answer:", transform=ax.get_yaxis_transform(), fontsize=8, color="#555555",

@@ -65,7 +65,8 @@ def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors:
     Pair i at position p has turned by p * theta_i. Trained on `trained_length` positions, it has
     seen angles up to (trained_length - 1) * theta_i: a full turn if that is 2 pi or more (every
     angle seen), otherwise only part of the circle. At `factor` times the length it reaches
-    further: the shaded bands are angles the model never saw in training.
+    further: the shaded bands are angles the model never saw in training. A share is capped at 1,
+    a full turn, since a pair that has turned fully has met every angle; the y label says so.
     """
     theta = _numbers(frequencies)
 
@@ -88,7 +89,12 @@ def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors:
     ax.set_yscale("log")
     ax.set_ylim(min(reached(trained_length)) / 2, 1.5)
     ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
-    ax.set_ylabel("share of a full turn reached (log)")
+    ax.set_ylabel("share of a full turn reached (log, at most 1)")
+    full = sum(share == 1.0 for share in reached(trained_length))
+    if full:  # the flat line: pairs that turned fully, drawn at 1 however often they turned
+        ax.annotate(f"pairs 0 to {full - 1} turn fully in training: every angle met,\ndrawn at 1 however many turns",
+                    ((full - 1) / 2, 1.0), xytext=(0, -8), textcoords="offset points", ha="center", va="top",
+                    fontsize=8, color="#333333")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="lower left")
     return fig
