@@ -58,7 +58,7 @@ FIGURES = {
         torch.softmax(_matrix(10, 10), dim=-1), title="weights", value_range=(0, 1), cmap="Blues", symmetric=False,
         hidden=torch.ones(10, 10, dtype=torch.bool).triu(diagonal=1)),
     "denominators_figure": lambda: plots.denominators_figure(d_model=6),
-    "bar_figure": lambda: plots.bar_figure({"X": 1.0, "PE": 2.0}, title="sizes", ylabel="norm"),
+    "dot_figure": lambda: plots.dot_figure({"X": 1.0, "PE": 2.0}, title="sizes", xlabel="norm"),
     "similarity_figure": lambda: plots.similarity_figure(sinusoidal_encoding(max_sequence_length=128, d_model=64),
                                                          position=64),
     "error_by_position": lambda: plots.error_by_position([10, 100, 1000],

@@ -12,7 +12,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 from .style import COSINE_COLOUR, LINE_STYLES, MARKERS, OKABE_ITO, SCHEME_COLOURS, SINE_COLOUR, line_style, new_figure
 
-__all__ = ["sine_cosine_curves", "denominators_figure", "bar_figure", "error_by_position", "lines_figure",
+__all__ = ["sine_cosine_curves", "denominators_figure", "dot_figure", "error_by_position", "lines_figure",
            "score_by_offset", "accuracy_by_length", "benchmark_figure"]
 
 
@@ -77,29 +77,34 @@ def denominators_figure(*, d_model: int = 6, base: float = DEFAULT_BASE) -> Figu
     return fig
 
 
-def bar_figure(values: dict[str, float], *, title: str, ylabel: str, log: bool = False,
+def dot_figure(values: dict[str, float], *, title: str, xlabel: str, log: bool = False,
                groups: Sequence[str] | None = None) -> Figure:
-    """One labelled bar per entry of `values`, its value written on top; `log=True` for values of very different sizes.
+    """One labelled dot per entry of `values`, its value written beside it; `log=True` for values of very different
+    sizes. Dots, not bars: on a log axis a bar's length says where the axis starts, a dot's place says only its value.
 
-    `groups` names the kind of each bar, one name per entry: the bars of a group share a
-    colour and the legend says which is which. Without it every bar has its own colour.
+    `groups` names the kind of each entry, one name per entry: the dots of a group share a colour and marker, and the
+    legend says which is which. The first entry is drawn at the top.
     """
-    fig = new_figure(min(12, 2 + 1.7 * len(values)), 3.8)
+    names = list(dict.fromkeys(groups)) if groups is not None else None
+    fig = new_figure(8, 1.2 + 0.55 * len(values))
     ax = fig.add_subplot()
-    if groups is None:
-        colours = [OKABE_ITO[k % len(OKABE_ITO)] for k in range(len(values))]
-    else:
-        names = list(dict.fromkeys(groups))  # in order of first appearance
-        colours = [OKABE_ITO[names.index(group) % len(OKABE_ITO)] for group in groups]
-    bars = ax.bar(list(values), [float(v) for v in values.values()], color=colours, log=log)
-    ax.bar_label(bars, fmt="%.1f", fontsize=8)
-    if groups is not None:
-        first = {group: bar for bar, group in reversed(list(zip(bars, groups, strict=True)))}
-        ax.legend([first[name] for name in names], names, fontsize=8)
-    ax.set_ylabel(ylabel)
+    rows = range(len(values))[::-1]  # the first entry on top
+    for k, (row, value) in enumerate(zip(rows, values.values(), strict=True)):
+        kind = names.index(groups[k]) if names is not None else k
+        style = line_style(kind)
+        ax.plot([float(value)], [row], linestyle="none", marker=style["marker"], color=style["color"], markersize=8,
+                label=groups[k] if names is not None and groups.index(groups[k]) == k else None)
+        ax.annotate(f"{float(value):.1f}", (float(value), row), xytext=(8, 0), textcoords="offset points",
+                    va="center", fontsize=8)
+    ax.set_yticks(list(rows), list(values), fontsize=8)
+    if log:
+        ax.set_xscale("log")
+    ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
+    if names is not None:
+        ax.legend(fontsize=8, loc="lower right")
+    ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
-    ax.tick_params(axis="x", labelsize=8)
-    ax.margins(y=0.15)
+    ax.margins(x=0.15, y=0.12)
     return fig
 
 

@@ -15,14 +15,15 @@ PIPELINE_STEPS = ("sentence", "pad", "one-hot", "X", "X + PE", "Q, K, V", "atten
 
 
 def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | None = None,
-                     vocab_size: int | None = None, d_model: int | None = None,
+                     vocab_size: int | None = None, d_model: int | None = None, num_heads: int | None = None,
                      highlight: Sequence[str] = (), note: str | None = None) -> Figure:
     """Boxes and arrows: sentence -> padded tokens -> one-hot -> X -> X + PE -> Q, K, V -> attention, with shapes.
 
     Each notebook of 01-07 passes the values it uses; what it leaves out comes from the running example
     (`posenc.example`, and its vocabulary for vocab_size). `highlight` names the steps a notebook is
     about (from PIPELINE_STEPS); the others are drawn faded. The caption says "this notebook:"
-    and the highlighted steps, or `note` where a notebook does more with them (cuts them into heads).
+    and the highlighted steps, or `note` where a notebook does more with them. With `num_heads`, Q, K, V and the
+    attention are drawn cut into that many heads, `(num_heads, max_sequence_length, d_model / num_heads)` each.
     """
     from .. import example, tokens
 
@@ -47,6 +48,10 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
         "Q, K, V": ("Q, K, V", "X' @ W_Q, W_K, W_V", f"3 x ({L}, {d})"),
         "attention": ("attention", "softmax(Q Kᵀ / √d_k)\n@ V", f"({L}, {d})"),
     }
+    if num_heads:
+        cut = f"({num_heads}, {L}, {d // num_heads})"
+        boxes["Q, K, V"] = ("Q, K, V", f"X' @ W_Q, W_K, W_V,\ncut into {num_heads} heads", f"3 x {cut}")
+        boxes["attention"] = ("attention", "per head, then\nside by side @ W_O", f"{cut}\n-> ({L}, {d})")
     colours = ["#FFFFFF", "#F2F2F2", "#E8F1FA", "#E8F1FA", "#FCEBD2", "#E3F3EC", "#E3F3EC"]
     width, gap = 1.55, 0.26
     for k, step in enumerate(PIPELINE_STEPS):
