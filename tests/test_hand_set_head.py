@@ -1,0 +1,63 @@
+"""Notebook 10's head set by hand: W_Q turns each query back one position, W_K keeps the keys, on PE alone.
+
+The notebook's settings: d_model 64, base 10000, 128 positions, W_Q = 3 R_{-1}, W_K = sqrt(d_model) I, the causal
+mask. Measured there (and recomputed from the sum of cosines without the package): every query p >= 1 puts its
+largest weight on key p - 1; that weight is at least 0.928, and it beats the next largest by at least 0.892. The
+thresholds below leave about 0.005 of room. With two pairs (d_model 4) far keys nearly tie with p - 1, and the same
+check fails: the weight on p - 1 drops to about 0.05.
+"""
+
+import json
+import math
+import re
+from pathlib import Path
+
+import torch
+
+from posenc import attention, builder, schemes
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "10_relative_positions.ipynb"
+D_MODEL, LENGTH, SHARPNESS = 64, 128, 3.0
+LEAST_WEIGHT, LEAST_MARGIN = 0.92, 0.885  # measured: 0.928 and 0.892
+
+
+def hand_set_head(*, d_model: int, length: int = LENGTH, sharpness: float = SHARPNESS) -> torch.Tensor:
+    """The head's causal attention weights on the table alone, `(length, length)`."""
+    table = builder.sinusoidal_encoding(max_sequence_length=length, d_model=d_model, dtype=torch.float64)
+    back = schemes.rotation_matrix(position=1, d=d_model).T  # R_{-1}: PE[p] @ back = PE[p - 1]
+    identity = torch.eye(d_model, dtype=torch.float64)
+    weights = attention.ProjectionWeights(W_Q=sharpness * back, W_K=math.sqrt(d_model) * identity, W_V=identity)
+    Q, K, _ = attention.project_qkv(table, weights)
+    return attention.attention_weights(attention.scaled_dot_product_scores(Q, K), causal=True)
+
+
+def previous_token_check(head: torch.Tensor) -> tuple[bool, float, float]:
+    """For the queries p >= 1: is the largest weight on p - 1 in every row, the least such weight, the least margin."""
+    top = head[1:].topk(2, dim=-1)
+    on_previous = bool((top.indices[:, 0] == torch.arange(head.shape[0] - 1)).all())
+    return on_previous, float(top.values[:, 0].min()), float((top.values[:, 0] - top.values[:, 1]).min())
+
+
+def test_the_notebook_uses_the_settings_tested_here():
+    code = "\n".join("".join(c["source"]) for c in json.loads(NOTEBOOK.read_text())["cells"] if c["cell_type"] == "code")
+    assert re.search(rf"^d_model, max_sequence_length = {D_MODEL}, {LENGTH}$", code, re.M)
+    assert re.search(rf"^sharpness = {SHARPNESS}$", code, re.M)
+
+
+def test_every_position_looks_one_back_with_its_margin():
+    head = hand_set_head(d_model=D_MODEL)
+    on_previous, least_weight, least_margin = previous_token_check(head)
+    assert on_previous
+    assert least_weight >= LEAST_WEIGHT, least_weight
+    assert least_margin >= LEAST_MARGIN, least_margin
+    assert float(head[0, 0]) == 1.0  # position 0 has no previous token: under the causal mask it sees only itself
+
+
+def test_the_check_fails_where_far_keys_nearly_tie():
+    # Two pairs: the sum of cosines comes within 0.03 of its peak 19 steps away, so the weight spreads out.
+    offsets = torch.arange(1, LENGTH, dtype=torch.float64)
+    sums = torch.cos(offsets[:, None] * builder.frequencies(d_model=4)).sum(dim=-1)
+    assert 2 - float(sums.max()) < 0.03 and int(sums.argmax()) + 1 == 19
+    _, least_weight, least_margin = previous_token_check(hand_set_head(d_model=4))
+    assert least_weight < LEAST_WEIGHT and least_margin < LEAST_MARGIN
+    assert least_weight < 0.1
