@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc import attention, exercises, plots
+from posenc import example as posenc_example
 
 ATOL = 1e-6
 
@@ -217,13 +218,15 @@ def test_weights_sum_to_one_and_float64_is_kept():
     torch.testing.assert_close(attended.sum(-1), torch.ones(3, 6, 7, dtype=torch.float64))
 
 
-def test_multi_head_weights_extend_the_single_head_ones():
-    single = attention.projection_weights(d_model=6, seed=3)
-    multi = attention.multi_head_weights(d_model=6, seed=3)
+# (The running example's width and seed 0: 07 draws the W_Q, W_K and W_V of 05 this way, then W_O.)
+@pytest.mark.parametrize(("d_model", "seed"), [(6, 3), (posenc_example.D_MODEL, 0)])
+def test_multi_head_weights_extend_the_single_head_ones(d_model, seed):
+    single = attention.projection_weights(d_model=d_model, seed=seed)
+    multi = attention.multi_head_weights(d_model=d_model, seed=seed)
     for a, b in zip(single, multi[:3], strict=True):
         assert torch.equal(a, b)
-    assert multi.W_O.shape == (6, 6) and not torch.equal(multi.W_O, multi.W_V)
-    assert torch.equal(attention.multi_head_weights(d_model=6, seed=3).W_O, multi.W_O)  # seeded
+    assert multi.W_O.shape == (d_model, d_model) and not torch.equal(multi.W_O, multi.W_V)
+    assert torch.equal(attention.multi_head_weights(d_model=d_model, seed=seed).W_O, multi.W_O)  # seeded
 
 
 # Bad input ----------------------------------------------------------------------------------------------

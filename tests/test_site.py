@@ -223,6 +223,19 @@ def test_pages_leave_out_the_install_cell_and_describe_each_figure():
                                 "Horizontal axis: dimension; vertical axis: token.")
 
 
+def test_pages_and_slides_leave_out_the_check_cells():
+    v4 = build_site.nbformat.v4
+    notebook = v4.new_notebook(cells=[
+        v4.new_markdown_cell("## A step"), v4.new_code_cell("x = torch.ones(2)"),
+        v4.new_code_cell("assert torch.equal(x, package.ones(2))", metadata={"tags": ["check"]}),
+        v4.new_markdown_cell("## The next step")])
+    page = build_site.for_the_page(notebook)
+    assert [cell.source for cell in page.cells] == ["## A step", "x = torch.ones(2)", "## The next step"]
+    deck = build_site.fit_slides(build_site.for_the_lecture(page))
+    assert not any("assert" in cell.source for cell in deck.cells)
+    assert len(notebook.cells) == 4  # the notebook itself keeps it
+
+
 def test_the_search_index_keeps_prose_and_code_apart_and_clean():
     v4 = build_site.nbformat.v4
     notebook = v4.new_notebook(cells=[
@@ -891,6 +904,57 @@ def test_the_students_site_holds_no_solution_and_offers_the_learners_notebooks(b
     lines = solution_lines("03_pe_formula")
     assert lines and all(line in page_text(built.out / "notebooks" / "03_pe_formula.html") for line in lines)
     assert sum(len(solution_lines(name)) for name in NOTEBOOKS) > 20
+
+
+@functools.cache
+def not_in_checks() -> str:
+    """Every cell of every notebook but the check cells, its source and its printed outputs."""
+    return "\n".join(text for name in NOTEBOOKS
+                     for cell in nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells
+                     if not build_site.is_check_cell(cell)
+                     for text in [cell.source, *(output.get("text", "") for output in cell.get("outputs", []))])
+
+
+def check_lines(name: str) -> list[str]:
+    """The lines of a notebook's check cells, code and printed, that appear in no other cell of the suite: finding one
+    on a page, in a deck or in the search is a check cell shown."""
+    cells = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells
+    lines = [line.strip() for cell in cells if build_site.is_check_cell(cell)
+             for text in [cell.source, *(output.get("text", "") for output in cell.outputs)] for line in text.splitlines()]
+    return [line for line in lines if len(line) > 15 and line not in not_in_checks()]
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("site")
+def test_the_check_cells_are_on_no_page_deck_or_search_but_in_the_learners_notebook(built):
+    indexes = [(out / "_static" / "posenc" / "search-index.js").read_text() for out in (built.out, built.students_out)]
+    shown, checked = [], 0
+    for name in NOTEBOOKS:
+        texts = [page_text(built.out / "notebooks" / f"{name}.html"), page_text(built.out / "slides" / f"{name}.slides.html"),
+                 page_text(built.students_out / "notebooks" / f"{name}.html")]
+        lines = check_lines(name)
+        shown += [(name, line) for line in lines
+                  if any(line in text for text in texts) or any(json.dumps(line, ensure_ascii=False)[1:-1] in index
+                                                                for index in indexes)]
+        checked += len(lines)
+        teacher = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+        checks = [cell.source for cell in teacher.cells if build_site.is_check_cell(cell)]
+        # The learner runs them: the notebook to download keeps each one.
+        download = nbformat.read(built.students_out / "notebooks" / f"{name}.ipynb", as_version=4)
+        assert [cell.source for cell in download.cells if build_site.is_check_cell(cell)] == checks, name
+        # The check can find what it looks for: the reading-path cell before each check cell is on the page, the
+        # deck and the students' page.
+        for k, cell in enumerate(teacher.cells):
+            if build_site.is_check_cell(cell):
+                before = next(c for c in reversed(teacher.cells[:k]) if c.cell_type == "code" and c.source.strip())
+                line = max(before.source.splitlines(), key=len).strip()
+                assert all(line in text for text in texts), (name, line)
+    assert shown == []
+    assert checked > 50
+    with offline_page(built, "slides/07_heads_and_causal_mask.slides.html", size=(1280, 720)) as page:
+        page.wait_for_selector(".reveal.ready", timeout=30_000)
+        deck = page.evaluate("document.querySelector('.reveal .slides').textContent")
+        assert "decoder_output = attention.merge_heads" in deck and "# Check:" not in deck
 
 
 def image_outputs(notebook) -> int:

@@ -224,3 +224,16 @@ def test_the_cells_that_read_an_answer_are_left_uncompared_in_the_learners_editi
     assert answer_names(notebook) == {"my_pad", "my_table"}
     copy = for_nbval(notebook)
     assert [c.metadata.get("tags", []) for c in copy.cells] == [["exercise", "nbval-ignore-output"], ["nbval-ignore-output"], []]
+
+
+def test_the_learners_edition_keeps_the_check_cells():
+    # A cell tagged `check` checks a step against the package: only the pages and the slides leave it out
+    # (tools/build_site.py). The learner's notebooks keep it, and nbval runs it in their edition too.
+    kept = 0
+    for path in student_edition.suite_notebooks():
+        teacher = nbformat.read(path, as_version=4)
+        checks = [cell.id for cell in teacher.cells if "check" in cell.metadata.get("tags", [])]
+        for edition in (student_edition.handout(teacher, path.name), for_nbval(teacher, path.name)):
+            assert [cell.id for cell in edition.cells if "check" in cell.metadata.get("tags", [])] == checks, path.name
+        kept += len(checks)
+    assert kept > 20

@@ -8,9 +8,10 @@ The stored notebooks are converted as they are (no re-execution), widgets at the
 exercise's solution behind a closed "Show the solution" toggle on the pages (on a sub-slide of its own in the slides;
 templates in tools/web/templates),
 progress lines rewritten in place (`\\r`) shown as a terminal shows them: only their last state, without the Colab/Binder
-install cell (tools/install_cell.py; the .ipynb to download keeps it), and each figure with an alt text saying what
-it shows, read from the posenc.plots call that drew it (`figure_alts`). A page says where it is by the notebooks' own
-numbers, as the contents do: "Notebook 05 of 00–17".
+install cell (tools/install_cell.py; the .ipynb to download keeps it), without the cells tagged `check` (a step checked
+against the package, or a claim against its margin: the notebooks run them, a reader needs none of them), and each
+figure with an alt text saying what it shows, read from the posenc.plots call that drew it (`figure_alts`). A page says
+where it is by the notebooks' own numbers, as the contents do: "Notebook 05 of 00–17".
 
 Two sites are built from the same pages: the teacher's (the stored notebooks, each solution behind its toggle, the
 .ipynb to download is the stored one, slides beside) and the students' (tools/student_edition.py's learner's edition:
@@ -202,11 +203,20 @@ def is_install_cell(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and cell.source.startswith((MARKER, OLD_MARKER))
 
 
+# A code cell that only checks: a step against the package, or a claim against its margin (asserts, or a print of
+# True). The notebooks keep it and run it, in both editions; the pages and the slides leave it out.
+CHECK_TAG = "check"
+
+
+def is_check_cell(cell: nbformat.NotebookNode) -> bool:
+    return cell.cell_type == "code" and CHECK_TAG in cell.metadata.get("tags", [])
+
+
 def for_the_page(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of the notebook as pages show it: without the install cell, progress lines collapsed to their last
-    state."""
+    """A copy of the notebook as pages and slides show it: without the install cell and the cells tagged `check`,
+    progress lines collapsed to their last state."""
     notebook = copy.deepcopy(notebook)
-    notebook.cells = [cell for cell in notebook.cells if not is_install_cell(cell)]
+    notebook.cells = [cell for cell in notebook.cells if not is_install_cell(cell) and not is_check_cell(cell)]
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "stream" and "\r" in output.get("text", ""):
