@@ -85,7 +85,6 @@ def test_no_notebook_defines_its_own_helpers(path):
 # the one code cell tagged `check` at the end of its section, which the site and the slides leave out
 # (tools/build_site.py) and both editions run; a property of the package alone is a test under tests/. A solution may
 # assert: it is the exercise.
-NOT_YET = {"10_relative_positions.ipynb": "being edited elsewhere; its checks move the same way once that edit lands"}
 # An assert that is itself the lesson of its cell stays there: (notebook, cell id) -> why. None does today.
 ASSERTS_THAT_TEACH: dict[tuple[str, str], str] = {}
 
@@ -120,10 +119,7 @@ def read(tree: ast.AST) -> set[str]:
     return loads - stores
 
 
-READING_PATH = [p for p in NOTEBOOKS if p.name not in NOT_YET]
-
-
-@pytest.mark.parametrize("path", READING_PATH, ids=[p.name for p in READING_PATH])
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_the_reading_path_asserts_nothing(path):
     found = []
     for k, cell in enumerate(cells(path)):
