@@ -28,10 +28,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(
 
 # Another sentence (seven tokens, two words the corpus did not have), a wider d_model and a longer table.
 CHANGES = {"SENTENCE": '"The cat sat on my warm mat"', "D_MODEL": "8", "MAX_SEQUENCE_LENGTH": "12"}
-# The walkthrough and its explorers: the notebooks that read the running example (docs/adapting.md).
 COPY = ROOT / "build" / "teacher-example"
 TOOL_CONFIGS = ("tools/jupyterlab/posenc.json", "tools/jupyterlab/jupyter_server_config.json",
-                "tools/jupyterlab/ipython_kernel_config.json")  # what the Makefile's install stamp depends on
+                "tools/jupyterlab/ipython_kernel_config.json",
+                "tools/web/package.json", "tools/web/package-lock.json")  # what the Makefile's install stamps depend on
+# The walkthrough and its explorers: the notebooks that read the running example (docs/adapting.md).
 WALKTHROUGH = sorted(path.name for path in (ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
 
 
