@@ -19,7 +19,7 @@ import pytest
 import torch
 
 import lab_browser
-from posenc import attention, example, schemes, tokens
+from posenc import attention, schemes, tokens
 from posenc.builder import sinusoidal_encoding
 from posenc.embedding import embedding_matrix
 from posenc.encoding import wavelengths
@@ -284,17 +284,18 @@ def test_the_pipeline_page_tokenises_and_computes_as_the_package(page, sentence)
 def test_a_sentence_too_long_shows_the_packages_error_and_keeps_the_picture(page):
     type_sentence(page, "My name is John")
     picture = page.evaluate(f"{PIPELINE}.querySelector('canvas').toDataURL()")
-    # Two tokens more than the explorer's max_sequence_length, which is the running example's.
-    too_long = " ".join(f"word{k}" for k in range(1, example.MAX_SEQUENCE_LENGTH + 3))
+    # Two tokens more than the explorer's max_sequence_length (the running example's, or what a test before set).
+    length = int(page.locator(".posenc-pipeline-explorer input[name=max_sequence_length]").input_value())
+    too_long = " ".join(f"word{k}" for k in range(1, length + 3))
     type_sentence(page, too_long)
     with pytest.raises(ValueError) as error:
-        tokens.pad(tokens.tokenize(too_long), max_sequence_length=example.MAX_SEQUENCE_LENGTH)
+        tokens.pad(tokens.tokenize(too_long), max_sequence_length=length)
     assert f"ValueError: {error.value}" in page.evaluate(f"{PIPELINE}.posenc.message()")
     assert page.evaluate(f"{PIPELINE}.querySelector('canvas').toDataURL()") == picture
     page.locator(".posenc-pipeline-explorer input[name=max_sequence_length]").focus()
     for _ in range(2):
         page.keyboard.press("ArrowRight")
-    assert page.evaluate(f"{PIPELINE}.posenc.tokens()")[-1] == f"word{example.MAX_SEQUENCE_LENGTH + 2}"
+    assert page.evaluate(f"{PIPELINE}.posenc.tokens()")[-1] == f"word{length + 2}"
     assert page.evaluate(f"{PIPELINE}.querySelector('canvas').toDataURL()") != picture
 
 
