@@ -15,6 +15,7 @@ from .feedback import (
     MISTAKE,
     WRONG,
     Feedback,
+    as_function,
     as_number,
     as_tensor,
     close,
@@ -93,11 +94,11 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
     """
     if answer is None:
         return not_attempted("your function my_repair(weights, key_mask)")
-    if isinstance(answer, torch.Tensor):
-        return Feedback(WRONG, f"Expected a function, got {describe(answer)}. The checker runs your repair on new "
-                               "weights: put your lines in def my_repair(weights, key_mask): and return the result.")
-    if not callable(answer):
-        return Feedback(WRONG, f"Expected a function my_repair(weights, key_mask), got {describe(answer)}.")
+    if (not_a_function := as_function(
+            answer, signature="my_repair(weights, key_mask)",
+            when_a_tensor="The checker runs your repair on new weights: put your lines in def my_repair(weights, "
+                          "key_mask): and return the result.")):
+        return not_a_function
     cases = _repair_cases()
     for what, weights, key_mask in cases:
         kept = weights.double() * key_mask

@@ -285,6 +285,17 @@ def as_tensor(answer: object, what: str, *, allow_nan: bool = False) -> torch.Te
     return tensor
 
 
+def as_function(answer: object, *, signature: str, when_a_tensor: str) -> Feedback | None:
+    """None when the answer can be called; else the feedback. A tensor means the learner ran their lines on the
+    notebook's values instead of writing the function the checker runs on values of its own: `when_a_tensor` says
+    how to write it."""
+    if isinstance(answer, torch.Tensor):
+        return Feedback(WRONG, f"Expected a function, got {describe(answer)}. {when_a_tensor}")
+    if not callable(answer):
+        return Feedback(WRONG, f"Expected a function {signature}, got {describe(answer)}.")
+    return None
+
+
 def close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-4) -> bool:
     """Whether a and b have one shape and every entry within `atol` of the other's (compared in float64 on the CPU)."""
     for name, tensor in (("a", a), ("b", b)):

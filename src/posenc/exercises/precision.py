@@ -15,6 +15,7 @@ from .feedback import (
     WRONG,
     Feedback,
     as_count,
+    as_function,
     close,
     describe,
     error_line,
@@ -86,11 +87,11 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
     """
     if answer is None:
         return not_attempted("your fixed function my_builder(*, max_sequence_length, d_model)")
-    if isinstance(answer, torch.Tensor):
-        return Feedback(WRONG, f"Expected a function, got {describe(answer)}. The checker runs your builder on new "
-                               "sizes: give it the parameters (*, max_sequence_length, d_model) and return the table.")
-    if not callable(answer):
-        return Feedback(WRONG, f"Expected a function my_builder(*, max_sequence_length, d_model), got {describe(answer)}.")
+    if (not_a_function := as_function(
+            answer, signature="my_builder(*, max_sequence_length, d_model)",
+            when_a_tensor="The checker runs your builder on new sizes: give it the parameters "
+                          "(*, max_sequence_length, d_model) and return the table.")):
+        return not_a_function
     if calls_any(lambda: _run_builder(answer, 5, 10), [sinusoidal_encoding]):
         return Feedback(MISTAKE, "It calls the package's own builder.sinusoidal_encoding, which gets this right by "
                                  "another route: fix the function above by hand, so that each angle is computed in "
