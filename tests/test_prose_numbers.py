@@ -36,7 +36,6 @@ FIXED = {
 }
 # Per notebook, numbers of an example of its own, which the running example does not set, with the reason.
 FIXED_IN = {
-    "00": {"1,024"},  # GPT-2's learned table
     "03": {"60,600", "62,832"},  # the longest wavelength at the paper's d_model, and the paper's 10000 · 2π
     "04": {"(0, 2, 4, 6)", "(1, 3, 5)", "63", "0.63"},  # 04's odd d_model, 7, and its table of 64 positions by 128
     "06": {"32"},  # at the paper's d_model: a row of length 512 against PE's 16
