@@ -78,7 +78,7 @@ class TestFirstNegative:
     def check(self, answer, column=2, d_model=6):
         return exercises.check_first_negative(answer, column=column, d_model=d_model)
 
-    @pytest.mark.parametrize("column,d_model", [(0, 6), (1, 6), (2, 6), (3, 6), (4, 6), (10, 128), (41, 128)])
+    @pytest.mark.parametrize("column,d_model", [(0, 6), (1, 6), (2, 6), (3, 6), (4, 6), (3, 8), (10, 128), (41, 128)])
     def test_the_accepted_position_is_where_the_table_first_goes_below_zero(self, column, d_model):
         values = sinusoidal_encoding(max_sequence_length=20_000, d_model=d_model, dtype=torch.float64)[:, column]
         first = int((values < 0).nonzero()[0])
@@ -101,6 +101,24 @@ class TestFirstNegative:
         assert self.check(34, column=3).correct
         sine_answer = self.check(68, column=3)
         assert sine_answer.status == "mistake" and "a cosine" in sine_answer.message and "pi / 2" in sine_answer.message
+
+    # 03's Exercise 1: column 3 of the d_model = 8 table is cos(pos / 10000^(2/8)) = cos(pos / 10), negative from 16.
+    def test_the_notebooks_answer(self):
+        assert 10_000 ** (2 / 8) == pytest.approx(10) and math.floor(math.pi / 2 * 10) + 1 == 16
+        assert self.check(16, column=3, d_model=8).correct
+
+    @pytest.mark.parametrize("answer,words", [
+        (15, "One too early"), (15.71, "where the angle reaches pi / 2"), (32, "where a sine would turn negative"),
+        (50, "That uses 10000^(3/8) as the denominator"), (49, "10000^((3 - 1)/8) = 10"), (63, "whole wavelength"),
+        (10, "the denominator 10000^(2/8) itself"),
+    ])
+    def test_the_notebooks_mistakes_are_named(self, answer, words):
+        feedback = self.check(answer, column=3, d_model=8)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_a_sine_column_never_hears_of_the_cosines_exponent(self):
+        # 10000^(2/6) = 21.5 is column 2's own denominator: no "That uses" mistake for a sine column.
+        assert "That uses" not in self.check(34, column=2).message
 
     @pytest.mark.parametrize("answer,words", [(50, "not yet below zero"), (100, "already was"),
                                               (200, "first negative stretch comes earlier"), (-5, "no position")])

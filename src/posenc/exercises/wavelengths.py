@@ -32,7 +32,8 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
     """The first whole position at which column `column` of the table is below zero.
 
     A sine column, sin(pos / denominator), turns negative once its angle passes pi; a cosine column once it passes
-    pi / 2: the first whole position past pi x denominator (or pi / 2 x denominator).
+    pi / 2: the first whole position past pi x denominator (or pi / 2 x denominator). A cosine column j has the
+    denominator of the sine column j - 1 (03's Exercise 1 asks for column 3 at d_model 8: cos(pos / 10), 16).
     """
     d_model = check_size("d_model", d_model, maximum=100_000)
     column = check_size("column", column, minimum=0, maximum=d_model - 1)
@@ -77,6 +78,9 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
          "angle pi / 2 on.", set() if sine else near(math.pi * denominator)),
         (f"That is the denominator {base:g}^({two_i}/{d_model}) itself, where the angle is 1 radian; "
          f"{'a sine' if sine else 'a cosine'} turns negative at {limit_name}.", near(denominator)),
+        (f"That uses {base:g}^({column}/{d_model}) as the denominator. A cosine column j shares the denominator of "
+         f"the sine column before it, {base:g}^(({column} - 1)/{d_model}) = {denominator:.6g}.",
+         set() if sine else near(limit * base ** (column / d_model))),
     ]
     mistake = first_mistake(lambda values: number in values and number != expected, mistakes)
     if mistake:
