@@ -1,9 +1,9 @@
-"""The facts 09 rests on: without a causal mask, a whole encoder is permutation-equivariant; with one, a word's output
-depends on the words up to it, in any order."""
+"""The facts 05 and 09 rest on: without PE, equal words get equal outputs; without a causal mask, a whole encoder is
+permutation-equivariant; with one, a word's output depends on the words up to it, in any order."""
 
 import torch
 
-from posenc import attention
+from posenc import attention, embedding, encoding, exercises, tokens
 
 
 def test_a_whole_encoder_without_a_causal_mask_is_permutation_equivariant():
@@ -28,3 +28,24 @@ def test_with_a_causal_mask_a_words_output_depends_on_the_set_of_words_up_to_it(
     swapped, _ = attention.self_attention(x[swap], weights, causal=True)
     same = [bool(torch.allclose(plain[i], swapped[swap][i], atol=1e-6)) for i in range(5)]
     assert same == [False, False, True, True, True]
+
+
+def test_without_pe_attention_gives_one_output_row_per_different_word():
+    # 05's Exercise 1: "the dog saw the cat and the cat saw the dog" has 11 words, 5 of them different. Without PE,
+    # equal words get equal output rows (5 different rows); with PE, all 11 differ.
+    sentence = "the dog saw the cat and the cat saw the dog"
+    vocabulary = tokens.build_vocabulary([sentence])
+    words = tokens.tokenize(sentence)
+    ids = tokens.sentence_to_ids(sentence, vocabulary, max_sequence_length=len(words))
+    x = embedding.embedding_lookup(ids, embedding.embedding_matrix(vocab_size=vocabulary.vocab_size, d_model=6))
+    x_pe = encoding.PositionalEncoding(d_model=6, max_sequence_length=len(words))(x)
+    weights = attention.projection_weights(d_model=6, seed=0)
+
+    def different_rows(outputs):
+        same = torch.cdist(outputs, outputs) < 1e-5
+        return int((~same.tril(diagonal=-1).any(dim=1)).sum())
+
+    assert different_rows(attention.self_attention(x, weights)[0]) == 5
+    assert different_rows(attention.self_attention(x_pe, weights)[0]) == 11
+    assert exercises.check_prediction(5, actual=5, question="q").status == "correct"
+    assert "the run says 5" in exercises.check_prediction(11, actual=5, question="q").message
