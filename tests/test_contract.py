@@ -421,8 +421,9 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
                       "attention_mask": torch.tensor([[0, 1, 1, 1], [1, 1, 1, 1]]), "prefill": 2})
     if name.endswith("check_cached_keys"):
         sizes["keys"] = torch.randn(5, 8, generator=torch.Generator().manual_seed(10))
-    if name.endswith("check_folded_heads"):
+    if name.endswith("check_folded_entry"):
         sizes["x"] = torch.arange(80.0).reshape(2, 5, 8)  # 8 columns: num_heads = 8 heads of one column
+        sizes["index"] = 6
     if name.endswith("check_batch_first"):
         torch.manual_seed(0)
         sizes["module"] = torch.nn.MultiheadAttention(6, 1, bias=False)  # built for (seq, batch, d_model)

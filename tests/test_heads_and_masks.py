@@ -275,37 +275,43 @@ HEADS_X = torch.arange(80.0).reshape(2, 5, 8)
 
 
 @pytest.mark.parametrize("answer,words", [
-    (lambda: HEADS_X.view(8, 5, 2), ["Same shape", "view(2, 5, 4, 2)", "reshape"]),
-    (lambda: HEADS_X.view(2, 5, 4, 2).transpose(1, 2), ["not folded", "(8, 5, 2)"]),
-    (lambda: HEADS_X.view(2, 5, 4, 2).permute(2, 0, 1, 3).reshape(8, 5, 2), ["head-major", "b * 4 + h"]),
-    (lambda: HEADS_X.view(2, 5, 2, 4).permute(0, 3, 1, 2).reshape(8, 5, 2), ["every num_heads-th column"]),
-    (lambda: HEADS_X.view(2, 5, 4, 2).permute(0, 2, 3, 1).reshape(8, 2, 5), ["transposed"]),
-    (lambda: HEADS_X, ["x itself"]),
+    (60, ["view(8, 5, 2)", "token after token", "Index 6 = 1 * 4 + 2"]),  # HEADS_X.view(8, 5, 2)[6, 0, 0]
+    (6, ["head-major", "b * 4 + h"]),  # sequence 0's head 3
+    (42, ["every num_heads-th column"]),  # column 2 of sequence 1's token 0
+    (4, ["Right head, wrong sequence", "sequence 1"]),  # sequence 0's head 2
 ])
-def test_the_folded_heads_checker_names_each_mistake(answer, words):
-    feedback = exercises.check_folded_heads(answer(), x=HEADS_X, num_heads=4)
+def test_the_folded_entry_checker_names_each_mistake(answer, words):
+    feedback = exercises.check_folded_entry(answer, x=HEADS_X, num_heads=4, index=6)
     assert feedback.status == "mistake", feedback
     for word in words:
         assert word in feedback.message
 
 
-def test_the_folded_heads_checker_accepts_the_layout_of_nn_multiheadattention():
+def test_the_folded_entry_checker_accepts_the_layout_of_nn_multiheadattention():
+    # 07's Exercise 2: entry 6 = 1 * 4 + 2 is sequence 1's head 2, columns 4 and 5; its token 0 starts at 40 + 4 = 44.
     right = HEADS_X.view(2, 5, 4, 2).transpose(1, 2).reshape(8, 5, 2)
-    assert exercises.check_folded_heads(right, x=HEADS_X, num_heads=4).correct
-    assert exercises.check_folded_heads(right.double().tolist(), x=HEADS_X, num_heads=4).correct  # a nested list too
-    assert exercises.check_folded_heads(attention.split_heads(HEADS_X, num_heads=4).flatten(0, 1), x=HEADS_X,
-                                        num_heads=4).correct
+    assert right[6, 0, 0] == 44 and attention.split_heads(HEADS_X, num_heads=4).flatten(0, 1)[6, 0, 0] == 44
     # PyTorch's own fold, inside multi_head_attention_forward: (seq, batch, d_model) viewed as (seq, batch * num_heads,
     # head_dim), then transpose(0, 1).
     torch_fold = HEADS_X.transpose(0, 1).contiguous().view(5, 8, 2).transpose(0, 1)
-    assert exercises.check_folded_heads(torch_fold, x=HEADS_X, num_heads=4).correct
-    assert exercises.check_folded_heads(None, x=HEADS_X, num_heads=4).status == "not attempted"
-    assert exercises.check_folded_heads("junk", x=HEADS_X, num_heads=4).status == "wrong"
-    assert exercises.check_folded_heads(torch.zeros(3), x=HEADS_X, num_heads=4).status == "wrong"
+    assert torch_fold[6, 0, 0] == 44
+    for answer in (44, 44.0, torch.tensor(44.0), torch.tensor([44])):
+        feedback = exercises.check_folded_entry(answer, x=HEADS_X, num_heads=4, index=6)
+        assert feedback.correct, feedback
+        assert "sequence 1, head 2" in feedback.message
+    for index in range(8):  # every entry, against the fold itself
+        assert exercises.check_folded_entry(float(right[index, 0, 0]), x=HEADS_X, num_heads=4, index=index).correct
+    wrong = exercises.check_folded_entry(45, x=HEADS_X, num_heads=4, index=6)
+    assert wrong.status == "wrong" and "You predicted 45" in wrong.message and "is 44" in wrong.message
+    assert exercises.check_folded_entry(None, x=HEADS_X, num_heads=4, index=6).status == "not attempted"
+    assert exercises.check_folded_entry("junk", x=HEADS_X, num_heads=4, index=6).status == "wrong"
+    assert exercises.check_folded_entry(torch.zeros(3), x=HEADS_X, num_heads=4, index=6).status == "wrong"
     with pytest.raises(ValueError, match="num_heads=3"):
-        exercises.check_folded_heads(None, x=HEADS_X, num_heads=3)
+        exercises.check_folded_entry(None, x=HEADS_X, num_heads=3, index=6)
     with pytest.raises(ValueError, match="x"):
-        exercises.check_folded_heads(None, x=HEADS_X[0], num_heads=4)
+        exercises.check_folded_entry(None, x=HEADS_X[0], num_heads=4, index=6)
+    with pytest.raises(ValueError, match="index"):
+        exercises.check_folded_entry(None, x=HEADS_X, num_heads=4, index=8)
 
 
 # Pictures of weights: one 0-to-1 scale ---------------------------------------------------------------------

@@ -8,7 +8,7 @@
     wavelengths   where a column first turns negative, the columns that repeat within a table, the shift as a rotation
     precision     a table whose angles no longer drift, positions in bfloat16
     attention     a repair of the weights masked after the softmax, a real key's weight once the padding is masked,
-                  heads folded into the batch
+                  where a head lands once heads are folded into the batch
     schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
     predictions   "predict, then run": check_prediction
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
@@ -36,8 +36,8 @@ instead of `2i`, and nothing undone; the cos/sin-table checker the tables left a
 the two swapped, the sign of sin, and the turned queries given instead of tables. The ALiBi checker: slopes from 2^0, the
 exponent's sign, the order reversed, and the rule for another head count. The encoding
 checker also recognises the angle multiplied by the denominator instead of divided, the
-wrong base, and degrees taken for radians; the shift checker degrees. The folded-heads checker: one `view`, the heads
-cut but not folded, folded head-major, every num_heads-th column, and a head transposed. The module checker names a
+wrong base, and degrees taken for radians; the shift checker degrees. The folded-entry checker: one `view`, folded
+head-major, every num_heads-th column, and the right head of sequence 0. The module checker names a
 module written for (seq, batch, d_model); the position-ids checker pads at a position no table need have; the
 drift-fix checker, which runs the learner's builder on new sizes, a denominator still float32, float32 angles, and
 the angle cast before its sine.

@@ -1,5 +1,5 @@
 """Checkers for attention, masks and heads: a repair of weights masked after the softmax, a real key's weight once
-the padding is masked, heads folded into the batch."""
+the padding is masked, where a head lands once heads are folded into the batch."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_mask_repair", "check_masked_share", "check_folded_heads"]
+__all__ = ["check_mask_repair", "check_masked_share", "check_folded_entry"]
 
 
 def _repair_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
@@ -199,43 +199,48 @@ def check_masked_share(answer: object, *, row: torch.Tensor, key_mask: torch.Ten
     return Feedback(WRONG, f"You predicted {number:g}; the masked weight is {expected:.2f}. {why}")
 
 
-@exercise("heads folded into the batch")
-def check_folded_heads(answer: torch.Tensor | None, *, x: torch.Tensor, num_heads: int) -> Feedback:
-    """x, `(batch, seq, d_model)`, cut into heads and folded into the batch, `(batch * num_heads, seq, head_dim)`:
-    sequence b's head h at index b * num_heads + h, as nn.MultiheadAttention holds them inside (its 3-D attn_mask
-    has that layout). view, transpose(1, 2), then reshape."""
+@exercise("where a head lands in the batch")
+def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index: int) -> Feedback:
+    """The first number of entry `index` of x, `(batch, seq, d_model)`, cut into heads and folded into the batch,
+    `(batch * num_heads, seq, head_dim)`: sequence b's head h at index b * num_heads + h, as nn.MultiheadAttention
+    holds them inside (its 3-D attn_mask has that layout). A prediction, so the answer is one number.
+
+    Named, each by the number it gives: one `view` of the whole tensor, folded head-major (h * batch + b), every
+    num_heads-th column, and the right head of sequence 0.
+    """
     check_tensor("x", x, ndim=(3,))
-    x = x.detach()
+    x = x.detach().cpu()
     split = split_heads(x, num_heads=num_heads)  # checks num_heads, and that it divides d_model
     batch, length, d_model = x.shape
     head_dim = d_model // num_heads
+    if not is_real(index, whole=True) or not 0 <= index < batch * num_heads:
+        raise ValueError(f"index must be an entry of the folded heads, 0 to {batch * num_heads - 1}, got {short(index)}")
+    index = int(index)
     folded = (batch * num_heads, length, head_dim)
-    expected = split.reshape(folded)
-    answer = as_tensor(answer, f"the heads folded into the batch, a {folded} tensor")
-    if isinstance(answer, Feedback):
-        return answer
-    if close(answer, expected, atol=1e-6):
-        return Feedback(CORRECT, f"Correct: shape {folded}; entry b * {num_heads} + h holds columns h * {head_dim} to "
-                                 f"h * {head_dim} + {head_dim - 1} of every token of sequence b.")
+    b, h = divmod(index, num_heads)
+    expected = float(split.reshape(folded)[index, 0, 0])
+    if answer is None:
+        return not_attempted(f"a number: the first entry of folded[{index}]")
+    number = as_number(answer)
+    if number is None:
+        return Feedback(WRONG, f"Expected one number, the first entry of folded[{index}], got {describe(answer)}.")
+    why = (f"Index {index} = {b} * {num_heads} + {h}: sequence {b}, head {h}. Head {h} holds columns {h * head_dim} to "
+           f"{h * head_dim + head_dim - 1} of each token, so its token 0 starts at column {h * head_dim} of sequence "
+           f"{b}'s first token: {expected:g}.")
+    if abs(number - expected) < 1e-6:
+        return Feedback(CORRECT, f"Correct: {expected:g}. {why}")
     mistakes = [
-        (f"Same shape, other numbers: view{folded} reads the numbers in the order they are stored, token after token, "
-         f"so entry 0 gets whole rows of sequence 0's first tokens instead of columns 0 to {head_dim - 1} of each of "
-         f"its tokens. Cut the last dimension first, view{(batch, length, num_heads, head_dim)}, put the heads in "
-         "front of the tokens with transpose(1, 2), then fold with reshape.", lambda: x.reshape(folded)),
-        (f"The heads are cut and in front, {tuple(split.shape)}, but not folded into the batch yet: reshape to "
-         f"{folded}.", split),
-        (f"Folded head-major: entry h * {batch} + b holds sequence b's head h. The layout is b * {num_heads} + h, "
-         "each sequence's heads together: fold (batch, num_heads), in that order, as transpose(1, 2) leaves them.",
-         lambda: split.transpose(0, 1).reshape(folded)),
-        ("Each head got every num_heads-th column instead of a block of head_dim neighbouring columns: the last "
-         "dimension was cut as (head_dim, num_heads). Cut it as (num_heads, head_dim).",
-         lambda: x.reshape(batch, length, head_dim, num_heads).movedim(-1, 1).reshape(folded)),
-        ("Each head's matrix is transposed, (head_dim, seq) instead of (seq, head_dim): swap the token and head "
-         "dimensions, not the last two.", lambda: split.transpose(-2, -1).reshape(batch * num_heads, head_dim, length)),
-        ("That is x itself, not cut into heads.", x),
+        (f"That is what view{folded} of the whole tensor puts there: it reads the numbers in the order they are "
+         "stored, token after token, so an entry gets whole rows of a few tokens instead of one head's columns of "
+         "every token.", float(x.reshape(folded)[index, 0, 0])),
+        (f"That is the head-major fold, entry h * {batch} + b. The layout is b * {num_heads} + h: each sequence's heads "
+         "sit together.", float(split.transpose(0, 1).reshape(folded)[index, 0, 0])),
+        ("That gives each head every num_heads-th column instead of a block of head_dim neighbouring columns.",
+         float(x.reshape(batch, length, head_dim, num_heads).movedim(-1, 1).reshape(folded)[index, 0, 0])),
+        (f"Right head, wrong sequence: index {index} belongs to sequence {b}, since each sequence takes {num_heads} "
+         "entries.", float(split[0, h, 0, 0])),
     ]
-    mistake = first_mistake(lambda heads: close(answer, heads, atol=1e-6), mistakes)
+    mistake = first_mistake(lambda value: abs(number - value) < 1e-6, mistakes)
     if mistake:
-        return mistake
-    return Feedback(WRONG, f"Got {describe(answer)}; expected x cut into {num_heads} heads and folded into the batch, "
-                           f"shape {folded}.")
+        return Feedback(MISTAKE, f"{mistake.message} {why}")
+    return Feedback(WRONG, f"You predicted {number:g}; folded[{index}, 0, 0] is {expected:g}. {why}")
