@@ -163,7 +163,7 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
         return Feedback(MISTAKE, f"Transposed: shape {tuple(answer.shape)}; rows are positions and columns dimensions, "
                                  f"so the table is (max_sequence_length, d_model) = ({L}, {d}).")
     if L != d and answer.shape in ((d, L), (L, d)):
-        # The sizes swapping roles (the slide code of the pitfalls notebook): d rows for positions 0 .. d - 1, L columns,
+        # The sizes swapping roles (a common slide's code): d rows for positions 0 .. d - 1, L columns,
         # and the exponent 2i / d. With L == d the mistake gives the right table, so there is nothing to name.
         roles_swapped = _variant(d, L, base, exponent=_pair_exponent, size_in_denominator=d)
         build = (f"make {L} rows (torch.zeros(max_sequence_length, d_model)), positions "
