@@ -395,24 +395,3 @@ class TestEncodingFunction:
         assert feedback.status == "mistake" and "Name its parameters" in feedback.message
         assert exercises.check_encoding_function(None).status == "not attempted"
         assert exercises.check_encoding_function(3).status == "wrong"
-
-
-@pytest.mark.parametrize("answer,status,words", [
-    ("error", "correct", "cosine line raises RuntimeError"), (RuntimeError, "correct", "3 columns"),
-    ("RuntimeError", "correct", "4 values"), ((10, 8), "mistake", "what stack + flatten makes"),
-    ((10, 7), "mistake", "the sine line fills its 4 columns"), ((7, 10), "wrong", "You said (7, 10)"),
-    (3, "wrong", "Expected a shape"), (None, "not attempted", "error"),
-    # Saying it does not raise is not saying "error".
-    ("no error", "wrong", "You said nothing raises"), ("does not raise", "wrong", "You said nothing raises"),
-    ("nothing raises", "wrong", "You said nothing raises"), ("error-free", "wrong", "You said nothing raises"),
-    ("it raises a RuntimeError", "correct", "cosine line raises"),
-])
-def test_slice_assignment_with_an_odd_d_model_raises(answer, status, words):
-    feedback = exercises.check_odd_slice_assignment(answer, max_sequence_length=10, d_model=7)
-    assert feedback.status == status and words in feedback.message, feedback.message
-
-
-def test_slice_assignment_with_an_even_d_model_gives_the_table():
-    assert exercises.check_odd_slice_assignment((10, 6), max_sequence_length=10, d_model=6).correct
-    feedback = exercises.check_odd_slice_assignment("error", max_sequence_length=10, d_model=6)
-    assert feedback.status == "mistake" and "nothing raises" in feedback.message

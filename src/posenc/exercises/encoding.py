@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import re
 from collections.abc import Callable
 
 import numpy as np
@@ -31,8 +30,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_encoding", "check_swapped_table_shape", "check_transposed_row", "check_encoding_function",
-           "check_odd_slice_assignment"]
+__all__ = ["check_encoding", "check_swapped_table_shape", "check_transposed_row", "check_encoding_function"]
 
 
 def _variant(length: int, d_model: int, base: float, *, exponent: Callable[[torch.Tensor], torch.Tensor],
@@ -165,7 +163,7 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
         return Feedback(MISTAKE, f"Transposed: shape {tuple(answer.shape)}; rows are positions and columns dimensions, "
                                  f"so the table is (max_sequence_length, d_model) = ({L}, {d}).")
     if L != d and answer.shape in ((d, L), (L, d)):
-        # The sizes swapping roles (the slide code of the pitfalls notebook): d rows for positions 0 .. d - 1, L columns,
+        # The sizes swapping roles (a common slide's code): d rows for positions 0 .. d - 1, L columns,
         # and the exponent 2i / d. With L == d the mistake gives the right table, so there is nothing to name.
         roles_swapped = _variant(d, L, base, exponent=_pair_exponent, size_in_denominator=d)
         build = (f"make {L} rows (torch.zeros(max_sequence_length, d_model)), positions "
@@ -370,69 +368,3 @@ def check_encoding_function(function: object) -> Feedback:
             return Feedback(verdict.status, f"For max_sequence_length={L}, d_model={d}: {verdict.message}")
     tried = ", ".join(f"({L}, {d})" for L, d in _FUNCTION_SIZES)
     return Feedback(CORRECT, f"Correct: the right table for each (max_sequence_length, d_model) tried: {tried}.")
-
-
-def _slice_assignment(L: int, d: int) -> tuple[int, int] | str:
-    """Run the slice-assignment code with the sine frequencies for both slices: the table's shape, or the error."""
-    pe = torch.zeros(L, d)
-    position = torch.arange(L).float().unsqueeze(1)
-    frequency = torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) / d))
-    try:
-        pe[:, 0::2] = torch.sin(position * frequency)
-        pe[:, 1::2] = torch.cos(position * frequency)
-    except RuntimeError as error:
-        return f"RuntimeError: {error}"
-    return tuple(pe.shape)
-
-
-# An answer that says the code does not raise: "no error", "nothing raises", "does not raise", "error-free".
-_NO_ERROR = re.compile(r"\b(no|not|never|nothing|without|none)\b|n't|\bfree\b|-free")
-
-
-@exercise("slice assignment with an odd d_model")
-def check_odd_slice_assignment(answer: object, *, max_sequence_length: int, d_model: int) -> Feedback:
-    """What the slice-assignment code does (torch.zeros(max_sequence_length, d_model), then sines into the even
-    columns and cosines into the odd ones, both from the d_model's even frequencies): the checker runs it. An even
-    d_model gives the table; an odd one has one cosine column fewer than frequencies, and the cosine line raises.
-    The answer is a shape, or the word "error" ("RuntimeError", or the class RuntimeError itself, reads as "error")."""
-    L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
-    d = check_size("d_model", d_model, maximum=4096)
-    outcome = _slice_assignment(L, d)  # a shape, or the error's text
-    if answer is None:
-        return not_attempted('a shape such as (2, 3), or "error"')
-    if isinstance(answer, str) and _NO_ERROR.search(answer.lower()):
-        given = "no error"  # "no error", "nothing raises", "does not raise": the opposite of "error"
-    elif isinstance(answer, type) and issubclass(answer, BaseException) or (
-            isinstance(answer, str) and ("error" in answer.lower() or "raise" in answer.lower())):
-        given = "error"
-    else:
-        given = as_shape(answer)
-        if given is None:
-            return Feedback(WRONG, f'Expected a shape such as (2, 3), or "error", got {describe(answer)}.')
-    count = (d + 1) // 2
-    why = (f"The sine columns 0, 2, ... are {count}, one per frequency; the cosine columns 1, 3, ... are {d // 2}. "
-           f"torch.zeros fixed the table at ({L}, {d}), so the cosines' {count} values per row must fit {d // 2} "
-           "columns")
-    if isinstance(outcome, tuple):
-        if given == outcome:
-            return Feedback(CORRECT, f"Correct: {outcome}. With an even d_model, each slice has d_model / 2 = {d // 2} "
-                                     "columns, one per frequency.")
-        if given == "error":
-            return Feedback(MISTAKE, f"With an even d_model nothing raises: each slice has {d // 2} columns, one per "
-                                     f"frequency. The table is {outcome}.")
-        if given == "no error":
-            return Feedback(WRONG, "Right, nothing raises; now say the shape it gives, such as (2, 3).")
-        return Feedback(WRONG, f"You said {given}; the run gives {outcome}.")
-    if given == "error":
-        return Feedback(CORRECT, f"Correct: the cosine line raises RuntimeError. {why}, and they do not.")
-    if given == "no error":
-        return Feedback(WRONG, f"You said nothing raises. {why}: they do not, and the cosine line raises RuntimeError.")
-    if given == (L, d + 1):
-        return Feedback(MISTAKE, f"({L}, {d + 1}) is what stack + flatten makes: it builds its columns from the "
-                                 f"frequencies. Slice assignment writes into a table whose shape is already fixed. "
-                                 f"{why}: they do not, and the cosine line raises RuntimeError.")
-    if given == (L, d):
-        return Feedback(MISTAKE, f"torch.zeros makes ({L}, {d}), and the sine line fills its {count} columns. But the "
-                                 f"cosine columns 1, 3, ... are only {d // 2}, for {count} values per row: the cosine "
-                                 "line raises RuntimeError.")
-    return Feedback(WRONG, f"You said {given}. {why}: they do not, and the cosine line raises RuntimeError.")
