@@ -395,3 +395,48 @@ class TestEncodingFunction:
         assert feedback.status == "mistake" and "Name its parameters" in feedback.message
         assert exercises.check_encoding_function(None).status == "not attempted"
         assert exercises.check_encoding_function(3).status == "wrong"
+
+
+# 03's Exercise 2: one entry of the table, in the column-index notation -------------------------------------------
+
+
+def _entry_by_hand(pos, j, d_model):
+    if j % 2 == 0:
+        return math.sin(pos / 10000 ** (j / d_model))
+    return math.cos(pos / 10000 ** ((j - 1) / d_model))
+
+
+class TestEntryFunction:
+    def test_the_formula_is_right_in_math_or_torch(self):
+        assert exercises.check_entry_function(_entry_by_hand).correct
+        assert exercises.check_entry_function(lambda pos, j, d: torch.tensor(_entry_by_hand(pos, j, d))).correct
+
+    def test_the_package_in_any_wrapping_is_named(self):
+        for answer in (
+                lambda pos, j, d: float(encoding.stepwise_encoding(max_sequence_length=pos + 1, d_model=d)[pos, j]),
+                lambda pos, j, d: sinusoidal_encoding(max_sequence_length=pos + 1, d_model=d).clone()[pos, j] + 0,
+                lambda pos, j, d: encoding.PositionalEncoding(d_model=d, max_sequence_length=pos + 1)(
+                    torch.zeros(pos + 1, d)).tolist()[pos][j]):
+            feedback = exercises.check_entry_function(answer)
+            assert feedback.status == "mistake" and "package's own" in feedback.message, feedback.message
+
+    @pytest.mark.parametrize("exponent,swap,words", [
+        (lambda j, d: (j - j % 2) / d, True, "sine and cosine are swapped"),
+        (lambda j, d: j / d, False, "uses j in the exponent"),
+        (lambda j, d: (j - 1 / d) if j % 2 else j / d, False, "brackets are missing"),
+        (lambda j, d: (j // 2) / d, False, "pair number i = j // 2"),
+    ])
+    def test_the_usual_mistakes_are_named(self, exponent, swap, words):
+        def answer(pos, j, d):
+            angle = pos / 10000 ** exponent(j, d)
+            return math.sin(angle) if (j % 2 == 0) ^ swap else math.cos(angle)
+        feedback = exercises.check_entry_function(answer)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_other_answers_say_what_they_got(self):
+        assert exercises.check_entry_function(None).status == "not attempted"
+        assert exercises.check_entry_function(3).status == "wrong"
+        feedback = exercises.check_entry_function(lambda pos, j, d: 0.5)
+        assert feedback.status == "wrong" and "returned 0.5000; the formula gives 0.0000" in feedback.message
+        feedback = exercises.check_entry_function(lambda pos, j, d: 1 / 0)
+        assert feedback.status == "wrong" and "ZeroDivisionError" in feedback.message

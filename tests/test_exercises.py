@@ -810,3 +810,11 @@ def test_the_layout_module_is_built_fresh_and_checked_in_both_layouts(answer, st
     assert feedback.status == status and words in feedback.message, feedback.message
     # Other sizes: the checker builds its own modules, so a right class stays right.
     assert exercises.check_layout_module(EitherLayout, d_model=6, max_sequence_length=10).correct
+
+
+def test_a_prediction_not_yet_written_does_not_read_the_run():
+    # 05's Exercise 1 counts its answer only under `if exercises.predicted(my_count):`, so until the learner predicts,
+    # the checker is given actual=None, and says "not attempted" rather than raising.
+    assert exercises.check_prediction(None, actual=None, question="q").status == "not attempted"
+    with pytest.raises(TypeError, match="actual"):
+        exercises.check_prediction(3, actual=None, question="q")

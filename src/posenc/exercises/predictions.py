@@ -22,7 +22,8 @@ def predicted(*predictions: object) -> bool:
 
     The run of a "predict, then run" exercise shows its result under `if exercises.predicted(my_answer):`, so that
     no answer shows before the learner has predicted, not even with Run All; until then the run says what it waits
-    for. Its computation stays outside the `if`: the checker reads it.
+    for. Its computation may stay outside the `if` (the checker reads it), or move inside: `check_prediction` does
+    not read `actual` while the prediction is None.
     """
     if all(prediction is not None for prediction in predictions):
         return True
@@ -41,7 +42,13 @@ def check_prediction(answer: object, *, actual: object, question: str, explanati
     `actual` is a bool, a number, a str or a shape (a tuple of ints or torch.Size); a bool prediction may be written
     as the string "True" or "False" too (any case, spaces around ignored); numbers match within `tolerance`
     (relative). `explanation` says why the answer is what it is, and is shown whatever the prediction was.
+    While the prediction is still None, `actual` is not read (it may be None): a run may compute it only once the
+    learner has predicted, under `if predicted(answer):`.
     """
+    check_str("question", question)
+    check_str("explanation", explanation)
+    if answer is None:
+        return not_attempted("your prediction, before you run the cell that reveals it")
     if isinstance(actual, torch.Size):
         actual = tuple(actual)
     if not isinstance(actual, _PREDICTION_TYPES) or (isinstance(actual, tuple) and not all(
@@ -49,13 +56,9 @@ def check_prediction(answer: object, *, actual: object, question: str, explanati
         raise TypeError(f"actual must be a bool, a number, a str or a shape (tuple of ints), got {short(actual)}")
     if isinstance(actual, float) and not math.isfinite(actual):
         raise ValueError(f"actual must be a finite number, got {actual!r}")
-    check_str("question", question)
-    check_str("explanation", explanation)
     if not is_real(tolerance) or not 0 <= tolerance < 1:
         raise ValueError(f"tolerance must be a number in [0, 1), got {tolerance!r}")
     why = f" {explanation}" if explanation else ""
-    if answer is None:
-        return not_attempted("your prediction, before you run the cell that reveals it")
     shown = describe(answer) if isinstance(answer, (torch.Tensor, np.ndarray)) else short(answer)
     if isinstance(actual, bool):
         given = answer
