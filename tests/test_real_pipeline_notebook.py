@@ -30,7 +30,9 @@ def status(feedback):
 def test_position_ids_from_the_mask_are_correct():
     fixed = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, 0)
     assert status(exercises.check_position_ids(fixed, attention_mask=LEFT_PADDED)) == "correct"
-    assert status(exercises.check_position_ids(position_ids(LEFT_PADDED), attention_mask=LEFT_PADDED)) == "correct"
+    # The package's own function gives the numbers, but the exercise is to write them: named.
+    feedback = exercises.check_position_ids(position_ids(LEFT_PADDED), attention_mask=LEFT_PADDED)
+    assert feedback.status == "mistake" and "positions.position_ids" in feedback.message, feedback.message
 
 
 def test_negative_positions_at_the_pads_are_a_named_mistake():
@@ -172,9 +174,10 @@ def test_the_fixed_loop_and_the_full_pass_are_correct():
     # Other logits at the pads are fine: nothing reads them.
     fixed[0, :2] = 7.0
     assert status(exercises.check_cached_logits(fixed, **CACHE_SIZES)) == "correct"
-    # The package's own loop, with the positions of the mask, is a loop with a cache too.
-    assert status(exercises.check_cached_logits(decoder.decode_with_cache(DECODER, CACHE_IDS, attention_mask=CACHE_MASK,
-                                                                          prefill=PREFILL), **CACHE_SIZES)) == "correct"
+    # The package's own loop gives the numbers, but the exercise is to fix the loop: named.
+    feedback = exercises.check_cached_logits(decoder.decode_with_cache(DECODER, CACHE_IDS, attention_mask=CACHE_MASK,
+                                                                       prefill=PREFILL), **CACHE_SIZES)
+    assert feedback.status == "mistake" and "decode_with_cache" in feedback.message, feedback.message
 
 
 def test_one_full_pass_without_a_loop_or_a_cache_is_a_named_mistake():
@@ -226,7 +229,10 @@ KEYS = torch.randn(6, 8, generator=torch.Generator().manual_seed(3))
 
 
 def test_keys_turned_once_are_correct():
-    assert status(exercises.check_cached_keys(schemes.apply_rotary(KEYS), keys=KEYS)) == "correct"
+    assert status(exercises.check_cached_keys(schemes.apply_rotary(KEYS).clone(), keys=KEYS)) == "correct"
+    # The package's apply_rotary run again gives the numbers, not what the loop stored: named.
+    feedback = exercises.check_cached_keys(schemes.apply_rotary(KEYS), keys=KEYS)
+    assert feedback.status == "mistake" and "schemes.apply_rotary" in feedback.message, feedback.message
     # Built one at a time, as a cache fills: the same keys.
     one_by_one = torch.cat([schemes.apply_rotary(KEYS[j:j + 1], offset=j) for j in range(6)])
     assert status(exercises.check_cached_keys(one_by_one.double(), keys=KEYS)) == "correct"

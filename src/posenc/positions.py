@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from ._checks import check_size, check_table_fits, check_tensor, short
+from ._provenance import marked
 
 __all__ = ["position_ids"]
 
@@ -20,6 +21,7 @@ __all__ = ["position_ids"]
 MAX_POSITION = 2**53
 
 
+@marked("positions.position_ids")
 def position_ids(attention_mask: torch.Tensor | None = None, *, document_ids: torch.Tensor | None = None,
                  length: int | None = None, offset: int = 0) -> torch.Tensor:
     """Each token's position, a LongTensor: pass exactly one of `attention_mask`, `document_ids` or `length`.

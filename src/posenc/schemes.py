@@ -38,6 +38,7 @@ from ._checks import (
     one_of,
     size,
 )
+from ._provenance import marked
 from .attention import ProjectionWeights, causal_mask
 from .builder import DEFAULT_BASE, sinusoidal_encoding
 from .builder import frequencies as _sinusoid_frequencies
@@ -141,6 +142,7 @@ def _angles(length: int, d: int, base: float, offset: int, frequencies: torch.Te
     return positions[:, None] * theta[None, :]
 
 
+@marked("schemes.apply_rotary")
 def apply_rotary(x: torch.Tensor, *, base: float = DEFAULT_BASE, offset: int = 0, layout: str = "interleaved",
                  frequencies: torch.Tensor | None = None, rotary_dim: int | None = None) -> torch.Tensor:
     """Rotary position embedding (RoPE) of `x`, shape (..., seq, d) with d even.

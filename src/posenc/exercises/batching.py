@@ -9,6 +9,7 @@ from collections.abc import Callable
 import torch
 
 from .._checks import check_floating_tensor, check_size, check_tensor, is_sequence, short
+from .._provenance import made_by
 from ..attention import attention_weights
 from ..models.decoder import TinyDecoder, decode_with_cache
 from ..positions import check_attention_mask
@@ -192,6 +193,10 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
     mask = _check_attention_mask(attention_mask)
     real = mask.bool()
     expected = mask.cumsum(-1) - 1
+    if made_by(answer) == "positions.position_ids":
+        return Feedback(MISTAKE, "This is the package's own positions.position_ids: the right numbers, but the "
+                                 "exercise asks you to write them from attention_mask yourself, with a running sum "
+                                 "along each row.")
     answer = as_tensor(answer, f"the position ids, a {tuple(mask.shape)} tensor of whole numbers")
     if isinstance(answer, Feedback):
         return answer
@@ -286,6 +291,10 @@ def check_cached_logits(answer: object, *, model: object, ids: torch.Tensor, att
     real = mask.bool()
     right = mask_position_ids(mask)
     expected_shape = (batch, seq, model.vocab_size)
+    if made_by(answer) == "decoder.decode_with_cache":
+        return Feedback(MISTAKE, "These are the logits of the package's own decoder.decode_with_cache, which runs the "
+                                 "loop for you. The exercise asks you to fix the loop above: copy it, and change the "
+                                 "position it gives each new token.")
     answer = as_tensor(answer, f"the logits of your loop, a {expected_shape} tensor")
     if isinstance(answer, Feedback):
         return answer
@@ -362,6 +371,7 @@ def check_cached_keys(answer: object, *, keys: torch.Tensor) -> Feedback:
     if not bool(torch.isfinite(raw).all()):
         raise ValueError("keys must hold finite numbers")
     expected = apply_rotary(raw)
+    maker = made_by(answer)
     answer = as_tensor(answer, f"the {n} keys the last step reads, a ({n}, {d}) tensor")
     if isinstance(answer, Feedback):
         return answer
@@ -373,6 +383,10 @@ def check_cached_keys(answer: object, *, keys: torch.Tensor) -> Feedback:
         return close(answer, value)
 
     if same(expected):
+        if maker == "schemes.apply_rotary":
+            return Feedback(MISTAKE, "The right numbers, but from schemes.apply_rotary run again on the raw keys. The "
+                                     "exercise asks which keys the loop should read from what it has already stored, "
+                                     "with no new turn.")
         return Feedback(CORRECT, "Correct: key j turned once, by position j. The cache holds keys already turned; "
                                  "reading them is taking them as they are.")
     newest = rotary_angles(max_sequence_length=n, d=d)[-1]

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from .._checks import FLAG, check_size, check_table_fits, check_tensor, checked, instance_of, one_of, short, size
+from .._provenance import marked
 from ..attention import attend, causal_mask, merge_heads, multi_head_weights, split_heads
 from ..encoding import PositionalEncoding
 from ..positions import check_attention_mask
@@ -176,6 +177,7 @@ class TinyDecoder(nn.Module):
         return position_ids.long().expand(batch, seq)
 
 
+@marked("decoder.decode_with_cache")
 @checked(model=instance_of(TinyDecoder), forget_offset=FLAG)
 def decode_with_cache(model: TinyDecoder, ids: torch.Tensor, *, attention_mask: torch.Tensor | None = None,
                       prefill: int = 1, forget_offset: bool = False,
