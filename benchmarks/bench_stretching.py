@@ -388,6 +388,9 @@ def _claims(record: dict):
            _in(pick(then_yarn, learned), 0.13, 0.28), then_yarn)
     as_is = at(full, "linear_fine_tuned", 128) + at(full, "none_fine_tuned", 128)
     yield "128 tokens, no further rule: both tuned models at 0.05 to 0.39", _in(as_is, 0.05, 0.39), as_is
+    behind = pick(_minus(at(full, "linear_fine_tuned", 128), at(full, "none_fine_tuned", 128)), learned)
+    yield ("learned seeds, 128 tokens, no further rule: the PI-tuned model below the control in each",
+           all(d < 0 for d in behind), behind)
     # Llama 3.1's rule forgotten: the weights tuned with it, loaded into a fresh model (plain RoPE).
     short = _minus(at(full, "llama3_fine_tuned_reloaded", 32), at(full, "llama3_fine_tuned", 32))
     long = _minus(at(full, "llama3_fine_tuned_reloaded", 64), at(full, "llama3_fine_tuned", 64))
@@ -413,6 +416,10 @@ def _claims(record: dict):
            pi_half)
     yarn_half = [at(half, "yarn", 64)[k] - at(full, "yarn", 64)[k] for k in half_learned]
     yarn_half128 = [at(half, "yarn", 128)[k] - at(full, "yarn", 128)[k] for k in half_learned]
+    both = [k for k in half_learned if k in learned]
+    yarn_both = [at(half, "yarn", 64)[k] - at(full, "yarn", 64)[k] for k in both]
+    yield ("seeds where whole and half-turned heads both learned (0, 1, 3): half-turned YaRN above the whole heads at "
+           "64 tokens (by 0.1 or more)", both == [0, 1, 3] and min(yarn_both) >= 0.1, [round(d, 3) for d in yarn_both])
     yield ("half-turned, YaRN in the five learned seeds: 0.81 to 0.89 at 64 tokens, 0.56 to 0.67 at 128, above the "
            "whole heads at 64 (by 0.1 or more), not below them (by 0.01) at 128",
            _in(pick(at(half, "yarn", 64), half_learned), 0.81, 0.89)

@@ -191,7 +191,7 @@ def loss_curve(losses: dict[str, Sequence[float]], *, title: str = "Training los
 
 def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                         title: str = "Accuracy of each rule, one dot per seed", seeds: Sequence[int] | None = None,
-                        learned: Sequence[int] | None = None) -> Figure:
+                        learned: Sequence[int] | None = None, others_are: str = "which did not learn the task") -> Figure:
     """One panel per entry of `panels` (e.g. an input length): each rule's accuracy per seed as dots, their median a bar.
 
     `panels` maps a panel's title to {rule: one accuracy (0 to 1) per seed}; every rule of
@@ -199,7 +199,8 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     rule sits at the same small offset, so one seed can be followed across rules. `seeds`
     names them (default 0, 1, ...): each dot carries its seed's number. `learned` lists the
     seeds (by name) that learned the task: theirs are the rule's filled markers and the median
-    is theirs alone; the others are open grey circles. By default every seed counts as learned.
+    is theirs alone; the others are open grey circles, described in the key by `others_are`. By default every seed
+    counts as learned.
     """
     accuracies = {name: _labelled(rules) for name, rules in panels.items()}
     count = len(next(iter(next(iter(accuracies.values())).values())))
@@ -232,7 +233,7 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     others = [seed for seed in names if seed not in chosen]
     axes[0].set_ylabel("accuracy (dots: seeds; bar: median)")
     listed = ", ".join(map(str, others[:-1])) + (" and " if len(others) > 1 else "") + str(others[-1]) if others else ""
-    key = (f"open grey circles: seed{'s' if len(others) > 1 else ''} {listed}, which did not learn the task; "
+    key = (f"open grey circles: seed{'s' if len(others) > 1 else ''} {listed}, {others_are}; "
            "bar: median of the others") if others else "bar: the median"
     # About 13 characters of 10-point text to the inch (with a margin): the key wraps to the figure's width.
     fig.suptitle(f"{title}\n" + textwrap.fill(f"({key})", width=int(13 * fig.get_figwidth())), fontsize=10)
