@@ -26,11 +26,6 @@ FIGURES = {
         {f"base {b:,.0f}": 2 * math.pi / rope_scaling.rope_frequencies(head_dim=128, base=b) for b in (1e4, 5e5, 1e6)},
         context_length=8192),
     "unseen_angles": lambda: plots.unseen_angles(PLAIN, trained_length=8192),
-    "frequencies_before_after": lambda: plots.frequencies_before_after(PLAIN, RULES, trained_length=8192, factor=4),
-    "frequencies_before_after, one rule": lambda: plots.frequencies_before_after(PLAIN, {"pi": RULES["pi"]},
-                                                                                 trained_length=8192, factor=4),
-    "frequencies_before_after, three rules": lambda: plots.frequencies_before_after(
-        PLAIN, {k: RULES[k] for k in ("pi", "ntk", "yarn")}, trained_length=8192, factor=4),
     "frequency_ratios": lambda: plots.frequency_ratios(PLAIN, RULES, factor=4),
     "accuracy_over_seeds": lambda: plots.accuracy_over_seeds(
         {"64 tokens": {"rotary": [0.3, 0.4, 0.5], "pi": [0.2, 0.4, 0.1], "yarn": [0.7, 0.6, 0.2]},
@@ -129,14 +124,6 @@ def test_accuracy_over_seeds_marks_the_seeds_that_did_not_learn_and_leaves_them_
     assert sorted(t.get_text() for t in ax.texts) == ["0", "1", "2", "3"]
     assert "seed 2, which did not learn" in fig._suptitle.get_text()
 
-
-
-def test_the_reference_lines_are_not_dashed_like_a_rule():
-    fig = plots.frequencies_before_after(PLAIN, {"pi": RULES["pi"]}, trained_length=8192, factor=4)
-    ax = fig.axes[0]
-    references = [line for line in ax.lines if line.get_label().startswith("_")]
-    assert {line.get_linestyle() for line in references} == {"-"}
-    assert {t.get_text() for t in ax.texts} == {"L", "4L"}
 
 
 def test_the_ratio_axis_says_it_is_a_log_scale():

@@ -30,7 +30,6 @@ from .diagrams import interleave_diagram as interleave_diagram
 from .diagrams import pipeline_diagram as pipeline_diagram
 from .diagrams import transformer_diagram as transformer_diagram
 from .frequencies import accuracy_over_seeds as accuracy_over_seeds
-from .frequencies import frequencies_before_after as frequencies_before_after
 from .frequencies import frequency_ratios as frequency_ratios
 from .frequencies import loss_curve as loss_curve
 from .frequencies import unseen_angles as unseen_angles

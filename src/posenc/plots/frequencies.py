@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from .style import SCHEME_COLOURS, line_style, new_figure
 
-__all__ = ["wavelengths_by_base", "unseen_angles", "frequencies_before_after", "frequency_ratios", "loss_curve",
+__all__ = ["wavelengths_by_base", "unseen_angles", "frequency_ratios", "loss_curve",
            "accuracy_over_seeds"]
 
 def _numbers(values: Sequence[float]) -> list[float]:
@@ -100,51 +100,11 @@ def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors:
     return fig
 
 
-def frequencies_before_after(plain: Sequence[float], scaled: dict[str, Sequence[float]], *, trained_length: int,
-                             factor: float, title: str = "Wavelengths before and after each rule") -> Figure:
-    """One panel per rule: each pair's wavelength before (grey) and after the rule (its colour), log scale.
-
-    `plain` holds plain RoPE's frequencies (angle per position, one per pair) and `scaled` a rule's
-    name ("pi", "ntk", "yarn", "llama3") -> its frequencies. Two thin solid lines, labelled at the
-    right, mark the trained length and `factor` times it (solid, so that they are not taken for a
-    rule's dashed line): a pair whose wavelength moves up by `factor` turns as slowly over the long
-    input as it did over the trained one.
-    """
-    theta = _numbers(plain)
-    rules = _labelled(scaled)
-    columns = min(2, len(rules))
-    rows = math.ceil(len(rules) / columns)
-    fig = new_figure(max(5.5, 4.6 * columns), 3.2 * rows + 0.4)
-    axes = fig.subplots(rows, columns, squeeze=False, sharey=True)
-    before = [2 * math.pi / t for t in theta]
-    for k, (rule, values) in enumerate(rules.items()):
-        ax = axes[k // columns][k % columns]
-        style = _style(rule, k)
-        ax.plot(range(len(before)), before, color="#999999", linewidth=2.5, label="plain RoPE")
-        ax.plot(range(len(values)), [2 * math.pi / t for t in values], color=style["color"],
-                linestyle=style["linestyle"], linewidth=1.8, label=rule)
-        for length, label in ((trained_length, "L"), (factor * trained_length, f"{factor:g}L")):
-            ax.axhline(length, color="#777777", linestyle="-", linewidth=0.8, zorder=0)
-            ax.text(0.99, length, label, transform=ax.get_yaxis_transform(), ha="right", va="bottom", fontsize=8,
-                    color="#555555")
-        ax.set_yscale("log")
-        ax.set_title(rule, fontsize=10, color=style["color"])
-        ax.legend(fontsize=7, loc="upper left")
-        if k + columns >= len(rules):  # the lowest panel of its column
-            ax.set_xlabel("pair i")
-        if k % columns == 0:
-            ax.set_ylabel("wavelength (positions)")
-    for k in range(len(rules), rows * columns):
-        axes[k // columns][k % columns].remove()
-    fig.suptitle(f"{title}\n(thin grey lines: the trained length L = {trained_length:,}, and {factor:g}L)", fontsize=10)
-    return fig
-
-
 def frequency_ratios(plain: Sequence[float], scaled: dict[str, Sequence[float]], *, factor: float,
                      title: str = "What each rule does to each pair") -> Figure:
     """Each rule's frequency over plain RoPE's, pair by pair: 1 keeps the pair, 1 / factor interpolates it.
 
-    `plain` and each entry of `scaled` hold one frequency per pair, as in `frequencies_before_after`.
+    `plain` and each entry of `scaled` hold one frequency per pair (angle per position).
     The ratio is on a log scale, as the axis says: a ratio that falls exponentially with the pair
     (NTK-aware's) is a straight line there, and a ramp linear in the ratio itself (YaRN's) a curve.
     """
