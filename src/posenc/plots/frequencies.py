@@ -1,5 +1,5 @@
 """Figures for stretching the context: wavelengths per base, the angles a longer input adds,
-the frequencies before and after each rule, a loss curve, accuracies over seeds.
+the ratio of each rule's frequencies to plain RoPE's, a loss curve, accuracies over seeds.
 
 Each function takes numbers (the notebook computes them with `posenc.rope_scaling.rope_frequencies`)
 and returns a Figure. A rule's line has its colour from `SCHEME_COLOURS` ("pi", "ntk", "yarn",
