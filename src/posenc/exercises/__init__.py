@@ -27,9 +27,8 @@ interleaved, positions starting at 1, the wrong size in the denominator, a
 transposed table, float64 where float32 was asked, and `d_model + 1` columns for
 an odd `d_model`. The mask-repair checker runs the learner's function on new weights and
 masks, and names no repair, the bug itself, row sums without keepdim, column sums, a
-second softmax and the mask on the rows. The masked-share checker names the weight
-without the mask, 1 / (real keys) and the padding's share split evenly; the wavelength-growth
-checker the bases' own ratio, the frequency's factor and another pair's. The undo-RoPE
+second softmax and the mask on the rows. The wavelength-growth
+checker names the bases' own ratio, the frequency's factor and another pair's. The undo-RoPE
 checker: the rows turned on (the package's own apply_rotary) instead of back, the half-split layout instead of
 interleaved pairs, positions from 1, exponent `i`
 instead of `2i`, and nothing undone; the cos/sin-table checker the tables left as they were, one of them fixed,
