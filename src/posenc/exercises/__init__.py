@@ -7,8 +7,8 @@
     modules       a positional-encoding module with its length check fixed, one module for both layouts of a batch
     wavelengths   where a column first turns negative, the columns that repeat within a table, the shift as a rotation
     precision     a table whose angles no longer drift, positions in bfloat16
-    attention     a repair of the weights masked after the softmax, a real key's weight once the padding is masked,
-                  where a head lands once heads are folded into the batch
+    attention     a repair of the weights masked after the softmax, where a head lands once heads are folded into the
+                  batch
     schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
     predictions   "predict, then run": check_prediction
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
