@@ -1,5 +1,6 @@
-"""The facts 05 and 09 rest on: without PE, equal words get equal outputs; without a causal mask, a whole encoder is
-permutation-equivariant; with one, a word's output depends on the words up to it, in any order."""
+"""The facts 05, 06 and 09 rest on: without PE, equal words get equal outputs; a key mask on the query axis hides rows,
+not keys; without a causal mask, a whole encoder is permutation-equivariant; with one, a word's output depends on the
+words up to it, in any order."""
 
 import torch
 
@@ -49,3 +50,17 @@ def test_without_pe_attention_gives_one_output_row_per_different_word():
     assert different_rows(attention.self_attention(x_pe, weights)[0]) == 11
     assert exercises.check_prediction(5, actual=5, question="q").status == "correct"
     assert "the run says 5" in exercises.check_prediction(11, actual=5, question="q").message
+
+
+def test_a_key_mask_on_the_query_axis_gives_one_nan_row_per_pad_and_hides_no_key():
+    # 06's Exercise 1: ~mask[:, :, None] hides rows (queries), not columns (keys). Each <PAD> query's row is all -inf,
+    # so NaN: one row per <PAD> of the batch. The real queries' rows are left as they were: they still see the padding.
+    scores = torch.randn(3, 10, 10, generator=torch.Generator().manual_seed(0))
+    mask = torch.arange(10) < torch.tensor([4, 5, 2])[:, None]
+    wrong = torch.softmax(scores.masked_fill(~mask[:, :, None], float("-inf")), dim=-1)
+    nan_rows = int(wrong.isnan().all(dim=-1).sum())
+    assert nan_rows == int((~mask).sum()) == 19
+    assert torch.equal(wrong[mask], torch.softmax(scores, dim=-1)[mask])
+    assert bool(((wrong * ~mask[:, None, :]).sum(dim=-1)[mask] > 0).all())
+    assert exercises.check_prediction(19, actual=nan_rows, question="q").correct
+    assert "the run says 19" in exercises.check_prediction(11, actual=nan_rows, question="q").message

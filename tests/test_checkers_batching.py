@@ -23,6 +23,8 @@ class TestBatchFirst:
         seq_first = self.x.transpose(0, 1)
         transposed = self.run(seq_first)[0].transpose(0, 1)
         assert self.check(transposed).correct
+        # 06's prompt no longer says the default layout: the feedback on a right answer does.
+        assert "reads (seq, batch, d_model) unless" in self.check(transposed).message
         assert self.check(transposed.tolist()).correct  # a list of lists holds the same numbers
         assert self.check(self.run(seq_first)[0].transpose(0, 1).contiguous().double()).correct
         # A module of its own with batch_first=True and this module's weights.

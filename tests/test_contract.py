@@ -410,9 +410,6 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
                   "corpus": ("My name is John", "What is your name?")})
     sizes.update({"by_seed": {"none": [0.1, 0.2], "linear": [0.1, 0.1], "yarn": [0.6, 0.5], "llama3": [0.5, 0.6]},
                   "learned": [0, 1]})
-    if name.endswith("check_masked_share"):
-        sizes.update({"row": torch.softmax(torch.randn(6, generator=torch.Generator().manual_seed(6)), dim=0),
-                      "key_mask": torch.tensor([True, True, True, False, False, False]), "key": 1})
     if name.endswith("check_wavelength_growth"):
         sizes.update({"pair": 16, "base": 10_000.0, "new_base": 500_000.0})
     if name.endswith("check_cached_logits"):

@@ -256,7 +256,7 @@ def _repair(weights, key_mask):
 
 
 class TestMaskCheckers:
-    """05's repair of weights masked after the softmax, and 06's weight of a real key once the padding is masked."""
+    """05's repair of weights masked after the softmax."""
 
     @pytest.mark.parametrize("right", [
         _repair,
@@ -305,38 +305,6 @@ class TestMaskCheckers:
     def test_mask_repair_answers_whatever_it_gets(self, answer, status, words):
         feedback = exercises.check_mask_repair(answer)
         assert feedback.status == status and words in feedback.message, feedback
-
-    # 06's row: what '?' looks at without the mask; keys 0 to 4 are real.
-    row = torch.softmax(torch.tensor([-6.0, 0.0, -4.0, -1.5, -4.3, 0.0, -0.7, -0.5, 0.2, 0.9]), dim=0)
-    key_mask = torch.arange(10) < 5
-
-    def test_masked_share_accepts_the_weight_to_2_decimals(self):
-        expected = float(self.row[1] / self.row[:5].sum())
-        for answer in (expected, round(expected, 2), round(expected, 3), torch.tensor(expected)):
-            assert exercises.check_masked_share(answer, row=self.row, key_mask=self.key_mask, key=1).correct, answer
-        assert not exercises.check_masked_share(expected + 0.02, row=self.row, key_mask=self.key_mask, key=1).correct
-
-    def test_masked_share_agrees_with_the_masked_softmax(self):
-        from posenc import attention
-
-        scores = torch.randn(10, generator=torch.Generator().manual_seed(1))
-        masked = attention.attention_weights(scores[None], key_mask=self.key_mask)[0]
-        row = torch.softmax(scores, dim=0)
-        for key in range(5):
-            assert exercises.check_masked_share(float(masked[key]), row=row, key_mask=self.key_mask, key=key).correct
-
-    def test_masked_share_names_the_mistake(self):
-        weight, real = float(self.row[1]), float(self.row[:5].sum())
-        for answer, words in ((weight, "without the mask"), (0.2, "1/5"), (weight + (1 - real) / 5, "split evenly"),
-                              (weight + 1 - real, "whole of the padding's share"), (real, "real keys' share"),
-                              (100 * weight / real, "percentage")):
-            feedback = exercises.check_masked_share(answer, row=self.row, key_mask=self.key_mask, key=1)
-            assert feedback.status == "mistake" and words in feedback.message, (answer, feedback)
-        assert "between 0 and 1" in exercises.check_masked_share(1.5, row=self.row, key_mask=self.key_mask, key=1).message
-
-    def test_masked_share_refuses_a_padded_key(self):
-        with pytest.raises(ValueError, match="key"):
-            exercises.check_masked_share(0.5, row=self.row, key_mask=self.key_mask, key=7)
 
 
 class TestSchemeCheckers:

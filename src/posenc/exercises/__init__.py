@@ -8,8 +8,8 @@
     modules       a positional-encoding module with its length check fixed, one module for both layouts of a batch
     wavelengths   where a column first turns negative, the columns that repeat within a table, the shift as a rotation
     precision     a table whose angles no longer drift, positions in bfloat16
-    attention     a repair of the weights masked after the softmax, a real key's weight once the padding is masked,
-                  where a head lands once heads are folded into the batch
+    attention     a repair of the weights masked after the softmax, where a head lands once heads are folded into the
+                  batch
     schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
     predictions   "predict, then run": check_prediction
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
@@ -28,9 +28,8 @@ interleaved, positions starting at 1, the wrong size in the denominator, a
 transposed table, float64 where float32 was asked, and `d_model + 1` columns for
 an odd `d_model`. The mask-repair checker runs the learner's function on new weights and
 masks, and names no repair, the bug itself, row sums without keepdim, column sums, a
-second softmax and the mask on the rows. The masked-share checker names the weight
-without the mask, 1 / (real keys) and the padding's share split evenly; the wavelength-growth
-checker the bases' own ratio, the frequency's factor and another pair's. The undo-RoPE
+second softmax and the mask on the rows. The wavelength-growth
+checker names the bases' own ratio, the frequency's factor and another pair's. The undo-RoPE
 checker: the rows turned on (the package's own apply_rotary) instead of back, the half-split layout instead of
 interleaved pairs, positions from 1, exponent `i`
 instead of `2i`, and nothing undone; the cos/sin-table checker the tables left as they were, one of them fixed,

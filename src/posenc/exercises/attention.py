@@ -1,5 +1,5 @@
-"""Checkers for attention, masks and heads: a repair of weights masked after the softmax, a real key's weight once
-the padding is masked, where a head lands once heads are folded into the batch."""
+"""Checkers for attention, masks and heads: a repair of weights masked after the softmax, where a head lands once
+heads are folded into the batch."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_mask_repair", "check_masked_share", "check_folded_entry"]
+__all__ = ["check_mask_repair", "check_folded_entry"]
 
 
 def _repair_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
@@ -145,58 +145,6 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
                                  "zero the padding's, then divide each row by its new sum.")
     return Feedback(CORRECT, f"Correct on {len(cases)} new cases ({'; '.join(what for what, _, _ in cases)}): the "
                              "padding gets 0, and each row is the softmax over its real keys alone.")
-
-
-@exercise("a real key's weight once the padding is masked")
-def check_masked_share(answer: object, *, row: torch.Tensor, key_mask: torch.Tensor, key: int) -> Feedback:
-    """The weight one query gives `key` once the padded keys are masked, from `row`, the weights it gives every key
-    without the mask (a softmax's output, `(keys,)`): row[key] divided by the sum of the real keys' weights.
-
-    Within 0.015, so that a prediction worked from a row printed to 3 decimals passes, with the real keys' share
-    rounded on the way (0.146 / 0.18 = 0.811 for 0.797) or the answer given to 2 decimals. Named: the weight
-    without the mask, 1 / (real keys), the padding's share split evenly or given to this key alone, a percentage.
-    """
-    check_tensor("row", row, ndim=(1,), kind="floating-point")
-    check_tensor("key_mask", key_mask, ndim=(1,), kind="bool")
-    if key_mask.shape != row.shape:
-        raise ValueError(f"key_mask must have row's shape {tuple(row.shape)}, got {tuple(key_mask.shape)}")
-    if not is_real(key, whole=True) or not 0 <= key < len(row) or not bool(key_mask[key]):
-        raise ValueError(f"key must be the index of a real key of row (key_mask True there), got {short(key)}")
-    row = row.detach().cpu().double()
-    if not row.isfinite().all() or (row < 0).any() or not abs(float(row.sum()) - 1) < 1e-3:
-        raise ValueError("row must be one query's weights without the mask: numbers >= 0 that sum to 1")
-    key = int(key)
-    real, n = float(row[key_mask].sum()), int(key_mask.sum())
-    expected = float(row[key]) / real
-    if answer is None:
-        return not_attempted("a weight, a number between 0 and 1")
-    number = as_number(answer)
-    if number is None:
-        return Feedback(WRONG, f"Expected a weight, a number between 0 and 1, got {describe(answer)}.")
-    why = (f"With the mask each padded key's score is -inf, and exp(-inf) = 0, so the softmax's sum runs over the {n} "
-           f"real keys alone. Each real key's weight is then its weight without the mask divided by the real keys' "
-           f"share: {float(row[key]):.3f} / {real:.3f} = {expected:.2f}.")
-    if abs(number - expected) <= 0.015:
-        return Feedback(CORRECT, f"Correct: {expected:.2f}. {why}")
-    weight, padding = float(row[key]), 1 - real
-    mistakes = [
-        ("That is its weight without the mask. The padding's share does not vanish: the softmax hands it back to "
-         "the real keys.", weight),
-        (f"1/{n} would be right if all scores were equal; here they are not.", 1 / n),
-        ("The padding's share was split evenly among the real keys. It goes back in proportion to what each "
-         "already had.", weight + padding / n),
-        ("That gives this key the whole of the padding's share. It goes back to every real key, in proportion to "
-         "what each already had.", weight + padding),
-        ("That is the real keys' share of the row, not this key's weight once it is divided by it.", real),
-        ("That is the padding's share of the row without the mask.", padding),
-        ("Right, but as a percentage: give it as a fraction between 0 and 1.", 100 * expected),
-    ]
-    mistake = first_mistake(lambda value: abs(number - value) <= 0.01 * max(1.0, abs(value)), mistakes)
-    if mistake:
-        return Feedback(MISTAKE, f"{mistake.message} {why}")
-    if not 0 <= number <= 1:
-        return Feedback(WRONG, f"A weight lies between 0 and 1; got {number:g}. {why}")
-    return Feedback(WRONG, f"You predicted {number:g}; the masked weight is {expected:.2f}. {why}")
 
 
 @exercise("where a head lands in the batch")

@@ -64,7 +64,8 @@ def check_batch_first(answer: object, *, module: torch.nn.MultiheadAttention, x:
         return answer
     if close(answer, expected, atol=1e-5):
         return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}; each of the {batch} sequences attends "
-                                 f"within itself, over its {seq} tokens{pair}.")
+                                 f"within itself, over its {seq} tokens{pair}. The module reads (seq, batch, d_model) "
+                                 "unless it is built with batch_first=True.")
     if close(answer, mixed, atol=1e-5):
         return Feedback(MISTAKE, f"That is the bug's output: with batch_first=False the module reads ({batch}, {seq}, "
                                  f"d_model) as {batch} positions of a batch of {seq}, so token t of each sequence "
