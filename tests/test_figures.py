@@ -57,8 +57,6 @@ FIGURES = {
     "matrix_figure, masked": lambda: plots.matrix_figure(
         torch.softmax(_matrix(10, 10), dim=-1), title="weights", value_range=(0, 1), cmap="Blues", symmetric=False,
         hidden=torch.ones(10, 10, dtype=torch.bool).triu(diagonal=1)),
-    "denominators_figure": lambda: plots.denominators_figure(d_model=6),
-    "dot_figure": lambda: plots.dot_figure({"X": 1.0, "PE": 2.0}, title="sizes", xlabel="norm"),
     "similarity_figure": lambda: plots.similarity_figure(sinusoidal_encoding(max_sequence_length=128, d_model=64),
                                                          position=64),
     "error_by_position": lambda: plots.error_by_position([10, 100, 1000],
@@ -160,16 +158,6 @@ def test_a_figure_can_be_read(name):
 def test_an_explorer_view_can_be_read(name):
     problems = check_figure(EXPLORER_VIEWS[name]())
     assert not problems, "\n".join(problems)
-
-
-def test_the_denominators_are_ticked_where_2i_is_and_the_legend_says_what_the_text_computes():
-    # 03's text computes div_term = exp(2i x (-ln 10000 / d_model)), the reciprocal of a denominator.
-    ax = plots.denominators_figure(d_model=6).axes[0]
-    assert list(ax.get_xticks()) == [0, 2, 4]
-    labels = [text.get_text() for text in ax.get_legend().get_texts()]
-    assert any("1 / exp(2i x (-ln(base) / d_model))" in label for label in labels), labels
-    power, reciprocal = [line.get_ydata() for line in ax.get_lines()[1:]]
-    assert torch.allclose(torch.as_tensor(power), torch.as_tensor(reciprocal))
 
 
 def test_a_large_table_is_ticked_at_the_columns_the_text_names():

@@ -331,14 +331,6 @@ def test_attention_weights_are_drawn_on_a_fixed_zero_to_one_scale():
 
 
 
-def test_dot_groups_share_a_colour_and_are_named_in_the_legend():
-    fig = plots.dot_figure({"a": 1.0, "b": 2.0, "c": 3.0}, title="t", xlabel="x", groups=["X", "X", "PE"])
-    dots = fig.axes[0].lines
-    assert dots[0].get_color() == dots[1].get_color() != dots[2].get_color()
-    assert [text.get_text() for text in fig.axes[0].get_legend().get_texts()] == ["X", "PE"]
-    assert [dot.get_ydata()[0] for dot in dots] == [2, 1, 0]  # the first entry on top
-
-
 # Packing: several documents in one row ---------------------------------------------------------------------
 
 

@@ -2,10 +2,10 @@
 
     style        colours (one per position scheme: SCHEME_COLOURS), line looks, a new figure, show / save
     matrices     the encoding table, any small matrix, several on one scale, the similarity of rows
-    curves       columns over positions, denominators, errors, accuracies, timings
+    curves       columns over positions, errors, accuracies, timings
     diagrams     the pipeline, the Transformer and stack + flatten, drawn for images/
     batching     subword pieces, the position ids of a padded batch, a packed row's mask, differences per scheme
-    frequencies  wavelengths per base, frequencies before and after each rule that stretches a context, loss
+    frequencies  wavelengths per base, each stretching rule's frequencies over plain RoPE's, loss
                  curves, accuracies over seeds
 
 Every public name of these modules is importable from `posenc.plots` itself (each module's `__all__`
@@ -19,8 +19,6 @@ from .batching import position_ids_figure as position_ids_figure
 from .batching import subword_figure as subword_figure
 from .curves import accuracy_by_length as accuracy_by_length
 from .curves import benchmark_figure as benchmark_figure
-from .curves import denominators_figure as denominators_figure
-from .curves import dot_figure as dot_figure
 from .curves import error_by_position as error_by_position
 from .curves import lines_figure as lines_figure
 from .curves import score_by_offset as score_by_offset

@@ -1,4 +1,4 @@
-"""Curves and bars: columns of the table over positions, denominators, errors, accuracies, timings."""
+"""Curves and bars: columns of the table over positions, errors, accuracies, timings."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from collections.abc import Sequence
 
 import torch
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
+from matplotlib.ticker import FuncFormatter
 
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
-from .style import COSINE_COLOUR, LINE_STYLES, MARKERS, OKABE_ITO, SCHEME_COLOURS, SINE_COLOUR, line_style, new_figure
+from .style import COSINE_COLOUR, LINE_STYLES, MARKERS, SCHEME_COLOURS, SINE_COLOUR, line_style, new_figure
 
-__all__ = ["sine_cosine_curves", "denominators_figure", "dot_figure", "error_by_position", "lines_figure",
+__all__ = ["sine_cosine_curves", "error_by_position", "lines_figure",
            "score_by_offset", "accuracy_by_length", "benchmark_figure"]
 
 
@@ -45,66 +45,6 @@ def sine_cosine_curves(*, d_model: int = 128, columns: Sequence[int] = (0, 1, 10
                 transform=ax.transAxes, ha="right", va="bottom", fontsize=8.5)
     axes[-1].set_xlabel("position pos")
     fig.suptitle(f"columns of PE, d_model = {d_model}: low columns turn fast, high columns slowly", fontsize=11)
-    return fig
-
-
-def denominators_figure(*, d_model: int = 6, base: float = DEFAULT_BASE) -> Figure:
-    """The denominators base^(2i/d_model) against 2i, on a log axis: a straight line.
-
-    A straight line on a log axis is an exponential, which is why much code computes the
-    reciprocal of each denominator in log space, exp(2i x (-ln(base) / d_model)), and
-    multiplies the position by it. Both forms are drawn: the power form, and one over the
-    log-space form. The ticks sit at the values 2i takes (0, 2, 4, ...).
-    """
-    base = float(base)
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
-    fig = new_figure(7, 3.6)
-    ax = fig.add_subplot()
-    between = torch.linspace(0, float(two_i[-1]), 200, dtype=torch.float64)
-    ax.semilogy(between.numpy(), torch.pow(base, between / d_model).numpy(), "-", color="#BBBBBB", linewidth=1,
-                label="the same formula between the columns")
-    ax.semilogy(two_i.numpy(), torch.pow(base, two_i / d_model).numpy(), "o", color=OKABE_ITO[3], markersize=9,
-                label="power form: base ** (2i / d_model)")
-    ax.semilogy(two_i.numpy(), (1 / torch.exp(two_i * (-math.log(base) / d_model))).numpy(), "x", color=OKABE_ITO[4],
-                markersize=9, mew=2, label="1 / log-space form: 1 / exp(2i x (-ln(base) / d_model))")
-    # 2i takes only even values: a tick at each of them (at most 12), never at 0.5.
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True, steps=[2, 4, 10]) if len(two_i) > 12
-                               else FixedLocator(two_i.tolist()))
-    ax.set_xlabel("2i (the even column index)")
-    ax.set_ylabel("denominator (log scale)")
-    ax.set_title(f"the denominators for d_model = {d_model}: one straight line on a log axis", fontsize=10)
-    ax.legend(fontsize=8)
-    return fig
-
-
-def dot_figure(values: dict[str, float], *, title: str, xlabel: str, log: bool = False,
-               groups: Sequence[str] | None = None) -> Figure:
-    """One labelled dot per entry of `values`, its value written beside it; `log=True` for values of very different
-    sizes. Dots, not bars: on a log axis a bar's length says where the axis starts, a dot's place says only its value.
-
-    `groups` names the kind of each entry, one name per entry: the dots of a group share a colour and marker, and the
-    legend says which is which. The first entry is drawn at the top.
-    """
-    names = list(dict.fromkeys(groups)) if groups is not None else None
-    fig = new_figure(8, 1.2 + 0.55 * len(values))
-    ax = fig.add_subplot()
-    rows = range(len(values))[::-1]  # the first entry on top
-    for k, (row, value) in enumerate(zip(rows, values.values(), strict=True)):
-        kind = names.index(groups[k]) if names is not None else k
-        style = line_style(kind)
-        ax.plot([float(value)], [row], linestyle="none", marker=style["marker"], color=style["color"], markersize=8,
-                label=groups[k] if names is not None and groups.index(groups[k]) == k else None)
-        ax.annotate(f"{float(value):.1f}", (float(value), row), xytext=(8, 0), textcoords="offset points",
-                    va="center", fontsize=8)
-    ax.set_yticks(list(rows), list(values), fontsize=8)
-    if log:
-        ax.set_xscale("log")
-    ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
-    if names is not None:
-        ax.legend(fontsize=8, loc="lower right")
-    ax.set_xlabel(xlabel)
-    ax.set_title(title, fontsize=10)
-    ax.margins(x=0.15, y=0.12)
     return fig
 
 
