@@ -323,12 +323,24 @@ class TestSchemeCheckers:
 
         p, i = torch.arange(6, dtype=torch.float64)[:, None], torch.arange(4, dtype=torch.float64)[None, :]
         answer = self.turn_back(self.angles(p, i))
-        by_matrices = torch.stack([schemes.rotation_matrix(position=k, d=8).T @ self.x[k].double() for k in range(6)])
-        for form in (answer, answer.float(), answer.numpy(), answer.tolist(), by_matrices):
-            assert exercises.check_rotary_undone(form, turned=self.x).correct
+        for form in (answer, answer.float(), answer.numpy(), answer.tolist()):
+            assert exercises.check_rotary_undone(lambda turned, form=form: form, turned=self.x).correct
         # Undoing undoes: the package's turn of the answer gives back what was turned.
         torch.testing.assert_close(schemes.apply_rotary(answer), self.x.double())
         assert exercises.check_rotary_undone(None, turned=self.x).status == "not attempted"
+
+    def test_rotary_undone_refuses_the_package_and_a_bare_tensor(self):
+        from posenc import schemes
+
+        angles = schemes.rotary_angles(max_sequence_length=6, d=8)
+        for calls in (lambda t: schemes.rotate_pairs(t, -angles),
+                      lambda t: torch.stack([schemes.rotation_matrix(position=k, d=8).T @ t[k] for k in range(6)])):
+            feedback = exercises.check_rotary_undone(calls, turned=self.x)
+            assert feedback.status == "mistake" and "package's own rotation" in feedback.message
+        bare = exercises.check_rotary_undone(self.x, turned=self.x)
+        assert bare.status == "wrong" and "Expected a function" in bare.message
+        raised = exercises.check_rotary_undone(lambda t: t.no_such_method(), turned=self.x)
+        assert raised.status == "wrong" and "raised" in raised.message
 
     @pytest.mark.parametrize("mistake,angles,words", [
         ("from 1", lambda p, i, d: (p + 1) * 10000.0 ** (-2 * i / d), "start at 1"),
@@ -339,22 +351,24 @@ class TestSchemeCheckers:
     def test_rotary_undone_mistakes_are_named(self, mistake, angles, words):
         p = torch.arange(6, dtype=torch.float64)[:, None]
         i = torch.arange(4, dtype=torch.float64)[None, :]
-        feedback = exercises.check_rotary_undone(self.turn_back(angles(p, i, 8)), turned=self.x)
+        feedback = exercises.check_rotary_undone(lambda t: self.turn_back(angles(p, i, 8)), turned=self.x)
         assert feedback.status == "mistake" and words in feedback.message, f"{mistake}: {feedback}"
 
     def test_rotary_undone_names_the_package_call_and_the_half_split_layout(self):
         from posenc import schemes
 
-        on = exercises.check_rotary_undone(schemes.apply_rotary(self.x), turned=self.x)
+        turned_on = schemes.apply_rotary(self.x)
+        on = exercises.check_rotary_undone(lambda t: turned_on, turned=self.x)
         assert on.status == "mistake" and "schemes.apply_rotary(turned)" in on.message and "transpose" in on.message
         angles = torch.arange(6, dtype=torch.float64)[:, None] * 10000.0 ** (-torch.arange(0, 8, 2) / 8)
-        half = exercises.check_rotary_undone(schemes.rotate_pairs(self.x.double(), -angles, layout="half_split"),
-                                             turned=self.x)
+        half_split = schemes.rotate_pairs(self.x.double(), -angles, layout="half_split")
+        half = exercises.check_rotary_undone(lambda t: half_split, turned=self.x)
         assert half.status == "mistake" and "half-split" in half.message
 
     def test_rotary_undone_wrong_shape_and_garbage_answer(self):
-        assert "keeps the shape" in exercises.check_rotary_undone(torch.zeros(6, 4), turned=self.x).message
-        assert exercises.check_rotary_undone(torch.zeros(6, 8), turned=self.x).status == "wrong"
+        assert "keeps the shape" in exercises.check_rotary_undone(lambda t: torch.zeros(6, 4), turned=self.x).message
+        assert exercises.check_rotary_undone(lambda t: torch.zeros(6, 8), turned=self.x).status == "wrong"
+        assert exercises.check_rotary_undone(lambda t: "back", turned=self.x).status == "wrong"
         assert exercises.check_rotary_undone("back", turned=self.x).status == "wrong"
         with pytest.raises(ValueError, match="turned"):
             exercises.check_rotary_undone(None, turned=torch.zeros(6, 3))

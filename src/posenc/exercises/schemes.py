@@ -3,25 +3,59 @@ ALiBi's slopes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
+from .. import schemes
 from .._checks import check_base, check_floating_tensor, check_size
+from .._provenance import calls_any
 from ..builder import DEFAULT_BASE, frequencies
 from ..schemes import alibi_slopes, apply_rotary, rotate_pairs
-from .feedback import CORRECT, WRONG, Feedback, as_tensor, close, describe, exercise, first_mistake, not_attempted
+from .feedback import (
+    CORRECT,
+    MISTAKE,
+    WRONG,
+    Feedback,
+    as_function,
+    as_tensor,
+    close,
+    describe,
+    error_line,
+    exercise,
+    first_mistake,
+    not_attempted,
+)
 
 __all__ = ["check_rotary_undone", "check_rotary_tables", "check_alibi_slopes"]
 
 
 @exercise("undoing RoPE")
-def check_rotary_undone(answer: torch.Tensor | None, *, turned: torch.Tensor, base: float = DEFAULT_BASE) -> Feedback:
-    """RoPE undone: row p of `turned` (seq, d), interleaved pairs, turned back by p * base^(-2i/d), R_p^T."""
+def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: float = DEFAULT_BASE) -> Feedback:
+    """RoPE undone: a function `answer(turned)` that turns row p of `turned` (seq, d), interleaved pairs, back by
+    p * base^(-2i/d), R_p^T. A function that calls the package's rotations (`schemes.rotate_pairs`, `apply_rotary`,
+    `rotation_matrix`) is named: the exercise is to write the turn pair by pair."""
     check_floating_tensor("turned", turned, ndim=(2,))
     if turned.shape[-1] % 2 or turned.shape[-1] == 0:
         raise ValueError(f"turned must have an even, non-zero number of columns d, got shape {tuple(turned.shape)}")
     base = check_base("base", base)
     y = turned.detach().double()
+    if answer is None:
+        return not_attempted("your function my_unturn(turned)")
+    refused = as_function(answer, signature="my_unturn(turned)",
+                          when_a_tensor="Wrap your lines in def my_unturn(turned): ... and return the rows.")
+    if refused:
+        return refused
+    function = answer
+    package = [schemes.rotate_pairs, schemes.apply_rotary, schemes.rotation_matrix]
+    if calls_any(lambda: function(turned.clone()), package):
+        return Feedback(MISTAKE, "It calls the package's own rotation (schemes.rotate_pairs, apply_rotary or "
+                                 "rotation_matrix): turn each pair (a, b) back yourself, with cos and sin of its angle.")
+    try:
+        answer = function(turned.clone())
+    except Exception as error:  # the learner's code: whatever it raises is part of the answer
+        return Feedback(WRONG, f"my_unturn(turned) raised {error_line(error)}.")
     seq, d = y.shape
     position = torch.arange(seq, dtype=torch.float64)[:, None]
     pair = torch.arange(d // 2, dtype=torch.float64)[None, :]
@@ -42,7 +76,7 @@ def check_rotary_undone(answer: torch.Tensor | None, *, turned: torch.Tensor, ba
     mistakes = [
         ("Nothing was undone: every row equals turned. Row p must turn back by the angle p * base^(-2i/d).",
          lambda: y),
-        ("That is schemes.apply_rotary(turned): it turns each row on by R_p once more, not back. Undoing a "
+        ("That turns each row on by R_p once more, as schemes.apply_rotary(turned) does, not back. Undoing a "
          "rotation is its transpose, R_p^T: the same angle, turned the other way (the sign of sin flipped).",
          lambda: apply_rotary(y, base=base)),
         ("Pairs (i, i + d/2): that is the half-split layout. These rows were turned in neighbouring pairs, "
@@ -100,13 +134,13 @@ def check_rotary_tables(answer: object, *, x: torch.Tensor, base: float = DEFAUL
                                  "in place, not the whole row of angles twice side by side. With these tables, "
                                  "x * cos + swapped * sin equals schemes.apply_rotary(x).")
     mistakes = [
-        (f"Those are the tables of the cell above, unchanged. torch.cat([angles, angles]) puts the {d // 2} angles "
+        (f"Those are the tables of the cell above, unchanged. torch.cat([pair_angles, pair_angles]) puts the {d // 2} angles "
          f"side by side twice, so column j gets the angle of pair j mod {d // 2}: right for pairs (i, i + {d // 2}), "
          "the half-split layout, but here pair i is the columns (2i, 2i+1), which then get two different angles. "
          "Each angle must fill both columns of its pair.", lambda: are(halves.cos(), halves.sin())),
-        ("cos is right now, but sin still comes from torch.cat([angles, angles]): both tables need each pair's "
+        ("cos is right now, but sin still comes from torch.cat([pair_angles, pair_angles]): both tables need each pair's "
          "angle in both of its columns.", lambda: are(in_place.cos(), halves.sin())),
-        ("sin is right now, but cos still comes from torch.cat([angles, angles]): both tables need each pair's "
+        ("sin is right now, but cos still comes from torch.cat([pair_angles, pair_angles]): both tables need each pair's "
          "angle in both of its columns.", lambda: are(halves.cos(), in_place.sin())),
         ("The right tables in the wrong order: give (cos, sin).", lambda: are(in_place.sin(), in_place.cos())),
         ("Those are the angles themselves: take their cos and their sin.", lambda: are(in_place, in_place)),
