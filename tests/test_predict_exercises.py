@@ -19,6 +19,7 @@ import nbformat
 import pytest
 
 from posenc import exercises
+from posenc.exercises import choices
 from posenc.exercises.predictions import WAITING_FOR_A_PREDICTION
 from tests.notebook_runs import for_nbval
 from tools.assignment import find_exercises
@@ -100,3 +101,32 @@ def test_predicted_waits_for_every_prediction_and_says_so(capsys):
     assert not exercises.predicted("a", None)
     assert capsys.readouterr().out == f"{WAITING_FOR_A_PREDICTION}\n" * 2
     assert "None" in WAITING_FOR_A_PREDICTION and "run this cell again" in WAITING_FOR_A_PREDICTION
+
+
+# Multiple choice: the answer key stays in the package (posenc.exercises.choices), not in the cell the learner runs.
+
+def test_no_notebook_cell_holds_a_multiple_choice_answer_key():
+    for path in suite_notebooks():
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type == "code":
+                assert "check_choice(" not in cell.source, f"{path.name} cell {index}: move the question to choices.py"
+
+
+def test_the_choices_module_is_found():
+    # The test below is only as good as this list: it must hold every question the notebooks ask.
+    assert len(choices.__all__) >= 10
+
+
+@pytest.mark.parametrize("name", choices.__all__)
+def test_each_question_takes_its_right_choice_and_explains_every_other(name):
+    checker = getattr(exercises, name)
+    options = getattr(choices, "_" + name.removeprefix("check_").upper())
+    verdicts = {key: checker(key) for key in options}
+    right = [key for key, verdict in verdicts.items() if verdict.correct]
+    assert len(right) == 1, verdicts
+    for key, verdict in verdicts.items():
+        assert options[key].split(".")[0] in verdict.message, (key, verdict.message)
+        if key != right[0]:
+            assert verdict.status == "mistake" and f"The answer is '{right[0]}'" in verdict.message, (key, verdict.message)
+    assert checker(None).status == "not attempted"
+    assert checker("z").status == "wrong" and "Expected one of" in checker("z").message

@@ -16,13 +16,13 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WORD = re.compile(r"[A-Za-z0-9][\w'.,-]*")
 MOST_PER_NOTEBOOK, MOST_IN_ALL = 2500, 20000
 BUDGET = {
-    "00_start_here": 700, "01_padding_and_one_hot": 700, "02_embedding": 650, "03_pe_formula": 1000,
-    "04_stack_and_flatten": 850, "05_x_plus_pe_and_qkv": 850, "06_batches_and_masks": 1030,
-    "07_heads_and_causal_mask": 1540, "08_explore": 590, "09_why_positions_matter": 550,
-    "10_relative_positions": 1215, "11_pitfalls": 1000, "12_precision": 1015, "13_position_schemes": 1750,
-    "14_does_position_matter": 1800, "15_real_pipeline": 1850,
+    "00_start_here": 710, "01_padding_and_one_hot": 720, "02_embedding": 650, "03_pe_formula": 1030,
+    "04_stack_and_flatten": 870, "05_x_plus_pe_and_qkv": 920, "06_batches_and_masks": 1040,
+    "07_heads_and_causal_mask": 1460, "08_explore": 590, "09_why_positions_matter": 570,
+    "10_relative_positions": 1230, "11_pitfalls": 520, "12_precision": 1000, "13_position_schemes": 1690,
+    "14_does_position_matter": 1820, "15_real_pipeline": 1760,
     # "Stretching the context" reads as two: the rules, then what real models set.
-    "16_stretching_context": 1800, "17_what_real_models_set": 1080,
+    "16_stretching_context": 1820, "17_what_real_models_set": 1100,
 }
 
 

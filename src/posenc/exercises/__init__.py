@@ -11,7 +11,8 @@
     attention     a repair of the weights masked after the softmax, where a head lands once heads are folded into the
                   batch
     schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
-    predictions   "predict, then run": check_prediction
+    predictions   "predict, then run": check_prediction, and check_choice for a multiple choice
+    choices       the notebooks' multiple-choice questions, so the cell a learner runs holds no answer key
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
                   position ids of a left-padded batch, a decoding loop's logits with a cache, the keys a RoPE cache
                   holds
@@ -49,6 +50,7 @@ answer (a table its builders made, tokens.pad, its PositionalEncoding) as not th
 
 from .attention import *  # noqa: F403
 from .batching import *  # noqa: F403
+from .choices import *  # noqa: F403
 from .embedding import *  # noqa: F403
 from .encoding import *  # noqa: F403
 from .feedback import Feedback as Feedback

@@ -1,0 +1,234 @@
+"""The multiple-choice questions: each option's explanation and the right choice live here, not in the cell the
+learner runs, so the answer key is not on the screen when the learner chooses.
+
+Each checker hands its question to `check_choice` (predictions.py), which names the choice made, says why it is
+right or wrong, and keeps the answer out of `progress()`.
+"""
+
+from __future__ import annotations
+
+from .feedback import Feedback
+from .predictions import check_choice
+
+__all__ = [
+    "check_alibi_without_the_mask",
+    "check_average_of_shuffled_outputs",
+    "check_base_ten_at_distance_58",
+    "check_causal_model_without_positions",
+    "check_embedding_factor",
+    "check_every_score_plus_five",
+    "check_half_turned_heads",
+    "check_llama_4_rule",
+    "check_rope_in_a_packed_row",
+    "check_rope_self_score_peak",
+    "check_saved_state",
+    "check_sinusoidal_head_on_32_tokens",
+    "check_typo_cosine_columns",
+]
+
+
+_EVERY_SCORE_PLUS_FIVE = {
+    "a": "Each exp(s) grows by e^5, but so does the row's sum, and the factor cancels.",
+    "b": "softmax(s + c) = e^c e^s / (e^c sum(e^s)) = softmax(s). That is why a mask needs -inf, not 0: a score of 0 "
+         "is a score like any other.",
+    "c": "Adding moves every score alike and keeps their differences, and the differences alone set the weights. "
+         "Dividing the scores, as by sqrt(d_k), is what evens the weights out.",
+    "d": "The mask comes after the + 5, so each padded key's score is still -inf, and exp(-inf) = 0."
+}
+
+
+def check_every_score_plus_five(answer: object) -> Feedback:
+    """Notebook 05's multiple choice: every score + 5: what happens to the weights."""
+    return check_choice(answer, options=_EVERY_SCORE_PLUS_FIVE, correct="b",
+                        question="every score + 5: what happens to the weights?")
+
+
+_AVERAGE_OF_SHUFFLED_OUTPUTS = {
+    "a": "The inputs' averages match, since both sentences add the same rows of PE. But attention mixes the rows "
+         "before the average. With PE, john scores its keys differently at position 0 than at position 3, so the "
+         "outputs change, not only their order.",
+    "b": "Without PE the outputs only move with their words, and an average ignores the order of its rows. With PE "
+         "the output rows themselves change, so their average changes too.",
+    "c": "Without PE the outputs are the same rows in a new order, and an average does not depend on the order of "
+         "what it adds.",
+}
+
+
+def check_average_of_shuffled_outputs(answer: object) -> Feedback:
+    """Notebook 09's multiple choice: the average of the outputs, shuffled."""
+    return check_choice(answer, options=_AVERAGE_OF_SHUFFLED_OUTPUTS, correct="b",
+                        question="the average of the outputs, shuffled")
+
+
+_BASE_TEN_AT_DISTANCE_58 = {
+    "a": "Only the slowest pair is nearly back at its start. The other 31, with wavelengths from 6.3 to 54 positions, "
+         "stand at angles scattered around the circle.",
+    "b": "The slowest pair adds almost 1 (the cosine of nearly a full turn); the other 31 pairs add cosines of angles "
+         "scattered around the circle, which mostly cancel.",
+    "c": "-1 would need every pair half a turn from its start: as much a coincidence as every pair back at it.",
+}
+
+
+def check_base_ten_at_distance_58(answer: object) -> Feedback:
+    """Notebook 10's multiple choice: base 10's similarity at distance 58."""
+    return check_choice(answer, options=_BASE_TEN_AT_DISTANCE_58, correct="b",
+                        question="base 10's similarity at distance 58")
+
+
+_TYPO_COSINE_COLUMNS = {
+    "a": "The typo's denominators are 0.2154, 2.2e7 and 2.2e15. The last two divide every position to nearly 0, so "
+         "their cosines are 1.0 at every position and carry no position.",
+    "b": "The first denominator, 0.2154, turns its column about 4.6 radians per position. The other two, 2.2e7 and "
+         "2.2e15, leave every angle near 0, so their cosines are 1.0 everywhere.",
+    "c": "The first denominator is 0.2154, below 1, so that column turns fast, about 4.6 radians per position. Its "
+         "values still differ from position to position.",
+}
+
+
+def check_typo_cosine_columns(answer: object) -> Feedback:
+    """Notebook 11's multiple choice: the typo's cosine columns, d_model = 6."""
+    return check_choice(answer, options=_TYPO_COSINE_COLUMNS, correct="b",
+                        question="the typo's cosine columns, d_model = 6")
+
+
+_ROPE_SELF_SCORE_PEAK = {
+    "a": "Nothing makes offset 0 the top: the query and the key are two different vectors, and turning the key can "
+         "bring it closer to the query's direction.",
+    "b": "At offset s the score is q . (R_s k), with q = word @ W_Q and k = word @ W_K: two different vectors, since "
+         "W_Q and W_K differ. It is largest where the turn brings k closest to q's direction, which need not be "
+         "offset 0. (With W_Q = W_K it would be: a rotation cannot make q . R q larger than |q|^2.)",
+    "c": "A rotation keeps lengths, so the score never exceeds |q| |k|; it rises and falls with the offset instead "
+         "of growing.",
+    "d": "The score is the same at every position for a given offset (the two lines lie on each other), not the "
+         "same at every offset.",
+}
+
+
+def check_rope_self_score_peak(answer: object) -> Feedback:
+    """Notebook 13's multiple choice: where RoPE's self-score peaks."""
+    return check_choice(answer, options=_ROPE_SELF_SCORE_PEAK, correct="b",
+                        question="where RoPE's self-score peaks")
+
+
+_ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
+         "answer: more than the order-blind guess.",
+    "b": "-m |i - j| is the same for the key one step back and the key one step ahead. The model "
+         "finds the two neighbours but cannot tell which came first.",
+    "c": "That needs the key before the query told apart from the key after it."
+}
+
+
+def check_alibi_without_the_mask(answer: object) -> Feedback:
+    """Notebook 14's multiple choice: the non-causal ALiBi model at the trained length."""
+    return check_choice(answer, options=_ALIBI_WITHOUT_THE_MASK, correct="b",
+                        question="the non-causal ALiBi model at the trained length")
+
+
+_SINUSOIDAL_HEAD_ON_32_TOKENS = {"a": "Past the trained positions its weight on the token before falls low (the right panel).",
+    "b": "Rows 16 to 31 of PE were never in a training input, so the model never learned what "
+         "they mean.",
+    "c": "A query at a trained position still finds its neighbour, even with 16 new keys beside "
+         "it."
+}
+
+
+def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
+    """Notebook 14's multiple choice: where the sinusoidal head looks on 32 tokens."""
+    return check_choice(answer, options=_SINUSOIDAL_HEAD_ON_32_TOKENS, correct="b",
+                        question="where the sinusoidal head looks on 32 tokens")
+
+
+_CAUSAL_MODEL_WITHOUT_POSITIONS = {"a": "The mask gives more than the guess. A model can count the keys it sees "
+         "([07](07_heads_and_causal_mask.ipynb)), and this one does.",
+    "b": "It goes further: the model works out most of the order from the mask.",
+    "c": "The model works out positions, roughly, from the mask: it can count the keys it sees "
+         "([07](07_heads_and_causal_mask.ipynb)). It is still below 95% after 250 steps."
+}
+
+
+def check_causal_model_without_positions(answer: object) -> Feedback:
+    """Notebook 14's multiple choice: a causal model without positions at length 16."""
+    return check_choice(answer, options=_CAUSAL_MODEL_WITHOUT_POSITIONS, correct="c",
+                        question="a causal model without positions at length 16")
+
+
+_EMBEDDING_FACTOR = {"a": "The sinusoid is added to the token embedding, and the factor makes the token's part "
+         "of that sum larger (below). Whether that is why, these runs do not test. Rotary "
+         "adds nothing to the embeddings.",
+    "b": "Rotary changed by less than 0.02 at 32 tokens; the sinusoidal model lost more.",
+    "c": "Pre-norm normalises only what goes into attention and the feed-forward network. The "
+         "residual sum x + attention(norm(x)) keeps the factor, so without it the "
+         "embeddings enter it 5.7 times smaller."
+}
+
+
+def check_embedding_factor(answer: object) -> Feedback:
+    """Notebook 14's multiple choice: what the sqrt(d_model) factor does to sinusoidal and rotary at length 32."""
+    return check_choice(answer, options=_EMBEDDING_FACTOR, correct="a",
+                        question="what the sqrt(d_model) factor does to sinusoidal and rotary at length 32")
+
+
+_ROPE_IN_A_PACKED_ROW = {"a": "With a plain causal mask the later documents still read the earlier ones: their keys "
+         "are in the softmax, and the outputs change.",
+    "b": "Counted along the row, a document's positions are all shifted by one number, and RoPE does "
+         "not see a shift (section 2). The block mask alone keeps each document as it is alone.",
+    "c": "Restarting does no harm, but RoPE does not need it.",
+    "d": "Without the block mask the later documents read the earlier ones."
+}
+
+
+def check_rope_in_a_packed_row(answer: object) -> Feedback:
+    """Notebook 15's multiple choice: what RoPE needs in a packed row."""
+    return check_choice(answer, options=_ROPE_IN_A_PACKED_ROW, correct="b",
+                        question="what RoPE needs in a packed row")
+
+
+_SAVED_STATE = {
+    "a": "The weights did load: at 32 tokens the reloaded model copies as the tuned one does, above 90%.",
+    "b": "A state dict holds the weights; the frequencies are numbers each layer keeps beside them, set by the rule. "
+         "The fresh model turns with plain RoPE, its slow pairs twice as fast as in the fine-tune. The rule belongs "
+         "to the model's settings (in transformers, its config, the settings file saved with the weights).",
+    "c": "RoPE keeps no table of positions: each angle is computed from its position, at any length. The reloaded "
+         "model reads 64 tokens without an error, with other angles than those it was tuned on.",
+    "d": "RoPE draws nothing at random. Each angle is a position times a frequency, and the same seed or another "
+         "gives the same angles.",
+}
+
+
+def check_saved_state(answer: object) -> Feedback:
+    """Notebook 16's multiple choice: what the saved state left out."""
+    return check_choice(answer, options=_SAVED_STATE, correct="b",
+                        question="what the saved state left out")
+
+
+_HALF_TURNED_HEADS = {
+    "better": "The unturned half meets no new angle at 2x, a fair reason to expect it; but in every seed the "
+              "half-turned model fell to chance at 64 tokens.",
+    "worse": "In every seed it fell to chance at 64 tokens (0.03 or 0.04; one symbol in 32 is 0.03).",
+    "the same": "The two differ by far at 64 tokens: the half-turned model fell to chance in every seed.",
+}
+
+
+def check_half_turned_heads(answer: object) -> Feedback:
+    """Notebook 17's multiple choice: half-turned heads, plain RoPE at 2x."""
+    return check_choice(answer, options=_HALF_TURNED_HEADS, correct="worse",
+                        question="half-turned heads, plain RoPE at 2x")
+
+
+_LLAMA_4_RULE = {
+    "a": "high_freq_factor sets the bound below which a pair is kept, 8192 / high_freq_factor: at 1 it rises from "
+         "2,048 to 8,192 positions, so the 6 pairs Llama 3.1 blends are now kept.",
+    "b": "Both bounds are 8192 / 1: nothing lies between them, so nothing is blended. The 6 pairs Llama 3.1 blends "
+         "(wavelengths from 2,048 to 8,192) are kept with the 29 faster ones; the 29 slower than 8,192 are divided, "
+         "by 16 now.",
+    "c": "The divided pairs are those slower than 8192 / low_freq_factor, and low_freq_factor stays 1: the same 29. "
+         "The 6 blended pairs move to the kept side, not to the divided one.",
+    "d": "A smaller high_freq_factor raises the kept bound to meet the other one; the blend between them shrinks to "
+         "nothing instead of widening.",
+}
+
+
+def check_llama_4_rule(answer: object) -> Feedback:
+    """Notebook 17's multiple choice: Llama 4's rule against Llama 3.1's."""
+    return check_choice(answer, options=_LLAMA_4_RULE, correct="b",
+                        question="Llama 4's rule against Llama 3.1's")
