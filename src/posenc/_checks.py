@@ -243,7 +243,6 @@ def instance_of(cls: type, what: str = "") -> Callable[[str, object], object]:
     """The rule for an instance of `cls`; `what` says where one comes from."""
     def rule(name: str, value: object) -> object:
         if not isinstance(value, cls):
-            raise TypeError(f"{name} must be {what or f'a {cls.__module__}.{cls.__qualname__}'}, "
-                            f"got {type(value).__name__}")
+            raise TypeError(f"{name} must be {what or f'a {cls.__module__}.{cls.__qualname__}'}, got {type(value).__name__}")
         return value
     return rule

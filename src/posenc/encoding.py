@@ -197,8 +197,7 @@ class PositionalEncoding(nn.Module):
         rows = self.max_sequence_length
         if offset + length > rows:
             raise ValueError(f"x reaches {positions_beyond(offset, length, rows)}, beyond the table's rows 0 to {rows - 1} "
-                             f"(max_sequence_length={rows}; x has {length} positions, offset={offset}); build the module "
-                             "with a larger max_sequence_length")
+                             f"(max_sequence_length={rows}; x has {length} positions, offset={offset}): use a larger one")
         return nn.functional.dropout(x + self.table[offset : offset + length].to(x.dtype), self.dropout, self.training)
 
     def extra_repr(self) -> str:

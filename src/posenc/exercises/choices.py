@@ -38,7 +38,7 @@ _EVERY_SCORE_PLUS_FIVE = {
 
 
 def check_every_score_plus_five(answer: object) -> Feedback:
-    """Notebook 05's multiple choice: every score + 5: what happens to the weights."""
+    """A multiple choice: every score + 5: what happens to the weights."""
     return check_choice(answer, options=_EVERY_SCORE_PLUS_FIVE, correct="b",
                         question="every score + 5: what happens to the weights?")
 
@@ -55,7 +55,7 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
 
 
 def check_average_of_shuffled_outputs(answer: object) -> Feedback:
-    """Notebook 09's multiple choice: the average of the outputs, shuffled."""
+    """A multiple choice: the average of the outputs, shuffled."""
     return check_choice(answer, options=_AVERAGE_OF_SHUFFLED_OUTPUTS, correct="b",
                         question="the average of the outputs, shuffled")
 
@@ -70,7 +70,7 @@ _BASE_TEN_AT_DISTANCE_58 = {
 
 
 def check_base_ten_at_distance_58(answer: object) -> Feedback:
-    """Notebook 10's multiple choice: base 10's similarity at distance 58."""
+    """A multiple choice: base 10's similarity at distance 58."""
     return check_choice(answer, options=_BASE_TEN_AT_DISTANCE_58, correct="b",
                         question="base 10's similarity at distance 58")
 
@@ -86,7 +86,7 @@ _TYPO_COSINE_COLUMNS = {
 
 
 def check_typo_cosine_columns(answer: object) -> Feedback:
-    """Notebook 11's multiple choice: the typo's cosine columns, d_model = 6."""
+    """A multiple choice: the typo's cosine columns, d_model = 6."""
     return check_choice(answer, options=_TYPO_COSINE_COLUMNS, correct="b",
                         question="the typo's cosine columns, d_model = 6")
 
@@ -105,7 +105,7 @@ _ROPE_SELF_SCORE_PEAK = {
 
 
 def check_rope_self_score_peak(answer: object) -> Feedback:
-    """Notebook 13's multiple choice: where RoPE's self-score peaks."""
+    """A multiple choice: where RoPE's self-score peaks."""
     return check_choice(answer, options=_ROPE_SELF_SCORE_PEAK, correct="b",
                         question="where RoPE's self-score peaks")
 
@@ -119,7 +119,7 @@ _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to 
 
 
 def check_alibi_without_the_mask(answer: object) -> Feedback:
-    """Notebook 14's multiple choice: the non-causal ALiBi model at the trained length."""
+    """A multiple choice: the non-causal ALiBi model at the trained length."""
     return check_choice(answer, options=_ALIBI_WITHOUT_THE_MASK, correct="b",
                         question="the non-causal ALiBi model at the trained length")
 
@@ -133,21 +133,22 @@ _SINUSOIDAL_HEAD_ON_32_TOKENS = {"a": "Past the trained positions its weight on 
 
 
 def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
-    """Notebook 14's multiple choice: where the sinusoidal head looks on 32 tokens."""
+    """A multiple choice: where the sinusoidal head looks on 32 tokens."""
     return check_choice(answer, options=_SINUSOIDAL_HEAD_ON_32_TOKENS, correct="b",
                         question="where the sinusoidal head looks on 32 tokens")
 
 
-_CAUSAL_MODEL_WITHOUT_POSITIONS = {"a": "The mask gives more than the guess. A model can count the keys it sees "
-         "([07](07_heads_and_causal_mask.ipynb)), and this one does.",
+_CAUSAL_MODEL_WITHOUT_POSITIONS = {
+    "a": "The mask gives more than the guess. A model can count the keys it sees (the causal mask's counting), "
+         "and this one does.",
     "b": "It goes further: the model works out most of the order from the mask.",
-    "c": "The model works out positions, roughly, from the mask: it can count the keys it sees "
-         "([07](07_heads_and_causal_mask.ipynb)). It is still below 95% after 250 steps."
+    "c": "The model works out positions, roughly, from the mask: it can count the keys it sees (the causal mask's "
+         "counting). It is still below 95% after 250 steps."
 }
 
 
 def check_causal_model_without_positions(answer: object) -> Feedback:
-    """Notebook 14's multiple choice: a causal model without positions at length 16."""
+    """A multiple choice: a causal model without positions at length 16."""
     return check_choice(answer, options=_CAUSAL_MODEL_WITHOUT_POSITIONS, correct="c",
                         question="a causal model without positions at length 16")
 
@@ -163,7 +164,7 @@ _EMBEDDING_FACTOR = {"a": "The sinusoid is added to the token embedding, and the
 
 
 def check_embedding_factor(answer: object) -> Feedback:
-    """Notebook 14's multiple choice: what the sqrt(d_model) factor does to sinusoidal and rotary at length 32."""
+    """A multiple choice: what the sqrt(d_model) factor does to sinusoidal and rotary at length 32."""
     return check_choice(answer, options=_EMBEDDING_FACTOR, correct="a",
                         question="what the sqrt(d_model) factor does to sinusoidal and rotary at length 32")
 
@@ -178,7 +179,7 @@ _ROPE_IN_A_PACKED_ROW = {"a": "With a plain causal mask the later documents stil
 
 
 def check_rope_in_a_packed_row(answer: object) -> Feedback:
-    """Notebook 15's multiple choice: what RoPE needs in a packed row."""
+    """A multiple choice: what RoPE needs in a packed row."""
     return check_choice(answer, options=_ROPE_IN_A_PACKED_ROW, correct="b",
                         question="what RoPE needs in a packed row")
 
@@ -196,7 +197,7 @@ _SAVED_STATE = {
 
 
 def check_saved_state(answer: object) -> Feedback:
-    """Notebook 16's multiple choice: what the saved state left out."""
+    """A multiple choice: what the saved state left out."""
     return check_choice(answer, options=_SAVED_STATE, correct="b",
                         question="what the saved state left out")
 
@@ -210,7 +211,7 @@ _HALF_TURNED_HEADS = {
 
 
 def check_half_turned_heads(answer: object) -> Feedback:
-    """Notebook 17's multiple choice: half-turned heads, plain RoPE at 2x."""
+    """A multiple choice: half-turned heads, plain RoPE at 2x."""
     return check_choice(answer, options=_HALF_TURNED_HEADS, correct="worse",
                         question="half-turned heads, plain RoPE at 2x")
 
@@ -229,6 +230,6 @@ _LLAMA_4_RULE = {
 
 
 def check_llama_4_rule(answer: object) -> Feedback:
-    """Notebook 17's multiple choice: Llama 4's rule against Llama 3.1's."""
+    """A multiple choice: Llama 4's rule against Llama 3.1's."""
     return check_choice(answer, options=_LLAMA_4_RULE, correct="b",
                         question="Llama 4's rule against Llama 3.1's")
