@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from posenc import exercises
+from posenc import exercises, schemes
 from posenc.encoding import PositionalEncoding, sinusoidal_encoding, stepwise_encoding
 
 L, D = 10, 6
@@ -420,6 +420,8 @@ class TestSchemeCheckers:
         check = lambda answer: exercises.check_alibi_slopes(answer, num_heads=12)  # noqa: E731
         right = [2.0 ** -k for k in range(1, 9)] + [2.0 ** -e for e in (0.5, 1.5, 2.5, 3.5)]
         assert check(right).correct and check(torch.tensor(right)).correct
+        package = check(schemes.alibi_slopes(num_heads=12))  # the run cell's call: the rule is the exercise
+        assert package.status == "mistake" and "package's own schemes.alibi_slopes" in package.message
         assert check([float(f"{s:.4g}") for s in right]).correct  # four significant digits, typed
         assert not check([float(f"{s:.2g}") for s in right]).correct
         assert "sorted" in check(sorted(right, reverse=True)).message
@@ -570,6 +572,12 @@ def test_drift_fix_runs_the_builder_on_new_sizes():
     assert copied.status == "wrong" and "for the sizes the function is given" in copied.message
     package = exercises.check_drift_fix(lambda **sizes: builder.sinusoidal_encoding(**sizes))
     assert package.status == "mistake" and "package's own builder" in package.message
+
+    def with_frequencies(*, max_sequence_length, d_model):  # notebook 12's float64 angles, on screen
+        angle = torch.arange(max_sequence_length, dtype=torch.float64)[:, None] * builder.frequencies(d_model=d_model)
+        return torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(1).float()
+    refused = exercises.check_drift_fix(with_frequencies)
+    assert refused.status == "mistake" and "builder.frequencies" in refused.message
     swapped = exercises.check_drift_fix(lambda **sizes: _builder()(**sizes).roll(1, dims=1))
     assert swapped.status == "wrong" and "check the formula" in swapped.message
 

@@ -262,6 +262,7 @@ def half_split_permutation(*, d: int) -> torch.Tensor:
 # ALiBi ---------------------------------------------------------------------------------------
 
 
+@marked("schemes.alibi_slopes")
 @checked(num_heads=SIZE, dtype=FLOAT_DTYPE)
 def alibi_slopes(*, num_heads: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """One slope per head, shape (num_heads,), as in "Train Short, Test Long" (Press et al., 2022, section 3).

@@ -8,7 +8,7 @@ import torch
 
 from .._checks import check_size
 from .._provenance import calls_any
-from ..builder import DEFAULT_BASE, sinusoidal_encoding
+from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -83,7 +83,7 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
 
     It is run on sizes of its own, none of them the notebook's: 30,000 x 16, where a step still in float32 shows
     as an error that grows with the position, and 5 x 10. A function that calls the package's own
-    `builder.sinusoidal_encoding` is named: the exercise is to fix the code by hand.
+    `builder.sinusoidal_encoding` or `builder.frequencies` is named: the exercise is to fix the code by hand.
     """
     if answer is None:
         return not_attempted("your fixed function my_builder(*, max_sequence_length, d_model)")
@@ -96,6 +96,9 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
         return Feedback(MISTAKE, "It calls the package's own builder.sinusoidal_encoding, which gets this right by "
                                  "another route: fix the function above by hand, so that each angle is computed in "
                                  "float64.")
+    if calls_any(lambda: _run_builder(answer, 5, 10), [frequencies]):
+        return Feedback(MISTAKE, "It calls the package's builder.frequencies: fix the function above by hand, by "
+                                 "finding the step of still_drifts that is float32.")
     worst = 0.0
     for length, d_model in _DRIFT_CASES:
         sizes = f"max_sequence_length={length:,}, d_model={d_model}"

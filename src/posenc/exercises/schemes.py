@@ -10,7 +10,7 @@ import torch
 
 from .. import schemes
 from .._checks import check_base, check_floating_tensor, check_size
-from .._provenance import calls_any
+from .._provenance import calls_any, made_by
 from ..builder import DEFAULT_BASE, frequencies
 from ..schemes import alibi_slopes, apply_rotary, rotate_pairs
 from .feedback import (
@@ -92,7 +92,7 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
     if mistake:
         return mistake
     return Feedback(WRONG, f"Got {describe(answer)}; expected each pair (2i, 2i+1) of row p turned back by the angle "
-                           f"p * {base:g}^(-2i/{d}): (a, b) -> (a cos t + b sin t, -a sin t + b cos t).")
+                           f"p * {base:g}^(-2i/{d}), the angle R_p turned it by, the other way.")
 
 
 @exercise("RoPE column by column")
@@ -183,6 +183,9 @@ def check_alibi_slopes(answer: object, *, num_heads: int) -> Feedback:
     the slopes of c heads, c the largest power of two below num_heads, then the 1st, 3rd, ... slopes of 2c heads.
     """
     num_heads = check_size("num_heads", num_heads, maximum=1024)
+    if made_by(answer) == "schemes.alibi_slopes":
+        return Feedback(MISTAKE, "That is the package's own schemes.alibi_slopes: write the slopes from the rule, "
+                                 "as numbers or expressions such as 2 ** -3.")
     expected = alibi_slopes(num_heads=num_heads, dtype=torch.float64)
     answer = as_tensor(answer, f"the {num_heads} slopes, e.g. a list")
     if isinstance(answer, Feedback):
