@@ -208,8 +208,8 @@ _WHAT_IT_DOES = {
             f"{2 * CopySettings().longest_block} trained positions) by less than s, and the slower pairs by s",
     "llama3": "Llama 3.1's rule keeps pair 0, divides pair 1 by less than s, and the slower pairs by s",
 }
-_BOTH = {frozenset({"yarn", "llama3"}): "Both, YaRN as its code computes it, keep pair 0, divide pair 1 (it too turns "
-                                        f"more than once within the {2 * CopySettings().longest_block} trained "
+_BOTH = {frozenset({"yarn", "llama3"}): "Each (YaRN as its code computes it) keeps pair 0, divides pair 1 (it too "
+                                        f"turns more than once within the {2 * CopySettings().longest_block} trained "
                                         "positions) by less than s, and the slower pairs by s."}
 
 
