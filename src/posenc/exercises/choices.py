@@ -186,7 +186,9 @@ def check_rope_in_a_packed_row(answer: object) -> Feedback:
 
 _SAVED_STATE = {
     "a": "The weights did load: at 32 tokens the reloaded model copies as the tuned one does, above 90%.",
-    "b": "A state dict holds the weights; the frequencies are numbers each layer keeps beside them, set by the rule. "
+    "b": "A state dict holds the weights and the buffers a layer registers as persistent. posenc keeps the "
+         "frequencies as a plain attribute, and transformers registers them with persistent=False, so neither saves "
+         "them. "
          "The fresh model turns with plain RoPE, its slow pairs twice as fast as in the fine-tune. The rule belongs "
          "to the model's settings (in transformers, its config, the settings file saved with the weights).",
     "c": "RoPE keeps no table of positions: each angle is computed from its position, at any length. The reloaded "

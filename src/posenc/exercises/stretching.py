@@ -208,6 +208,9 @@ _WHAT_IT_DOES = {
             f"{2 * CopySettings().longest_block} trained positions) by less than s, and the slower pairs by s",
     "llama3": "Llama 3.1's rule keeps pair 0, divides pair 1 by less than s, and the slower pairs by s",
 }
+_BOTH = {frozenset({"yarn", "llama3"}): "Each (YaRN as its code computes it) keeps pair 0, divides pair 1 (it too "
+                                        f"turns more than once within the {2 * CopySettings().longest_block} trained "
+                                        "positions) by less than s, and the slower pairs by s."}
 
 
 def _normal(name: str) -> str:
@@ -291,7 +294,8 @@ def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learn
     ordered = sorted(best, key=BEST_TWO_RULES.index)
     right, measured = " and ".join(_SHOWN[rule] for rule in ordered), "; ".join(map(scores, ordered))
     if set(names) == best:
-        what = " ".join(f"{_WHAT_IT_DOES[rule][0].upper()}{_WHAT_IT_DOES[rule][1:]}." for rule in ordered)
+        what = _BOTH.get(best) or " ".join(f"{_WHAT_IT_DOES[rule][0].upper()}{_WHAT_IT_DOES[rule][1:]}."
+                                           for rule in ordered)
         return Feedback(CORRECT, f"Correct: {right}, in every seed that learned the task ({measured}). {what}")
     wrong = [name for name in names if name not in best]
     why = " ".join(f"Not {_SHOWN[rule]} ({scores(rule)}): {_WHAT_IT_DOES[rule]}." for rule in wrong)
