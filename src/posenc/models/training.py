@@ -184,11 +184,12 @@ def compare(schemes: Sequence[str] = SCHEMES, *, settings: Settings | None = Non
 
     `lengths` defaults to the longest trained length and 2x and 4x it. With
     `progress=True`, one line per model shows its step and loss while it trains (in
-    Jupyter, updated in place), then the seconds it took.
+    Jupyter, updated in place), then the seconds it took. The finished line leaves out
+    the last loss, so it does not give away the accuracies an exercise asks about.
     """
     if lengths is None:
         lengths = [settings.longest, 2 * settings.longest, 4 * settings.longest]
-    lines = ProgressLines() if progress else None
+    lines = ProgressLines(show_loss=False) if progress else None
     accuracies, results = {}, {}
     for scheme in schemes:
         results[scheme] = train(scheme, settings=settings, progress=lines.step if lines else None)
@@ -239,7 +240,8 @@ class ProgressLines:
     Anywhere else only the finished lines are printed, one per model.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, show_loss: bool = True) -> None:
+        self.show_loss = show_loss  # whether the finished line ends with the last loss
         self.lines: list[str] = []
         self.handle = None
         try:
@@ -258,8 +260,9 @@ class ProgressLines:
         self._show()
 
     def done(self, result: Result) -> None:
-        line = (f"{result.scheme:<11} trained in {result.seconds:.1f} s: {len(result.losses)} steps, "
-                f"last loss {result.losses[-1]:.3f}")
+        line = f"{result.scheme:<11} trained in {result.seconds:.1f} s: {len(result.losses)} steps"
+        if self.show_loss:
+            line += f", last loss {result.losses[-1]:.3f}"
         if self.lines and self.lines[-1].startswith(f"{result.scheme:<11} step"):
             self.lines[-1] = line
         else:
