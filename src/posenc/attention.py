@@ -213,7 +213,7 @@ def _keep(shape: torch.Size, *, key_mask: object, causal: bool, mask: object) ->
         keep = visible if keep is None else keep & visible
     if keep is not None and not bool(keep.any(dim=-1).all()):
         names = "key_mask" if mask is None else "mask" if key_mask is None else "key_mask and mask together"
-        raise ValueError(f"{names} must keep at least one key in every row{' (causal: token 0 must be real)' if causal else ''}")
+        raise ValueError(f"{names} must keep at least one key in every row{' (causal: a real first token)' if causal else ''}")
     return keep
 
 

@@ -170,9 +170,10 @@ class TinyDecoder(nn.Module):
     def _check_positions(self, position_ids: object, batch: int, seq: int) -> torch.Tensor:
         """`(batch, seq)` position ids, once they are known to fit: a learned or sinusoidal table has a row for each."""
         limit = self.max_sequence_length if self.position_embedding is not None else 2**24  # float32's whole numbers
+        allowed = f"{(batch, seq)} or {(seq,)} in [0, {limit}) for {self.scheme}"
         inside = (check_tensor("position_ids", position_ids, ndim=(1, 2), kind="integer") >= 0) & (position_ids < limit)
         if tuple(position_ids.shape) not in ((seq,), (batch, seq)) or not bool(inside.all()):
-            raise ValueError(f"position_ids must be {(batch, seq)} or {(seq,)} in [0, {limit}), got {short(position_ids)}")
+            raise ValueError(f"position_ids must be {allowed}, got {short(position_ids)}")
         return position_ids.long().expand(batch, seq)
 
 
