@@ -29,17 +29,17 @@ __all__ = [
 
 _EVERY_SCORE_PLUS_FIVE = {
     "a": "Each exp(s) grows by e^5, but so does the row's sum, and the factor cancels.",
-    "b": "softmax(s + c) = e^c e^s / (e^c sum(e^s)) = softmax(s). That is why a mask needs -inf, not 0: a score of 0 "
-         "is a score like any other.",
+    "b": "The mask comes after the + 5, so each padded key's score is still -inf, and exp(-inf) = 0.",
     "c": "Adding moves every score alike and keeps their differences, and the differences alone set the weights. "
          "Dividing the scores, as by sqrt(d_k), is what evens the weights out.",
-    "d": "The mask comes after the + 5, so each padded key's score is still -inf, and exp(-inf) = 0."
+    "d": "softmax(s + c) = e^c e^s / (e^c sum(e^s)) = softmax(s). That is why a mask needs -inf, not 0: a score of 0 "
+         "is a score like any other.",
 }
 
 
 def check_every_score_plus_five(answer: object) -> Feedback:
     """A multiple choice: every score + 5: what happens to the weights."""
-    return check_choice(answer, options=_EVERY_SCORE_PLUS_FIVE, correct="b",
+    return check_choice(answer, options=_EVERY_SCORE_PLUS_FIVE, correct="d",
                         question="every score + 5: what happens to the weights?")
 
 
@@ -47,16 +47,16 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
     "a": "The inputs' averages match, since both sentences add the same rows of PE. But attention mixes the rows "
          "before the average. With PE, john scores its keys differently at position 0 than at position 3, so the "
          "outputs change, not only their order.",
-    "b": "Without PE the outputs only move with their words, and an average ignores the order of its rows. With PE "
-         "the output rows themselves change, so their average changes too.",
-    "c": "Without PE the outputs are the same rows in a new order, and an average does not depend on the order of "
+    "b": "Without PE the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds.",
+    "c": "Without PE the outputs only move with their words, and an average ignores the order of its rows. With PE "
+         "the output rows themselves change, so their average changes too.",
 }
 
 
 def check_average_of_shuffled_outputs(answer: object) -> Feedback:
     """A multiple choice: the average of the outputs, shuffled."""
-    return check_choice(answer, options=_AVERAGE_OF_SHUFFLED_OUTPUTS, correct="b",
+    return check_choice(answer, options=_AVERAGE_OF_SHUFFLED_OUTPUTS, correct="c",
                         question="the average of the outputs, shuffled")
 
 
@@ -76,10 +76,10 @@ def check_base_ten_at_distance_58(answer: object) -> Feedback:
 
 
 _TYPO_COSINE_COLUMNS = {
-    "a": "The typo's denominators are 0.2154, 2.2e7 and 2.2e15. The last two divide every position to nearly 0, so "
-         "their cosines are 1.0 at every position and carry no position.",
-    "b": "The first denominator, 0.2154, turns its column about 4.6 radians per position. The other two, 2.2e7 and "
+    "a": "The first denominator, 0.2154, turns its column about 4.6 radians per position. The other two, 2.2e7 and "
          "2.2e15, leave every angle near 0, so their cosines are 1.0 everywhere.",
+    "b": "The typo's denominators are 0.2154, 2.2e7 and 2.2e15. The last two divide every position to nearly 0, so "
+         "their cosines are 1.0 at every position and carry no position.",
     "c": "The first denominator is 0.2154, below 1, so that column turns fast, about 4.6 radians per position. Its "
          "values still differ from position to position.",
 }
@@ -87,18 +87,18 @@ _TYPO_COSINE_COLUMNS = {
 
 def check_typo_cosine_columns(answer: object) -> Feedback:
     """A multiple choice: the typo's cosine columns, d_model = 6."""
-    return check_choice(answer, options=_TYPO_COSINE_COLUMNS, correct="b",
+    return check_choice(answer, options=_TYPO_COSINE_COLUMNS, correct="a",
                         question="the typo's cosine columns, d_model = 6")
 
 
 _ROPE_SELF_SCORE_PEAK = {
     "a": "Nothing makes offset 0 the top: the query and the key are two different vectors, and turning the key can "
          "bring it closer to the query's direction.",
-    "b": "At offset s the score is q . (R_s k), with q = word @ W_Q and k = word @ W_K: two different vectors, since "
+    "b": "A rotation keeps lengths, so the score never exceeds |q| |k|; it rises and falls with the offset instead "
+         "of growing.",
+    "c": "At offset s the score is q . (R_s k), with q = word @ W_Q and k = word @ W_K: two different vectors, since "
          "W_Q and W_K differ. It is largest where the turn brings k closest to q's direction, which need not be "
          "offset 0. (With W_Q = W_K it would be: a rotation cannot make q . R q larger than |q|^2.)",
-    "c": "A rotation keeps lengths, so the score never exceeds |q| |k|; it rises and falls with the offset instead "
-         "of growing.",
     "d": "The score is the same at every position for a given offset (the two lines lie on each other), not the "
          "same at every offset.",
 }
@@ -106,7 +106,7 @@ _ROPE_SELF_SCORE_PEAK = {
 
 def check_rope_self_score_peak(answer: object) -> Feedback:
     """A multiple choice: where RoPE's self-score peaks."""
-    return check_choice(answer, options=_ROPE_SELF_SCORE_PEAK, correct="b",
+    return check_choice(answer, options=_ROPE_SELF_SCORE_PEAK, correct="c",
                         question="where RoPE's self-score peaks")
 
 
@@ -124,17 +124,18 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
                         question="the non-causal ALiBi model at the trained length")
 
 
-_SINUSOIDAL_HEAD_ON_32_TOKENS = {"a": "Past the trained positions its weight on the token before falls low (the right panel).",
-    "b": "Rows 16 to 31 of PE were never in a training input, so the model never learned what "
+_SINUSOIDAL_HEAD_ON_32_TOKENS = {
+    "a": "Rows 16 to 31 of PE were never in a training input, so the model never learned what "
          "they mean.",
+    "b": "Past the trained positions its weight on the token before falls low (the right panel).",
     "c": "A query at a trained position still finds its neighbour, even with 16 new keys beside "
-         "it."
+         "it.",
 }
 
 
 def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
     """A multiple choice: where the sinusoidal head looks on 32 tokens."""
-    return check_choice(answer, options=_SINUSOIDAL_HEAD_ON_32_TOKENS, correct="b",
+    return check_choice(answer, options=_SINUSOIDAL_HEAD_ON_32_TOKENS, correct="a",
                         question="where the sinusoidal head looks on 32 tokens")
 
 
@@ -186,13 +187,13 @@ def check_rope_in_a_packed_row(answer: object) -> Feedback:
 
 _SAVED_STATE = {
     "a": "The weights did load: at 32 tokens the reloaded model copies as the tuned one does, above 90%.",
-    "b": "A state dict holds the weights and the buffers a layer registers as persistent. posenc keeps the "
+    "b": "RoPE keeps no table of positions: each angle is computed from its position, at any length. The reloaded "
+         "model reads 64 tokens without an error, with other angles than those it was tuned on.",
+    "c": "A state dict holds the weights and the buffers a layer registers as persistent. posenc keeps the "
          "frequencies as a plain attribute, and transformers registers them with persistent=False, so neither saves "
          "them. "
          "The fresh model turns with plain RoPE, its slow pairs twice as fast as in the fine-tune. The rule belongs "
          "to the model's settings (in transformers, its config, the settings file saved with the weights).",
-    "c": "RoPE keeps no table of positions: each angle is computed from its position, at any length. The reloaded "
-         "model reads 64 tokens without an error, with other angles than those it was tuned on.",
     "d": "RoPE draws nothing at random. Each angle is a position times a frequency, and the same seed or another "
          "gives the same angles.",
 }
@@ -200,7 +201,7 @@ _SAVED_STATE = {
 
 def check_saved_state(answer: object) -> Feedback:
     """A multiple choice: what the saved state left out."""
-    return check_choice(answer, options=_SAVED_STATE, correct="b",
+    return check_choice(answer, options=_SAVED_STATE, correct="c",
                         question="what the saved state left out")
 
 
@@ -221,17 +222,17 @@ def check_half_turned_heads(answer: object) -> Feedback:
 _LLAMA_4_RULE = {
     "a": "high_freq_factor sets the bound below which a pair is kept, 8192 / high_freq_factor: at 1 it rises from "
          "2,048 to 8,192 positions, so the 6 pairs Llama 3.1 blends are now kept.",
-    "b": "Both bounds are 8192 / 1: nothing lies between them, so nothing is blended. The 6 pairs Llama 3.1 blends "
-         "(wavelengths from 2,048 to 8,192) are kept with the 29 faster ones; the 29 slower than 8,192 are divided, "
-         "by 16 now.",
+    "b": "A smaller high_freq_factor raises the kept bound to meet the other one; the blend between them shrinks to "
+         "nothing instead of widening.",
     "c": "The divided pairs are those slower than 8192 / low_freq_factor, and low_freq_factor stays 1: the same 29. "
          "The 6 blended pairs move to the kept side, not to the divided one.",
-    "d": "A smaller high_freq_factor raises the kept bound to meet the other one; the blend between them shrinks to "
-         "nothing instead of widening.",
+    "d": "Both bounds are 8192 / 1: nothing lies between them, so nothing is blended. The 6 pairs Llama 3.1 blends "
+         "(wavelengths from 2,048 to 8,192) are kept with the 29 faster ones; the 29 slower than 8,192 are divided, "
+         "by 16 now.",
 }
 
 
 def check_llama_4_rule(answer: object) -> Feedback:
     """A multiple choice: Llama 4's rule against Llama 3.1's."""
-    return check_choice(answer, options=_LLAMA_4_RULE, correct="b",
+    return check_choice(answer, options=_LLAMA_4_RULE, correct="d",
                         question="Llama 4's rule against Llama 3.1's")
