@@ -337,6 +337,24 @@ def test_the_previous_token_head_is_the_one_that_looks_back_most():
     assert training.previous_token_head(model, ids) == where
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_weight_by_offset_adds_up_the_heads_weights_offset_by_offset(causal):
+    torch.manual_seed(2)
+    model = transformer.TinyTransformer(scheme="rotary", settings=transformer.Settings(
+        d_model=8, num_heads=2, shortest=4, longest=6, causal=causal))
+    ids = torch.randint(10, (3, 9), generator=torch.Generator().manual_seed(2))
+    layer, head = training.previous_token_head(model, ids)
+    weights = training.attention_map(model, ids, layer=layer)[:, head]
+    expected = Counter()
+    for b, query, key in itertools.product(range(3), range(5, 9), range(9)):
+        expected[query - key] += float(weights[b, query, key]) / (3 * 4)
+    found = training.weight_by_offset(model, ids, queries=range(5, 9))
+    assert found.keys() == {o for o, w in expected.items() if w > 0}
+    assert all(found[o] == pytest.approx(expected[o], abs=1e-6) for o in found)
+    assert list(found.values()) == sorted(found.values(), reverse=True) and sum(found.values()) == pytest.approx(1)
+    assert causal == (min(found) == 0)  # a causal head sees no key ahead of its query
+
+
 def test_compare_keeps_one_line_per_model_outside_jupyter(capsys):
     training.compare(["none", "rotary"], settings=TINY, lengths=[8])
     out = capsys.readouterr().out

@@ -4,7 +4,7 @@
     train, compare          the previous-token experiment (`task.previous_token_batch`): one model per scheme,
                             scored at the trained length and beyond (`accuracy`, on `evaluation_batch`)
     attention_map           what a trained model's block attends to; `previous_token_head` finds the head
-                            that looks back one token
+                            that looks back one token, `weight_by_offset` how far back that head looks
 
 Everything is seeded and trains on one thread, so a run gives the same numbers on any number of cores (the last
 digits can still move with the CPU's kernels).
@@ -25,7 +25,7 @@ from ..task import previous_token_batch
 from .transformer import FORMULA_LENGTH, SCHEMES, Settings, TinyTransformer, _settings_or_default
 
 __all__ = ["Result", "fit", "predictions", "train", "accuracy", "evaluation_batch", "Comparison",
-           "compare", "attention_map", "previous_token_head"]
+           "compare", "attention_map", "previous_token_head", "weight_by_offset"]
 
 # Sequences scored at once by `accuracy`.
 EVALUATION_CHUNK = 16
@@ -227,6 +227,23 @@ def previous_token_head(model: TinyTransformer, ids: torch.Tensor) -> tuple[int,
                               .mean(dim=(0, 2)) for block in model.blocks])  # (layers, heads)
     layer, head = divmod(int(looks_back.argmax()), model.settings.num_heads)
     return layer, head
+
+
+@checked(model=_MODEL, ids=_at_least_two_positions)
+def weight_by_offset(model: TinyTransformer, ids: torch.Tensor, *, queries: range) -> dict[int, float]:
+    """Where the `previous_token_head` of `model` looks from `queries`: {offset: weight}, the largest weight first.
+
+    The offset is how far back the key is, query - key (negative: the key is ahead; 1: the previous token). The
+    weights are averaged over the sequences of `ids` and over the queries, so they add up to 1. Offsets that get no
+    weight at all (keys a causal mask hides) are left out.
+    """
+    layer, head = previous_token_head(model, ids)
+    rows = torch.tensor(list(queries))
+    weights = attention_map(model, ids, layer=layer)[:, head].mean(dim=0)[rows]  # (queries, keys)
+    length = ids.shape[1]
+    offsets = rows[:, None] - torch.arange(length)[None, :] + length - 1  # index o + length - 1 holds offset o
+    by_offset = torch.zeros(2 * length - 1).index_add_(0, offsets.flatten(), weights.flatten()) / len(rows)
+    return {int(i) - length + 1: float(by_offset[i]) for i in by_offset.argsort(descending=True) if by_offset[i] > 0}
 
 
 # A progress line per model ------------------------------------------------------------------------------------------
