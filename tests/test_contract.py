@@ -425,8 +425,6 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
         torch.manual_seed(0)
         sizes["module"] = torch.nn.MultiheadAttention(6, 1, bias=False)  # built for (seq, batch, d_model)
         sizes["x"] = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(4))  # fed (batch, seq, d_model)
-    if name.endswith("check_packed_weights"):
-        sizes["scores"] = torch.randn(6, 6, generator=torch.Generator().manual_seed(3))  # lengths [2, 3, 1]
     kwargs = {k: v for k, v in sizes.items() if k in parameter_names(checker)}
 
     class Broken(torch.nn.Module):

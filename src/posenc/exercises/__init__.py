@@ -13,7 +13,7 @@
     schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
     predictions   "predict, then run": check_prediction, and check_choice for a multiple choice
     choices       the notebooks' multiple-choice questions, so the cell a learner runs holds no answer key
-    batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's weights,
+    batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's mask,
                   position ids of a left-padded batch, a decoding loop's logits with a cache, the keys a RoPE cache
                   holds
     stretching    how much a pair's wavelength grows with the base, the columns of a partly turned head that make a
@@ -43,9 +43,10 @@ module written for (seq, batch, d_model); the position-ids checker pads at a pos
 drift-fix checker, which runs the learner's builder on new sizes, a denominator still float32, float32 angles, and
 the angle cast before its sine.
 The batch-first checker names the bug's own output (the sequences mixed at each position) and its half-fixes; the
-packed-weights checker the causal mask alone (attention across documents) and the blocks without the triangle.
+document-mask checker, which runs the learner's function on new lengths, the causal mask alone (attention across
+documents), the blocks without the triangle and the mask inverted.
 Where an exercise asks for something by hand, the table, padding-function and module checkers name the package's own
-answer (a table its builders made, tokens.pad, its PositionalEncoding) as not the exercise.
+answer (a table its builders made, tokens.pad, its PositionalEncoding, attention.packed_mask) as not the exercise.
 """
 
 from .attention import *  # noqa: F403

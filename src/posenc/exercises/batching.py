@@ -1,4 +1,4 @@
-"""Checkers for batches: a batch fed to a module built for (seq, batch, d_model), the weights of a packed row, the
+"""Checkers for batches: a batch fed to a module built for (seq, batch, d_model), the mask of a packed row, the
 position ids of a left-padded batch, a decoding loop's logits with a KV cache, and the keys a RoPE cache holds."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import torch
 
-from .._checks import check_floating_tensor, check_size, check_tensor, is_sequence, short
-from .._provenance import made_by
-from ..attention import attention_weights
+from .._checks import check_floating_tensor, check_size, check_tensor, short
+from .._provenance import calls_any, made_by
+from ..attention import document_ids_from_lengths, packed_mask
 from ..models.decoder import TinyDecoder, decode_with_cache
 from ..positions import check_attention_mask
 from ..positions import position_ids as mask_position_ids
@@ -20,14 +20,17 @@ from .feedback import (
     MISTAKE,
     WRONG,
     Feedback,
+    as_function,
     as_tensor,
     close,
     describe,
+    error_line,
     exercise,
     first_mistake,
+    not_attempted,
 )
 
-__all__ = ["check_batch_first", "check_packed_weights", "check_position_ids", "check_cached_logits", "check_cached_keys"]
+__all__ = ["check_batch_first", "check_document_mask", "check_position_ids", "check_cached_logits", "check_cached_keys"]
 
 
 @exercise("a batch-first batch through a sequence-first module")
@@ -108,67 +111,100 @@ def _reshaped_in(reference: torch.nn.MultiheadAttention, x: torch.Tensor) -> tor
         return reference(mixed, mixed, mixed, need_weights=False)[0].transpose(0, 1)
 
 
-@exercise("attention weights of a packed row")
-def check_packed_weights(answer: object, *, scores: torch.Tensor, lengths: list[int]) -> Feedback:
-    """The causal attention weights of documents of `lengths` packed in one row: a key is visible to a query when
-    both are in one document and the key is not after the query; softmax over each row of `scores` masked with -inf."""
-    lengths = _check_lengths(lengths)
-    seq = sum(lengths)
-    check_floating_tensor("scores", scores, ndim=(2,))
-    if tuple(scores.shape) != (seq, seq):
-        raise ValueError(f"scores must be ({seq}, {seq}) for documents of lengths {lengths}, got {tuple(scores.shape)}")
-    scores = scores.detach().cpu().double()
+# The lengths a document-mask function is tried on, none of them the notebook's: a one-token document, a single
+# document, four documents.
+_DOCUMENT_CASES = ([3, 2, 4], [1, 4, 2], [5], [2, 1, 3, 2])
+
+
+def _document_mask(lengths: list[int]) -> torch.Tensor:
+    """True where query r may look at key c: same document, c <= r."""
     document = torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
-    same = document[:, None] == document[None, :]
-    causal = torch.ones(seq, seq, dtype=torch.bool).tril()
-    visible = same & causal
-    expected = attention_weights(scores, mask=visible)
-    # Hiding the diagonal too leaves a document's first token no key at all (NaN): keep NaN to recognise it.
-    answer = as_tensor(answer, f"the weights, a ({seq}, {seq}) tensor", allow_nan=True)
-    if isinstance(answer, Feedback):
-        return answer
-    shown = describe(answer)
-    if answer.dtype == torch.bool or (answer.shape == expected.shape and torch.equal(answer.double(), visible.double())):
-        if answer.shape == expected.shape and torch.equal(answer.bool(), visible):
-            return Feedback(MISTAKE, "That is the right mask, not the weights: fill the scores with -inf where it is "
-                                     "False, then take the softmax of each row.")
-        return Feedback(WRONG, f"Got {shown}: a mask. The answer is the weights: softmax of the scores, "
-                               "with -inf where a query may not look.")
-    answer = torch.nan_to_num(answer.double(), nan=0.0, posinf=0.0, neginf=0.0)
-    if close(answer, expected):
-        return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}; each token attends to its own document's "
-                                 "tokens up to itself, as if its document were alone in the row.")
+    return (document[:, None] == document[None, :]) & torch.ones(len(document), len(document), dtype=torch.bool).tril()
 
-    def softmax_keeping(keep: torch.Tensor, fill: float = float("-inf"), dim: int = -1) -> torch.Tensor:
-        return torch.softmax(scores.masked_fill(~keep, fill), dim=dim)
 
-    mistakes = [
-        ("The bug itself, the causal mask alone: each token still attends to the documents before its own. Keep a key "
-         "only if it is in the query's document too: and the causal mask with document[:, None] == document[None, :].",
-         lambda: softmax_keeping(causal)),
-        ("No mask at all: every token sees every document, before and after it. Keep the keys of the query's own "
-         "document, up to the query.", lambda: torch.softmax(scores, dim=-1)),
-        ("The document blocks without the causal triangle: each token sees the later tokens of its own document. A "
-         "decoder hides the future inside each document too: and the blocks with the causal mask.",
-         lambda: softmax_keeping(same)),
-        ("The diagonal is hidden: a token may look at itself (and without it each document's first token sees "
-         "nothing, NaN). Keep c <= r, torch.tril.", lambda: softmax_keeping(visible & ~torch.eye(seq, dtype=torch.bool))),
-        ("The mask came after the softmax: zeroing weights afterwards leaves rows that no longer sum to 1. Fill the "
-         "scores with -inf first, then take the softmax.", lambda: softmax_keeping(causal) * visible),
-        ("The same zeroing after the softmax, on unmasked weights: rows no longer sum to 1. Fill the scores with -inf "
-         "first, then take the softmax.", lambda: torch.softmax(scores, dim=-1) * visible),
-        ("The hidden scores were set to 0, not -inf: exp(0) = 1, so the other documents still get weight. Use "
-         "float('-inf').", lambda: softmax_keeping(visible, fill=0.0)),
-        ("The mask is inverted: masked_fill puts -inf where its mask is True, so give it the pairs to hide, "
-         "~(same document & causal).", lambda: softmax_keeping(~visible)),
-        ("The softmax ran down the columns (dim=-2): each query's row must sum to 1, so use dim=-1.",
-         lambda: softmax_keeping(visible, dim=-2)),
-    ]
-    mistake = first_mistake(lambda weights: close(answer, torch.nan_to_num(weights, nan=0.0)), mistakes)
-    if mistake:
-        return mistake
-    return Feedback(WRONG, f"Got {shown}; expected softmax(scores with -inf wherever the key is in another document "
-                           f"or after the query), shape {tuple(expected.shape)}.")
+def _run_document_mask(function: Callable, lengths: list[int]) -> tuple[str, object]:
+    """Call the learner's function on a copy of `lengths`: ("returned", result) or ("raised", the error)."""
+    try:
+        return "returned", function(list(lengths))
+    except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
+        return "raised", error
+
+
+@exercise("a mask for documents packed in one row")
+def check_document_mask(answer: object) -> Feedback:
+    """A function `answer(lengths)` that returns the `(n, n)` mask of documents of `lengths` packed in one row
+    (n = sum(lengths)): True where query r may look at key c, i.e. both are in one document and c <= r.
+
+    It is run on lengths of the checker's own, none of them the notebook's, so a mask built for the notebook cannot
+    pass. A 0/1 mask of numbers is right too. Named: the causal mask alone (the bug), the blocks without the triangle,
+    the mask inverted (nn.MultiheadAttention's convention), the diagonal hidden, the triangle the wrong way, no mask,
+    and weights instead of a mask. A function that calls the package's packed_mask or document_ids_from_lengths is
+    named: the exercise builds the mask by hand.
+    """
+    if answer is None:
+        return not_attempted("your function my_document_mask(lengths)")
+    if (not_a_function := as_function(
+            answer, signature="my_document_mask(lengths)",
+            when_a_tensor="The checker tries new lengths: put your lines in def my_document_mask(lengths): and "
+                          "return the mask.")):
+        return not_a_function
+    for lengths in _DOCUMENT_CASES:
+        kind, result = _run_document_mask(answer, lengths)
+        if kind == "raised":
+            if isinstance(result, TypeError) and "argument" in str(result):
+                return Feedback(WRONG, f"Calling my_document_mask({lengths}) failed with {error_line(result)}: give "
+                                       "the function one parameter, the list of lengths.")
+            return Feedback(WRONG, f"my_document_mask({lengths}) raised {error_line(result)}.")
+        n = sum(lengths)
+        given = as_tensor(result, f"the mask, a ({n}, {n}) tensor")
+        if isinstance(given, Feedback):
+            return Feedback(WRONG, f"my_document_mask({lengths}) returned {describe(result)}; expected a ({n}, {n}) "
+                                   "boolean tensor, True where a query may look.")
+        if given.dim() > 2 and all(size == 1 for size in given.shape[:-2]):
+            given = given.reshape(given.shape[-2:])
+        if tuple(given.shape) != (n, n):
+            return Feedback(WRONG, f"For lengths {lengths} ({n} tokens) it returned shape {tuple(given.shape)}, "
+                                   f"expected ({n}, {n}): build the mask from the function's argument, not from the "
+                                   "notebook's variables.")
+        expected = _document_mask(lengths)
+        if given.dtype != torch.bool and not bool(((given == 0) | (given == 1)).all()):
+            return Feedback(MISTAKE, f"For lengths {lengths} it returned numbers other than 0 and 1, such as weights. "
+                                     "Return the mask itself, True where a query may look.")
+        given = given != 0
+        if torch.equal(given, expected):
+            continue
+        causal = torch.ones(n, n, dtype=torch.bool).tril()
+        same = expected | expected.T  # the document blocks, whole
+        mistakes = [
+            ("The causal mask alone, the bug itself: each token still sees the documents before its own. Keep a key "
+             "only if it is in the query's document too: document[:, None] == document[None, :], and the causal mask.",
+             causal),
+            ("The document blocks without the causal triangle: each token sees the later tokens of its own document. "
+             "A decoder hides the future inside each document too: and the blocks with the causal mask.", same),
+            ("Inverted: True where a query may not look. That is nn.MultiheadAttention's convention; this suite's "
+             "mask, like F.scaled_dot_product_attention's, is True where a query may look (06).", ~expected),
+            ("The diagonal is hidden: a token may look at itself, and without it each document's first token sees "
+             "nothing. Keep c <= r, torch.tril.", expected & ~torch.eye(n, dtype=torch.bool)),
+            ("The triangle points the wrong way: each query sees the later tokens of its document, not the earlier "
+             "ones. Keep c <= r, torch.tril (or the package's causal_mask).", expected.T),
+            ("No mask: every entry is True. Keep the keys of the query's own document, up to the query.",
+             torch.ones(n, n, dtype=torch.bool)),
+        ]
+        mistake = first_mistake(lambda wrong, given=given: torch.equal(given, wrong), mistakes)
+        if mistake:
+            return mistake
+        r, c = (int(k) for k in (given != expected).nonzero()[0])
+        return Feedback(WRONG, f"For lengths {lengths}: query {r}, key {c} is {bool(given[r, c])}, expected "
+                               f"{bool(expected[r, c])}. A query may look at a key of its own document, at or before "
+                               "itself.")
+    if calls_any(lambda: [_run_document_mask(answer, lengths) for lengths in _DOCUMENT_CASES],
+                 [packed_mask, document_ids_from_lengths]):
+        return Feedback(MISTAKE, "Right masks, but through the package's packed_mask or document_ids_from_lengths. "
+                                 "Build the mask with torch: number each token's document, compare the numbers, and "
+                                 "combine with the causal mask.")
+    tried = "; ".join(str(lengths) for lengths in _DOCUMENT_CASES)
+    return Feedback(CORRECT, f"Correct on {len(_DOCUMENT_CASES)} new cases (lengths {tried}): each token sees its own "
+                             "document's keys, up to itself, as if its document were alone in the row.")
 
 
 def _check_attention_mask(attention_mask: object) -> torch.Tensor:
@@ -256,15 +292,6 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
         return mistake
     return Feedback(WRONG, f"Got {given.tolist()}; each row's real tokens should be numbered 0, 1, 2, ... from its "
                            "first real token.")
-
-
-def _check_lengths(lengths: object) -> list[int]:
-    if not is_sequence(lengths) or not 1 <= len(lengths) <= 64:
-        raise TypeError(f"lengths must be a list of 1 to 64 document lengths (ints >= 1), got {short(lengths)}")
-    checked = [check_size(f"lengths[{k}]", n, maximum=256) for k, n in enumerate(lengths)]
-    if sum(checked) > 512:
-        raise ValueError(f"lengths must add up to at most 512 tokens (a mask of seq x seq to check), got {sum(checked)}")
-    return checked
 
 
 @exercise("a KV cache's positions in a left-padded batch")
