@@ -21,7 +21,6 @@ from .feedback import (
     MISTAKE,
     WRONG,
     Feedback,
-    as_number,
     as_shape,
     as_tensor,
     close,
