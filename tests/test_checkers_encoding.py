@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from posenc import encoding, exercises
-from posenc.builder import sinusoidal_encoding
+from posenc.builder import frequencies, sinusoidal_encoding
 
 # The columns that repeat within the table --------------------------------------------------------------------
 
@@ -397,46 +397,50 @@ class TestEncodingFunction:
         assert exercises.check_encoding_function(3).status == "wrong"
 
 
-# 03's Exercise 2: one entry of the table, in the column-index notation -------------------------------------------
+# 03's Exercise 2: the wavelength of any column ------------------------------------------------------------------
 
 
-def _entry_by_hand(pos, j, d_model):
-    if j % 2 == 0:
-        return math.sin(pos / 10000 ** (j / d_model))
-    return math.cos(pos / 10000 ** ((j - 1) / d_model))
+def _wavelength_by_hand(j, d_model):
+    return 2 * math.pi * 10000 ** ((j - j % 2) / d_model)
 
 
-class TestEntryFunction:
-    def test_the_formula_is_right_in_math_or_torch(self):
-        assert exercises.check_entry_function(_entry_by_hand).correct
-        assert exercises.check_entry_function(lambda pos, j, d: torch.tensor(_entry_by_hand(pos, j, d))).correct
+class TestWavelengthFunction:
+    def test_the_wavelength_is_right_in_math_or_torch(self):
+        assert exercises.check_wavelength_function(_wavelength_by_hand).correct
+        assert exercises.check_wavelength_function(lambda j, d: torch.tensor(_wavelength_by_hand(j, d))).correct
+        assert exercises.check_wavelength_function(
+            lambda j, d: 2 * math.pi / math.exp((j // 2) * 2 * -math.log(10000.0) / d)).correct
+
+    def test_it_agrees_with_the_table(self):
+        for d_model in (5, 6, 128):
+            by_column = encoding.wavelengths(d_model=d_model)
+            for j in range(d_model):
+                assert _wavelength_by_hand(j, d_model) == pytest.approx(float(by_column[j]), rel=1e-6)
 
     def test_the_package_in_any_wrapping_is_named(self):
         for answer in (
-                lambda pos, j, d: float(encoding.stepwise_encoding(max_sequence_length=pos + 1, d_model=d)[pos, j]),
-                lambda pos, j, d: sinusoidal_encoding(max_sequence_length=pos + 1, d_model=d).clone()[pos, j] + 0,
-                lambda pos, j, d: encoding.PositionalEncoding(d_model=d, max_sequence_length=pos + 1)(
-                    torch.zeros(pos + 1, d)).tolist()[pos][j]):
-            feedback = exercises.check_entry_function(answer)
+                lambda j, d: float(encoding.wavelengths(d_model=d)[j]),
+                lambda j, d: 2 * math.pi * float(encoding.even_denominator(d_model=d)[j // 2]),
+                lambda j, d: 2 * math.pi / float(frequencies(d_model=d)[j // 2])):
+            feedback = exercises.check_wavelength_function(answer)
             assert feedback.status == "mistake" and "package's own" in feedback.message, feedback.message
 
-    @pytest.mark.parametrize("exponent,swap,words", [
-        (lambda j, d: (j - j % 2) / d, True, "sine and cosine are swapped"),
-        (lambda j, d: j / d, False, "uses j in the exponent"),
-        (lambda j, d: (j - 1 / d) if j % 2 else j / d, False, "brackets are missing"),
-        (lambda j, d: (j // 2) / d, False, "pair number i = j // 2"),
+    @pytest.mark.parametrize("rule,words", [
+        (lambda j, d: 10000 ** ((j - j % 2) / d), "that is the denominator"),
+        (lambda j, d: math.pi * 10000 ** ((j - j % 2) / d), "half a wavelength"),
+        (lambda j, d: 1 / 10000 ** ((j - j % 2) / d), "the angle per position"),
+        (lambda j, d: 2 * math.pi / 10000 ** ((j - j % 2) / d), "the angle per position"),
+        (lambda j, d: 2 * math.pi * 10000 ** (j / d), "uses j in the exponent"),
+        (lambda j, d: 2 * math.pi * 10000 ** ((j // 2) / d), "pair number i = j // 2"),
     ])
-    def test_the_usual_mistakes_are_named(self, exponent, swap, words):
-        def answer(pos, j, d):
-            angle = pos / 10000 ** exponent(j, d)
-            return math.sin(angle) if (j % 2 == 0) ^ swap else math.cos(angle)
-        feedback = exercises.check_entry_function(answer)
+    def test_the_usual_mistakes_are_named(self, rule, words):
+        feedback = exercises.check_wavelength_function(rule)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
     def test_other_answers_say_what_they_got(self):
-        assert exercises.check_entry_function(None).status == "not attempted"
-        assert exercises.check_entry_function(3).status == "wrong"
-        feedback = exercises.check_entry_function(lambda pos, j, d: 0.5)
-        assert feedback.status == "wrong" and "returned 0.5000; the formula gives 0.0000" in feedback.message
-        feedback = exercises.check_entry_function(lambda pos, j, d: 1 / 0)
+        assert exercises.check_wavelength_function(None).status == "not attempted"
+        assert exercises.check_wavelength_function(3).status == "wrong"
+        feedback = exercises.check_wavelength_function(lambda j, d: 0.5)
+        assert feedback.status == "wrong" and "returned 0.5; the wavelength is 6.28319 positions" in feedback.message
+        feedback = exercises.check_wavelength_function(lambda j, d: 1 / 0)
         assert feedback.status == "wrong" and "ZeroDivisionError" in feedback.message

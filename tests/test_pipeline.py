@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from posenc import attention, embedding, tokens
+from posenc import attention, embedding, example, tokens
 from posenc.encoding import PositionalEncoding
 from posenc.positions import position_ids
 
@@ -123,3 +123,12 @@ def test_position_ids_refuse_anything_but_a_0_1_mask():
         with pytest.raises(error) as raised:
             position_ids(bad)
         assert all(word in str(raised.value) for word in words), raised.value
+
+
+def test_another_sentences_rows_give_equal_words_equal_rows_of_x_only():
+    words, X, X_prime = example.sentence_rows("the cat sat on the mat", d_model=6)
+    assert words == ["the", "cat", "sat", "on", "the", "mat"] and X.shape == X_prime.shape == (6, 6)
+    assert torch.equal(X[0], X[4]) and not torch.allclose(X_prime[0], X_prime[4])
+    torch.testing.assert_close(X_prime - X, PositionalEncoding(d_model=6, max_sequence_length=6).table)
+    with pytest.raises(ValueError):
+        example.sentence_rows("the cat", d_model=0)

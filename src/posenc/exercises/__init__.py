@@ -3,10 +3,10 @@
     feedback      the core: Feedback, progress(), reading an answer, first_mistake
     tokens        a padding function that refuses a sentence too long, the shape of a one-hot matrix
     embedding     distinct rows, the rows of W_E a loss reaches
-    encoding      the table, one entry in the column-index notation, the shape of a table built with its sizes
-                  swapped
+    encoding      the table, the shape of a table built with its sizes swapped
     modules       a positional-encoding module with its length check fixed, one module for both layouts of a batch
-    wavelengths   where a column first turns negative, the columns that repeat within a table, the shift as a rotation
+    wavelengths   where a column first turns negative, any column's wavelength, the columns that repeat within a
+                  table, the shift as a rotation
     precision     a table whose angles no longer drift, positions in bfloat16
     attention     a repair of the weights masked after the softmax, where a head lands once heads are folded into the
                   batch

@@ -1,5 +1,5 @@
-"""Checkers for the positional-encoding table and its pitfalls: the table, one entry of it, the shape of a table
-built with its two sizes swapped."""
+"""Checkers for the positional-encoding table and its pitfalls: the table, the shape of a table built with its two
+sizes swapped."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from .feedback import (
     MISTAKE,
     WRONG,
     Feedback,
-    as_number,
     as_shape,
     as_tensor,
     close,
@@ -31,7 +30,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_encoding", "check_entry_function", "check_swapped_table_shape", "check_transposed_row",
+__all__ = ["check_encoding", "check_swapped_table_shape", "check_transposed_row",
            "check_encoding_function"]
 
 
@@ -370,73 +369,4 @@ def check_encoding_function(function: object) -> Feedback:
             return Feedback(verdict.status, f"For max_sequence_length={L}, d_model={d}: {verdict.message}")
     tried = ", ".join(f"({L}, {d})" for L, d in _FUNCTION_SIZES)
     return Feedback(CORRECT, f"Correct: the right table for each (max_sequence_length, d_model) tried: {tried}.")
-
-
-# The (pos, j, d_model) an entry function is tried on: even and odd columns, the first and the last, an odd d_model.
-_ENTRY_CASES = ((0, 0, 8), (3, 0, 8), (1, 2, 8), (4, 3, 8), (7, 6, 8), (7, 7, 8), (2, 1, 6), (9, 5, 6), (5, 4, 5),
-                (16, 3, 8))
-
-
-def _entry(pos: int, j: int, d_model: int, *, exponent: Callable[[int], float], swap: bool = False) -> float:
-    """One entry of the table in float64: sine for an even j (cosine if `swap`), angle pos / 10000^exponent(j)."""
-    angle = pos / DEFAULT_BASE ** exponent(j)
-    return math.sin(angle) if (j % 2 == 0) ^ swap else math.cos(angle)
-
-
-@exercise("one entry of the table, in the column-index notation")
-def check_entry_function(function: object) -> Feedback:
-    """A function `function(pos, j, d_model)` that returns the entry PE(pos, j) by the column-index formula:
-    sin(pos / 10000^(j / d_model)) for an even j, cos(pos / 10000^((j - 1) / d_model)) for an odd j. It is called on
-    cases of the checker's own, within 1e-4 of the exact formula. A function that calls the package's steps or
-    builders is named, and so are the usual mistakes: sine and cosine swapped, j for j - 1 in an odd column, the
-    brackets left out of (j - 1) / d_model, and i = j // 2 where the formula has 2i."""
-    if function is None:
-        return not_attempted("a function my_entry(pos, j, d_model)")
-    if not callable(function):
-        return Feedback(WRONG, f"Expected a function, got {describe(function)}.")
-    package = [getattr(steps, name) for name in steps.__all__ if inspect.isfunction(getattr(steps, name))]
-    package += [sinusoidal_encoding, PositionalEncoding.forward]
-    if calls_any(lambda: [function(pos, j, d) for pos, j, d in _ENTRY_CASES], package):
-        return Feedback(MISTAKE, "Your function calls the package's own steps or builders. Write the formula itself, "
-                                 "with math.sin, math.cos and the power of 10000.")
-    got = []
-    for pos, j, d in _ENTRY_CASES:
-        try:
-            value = function(pos, j, d)
-        except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
-            return Feedback(WRONG, f"my_entry({pos}, {j}, {d}) raised {type(error).__name__}: {str(error)[:100]}.")
-        number = as_number(value)
-        if number is None or not math.isfinite(number):
-            return Feedback(WRONG, f"my_entry({pos}, {j}, {d}) returned {describe(value)}, not a number.")
-        got.append(number)
-
-    def matches(exponent: Callable[[int, int], float], swap: bool = False) -> bool:
-        return all(abs(number - _entry(pos, j, d, exponent=lambda c, d=d: exponent(c, d), swap=swap)) <= 1e-4
-                   for number, (pos, j, d) in zip(got, _ENTRY_CASES))
-
-    def right(j: int, d: int) -> float:
-        return (j - j % 2) / d
-
-    if matches(right):
-        return Feedback(CORRECT, "Correct on every case tried, even and odd columns, d_model = 5, 6 and 8: "
-                                 "sin(pos / 10000^(j / d_model)) for an even j, cos(pos / 10000^((j - 1) / d_model)) "
-                                 "for an odd j.")
-    mistakes = [
-        ("sine and cosine are swapped: an even column j takes sin, an odd one cos.", (right, True)),
-        ("an odd column uses j in the exponent: it shares the denominator of the sine before it, "
-         "10000^((j - 1) / d_model).", (lambda j, d: j / d, False)),
-        ("the brackets are missing: j - 1 / d_model subtracts 1 / d_model from j. The exponent of an odd column is "
-         "(j - 1) / d_model.", (lambda j, d: (j - 1 / d) if j % 2 else j / d, False)),
-        ("the exponent uses the pair number i = j // 2 where the formula has 2i: for an even j, 2i is j itself.",
-         (lambda j, d: (j // 2) / d, False)),
-    ]
-    for message, (exponent, swap) in mistakes:
-        if matches(exponent, swap):
-            return Feedback(MISTAKE, "Not quite: " + message)
-    for number, (pos, j, d) in zip(got, _ENTRY_CASES):
-        expected = _entry(pos, j, d, exponent=lambda c, d=d: right(c, d))
-        if abs(number - expected) > 1e-4:
-            return Feedback(WRONG, f"my_entry({pos}, {j}, {d}) returned {number:.4f}; the formula gives "
-                                   f"{expected:.4f}.")
-    return Feedback(WRONG, "Not the formula.")  # not reached: some case differs
 

@@ -1,14 +1,17 @@
-"""Checkers for the wavelengths and relative positions: the first position where a column is negative, the columns
-that repeat within a table, the shift as a rotation."""
+"""Checkers for the wavelengths and relative positions: the first position where a column is negative, a function
+for any column's wavelength, the columns that repeat within a table, the shift as a rotation."""
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import torch
 
+from .. import encoding as steps
 from .._checks import check_base, check_size
-from ..builder import DEFAULT_BASE, frequencies
+from .._provenance import calls_any
+from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -24,7 +27,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_first_negative", "check_repeating_columns", "check_shift_matrix"]
+__all__ = ["check_first_negative", "check_wavelength_function", "check_repeating_columns", "check_shift_matrix"]
 
 
 @exercise("where a column first turns negative")
@@ -96,6 +99,75 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
     else:
         where = "not below zero; the first negative stretch comes earlier"
     return Feedback(WRONG, f"You said {number}: {entry(number)}, {where}. {hint}")
+
+
+# The (j, d_model) a wavelength function is tried on: the first and last columns, sines and cosines, an odd d_model.
+_WAVELENGTH_CASES = ((0, 6), (1, 6), (3, 6), (5, 6), (2, 8), (3, 8), (7, 8), (1, 5), (4, 5), (10, 128), (41, 128),
+                     (511, 512))
+
+
+@exercise("the wavelength of any column")
+def check_wavelength_function(function: object) -> Feedback:
+    """A function `function(j, d_model)` that returns the wavelength, in positions, of column j of the table:
+    2 pi x 10000^(2i / d_model), where 2i = j - j % 2, since a cosine column shares the sine's denominator. It is
+    called on cases of the checker's own, within 1e-4 (relative). A function that calls the package's steps or
+    builders is named, and so are the usual mistakes: the denominator without 2 pi, pi for 2 pi, the angle per
+    position, j in the exponent of an odd column, and the pair number i = j // 2 where the formula has 2i."""
+    if function is None:
+        return not_attempted("a function my_wavelength(j, d_model)")
+    if not callable(function):
+        return Feedback(WRONG, f"Expected a function, got {describe(function)}.")
+    package = [getattr(steps, name) for name in steps.__all__ if inspect.isfunction(getattr(steps, name))]
+    package += [sinusoidal_encoding, frequencies, steps.PositionalEncoding.forward]
+    if calls_any(lambda: [function(j, d) for j, d in _WAVELENGTH_CASES], package):
+        return Feedback(MISTAKE, "Your function calls the package's own steps or builders. Write the wavelength "
+                                 "itself, with math.pi and the power of 10000.")
+    got = []
+    for j, d in _WAVELENGTH_CASES:
+        try:
+            value = function(j, d)
+        except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
+            return Feedback(WRONG, f"my_wavelength({j}, {d}) raised {type(error).__name__}: {str(error)[:100]}.")
+        number = as_number(value)
+        if number is None or not math.isfinite(number):
+            return Feedback(WRONG, f"my_wavelength({j}, {d}) returned {describe(value)}, not a number.")
+        got.append(number)
+
+    def matches(rule) -> bool:
+        return all(math.isclose(number, rule(j, d), rel_tol=1e-4) for number, (j, d) in zip(got, _WAVELENGTH_CASES))
+
+    def denominator(j: int, d: int) -> float:
+        return DEFAULT_BASE ** ((j - j % 2) / d)
+
+    def right(j: int, d: int) -> float:
+        return 2 * math.pi * denominator(j, d)
+
+    if matches(right):
+        return Feedback(CORRECT, "Correct on every case tried, sines and cosines, d_model = 5 to 512: 2π · "
+                                 "10000^(2i/d_model), with 2i = j - j % 2. Column j and its partner share one "
+                                 "wavelength.")
+    mistakes = [
+        ("that is the denominator. The angle pos / denominator grows by 2π over a wavelength, so the wavelength is "
+         "2π times the denominator.", denominator),
+        ("that is half a wavelength, π times the denominator. The wave repeats once its angle grows by 2π.",
+         lambda j, d: math.pi * denominator(j, d)),
+        ("that is the angle per position, 1 / denominator (or 2π / denominator). The wavelength is the number of "
+         "positions per turn, 2π times the denominator.", lambda j, d: 1 / denominator(j, d)),
+        ("that is the angle per position, 1 / denominator (or 2π / denominator). The wavelength is the number of "
+         "positions per turn, 2π times the denominator.", lambda j, d: 2 * math.pi / denominator(j, d)),
+        ("an odd column uses j in the exponent. A cosine column shares the denominator of the sine before it, "
+         "10000^((j - 1)/d_model).", lambda j, d: 2 * math.pi * DEFAULT_BASE ** (j / d)),
+        ("the exponent uses the pair number i = j // 2 where the formula has 2i. For an even j, 2i is j itself.",
+         lambda j, d: 2 * math.pi * DEFAULT_BASE ** ((j // 2) / d)),
+    ]
+    for message, rule in mistakes:
+        if matches(rule):
+            return Feedback(MISTAKE, "Not quite: " + message)
+    for number, (j, d) in zip(got, _WAVELENGTH_CASES):
+        if not math.isclose(number, right(j, d), rel_tol=1e-4):
+            return Feedback(WRONG, f"my_wavelength({j}, {d}) returned {number:.6g}; the wavelength is "
+                                   f"{right(j, d):.6g} positions.")
+    return Feedback(WRONG, "Not the wavelength.")  # not reached: some case differs
 
 
 @exercise("columns that repeat within the table")
