@@ -17,10 +17,28 @@ CORPUS = ("My name is John", "My name is Grant", "What is your name?", "John is 
 L = 10
 
 
-def fixed_pad(words, *, max_sequence_length):
+def fixed_pad(words, *, max_sequence_length, truncate=False):
     if len(words) > max_sequence_length:
-        raise ValueError(f"{len(words)} tokens, more than max_sequence_length={max_sequence_length}")
+        if not truncate:
+            raise ValueError(f"{len(words)} tokens, more than max_sequence_length={max_sequence_length}")
+        words = words[:max_sequence_length]
     return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+
+def refusing_pad(words, *, max_sequence_length):  # the fix of the bug without the truncate option
+    if len(words) > max_sequence_length:
+        raise ValueError("too long")
+    return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+
+def always_refusing_pad(words, *, max_sequence_length, truncate=False):
+    return refusing_pad(words, max_sequence_length=max_sequence_length)
+
+
+def cut_without_padding_pad(words, *, max_sequence_length, truncate=False):
+    if truncate:
+        return words[:max_sequence_length]
+    return refusing_pad(words, max_sequence_length=max_sequence_length)
 
 
 def cutting_pad(words, *, max_sequence_length):  # the exercise's code
@@ -62,13 +80,15 @@ class TestPadFunction:
     def test_the_fix_is_accepted_in_any_signature_that_takes_the_keyword(self):
         assert exercises.check_pad_function(fixed_pad, max_sequence_length=L).correct
         assert exercises.check_pad_function(
-            lambda w, max_sequence_length: fixed_pad(w, max_sequence_length=max_sequence_length),
+            lambda w, max_sequence_length, truncate=False: fixed_pad(w, max_sequence_length=max_sequence_length,
+                                                                     truncate=truncate),
             max_sequence_length=L).correct
         assert exercises.check_pad_function(fixed_pad, max_sequence_length=2).correct
 
     @pytest.mark.parametrize("function,words", [
         (cutting_pad, "still cuts"), (off_by_one_pad, "exactly max_sequence_length=10"), (asserting_pad, "python -O"),
         (exception_pad, "raise ValueError"), (extending_pad, "changed the list"), (front_pad, "in front"),
+        (always_refusing_pad, "asked for a cut"), (cut_without_padding_pad, "still padded"),
     ])
     def test_each_mistake_is_named(self, function, words):
         feedback = exercises.check_pad_function(function, max_sequence_length=L)
@@ -91,15 +111,20 @@ class TestPadFunction:
             feedback = exercises.check_pad_function(function, max_sequence_length=L)
             assert feedback.status == "mistake" and "the package's own tokens.pad" in feedback.message, feedback
         # A hand-written fix whose error message copies the package's word for word is still the learner's own.
-        def same_message(words, *, max_sequence_length):
-            if len(words) > max_sequence_length:
+        def same_message(words, *, max_sequence_length, truncate=False):
+            if len(words) > max_sequence_length and not truncate:
                 raise ValueError(f"the sentence has {len(words)} tokens, more than max_sequence_length="
                                  f"{max_sequence_length}; shorten it or raise max_sequence_length to at least "
                                  f"{len(words)}")
-            return list(words) + ["<PAD>"] * (max_sequence_length - len(words))
+            words = list(words)[:max_sequence_length]
+            return words + ["<PAD>"] * (max_sequence_length - len(words))
 
         assert exercises.check_pad_function(same_message, max_sequence_length=L).correct
         assert sys.getprofile() is profile  # the watch on the calls is removed
+
+    def test_a_fix_without_the_truncate_option_is_told_to_add_it(self):
+        feedback = exercises.check_pad_function(refusing_pad, max_sequence_length=L)
+        assert feedback.status == "wrong" and "truncate=False" in feedback.message, feedback.message
 
     def test_the_cut_words_are_named(self):
         assert "'read their input'" in exercises.check_pad_function(cutting_pad, max_sequence_length=L).message

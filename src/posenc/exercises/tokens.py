@@ -1,5 +1,5 @@
-"""Checkers for padding and one-hot encoding: a padding function that refuses what does not fit, the shape of a
-one-hot matrix for a new vocabulary."""
+"""Checkers for padding and one-hot encoding: a padding function that refuses what does not fit unless told to cut,
+the shape of a one-hot matrix for a new vocabulary."""
 
 from __future__ import annotations
 
@@ -18,36 +18,41 @@ __all__ = ["check_pad_function", "check_one_hot_shape"]
 _WORDS = ("my", "name", "is", "john", "and", "i", "am", "learning", "how", "transformers", "read", "their", "input")
 
 
-def _run_pad(function: Callable, words: list[str], max_sequence_length: int) -> tuple[str, object, list[str]]:
+def _run_pad(function: Callable, words: list[str], max_sequence_length: int,
+             **truncate: bool) -> tuple[str, object, list[str]]:
     """Call the learner's function on a copy of `words`: ("returned", result, the copy) or ("raised", error, the copy)."""
     given = list(words)
     try:
-        result = function(given, max_sequence_length=max_sequence_length)
+        result = function(given, max_sequence_length=max_sequence_length, **truncate)
     except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
         return "raised", error, given
     return "returned", result, given
 
 
-@exercise("a padding that refuses a sentence too long")
+@exercise("a padding that cuts only when asked")
 def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10) -> Feedback:
-    """A function `answer(words, max_sequence_length=...)` that pads a sentence which fits with `<PAD>` and raises
-    ValueError for one longer than max_sequence_length.
+    """A function `answer(words, max_sequence_length=..., truncate=False)` that pads a sentence which fits with
+    `<PAD>`, raises ValueError for one longer than max_sequence_length, and cuts that one to its first
+    max_sequence_length tokens when called with truncate=True.
 
     It is called on three sentences: shorter than max_sequence_length, exactly as long, and 3 tokens
-    longer; each gets a fresh copy of its list, so a function that changes its argument is caught. A function that
-    calls the package's own `tokens.pad` is named: the exercise is to write it.
+    longer; each gets a fresh copy of its list, so a function that changes its argument is caught. Then the longest
+    and the shortest again, with truncate=True. A function that calls the package's own `tokens.pad` is named: the
+    exercise is to write it.
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, minimum=2, maximum=1000)
     if answer is None:
         return not_attempted("your fixed function")
     if not callable(answer):
-        return Feedback(WRONG, f"Expected a function such as my_pad(words, *, max_sequence_length), got {describe(answer)}.")
+        return Feedback(WRONG, "Expected a function such as my_pad(words, *, max_sequence_length, truncate=False), "
+                               f"got {describe(answer)}.")
     words = list(_WORDS) * (max_sequence_length // len(_WORDS) + 1)
     short_sentence, exact = words[:max_sequence_length // 2], words[:max_sequence_length]
     too_long = words[:max_sequence_length + 3]
     expected = short_sentence + [tokens.PAD_TOKEN] * (max_sequence_length - len(short_sentence))
     # Its numbers would be right: only its calls tell the package's own function from a fix written by hand.
-    if calls_any(lambda: [_run_pad(answer, s, max_sequence_length) for s in (short_sentence, too_long)], [tokens.pad]):
+    if calls_any(lambda: [_run_pad(answer, s, max_sequence_length, **cut) for s in (short_sentence, too_long)
+                          for cut in ({}, {"truncate": True})], [tokens.pad]):
         return Feedback(MISTAKE, "It calls the package's own tokens.pad, the function this exercise asks you to write: "
                                  "check the length yourself, raise ValueError when len(words) > max_sequence_length, "
                                  "and pad with \"<PAD>\".")
@@ -57,7 +62,8 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     if kind == "raised":
         if isinstance(result, TypeError) and "argument" in str(result):
             return Feedback(WRONG, f"Calling my_pad(words, max_sequence_length={max_sequence_length}) failed with "
-                                   f"{error_line(result)}: give the function the parameters (words, *, max_sequence_length).")
+                                   f"{error_line(result)}: give the function the parameters (words, *, max_sequence_length, "
+                                   "truncate=False).")
         return Feedback(WRONG, f"For {len(short_sentence)} tokens it raised {error_line(result)}; "
                                "a sentence that fits is padded.")
     if given != short_sentence:
@@ -99,9 +105,29 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     if not isinstance(result, ValueError):
         return Feedback(MISTAKE, f"It raised {error_line(result)}: raise ValueError, Python's error for a value outside "
                                  "what is allowed, so that a caller can catch exactly that.")
+    refused = error_line(result)
+
+    # Asked to cut: the first max_sequence_length tokens; a sentence that fits is still padded.
+    kind, result, _ = _run_pad(answer, too_long, max_sequence_length, truncate=True)
+    if kind == "raised":
+        if isinstance(result, TypeError) and "truncate" in str(result):
+            return Feedback(WRONG, f"Calling it with truncate=True failed with {error_line(result)}: add a keyword "
+                                   "parameter, my_pad(words, *, max_sequence_length, truncate=False).")
+        return Feedback(MISTAKE, f"With truncate=True, {len(too_long)} tokens still raised {error_line(result)}: "
+                                 f"the caller asked for a cut, so return the first {max_sequence_length}.")
+    if result != too_long[:max_sequence_length]:
+        return Feedback(WRONG, f"With truncate=True, for {len(too_long)} tokens it returned {short(result)}; expected "
+                               f"the first {max_sequence_length}, {short(too_long[:max_sequence_length])}.")
+    kind, result, _ = _run_pad(answer, short_sentence, max_sequence_length, truncate=True)
+    if kind == "raised" or result != expected:
+        got = error_line(result) if kind == "raised" else short(result)
+        return Feedback(MISTAKE, f"With truncate=True, {len(short_sentence)} tokens gave {got}; expected them padded to "
+                                 f"{max_sequence_length}. "
+                                 "Cutting only shortens a sentence too long: one that fits is still padded.")
     plural = "s" * (len(short_sentence) > 1)
     return Feedback(CORRECT, f"Correct: {len(short_sentence)} token{plural} padded to {max_sequence_length}, "
-                             f"{max_sequence_length} kept as they are, {len(too_long)} refused ({error_line(result)}).")
+                             f"{max_sequence_length} kept as they are, {len(too_long)} refused ({refused}), "
+                             f"and cut to {max_sequence_length} with truncate=True.")
 
 
 @exercise("the shape of a one-hot matrix")
