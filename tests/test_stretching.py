@@ -219,6 +219,39 @@ def test_the_ablations_change_only_what_they_name():
     assert all(torch.equal(b.attention.frequencies, plain) for b in model.blocks)
 
 
+# The pairs YaRN keeps (16, Exercise 2) ------------------------------------------------------------------------------
+
+YARN_HEAD = {"head_dim": 128, "base": 500_000.0, "factor": 4.0, "original_length": 8192}
+
+
+def test_yarn_kept_counts_the_pairs_with_more_than_32_turns():
+    wavelengths = [2 * math.pi * 500_000 ** (2 * i / 128) for i in range(64)]
+    assert wavelengths[18] < 8192 / 32 < wavelengths[19]  # pairs 0 to 18: 19 pairs
+    for answer in (19, 19.0, torch.tensor(19), np.int64(19)):
+        assert exercises.check_yarn_kept(answer, **YARN_HEAD).status == CORRECT
+    assert "pairs 0 to 18" in exercises.check_yarn_kept(19, **YARN_HEAD).message
+
+
+def test_yarn_kept_says_when_the_code_keeps_pair_0_though_no_pair_makes_32_turns():
+    # the copy model's heads: 16 columns, L = 32; pair 0 makes 5.09 turns
+    feedback = exercises.check_yarn_kept(1, head_dim=16, base=10_000.0, factor=4.0, original_length=32)
+    assert feedback.status == CORRECT and "still keeps pair 0" in feedback.message, feedback
+
+
+@pytest.mark.parametrize("answer,words", [(18, "One short"), (35, "not divided by 4"), (29, "divided by 4, those"),
+                                          (16, "blended pairs"), (45, "YaRN changes")])
+def test_yarn_kept_names_the_mistake(answer, words):
+    feedback = exercises.check_yarn_kept(answer, **YARN_HEAD)
+    assert feedback.status == MISTAKE and words in feedback.message and "pairs 0 to 18" in feedback.message, feedback
+
+
+@pytest.mark.parametrize("answer", [None, "19", 19.5, float("nan"), np.array([19, 19]), 20])
+def test_yarn_kept_answers_anything(answer):
+    feedback = exercises.check_yarn_kept(answer, **YARN_HEAD)
+    assert feedback.status in (NOT_ATTEMPTED, WRONG), feedback
+    assert answer is None or "19" in feedback.message or "number" in feedback.message
+
+
 # GPT-NeoX-20B's columns that turn fully within its 2,048 training positions: partial RoPE ---------------------------
 
 NEOX_HEAD = {"head_dim": 96, "rotary_dim": 24, "base": 10_000.0, "length": 2048}

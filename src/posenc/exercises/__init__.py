@@ -16,8 +16,9 @@
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's mask,
                   position ids of a left-padded batch, a decoding loop's logits with a cache, the keys a RoPE cache
                   holds
-    stretching    how much a pair's wavelength grows with the base, the columns of a partly turned head that make a
-                  full turn within a length, the two rules that carry the copy model furthest over several seeds
+    stretching    how much a pair's wavelength grows with the base, the pairs YaRN keeps, the columns of a partly
+                  turned head that make a full turn within a length, the two rules that carry the copy model furthest
+                  over several seeds
 
 Every checker is importable from `posenc.exercises` itself: this face re-exports each topic's `__all__`, and
 names them in no `__all__` of its own, so each checker has one home.

@@ -189,7 +189,8 @@ _SAVED_STATE = {
     "a": "The weights did load: at 32 tokens the reloaded model copies as the tuned one does, above 90%.",
     "b": "RoPE keeps no table of positions: each angle is computed from its position, at any length. The reloaded "
          "model reads 64 tokens without an error, with other angles than those it was tuned on.",
-    "c": "A state dict holds the weights and the buffers a layer registers as persistent. posenc keeps the "
+    "c": "A state dict holds the weights and the buffers a layer registers as persistent (a buffer is a tensor a "
+         "layer keeps but does not train). posenc keeps the "
          "frequencies as a plain attribute, and transformers registers them with persistent=False, so neither saves "
          "them. "
          "The fresh model turns with plain RoPE, its slow pairs twice as fast as in the fine-tune. The rule belongs "

@@ -1,12 +1,14 @@
-"""Checkers for stretching the context: how much a pair's wavelength grows with the base, the columns of a partly
-turned head that make a full turn within a length, and the two rules that carry the copy model furthest over several
-seeds."""
+"""Checkers for stretching the context: how much a pair's wavelength grows with the base, the pairs YaRN keeps, the
+columns of a partly turned head that make a full turn within a length, and the two rules that carry the copy model
+furthest over several seeds."""
 
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Sequence
+
+import torch
 
 from .._checks import check_base, check_size, is_real, is_sequence, short
 from ..models.copy_task import CopySettings, rotary_dim_of
@@ -24,7 +26,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_wavelength_growth", "check_turning_columns", "check_best_two"]
+__all__ = ["check_wavelength_growth", "check_yarn_kept", "check_turning_columns", "check_best_two"]
 
 
 @exercise("how much a pair's wavelength grows with the base")
@@ -78,6 +80,45 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
         return Feedback(MISTAKE, f"That is pair {other}'s factor{' (base^0 = 1 at any base)' if other == 0 else ''}, "
                                  f"not pair {pair}'s{column}. {why}")
     return Feedback(WRONG, f"You predicted {number:g}; the wavelength grows {expected:.2f} times. {why}")
+
+
+@exercise("the pairs YaRN keeps")
+def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: float, original_length: int) -> Feedback:
+    """How many pairs YaRN (its code's ramp, as `rope_frequencies(scaling="yarn")` computes it) keeps unchanged on a
+    head of `head_dim` columns at `base`, stretched by `factor` over `original_length` positions.
+
+    Computed here, so that the notebook shows no line the learner could paste. Named: the blend's low bound (one
+    pair short), the pairs not divided by `factor` (kept and blended), the pairs divided, the pairs blended.
+    """
+    head_dim = check_size("head_dim", head_dim, minimum=2, maximum=2**16)
+    plain = rope_frequencies(head_dim=head_dim, base=base)
+    yarn = rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=factor,
+                            original_max_position_embeddings=original_length)
+    kept = int((yarn == plain).sum())
+    divided = int(torch.isclose(yarn, plain / factor, rtol=1e-12, atol=0).sum())
+    blended = head_dim // 2 - kept - divided
+    if answer is None:
+        return not_attempted("a number of pairs (a whole number)")
+    number = as_count(answer)
+    if number is None:
+        return Feedback(WRONG, f"Expected a number of pairs, a whole number, got {describe(answer)}.")
+    why = (f"A pair is kept if it makes more than 32 turns within L = {original_length:,}, a wavelength under "
+           f"{original_length / 32:g} positions: pairs 0 to {kept - 1}.")
+    if original_length * float(plain[0]) / (2 * math.pi) <= 32:  # the code clamps its ramp's low bound to pair 0
+        why = f"No pair makes 32 turns within L = {original_length:,}, but the code's ramp still keeps pair 0."
+    if number == kept:
+        return Feedback(CORRECT, f"Correct: {kept}. {why}")
+    mistakes = [
+        (f"One short: pairs 0 to {kept - 1} are {kept} pairs.", kept - 1),
+        (f"That counts every pair not divided by {factor:g}, the {blended} blended ones too.", kept + blended),
+        (f"That counts the pairs divided by {factor:g}, those with less than one turn within L.", divided),
+        ("That counts the blended pairs, between 1 and 32 turns within L.", blended),
+        ("That counts the pairs YaRN changes.", head_dim // 2 - kept),
+    ]
+    mistake = first_mistake(lambda value: number == value, mistakes)
+    if mistake:
+        return Feedback(MISTAKE, f"{mistake.message} {why}")
+    return Feedback(WRONG, f"Got {number}, expected {kept}. {why}")
 
 
 @exercise("the columns that make a full turn")
@@ -208,9 +249,8 @@ _WHAT_IT_DOES = {
             f"{2 * CopySettings().longest_block} trained positions) by less than s, and the slower pairs by s",
     "llama3": "Llama 3.1's rule keeps pair 0, divides pair 1 by less than s, and the slower pairs by s",
 }
-_BOTH = {frozenset({"yarn", "llama3"}): "Each (YaRN as its code computes it) keeps pair 0, divides pair 1 (it too "
-                                        f"turns more than once within the {2 * CopySettings().longest_block} trained "
-                                        "positions) by less than s, and the slower pairs by s."}
+_BOTH = {frozenset({"yarn", "llama3"}): "Each (YaRN as its code computes it) keeps pair 0, divides pair 1 by less "
+                                        "than s, and the slower pairs by s."}
 
 
 def _normal(name: str) -> str:
@@ -296,7 +336,7 @@ def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learn
     if set(names) == best:
         what = _BOTH.get(best) or " ".join(f"{_WHAT_IT_DOES[rule][0].upper()}{_WHAT_IT_DOES[rule][1:]}."
                                            for rule in ordered)
-        return Feedback(CORRECT, f"Correct: {right}, in every seed that learned the task ({measured}). {what}")
+        return Feedback(CORRECT, f"Correct: {right}, in every seed that learned the task. {what}")
     wrong = [name for name in names if name not in best]
     why = " ".join(f"Not {_SHOWN[rule]} ({scores(rule)}): {_WHAT_IT_DOES[rule]}." for rule in wrong)
     return Feedback(MISTAKE, f"{why} The two best in every seed that learned the task: {right} ({measured}).")
