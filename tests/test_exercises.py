@@ -417,37 +417,60 @@ class TestSchemeCheckers:
         assert check((torch.full((6, 8), float("nan")), torch.zeros(6, 8))).status == "wrong"
 
     def test_alibi_slopes_for_twelve_heads(self):
-        check = lambda answer: exercises.check_alibi_slopes(answer, num_heads=12)  # noqa: E731
+        check = lambda values: exercises.check_alibi_slopes(lambda num_heads: values, head_counts=(12,))  # noqa: E731
         right = [2.0 ** -k for k in range(1, 9)] + [2.0 ** -e for e in (0.5, 1.5, 2.5, 3.5)]
         assert check(right).correct and check(torch.tensor(right)).correct
-        package = check(schemes.alibi_slopes(num_heads=12))  # the run cell's call: the rule is the exercise
+        package = check(schemes.alibi_slopes(num_heads=12))  # made before the function ran, then handed back
         assert package.status == "mistake" and "package's own schemes.alibi_slopes" in package.message
-        assert check([float(f"{s:.4g}") for s in right]).correct  # four significant digits, typed
+        assert check([float(f"{s:.4g}") for s in right]).correct  # four significant digits
         assert not check([float(f"{s:.2g}") for s in right]).correct
         assert "sorted" in check(sorted(right, reverse=True)).message
         assert "first 12 slopes of 16 heads" in check([2.0 ** (-k / 2) for k in range(1, 13)]).message
         assert "1st, 3rd" in check(right[:8] + [2.0 ** -e for e in (1, 2, 3, 4)]).message
-
-    def test_alibi_slopes_typed_as_notebook_13_prints_them(self):
-        # print(schemes.alibi_slopes(num_heads=12)) shows 4 decimals: 0.0312 for 0.03125, 0.0039 for 0.00390625.
-        check = lambda answer: exercises.check_alibi_slopes(answer, num_heads=12)  # noqa: E731
-        printed = [0.5000, 0.2500, 0.1250, 0.0625, 0.0312, 0.0156, 0.0078, 0.0039, 0.7071, 0.3536, 0.1768, 0.0884]
-        assert check(printed).correct, check(printed)
-        wrong = printed[:4] + [0.0314] + printed[5:]  # one slope off by more than half a unit of the 4th decimal
+        wrong = right[:4] + [0.0314] + right[5:]  # one slope off by more than half a unit of the 4th decimal
         feedback = check(wrong)
-        assert not feedback.correct
+        assert not feedback.correct and "For 12 heads" in feedback.message
         # the listing shows the difference: not "0.0312" against "0.0312"
         assert "head 4's: 0.0314, not 0.03125" in feedback.message, feedback.message
 
+    def test_alibi_slopes_wants_a_function_it_tries_on_several_head_counts(self):
+        def by_the_rule(num_heads):
+            c = 2 ** (num_heads.bit_length() - 1)
+            doubled = [2 ** (-8 / (2 * c) * k) for k in range(1, 2 * c + 1)]
+            return [2 ** (-8 / c * k) for k in range(1, c + 1)] + doubled[0::2][: num_heads - c]
+
+        correct = exercises.check_alibi_slopes(by_the_rule)
+        assert correct.correct and "12, 16, 24 and 48 heads" in correct.message and "0.7071" in correct.message
+        assert exercises.check_alibi_slopes(lambda *, num_heads: by_the_rule(num_heads)).correct  # keyword-only
+        assert exercises.check_alibi_slopes(lambda n: torch.tensor(by_the_rule(n), dtype=torch.float32)).correct
+        assert exercises.check_alibi_slopes(None).status == "not attempted"
+        for copied in (by_the_rule(12), schemes.alibi_slopes(num_heads=12)):  # the slopes, not a function
+            assert "Expected a function" in exercises.check_alibi_slopes(copied).message
+        for package in (lambda n: schemes.alibi_slopes(num_heads=n).tolist(),
+                        lambda n: (-schemes.alibi_bias(num_heads=n, max_sequence_length=2)[:, 1, 0]).tolist()):
+            refused = exercises.check_alibi_slopes(package)
+            assert refused.status == "mistake" and "package's own ALiBi" in refused.message, refused
+        only_twelve = exercises.check_alibi_slopes(lambda n: by_the_rule(12))
+        assert only_twelve.status == "wrong" and "For 16 heads" in only_twelve.message
+        raised = exercises.check_alibi_slopes(lambda n: 1 / 0)
+        assert raised.status == "wrong" and "my_slopes(12) raised ZeroDivisionError" in raised.message
+
+        def below(num_heads):  # c strictly below n: wrong for a power of two
+            c = 2 ** ((num_heads - 1).bit_length() - 1)
+            doubled = [2 ** (-8 / (2 * c) * k) for k in range(1, 2 * c + 1)]
+            return [2 ** (-8 / c * k) for k in range(1, c + 1)] + doubled[0::2][: num_heads - c]
+        feedback = exercises.check_alibi_slopes(below)
+        assert feedback.status == "mistake" and "16 is itself a power of two" in feedback.message, feedback
+
     def test_alibi_slopes_for_six_heads(self):
-        check = lambda answer: exercises.check_alibi_slopes(answer, num_heads=6)  # noqa: E731
+        check = lambda values: exercises.check_alibi_slopes(lambda n: values, head_counts=(6,))  # noqa: E731
         right = [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8]
         assert check(right).correct and check(tuple(right)).correct and check(torch.tensor(right)).correct
         assert "sorted" in check(sorted(right, reverse=True)).message
         assert "first 6 slopes of 8 heads" in check([2.0 ** -k for k in range(1, 7)]).message
 
     def test_alibi_slopes(self):
-        check = lambda answer, n=8: exercises.check_alibi_slopes(answer, num_heads=n)  # noqa: E731
+        check = lambda values, n=8: exercises.check_alibi_slopes(lambda _: values, head_counts=(n,))  # noqa: E731
         slopes = [2.0 ** -k for k in range(1, 9)]
         assert check(slopes).correct and check(torch.tensor(slopes)).correct
         assert check([2.0 ** (-k / 2) for k in range(1, 17)], 16).correct
@@ -456,7 +479,8 @@ class TestSchemeCheckers:
         assert "Reversed" in check(slopes[::-1]).message
         assert "right for 8 heads only" in check([2.0 ** -k for k in range(1, 5)], 4).message
         assert "expected 8 slopes" in check(slopes[:4]).message
-        assert check(None).status == "not attempted" and check("half").status == "wrong"
+        assert "Expected a function" in exercises.check_alibi_slopes("half").message
+        assert check("half").status == "wrong"
 
 
 # Issue 12: the mistakes a learner is likely to make, each named -----------------------------
@@ -522,8 +546,8 @@ def test_shift_matrix_moves_pe_and_names_the_wrong_direction():
 
 
 def _builder(*, denominator_dtype=torch.float64, angle_dtype=torch.float64, table_dtype=torch.float32):
-    """12's Exercise 1: the table from float64 positions, each other step in the dtype given (the bug: a float32
-    denominator)."""
+    """12's Exercise 1: the table from float64 positions, each other step in the dtype given (the notebook's bug: float32
+    angles; 11's pitfall: a float32 denominator)."""
     def build(*, max_sequence_length, d_model):
         position = torch.arange(max_sequence_length, dtype=torch.float64)[:, None]
         denominator = 10000.0 ** (torch.arange(0, d_model, 2, dtype=denominator_dtype) / d_model)
@@ -550,9 +574,19 @@ def test_drift_fix_accepts_float64_angles_however_built():
         assert feedback.correct and "30,000 x 16" in feedback.message, feedback
 
 
+def _still_drifts(*, max_sequence_length, d_model):
+    """12's Exercise 1 as the notebook prints it: float64 angles stored into torch.zeros, float32 by default."""
+    position = torch.arange(max_sequence_length, dtype=torch.float64)[:, None]
+    denominator = 10000.0 ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    angle = torch.zeros(max_sequence_length, d_model // 2)
+    angle[:] = position / denominator
+    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).flatten(1).float()
+
+
 @pytest.mark.parametrize("builder,words", [
-    (_builder(denominator_dtype=torch.float32), "The denominator is still float32"),  # the notebook's bug
-    (_builder(angle_dtype=torch.float32), "cast to float32 before sin and cos"),
+    (_builder(denominator_dtype=torch.float32), "The denominator is still float32"),  # 11's pitfall
+    (_builder(angle_dtype=torch.float32), "rounded to float32 before sin and cos"),
+    (_still_drifts, "rounded to float32 before sin and cos"),  # the notebook's bug, as it is written there
     (lambda **sizes: stepwise_encoding(**sizes), "The angles are float32"),  # stack + flatten
     (_builder(table_dtype=torch.float64), "cast the finished table to float32"),
     (_builder(table_dtype=torch.bfloat16), "bfloat16 table"),
@@ -561,6 +595,7 @@ def test_drift_fix_accepts_float64_angles_however_built():
 def test_drift_fix_names_the_mistake(builder, words):
     feedback = exercises.check_drift_fix(builder)
     assert feedback.status == "mistake" and words in feedback.message, feedback
+    assert "dtype=torch.float64" not in feedback.message  # it names the mistake, it does not hand over the fixed line
 
 
 def test_drift_fix_runs_the_builder_on_new_sizes():

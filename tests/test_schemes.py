@@ -433,8 +433,8 @@ def test_the_shift_checker_names_degrees():
 def test_the_alibi_checker_names_the_mistakes_for_six_heads(answer, words):
     from posenc import exercises
 
-    assert exercises.check_alibi_slopes([2.0**-e for e in (2, 4, 6, 8, 1, 3)], num_heads=6).correct
-    feedback = exercises.check_alibi_slopes(answer, num_heads=6)
+    assert exercises.check_alibi_slopes(lambda n: [2.0**-e for e in (2, 4, 6, 8, 1, 3)], head_counts=(6,)).correct
+    feedback = exercises.check_alibi_slopes(lambda n: answer, head_counts=(6,))
     assert feedback.status == "mistake" and words in feedback.message, feedback
 
 

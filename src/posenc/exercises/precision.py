@@ -53,7 +53,7 @@ def _run_builder(function: Callable, length: int, d_model: int) -> tuple[str, ob
 
 
 def _drifting_tables(length: int, d_model: int) -> list[tuple[str, torch.Tensor]]:
-    """The tables the usual half-fixes give: each still rounds one step to float32 before the angle is finished.
+    """The tables the usual half-fixes give: each still rounds one step to float32 before sin and cos.
 
     A float32 denominator is built both as the learner's code builds it (torch's float32 pow, whose last bit may
     differ from the nearest float32 number) and as the float64 one rounded to nearest: one bit moves the angle at
@@ -62,16 +62,16 @@ def _drifting_tables(length: int, d_model: int) -> list[tuple[str, torch.Tensor]
     position = torch.arange(length, dtype=torch.float64)[:, None]
     denominator = _exact_denominators(d_model)
     float32_denominators = (DEFAULT_BASE ** (torch.arange(0, d_model, 2) / d_model), denominator.float())
-    still_float32 = ("The denominator is still float32: torch.arange(0, d_model, 2) / d_model is float32, torch's "
-                     "default, so 10000.0 ** of it is rounded to float32 before the float64 division. Give the arange "
-                     "dtype=torch.float64.")
+    still_float32 = ("The denominator is still float32: some step before the division rounds it. Print the dtype of "
+                     "each intermediate.")
     float32_angles = ("The angles are float32, as in stack + flatten: every position and denominator must be float64 "
                       "before the division.")
     return [
         *[(still_float32, lambda d=d: _table(position / d).float()) for d in float32_denominators],
         *[(float32_angles, lambda d=d: _table(position.float() / d)) for d in float32_denominators],
-        ("The angle is cast to float32 before sin and cos, so it is rounded at its own size, up to angle x 2^-24. "
-         "Take sin and cos in float64, then cast the finished table.", lambda: _table((position / denominator).float())),
+        ("The angles are rounded to float32 before sin and cos, each by up to angle x 2^-24, as blue in the figure. "
+         "Find the step that stores them in float32: only the finished table should be cast.",
+         lambda: _table((position / denominator).float())),
     ]
 
 
@@ -98,7 +98,7 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
                                  "float64.")
     if calls_any(lambda: _run_builder(answer, 5, 10), [frequencies]):
         return Feedback(MISTAKE, "It calls the package's builder.frequencies: fix the function above by hand, by "
-                                 "finding the step of still_drifts that is float32.")
+                                 "finding the step of still_drifts that rounds to float32.")
     worst = 0.0
     for length, d_model in _DRIFT_CASES:
         sizes = f"max_sequence_length={length:,}, d_model={d_model}"

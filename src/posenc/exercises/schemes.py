@@ -175,17 +175,58 @@ def _differences(answer: torch.Tensor, expected: torch.Tensor) -> str:
             f"{float(answer[k]):.{digits}g}, not {float(expected[k]):.{digits}g}.")
 
 
-@exercise("ALiBi's slopes")
-def check_alibi_slopes(answer: object, *, num_heads: int) -> Feedback:
-    """ALiBi's slopes for num_heads heads (a list, array or tensor of numbers, head 0 first).
+# Three head counts that are not a power of two, and one that is.
+_HEAD_COUNTS = (12, 16, 24, 48)
 
-    For a head count that is not a power of two, the rule of the paper's code (`schemes.alibi_slopes`):
-    the slopes of c heads, c the largest power of two below num_heads, then the 1st, 3rd, ... slopes of 2c heads.
-    """
-    num_heads = check_size("num_heads", num_heads, maximum=1024)
+
+def _call_slopes(function: Callable, num_heads: int) -> tuple[str, object]:
+    """Call the learner's my_slopes with num_heads, positionally or by keyword: ("returned", slopes) or ("raised", error)."""
+    try:
+        return "returned", function(num_heads)
+    except TypeError as error:
+        try:
+            return "returned", function(num_heads=num_heads)
+        except (Exception, SystemExit):  # the learner's code: the first error is the one to report
+            return "raised", error
+    except (Exception, SystemExit) as error:
+        return "raised", error
+
+
+@exercise("ALiBi's slopes")
+def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] = _HEAD_COUNTS) -> Feedback:
+    """A function `answer(num_heads)` that returns ALiBi's slopes (a list, array or tensor, head 0 first), tried on
+    each of `head_counts`. For a head count that is not a power of two, the rule of the paper's code
+    (`schemes.alibi_slopes`): the slopes of c heads, c the largest power of two below num_heads, then the 1st,
+    3rd, ... slopes of 2c heads. A function that calls the package's `alibi_slopes` or `alibi_bias` is named."""
+    head_counts = tuple(check_size("head_counts", n, maximum=1024) for n in head_counts)
+    if answer is None:
+        return not_attempted("your function my_slopes(num_heads)")
+    refused = as_function(answer, signature="my_slopes(num_heads)",
+                          when_a_tensor="Wrap your lines in def my_slopes(num_heads): ... and return the slopes, so "
+                                        "that the checker can try other head counts.")
+    if refused:
+        return refused
+    if calls_any(lambda: [_call_slopes(answer, n) for n in head_counts],
+                 [alibi_slopes, schemes._slopes, schemes.alibi_bias]):
+        return Feedback(MISTAKE, "It calls the package's own ALiBi (schemes.alibi_slopes or alibi_bias): compute "
+                                 "the slopes from the rule yourself.")
+    verdicts = {}
+    for n in head_counts:
+        kind, slopes = _call_slopes(answer, n)
+        if kind == "raised":
+            return Feedback(WRONG, f"my_slopes({n}) raised {error_line(slopes)}.")
+        verdicts[n] = _judge_slopes(slopes, n)
+        if not verdicts[n].correct:
+            return Feedback(verdicts[n].status, f"For {n} heads: {verdicts[n].message}")
+    counts = " and ".join(", ".join(map(str, head_counts)).rsplit(", ", 1))
+    example = next((n for n in head_counts if n & (n - 1)), head_counts[0])  # the first that is not a power of two
+    return Feedback(CORRECT, f"Correct for {counts} heads. For {example}: {verdicts[example].message}")
+
+
+def _judge_slopes(answer: object, num_heads: int) -> Feedback:
+    """The verdict on the slopes one call returned, for num_heads heads."""
     if made_by(answer) == "schemes.alibi_slopes":
-        return Feedback(MISTAKE, "That is the package's own schemes.alibi_slopes: write the slopes from the rule, "
-                                 "as numbers or expressions such as 2 ** -3.")
+        return Feedback(MISTAKE, "That is the package's own schemes.alibi_slopes: compute the slopes from the rule.")
     expected = alibi_slopes(num_heads=num_heads, dtype=torch.float64)
     answer = as_tensor(answer, f"the {num_heads} slopes, e.g. a list")
     if isinstance(answer, Feedback):
@@ -205,9 +246,9 @@ def check_alibi_slopes(answer: object, *, num_heads: int) -> Feedback:
 
     if near(expected):
         if power_of_two:
-            return Feedback(CORRECT, f"Correct: {num_heads} slopes from {float(expected[0]):.4g} down to "
+            return Feedback(CORRECT, f"{num_heads} slopes from {float(expected[0]):.4g} down to "
                                      f"{float(expected[-1]):.4g}.")
-        return Feedback(CORRECT, f"Correct: the {closest} slopes of {closest} heads, then the 1st, 3rd, ... of "
+        return Feedback(CORRECT, f"the {closest} slopes of {closest} heads, then the 1st, 3rd, ... of "
                                  f"{2 * closest} heads: {', '.join(f'{float(v):.4g}' for v in expected)}.")
     k = torch.arange(num_heads, dtype=torch.float64)
     rule = (f"For {num_heads} heads, not a power of two, the paper's code takes the {closest} slopes of {closest} "
@@ -222,6 +263,10 @@ def check_alibi_slopes(answer: object, *, num_heads: int) -> Feedback:
     if power_of_two:
         mistakes.append((f"That is 2^(-k) for k = 1 .. {num_heads}: right for 8 heads only. For n heads the ratio "
                          "is 2^(-8/n).", 2.0 ** -(k + 1)))
+        if num_heads > 1:
+            mistakes.append((f"{num_heads} is itself a power of two: its slopes are the sequence from {first} with "
+                             f"that ratio, not the {num_heads // 2}-head slopes followed by others.",
+                             torch.cat([alibi_slopes(num_heads=num_heads // 2, dtype=torch.float64), expected[0::2]])))
     else:
         doubled = alibi_slopes(num_heads=2 * closest, dtype=torch.float64)
         mistakes += [
