@@ -161,6 +161,12 @@ def test_packing_one_document_is_its_own_run_alone():
     assert all(d < 1e-5 for by_positions in differences.values() for row in by_positions.values() for d in row.values())
 
 
+def test_a_difference_is_equal_only_below_rounding():
+    assert [decoder.difference_text(d) for d in (0, 9.9e-6, 1e-5, 0.873)] == ["equal", "equal", "0.00", "0.87"]
+    with pytest.raises(ValueError, match="difference"):
+        decoder.difference_text(-1.0)
+
+
 def test_packing_refuses_an_id_outside_the_vocabulary():
     with pytest.raises(ValueError, match="documents"):
         decoder.packing_differences(PACKED_DOCUMENTS, vocab_size=9)

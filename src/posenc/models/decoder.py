@@ -6,6 +6,7 @@
     KVCache             what it keeps of the tokens it has read: per layer, their keys and values
     decode_with_cache   the logits of every token, computed as generation does: one token per call
     packing_differences one attention head on a packed row, four ways, against each document alone
+    difference_text     how a largest difference is printed: "equal" below 1e-5, else two decimals
 
 Shapes in the comments: B batch, T new tokens, P cached tokens (the offset), C d_model, H heads, D head_dim,
 V vocab_size.
@@ -29,6 +30,7 @@ from .._checks import (
     instance_of,
     list_of,
     one_of,
+    real,
     short,
     size,
 )
@@ -54,7 +56,8 @@ from ..positions import check_attention_mask
 from ..positions import position_ids as positions_of
 from ..schemes import LearnedPositionalEmbedding, alibi_slopes, linear_bias, rotary_angles, rotate_pairs
 
-__all__ = ["DECODER_SCHEMES", "KVCache", "DecoderOutput", "TinyDecoder", "decode_with_cache", "packing_differences"]
+__all__ = ["DECODER_SCHEMES", "KVCache", "DecoderOutput", "TinyDecoder", "decode_with_cache", "packing_differences",
+           "difference_text"]
 
 # Each scheme that gives positions (what the decoder shows is how each is told one).
 DECODER_SCHEMES = ("sinusoidal", "learned", "rotary", "alibi")
@@ -277,3 +280,9 @@ def packing_differences(documents: Sequence[Sequence[int]], *, vocab_size: int) 
         differences[scheme] = {name: {mask_name: float((head(scheme, ids, row, mask) - alone).abs().max())
                                       for mask_name, mask in masks.items()} for name, row in positions.items()}
     return differences
+
+
+@checked(difference=real(0))
+def difference_text(difference: float) -> str:
+    """A largest difference of two results as printed: "equal" below 1e-5 (float32 rounding), else two decimals."""
+    return "equal" if difference < 1e-5 else f"{difference:.2f}"
