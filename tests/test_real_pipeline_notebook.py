@@ -143,6 +143,35 @@ def test_the_packed_mask_agrees_with_transformers_reading_of_packed_positions():
     assert torch.equal(packed(), mask)
 
 
+PACKED_DOCUMENTS = [[5, 9, 2, 7], [3, 3, 8], [1, 4, 6, 2, 9]]
+
+
+def test_packing_every_scheme_needs_the_block_mask_and_only_the_sinusoid_restarted_positions():
+    differences = decoder.packing_differences(PACKED_DOCUMENTS, vocab_size=10)
+    for scheme, by_positions in differences.items():
+        assert by_positions["restarted"]["block-diagonal"] < 1e-5, scheme
+        assert min(by_positions[p]["plain causal"] for p in by_positions) > 0.1, scheme
+    assert differences["sinusoid"]["along the row"]["block-diagonal"] > 0.1
+    assert differences["RoPE"]["along the row"]["block-diagonal"] < 1e-5
+
+
+def test_packing_one_document_is_its_own_run_alone():
+    # Nothing to keep apart, and positions along the row are the restarted ones: every run equals the run alone.
+    differences = decoder.packing_differences(PACKED_DOCUMENTS[:1], vocab_size=10)
+    assert all(d < 1e-5 for by_positions in differences.values() for row in by_positions.values() for d in row.values())
+
+
+def test_a_difference_is_equal_only_below_rounding():
+    assert [decoder.difference_text(d) for d in (0, 9.9e-6, 1e-5, 0.873)] == ["equal", "equal", "0.00", "0.87"]
+    with pytest.raises(ValueError, match="difference"):
+        decoder.difference_text(-1.0)
+
+
+def test_packing_refuses_an_id_outside_the_vocabulary():
+    with pytest.raises(ValueError, match="documents"):
+        decoder.packing_differences(PACKED_DOCUMENTS, vocab_size=9)
+
+
 # check_cached_logits -----------------------------------------------------------------------------------------------
 
 DECODER = decoder.TinyDecoder(scheme="rotary", vocab_size=50)

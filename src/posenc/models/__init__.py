@@ -8,7 +8,8 @@
     copy_task     the same model as a causal RoPE decoder on "repeat the block" (`copy_model`, `train_copy`),
                   `stretched` (a rule from `rope_scaling` replaces its frequencies), `fine_tune`, `copy_accuracy`
     decoder       `TinyDecoder`, a one-layer decoder called as transformers' decoders are (attention mask,
-                  position ids, a KV cache), and `decode_with_cache`, which generates one token per call
+                  position ids, a KV cache), `decode_with_cache`, which generates one token per call, and
+                  `packing_differences`, one attention head on a packed row run four ways
 
 Every model's attention is `attention.attend`; every rotation `schemes.rotate_pairs`. Everything is seeded and
 trains on one thread, so a run gives the same numbers on any number of cores (the last digits can still move with

@@ -5,6 +5,8 @@
                         `model(ids, attention_mask=..., position_ids=..., cache=...)`
     KVCache             what it keeps of the tokens it has read: per layer, their keys and values
     decode_with_cache   the logits of every token, computed as generation does: one token per call
+    packing_differences one attention head on a packed row, four ways, against each document alone
+    difference_text     how a largest difference is printed: "equal" below 1e-5, else two decimals
 
 Shapes in the comments: B batch, T new tokens, P cached tokens (the offset), C d_model, H heads, D head_dim,
 V vocab_size.
@@ -12,20 +14,50 @@ V vocab_size.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import torch
 from torch import nn
 
-from .._checks import FLAG, check_size, check_table_fits, check_tensor, checked, instance_of, one_of, short, size
+from .._checks import (
+    FLAG,
+    SIZE,
+    check_size,
+    check_table_fits,
+    check_tensor,
+    checked,
+    instance_of,
+    list_of,
+    one_of,
+    real,
+    short,
+    size,
+)
 from .._provenance import marked
-from ..attention import attend, causal_mask, merge_heads, multi_head_weights, split_heads
+from ..attention import (
+    attend,
+    attention_weights,
+    causal_mask,
+    document_ids_from_lengths,
+    merge_heads,
+    multi_head_weights,
+    packed_mask,
+    packed_position_ids,
+    project_qkv,
+    projection_weights,
+    scaled_dot_product_scores,
+    split_heads,
+)
+from ..builder import sinusoidal_encoding
+from ..embedding import embedding_matrix
 from ..encoding import PositionalEncoding
 from ..positions import check_attention_mask
 from ..positions import position_ids as positions_of
 from ..schemes import LearnedPositionalEmbedding, alibi_slopes, linear_bias, rotary_angles, rotate_pairs
 
-__all__ = ["DECODER_SCHEMES", "KVCache", "DecoderOutput", "TinyDecoder", "decode_with_cache"]
+__all__ = ["DECODER_SCHEMES", "KVCache", "DecoderOutput", "TinyDecoder", "decode_with_cache", "packing_differences",
+           "difference_text"]
 
 # Each scheme that gives positions (what the decoder shows is how each is told one).
 DECODER_SCHEMES = ("sinusoidal", "learned", "rotary", "alibi")
@@ -212,3 +244,45 @@ def decode_with_cache(model: TinyDecoder, ids: torch.Tensor, *, attention_mask: 
         logits.append(output.logits)
         cache = output.cache
     return torch.cat(logits, dim=1)
+
+
+@checked(documents=list_of(list_of(size(minimum=0))), vocab_size=SIZE, fits=("vocab_size", 16))
+def packing_differences(documents: Sequence[Sequence[int]], *, vocab_size: int) -> dict[str, dict[str, dict[str, float]]]:
+    """One attention head on a packed row, run four ways, each against the documents run alone.
+
+    documents: each document's token ids, packed one after the other in one row. The head (d_model 16, seed 0)
+    has the sinusoid added to X ("sinusoid") or turns Q and K ("RoPE"). Its positions are "restarted" at each
+    document or counted "along the row"; its mask is the "plain causal" one or the "block-diagonal" `packed_mask`.
+    Returns `{scheme: {positions: {mask: difference}}}`: the largest difference of any document's outputs from
+    its outputs alone (below 1e-5, rounding, when every document is kept apart).
+    """
+    if max(max(document) for document in documents) >= vocab_size:
+        raise ValueError(f"documents must hold token ids below vocab_size={vocab_size}, got {short(documents)}")
+    d_model, seq = 16, sum(len(document) for document in documents)
+    W_E, weights = embedding_matrix(vocab_size=vocab_size, d_model=d_model), projection_weights(d_model=d_model)
+    table = sinusoidal_encoding(max_sequence_length=seq, d_model=d_model)
+    angles = rotary_angles(max_sequence_length=seq, d=d_model)
+
+    def head(scheme: str, ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        q, k, v = project_qkv(W_E[ids] + (table[positions] if scheme == "sinusoid" else 0), weights)
+        if scheme == "RoPE":  # each token's query and key turned by its own position
+            q, k = rotate_pairs(q, angles[positions]), rotate_pairs(k, angles[positions])
+        return attention_weights(scaled_dot_product_scores(q, k), mask=mask) @ v
+
+    document_ids = document_ids_from_lengths([len(document) for document in documents])
+    ids = torch.tensor([token for document in documents for token in document])
+    positions = {"restarted": packed_position_ids(document_ids), "along the row": torch.arange(seq)}
+    masks = {"plain causal": causal_mask(sequence_length=seq), "block-diagonal": packed_mask(document_ids)}
+    differences = {}
+    for scheme in ("sinusoid", "RoPE"):
+        alone = torch.cat([head(scheme, torch.tensor(document), torch.arange(len(document)),
+                                causal_mask(sequence_length=len(document))) for document in documents])
+        differences[scheme] = {name: {mask_name: float((head(scheme, ids, row, mask) - alone).abs().max())
+                                      for mask_name, mask in masks.items()} for name, row in positions.items()}
+    return differences
+
+
+@checked(difference=real(0))
+def difference_text(difference: float) -> str:
+    """A largest difference of two results as printed: "equal" below 1e-5 (float32 rounding), else two decimals."""
+    return "equal" if difference < 1e-5 else f"{difference:.2f}"
