@@ -337,9 +337,11 @@ def _claims(record: dict):
            and min(at(full, "yarn", 64)[3], at(full, "llama3", 64)[3]) < at(full, "ntk", 64)[3]
            < max(at(full, "yarn", 64)[3], at(full, "llama3", 64)[3]), winners)
     pi_gain = _minus(at(full, "linear", 64), at(full, "none", 64))
-    yield ("PI without fine-tuning no better than no rule at 64 tokens (above in 2 seeds, by 0.05 or less; below in 4); "
-           "0.14 at most at 128", sum(d > 0 for d in pi_gain) == 2 and _in([max(pi_gain)], 0, 0.05)
-           and _in(at(full, "linear", 128), 0, 0.14), pi_gain)
+    means = [sum(at(full, rule, 64)) / len(at(full, rule, 64)) for rule in ("linear", "none")]
+    yield ("PI without fine-tuning worse than no rule at 64 tokens on average (0.27 against 0.36; above in 2 seeds, by "
+           "0.05 or less; below in 4); 0.14 at most at 128", sum(d > 0 for d in pi_gain) == 2
+           and _in([max(pi_gain)], 0, 0.05) and _in(means[:1], 0.265, 0.275) and _in(means[1:], 0.355, 0.365)
+           and _in(at(full, "linear", 128), 0, 0.14), [pi_gain, means])
     ntk_gain = _minus(at(full, "ntk", 64), at(full, "none", 64))
     yield ("NTK above no rule at 64 tokens in 5 of 6 seeds; the best rule at 128 in seeds 2 and 5",
            sum(d > 0 for d in ntk_gain) == 5 and best(full, 128, 2) == best(full, 128, 5) == "ntk", ntk_gain)
