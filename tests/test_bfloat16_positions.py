@@ -56,10 +56,13 @@ def test_2_to_the_32_positions_and_its_mistakes():
         return exercises.check_bfloat16_positions(answer, max_sequence_length=2**32).message
 
     assert distinct_by_stretch(2**32) == 3329 and "Correct" in message(3329)
-    assert "One short" in message(3328) and "rounds up to 4,294,967,296" in message(3328)
+    assert "One short" in message(3328) and "4,294,967,295" in message(3328)
     assert "128 numbers per stretch" in message(256 + 256 * 24 + 1)
     assert "one value per position" in message(2**32)
-    assert "expected 3,329" in message(1000) and "Not attempted" in message(None)
+    assert "too few" in message(1000) and "too many" in message(5000) and "Not attempted" in message(None)
+    # No message gives the count away.
+    for answer in (5, 256, 257, 1000, 3328, 3327, 3330, 4096, 5000, 256 + 256 * 24 + 1, 2**32):
+        assert "3,329" not in message(answer) and "3329" not in message(answer)
     assert "whole number" in message("3329 values")
 
 
@@ -77,8 +80,8 @@ def test_it_names_the_likely_mistakes():
 
     assert "one value per position" in message(1001)
     assert "only the exact positions" in message(257)
-    assert "Close" in message(506) and "507" in message(506)
-    assert "expected 507" in message(100)
+    assert "Close" in message(505) and "too few" in message(505) and "507" not in message(505)
+    assert "too few" in message(100) and "507" not in message(100)
     assert "Not attempted" in message(None)
     assert "whole number" in message(math.pi)
 

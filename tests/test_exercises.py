@@ -432,6 +432,8 @@ class TestSchemeCheckers:
         assert not feedback.correct and "For 12 heads" in feedback.message
         # the listing shows the difference: not "0.0312" against "0.0312"
         assert "head 4's: 0.0314, not 0.03125" in feedback.message, feedback.message
+        # only the first wrong slope's expected value, not the whole list to copy
+        assert "0.7071" not in check([1.0] * 12).message
 
     def test_alibi_slopes_wants_a_function_it_tries_on_several_head_counts(self):
         def by_the_rule(num_heads):
@@ -440,7 +442,11 @@ class TestSchemeCheckers:
             return [2 ** (-8 / c * k) for k in range(1, c + 1)] + doubled[0::2][: num_heads - c]
 
         correct = exercises.check_alibi_slopes(by_the_rule)
-        assert correct.correct and "12, 16, 24 and 48 heads" in correct.message and "0.7071" in correct.message
+        assert correct.correct and "12, 16, 24 and 48 heads, and a count drawn at random" in correct.message
+        assert "0.7071" in correct.message
+        # a lookup table of the fixed counts fails on the drawn one
+        table = {n: by_the_rule(n) for n in (12, 16, 24, 48)}
+        assert not exercises.check_alibi_slopes(lambda n: table[n]).correct
         assert exercises.check_alibi_slopes(lambda *, num_heads: by_the_rule(num_heads)).correct  # keyword-only
         assert exercises.check_alibi_slopes(lambda n: torch.tensor(by_the_rule(n), dtype=torch.float32)).correct
         assert exercises.check_alibi_slopes(None).status == "not attempted"

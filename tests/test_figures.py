@@ -59,9 +59,9 @@ FIGURES = {
         hidden=torch.ones(10, 10, dtype=torch.bool).triu(diagonal=1)),
     "similarity_figure": lambda: plots.similarity_figure(sinusoidal_encoding(max_sequence_length=128, d_model=64),
                                                          position=64),
-    "error_by_position": lambda: plots.error_by_position([10, 100, 1000],
-                                                         {"a": [1e-7, 1e-6, 1e-5], "b": [0, 1e-7, 1e-7]},
-                                                         title="error", reference_slope=2.0**-24),
+    "error_by_position": lambda: plots.error_by_position({"a": [1e-7, 1e-6, 1e-5], "b": [0, 1e-7, 1e-7]},
+                                                         positions=[10, 100, 1000], title="error",
+                                                         reference_slope=2.0**-24),
     "lines_figure": lambda: plots.lines_figure([0, 1, 2], {"a": [0, 1, 2], "b": [2, 1, 0]}, title="t", xlabel="x",
                                                ylabel="y"),
     "lines_figure, marked on a log2 axis": lambda: plots.lines_figure(
@@ -252,7 +252,7 @@ def test_error_lines_differ_in_hue_marker_and_style_and_the_reference_line_says_
     # 12's figure: five ways to build the table. Two lines that lie on each other (both casts to bfloat16 near 2^-9)
     # show their markers at other positions; the dotted line is named.
     errors = {name: [2e-3] * 10 for name in ("a", "b", "c", "d", "e")}
-    fig = plots.error_by_position(list(range(10, 110, 10)), errors, title="t", reference_slope=2.0**-24,
+    fig = plots.error_by_position(errors, positions=list(range(10, 110, 10)), title="t", reference_slope=2.0**-24,
                                   reference_label="2^-24 x position: float32's rounding")
     ax = fig.axes[0]
     lines = [line for line in ax.get_lines() if line.get_label() in errors]
@@ -260,6 +260,15 @@ def test_error_lines_differ_in_hue_marker_and_style_and_the_reference_line_says_
     assert len({str(line.get_markevery()) for line in lines}) == 5
     assert ":" not in {line.get_linestyle() for line in lines}
     assert "2^-24 x position: float32's rounding" in [text.get_text() for text in ax.get_legend().get_texts()]
+
+
+def test_error_by_position_bins_per_position_errors_into_the_worst_up_to_each_end():
+    # 12's figure: one error per position 0 .. 99,999, drawn as the worst up to 8 positions a decade from 10 on.
+    errors = {"grows": torch.arange(100_000, dtype=torch.float64) * 1e-9}
+    line = plots.error_by_position(errors, title="t").axes[0].get_lines()[0]
+    x, y = line.get_xdata(), line.get_ydata()
+    assert len(x) == 33 and x[0] == 10 and x[-1] == 100_000
+    assert all(abs(value - (end - 1) * 1e-9) < 1e-15 for end, value in zip(x, y))
 
 
 def test_each_scheme_has_one_distinct_colour_used_by_accuracy_by_length():

@@ -301,6 +301,9 @@ def alibi_bias(*, num_heads: int, max_sequence_length: int, causal: bool = True,
     `-slope_h * |i - j|`, this package's choice for attention without the causal mask (one
     of the changes suggested in issue 5 of ofirpress/attention_with_linear_biases):
     symmetric, it says how far a key is but not on which side.
+
+    The paper's code (`TransformerDecoder` in its fairseq/models/transformer.py) adds `+slope_h * j` instead. That
+    differs from `-slope_h * (i - j)` by `slope_h * i`, the same for every key of query i, so the softmax is unchanged.
     """
     length = max_sequence_length
     positions = position_ids(length=length).double()

@@ -183,27 +183,29 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
         return Feedback(WRONG, f"Expected a count, a whole number, got {describe(answer)}.")
     if number == expected:
         return Feedback(CORRECT, f"Correct: {max_sequence_length:,} positions, {expected:,} distinct bfloat16 values.")
+    # No message gives the expected count: it would be the answer to copy. Each says which way the count is off and
+    # which stretch to recount.
     mistakes = [
-        (f"{number:,} is one value per position, as in float32. bfloat16 keeps 8 significant bits: above 256 only "
-         f"every 2nd whole number exists, above 512 every 4th. Expected {expected:,}.", max_sequence_length),
-        (f"{number} counts only the exact positions 0 .. 256. Above 256 bfloat16 still has every 2nd whole number, "
-         f"above 512 every 4th, and so on. Expected {expected:,}.", _BFLOAT16_EXACT_POSITIONS),
+        (f"{number:,} is one value per position, as in float32: too many. bfloat16 keeps 8 significant bits: above "
+         "256 only every 2nd whole number exists, above 512 every 4th.", max_sequence_length),
+        (f"{number} counts only the exact positions 0 .. 256: too few. Above 256 bfloat16 still has every 2nd whole "
+         "number, above 512 every 4th, and so on.", _BFLOAT16_EXACT_POSITIONS),
     ]
     if max_sequence_length > 512:
         above = expected - 256 - up  # the values from 256 up to the last position, 128 per power of two
-        mistakes.append((f"{number:,} counts 256 numbers from each power of two to the next. bfloat16's 8 significant "
-                         "bits start with a 1, so only 7 can vary: 2^7 = 128 numbers per stretch. Expected "
-                         f"{expected:,}.", 256 + 2 * above + up))
+        mistakes.append((f"{number:,} counts 256 numbers from each power of two to the next: too many. bfloat16's 8 "
+                         "significant bits start with a 1, so only 7 can vary: 2^7 = 128 numbers per stretch.",
+                         256 + 2 * above + up))
     if up:
-        mistakes.append((f"One short: the last position, {max_sequence_length - 1:,}, is not a bfloat16 number and "
-                         f"rounds up to {max_sequence_length:,}, a value above every position, which counts too. "
-                         f"Expected {expected:,}.", expected - 1))
+        mistakes.append((f"One short: every stretch is right. Now the last position, {max_sequence_length - 1:,}: "
+                         "which bfloat16 number does it round to?", expected - 1))
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
     if mistake:
         return mistake
+    direction = "too few" if number < expected else "too many"
     if abs(number - expected) <= 2:
-        return Feedback(WRONG, f"Close: {number:,}, expected {expected:,}. Check the ends of each stretch: 256 and 512 "
+        return Feedback(WRONG, f"Close, but {direction}: {number:,}. Check the ends of each stretch: 256 and 512 "
                                "count once, and a position halfway between two values goes to the one whose last "
                                "significant bit is 0 (257 to 256, 514 to 512).")
-    return Feedback(WRONG, f"Got {number:,}, expected {expected:,}: count every whole number up to 256, then every 2nd "
-                           "up to 512, then every 4th up to 1024, and so on, up to the last position.")
+    return Feedback(WRONG, f"Got {number:,}: {direction}. Count every whole number up to 256, then every 2nd up to "
+                           "512, then every 4th up to 1024, and so on, up to the last position.")

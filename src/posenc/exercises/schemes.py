@@ -3,6 +3,7 @@ ALiBi's slopes."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 import numpy as np
@@ -171,12 +172,19 @@ def _differences(answer: torch.Tensor, expected: torch.Tensor) -> str:
     def listed(values: torch.Tensor) -> str:
         return ", ".join(f"{float(v):.{digits}g}" for v in values)
 
-    return (f"Got {listed(answer)}; expected {listed(expected)}. The first slope that differs is head {k}'s: "
+    # Only the first wrong slope's expected value: the whole expected list would be an answer to copy.
+    return (f"Got {listed(answer)}. The first slope that differs is head {k}'s: "
             f"{float(answer[k]):.{digits}g}, not {float(expected[k]):.{digits}g}.")
 
 
-# Three head counts that are not a power of two, and one that is.
+# Three head counts that are not a power of two, and one that is. By default the checker adds one more, not a power
+# of two, drawn at check time: no table of fixed counts passes.
 _HEAD_COUNTS = (12, 16, 24, 48)
+
+
+def _drawn_head_count() -> int:
+    """A head count from 5 to 100 that is not a power of two, drawn anew at each check."""
+    return random.choice([n for n in range(5, 101) if n & (n - 1)])
 
 
 def _call_slopes(function: Callable, num_heads: int) -> tuple[str, object]:
@@ -193,11 +201,14 @@ def _call_slopes(function: Callable, num_heads: int) -> tuple[str, object]:
 
 
 @exercise("ALiBi's slopes")
-def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] = _HEAD_COUNTS) -> Feedback:
+def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] | None = None) -> Feedback:
     """A function `answer(num_heads)` that returns ALiBi's slopes (a list, array or tensor, head 0 first), tried on
     each of `head_counts`. For a head count that is not a power of two, the rule of the paper's code
     (`schemes.alibi_slopes`): the slopes of c heads, c the largest power of two below num_heads, then the 1st,
-    3rd, ... slopes of 2c heads. A function that calls the package's `alibi_slopes` or `alibi_bias` is named."""
+    3rd, ... slopes of 2c heads. A function that calls the package's `alibi_slopes` or `alibi_bias` is named.
+    Without `head_counts`: 12, 16, 24, 48 and one count from 5 to 100, not a power of two, drawn at random."""
+    drawn = head_counts is None
+    head_counts = _HEAD_COUNTS + (_drawn_head_count(),) if drawn else head_counts
     head_counts = tuple(check_size("head_counts", n, maximum=1024) for n in head_counts)
     if answer is None:
         return not_attempted("your function my_slopes(num_heads)")
@@ -218,9 +229,11 @@ def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] 
         verdicts[n] = _judge_slopes(slopes, n)
         if not verdicts[n].correct:
             return Feedback(verdicts[n].status, f"For {n} heads: {verdicts[n].message}")
-    counts = " and ".join(", ".join(map(str, head_counts)).rsplit(", ", 1))
+    shown = head_counts[:-1] if drawn else head_counts  # the drawn count varies: the message names it as drawn
+    counts = " and ".join(", ".join(map(str, shown)).rsplit(", ", 1)) + (" heads, and a count drawn at random"
+                                                                         if drawn else " heads")
     example = next((n for n in head_counts if n & (n - 1)), head_counts[0])  # the first that is not a power of two
-    return Feedback(CORRECT, f"Correct for {counts} heads. For {example}: {verdicts[example].message}")
+    return Feedback(CORRECT, f"Correct for {counts}. For {example}: {verdicts[example].message}")
 
 
 def _judge_slopes(answer: object, num_heads: int) -> Feedback:

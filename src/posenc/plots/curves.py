@@ -48,9 +48,13 @@ def sine_cosine_curves(*, d_model: int = 128, columns: Sequence[int] = (0, 1, 10
     return fig
 
 
-def error_by_position(positions: Sequence[float], errors: dict[str, Sequence[float]], *, title: str,
+def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positions: Sequence[float] | None = None,
                       reference_slope: float | None = None, reference_label: str | None = None) -> Figure:
     """Max abs error against position, one line per implementation, log-log; the legend beside the plot.
+
+    Without `positions`, each entry of `errors` holds one error per position 0, 1, 2, ... (e.g. a tensor), and
+    each line shows the worst error up to 8 positions a decade, from 10 on. With `positions`, each entry holds one
+    error per given position, drawn as it is.
 
     Each line has its own colour (no two of one hue), marker and line style. Its markers sit at every
     len(errors)-th position, each line's one position later than the line before: where two lines lie on each
@@ -58,6 +62,13 @@ def error_by_position(positions: Sequence[float], errors: dict[str, Sequence[flo
     on top of the others, named `reference_label` (by default the slope itself). Errors of 0 are drawn at 1e-10
     (a log axis has no 0).
     """
+    if positions is None:
+        length = min(len(values) for values in errors.values())
+        ends = torch.logspace(1, math.log10(length), round(8 * (math.log10(length) - 1)) + 1, dtype=torch.float64)
+        ends = ends.round().long().clamp(max=length).unique()
+        errors = {name: torch.as_tensor(values, dtype=torch.float64)[:length].cummax(dim=0).values[ends - 1].tolist()
+                  for name, values in errors.items()}
+        positions = ends.tolist()
     positions = [float(p) for p in positions]
     if reference_slope is not None:
         reference_slope = float(reference_slope)
