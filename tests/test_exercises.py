@@ -442,9 +442,9 @@ class TestSchemeCheckers:
             return [2 ** (-8 / c * k) for k in range(1, c + 1)] + doubled[0::2][: num_heads - c]
 
         correct = exercises.check_alibi_slopes(by_the_rule)
-        assert correct.correct and "12, 16, 24 and 48 heads, and a count drawn at random" in correct.message
+        assert correct.correct and "12, 16, 24 and 48 heads, and one more the checker keeps to itself" in correct.message
         assert "0.7071" in correct.message
-        # a lookup table of the fixed counts fails on the drawn one
+        # a lookup table of the named counts fails on the unnamed one
         table = {n: by_the_rule(n) for n in (12, 16, 24, 48)}
         assert not exercises.check_alibi_slopes(lambda n: table[n]).correct
         assert exercises.check_alibi_slopes(lambda *, num_heads: by_the_rule(num_heads)).correct  # keyword-only

@@ -3,7 +3,6 @@ ALiBi's slopes."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
 import numpy as np
@@ -177,14 +176,11 @@ def _differences(answer: torch.Tensor, expected: torch.Tensor) -> str:
             f"{float(answer[k]):.{digits}g}, not {float(expected[k]):.{digits}g}.")
 
 
-# Three head counts that are not a power of two, and one that is. By default the checker adds one more, not a power
-# of two, drawn at check time: no table of fixed counts passes.
+# Three head counts that are not a power of two, and one that is. By default the checker adds one more that its
+# messages never name, so a table of the four named counts does not pass. It is fixed, not drawn, so that every run
+# of a notebook checks the same cases.
 _HEAD_COUNTS = (12, 16, 24, 48)
-
-
-def _drawn_head_count() -> int:
-    """A head count from 5 to 100 that is not a power of two, drawn anew at each check."""
-    return random.choice([n for n in range(5, 101) if n & (n - 1)])
+_UNNAMED_HEAD_COUNT = 37
 
 
 def _call_slopes(function: Callable, num_heads: int) -> tuple[str, object]:
@@ -206,9 +202,9 @@ def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] 
     each of `head_counts`. For a head count that is not a power of two, the rule of the paper's code
     (`schemes.alibi_slopes`): the slopes of c heads, c the largest power of two below num_heads, then the 1st,
     3rd, ... slopes of 2c heads. A function that calls the package's `alibi_slopes` or `alibi_bias` is named.
-    Without `head_counts`: 12, 16, 24, 48 and one count from 5 to 100, not a power of two, drawn at random."""
-    drawn = head_counts is None
-    head_counts = _HEAD_COUNTS + (_drawn_head_count(),) if drawn else head_counts
+    Without `head_counts`: 12, 16, 24, 48 and one more count that no message names."""
+    unnamed = head_counts is None
+    head_counts = _HEAD_COUNTS + (_UNNAMED_HEAD_COUNT,) if unnamed else head_counts
     head_counts = tuple(check_size("head_counts", n, maximum=1024) for n in head_counts)
     if answer is None:
         return not_attempted("your function my_slopes(num_heads)")
@@ -229,9 +225,9 @@ def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] 
         verdicts[n] = _judge_slopes(slopes, n)
         if not verdicts[n].correct:
             return Feedback(verdicts[n].status, f"For {n} heads: {verdicts[n].message}")
-    shown = head_counts[:-1] if drawn else head_counts  # the drawn count varies: the message names it as drawn
-    counts = " and ".join(", ".join(map(str, shown)).rsplit(", ", 1)) + (" heads, and a count drawn at random"
-                                                                         if drawn else " heads")
+    shown = head_counts[:-1] if unnamed else head_counts
+    counts = " and ".join(", ".join(map(str, shown)).rsplit(", ", 1)) + (" heads, and one more the checker keeps "
+                                                                         "to itself" if unnamed else " heads")
     example = next((n for n in head_counts if n & (n - 1)), head_counts[0])  # the first that is not a power of two
     return Feedback(CORRECT, f"Correct for {counts}. For {example}: {verdicts[example].message}")
 
