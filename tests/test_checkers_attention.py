@@ -62,5 +62,20 @@ def test_a_key_mask_on_the_query_axis_gives_one_nan_row_per_pad_and_hides_no_key
     assert nan_rows == int((~mask).sum()) == 19
     assert torch.equal(wrong[mask], torch.softmax(scores, dim=-1)[mask])
     assert bool(((wrong * ~mask[:, None, :]).sum(dim=-1)[mask] > 0).all())
-    assert exercises.check_prediction(19, actual=nan_rows, question="q").correct
-    assert "the run says 19" in exercises.check_prediction(11, actual=nan_rows, question="q").message
+    assert exercises.check_nan_rows(19, scores=scores, key_mask=mask).correct
+    wrong_count = exercises.check_nan_rows(11, scores=scores, key_mask=mask)
+    assert "You predicted 11; the run says 19" in wrong_count.message and "one row per <PAD>" in wrong_count.message
+    assert exercises.check_nan_rows(None, scores=scores, key_mask=mask).status == "not attempted"
+
+
+def test_two_heads_on_the_same_matrices_give_another_output_than_one_head():
+    # 07's Exercise 1: the one head's scores are (s0 + s1) / sqrt(2), whose softmax is neither head's.
+    x = torch.randn(3, 10, 6, generator=torch.Generator().manual_seed(0))
+    mask = torch.arange(10) < torch.tensor([4, 5, 2])[:, None]
+    weights = attention.multi_head_weights(d_model=6, seed=0)
+    for answer in (False, "false", " False "):
+        assert exercises.check_heads_differ(answer, x=x, weights=weights, key_mask=mask).correct
+    wrong = exercises.check_heads_differ(True, x=x, weights=weights, key_mask=mask)
+    assert wrong.status == "wrong" and "the run says False" in wrong.message and "(s0 + s1) / sqrt(2)" in wrong.message
+    assert "True or False" in exercises.check_heads_differ(3, x=x, weights=weights, key_mask=mask).message
+    assert exercises.check_heads_differ(None, x=x, weights=weights, key_mask=mask).status == "not attempted"

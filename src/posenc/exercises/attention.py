@@ -1,5 +1,5 @@
-"""Checkers for attention, masks and heads: a repair of weights masked after the softmax, where a head lands once
-heads are folded into the batch."""
+"""Checkers for attention, masks and heads: a repair of weights masked after the softmax, the rows a mask on the wrong
+axis turns to NaN, two heads against one, where a head lands once heads are folded into the batch."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch
 
 from .._checks import check_tensor, is_real, short
 from .._provenance import calls_builtin
-from ..attention import split_heads
+from ..attention import multi_head_attention, split_heads
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -25,8 +25,9 @@ from .feedback import (
     first_mistake,
     not_attempted,
 )
+from .predictions import check_prediction
 
-__all__ = ["check_mask_repair", "check_folded_entry"]
+__all__ = ["check_mask_repair", "check_nan_rows", "check_heads_differ", "check_folded_entry"]
 
 
 def _repair_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
@@ -145,6 +146,39 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
                                  "zero the padding's, then divide each row by its new sum.")
     return Feedback(CORRECT, f"Correct on {len(cases)} new cases ({'; '.join(what for what, _, _ in cases)}): the "
                              "padding gets 0, and each row is the softmax over its real keys alone.")
+
+
+# The predictions' checkers hold their explanation, so that the notebook's checker cell does not show the answer.
+_predict = check_prediction.__wrapped__  # unrecorded: the named checker records the verdict once
+
+
+@exercise("the mask as ~mask[:, :, None]: how many rows all NaN?")
+def check_nan_rows(answer: object, *, scores: torch.Tensor, key_mask: torch.Tensor) -> Feedback:
+    """A prediction: how many rows of softmax(scores masked with `~key_mask[:, :, None]`) are all NaN.
+
+    scores is `(batch, L, L)` and key_mask `(batch, L)`, True for a real token.
+    """
+    check_tensor("scores", scores, ndim=(3,))
+    if check_tensor("key_mask", key_mask, ndim=(2,)).dtype != torch.bool or key_mask.shape != scores.shape[:2]:
+        raise ValueError(f"key_mask must be a bool (batch, L) mask for scores of shape {tuple(scores.shape)}")
+    wrong_axis = torch.softmax(scores.detach().masked_fill(~key_mask[:, :, None], float("-inf")), dim=-1)
+    return _predict(answer, actual=int(wrong_axis.isnan().all(dim=-1).sum()), question="rows all NaN",
+                    explanation=f"~mask[:, :, None] has shape {tuple(key_mask[:, :, None].shape)}. It spreads along "
+                                "the keys, so it hides whole rows, the queries, instead of columns. Each <PAD> "
+                                "query's row is all -inf, and its softmax is NaN: one row per <PAD> of the batch. The "
+                                "real words' rows are not masked at all, so they still look at the padding.")
+
+
+@exercise("two heads or one, the same matrices: the same output?")
+def check_heads_differ(answer: object, *, x: torch.Tensor, weights: object, key_mask: torch.Tensor) -> Feedback:
+    """A prediction: whether `multi_head_attention` gives the same output with one head as with two, on the same
+    `weights` (`attention.multi_head_weights`), within 1e-6."""
+    one_head, _ = multi_head_attention(x, weights, num_heads=1, key_mask=key_mask)
+    two_heads, _ = multi_head_attention(x, weights, num_heads=2, key_mask=key_mask)
+    same = bool(torch.allclose(one_head, two_heads, atol=1e-6))
+    why = ("The projections give the same Q, K and V. But the one head's scores are (s0 + s1) / sqrt(2), from the two "
+           "heads' scores s0 and s1, and one softmax of that is neither head's softmax.")
+    return _predict(answer, actual=same, question="the same output", explanation="" if same else why)
 
 
 @exercise("where a head lands in the batch")
