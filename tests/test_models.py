@@ -137,6 +137,10 @@ def test_compare_gives_a_table_per_scheme_and_length(capsys):
     assert set(comparison.accuracies) == {"none", "learned"}
     assert comparison.accuracies["learned"][32] is None and 0 <= comparison.accuracies["none"][32] <= 1
     assert "no rows" in comparison.table().splitlines()[2]
+    some = comparison.table(lengths=[8]).splitlines()  # only the columns asked for
+    assert some[0].split() == ["scheme", "8"] and "no rows" not in some[2]
+    with pytest.raises(ValueError, match="measured"):
+        comparison.table(lengths=[16])
     assert "trained in" in capsys.readouterr().out
 
 

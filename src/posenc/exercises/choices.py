@@ -112,8 +112,7 @@ def check_rope_self_score_peak(answer: object) -> Feedback:
 
 _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
          "answer: more than the order-blind guess.",
-    "b": "-m |i - j| is the same for the key one step back and the key one step ahead, so the model cannot tell "
-         "which came first.",
+    "b": "The box below shows why it stays near one half.",
     "c": "That needs the key before the query told apart from the key after it."
 }
 
@@ -154,9 +153,7 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
                         question="a causal model without positions at length 16")
 
 
-_EMBEDDING_FACTOR = {"a": "The sinusoid is added to the token embedding, and the factor makes the token's part "
-         "of that sum larger (below). Whether that is why, these runs do not test. Rotary "
-         "adds nothing to the embeddings.",
+_EMBEDDING_FACTOR = {"a": "Rotary adds nothing to the embeddings.",
     "b": "Rotary changed by less than 0.02 at 32 tokens; the sinusoidal model lost more.",
     "c": "Pre-norm normalises only what goes into attention and the feed-forward network. The "
          "residual sum x + attention(norm(x)) keeps the factor, so without it the "

@@ -163,12 +163,18 @@ class Comparison:
     results: dict[str, Result] = field(repr=False)
     settings: Settings
 
-    def table(self) -> str:
-        """The accuracies as a text table, one row per scheme ("no rows" where a learned table ends)."""
-        lengths = list(next(iter(self.accuracies.values())))
+    def table(self, lengths: Sequence[int] | None = None) -> str:
+        """The accuracies as a text table, one row per scheme ("no rows" where a learned table ends).
+
+        `lengths` picks the columns, some of the measured lengths (by default all of them).
+        """
+        measured = list(next(iter(self.accuracies.values())))
+        lengths = measured if lengths is None else list(lengths)
+        if not set(lengths) <= set(measured):
+            raise ValueError(f"lengths must be among the measured ones, {measured}; got {lengths}")
         lines = ["scheme       " + "".join(f"{n:>10}" for n in lengths)]
         for scheme, by_length in self.accuracies.items():
-            cells = ("   no rows" if a is None else f"{a:>10.2f}" for a in by_length.values())
+            cells = ("   no rows" if by_length[n] is None else f"{by_length[n]:>10.2f}" for n in lengths)
             lines.append(f"{scheme:<13}" + "".join(cells))
         return "\n".join(lines)
 
