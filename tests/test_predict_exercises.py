@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 from posenc import exercises
-from posenc.exercises import choices
+from posenc.exercises import choices, explained
 from posenc.exercises.predictions import WAITING_FOR_A_PREDICTION
 from tests.notebook_runs import for_nbval
 from tools.assignment import find_exercises
@@ -130,3 +130,23 @@ def test_each_question_takes_its_right_choice_and_explains_every_other(name):
             assert verdict.status == "mistake" and f"The answer is '{right[0]}'" in verdict.message, (key, verdict.message)
     assert checker(None).status == "not attempted"
     assert checker("z").status == "wrong" and "Expected one of" in checker("z").message
+
+
+# A prediction's explanation says why the answer is what it is, so it stays in the package too
+# (posenc.exercises.explained and the topic checkers), not in the checker cell below the learner's placeholder.
+
+def test_no_notebook_cell_explains_a_prediction_before_it_is_made():
+    for path in suite_notebooks():
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type == "code" and "check_prediction(" in cell.source:
+                assert "explanation=" not in cell.source, f"{path.name} cell {index}: move the question to explained.py"
+
+
+@pytest.mark.parametrize("name", explained.__all__)
+def test_each_explained_prediction_explains_a_right_and_a_wrong_answer(name):
+    checker = getattr(exercises, name)
+    assert checker(None, actual=None).status == "not attempted"
+    right, wrong = checker(True, actual=True), checker(False, actual=True)
+    assert right.correct and not wrong.correct and wrong.status in ("wrong", "mistake")
+    why = right.message.split(". ", 1)[1][:30]  # the explanation follows the verdict, whatever the prediction
+    assert why and why in wrong.message, (right.message, wrong.message)

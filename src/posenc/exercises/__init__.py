@@ -13,6 +13,7 @@
     schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
     predictions   "predict, then run": check_prediction, and check_choice for a multiple choice
     choices       the notebooks' multiple-choice questions, so the cell a learner runs holds no answer key
+    explained     the predictions whose explanation would give the answer away in the learner's cell
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's mask,
                   position ids of a left-padded batch, a decoding loop's logits with a cache, the keys a RoPE cache
                   holds
@@ -55,6 +56,7 @@ from .batching import *  # noqa: F403
 from .choices import *  # noqa: F403
 from .embedding import *  # noqa: F403
 from .encoding import *  # noqa: F403
+from .explained import *  # noqa: F403
 from .feedback import Feedback as Feedback
 from .feedback import Progress as Progress
 from .feedback import progress as progress

@@ -1,0 +1,37 @@
+"""The predictions whose explanation would give the answer away if the learner's cell showed it.
+
+The run before the checker computes `actual`; the checker here holds the question and why the answer is what it is,
+and hands them to `check_prediction`. So the cell a learner reads before predicting holds neither. (The multiple
+choices do the same in choices.py.)
+"""
+
+from __future__ import annotations
+
+from .feedback import Feedback
+from .predictions import check_prediction
+
+__all__ = ["check_base_ten_farthest", "check_one_vector_everywhere", "check_position_term_offset"]
+
+
+def check_base_ten_farthest(answer: object, *, actual: object) -> Feedback:
+    """A prediction: at base 10, is the farthest position the least alike (`actual`, a bool)?"""
+    return check_prediction(answer, actual=actual, question="base 10: is the farthest position the least alike?",
+                            explanation="At base 10 every column repeats within 61 positions, so PE[10] . PE[q] falls "
+                                        "and rises again. The rows still differ. Only the fall with distance is lost.")
+
+
+def check_one_vector_everywhere(answer: object, *, actual: object) -> Feedback:
+    """A prediction: with one vector v added at every position, do the outputs only reorder (`actual`, a bool)?"""
+    return check_prediction(answer, actual=actual, question="one vector added at every position",
+                            explanation="Reordering X + v is reordering X, then adding v. One vector at every "
+                                        "position tells no position from another.")
+
+
+def check_position_term_offset(answer: object, *, actual: object) -> Feedback:
+    """A prediction: does the position-position term through W_Q W_K^T depend on the offset alone (`actual`)?"""
+    return check_prediction(answer, actual=actual, question="the position-position term through W_Q W_K^T",
+                            explanation="A mixes pair i of PE[p] with pair j of PE[q], and sin(w_i p) sin(w_j q) is "
+                                        "not a function of q - p. The term depends on the offset alone only if A is "
+                                        "zero outside its 2 x 2 diagonal blocks, and each block is a rotation times "
+                                        "a number (A = I is one). Training may push A that way. Nothing in the "
+                                        "formula does.")
