@@ -18,6 +18,7 @@ from ..schemes import apply_rotary, rotary_angles, rotate_pairs
 from .feedback import (
     CORRECT,
     MISTAKE,
+    NOT_ATTEMPTED,
     WRONG,
     Feedback,
     as_function,
@@ -122,12 +123,17 @@ def _document_mask(lengths: list[int]) -> torch.Tensor:
     return (document[:, None] == document[None, :]) & torch.ones(len(document), len(document), dtype=torch.bool).tril()
 
 
-def _run_document_mask(function: Callable, lengths: list[int]) -> tuple[str, object]:
-    """Call the learner's function on a copy of `lengths`: ("returned", result) or ("raised", the error)."""
+def _run(function: Callable, argument: object) -> tuple[str, object]:
+    """Call the learner's function on `argument`: ("returned", result) or ("raised", the error)."""
     try:
-        return "returned", function(list(lengths))
+        return "returned", function(argument)
     except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
         return "raised", error
+
+
+def _run_document_mask(function: Callable, lengths: list[int]) -> tuple[str, object]:
+    """Call the learner's function on a copy of `lengths`."""
+    return _run(function, list(lengths))
 
 
 @exercise("a mask for documents packed in one row")
@@ -215,25 +221,61 @@ def _check_attention_mask(attention_mask: object) -> torch.Tensor:
     return mask
 
 
+# Masks of the checker's own, so that ids typed for the notebook's batch cannot pass.
+_POSITION_CASES = (torch.tensor([[0, 0, 0, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]), torch.tensor([[0, 1, 1], [1, 1, 1]]))
+
+
 @exercise("position ids of a left-padded batch")
 def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequence_length: int = 64) -> Feedback:
-    """Each real token's position among the real tokens of its row (the first real token at 0), as integers.
+    """A function `answer(attention_mask)` that returns each real token's position among the real tokens of its row
+    (the first real token at 0), as integers. It is run on `attention_mask` and on masks of the checker's own.
 
     A pad's position is never read (no query looks at a pad, and a pad's output is thrown away), so a pad may hold
     any position the tables have a row for, 0 to max_sequence_length - 1 (the real-pipeline tables: TinyDecoder's, the
     Llama's max_position_embeddings and GPT-2's n_positions, 64 each). transformers 5.23 puts 0 there
     (generation/utils.py, `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`); some of its
     models put 1. A negative one, or one past the table, is a named mistake: the lookup raises. Float ids are a
-    mistake too: the decoder raises "must be an integer tensor".
+    mistake too: the decoder raises "must be an integer tensor". A function that calls the package's
+    positions.position_ids is named: the exercise writes the ids by hand.
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=2**40)
     mask = _check_attention_mask(attention_mask)
+    if answer is None:
+        return not_attempted("your function my_position_ids(attention_mask)")
+    if (not_a_function := as_function(
+            answer, signature="my_position_ids(attention_mask)",
+            when_a_tensor="The checker tries masks of its own: put your line in def my_position_ids(attention_mask): "
+                          "and return the ids.")):
+        return not_a_function
+    cases = [mask, *_POSITION_CASES]
+    for case in cases:
+        shown = f"my_position_ids({case.tolist()})"
+        kind, result = _run(answer, case.clone())
+        if kind == "raised":
+            if isinstance(result, TypeError) and "argument" in str(result):
+                return Feedback(WRONG, f"Calling {shown} failed with {error_line(result)}: give the function one "
+                                       "parameter, the attention mask.")
+            return Feedback(WRONG, f"{shown} raised {error_line(result)}.")
+        if result is None:
+            return Feedback(WRONG, f"{shown} returned None: end the function with return and the ids.")
+        feedback = _judge_position_ids(result, case, max_sequence_length)
+        if feedback.status != CORRECT:
+            return feedback if case is mask else Feedback(feedback.status, f"For {shown}: {feedback.message}")
+    if calls_any(lambda: [_run(answer, case.clone()) for case in cases], [mask_position_ids]):
+        return Feedback(MISTAKE, "Right ids, but through the package's own positions.position_ids. The exercise asks "
+                                 "you to write them from attention_mask yourself, with a running sum along each row.")
+    real = mask.bool()
+    given = mask_position_ids(mask)
+    rows = ", ".join(str(given[b][real[b]].tolist()) for b in range(mask.shape[0]))
+    return Feedback(CORRECT, f"Correct on the batch and on {len(_POSITION_CASES)} masks of the checker's own: the "
+                             f"batch's real tokens at {rows}, as each row alone (the pads need only a valid position: "
+                             "no real token looks at them).")
+
+
+def _judge_position_ids(answer: object, mask: torch.Tensor, max_sequence_length: int) -> Feedback:
+    """The verdict on the ids one call returned for `mask` (a correct verdict's message is not shown)."""
     real = mask.bool()
     expected = mask.cumsum(-1) - 1
-    if made_by(answer) == "positions.position_ids":
-        return Feedback(MISTAKE, "This is the package's own positions.position_ids: the right numbers, but the "
-                                 "exercise asks you to write them from attention_mask yourself, with a running sum "
-                                 "along each row.")
     answer = as_tensor(answer, f"the position ids, a {tuple(mask.shape)} tensor of whole numbers")
     if isinstance(answer, Feedback):
         return answer
@@ -271,9 +313,7 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
             return Feedback(MISTAKE, f"The right numbers, but as {answer.dtype}: position ids index a table, so they "
                                      "must be integers (the decoder raises \"must be an integer tensor\", an embedding "
                                      "lookup refuses floats). Keep the mask's integer dtype, or convert with .long().")
-        rows = ", ".join(str(given[b][real[b]].tolist()) for b in range(mask.shape[0]))
-        return Feedback(CORRECT, f"Correct: the real tokens of each row at {rows}, as each row alone "
-                                 "(the pads need only a valid position: no real token looks at them).")
+        return Feedback(CORRECT, "Correct.")
     seq = mask.shape[1]
     naive = torch.arange(seq).expand_as(mask)
     mistakes = [
@@ -383,26 +423,69 @@ def check_cached_logits(answer: object, *, model: object, ids: torch.Tensor, att
                            "each new token at the number of real tokens before it, reading the cache.")
 
 
+# Keys of the checker's own, (n, d), so that keys typed for the notebook's cache cannot pass.
+_KEY_CASES = ((3, 4), (7, 6))
+
+
 @exercise("the keys a RoPE cache holds")
 def check_cached_keys(answer: object, *, keys: torch.Tensor) -> Feedback:
-    """The keys the last step of a RoPE decoding loop reads: the n raw keys `(n, d)`, key j turned once by position j
-    (`schemes.apply_rotary`, interleaved pairs, as the loop's queries).
+    """A function `answer(cached)` that returns the keys a step of a RoPE decoding loop reads from its cache, a list
+    of `(1, d)` keys, key j already turned by position j (`schemes.apply_rotary`, interleaved pairs). It is run on the
+    cache of the raw keys `(n, d)` and on caches of the checker's own; right is key j turned once, `(n, d)`.
 
     Named mistakes: each key turned twice (once when cached, again when read: the exhibit's bug), never turned,
     every key turned by the newest position, all of them shifted by the same number, or the half-split layout
-    against interleaved queries.
+    against interleaved queries. A function that turns keys with schemes.apply_rotary or rotate_pairs is named too:
+    the keys are read as they are.
     """
-    raw = check_floating_tensor("keys", keys, ndim=(2,)).detach().double()
+    raw = check_floating_tensor("keys", keys, ndim=(2,)).detach()
     n, d = raw.shape
     if n == 0 or d == 0 or d % 2 or n > 4096:
         raise ValueError(f"keys must be (n, d) with 1 <= n <= 4096 and d even, got shape {tuple(raw.shape)}")
     if not bool(torch.isfinite(raw).all()):
         raise ValueError("keys must hold finite numbers")
+    if answer is None:
+        return not_attempted("your function my_read_cache(cached)")
+    if (not_a_function := as_function(
+            answer, signature="my_read_cache(cached)",
+            when_a_tensor="The checker tries caches of its own: put your line in def my_read_cache(cached): and "
+                          "return the keys.")):
+        return not_a_function
+    generator = torch.Generator().manual_seed(0)
+    cases = [raw, *(torch.randn(size, generator=generator, dtype=raw.dtype) for size in _KEY_CASES)]
+
+    def cache(case: torch.Tensor) -> list[torch.Tensor]:
+        return [apply_rotary(case[j:j + 1], offset=j) for j in range(case.shape[0])]
+
+    caches = [cache(case) for case in cases]
+    for case, cached in zip(cases, caches):
+        kind, result = _run(answer, [key.clone() for key in cached])
+        shown = f"my_read_cache(a cache of {case.shape[0]} keys of width {case.shape[1]})"
+        if kind == "raised":
+            return Feedback(WRONG, f"{shown} raised {error_line(result)}.")
+        feedback = _judge_cached_keys(result, case)
+        if feedback.status != CORRECT:
+            return feedback if case is raw else Feedback(feedback.status, f"For {shown}: {feedback.message}")
+    if calls_any(lambda: [_run(answer, [key.clone() for key in cached]) for cached in caches],
+                 [apply_rotary, rotate_pairs]):
+        return Feedback(MISTAKE, "The right keys, but your function turns keys with schemes.apply_rotary or "
+                                 "rotate_pairs. The cache already holds each key turned by its position: read the "
+                                 "keys as they are, with no new turn.")
+    return Feedback(CORRECT, f"Correct on this cache and on {len(_KEY_CASES)} of the checker's own: key j turned "
+                             "once, by position j. The cache holds keys already turned; reading them is taking them "
+                             "as they are.")
+
+
+def _judge_cached_keys(answer: object, raw: torch.Tensor) -> Feedback:
+    """The verdict on the keys one call returned for the cache of the raw keys `(n, d)` (a correct one's message is
+    not shown)."""
+    raw = raw.double()
+    n, d = raw.shape
     expected = apply_rotary(raw)
-    maker = made_by(answer)
-    answer = as_tensor(answer, f"the {n} keys the last step reads, a ({n}, {d}) tensor")
+    answer = as_tensor(answer, f"the {n} keys the step reads, a ({n}, {d}) tensor")
     if isinstance(answer, Feedback):
-        return answer
+        return answer if answer.status != NOT_ATTEMPTED else Feedback(WRONG, "Your function returned None: end it "
+                                                                              "with return and the keys.")
     if tuple(answer.shape) != (n, d):
         return Feedback(WRONG, f"Got {describe(answer)}; expected the {n} cached keys, ({n}, {d}), key j in row j.")
     answer = answer.double()
@@ -411,12 +494,7 @@ def check_cached_keys(answer: object, *, keys: torch.Tensor) -> Feedback:
         return close(answer, value)
 
     if same(expected):
-        if maker == "schemes.apply_rotary":
-            return Feedback(MISTAKE, "The right numbers, but from schemes.apply_rotary run again on the raw keys. The "
-                                     "exercise asks which keys the loop should read from what it has already stored, "
-                                     "with no new turn.")
-        return Feedback(CORRECT, "Correct: key j turned once, by position j. The cache holds keys already turned; "
-                                 "reading them is taking them as they are.")
+        return Feedback(CORRECT, "Correct.")
     newest = rotary_angles(max_sequence_length=n, d=d)[-1]
     mistakes = [
         ("This is the bug: every key turned twice, once when cached and once when read. Turns add up, so key j sits at "
