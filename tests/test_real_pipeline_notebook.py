@@ -57,7 +57,7 @@ def test_negative_positions_at_the_pads_are_a_named_mistake():
     assert feedback.status == "mistake" and "masked_fill" in feedback.message, feedback.message
     # no pads, nothing negative: cumsum - 1 is right there
     full = torch.ones(2, 4, dtype=torch.long)
-    assert exercises.batching._judge_position_ids(full.cumsum(-1) - 1, full, 64).status == "correct"
+    assert exercises.pipeline._judge_position_ids(full.cumsum(-1) - 1, full, 64).status == "correct"
 
 
 def test_position_ids_agree_with_transformers_generation():
@@ -316,7 +316,7 @@ def test_a_tensor_of_keys_is_refused():
     (lambda raw: schemes.apply_rotary(raw, offset=5), "shifted by 5"),
 ])
 def test_cached_keys_mistakes_are_named(make, words):
-    feedback = exercises.batching._judge_cached_keys(make(KEYS), KEYS)
+    feedback = exercises.pipeline._judge_cached_keys(make(KEYS), KEYS)
     assert feedback.status == "mistake" and words in feedback.message, feedback.message
     # The exhibit's bug, as a function of the cache:
     feedback = exercises.check_cached_keys(lambda cached: schemes.apply_rotary(torch.cat(cached)), keys=KEYS)
