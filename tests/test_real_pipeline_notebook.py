@@ -28,20 +28,36 @@ def status(feedback):
 
 
 def test_position_ids_from_the_mask_are_correct():
-    fixed = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, 0)
-    assert status(exercises.check_position_ids(fixed, attention_mask=LEFT_PADDED)) == "correct"
-    # The package's own function gives the numbers, but the exercise is to write them: named.
-    feedback = exercises.check_position_ids(position_ids(LEFT_PADDED), attention_mask=LEFT_PADDED)
+    def mine(mask):
+        return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+    feedback = exercises.check_position_ids(mine, attention_mask=LEFT_PADDED)
+    assert feedback.status == "correct" and "[0, 1, 2, 3]" in feedback.message, feedback.message
+
+
+@pytest.mark.parametrize("answer", [position_ids, lambda mask: position_ids(mask) + 0,
+                                    lambda mask: position_ids(mask).clone().long(),
+                                    lambda mask: torch.stack([position_ids(row) for row in mask])])
+def test_the_package_position_ids_are_refused_however_copied(answer):
+    # The numbers are right, so only the call tells: the checker traces it, through + 0, a copy or a wrapper.
+    feedback = exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)
     assert feedback.status == "mistake" and "positions.position_ids" in feedback.message, feedback.message
+
+
+def test_position_ids_typed_for_the_batch_or_a_tensor_are_refused():
+    right = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, 0)
+    feedback = exercises.check_position_ids(right, attention_mask=LEFT_PADDED)
+    assert feedback.status == "wrong" and "def my_position_ids(attention_mask)" in feedback.message, feedback.message
+    feedback = exercises.check_position_ids(lambda mask: right, attention_mask=LEFT_PADDED)  # the batch's, typed
+    assert feedback.status == "wrong" and feedback.message.startswith("For my_position_ids("), feedback.message
 
 
 def test_negative_positions_at_the_pads_are_a_named_mistake():
     # cumsum - 1 alone leaves -1 at the pads: a learned table (GPT-2's wpe) has no row -1.
-    feedback = exercises.check_position_ids(LEFT_PADDED.cumsum(-1) - 1, attention_mask=LEFT_PADDED)
+    feedback = exercises.check_position_ids(lambda mask: mask.cumsum(-1) - 1, attention_mask=LEFT_PADDED)
     assert feedback.status == "mistake" and "masked_fill" in feedback.message, feedback.message
     # no pads, nothing negative: cumsum - 1 is right there
     full = torch.ones(2, 4, dtype=torch.long)
-    assert status(exercises.check_position_ids(full.cumsum(-1) - 1, attention_mask=full)) == "correct"
+    assert exercises.pipeline._judge_position_ids(full.cumsum(-1) - 1, full, 64).status == "correct"
 
 
 def test_position_ids_agree_with_transformers_generation():
@@ -49,16 +65,17 @@ def test_position_ids_agree_with_transformers_generation():
     # _prepare_position_ids_for_generation); it uses nothing of the model it is a method of.
     from transformers.generation.utils import GenerationMixin
 
-    theirs = GenerationMixin._prepare_position_ids_for_generation(None, LEFT_PADDED, {"attention_mask": LEFT_PADDED})
+    def theirs(mask):
+        return GenerationMixin._prepare_position_ids_for_generation(None, mask, {"attention_mask": mask})
     assert status(exercises.check_position_ids(theirs, attention_mask=LEFT_PADDED)) == "correct"
-    assert torch.equal(theirs, position_ids(LEFT_PADDED))
+    assert torch.equal(theirs(LEFT_PADDED), position_ids(LEFT_PADDED))
 
 
 @pytest.mark.parametrize("answer, words", [
-    (LEFT_PADDED.cumsum(-1), "Off by one"),
-    (torch.arange(6).expand(3, 6), "slots of the tensor"),
-    ((LEFT_PADDED.flip(-1).cumsum(-1) - 1).flip(-1), "from the right"),
-    ((LEFT_PADDED.cumsum(-1) - 1).T, "Transposed"),
+    (lambda mask: mask.cumsum(-1), "Off by one"),
+    (lambda mask: torch.arange(mask.shape[1]).expand_as(mask), "slots of the tensor"),
+    (lambda mask: (mask.flip(-1).cumsum(-1) - 1).flip(-1), "from the right"),
+    (lambda mask: (mask.cumsum(-1) - 1).T, "Transposed"),
 ])
 def test_position_ids_mistakes_are_named(answer, words):
     feedback = exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)
@@ -68,47 +85,55 @@ def test_position_ids_mistakes_are_named(answer, words):
 @pytest.mark.parametrize("pad", [3, 6, 63])
 def test_any_valid_position_at_the_pads_is_accepted(pad):
     # A pad's position is never read: any row of notebook 15's tables (64 rows each) is right, 63 included.
-    answer = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, pad)
-    assert status(exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)) == "correct"
-    assert status(exercises.check_position_ids(answer, attention_mask=LEFT_PADDED, max_sequence_length=64)) == "correct"
+    def mine(mask):
+        return (mask.cumsum(-1) - 1).masked_fill(mask == 0, pad)
+    assert status(exercises.check_position_ids(mine, attention_mask=LEFT_PADDED)) == "correct"
+    assert status(exercises.check_position_ids(mine, attention_mask=LEFT_PADDED, max_sequence_length=64)) == "correct"
     with torch.no_grad():  # and the decoder runs on them
         decoder.TinyDecoder(scheme="learned", vocab_size=5)(torch.zeros(3, 6, dtype=torch.long),
-                                                          attention_mask=LEFT_PADDED, position_ids=answer)
+                                                          attention_mask=LEFT_PADDED, position_ids=mine(LEFT_PADDED))
 
 
 def test_float_position_ids_are_a_named_mistake():
     # The decoder raises "must be an integer tensor" on them.
-    right = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, 0)
-    for given in (right.double(), right.float()):
-        feedback = exercises.check_position_ids(given, attention_mask=LEFT_PADDED)
+    def right(mask):
+        return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+    for dtype in (torch.double, torch.float):
+        feedback = exercises.check_position_ids(lambda mask, dtype=dtype: right(mask).to(dtype),
+                                                attention_mask=LEFT_PADDED)
         assert feedback.status == "mistake" and "must be integers" in feedback.message, feedback
-    assert status(exercises.check_position_ids(right.int(), attention_mask=LEFT_PADDED)) == "correct"
+    assert status(exercises.check_position_ids(lambda mask: right(mask).int(), attention_mask=LEFT_PADDED)) == "correct"
     with pytest.raises((TypeError, ValueError), match="integer"):
         decoder.TinyDecoder(scheme="learned", vocab_size=5)(torch.zeros(3, 6, dtype=torch.long),
-                                                          attention_mask=LEFT_PADDED, position_ids=right.double())
+                                                          attention_mask=LEFT_PADDED,
+                                                          position_ids=right(LEFT_PADDED).double())
 
 
 @pytest.mark.parametrize("pad", [64, 999, 1024, 10**12])
 def test_a_pad_position_no_table_has_is_a_named_mistake(pad):
     # Notebook 15's tables have 64 rows, 0 to 63 (GPT-2's wpe raises IndexError past its rows).
-    answer = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, pad)
-    for given in (answer, answer.double()):
-        feedback = exercises.check_position_ids(given, attention_mask=LEFT_PADDED)
+    def mine(mask):
+        return (mask.cumsum(-1) - 1).masked_fill(mask == 0, pad)
+    for answer in (mine, lambda mask: mine(mask).double()):
+        feedback = exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)
         assert feedback.status == "mistake" and f"position {pad:,}" in feedback.message, feedback
         assert "0 to 63" in feedback.message and "masked_fill(attention_mask == 0, 0)" in feedback.message
-    feedback = exercises.check_position_ids(answer, attention_mask=LEFT_PADDED, max_sequence_length=2**40)
+    feedback = exercises.check_position_ids(mine, attention_mask=LEFT_PADDED, max_sequence_length=2**40)
     assert feedback.status == "correct"
 
 
 def test_the_pad_positions_real_libraries_use_are_accepted():
     # transformers 5.23 before generating: 0 (generation/utils.py); some of its models: 1 (masked_fill_(..., 1)).
     for pad in (0, 1):
-        answer = (LEFT_PADDED.cumsum(-1) - 1).masked_fill(LEFT_PADDED == 0, pad)
-        assert status(exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)) == "correct"
+        def mine(mask, pad=pad):
+            return (mask.cumsum(-1) - 1).masked_fill(mask == 0, pad)
+        assert status(exercises.check_position_ids(mine, attention_mask=LEFT_PADDED)) == "correct"
 
 
-@pytest.mark.parametrize("answer", ["positions", 3, [[0, 1]], torch.full((3, 6), 0.5), torch.full((3, 6), math.nan),
-                                    np.zeros((3, 6)), torch.zeros(3, 6, dtype=torch.complex64), [[1, "a"]]])
+@pytest.mark.parametrize("answer", ["positions", 3, [[0, 1]], torch.full((3, 6), 0.5), np.zeros((3, 6)),
+                                    lambda mask: torch.full((3, 6), math.nan), lambda mask: None,
+                                    lambda mask: torch.zeros(3, 6, dtype=torch.complex64), lambda mask: [[1, "a"]],
+                                    lambda: 0, lambda mask: 1 / 0, lambda mask: mask.bool()])
 def test_position_ids_any_answer_gets_feedback(answer):
     assert status(exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)) in ("wrong", "mistake")
 
@@ -257,26 +282,45 @@ def test_cached_logits_bad_exercise_raises(sizes, error):
 KEYS = torch.randn(6, 8, generator=torch.Generator().manual_seed(3))
 
 
+def read_as_they_are(cached):
+    return torch.cat(cached)
+
+
 def test_keys_turned_once_are_correct():
-    assert status(exercises.check_cached_keys(schemes.apply_rotary(KEYS).clone(), keys=KEYS)) == "correct"
-    # The package's apply_rotary run again gives the numbers, not what the loop stored: named.
-    feedback = exercises.check_cached_keys(schemes.apply_rotary(KEYS), keys=KEYS)
-    assert feedback.status == "mistake" and "schemes.apply_rotary" in feedback.message, feedback.message
-    # Built one at a time, as a cache fills: the same keys.
-    one_by_one = torch.cat([schemes.apply_rotary(KEYS[j:j + 1], offset=j) for j in range(6)])
-    assert status(exercises.check_cached_keys(one_by_one.double(), keys=KEYS)) == "correct"
+    feedback = exercises.check_cached_keys(read_as_they_are, keys=KEYS)
+    assert feedback.status == "correct" and "2 of the checker's own" in feedback.message, feedback.message
+    assert status(exercises.check_cached_keys(lambda cached: torch.stack(cached)[:, 0].double(), keys=KEYS)) == "correct"
+
+
+@pytest.mark.parametrize("answer", [lambda cached: schemes.apply_rotary(KEYS) + 0,
+                                    lambda cached: schemes.apply_rotary(KEYS[:len(cached), :cached[0].shape[-1]]),
+                                    lambda cached: schemes.apply_rotary(schemes.apply_rotary(torch.cat(cached)),
+                                                                        offset=0) * 0 + torch.cat(cached)])
+def test_the_package_rotation_is_refused_however_copied(answer):
+    # Typed from the screen's apply_rotary(k) fails on the checker's own caches; a turn that comes out right is named.
+    assert status(exercises.check_cached_keys(answer, keys=KEYS)) in ("wrong", "mistake")
+    feedback = exercises.check_cached_keys(answer, keys=KEYS)
+    assert "apply_rotary" in feedback.message or feedback.message.startswith("For my_read_cache("), feedback.message
+
+
+def test_a_tensor_of_keys_is_refused():
+    feedback = exercises.check_cached_keys(schemes.apply_rotary(KEYS).clone(), keys=KEYS)
+    assert feedback.status == "wrong" and "def my_read_cache(cached)" in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize("make, words", [
-    (lambda: schemes.apply_rotary(schemes.apply_rotary(KEYS)), "This is the bug"),
-    (lambda: KEYS, "Never turned"),
-    (lambda: schemes.rotate_pairs(KEYS, schemes.rotary_angles(max_sequence_length=6, d=8)[-1]), "newest position"),
-    (lambda: schemes.apply_rotary(KEYS, layout="half_split"), "half-split"),
-    (lambda: schemes.apply_rotary(KEYS, offset=5), "shifted by 5"),
+    (lambda raw: schemes.apply_rotary(schemes.apply_rotary(raw)), "This is the bug"),
+    (lambda raw: raw, "Never turned"),
+    (lambda raw: schemes.rotate_pairs(raw, schemes.rotary_angles(max_sequence_length=6, d=8)[-1]), "newest position"),
+    (lambda raw: schemes.apply_rotary(raw, layout="half_split"), "half-split"),
+    (lambda raw: schemes.apply_rotary(raw, offset=5), "shifted by 5"),
 ])
 def test_cached_keys_mistakes_are_named(make, words):
-    feedback = exercises.check_cached_keys(make(), keys=KEYS)
+    feedback = exercises.pipeline._judge_cached_keys(make(KEYS), KEYS)
     assert feedback.status == "mistake" and words in feedback.message, feedback.message
+    # The exhibit's bug, as a function of the cache:
+    feedback = exercises.check_cached_keys(lambda cached: schemes.apply_rotary(torch.cat(cached)), keys=KEYS)
+    assert feedback.status == "mistake" and "This is the bug" in feedback.message, feedback.message
 
 
 def test_twice_turned_keys_put_key_j_at_position_2j():
@@ -285,8 +329,9 @@ def test_twice_turned_keys_put_key_j_at_position_2j():
     assert torch.allclose(schemes.apply_rotary(schemes.apply_rotary(KEYS)), doubled, atol=1e-6)
 
 
-@pytest.mark.parametrize("answer", [None, "keys", torch.zeros(5, 8), torch.zeros(6, 8), torch.full((6, 8), math.nan),
-                                    np.zeros((6, 8)), [[0.5]]])
+@pytest.mark.parametrize("answer", [None, "keys", torch.zeros(6, 8), np.zeros((6, 8)), lambda cached: None,
+                                    lambda cached: torch.zeros(6, 8), lambda cached: torch.full((6, 8), math.nan),
+                                    lambda cached: cached, lambda cached: cached[-1], lambda: 0, lambda cached: 1 / 0])
 def test_cached_keys_any_answer_gets_feedback(answer):
     assert status(exercises.check_cached_keys(answer, keys=KEYS)) in ("wrong", "not attempted")
 

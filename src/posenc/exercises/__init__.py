@@ -14,8 +14,8 @@
     predictions   "predict, then run": check_prediction, and check_choice for a multiple choice
     choices       the notebooks' multiple-choice questions, so the cell a learner runs holds no answer key
     explained     the predictions whose explanation would give the answer away in the learner's cell
-    batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's mask,
-                  position ids of a left-padded batch, a decoding loop's logits with a cache, the keys a RoPE cache
+    batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's mask
+    pipeline      position ids of a left-padded batch, a decoding loop's logits with a cache, the keys a RoPE cache
                   holds
     stretching    how much a pair's wavelength grows with the base, the pairs YaRN keeps, the columns of a partly
                   turned head that make a full turn within a length, the two rules that carry the copy model furthest
@@ -62,6 +62,7 @@ from .feedback import Progress as Progress
 from .feedback import progress as progress
 from .feedback import reset_progress as reset_progress
 from .modules import *  # noqa: F403
+from .pipeline import *  # noqa: F403
 from .precision import *  # noqa: F403
 from .predictions import *  # noqa: F403
 from .schemes import *  # noqa: F403

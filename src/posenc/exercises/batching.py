@@ -1,5 +1,4 @@
-"""Checkers for batches: a batch fed to a module built for (seq, batch, d_model), the mask of a packed row, the
-position ids of a left-padded batch, a decoding loop's logits with a KV cache, and the keys a RoPE cache holds."""
+"""Checkers for batches: a batch fed to a module built for (seq, batch, d_model), and the mask of a packed row."""
 
 from __future__ import annotations
 
@@ -8,13 +7,9 @@ from collections.abc import Callable
 
 import torch
 
-from .._checks import check_floating_tensor, check_size, check_tensor, short
-from .._provenance import calls_any, made_by
+from .._checks import check_floating_tensor, short
+from .._provenance import calls_any
 from ..attention import document_ids_from_lengths, packed_mask
-from ..models.decoder import TinyDecoder, decode_with_cache
-from ..positions import check_attention_mask
-from ..positions import position_ids as mask_position_ids
-from ..schemes import apply_rotary, rotary_angles, rotate_pairs
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -30,7 +25,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_batch_first", "check_document_mask", "check_position_ids", "check_cached_logits", "check_cached_keys"]
+__all__ = ["check_batch_first", "check_document_mask"]
 
 
 @exercise("a batch-first batch through a sequence-first module")
@@ -122,12 +117,17 @@ def _document_mask(lengths: list[int]) -> torch.Tensor:
     return (document[:, None] == document[None, :]) & torch.ones(len(document), len(document), dtype=torch.bool).tril()
 
 
-def _run_document_mask(function: Callable, lengths: list[int]) -> tuple[str, object]:
-    """Call the learner's function on a copy of `lengths`: ("returned", result) or ("raised", the error)."""
+def _run(function: Callable, argument: object) -> tuple[str, object]:
+    """Call the learner's function on `argument`: ("returned", result) or ("raised", the error)."""
     try:
-        return "returned", function(list(lengths))
+        return "returned", function(argument)
     except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
         return "raised", error
+
+
+def _run_document_mask(function: Callable, lengths: list[int]) -> tuple[str, object]:
+    """Call the learner's function on a copy of `lengths`."""
+    return _run(function, list(lengths))
 
 
 @exercise("a mask for documents packed in one row")
@@ -207,234 +207,3 @@ def check_document_mask(answer: object) -> Feedback:
                              "document's keys, up to itself, as if its document were alone in the row.")
 
 
-def _check_attention_mask(attention_mask: object) -> torch.Tensor:
-    """The exercise's (batch, seq) 0/1 mask, as a LongTensor (a bad one is the notebook's bug: it raises)."""
-    mask = check_attention_mask(attention_mask).cpu()
-    if not bool(mask.any(dim=-1).all()):
-        raise ValueError("attention_mask must have at least one real token in every row")
-    return mask
-
-
-@exercise("position ids of a left-padded batch")
-def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequence_length: int = 64) -> Feedback:
-    """Each real token's position among the real tokens of its row (the first real token at 0), as integers.
-
-    A pad's position is never read (no query looks at a pad, and a pad's output is thrown away), so a pad may hold
-    any position the tables have a row for, 0 to max_sequence_length - 1 (the real-pipeline tables: TinyDecoder's, the
-    Llama's max_position_embeddings and GPT-2's n_positions, 64 each). transformers 5.23 puts 0 there
-    (generation/utils.py, `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`); some of its
-    models put 1. A negative one, or one past the table, is a named mistake: the lookup raises. Float ids are a
-    mistake too: the decoder raises "must be an integer tensor".
-    """
-    max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=2**40)
-    mask = _check_attention_mask(attention_mask)
-    real = mask.bool()
-    expected = mask.cumsum(-1) - 1
-    if made_by(answer) == "positions.position_ids":
-        return Feedback(MISTAKE, "This is the package's own positions.position_ids: the right numbers, but the "
-                                 "exercise asks you to write them from attention_mask yourself, with a running sum "
-                                 "along each row.")
-    answer = as_tensor(answer, f"the position ids, a {tuple(mask.shape)} tensor of whole numbers")
-    if isinstance(answer, Feedback):
-        return answer
-    if answer.shape != mask.shape:
-        if answer.shape == mask.shape[::-1]:
-            return Feedback(MISTAKE, f"Transposed: shape {tuple(answer.shape)}; the position ids have the mask's shape, "
-                                     f"{tuple(mask.shape)}, one row per sequence.")
-        return Feedback(WRONG, f"Got {describe(answer)}; the position ids have the mask's shape, {tuple(mask.shape)}.")
-    if answer.is_floating_point() and not bool((answer == answer.round()).all()):
-        return Feedback(WRONG, "Positions are whole numbers; your answer has fractions.")
-    if answer.dtype == torch.bool:
-        return Feedback(WRONG, "Got a tensor of True/False: that is a mask. The position ids count the real tokens: "
-                               "integers, attention_mask.cumsum(-1) - 1.")
-    # Clamped: a float beyond int64 would wrap around to a negative number.
-    given = answer.round().clamp(-2.0**62, 2.0**62).long() if answer.is_floating_point() else answer.long()
-
-    def same_on_real(positions: torch.Tensor) -> bool:
-        return bool(torch.equal(given[real], positions[real]))
-
-    if same_on_real(expected):
-        if bool((given[~real] < 0).any()):
-            # cumsum - 1 is -1 before a row's first real token; a lookup table has no row -1.
-            return Feedback(MISTAKE, "Right on the real tokens, but the pads hold negative positions (cumsum - 1 is -1 "
-                                     "before the first real token). A learned table has no row -1: GPT-2's wpe raises "
-                                     "IndexError. Give the pads a valid position: .masked_fill(attention_mask == 0, 0), "
-                                     "as transformers does before it generates.")
-        if bool((given[~real] >= max_sequence_length).any()):
-            beyond = int(given[~real].max())
-            return Feedback(MISTAKE, f"Right on the real tokens, but a pad holds position {beyond:,}, past the tables' "
-                                     f"{max_sequence_length} rows, 0 to {max_sequence_length - 1}: a learned table has "
-                                     f"no row {beyond:,} (GPT-2's wpe raises IndexError past its rows). Any position "
-                                     "the table has will do, since no real token reads a pad's; transformers puts 0: "
-                                     ".masked_fill(attention_mask == 0, 0).")
-        if answer.is_floating_point():
-            return Feedback(MISTAKE, f"The right numbers, but as {answer.dtype}: position ids index a table, so they "
-                                     "must be integers (the decoder raises \"must be an integer tensor\", an embedding "
-                                     "lookup refuses floats). Keep the mask's integer dtype, or convert with .long().")
-        rows = ", ".join(str(given[b][real[b]].tolist()) for b in range(mask.shape[0]))
-        return Feedback(CORRECT, f"Correct: the real tokens of each row at {rows}, as each row alone "
-                                 "(the pads need only a valid position: no real token looks at them).")
-    seq = mask.shape[1]
-    naive = torch.arange(seq).expand_as(mask)
-    mistakes = [
-        ("Off by one: each row's first real token is at position 1. cumsum counts the real tokens up to and including "
-         "this one, so subtract 1: attention_mask.cumsum(-1) - 1.", mask.cumsum(-1)),
-        ("These are the slots of the tensor, 0 to seq - 1, as if there were no padding: a left-padded row's first "
-         "real token then sits at the number of pads before it, not at 0. Count the real tokens instead: "
-         "attention_mask.cumsum(-1) - 1.", naive),
-        ("Counted from the right: the last real token is at 0. Positions count from the first real token, "
-         "left to right: attention_mask.cumsum(-1) - 1.", (mask.flip(-1).cumsum(-1) - 1).flip(-1)),
-        ("The padding was counted too: cumsum of a tensor of ones numbers every slot. Take the cumsum of the mask "
-         "itself, so that pads add nothing.", torch.ones_like(mask).cumsum(-1) - 1),
-    ]
-    mistake = first_mistake(same_on_real, mistakes)
-    if mistake:
-        return mistake
-    return Feedback(WRONG, f"Got {given.tolist()}; each row's real tokens should be numbered 0, 1, 2, ... from its "
-                           "first real token.")
-
-
-@exercise("a KV cache's positions in a left-padded batch")
-def check_cached_logits(answer: object, *, model: object, ids: torch.Tensor, attention_mask: torch.Tensor,
-                        prefill: int) -> Feedback:
-    """The logits of a decoding loop with a cache: the first `prefill` tokens of ids `(batch, seq)` in one call, then
-    one token per call, each at its position among the real tokens (`models.decoder.TinyDecoder`).
-
-    Right: the full pass's logits on the real tokens (within 1e-5), with the position ids of the attention mask.
-    The named mistakes are loops that feed the new tokens other positions: the cache's slots, pads included (the
-    exhibit's bug), position 0 (the forgotten offset), the prompt's length every step (an offset not advanced), or
-    one too many.
-    """
-    if not isinstance(model, TinyDecoder):
-        raise TypeError(f"model must be a posenc.models.decoder.TinyDecoder, got {short(model)}")
-    if not bool(((check_tensor("ids", ids, ndim=(2,), kind="integer") >= 0) & (ids < model.vocab_size)).all()):
-        raise ValueError(f"ids must lie in [0, vocab_size={model.vocab_size})")
-    mask = _check_attention_mask(attention_mask)
-    batch, seq = ids.shape
-    if mask.shape != (batch, seq):
-        raise ValueError(f"attention_mask must have the shape of ids, {(batch, seq)}, got {tuple(mask.shape)}")
-    prefill = check_size("prefill", prefill, maximum=seq - 1)
-    if not bool(mask[:, prefill:].all()):
-        raise ValueError("attention_mask must mark every token after the prefill as real (left padding only)")
-    real = mask.bool()
-    right = mask_position_ids(mask)
-    expected_shape = (batch, seq, model.vocab_size)
-    if made_by(answer) == "decoder.decode_with_cache":
-        return Feedback(MISTAKE, "These are the logits of the package's own decoder.decode_with_cache, which runs the "
-                                 "loop for you. The exercise asks you to fix the loop above: copy it, and change the "
-                                 "position it gives each new token.")
-    answer = as_tensor(answer, f"the logits of your loop, a {expected_shape} tensor")
-    if isinstance(answer, Feedback):
-        return answer
-    if tuple(answer.shape) != expected_shape:
-        if answer.dim() == 3 and answer.shape[0] == batch and answer.shape[2] == model.vocab_size:
-            return Feedback(WRONG, f"Got logits for {answer.shape[1]} tokens; the loop gives one row per token of "
-                                   f"ids, {seq}: the prompt's {prefill}, then each new token's. Concatenate them "
-                                   "along dim=1.")
-        return Feedback(WRONG, f"Got {describe(answer)}; expected the logits, {expected_shape}.")
-
-    with torch.no_grad():
-        def logits(positions: torch.Tensor) -> torch.Tensor:
-            return decode_with_cache(model, ids, attention_mask=mask, prefill=prefill, position_ids=positions)
-
-        def same(result: torch.Tensor) -> bool:
-            return close(answer[real], result[real], atol=1e-5)
-
-        full = model(ids, attention_mask=mask, position_ids=right).logits
-        if same(full):
-            # The loop's logits equal the full pass's within 1e-5, not bit for bit: the new tokens' rows of one full
-            # pass, bit for bit (in float32, or widened to float64), were not computed one token per call.
-            looped = logits(right)
-            new_rows = answer[:, prefill:].double()
-            if torch.equal(new_rows, full[:, prefill:].double()) and not torch.equal(new_rows, looped[:, prefill:].double()):
-                return Feedback(MISTAKE, "These are the logits of one full pass, bit for bit "
-                                         "model(ids, attention_mask=..., position_ids=...), not of a loop with a cache "
-                                         "(its logits agree with the full pass within 1e-5, not in every bit). Write the "
-                                         f"loop: the prompt's {prefill} tokens in one call, then one token per call, "
-                                         "each passing the cache of the call before and its position among the real "
-                                         "tokens.")
-            new = ", ".join(str(right[b, prefill:].tolist()) for b in range(batch))
-            return Feedback(CORRECT, f"Correct: the logits of the full pass. Each new token at the number of real "
-                                     f"tokens before it ({new}, row by row): the cache's length minus the row's pads.")
-
-        def after_prefill(new: torch.Tensor) -> Callable[[], torch.Tensor]:
-            return lambda: logits(torch.cat([right[:, :prefill], new.expand(batch, seq - prefill)], dim=1))
-
-        steps = torch.arange(prefill, seq)[None, :]
-        pads = int((~real).sum(dim=-1).max())
-        mistakes = [
-            (f"This is the bug: each new token at the cache's length, its slots, pads included (up to {pads} too "
-             "far in a padded row; the unpadded row is right). The positions the prompt got count only real tokens, "
-             "so the new ones must too: the number of real tokens cached, attention_mask.sum(-1) before the new "
-             "token.", after_prefill(steps)),
-            ("Every new token at position 0: the forgotten offset. Alone in its call, a new token is still not the "
-             "first of its sequence: its position is the number of real tokens before it.",
-             after_prefill(torch.zeros(1, 1, dtype=torch.long))),
-            ("The offset was not advanced: every new token at the position of the first new one. Count the real "
-             "tokens cached again at every step (or add 1 after each).",
-             after_prefill(mask[:, :prefill].sum(dim=-1, keepdim=True))),
-            ("Off by one: each new token one position too far. attention_mask.sum(-1) counts the new token too once "
-             "it is appended: subtract 1, or count before appending.", after_prefill(right[:, prefill:] + 1)),
-        ]
-        mistake = first_mistake(same, mistakes)
-    if mistake:
-        return mistake
-    return Feedback(WRONG, "Not the full pass's logits: the prompt in one call with the position ids of its mask, then "
-                           "each new token at the number of real tokens before it, reading the cache.")
-
-
-@exercise("the keys a RoPE cache holds")
-def check_cached_keys(answer: object, *, keys: torch.Tensor) -> Feedback:
-    """The keys the last step of a RoPE decoding loop reads: the n raw keys `(n, d)`, key j turned once by position j
-    (`schemes.apply_rotary`, interleaved pairs, as the loop's queries).
-
-    Named mistakes: each key turned twice (once when cached, again when read: the exhibit's bug), never turned,
-    every key turned by the newest position, all of them shifted by the same number, or the half-split layout
-    against interleaved queries.
-    """
-    raw = check_floating_tensor("keys", keys, ndim=(2,)).detach().double()
-    n, d = raw.shape
-    if n == 0 or d == 0 or d % 2 or n > 4096:
-        raise ValueError(f"keys must be (n, d) with 1 <= n <= 4096 and d even, got shape {tuple(raw.shape)}")
-    if not bool(torch.isfinite(raw).all()):
-        raise ValueError("keys must hold finite numbers")
-    expected = apply_rotary(raw)
-    maker = made_by(answer)
-    answer = as_tensor(answer, f"the {n} keys the last step reads, a ({n}, {d}) tensor")
-    if isinstance(answer, Feedback):
-        return answer
-    if tuple(answer.shape) != (n, d):
-        return Feedback(WRONG, f"Got {describe(answer)}; expected the {n} cached keys, ({n}, {d}), key j in row j.")
-    answer = answer.double()
-
-    def same(value: torch.Tensor) -> bool:
-        return close(answer, value)
-
-    if same(expected):
-        if maker == "schemes.apply_rotary":
-            return Feedback(MISTAKE, "The right numbers, but from schemes.apply_rotary run again on the raw keys. The "
-                                     "exercise asks which keys the loop should read from what it has already stored, "
-                                     "with no new turn.")
-        return Feedback(CORRECT, "Correct: key j turned once, by position j. The cache holds keys already turned; "
-                                 "reading them is taking them as they are.")
-    newest = rotary_angles(max_sequence_length=n, d=d)[-1]
-    mistakes = [
-        ("This is the bug: every key turned twice, once when cached and once when read. Turns add up, so key j sits at "
-         "position 2j and the score of query i with it depends on i - 2j, not i - j: only key 0 (turned by 0) comes "
-         "out right. Turn each key once.", lambda: apply_rotary(expected)),
-        ("Never turned: the raw keys. The score of query i with key j must depend on i - j, so the key is turned by "
-         "its position as the query is by its own.", raw),
-        (f"Every key turned by the newest position, {n - 1}: key j belongs at position j, where it was when it was "
-         "cached.", lambda: rotate_pairs(raw, newest)),
-        ("The half-split layout, pairs (i, i + d/2), while the queries turn interleaved pairs (2i, 2i + 1): queries and "
-         "keys must share one layout.", lambda: apply_rotary(raw, layout="half_split")),
-    ]
-    mistake = first_mistake(same, mistakes)
-    if mistake:
-        return mistake
-    for shift in range(1, 2 * n + 1):
-        if same(apply_rotary(raw, offset=shift)):
-            return Feedback(MISTAKE, f"Every key shifted by {shift}: key j turned by position j + {shift}. The queries "
-                                     "are not shifted, so every score sees the wrong offset: key j at position j.")
-    return Feedback(WRONG, "Not the keys the loop should read: key j turned once by position j, "
-                           "schemes.apply_rotary(raw keys).")

@@ -169,8 +169,7 @@ def check_embedding_factor(answer: object) -> Feedback:
 
 _ROPE_IN_A_PACKED_ROW = {"a": "With a plain causal mask the later documents still read the earlier ones: their keys "
          "are in the softmax, and the outputs change.",
-    "b": "Counted along the row, a document's positions are all shifted by one number, which RoPE does "
-         "not see. The block mask alone keeps each document as it is alone.",
+    "b": "The block mask alone keeps each document as it is alone (section 2 says why a shift does not matter).",
     "c": "Restarting does no harm, but RoPE does not need it.",
     "d": "Without the block mask the later documents read the earlier ones."
 }
