@@ -10,7 +10,8 @@ from __future__ import annotations
 from .feedback import Feedback
 from .predictions import check_prediction
 
-__all__ = ["check_base_ten_farthest", "check_one_vector_everywhere", "check_position_term_offset"]
+__all__ = ["check_base_ten_farthest", "check_one_vector_everywhere", "check_position_term_offset",
+           "check_whole_words_in_eight_tokens"]
 
 
 def check_base_ten_farthest(answer: object, *, actual: object) -> Feedback:
@@ -35,3 +36,9 @@ def check_position_term_offset(answer: object, *, actual: object) -> Feedback:
                                         "zero outside its 2 x 2 diagonal blocks, and each block is a rotation times "
                                         "a number (A = I is one). Training may push A that way. Nothing in the "
                                         "formula does.")
+
+
+def check_whole_words_in_eight_tokens(answer: object, *, actual: object) -> Feedback:
+    """A prediction: how many whole words fit within the first 8 BPE tokens (`actual`, an int)?"""
+    return check_prediction(answer, actual=actual, question="whole words within 8 tokens",
+                            explanation="friend and Grant are four pieces each, so 8 tokens end inside Grant.")
