@@ -340,6 +340,14 @@ class TestTransposedRow:
         feedback = self.check(answer)
         assert not feedback.correct and words in feedback.message, feedback.message
 
+    def test_the_package_table_read_off_is_named(self):
+        # 04's reveal builds Exercise 1's table with the package: its column 0, pasted before predicting, is refused;
+        # a copy (.tolist()) is the honest shortcut the provenance does not follow.
+        table = encoding.stepwise_encoding(max_sequence_length=6, d_model=10)
+        feedback = self.check(table.T[0])
+        assert feedback.status == "mistake" and "package's table" in feedback.message, feedback.message
+        assert self.check(table.T[0].tolist()).correct
+
     def test_other_sizes_and_rows(self):
         # X of shape (8, 4): table has 4 positions and d_model 8; row 1 of table.T is cos(pos), pos 0 to 3.
         assert self.check(torch.cos(torch.arange(4.0)), max_sequence_length=8, d_model=4, row=1).correct

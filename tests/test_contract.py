@@ -420,6 +420,8 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
                       "attention_mask": torch.tensor([[0, 1, 1, 1], [1, 1, 1, 1]]), "prefill": 2})
     if name.endswith("check_cached_keys"):
         sizes["keys"] = torch.randn(5, 8, generator=torch.Generator().manual_seed(10))
+    if name.endswith("check_distinct_outputs"):
+        sizes.update({"counts": {"without PE": 5, "with PE": 11}, "words": 11})  # 05's run of its Exercise 1
     if name.endswith("check_folded_entry"):
         sizes["x"] = torch.arange(80.0).reshape(2, 5, 8)  # 8 columns: num_heads = 8 heads of one column
         sizes["index"] = 6

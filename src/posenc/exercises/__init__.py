@@ -8,8 +8,8 @@
     wavelengths   where a column first turns negative, any column's wavelength, the columns that repeat within a
                   table, the shift as a rotation
     precision     a table whose angles no longer drift, positions in bfloat16
-    attention     a repair of the weights masked after the softmax, where a head lands once heads are folded into the
-                  batch
+    attention     how many different outputs without PE, a repair of the weights masked after the softmax, where a
+                  head lands once heads are folded into the batch
     schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
     predictions   "predict, then run": check_prediction, and check_choice for a multiple choice
     choices       the notebooks' multiple-choice questions, so the cell a learner runs holds no answer key

@@ -27,7 +27,20 @@ from .feedback import (
 )
 from .predictions import check_prediction
 
-__all__ = ["check_mask_repair", "check_nan_rows", "check_heads_differ", "check_folded_entry"]
+__all__ = ["check_distinct_outputs", "check_mask_repair", "check_nan_rows", "check_heads_differ", "check_folded_entry"]
+
+
+def check_distinct_outputs(answer: object, *, counts: dict, words: int) -> Feedback:
+    """A prediction: how many different output rows attention gives a sentence's `X` alone, without PE.
+
+    `counts` holds what the run found, {"without PE": n, "with PE": m} (None until the learner has predicted), and
+    `words` the sentence's length. The feedback says why equal words give equal outputs without PE.
+    """
+    without, with_pe = counts.get("without PE"), counts.get("with PE")
+    return check_prediction(answer, actual=without, question="without PE: how many different output rows?",
+                            explanation=f"Without PE, equal words have equal rows of X, so equal queries. Against the "
+                                        f"same keys, equal queries give equal scores, weights and outputs. The sentence "
+                                        f"gives {without} different output rows of {words}. With PE, {with_pe}.")
 
 
 def _repair_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:

@@ -310,6 +310,9 @@ def check_transposed_row(answer: object, *, max_sequence_length: int, d_model: i
            f"{float(DEFAULT_BASE ** (2 * (r // 2) / L)):.4g}) for pos = 0 to {d - 1}.")
     right = sinusoidal_encoding(max_sequence_length=L, d_model=d, dtype=torch.float64)
     if close(given, expected, atol=0.01):
+        if made_by(answer) is not None:
+            return Feedback(MISTAKE, f"The numbers are right, but they are read off the package's table "
+                                     f"({_MAKERS.get(made_by(answer), made_by(answer))}). Predict them: {why}")
         return Feedback(CORRECT, f"Correct: {[round(v, 4) for v in expected.tolist()]}. {why} The right table "
                                  f"would add {[round(v, 4) for v in right[r].tolist()]}: .T fixes the shape, not the "
                                  "numbers.")
