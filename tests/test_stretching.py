@@ -302,7 +302,7 @@ def test_turning_columns_refuses_bad_arguments(change):
         exercises.check_turning_columns(16, **{**NEOX_HEAD, **change})
 
 
-# The two rules that carry the copy model to 4x, over the saved seeds ----------------------------------------------
+# The two rules that read 4x best, over the saved seeds -----------------------------------------------------
 
 def _at_4x():
     saved = _saved()

@@ -292,7 +292,7 @@ def _rule_names(answer: object) -> list[str] | Feedback:
     return names
 
 
-@exercise("the two rules that carry the copy model to 4x, over the seeds")
+@exercise("the two rules that read 4x best, over the seeds")
 def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learned: Sequence[int]) -> Feedback:
     """The two rules of `by_seed` (rule -> one accuracy per seed) that score highest in every seed of `learned`.
 
