@@ -414,7 +414,7 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
         sizes.update({"pair": 16, "base": 10_000.0, "new_base": 500_000.0})
     if name.endswith("check_yarn_kept"):
         sizes.update({"factor": 4.0, "original_length": 8192})
-    if name.endswith("check_cached_logits"):
+    if name.endswith("check_new_position"):
         sizes["model"] = INSTANCES["TinyDecoder"]()
         sizes.update({"ids": torch.tensor([[0, 3, 4, 5], [1, 2, 3, 4]]),
                       "attention_mask": torch.tensor([[0, 1, 1, 1], [1, 1, 1, 1]]), "prefill": 2})

@@ -197,7 +197,7 @@ def test_packing_refuses_an_id_outside_the_vocabulary():
         decoder.packing_differences(PACKED_DOCUMENTS, vocab_size=9)
 
 
-# check_cached_logits -----------------------------------------------------------------------------------------------
+# check_new_position ------------------------------------------------------------------------------------------------
 
 DECODER = decoder.TinyDecoder(scheme="rotary", vocab_size=50)
 CACHE_IDS = torch.randint(1, 50, (2, 10), generator=torch.Generator().manual_seed(0))
@@ -221,36 +221,74 @@ def decoding_loop(offset):
     return torch.cat(logits, dim=1)
 
 
-def test_the_fixed_loop_and_the_full_pass_are_correct():
-    fixed = decoding_loop(lambda cache, mask: mask.sum(dim=-1, keepdim=True) - 1)
-    assert status(exercises.check_cached_logits(fixed, **CACHE_SIZES)) == "correct"
-    assert status(exercises.check_cached_logits(fixed.double(), **CACHE_SIZES)) == "correct"
-    # Other logits at the pads are fine: nothing reads them.
-    fixed[0, :2] = 7.0
-    assert status(exercises.check_cached_logits(fixed, **CACHE_SIZES)) == "correct"
-    # The package's own loop gives the numbers, but the exercise is to fix the loop: named.
-    feedback = exercises.check_cached_logits(decoder.decode_with_cache(DECODER, CACHE_IDS, attention_mask=CACHE_MASK,
-                                                                       prefill=PREFILL), **CACHE_SIZES)
-    assert feedback.status == "mistake" and "decode_with_cache" in feedback.message, feedback.message
+def _own_position_ids(mask):  # Exercise 2's answer, written by hand
+    return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
 
 
-def test_one_full_pass_without_a_loop_or_a_cache_is_a_named_mistake():
+@pytest.mark.parametrize("answer", [
+    lambda m: m.sum(dim=-1, keepdim=True) - 1,  # the solution
+    lambda m: m[:, :-1].sum(dim=-1, keepdim=True),  # count before the new slot
+    lambda m: (m.cumsum(-1) - 1)[:, -1:],
+    lambda m: _own_position_ids(m)[:, -1:],  # the learner's own Exercise 2
+    lambda m: m.sum(-1) - 1,  # (batch,): one position per row is enough
+    lambda m: (m.sum(-1, keepdim=True) - 1).tolist(),
+    lambda m: m.bool().sum(-1, keepdim=True) - 1,
+])
+def test_every_right_new_position_is_correct(answer):
+    feedback = exercises.check_new_position(answer, **CACHE_SIZES)
+    assert feedback.status == "correct", feedback.message
+    assert "[5, 6, 7], [7, 8, 9]" in feedback.message and "equal" in feedback.message, feedback.message
+
+
+def test_the_right_positions_give_the_full_pass_in_the_loop():
+    # What the checker's verdict rests on: the loop with these positions is the full pass, the bug's is not.
     with torch.no_grad():
         full = DECODER(CACHE_IDS, attention_mask=CACHE_MASK, position_ids=position_ids(CACHE_MASK)).logits
-    for given in (full, full.double(), full.clone().masked_fill(~CACHE_MASK.bool()[..., None], 7.0)):
-        feedback = exercises.check_cached_logits(given, **CACHE_SIZES)
-        assert feedback.status == "mistake" and "one full pass" in feedback.message, feedback
+    fixed = decoding_loop(lambda cache, mask: mask.sum(dim=-1, keepdim=True) - 1)
+    assert torch.allclose(fixed[CACHE_MASK.bool()], full[CACHE_MASK.bool()], atol=1e-5)
 
 
-@pytest.mark.parametrize("offset, words", [
-    (lambda cache, mask: torch.full((2, 1), cache.keys.shape[-2]), "This is the bug"),
-    (lambda cache, mask: torch.zeros(2, 1, dtype=torch.long), "forgotten offset"),
-    (lambda cache, mask: CACHE_MASK[:, :PREFILL].sum(dim=-1, keepdim=True), "not advanced"),
-    (lambda cache, mask: mask.sum(dim=-1, keepdim=True), "Off by one"),
+@pytest.mark.parametrize("answer", [lambda m: position_ids(m)[:, -1:], lambda m: position_ids(m)[:, -1:].clone() + 0,
+                                    lambda m: torch.stack([position_ids(row)[-1:] for row in m])])
+def test_the_package_position_ids_are_refused_in_the_loop(answer):
+    feedback = exercises.check_new_position(answer, **CACHE_SIZES)
+    assert feedback.status == "mistake" and "positions.position_ids" in feedback.message, feedback.message
+
+
+def test_the_full_pass_and_typed_numbers_are_refused():
+    # The full pass's logits, as the earlier cell computes them: not a function, so the checker says what it runs.
+    with torch.no_grad():
+        full = DECODER(CACHE_IDS, attention_mask=CACHE_MASK, position_ids=position_ids(CACHE_MASK)).logits
+    for given in (full, decoder.decode_with_cache(DECODER, CACHE_IDS, attention_mask=CACHE_MASK, prefill=PREFILL)):
+        feedback = exercises.check_new_position(given, **CACHE_SIZES)
+        assert feedback.status == "wrong" and "def my_new_position(mask_so_far)" in feedback.message, feedback.message
+    feedback = exercises.check_new_position(lambda m: full, **CACHE_SIZES)
+    assert feedback.status == "wrong" and "(2, 1)" in feedback.message, feedback.message
+    # The notebook's positions typed in, read from its variables: right on its batch, wrong on the checker's own.
+    typed = lambda m: (CACHE_MASK[:, :m.shape[1] - 1].sum(dim=-1, keepdim=True))  # noqa: E731
+    feedback = exercises.check_new_position(typed, **CACHE_SIZES)
+    assert feedback.status != "correct" and "checker's own" in feedback.message, feedback.message
+
+
+@pytest.mark.parametrize("answer, words", [
+    (lambda m: torch.full((m.shape[0], 1), m.shape[1] - 1), "This is the bug"),  # the cache's length
+    (lambda m: torch.zeros(m.shape[0], 1, dtype=torch.long), "forgotten offset"),
+    (lambda m: CACHE_MASK[:, :PREFILL].sum(dim=-1, keepdim=True), "not advanced"),
+    (lambda m: m.sum(dim=-1, keepdim=True), "Off by one"),
+    (lambda m: _own_position_ids(m), "the last column"),
+    (lambda m: (m.sum(dim=-1, keepdim=True) - 1).float(), "integers"),
 ])
-def test_cached_logits_mistakes_are_named(offset, words):
-    feedback = exercises.check_cached_logits(decoding_loop(offset), **CACHE_SIZES)
+def test_new_position_mistakes_are_named(answer, words):
+    feedback = exercises.check_new_position(answer, **CACHE_SIZES)
     assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+
+def test_a_wrong_answer_says_what_it_got_and_what_was_expected():
+    feedback = exercises.check_new_position(lambda m: torch.full((m.shape[0], 1), m.shape[1] - 1), **CACHE_SIZES)
+    assert "Got the new tokens at [7, 8, 9], [7, 8, 9]" in feedback.message, feedback.message
+    assert "expected [5, 6, 7], [7, 8, 9]" in feedback.message, feedback.message
+    feedback = exercises.check_new_position(lambda m: m.sum(dim=-1, keepdim=True) * 3, **CACHE_SIZES)
+    assert feedback.status == "wrong" and "Got the new tokens at" in feedback.message, feedback.message
 
 
 def test_the_slot_bug_leaves_the_unpadded_row_right_and_moves_the_padded_one():
@@ -261,10 +299,17 @@ def test_the_slot_bug_leaves_the_unpadded_row_right_and_moves_the_padded_one():
     assert float((bug[0, PREFILL:] - fixed[0, PREFILL:]).abs().max()) > 0.01
 
 
-@pytest.mark.parametrize("answer", [None, "logits", torch.zeros(2, 7, 50), torch.zeros(2, 10, 50), torch.zeros(10, 50),
-                                    torch.full((2, 10, 50), math.nan), [[1.0]]])
-def test_cached_logits_any_answer_gets_feedback(answer):
-    assert status(exercises.check_cached_logits(answer, **CACHE_SIZES)) in ("wrong", "not attempted")
+def _raises(mask):
+    raise RuntimeError("no")
+
+
+@pytest.mark.parametrize("answer", [None, "logits", torch.zeros(2, 1), [[1.0]], 3, _raises, lambda: 0,
+                                    lambda m: None, lambda m: torch.full((2, 1), math.nan),
+                                    lambda m: torch.full((m.shape[0], 1), 10**30), lambda m: -m[:, -1:],
+                                    lambda m: torch.full((m.shape[0], 1), 1e30), lambda m: m.bool()[:, -1:],
+                                    lambda m: 0.5 + m[:, -1:], lambda m: "5", lambda m: m.T])
+def test_new_position_any_answer_gets_feedback(answer):
+    assert status(exercises.check_new_position(answer, **CACHE_SIZES)) in ("wrong", "not attempted", "mistake")
 
 
 @pytest.mark.parametrize("sizes, error", [
@@ -272,9 +317,9 @@ def test_cached_logits_any_answer_gets_feedback(answer):
     ({"attention_mask": CACHE_MASK[:, 1:]}, ValueError), ({"prefill": 10}, ValueError),
     ({"attention_mask": torch.tensor([[1] * 9 + [0], [1] * 10])}, ValueError),
 ])
-def test_cached_logits_bad_exercise_raises(sizes, error):
+def test_new_position_bad_exercise_raises(sizes, error):
     with pytest.raises(error, match="model|ids|attention_mask|prefill"):
-        exercises.check_cached_logits(None, **{**CACHE_SIZES, **sizes})
+        exercises.check_new_position(None, **{**CACHE_SIZES, **sizes})
 
 
 # check_cached_keys -------------------------------------------------------------------------------------------------
@@ -405,7 +450,7 @@ def test_the_position_ids_figure_writes_each_real_tokens_position():
 # Whatever the learner gives (tests/test_contract.py fuzzes every checker, with the sizes it knows; these are the sizes
 # of notebook 15's exercises, fuzzed the same way here) ---------------------------------------------------------------
 
-SIZES = {"check_position_ids": {"attention_mask": LEFT_PADDED}, "check_cached_logits": CACHE_SIZES,
+SIZES = {"check_position_ids": {"attention_mask": LEFT_PADDED}, "check_new_position": CACHE_SIZES,
          "check_cached_keys": {"keys": KEYS}}
 
 

@@ -15,7 +15,7 @@
     choices       the notebooks' multiple-choice questions, so the cell a learner runs holds no answer key
     explained     the predictions whose explanation would give the answer away in the learner's cell
     batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's mask
-    pipeline      position ids of a left-padded batch, a decoding loop's logits with a cache, the keys a RoPE cache
+    pipeline      position ids of a left-padded batch, a cached loop's new positions, the keys a RoPE cache
                   holds
     stretching    how much a pair's wavelength grows with the base, the pairs YaRN keeps, the columns of a partly
                   turned head that make a full turn within a length, the two rules that carry the copy model furthest

@@ -1,5 +1,5 @@
-"""Checkers for a real pipeline: the position ids of a left-padded batch, a decoding loop's logits with a KV
-cache, and the keys a RoPE cache holds."""
+"""Checkers for a real pipeline: the position ids of a left-padded batch, the position a decoding loop with a KV
+cache gives each new token, and the keys a RoPE cache holds."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 import torch
 
 from .._checks import check_floating_tensor, check_size, check_tensor, short
-from .._provenance import calls_any, made_by
+from .._provenance import calls_any
 from ..models.decoder import TinyDecoder, decode_with_cache
 from ..positions import check_attention_mask
 from ..positions import position_ids as mask_position_ids
@@ -30,7 +30,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_position_ids", "check_cached_logits", "check_cached_keys"]
+__all__ = ["check_position_ids", "check_new_position", "check_cached_keys"]
 
 
 def _check_attention_mask(attention_mask: object) -> torch.Tensor:
@@ -154,16 +154,102 @@ def _judge_position_ids(answer: object, mask: torch.Tensor, max_sequence_length:
                            "first real token.")
 
 
-@exercise("a KV cache's positions in a left-padded batch")
-def check_cached_logits(answer: object, *, model: object, ids: torch.Tensor, attention_mask: torch.Tensor,
-                        prefill: int) -> Feedback:
-    """The logits of a decoding loop with a cache: the first `prefill` tokens of ids `(batch, seq)` in one call, then
-    one token per call, each at its position among the real tokens (`models.decoder.TinyDecoder`).
+# Batches of the checker's own, (attention mask, prefill), so that a function that reads the notebook's variables
+# instead of its argument cannot pass.
+_STEP_CASES = ((torch.tensor([[0, 0, 0, 1, 1, 1, 1, 1], [0, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1, 1]]), 5),
+               (torch.tensor([[0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]), 2))
 
-    Right: the full pass's logits on the real tokens (within 1e-5), with the position ids of the attention mask.
-    The named mistakes are loops that feed the new tokens other positions: the cache's slots, pads included (the
-    exhibit's bug), position 0 (the forgotten offset), the prompt's length every step (an offset not advanced), or
-    one too many.
+
+def _rows(positions: torch.Tensor) -> str:
+    """The new tokens' positions, row by row, as feedback writes them."""
+    return ", ".join(str(row) for row in positions.tolist())
+
+
+def _read_step(result: object, batch: int, seen: int) -> tuple[torch.Tensor, bool] | Feedback:
+    """One step's answer as `(batch,)` whole numbers and whether it was a float tensor, or the feedback on it.
+    `seen`: the slots of the mask the step passed, the new token's included."""
+    value = as_tensor(result, f"the new token's position ids, a ({batch}, 1) tensor of whole numbers")
+    if isinstance(value, Feedback):
+        return value if value.status != NOT_ATTEMPTED else Feedback(WRONG, "Your function returned None: end it with "
+                                                                           "return and the new token's position ids.")
+    if value.dtype == torch.bool:
+        return Feedback(WRONG, "Got a tensor of True/False: that is a mask. The new token's position id is a whole "
+                               "number per row, the count of real tokens before it.")
+    if tuple(value.shape) == (batch, seen):
+        return Feedback(MISTAKE, f"Got a position for every slot so far, shape {(batch, seen)}. The step feeds the "
+                                 f"model one token per row, so it needs one position per row, ({batch}, 1): the new "
+                                 "token's, the last column.")
+    if tuple(value.shape) not in ((batch, 1), (batch,)):
+        return Feedback(WRONG, f"Got {describe(value)}; the step feeds one token per row: expected its position ids, "
+                               f"({batch}, 1).")
+    if value.is_floating_point() and not bool((value == value.round()).all()):
+        return Feedback(WRONG, f"Got {value.flatten().tolist()}: positions are whole numbers, yours have fractions.")
+    floating = value.is_floating_point()
+    # Clamped: a float beyond int64 would wrap around to a negative number.
+    return (value.round().clamp(-2.0**62, 2.0**62).long() if floating else value.long()).reshape(batch), floating
+
+
+def _new_positions(answer: Callable, mask: torch.Tensor, prefill: int) -> tuple[torch.Tensor, bool] | Feedback:
+    """The learner's positions for the new tokens, `(batch, seq - prefill)`, called as the loop calls it: at step t on
+    the mask of slots 0 .. t (and whether any step gave floats); or the feedback on the first step that went wrong."""
+    batch, seq = mask.shape
+    columns, floating = [], False
+    for t in range(prefill, seq):
+        shown = f"my_new_position(mask_so_far) at step {t}, mask_so_far = {mask[:, :t + 1].tolist()}"
+        kind, result = _run(answer, mask[:, :t + 1].clone())
+        if kind == "raised":
+            if isinstance(result, TypeError) and "argument" in str(result):
+                return Feedback(WRONG, f"Calling {shown} failed with {error_line(result)}: give the function one "
+                                       "parameter, the attention mask so far.")
+            return Feedback(WRONG, f"{shown} raised {error_line(result)}.")
+        step = _read_step(result, batch, t + 1)
+        if isinstance(step, Feedback):
+            return Feedback(step.status, f"At step {t}: {step.message}")
+        columns.append(step[0])
+        floating = floating or step[1]
+    return torch.stack(columns, dim=1), floating
+
+
+def _judge_new_positions(given: torch.Tensor, mask: torch.Tensor, prefill: int) -> Feedback:
+    """The verdict on the new tokens' positions `(batch, seq - prefill)` (a correct verdict's message is not shown)."""
+    batch, seq = mask.shape
+    steps = torch.arange(seq - prefill)[None, :]
+    before = mask[:, :prefill].sum(dim=-1, keepdim=True)  # the real tokens of the prompt
+    expected = before + steps
+    if torch.equal(given, expected):
+        return Feedback(CORRECT, "Correct.")
+    pads = int((~mask.bool()).sum(dim=-1).max())
+    mistakes = [
+        (f"This is the bug: each new token at the cache's length, its slots, pads included (up to {pads} too far in "
+         "a padded row; an unpadded row is right). The prompt's positions count only real tokens, so the new ones "
+         "must too: count the real tokens before the new one in mask_so_far.", (prefill + steps).expand(batch, -1)),
+        ("Every new token at position 0: the forgotten offset. Alone in its call, a new token is still not the first "
+         "of its sequence: its position is the number of real tokens before it.", torch.zeros_like(expected)),
+        ("The offset was not advanced: every new token at the position of the first new one. mask_so_far grows by "
+         "one slot each step: count its real tokens again at every step.", before.expand(batch, seq - prefill)),
+        ("Off by one: each new token one position too far. mask_so_far already holds the new token's slot: its real "
+         "tokens before the new one are mask_so_far.sum(-1) - 1.", expected + 1),
+    ]
+    mistake = first_mistake(lambda value: torch.equal(given, value), mistakes)
+    got = f" Got the new tokens at {_rows(given)}, row by row; expected {_rows(expected)}."
+    if mistake:
+        return Feedback(MISTAKE, mistake.message + got)
+    return Feedback(WRONG, "Not the real tokens before each new token." + got)
+
+
+@exercise("a KV cache's positions in a left-padded batch")
+def check_new_position(answer: object, *, model: object, ids: torch.Tensor, attention_mask: torch.Tensor,
+                       prefill: int) -> Feedback:
+    """A function `answer(mask_so_far)` that gives the token a decoding loop feeds at step t its position id, `(batch,
+    1)`, from the attention mask of slots 0 .. t (the new token's included): the number of real tokens before it.
+
+    The checker runs the loop of the exercise (`models.decoder.TinyDecoder`): the first `prefill` tokens of ids
+    `(batch, seq)` in one call, then one token per call, each at the position the function gives, on this batch and
+    on batches of its own. Right: every new token at the real tokens before it (a `(batch,)` tensor or a list is
+    fine); the feedback says how far the loop's logits then are from the full pass's. The named mistakes: the
+    cache's slots, pads included (the exhibit's bug), position 0 (the forgotten offset), the first new position
+    every step (an offset not advanced), one too many, the whole row of position ids, floats, and a function that
+    calls the package's positions.position_ids.
     """
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a posenc.models.decoder.TinyDecoder, got {short(model)}")
@@ -173,74 +259,46 @@ def check_cached_logits(answer: object, *, model: object, ids: torch.Tensor, att
     batch, seq = ids.shape
     if mask.shape != (batch, seq):
         raise ValueError(f"attention_mask must have the shape of ids, {(batch, seq)}, got {tuple(mask.shape)}")
+    if seq > model.max_sequence_length:
+        raise ValueError(f"ids must hold at most the model's max_sequence_length={model.max_sequence_length} tokens")
     prefill = check_size("prefill", prefill, maximum=seq - 1)
     if not bool(mask[:, prefill:].all()):
         raise ValueError("attention_mask must mark every token after the prefill as real (left padding only)")
-    real = mask.bool()
+    if answer is None:
+        return not_attempted("your function my_new_position(mask_so_far)")
+    if (not_a_function := as_function(
+            answer, signature="my_new_position(mask_so_far)",
+            when_a_tensor="The checker runs the loop itself, on this batch and on batches of its own: put your line in "
+                          "def my_new_position(mask_so_far): and return the new token's position ids, (batch, 1).")):
+        return not_a_function
+    cases = [(mask, prefill), *((case.to(mask.dtype), start) for case, start in _STEP_CASES)]
+    new = None  # the notebook's batch's new positions, read in the first case
+    for case, start in cases:
+        read = _new_positions(answer, case, start)
+        feedback = read if isinstance(read, Feedback) else _judge_new_positions(read[0], case, start)
+        if case is not mask and feedback.status != CORRECT:
+            feedback = Feedback(feedback.status, f"On a batch of the checker's own (attention mask {case.tolist()}, "
+                                                 f"the first {start} tokens in one call). {feedback.message}")
+        if feedback.status == CORRECT and read[1]:
+            feedback = Feedback(MISTAKE, "The right numbers, but as floats: position ids index a table, so they must "
+                                         "be integers (the decoder raises \"must be an integer tensor\"). Keep the "
+                                         "mask's integer dtype, or convert with .long().")
+        if feedback.status != CORRECT:
+            return feedback
+        new = read[0] if new is None else new
+    if calls_any(lambda: [_new_positions(answer, case, start) for case, start in cases], [mask_position_ids]):
+        return Feedback(MISTAKE, "Right positions, but through the package's own positions.position_ids. The exercise "
+                                 "asks you to count the real tokens in mask_so_far yourself.")
     right = mask_position_ids(mask)
-    expected_shape = (batch, seq, model.vocab_size)
-    if made_by(answer) == "decoder.decode_with_cache":
-        return Feedback(MISTAKE, "These are the logits of the package's own decoder.decode_with_cache, which runs the "
-                                 "loop for you. The exercise asks you to fix the loop above: copy it, and change the "
-                                 "position it gives each new token.")
-    answer = as_tensor(answer, f"the logits of your loop, a {expected_shape} tensor")
-    if isinstance(answer, Feedback):
-        return answer
-    if tuple(answer.shape) != expected_shape:
-        if answer.dim() == 3 and answer.shape[0] == batch and answer.shape[2] == model.vocab_size:
-            return Feedback(WRONG, f"Got logits for {answer.shape[1]} tokens; the loop gives one row per token of "
-                                   f"ids, {seq}: the prompt's {prefill}, then each new token's. Concatenate them "
-                                   "along dim=1.")
-        return Feedback(WRONG, f"Got {describe(answer)}; expected the logits, {expected_shape}.")
-
     with torch.no_grad():
-        def logits(positions: torch.Tensor) -> torch.Tensor:
-            return decode_with_cache(model, ids, attention_mask=mask, prefill=prefill, position_ids=positions)
-
-        def same(result: torch.Tensor) -> bool:
-            return close(answer[real], result[real], atol=1e-5)
-
+        looped = decode_with_cache(model, ids, attention_mask=mask, prefill=prefill,
+                                   position_ids=torch.cat([right[:, :prefill], new], dim=1))
         full = model(ids, attention_mask=mask, position_ids=right).logits
-        if same(full):
-            # The loop's logits equal the full pass's within 1e-5, not bit for bit: the new tokens' rows of one full
-            # pass, bit for bit (in float32, or widened to float64), were not computed one token per call.
-            looped = logits(right)
-            new_rows = answer[:, prefill:].double()
-            if torch.equal(new_rows, full[:, prefill:].double()) and not torch.equal(new_rows, looped[:, prefill:].double()):
-                return Feedback(MISTAKE, "These are the logits of one full pass, bit for bit "
-                                         "model(ids, attention_mask=..., position_ids=...), not of a loop with a cache "
-                                         "(its logits agree with the full pass within 1e-5, not in every bit). Write the "
-                                         f"loop: the prompt's {prefill} tokens in one call, then one token per call, "
-                                         "each passing the cache of the call before and its position among the real "
-                                         "tokens.")
-            new = ", ".join(str(right[b, prefill:].tolist()) for b in range(batch))
-            return Feedback(CORRECT, f"Correct: the logits of the full pass. Each new token at the number of real "
-                                     f"tokens before it ({new}, row by row): the cache's length minus the row's pads.")
-
-        def after_prefill(new: torch.Tensor) -> Callable[[], torch.Tensor]:
-            return lambda: logits(torch.cat([right[:, :prefill], new.expand(batch, seq - prefill)], dim=1))
-
-        steps = torch.arange(prefill, seq)[None, :]
-        pads = int((~real).sum(dim=-1).max())
-        mistakes = [
-            (f"This is the bug: each new token at the cache's length, its slots, pads included (up to {pads} too "
-             "far in a padded row; the unpadded row is right). The positions the prompt got count only real tokens, "
-             "so the new ones must too: the number of real tokens cached, attention_mask.sum(-1) before the new "
-             "token.", after_prefill(steps)),
-            ("Every new token at position 0: the forgotten offset. Alone in its call, a new token is still not the "
-             "first of its sequence: its position is the number of real tokens before it.",
-             after_prefill(torch.zeros(1, 1, dtype=torch.long))),
-            ("The offset was not advanced: every new token at the position of the first new one. Count the real "
-             "tokens cached again at every step (or add 1 after each).",
-             after_prefill(mask[:, :prefill].sum(dim=-1, keepdim=True))),
-            ("Off by one: each new token one position too far. attention_mask.sum(-1) counts the new token too once "
-             "it is appended: subtract 1, or count before appending.", after_prefill(right[:, prefill:] + 1)),
-        ]
-        mistake = first_mistake(same, mistakes)
-    if mistake:
-        return mistake
-    return Feedback(WRONG, "Not the full pass's logits: the prompt in one call with the position ids of its mask, then "
-                           "each new token at the number of real tokens before it, reading the cache.")
+    difference = float((looped - full)[mask.bool()].abs().max())
+    return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own. The new tokens sit "
+                             f"at {_rows(new)}, row by row: the real tokens before each, not the slots in the cache. "
+                             "The cached loop against the full pass: "
+                             f"{'equal' if difference < 1e-5 else f'{difference:.2g}'}.")
 
 
 # Keys of the checker's own, (n, d), so that keys typed for the notebook's cache cannot pass.
