@@ -413,7 +413,7 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
     if name.endswith("check_wavelength_growth"):
         sizes.update({"pair": 16, "base": 10_000.0, "new_base": 500_000.0})
     if name.endswith("check_yarn_kept"):
-        sizes.update({"factor": 4.0, "original_length": 8192})
+        sizes.update({"factor": 4.0, "original_length": 32_768, "example_length": 8192})
     if name.endswith("check_new_position"):
         sizes["model"] = INSTANCES["TinyDecoder"]()
         sizes.update({"ids": torch.tensor([[0, 3, 4, 5], [1, 2, 3, 4]]),

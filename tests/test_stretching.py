@@ -245,6 +245,26 @@ def test_yarn_kept_names_the_mistake(answer, words):
     assert feedback.status == MISTAKE and words in feedback.message and "pairs 0 to 18" in feedback.message, feedback
 
 
+# The notebook asks at L = 32,768, where its YaRN call (at Llama 3's L = 8,192) does not give the count.
+LONGER_HEAD = {**YARN_HEAD, "original_length": 32_768, "example_length": 8192}
+
+
+def test_yarn_kept_at_a_longer_trained_length_needs_the_32_turn_bound():
+    wavelengths = [2 * math.pi * 500_000 ** (2 * i / 128) for i in range(64)]
+    assert wavelengths[24] < 32_768 / 32 < wavelengths[25]  # pairs 0 to 24: 25 pairs
+    for answer in (25, 25.0, torch.tensor(25), np.int64(25)):
+        assert exercises.check_yarn_kept(answer, **LONGER_HEAD).status == CORRECT
+    assert "pairs 0 to 24" in exercises.check_yarn_kept(25, **LONGER_HEAD).message
+    assert "1,024 positions" in exercises.check_yarn_kept(25, **LONGER_HEAD).message
+
+
+@pytest.mark.parametrize("answer,words", [(19, "count at L = 8,192"), (24, "One short"), (42, "not divided by 4"),
+                                          (22, "divided by 4, those"), (17, "blended pairs"), (39, "YaRN changes")])
+def test_yarn_kept_at_a_longer_length_names_the_mistake(answer, words):
+    feedback = exercises.check_yarn_kept(answer, **LONGER_HEAD)
+    assert feedback.status == MISTAKE and words in feedback.message and "pairs 0 to 24" in feedback.message, feedback
+
+
 @pytest.mark.parametrize("answer", [None, "19", 19.5, float("nan"), np.array([19, 19]), 20])
 def test_yarn_kept_answers_anything(answer):
     feedback = exercises.check_yarn_kept(answer, **YARN_HEAD)

@@ -83,15 +83,24 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
 
 
 @exercise("the pairs YaRN keeps")
-def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: float, original_length: int) -> Feedback:
+def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: float, original_length: int,
+                    example_length: int | None = None) -> Feedback:
     """How many pairs YaRN (its code's ramp, as `rope_frequencies(scaling="yarn")` computes it) keeps unchanged on a
     head of `head_dim` columns at `base`, stretched by `factor` over `original_length` positions.
 
     Computed here, so that the notebook shows no line the learner could paste. Named: the blend's low bound (one
-    pair short), the pairs not divided by `factor` (kept and blended), the pairs divided, the pairs blended.
+    pair short), the pairs not divided by `factor` (kept and blended), the pairs divided, the pairs blended, and the
+    count at `example_length`, the trained length the notebook works with elsewhere (its YaRN call there gives that
+    count, not this one).
     """
     head_dim = check_size("head_dim", head_dim, minimum=2, maximum=2**16)
     plain = rope_frequencies(head_dim=head_dim, base=base)
+
+    def kept_at(length: int) -> int:
+        yarn = rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=factor,
+                                original_max_position_embeddings=length)
+        return int((yarn == plain).sum())
+
     yarn = rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=factor,
                             original_max_position_embeddings=original_length)
     kept = int((yarn == plain).sum())
@@ -103,7 +112,7 @@ def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: f
     if number is None:
         return Feedback(WRONG, f"Expected a number of pairs, a whole number, got {describe(answer)}.")
     why = (f"A pair is kept if it makes more than 32 turns within L = {original_length:,}, a wavelength under "
-           f"{original_length / 32:g} positions: pairs 0 to {kept - 1}.")
+           f"{original_length / 32:,g} positions: pairs 0 to {kept - 1}.")
     if original_length * float(plain[0]) / (2 * math.pi) <= 32:  # the code clamps its ramp's low bound to pair 0
         why = f"No pair makes 32 turns within L = {original_length:,}, but the code's ramp still keeps pair 0."
     if number == kept:
@@ -115,6 +124,10 @@ def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: f
         ("That counts the blended pairs, between 1 and 32 turns within L.", blended),
         ("That counts the pairs YaRN changes.", head_dim // 2 - kept),
     ]
+    if example_length is not None and check_size("example_length", example_length, minimum=2, maximum=2**40) \
+            != original_length:
+        mistakes.insert(0, (f"That is the count at L = {example_length:,}, where a kept pair's wavelength is under "
+                            f"{example_length / 32:,g} positions. The bound grows with L.", kept_at(example_length)))
     mistake = first_mistake(lambda value: number == value, mistakes)
     if mistake:
         return Feedback(MISTAKE, f"{mistake.message} {why}")
