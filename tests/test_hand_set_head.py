@@ -1,6 +1,6 @@
-"""Notebook 10's head set by hand: W_Q turns each query back one position, W_K keeps the keys, on PE alone.
+"""Notebook 10's head set by hand: W_K turns each key forward one position, W_Q keeps the queries, on PE alone.
 
-The notebook's settings: d_model 64, base 10000, 128 positions, W_Q = 3 R_{-1}, W_K = sqrt(d_model) I, the causal
+The notebook's settings: d_model 64, base 10000, 128 positions, W_Q = 3 I, W_K = sqrt(d_model) R_1, the causal
 mask. Measured there (and recomputed from the sum of cosines without the package): every query p >= 1 puts its
 largest weight on key p - 1; that weight is at least 0.928, and it beats the next largest by at least 0.892. The
 thresholds below leave about 0.005 of room. With two pairs (d_model 4) far keys nearly tie with p - 1, and the same
@@ -24,9 +24,9 @@ LEAST_WEIGHT, LEAST_MARGIN = 0.92, 0.885  # measured: 0.928 and 0.892
 def hand_set_head(*, d_model: int, length: int = LENGTH, sharpness: float = SHARPNESS) -> torch.Tensor:
     """The head's causal attention weights on the table alone, `(length, length)`."""
     table = builder.sinusoidal_encoding(max_sequence_length=length, d_model=d_model, dtype=torch.float64)
-    back = schemes.rotation_matrix(position=1, d=d_model).T  # R_{-1}: PE[p] @ back = PE[p - 1]
+    forward = schemes.rotation_matrix(position=1, d=d_model)  # R_1: PE[j] @ forward = PE[j + 1]
     identity = torch.eye(d_model, dtype=torch.float64)
-    weights = attention.ProjectionWeights(W_Q=sharpness * back, W_K=math.sqrt(d_model) * identity, W_V=identity)
+    weights = attention.ProjectionWeights(W_Q=sharpness * identity, W_K=math.sqrt(d_model) * forward, W_V=identity)
     Q, K, _ = attention.project_qkv(table, weights)
     return attention.attention_weights(attention.scaled_dot_product_scores(Q, K), causal=True)
 

@@ -274,9 +274,8 @@ def check_shift_matrix(answer: torch.Tensor | None, *, k: int, d_model: int, bas
         return f"PE[p {'-' if by < 0 else '+'} {abs(by)}]"
 
     if close(answer, expected):
-        return Feedback(CORRECT, f"Correct: PE[p] @ M = {moved(k)} for every p, one 2 x 2 block per pair"
-                                 + (f": the transpose of the shift by {-k}, since a rotation's inverse is its transpose."
-                                    if k < 0 else "."))
+        return Feedback(CORRECT, f"Correct: PE[p] @ M = {moved(k)} for every p."
+                                 + (" A rotation's inverse is its transpose." if k < 0 else ""))
     backwards = _shift_blocks(-k, d_model, base)
     mistakes = [
         (f"That matrix moves by {-k}, not {k}: PE[p] @ M = {moved(-k)}. It is the transpose of the one asked for (a "
