@@ -820,6 +820,26 @@ class LayoutAssert(EitherLayout):
         return x + (rows if self.batch_first else rows.unsqueeze(1))
 
 
+class PackageWrapped(torch.nn.Module):
+    """The package's own module, which reads (batch, seq, d_model) rightly, turned by a transpose: no bug found."""
+
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__()
+        self.batch_first = batch_first
+        self.pe = PositionalEncoding(d_model=d_model, max_sequence_length=max_sequence_length)
+
+    def forward(self, x):
+        return self.pe(x) if self.batch_first else self.pe(x.transpose(0, 1)).transpose(0, 1)
+
+
+class PackageCalled(EitherLayout):
+    """The same, with the package's module built inside forward: it holds none, but its forward runs."""
+
+    def forward(self, x):
+        pe = PositionalEncoding(d_model=x.size(-1), max_sequence_length=self.pe.size(0))
+        return pe(x) if self.batch_first else pe(x.transpose(0, 1)).transpose(0, 1)
+
+
 class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
     def __init__(self, d_model, max_sequence_length):
         super().__init__()
@@ -832,6 +852,8 @@ class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
     (LayoutInPlace, "mistake", "changed x itself"),
     (LayoutAssert, "mistake", "python -O"),
     (NoFlag, "wrong", "batch_first=True) raised TypeError"),
+    (PackageWrapped, "mistake", "your module holds the package's own PositionalEncoding"),
+    (PackageCalled, "mistake", "your module calls the package's own PositionalEncoding"),
     (EitherLayout(d_model=6, max_sequence_length=10), "mistake", "Give the class itself"),
     (3, "wrong", "nn.Module class"),
     (None, "not attempted", "class"),

@@ -144,7 +144,8 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
 
     The checker builds its own modules with these sizes (not the notebook's), and feeds each layout a batch of 3 whose
     size is not its length: a module that reads the positions from the other dimension adds row b to sequence b.
-    An instance, a class that ignores `batch_first`, an assert, and a forward that adds in place are named.
+    An instance, a class that ignores `batch_first`, an assert, a forward that adds in place, and a module that holds
+    or calls the package's own PositionalEncoding (which passes every test once wrapped in a transpose) are named.
     """
     L = check_size("max_sequence_length", max_sequence_length, minimum=4, maximum=4096)
     d = check_size("d_model", d_model, maximum=4096)
@@ -168,6 +169,17 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
                                    f"batch_first={batch_first}) raised {error_line(error)}: take the three as "
                                    "keyword arguments.")
         built = f"With batch_first={batch_first}, x is {layout}"
+        # The package's module reads (batch, seq, d_model) rightly, and a transpose makes it read the other layout:
+        # wrapped, it passes every test below without the bug being found. Holding one, or its forward running, is named.
+        holds = any(isinstance(part, PositionalEncoding) for part in module.modules())
+        runs = calls_any(lambda module=module: [_forward(module, x[:, :n]) for n in (L, L + 1)],
+                         [PositionalEncoding.forward])
+        if holds or runs:
+            how = "holds" if holds else "calls"
+            return Feedback(MISTAKE, f"{built}: your module {how} the package's own PositionalEncoding, which already "
+                                     "adds one row per position to (batch, seq, d_model). The exercise asks for a "
+                                     "module of your own: find the line that reads the wrong dimension, and read the "
+                                     "length from the one that holds the positions in each layout.")
 
         def arrange(inputs: torch.Tensor, batch_first: bool = batch_first) -> torch.Tensor:
             return inputs if batch_first else inputs.transpose(0, 1).contiguous()
