@@ -344,14 +344,11 @@ def _concatenate(table: torch.Tensor) -> torch.Tensor:
 
 
 def _judge_concatenated(table: object, length: int, d_model: int) -> Feedback | None:
-    """None if `table` is the (length, d_model) table in the concatenated layout, else the feedback that says what it
-    is instead. Right means within check_encoding's tolerance of the formula."""
+    """None if `table` is the (length, d_model) concatenated table (within check_encoding's tolerance), else why not."""
     L, d = length, d_model
     n_sin, n_cos = (d + 1) // 2, d // 2
     layout = f"{n_sin} sine columns, then {n_cos} cosine columns"
-    if table is None:
-        return Feedback(WRONG, f"my_encoding(max_sequence_length={L}, d_model={d}) returned None. Return the table.")
-    answer = as_tensor(table, f"a ({L}, {d}) table")
+    answer = as_tensor(table, f"a ({L}, {d}) table") if table is not None else Feedback(WRONG, "return the table")
     if isinstance(answer, Feedback):
         return Feedback(WRONG, f"my_encoding(max_sequence_length={L}, d_model={d}) returned {describe(table)}, not "
                                f"a table of numbers: {answer.message}")
@@ -415,11 +412,10 @@ def _judge_concatenated(table: object, length: int, d_model: int) -> Feedback | 
 
 @exercise("a concatenated table function for any d_model")
 def check_encoding_function(function: object) -> Feedback:
-    """A function `function(max_sequence_length, d_model)` that builds the table by hand, with torch alone, in the
-    concatenated layout (all sines, then all cosines, as `encoding.to_concatenated` orders them) for any sizes. It is
-    called with keywords on sizes of the checker's own, odd d_model included; the first wrong table is named, with
-    its sizes, what it got and what was expected. A function that calls the package's steps or builders
-    (even_denominator, stepwise_encoding, to_concatenated, sinusoidal_encoding, ...) is named."""
+    """A function `function(max_sequence_length, d_model)` that builds the table with torch alone, concatenated (all
+    sines, then all cosines, as `encoding.to_concatenated` orders them), for sizes of the checker's own, odd d_model
+    included: the first wrong table is named, with what it got and expected. A function that calls the package's
+    steps or builders (even_denominator, to_concatenated, sinusoidal_encoding, ...) is named."""
     if function is None:
         return not_attempted("a function my_encoding(max_sequence_length, d_model)")
     if isinstance(function, (torch.Tensor, np.ndarray, list, tuple)):
