@@ -363,6 +363,12 @@ def _by_hand(max_sequence_length, d_model):
     return table
 
 
+def _concatenated(max_sequence_length, d_model):
+    position = torch.arange(max_sequence_length, dtype=torch.float32).reshape(-1, 1)
+    angle = position / torch.pow(10000, torch.arange(0, d_model, 2).float() / d_model)
+    return torch.cat([torch.sin(angle), torch.cos(angle[:, : d_model // 2])], dim=1)
+
+
 def _stack_and_flatten(max_sequence_length, d_model):
     position = torch.arange(max_sequence_length, dtype=torch.float32).reshape(-1, 1)
     denominator = torch.pow(10000, torch.arange(0, d_model, 2).float() / d_model)
@@ -371,38 +377,110 @@ def _stack_and_flatten(max_sequence_length, d_model):
 
 
 class TestEncodingFunction:
-    def test_slice_assignment_and_a_cut_stack_are_right(self):
-        assert exercises.check_encoding_function(_by_hand).correct
-        assert exercises.check_encoding_function(lambda max_sequence_length, d_model: _stack_and_flatten(
-            max_sequence_length, d_model)[:, :d_model]).correct
+    # 04's Exercise 3: the concatenated layout (all sines, then all cosines) for any d_model, by hand.
+    check = staticmethod(exercises.check_encoding_function)
+
+    def test_every_right_route_is_accepted(self):
+        def reordered(max_sequence_length, d_model):  # the interleaved table by hand, then its columns reordered
+            table = _by_hand(max_sequence_length, d_model)
+            return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)
+
+        def cut(max_sequence_length, d_model):  # as many cosines as sines, then the extra cosine cut off
+            position = torch.arange(max_sequence_length).reshape(-1, 1).double()
+            angle = position / 10000 ** (torch.arange(0, d_model, 2).double() / d_model)
+            return torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)[:, :d_model]
+
+        def by_loop(max_sequence_length, d_model):
+            half = (d_model + 1) // 2
+            return [[math.sin(p / 10000 ** (2 * i / d_model)) for i in range(half)]
+                    + [math.cos(p / 10000 ** (2 * i / d_model)) for i in range(d_model // 2)]
+                    for p in range(max_sequence_length)]
+
+        for answer in (_concatenated, reordered, cut, by_loop):
+            feedback = self.check(answer)
+            assert feedback.correct, (answer.__name__, feedback.message)
+
+    def test_exercise_1s_code_cut_to_size_is_the_other_layout(self):
+        # The copy the screen allows (stack + flatten, sliced) gives the interleaved layout: named, not accepted.
+        feedback = self.check(lambda max_sequence_length, d_model: _stack_and_flatten(
+            max_sequence_length, d_model)[:, :d_model])
+        assert feedback.status == "mistake" and "interleaved layout" in feedback.message, feedback.message
+        assert self.check(_by_hand).status == "mistake"
+        feedback = self.check(_stack_and_flatten)
+        assert feedback.status == "mistake" and "6 columns, interleaved" in feedback.message, feedback.message
+
+    def test_the_usual_mistakes_say_what_was_got_and_expected(self):
+        def uncut(max_sequence_length, d_model):
+            position = torch.arange(max_sequence_length).reshape(-1, 1).float()
+            angle = position / torch.pow(10000, torch.arange(0, d_model, 2).float() / d_model)
+            return torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)
+
+        feedback = self.check(uncut)
+        assert feedback.status == "mistake" and "6 columns for d_model = 5" in feedback.message, feedback.message
+        feedback = self.check(lambda max_sequence_length, d_model: _concatenated(max_sequence_length, d_model).flip(1))
+        assert not feedback.correct and "expected" in feedback.message, feedback.message
+        table = _concatenated(10, 5)
+        feedback = self.check(lambda max_sequence_length, d_model: torch.cat(
+            [table[:, 3:], table[:, :3]], dim=1) if d_model == 5 else table)
+        assert feedback.status == "mistake" and "cosines come first" in feedback.message, feedback.message
+        feedback = self.check(lambda max_sequence_length, d_model: _concatenated(max_sequence_length + 1, d_model)[1:])
+        assert feedback.status == "mistake" and "start at 1" in feedback.message, feedback.message
+        def one_off(max_sequence_length, d_model):
+            table = _concatenated(max_sequence_length, d_model)
+            table[0, 0] += 0.5
+            return table
+
+        feedback = self.check(one_off)
+        assert feedback.status == "wrong" and "Row 0, column 0 (the sine of pair 0) is 0.5000, expected 0.0000" in (
+            feedback.message), feedback.message
+        feedback = self.check(lambda max_sequence_length, d_model: _concatenated(max_sequence_length, d_model).T)
+        assert feedback.status == "mistake" and "Transposed" in feedback.message, feedback.message
 
     def test_a_fixed_table_is_caught_on_fresh_sizes(self):
-        table = _by_hand(10, 5)
-        feedback = exercises.check_encoding_function(lambda max_sequence_length, d_model: table)
+        table = _concatenated(10, 5)
+        feedback = self.check(lambda max_sequence_length, d_model: table)
         assert not feedback.correct and "max_sequence_length=6, d_model=8" in feedback.message, feedback.message
-        feedback = exercises.check_encoding_function(table)
+        feedback = self.check(table)
         assert feedback.status == "mistake" and "not a function" in feedback.message
 
-    def test_the_package_and_the_usual_mistakes_are_named(self):
+    def test_the_package_is_named(self):
         from posenc import encoding
 
         def helpers(max_sequence_length, d_model):
             position = encoding.positions(max_sequence_length=max_sequence_length)
-            table = torch.zeros(max_sequence_length, d_model)
-            table[:, 0::2] = torch.sin(position / encoding.even_denominator(d_model=d_model))
-            table[:, 1::2] = torch.cos(position / encoding.odd_denominator(d_model=d_model))
-            return table
+            sines = torch.sin(position / encoding.even_denominator(d_model=d_model))
+            cosines = torch.cos(position / encoding.odd_denominator(d_model=d_model))
+            return torch.cat([sines, cosines], dim=1)
 
-        for answer in (helpers, lambda max_sequence_length, d_model: sinusoidal_encoding(
-                max_sequence_length=max_sequence_length, d_model=d_model)):
-            feedback = exercises.check_encoding_function(answer)
-            assert feedback.status == "mistake" and "package's own" in feedback.message
-        feedback = exercises.check_encoding_function(_stack_and_flatten)
-        assert feedback.status == "mistake" and "6 columns for d_model = 5" in feedback.message
-        feedback = exercises.check_encoding_function(lambda length, d: _by_hand(length, d))
+        def reordered_package(max_sequence_length, d_model):
+            return encoding.to_concatenated(sinusoidal_encoding(max_sequence_length=max_sequence_length,
+                                                                d_model=d_model))
+
+        def reordered_own(max_sequence_length, d_model):
+            return encoding.to_concatenated(_by_hand(max_sequence_length, d_model))
+
+        for answer in (helpers, reordered_package, reordered_own):
+            feedback = self.check(answer)
+            assert feedback.status == "mistake" and "package's own" in feedback.message, feedback.message
+
+    def test_odd_answers_never_raise(self):
+        feedback = self.check(lambda length, d: _concatenated(length, d))
         assert feedback.status == "mistake" and "Name its parameters" in feedback.message
-        assert exercises.check_encoding_function(None).status == "not attempted"
-        assert exercises.check_encoding_function(3).status == "wrong"
+        assert self.check(None).status == "not attempted"
+        assert self.check(3).status == "wrong"
+        for returned in (None, "a table", torch.zeros(0), torch.zeros(10, 5, dtype=torch.int64),
+                         torch.zeros(10, 5, dtype=torch.complex64), torch.full((10, 5), float("nan")),
+                         torch.zeros(10, 5, device="meta"), [[1, 2], [3]]):
+            feedback = self.check(lambda max_sequence_length, d_model, returned=returned: returned)
+            assert feedback.status == "wrong" and "max_sequence_length=10, d_model=5" in feedback.message, (
+                returned, feedback.message)
+
+        def raises(max_sequence_length, d_model):
+            raise ValueError("no")
+
+        assert self.check(raises).status == "wrong"
+        half = self.check(lambda max_sequence_length, d_model: _concatenated(max_sequence_length, d_model).half())
+        assert half.status == "mistake" and "float16" in half.message, half.message
 
 
 # 03's Exercise 2: the wavelength of any column ------------------------------------------------------------------

@@ -338,12 +338,84 @@ def check_transposed_row(answer: object, *, max_sequence_length: int, d_model: i
 _FUNCTION_SIZES = ((10, 5), (6, 8), (4, 9), (3, 1))
 
 
-@exercise("a table function for any d_model")
+def _concatenate(table: torch.Tensor) -> torch.Tensor:
+    """An interleaved table (sin, cos, sin, cos, ...) in the concatenated layout: all sines, then all cosines."""
+    return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)
+
+
+def _judge_concatenated(table: object, length: int, d_model: int) -> Feedback | None:
+    """None if `table` is the (length, d_model) concatenated table (within check_encoding's tolerance), else why not."""
+    L, d = length, d_model
+    n_sin, n_cos = (d + 1) // 2, d // 2
+    layout = f"{n_sin} sine columns, then {n_cos} cosine columns"
+    answer = as_tensor(table, f"a ({L}, {d}) table") if table is not None else Feedback(WRONG, "return the table")
+    if isinstance(answer, Feedback):
+        return Feedback(WRONG, f"my_encoding(max_sequence_length={L}, d_model={d}) returned {describe(table)}, not "
+                               f"a table of numbers: {answer.message}")
+    interleaved = sinusoidal_encoding(max_sequence_length=L, d_model=d, dtype=torch.float64)
+    expected = _concatenate(interleaved)
+    tolerance = _tolerance(L, DEFAULT_BASE)
+    shape = tuple(answer.shape)
+    if answer.is_complex() or answer.is_meta:
+        return Feedback(WRONG, f"Got {describe(table)}; expected a real ({L}, {d}) table.")
+    if shape == (d, L) and L != d:
+        if _matches(answer.T, expected, tolerance):
+            return Feedback(MISTAKE, f"Transposed: shape {shape}, expected ({L}, {d}). Rows are positions.")
+        return Feedback(WRONG, f"Shape {shape}, expected (max_sequence_length, d_model) = ({L}, {d}): one row per "
+                               "position.")
+    if d % 2 == 1 and shape == (L, d + 1):
+        naive_concatenated = torch.cat([expected[:, :n_sin], torch.cos(
+            torch.arange(L, dtype=torch.float64)[:, None] / DEFAULT_BASE ** (2 * torch.arange(n_sin) / d))], dim=1)
+        if _matches(answer, naive_concatenated, tolerance):
+            return Feedback(MISTAKE, f"{d + 1} columns for d_model = {d}: {n_sin} sines and {n_sin} cosines. An odd "
+                                     f"d_model has one cosine fewer than sines: {layout}.")
+        if _matches(answer[:, :d], interleaved, tolerance):
+            return Feedback(MISTAKE, f"{d + 1} columns, interleaved sin, cos, sin, cos: stack + flatten's table. This "
+                                     f"exercise asks for the concatenated layout, {d} columns: {layout}.")
+    if shape != (L, d):
+        return Feedback(WRONG, f"Shape {shape}, expected (max_sequence_length, d_model) = ({L}, {d}).")
+    if not answer.is_floating_point():
+        return Feedback(WRONG, f"dtype {answer.dtype}: the encoding holds fractions, use a floating-point dtype.")
+    rounding = 4 * torch.finfo(answer.dtype).eps
+    if _matches(answer, expected, tolerance):
+        return None
+    if rounding > 1e-4 and _matches(answer, expected, tolerance + rounding):
+        return Feedback(MISTAKE, _wrong_dtype(answer.dtype, None))
+    if d > 1 and _matches(answer, interleaved, tolerance):
+        return Feedback(MISTAKE, f"That is the interleaved layout, sin, cos, sin, cos, as PE above. This exercise asks "
+                                 f"for the concatenated one: {layout}.")
+    cosines_first = torch.cat([expected[:, n_sin:], expected[:, :n_sin]], dim=1)
+    mistakes = [
+        (f"the cosines come first. The layout is {layout}.", lambda: cosines_first),
+        ("the exponent uses i instead of 2i: the denominator of pair i is 10000^(2i / d_model).",
+         lambda: _concatenate(_variant(L, d, DEFAULT_BASE, exponent=lambda j: torch.div(j, 2, rounding_mode="floor")))),
+        ("the cosines use exponents 1, 3, 5, ...: the cosine of pair i shares its sine's denominator, "
+         "10000^(2i / d_model).", lambda: _concatenate(_variant(L, d, DEFAULT_BASE, exponent=lambda j: j))),
+        ("the positions start at 1: the first token is position 0 (torch.arange(max_sequence_length)).",
+         lambda: _concatenate(_variant(L, d, DEFAULT_BASE, exponent=_pair_exponent, first_position=1))),
+        (f"the exponent divides by max_sequence_length = {L} instead of d_model = {d}.",
+         lambda: _concatenate(_variant(L, d, DEFAULT_BASE, exponent=_pair_exponent, size_in_denominator=L))),
+        ("the position was multiplied by the denominator: the angle is pos / 10000^(2i / d_model).",
+         lambda: _concatenate(_variant(L, d, DEFAULT_BASE, exponent=_pair_exponent, multiply=True))),
+    ]
+    mistake = first_mistake(lambda built: _matches(answer, built, tolerance),
+                            [("Not quite: " + m, build) for m, build in mistakes])
+    if mistake:
+        return mistake
+    difference = (answer.double() - expected).abs()
+    difference = torch.where(torch.isnan(difference), torch.full_like(difference, math.inf), difference)
+    row, column = divmod(int(difference.argmax()), d)
+    kind = f"the sine of pair {column}" if column < n_sin else f"the cosine of pair {column - n_sin}"
+    return Feedback(WRONG, f"Not the concatenated table ({layout}). Row {row}, column {column} ({kind}) is "
+                           f"{float(answer[row, column]):.4f}, expected {float(expected[row, column]):.4f}.")
+
+
+@exercise("a concatenated table function for any d_model")
 def check_encoding_function(function: object) -> Feedback:
-    """A function `function(max_sequence_length, d_model)` that builds the table by hand, with torch alone, for any
-    sizes. It is called with keywords on sizes of the checker's own, odd d_model included, and each table is judged
-    as check_encoding judges one (the first that is wrong is named, with its sizes). A function that calls the
-    package's steps or builders (even_denominator, stepwise_encoding, sinusoidal_encoding, ...) is named."""
+    """A function `function(max_sequence_length, d_model)` that builds the table with torch alone, concatenated (all
+    sines, then all cosines, as `encoding.to_concatenated` orders them), for sizes of the checker's own, odd d_model
+    included: the first wrong table is named, with what it got and expected. A function that calls the package's
+    steps or builders (even_denominator, to_concatenated, sinusoidal_encoding, ...) is named."""
     if function is None:
         return not_attempted("a function my_encoding(max_sequence_length, d_model)")
     if isinstance(function, (torch.Tensor, np.ndarray, list, tuple)):
@@ -367,9 +439,10 @@ def check_encoding_function(function: object) -> Feedback:
                                          "max_sequence_length and d_model.")
             return Feedback(WRONG, f"my_encoding(max_sequence_length={L}, d_model={d}) raised {type(error).__name__}: "
                                    f"{text}. It must work for any sizes, odd d_model included.")
-        verdict = inspect.unwrap(check_encoding)(table, max_sequence_length=L, d_model=d)
-        if not verdict.correct:
+        verdict = _judge_concatenated(table, L, d)
+        if verdict is not None:
             return Feedback(verdict.status, f"For max_sequence_length={L}, d_model={d}: {verdict.message}")
     tried = ", ".join(f"({L}, {d})" for L, d in _FUNCTION_SIZES)
-    return Feedback(CORRECT, f"Correct: the right table for each (max_sequence_length, d_model) tried: {tried}.")
+    return Feedback(CORRECT, f"Correct: all sines, then all cosines, for each (max_sequence_length, d_model) tried: "
+                             f"{tried}.")
 

@@ -179,7 +179,7 @@ def interleave_diagram(*, d_model: int = 6, rows: int | None = None) -> Figure:
     pairs = []
     for k in range(n_sin):
         pairs.append((f"s{k}" "\npos {r}", SINE_COLOUR))
-        pairs.append((f"c{k}" "\npos {r}", COSINE_COLOUR) if k < n_cos else ("pad", "#DDDDDD"))
+        pairs.append((f"c{k}" "\npos {r}", COSINE_COLOUR) if k < n_cos else ("dummy", "#DDDDDD"))
     x0 = x + 1.9
     for k in range(n_sin):
         ax.add_patch(Rectangle((x0 + 2 * k + 0.15 * k - 0.05, -0.08), 2.1, rows + 0.16, fill=False, edgecolor="#777777",
@@ -195,7 +195,7 @@ def interleave_diagram(*, d_model: int = 6, rows: int | None = None) -> Figure:
     ax.text(x + 0.8, rows / 2 + 0.25, "flatten\n1..2", ha="center", va="bottom", fontsize=8)
     caption = f"PE ({rows}, {d_model})\nsin, cos, sin, cos, ..."
     if d_model % 2:
-        caption = f"PE ({rows}, {d_model})\nlast 'pad' column cut off"
+        caption = f"PE ({rows}, {d_model})\nlast 'dummy' column cut off"
     block(x + 1.7, pairs[:d_model], caption)
     ax.set_xlim(-0.2, x + 1.9 + d_model)
     ax.set_ylim(-0.3, rows + 1.4)
