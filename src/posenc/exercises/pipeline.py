@@ -312,7 +312,7 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
         full = model(ids, attention_mask=mask, position_ids=right).logits
     difference = float((looped - full)[mask.bool()].abs().max())
     return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own. The new tokens sit "
-                             f"at {_rows(new)}, row by row: the real tokens before each, not the slots in the cache. "
+                             f"at {_rows(new)}, row by row, not at the slots in the cache. "
                              "The cached loop against the full pass: "
                              f"{'equal' if difference < 1e-5 else f'{difference:.2g}'}.")
 
