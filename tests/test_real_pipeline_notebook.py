@@ -67,8 +67,25 @@ def test_position_ids_agree_with_transformers_generation():
 
     def theirs(mask):
         return GenerationMixin._prepare_position_ids_for_generation(None, mask, {"attention_mask": mask})
-    assert status(exercises.check_position_ids(theirs, attention_mask=LEFT_PADDED)) == "correct"
     assert torch.equal(theirs(LEFT_PADDED), position_ids(LEFT_PADDED))
+    # Right numbers, but transformers' own: the exercise asks for them by hand, so the call is named.
+    feedback = exercises.check_position_ids(theirs, attention_mask=LEFT_PADDED)
+    assert feedback.status == "mistake" and "_prepare_position_ids_for_generation" in feedback.message, feedback.message
+
+
+def test_transformers_generation_helpers_are_refused_in_the_loop():
+    from transformers.generation.candidate_generator import _prepare_position_ids
+    from transformers.generation.utils import GenerationMixin
+
+    def prepared(m):
+        return GenerationMixin._prepare_position_ids_for_generation(None, m, {"attention_mask": m})[:, -1:]
+
+    def extended(m):  # the ids before the new token, carried on by one as generate does after each step
+        before = (m[:, :-1].cumsum(-1) - 1).masked_fill(m[:, :-1] == 0, 0)
+        return _prepare_position_ids({"position_ids": before}, m.shape[1], False)["position_ids"][:, -1:]
+    for answer in (prepared, extended):
+        feedback = exercises.check_new_position(answer, **CACHE_SIZES)
+        assert feedback.status == "mistake" and "transformers" in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize("answer, words", [

@@ -175,7 +175,7 @@ def check_embedding_factor(answer: object) -> Feedback:
 
 _ROPE_IN_A_PACKED_ROW = {"a": "With a plain causal mask the later documents still read the earlier ones: their keys "
          "are in the softmax, and the outputs change.",
-    "b": "The block mask alone keeps each document as it is alone (section 2 says why a shift does not matter).",
+    "b": "The block mask alone keeps each document as it is alone. The text below the table says why a shift does no harm.",
     "c": "Restarting does no harm, but RoPE does not need it.",
     "d": "Without the block mask the later documents read the earlier ones."
 }

@@ -3,6 +3,7 @@ cache gives each new token, and the keys a RoPE cache holds."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import torch
@@ -41,6 +42,21 @@ def _check_attention_mask(attention_mask: object) -> torch.Tensor:
     return mask
 
 
+def _borrowed(action: Callable[[], object]) -> str | None:
+    """Which library's own position ids `action()` computes through, if any: the package's positions.position_ids, or
+    transformers' generation helpers (looked up only if the session imported them: otherwise none was called)."""
+    if calls_any(action, [mask_position_ids]):
+        return "the package's own positions.position_ids"
+    generation = sys.modules.get("transformers.generation.utils")
+    candidate = sys.modules.get("transformers.generation.candidate_generator")
+    helpers = [*(() if generation is None else (generation.GenerationMixin._prepare_position_ids_for_generation,
+                                                 generation.GenerationMixin._update_model_kwargs_for_generation)),
+               *(() if candidate is None else (candidate._prepare_position_ids,))]
+    if helpers and calls_any(action, helpers):
+        return "transformers' own generation helpers (_prepare_position_ids_for_generation and the like)"
+    return None
+
+
 # Masks of the checker's own, so that ids typed for the notebook's batch cannot pass.
 _POSITION_CASES = (torch.tensor([[0, 0, 0, 1, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]]), torch.tensor([[0, 1, 1], [1, 1, 1]]))
 
@@ -56,7 +72,7 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
     (generation/utils.py, `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`); some of its
     models put 1. A negative one, or one past the table, is a named mistake: the lookup raises. Float ids are a
     mistake too: the decoder raises "must be an integer tensor". A function that calls the package's
-    positions.position_ids is named: the exercise writes the ids by hand.
+    positions.position_ids, or transformers' generation helpers, is named: the exercise writes the ids by hand.
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=2**40)
     mask = _check_attention_mask(attention_mask)
@@ -81,9 +97,9 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
         feedback = _judge_position_ids(result, case, max_sequence_length)
         if feedback.status != CORRECT:
             return feedback if case is mask else Feedback(feedback.status, f"For {shown}: {feedback.message}")
-    if calls_any(lambda: [_run(answer, case.clone()) for case in cases], [mask_position_ids]):
-        return Feedback(MISTAKE, "Right ids, but through the package's own positions.position_ids. The exercise asks "
-                                 "you to write them from attention_mask yourself, with a running sum along each row.")
+    if (library := _borrowed(lambda: [_run(answer, case.clone()) for case in cases])):
+        return Feedback(MISTAKE, f"Right ids, but through {library}. The exercise asks you to write them from "
+                                 "attention_mask yourself, with a running sum along each row.")
     real = mask.bool()
     given = mask_position_ids(mask)
     rows = ", ".join(str(given[b][real[b]].tolist()) for b in range(mask.shape[0]))
@@ -249,7 +265,7 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     fine); the feedback says how far the loop's logits then are from the full pass's. The named mistakes: the
     cache's slots, pads included (the exhibit's bug), position 0 (the forgotten offset), the first new position
     every step (an offset not advanced), one too many, the whole row of position ids, floats, and a function that
-    calls the package's positions.position_ids.
+    calls the package's positions.position_ids or transformers' generation helpers.
     """
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a posenc.models.decoder.TinyDecoder, got {short(model)}")
@@ -286,9 +302,9 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
         if feedback.status != CORRECT:
             return feedback
         new = read[0] if new is None else new
-    if calls_any(lambda: [_new_positions(answer, case, start) for case, start in cases], [mask_position_ids]):
-        return Feedback(MISTAKE, "Right positions, but through the package's own positions.position_ids. The exercise "
-                                 "asks you to count the real tokens in mask_so_far yourself.")
+    if (library := _borrowed(lambda: [_new_positions(answer, case, start) for case, start in cases])):
+        return Feedback(MISTAKE, f"Right positions, but through {library}. The exercise asks you to count the real "
+                                 "tokens in mask_so_far yourself.")
     right = mask_position_ids(mask)
     with torch.no_grad():
         looped = decode_with_cache(model, ids, attention_mask=mask, prefill=prefill,
@@ -296,7 +312,7 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
         full = model(ids, attention_mask=mask, position_ids=right).logits
     difference = float((looped - full)[mask.bool()].abs().max())
     return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own. The new tokens sit "
-                             f"at {_rows(new)}, row by row: the real tokens before each, not the slots in the cache. "
+                             f"at {_rows(new)}, row by row, not at the slots in the cache. "
                              "The cached loop against the full pass: "
                              f"{'equal' if difference < 1e-5 else f'{difference:.2g}'}.")
 
