@@ -373,6 +373,31 @@ class TestSchemeCheckers:
         with pytest.raises(ValueError, match="turned"):
             exercises.check_rotary_undone(None, turned=torch.zeros(6, 3))
 
+    def test_rotary_undone_in_the_half_split_layout(self):
+        from posenc import schemes
+
+        check = lambda answer: exercises.check_rotary_undone(answer, turned=self.x, layout="half_split")  # noqa: E731
+        p = torch.arange(6, dtype=torch.float64)[:, None]
+        angles = p * 10000.0 ** (-torch.arange(0, 8, 2, dtype=torch.float64) / 8)
+        y1, y2 = self.x[:, :4].double(), self.x[:, 4:].double()  # pair i is the columns (i, i + 4)
+        answer = torch.cat([y1 * angles.cos() + y2 * angles.sin(), -y1 * angles.sin() + y2 * angles.cos()], -1)
+        for form in (answer, answer.float(), answer.numpy(), answer.tolist()):
+            feedback = check(lambda turned, form=form: form)
+            assert feedback.correct and "(i, i + 4)" in feedback.message, feedback
+        torch.testing.assert_close(schemes.apply_rotary(answer, layout="half_split"), self.x.double())
+        interleaved = check(lambda t: self.turn_back(angles))
+        assert interleaved.status == "mistake" and "interleaved layout" in interleaved.message, interleaved
+        turned_on = schemes.apply_rotary(self.x.double(), layout="half_split")  # made before the check runs
+        on = check(lambda t: turned_on)
+        assert on.status == "mistake" and 'layout="half_split"' in on.message and "transpose" in on.message, on
+        package = check(lambda t: schemes.apply_rotary(t, layout="half_split"))
+        assert package.status == "mistake" and "package's own rotation" in package.message
+        from_one = schemes.rotate_pairs(self.x.double(), -(angles + angles[1:2]), layout="half_split")
+        assert "start at 1" in check(lambda t: from_one).message
+        assert check(None).status == "not attempted" and check(lambda t: torch.zeros(6, 8)).status == "wrong"
+        with pytest.raises(ValueError, match="layout"):
+            exercises.check_rotary_undone(None, turned=self.x, layout="sideways")
+
     def test_rotary_tables_accept_the_fix_in_any_form_and_name_each_mistake(self):
         from posenc import schemes
 
@@ -456,6 +481,13 @@ class TestSchemeCheckers:
                         lambda n: (-schemes.alibi_bias(num_heads=n, max_sequence_length=2)[:, 1, 0]).tolist()):
             refused = exercises.check_alibi_slopes(package)
             assert refused.status == "mistake" and "package's own ALiBi" in refused.message, refused
+        from transformers.models.bloom.modeling_bloom import _get_alibi_slopes, build_alibi_tensor
+
+        for theirs in (lambda n: _get_alibi_slopes(n, torch.device("cpu")),
+                       lambda n: build_alibi_tensor(torch.ones(1, 2), n, torch.float32)[:, 0, 1].tolist()):
+            refused = exercises.check_alibi_slopes(theirs)
+            assert refused.status == "mistake" and "Hugging Face's own ALiBi" in refused.message, refused
+        assert exercises.check_alibi_slopes(by_the_rule).correct  # with transformers loaded, the rule still passes
         only_twelve = exercises.check_alibi_slopes(lambda n: by_the_rule(12))
         assert only_twelve.status == "wrong" and "For 16 heads" in only_twelve.message
         raised = exercises.check_alibi_slopes(lambda n: 1 / 0)

@@ -92,8 +92,8 @@ def check_typo_cosine_columns(answer: object) -> Feedback:
 
 
 _ROPE_SELF_SCORE_PEAK = {
-    "a": "Nothing makes offset 0 the top: the query and the key are two different vectors, and turning the key can "
-         "bring it closer to the query's direction.",
+    "a": "A word matches itself best only if its query and its key are one vector. Here q = word @ W_Q and "
+         "k = word @ W_K differ, and turning k can bring it closer to q's direction than no turn does.",
     "b": "A rotation keeps lengths, so the score never exceeds |q| |k|; it rises and falls with the offset instead "
          "of growing.",
     "c": "At offset s the score is q . (R_s k), with q = word @ W_Q and k = word @ W_K: two different vectors, since "
@@ -101,6 +101,9 @@ _ROPE_SELF_SCORE_PEAK = {
          "offset 0. (With W_Q = W_K it would be: a rotation cannot make q . R q larger than |q|^2.)",
     "d": "The score is the same at every position for a given offset (the two lines lie on each other), not the "
          "same at every offset.",
+    "e": "The angles grow with the position, but the score depends on the positions only through the offset "
+         "(R_m^T R_n = R_{n-m}). So the peak sits at the same offset for the query at 100 and at 150: the two curves "
+         "lie on each other.",
 }
 
 

@@ -1,8 +1,10 @@
-"""Checkers for the position schemes beyond the sinusoid: RoPE undone by hand, RoPE's cos/sin tables column by column,
-ALiBi's slopes."""
+"""Checkers for the position schemes beyond the sinusoid: RoPE undone by hand (either layout), RoPE's cos/sin tables
+column by column, ALiBi's slopes."""
 
 from __future__ import annotations
 
+import inspect
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -31,15 +33,27 @@ from .feedback import (
 __all__ = ["check_rotary_undone", "check_rotary_tables", "check_alibi_slopes"]
 
 
+_OTHER_LAYOUT = {"interleaved": "half_split", "half_split": "interleaved"}
+
+
+def _pairs(layout: str, d: int) -> str:
+    """How a layout pairs the columns, as the learner reads it."""
+    return "(2i, 2i+1)" if layout == "interleaved" else f"(i, i + {d // 2})"
+
+
 @exercise("undoing RoPE")
-def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: float = DEFAULT_BASE) -> Feedback:
-    """RoPE undone: a function `answer(turned)` that turns row p of `turned` (seq, d), interleaved pairs, back by
-    p * base^(-2i/d), R_p^T. A function that calls the package's rotations (`schemes.rotate_pairs`, `apply_rotary`,
-    `rotation_matrix`) is named: the exercise is to write the turn pair by pair."""
+def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: float = DEFAULT_BASE,
+                        layout: str = "interleaved") -> Feedback:
+    """RoPE undone: a function `answer(turned)` that turns row p of `turned` (seq, d), whose pairs are those of
+    `layout` ("interleaved": (2i, 2i+1); "half_split": (i, i + d/2)), back by p * base^(-2i/d), R_p^T. A function
+    that calls the package's rotations (`schemes.rotate_pairs`, `apply_rotary`, `rotation_matrix`) is named: the
+    exercise is to write the turn pair by pair."""
     check_floating_tensor("turned", turned, ndim=(2,))
     if turned.shape[-1] % 2 or turned.shape[-1] == 0:
         raise ValueError(f"turned must have an even, non-zero number of columns d, got shape {tuple(turned.shape)}")
     base = check_base("base", base)
+    if layout not in _OTHER_LAYOUT:
+        raise ValueError(f"layout must be 'interleaved' or 'half_split', got {layout!r}")
     y = turned.detach().double()
     if answer is None:
         return not_attempted("your function my_unturn(turned)")
@@ -57,33 +71,35 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
     except Exception as error:  # the learner's code: whatever it raises is part of the answer
         return Feedback(WRONG, f"my_unturn(turned) raised {error_line(error)}.")
     seq, d = y.shape
+    pairs, other = _pairs(layout, d), _OTHER_LAYOUT[layout]
     position = torch.arange(seq, dtype=torch.float64)[:, None]
     pair = torch.arange(d // 2, dtype=torch.float64)[None, :]
     angles = position * frequencies(d_model=d, base=base)[None, :]
-    expected = rotate_pairs(y, -angles)
+    expected = rotate_pairs(y, -angles, layout=layout)
     answer = as_tensor(answer, f"the rows turned back, a tensor of shape {tuple(y.shape)}")
     if isinstance(answer, Feedback):
         return answer
     if answer.shape != expected.shape:
         return Feedback(WRONG, f"Got shape {tuple(answer.shape)}; a rotation keeps the shape, {tuple(y.shape)}.")
     if close(answer, expected):
-        return Feedback(CORRECT, f"Correct: each pair (2i, 2i+1) of row p turned back by p * {base:g}^(-2i/{d}), "
-                                 "R_p^T: the same angle, the other way.")
+        return Feedback(CORRECT, f"Correct: each pair {pairs} of row p turned back by the angle p * {base:g}^(-2i/{d}).")
 
     def back_by(wrong_angles: torch.Tensor) -> torch.Tensor:  # the right undoing, with a mistaken angle
-        return rotate_pairs(y, -wrong_angles)
+        return rotate_pairs(y, -wrong_angles, layout=layout)
 
+    called = "schemes.apply_rotary(turned)" if layout == "interleaved" else \
+        'schemes.apply_rotary(turned, layout="half_split")'
     mistakes = [
         ("Nothing was undone: every row equals turned. Row p must turn back by the angle p * base^(-2i/d).",
          lambda: y),
-        ("That turns each row on by R_p once more, as schemes.apply_rotary(turned) does, not back. Undoing a "
+        (f"That turns each row on by R_p once more, as {called} does, not back. Undoing a "
          "rotation is its transpose, R_p^T: the same angle, turned the other way (the sign of sin flipped).",
-         lambda: apply_rotary(y, base=base)),
-        ("Pairs (i, i + d/2): that is the half-split layout. These rows were turned in neighbouring pairs, "
-         "(2i, 2i+1): undo the same pairs.", lambda: rotate_pairs(y, -angles, layout="half_split")),
+         lambda: apply_rotary(y, base=base, layout=layout)),
+        (f"Pairs {_pairs(other, d)}: that is the {other.replace('_', '-')} layout. These rows were turned in pairs "
+         f"{pairs}: undo the same pairs.", lambda: rotate_pairs(y, -angles, layout=other)),
         ("Positions start at 1 here; the first row is position 0 and was not turned.",
          lambda: back_by(angles + frequencies(d_model=d, base=base)[None, :])),
-        ("The exponent used i instead of 2i: the angle is p * base^(-2i/d), where 2i is the pair's first column.",
+        ("The exponent used i instead of 2i: the angle is p * base^(-2i/d), for pair i.",
          lambda: back_by(position * base ** (-pair / d))),
         ("Multiplied by base^(2i/d) instead of dividing: the angle is p / base^(2i/d) = p * base^(-2i/d).",
          lambda: back_by(position * base ** (2 * pair / d))),
@@ -91,7 +107,7 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
     mistake = first_mistake(lambda candidate: close(answer, candidate), mistakes)
     if mistake:
         return mistake
-    return Feedback(WRONG, f"Got {describe(answer)}; expected each pair (2i, 2i+1) of row p turned back by the angle "
+    return Feedback(WRONG, f"Got {describe(answer)}; expected each pair {pairs} of row p turned back by the angle "
                            f"p * {base:g}^(-2i/{d}), the angle R_p turned it by, the other way.")
 
 
@@ -196,12 +212,31 @@ def _call_slopes(function: Callable, num_heads: int) -> tuple[str, object]:
         return "raised", error
 
 
+def _transformers_alibi() -> list[Callable]:
+    """The ALiBi functions of Hugging Face's transformers that are loaded now (`_get_alibi_slopes`,
+    `build_alibi_tensor` and the like of BLOOM, Falcon, MPT...): a learner who used one has imported its module, so
+    nothing needs importing here."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("transformers.") or module is None:
+            continue
+        try:
+            attributes = list(vars(module).items())
+        except TypeError:  # an entry of sys.modules without a __dict__
+            continue
+        for attribute, value in attributes:
+            if "alibi" in attribute.lower() and inspect.isfunction(value) and value.__module__ == name:
+                found.append(value)
+    return found
+
+
 @exercise("ALiBi's slopes")
 def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] | None = None) -> Feedback:
     """A function `answer(num_heads)` that returns ALiBi's slopes (a list, array or tensor, head 0 first), tried on
     each of `head_counts`. For a head count that is not a power of two, the rule of the paper's code
     (`schemes.alibi_slopes`): the slopes of c heads, c the largest power of two below num_heads, then the 1st,
-    3rd, ... slopes of 2c heads. A function that calls the package's `alibi_slopes` or `alibi_bias` is named.
+    3rd, ... slopes of 2c heads. A function that calls the package's `alibi_slopes` or `alibi_bias`, or an ALiBi
+    function of transformers (BLOOM's `_get_alibi_slopes`, `build_alibi_tensor`...), is named.
     Without `head_counts`: 12, 16, 24, 48 and one more count that no message names."""
     unnamed = head_counts is None
     head_counts = _HEAD_COUNTS + (_UNNAMED_HEAD_COUNT,) if unnamed else head_counts
@@ -217,6 +252,11 @@ def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] 
                  [alibi_slopes, schemes._slopes, schemes.alibi_bias]):
         return Feedback(MISTAKE, "It calls the package's own ALiBi (schemes.alibi_slopes or alibi_bias): compute "
                                  "the slopes from the rule yourself.")
+    theirs = _transformers_alibi()
+    if theirs and calls_any(lambda: [_call_slopes(answer, n) for n in head_counts], theirs):
+        names = ", ".join(sorted({function.__name__ for function in theirs}))
+        return Feedback(MISTAKE, f"It calls Hugging Face's own ALiBi (transformers: {names}): compute the slopes "
+                                 "yourself, from the 6-head example.")
     verdicts = {}
     for n in head_counts:
         kind, slopes = _call_slopes(answer, n)
