@@ -59,14 +59,14 @@ class TestBatchFirst:
         other = torch.nn.MultiheadAttention(6, 1, bias=False, batch_first=True)
         with torch.no_grad():
             feedback = self.check(other(self.x, self.x, self.x)[0])
-        assert feedback.status == "wrong" and "new random weights" in feedback.message
+        assert feedback.status == "wrong" and "new random parameters" in feedback.message
 
     def test_an_output_reshaped_instead_of_transposed_is_named(self):
         seq_first = self.x.transpose(0, 1)
         output = self.run(seq_first)[0]
         feedback = self.check(output.reshape(2, 4, 6))
         assert feedback.status == "mistake" and "reshaped" in feedback.message, feedback.message
-        assert "mixes the sequences" in feedback.message and "random weights" not in feedback.message
+        assert "mixes the sequences" in feedback.message and "random parameters" not in feedback.message
         assert self.check(output.transpose(0, 1)).correct  # transposed back: right
         reshaped_in = self.run(self.x.reshape(4, 2, 6))[0].transpose(0, 1)
         feedback = self.check(reshaped_in)
@@ -74,7 +74,7 @@ class TestBatchFirst:
         bo = self.run(self.x)[0]  # the module on x as it is, then transposed and reshaped
         feedback = self.check(bo.transpose(0, 1).reshape(2, 4, 6))
         assert feedback.status == "mistake" and "reshaped" in feedback.message, feedback.message
-        assert "random weights" not in feedback.message
+        assert "random parameters" not in feedback.message
 
     @pytest.mark.parametrize("answer", [None, "output", 3.0, torch.zeros(3), torch.full((2, 4, 6), float("nan")),
                                         (None, None), [[1, 2], [3]], torch.nn.Identity()])
@@ -89,6 +89,49 @@ class TestBatchFirst:
             exercises.check_batch_first(None, module=self.module, x=torch.randn(2, 4, 5))
         with pytest.raises(ValueError, match="x"):
             exercises.check_batch_first(None, module=self.module, x=torch.randn(4, 6))
+
+
+class TestSequenceSize:
+    """06's Exercise 2: how many tokens per sequence the module read, from its weights' shape."""
+
+    torch.manual_seed(0)
+    module = torch.nn.MultiheadAttention(6, 1, bias=False)  # batch_first=False, PyTorch's default
+    x = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(1))  # batch first: 2 sequences of 4 tokens
+    with torch.no_grad():
+        weights = module(x, x, x)[1]  # (4, 2, 2): 4 sequences of 2 tokens, as the module read x
+
+    def check(self, answer):
+        return exercises.check_sequence_size(answer, x=self.x, weights=self.weights)
+
+    def test_the_key_count_is_right_in_any_whole_form(self):
+        for answer in (2, 2.0, torch.tensor(2), self.weights.shape[-1]):
+            feedback = self.check(answer)
+            assert feedback.correct and "4 sequences of 2 tokens" in feedback.message, feedback.message
+
+    def test_each_mistake_is_named(self):
+        meant = self.check(4)
+        assert meant.status == "mistake" and "the length we meant" in meant.message, meant.message
+        width = self.check(6)
+        assert width.status == "mistake" and "d_model" in width.message, width.message
+        other = self.check(3)
+        assert other.status == "wrong" and "Got 3; expected 2" in other.message, other.message
+
+    def test_a_module_that_read_the_batch_right_expects_the_length_meant(self):
+        batch_first = torch.nn.MultiheadAttention(6, 1, bias=False, batch_first=True)
+        with torch.no_grad():
+            weights = batch_first(self.x, self.x, self.x)[1]
+        assert exercises.check_sequence_size(4, x=self.x, weights=weights).correct
+
+    @pytest.mark.parametrize("answer", [None, "two", 2.5, torch.zeros(3), [2], torch.nn.Identity()])
+    def test_junk_is_answered_without_raising(self, answer):
+        feedback = self.check(answer)
+        assert not feedback.correct and feedback.message
+
+    def test_a_bad_exercise_raises(self):
+        with pytest.raises(ValueError, match="weights"):
+            exercises.check_sequence_size(None, x=self.x, weights=torch.randn(4, 2))
+        with pytest.raises(ValueError, match="x"):
+            exercises.check_sequence_size(None, x=torch.randn(4, 6), weights=self.weights)
 
 
 class TestDocumentMask:

@@ -428,6 +428,9 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
     if name.endswith("check_heads_differ"):
         sizes.update({"x": torch.randn(2, 5, 6, generator=torch.Generator().manual_seed(4)),
                       "weights": attention.multi_head_weights(d_model=6, seed=0)})
+    if name.endswith("check_sequence_size"):
+        sizes["x"] = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(4))  # fed (batch, seq, d_model)
+        sizes["weights"] = torch.softmax(torch.randn(4, 2, 2, generator=torch.Generator().manual_seed(6)), dim=-1)
     if name.endswith("check_batch_first"):
         torch.manual_seed(0)
         sizes["module"] = torch.nn.MultiheadAttention(6, 1, bias=False)  # built for (seq, batch, d_model)

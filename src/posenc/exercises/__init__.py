@@ -14,7 +14,8 @@
     predictions   "predict, then run": check_prediction, and check_choice for a multiple choice
     choices       the notebooks' multiple-choice questions, so the cell a learner runs holds no answer key
     explained     the predictions whose explanation would give the answer away in the learner's cell
-    batching      a batch fed batch first to a module built for (seq, batch, d_model), a packed row's mask
+    batching      a batch fed batch first to a module built for (seq, batch, d_model) (the sequence size it read, the
+                  fix), a packed row's mask
     pipeline      position ids of a left-padded batch, a cached loop's new positions, the keys a RoPE cache
                   holds
     stretching    how much a pair's wavelength grows with the base, the pairs YaRN keeps, the columns of a partly

@@ -176,10 +176,8 @@ def check_nan_rows(answer: object, *, scores: torch.Tensor, key_mask: torch.Tens
         raise ValueError(f"key_mask must be a bool (batch, L) mask for scores of shape {tuple(scores.shape)}")
     wrong_axis = torch.softmax(scores.detach().masked_fill(~key_mask[:, :, None], float("-inf")), dim=-1)
     return _predict(answer, actual=int(wrong_axis.isnan().all(dim=-1).sum()), question="rows all NaN",
-                    explanation=f"~mask[:, :, None] has shape {tuple(key_mask[:, :, None].shape)}. It spreads along "
-                                "the keys, so it hides whole rows, the queries, instead of columns. Each <PAD> "
-                                "query's row is all -inf, and its softmax is NaN: one row per <PAD> of the batch. The "
-                                "real words' rows are not masked at all, so they still look at the padding.")
+                    explanation=f"~mask[:, :, None] has shape {tuple(key_mask[:, :, None].shape)}, so it hides "
+                                "rows (queries), not columns (keys): one row per <PAD> of the batch.")
 
 
 @exercise("two heads or one, the same matrices: the same output?")

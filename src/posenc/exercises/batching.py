@@ -15,6 +15,7 @@ from .feedback import (
     MISTAKE,
     WRONG,
     Feedback,
+    as_count,
     as_function,
     as_tensor,
     close,
@@ -25,7 +26,34 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_batch_first", "check_document_mask"]
+__all__ = ["check_sequence_size", "check_batch_first", "check_document_mask"]
+
+
+@exercise("the size a sequence-first module read as the sequence")
+def check_sequence_size(answer: object, *, x: torch.Tensor, weights: torch.Tensor) -> Feedback:
+    """How many tokens a module took each sequence of the batch-first `x`, `(batch, seq, d_model)`, to have, as the
+    attention weights it returned, `(batch, query, key)`, tell: their key count.
+
+    For a module built for (seq, batch, d_model) that is x's first size, the batch. Named: the length we meant
+    (x's second size) and d_model.
+    """
+    check_floating_tensor("x", x, ndim=(3,))
+    check_floating_tensor("weights", weights, ndim=(3,))
+    if answer is None:
+        return not_attempted("the number of tokens per sequence the module read, a whole number")
+    shape, expected, read_batch = tuple(weights.shape), weights.shape[-1], weights.shape[0]
+    read = (f"The weights {shape} are (batch, query, key): the module read {read_batch} sequences of {expected} "
+            f"tokens, where x holds {x.shape[0]} sequences of {x.shape[1]}.")
+    given = as_count(answer)
+    if given is None:
+        return Feedback(WRONG, f"Got {short(answer)}; expected a whole number, {expected}. {read}")
+    if given == expected:
+        return Feedback(CORRECT, f"Correct: {expected}. {read}")
+    if given == x.shape[1]:
+        return Feedback(MISTAKE, f"Got {given}, the length we meant; the module read {expected}. {read}")
+    if given == x.shape[-1]:
+        return Feedback(MISTAKE, f"Got {given}, d_model, the size of each token's vector; expected {expected}. {read}")
+    return Feedback(WRONG, f"Got {given}; expected {expected}. {read}")
 
 
 @exercise("a batch-first batch through a sequence-first module")
@@ -92,10 +120,11 @@ def check_batch_first(answer: object, *, module: torch.nn.MultiheadAttention, x:
         return mistake
     if tuple(answer.shape) == tuple(expected.shape):
         return Feedback(WRONG, f"The right shape, {tuple(expected.shape)}, but other numbers. Run this module (a new "
-                               "one draws new random weights) on its input transposed with .transpose(0, 1) (and the "
+                               "one draws new random parameters) on its input transposed with .transpose(0, 1) (and the "
                                "output back the same way), or with batch_first=True set on it.")
     return Feedback(WRONG, f"Got {describe(answer)}; expected the module's output on x, shape {tuple(expected.shape)}, "
-                           "each sequence attending within itself.")
+                           "each sequence attending within itself. The module reads (seq, batch, d_model): "
+                           "x.transpose(0, 1) swaps a tensor's first two dimensions.")
 
 
 def _reshaped_in(reference: torch.nn.MultiheadAttention, x: torch.Tensor) -> torch.Tensor:

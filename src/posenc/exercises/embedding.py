@@ -108,8 +108,7 @@ def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: 
         return Feedback(WRONG, f"Expected a list of row numbers such as [1, 4], got {describe(answer)}.")
     given = sorted(set(rows))
     if given == expected:
-        return Feedback(CORRECT, f"Correct: rows {expected}, the ids the sentence uses. Row k gets a gradient only "
-                                 "through the one-hot rows that have their 1 in column k.")
+        return Feedback(CORRECT, f"Correct: rows {expected}, the ids the sentence uses.")
     unused = sorted(set(range(vocab_size)) - set(expected))
     if given == list(range(vocab_size)):
         return Feedback(MISTAKE, f"The product multiplies every row of W_E, but rows {short(unused)} only by the 0s of "
