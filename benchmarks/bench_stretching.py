@@ -41,10 +41,12 @@ A second pass repeats none, linear, yarn and yarn_paper with half of each head r
 (partial_rotary_factor 0.5).
 At 1x every rule is factor 1, plain RoPE: the one number is stored under every rule.
 
-Also, without training: `one_token_match`, the accuracy of a strategy that uses no position at all,
+Also, without training: `one_token_match`, the accuracy of a strategy that needs no offset but 1,
 on 4,096 random inputs per length (its expected accuracy on each, computed exactly): at each scored
 token, pick one of the earlier places holding the current token at random, and predict the token
 that followed it there.
+It is a floor to compare the rules with, not a test of long offsets: matching two tokens instead of one
+(offsets 1 and 2 only) is right 0.96 to 0.98 of the time at 32 to 128 tokens.
 
 Writes benchmarks/results/stretching.json, after every seed (so a cut run leaves what it finished):
 accuracy[rotation][rule][length] is a list over `seeds`, rounded to 3 decimals. No timestamps, no paths.
@@ -182,7 +184,7 @@ def llama3_reloaded(model) -> dict[str, dict[str, float]]:
 
 
 def one_token_match(length: int, *, vocab_size: int, inputs: int, generator: torch.Generator) -> float:
-    """Expected accuracy of "predict what followed the current token at a random earlier place of it": no position."""
+    """Expected accuracy of "predict what followed the current token at a random earlier place of it": offset 1 only."""
     ids, targets = repeat_block_batch(batch_size=inputs, block_length=length // 2, vocab_size=vocab_size,
                                       generator=generator)
     correct, total = 0.0, 0
@@ -275,7 +277,7 @@ def _add_match(record: dict, *, vocab_size: int, trained_length: int) -> None:
     generator = torch.Generator().manual_seed(MATCH_SEED)
     record["one_token_match"] = {str(f * trained_length): _rounded(one_token_match(
         f * trained_length, vocab_size=vocab_size, inputs=MATCH_INPUTS, generator=generator)) for f in FACTORS}
-    print("one-token match (no position):", record["one_token_match"], flush=True)
+    print("one-token match (offset 1 only):", record["one_token_match"], flush=True)
 
 
 # The notebook's claims ---------------------------------------------------------------------------------------
@@ -315,7 +317,7 @@ def _claims(record: dict):
            _in(at(full, "none", 64), 0.25, 0.54) and _in(at(full, "none", 128), 0, 0.20),
            at(full, "none", 64) + at(full, "none", 128))
     gap = record["one_token_match"]["128"] - max(at(full, "none", 128))
-    yield "plain RoPE at 128 tokens is far (0.15 or more) below the position-free strategy", gap >= 0.15, round(gap, 3)
+    yield "plain RoPE at 128 tokens is far (0.15 or more) below the one-token match", gap >= 0.15, round(gap, 3)
     top = [sorted(RANKED, key=lambda rule: -at(full, rule, 128)[k])[:2] for k in learned]
     two = pick(at(full, "yarn", 128), learned) + pick(at(full, "llama3", 128), learned)
     rest = [at(full, rule, 128)[k] for rule in ("none", "linear", "ntk") for k in learned]
@@ -328,7 +330,7 @@ def _claims(record: dict):
            and margin >= 0.15, {"top two": top, "margin": round(margin, 3)})
     free = [at(full, rule, n)[k] - record["one_token_match"][str(n)] for rule in ("yarn", "llama3") for n in (64, 128)
             for k in learned]
-    yield ("learned seeds: YaRN and Llama 3.1's rule above the position-free strategy, by 0.21 at most, at 64 and 128 "
+    yield ("learned seeds: YaRN and Llama 3.1's rule above the one-token match, by 0.21 at most, at 64 and 128 "
            "tokens", all(d > 0 for d in free) and _in(free, 0, 0.21), [round(d, 3) for d in free])
     winners = [best(full, 64, k) for k in learned]
     yield ("learned seeds, 64 tokens: YaRN or Llama 3.1's rule above none, PI, NTK and the paper's ramp in each "
