@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -297,12 +298,21 @@ def test_turning_columns_reads_the_largest_offset_as_length_minus_one():
     (8, "counts pairs"),
     (24, "not over the whole head's 96"),
     (62, "turns the whole head"),
-    (80, "never make a full turn"),
+    (80, "never makes a full turn"),
     (88, "unturned columns carry no angle"),
 ])
 def test_turning_columns_names_the_mistake(answer, words):
     feedback = exercises.check_turning_columns(answer, **NEOX_HEAD)
     assert feedback.status == MISTAKE and words in feedback.message, feedback
+
+
+@pytest.mark.parametrize("answer", [3, 8, 12, 15, 17, 20, 24, 62, 80, 88])
+def test_turning_columns_never_gives_the_count_away(answer):
+    # One wrong try must not show the answer: no wrong-answer message names 16 (or pairs 0 to 7 and pair 8).
+    message = exercises.check_turning_columns(answer, **NEOX_HEAD).message
+    assert not re.search(r"(?<![\d,.])16(?![\d,])", message) and "pair 8" not in message, message
+    if answer in (3, 12, 15, 17, 20):  # the fallback names what to count instead
+        assert message.startswith(f"Got {answer}. Expected two columns for each") and "2,047" in message, message
 
 
 def test_turning_columns_says_both_reasons_when_two_mistakes_give_every_turned_column():

@@ -19,8 +19,8 @@
     pipeline      position ids of a left-padded batch, a cached loop's new positions, the keys a RoPE cache
                   holds
     stretching    how much a pair's wavelength grows with the base, the pairs YaRN keeps, the columns of a partly
-                  turned head that make a full turn within a length, the two rules that carry the copy model furthest
-                  over several seeds
+                  turned head whose pair makes a full turn within a length, the two rules that carry the copy model
+                  furthest over several seeds
 
 Every checker is importable from `posenc.exercises` itself: this face re-exports each topic's `__all__`, and
 names them in no `__all__` of its own, so each checker has one home.

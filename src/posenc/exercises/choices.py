@@ -214,7 +214,7 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it; but in every seed the "
               "half-turned model fell to chance at 64 tokens.",
-    "worse": "In every seed it fell to chance at 64 tokens (0.03 or 0.04; one symbol in 32 is 0.03).",
+    "worse": "In every seed it fell to chance at 64 tokens (one symbol in 32 is 0.03).",
     "the same": "The two differ by far at 64 tokens: the half-turned model fell to chance in every seed.",
 }
 
@@ -232,9 +232,8 @@ _LLAMA_4_RULE = {
          "nothing instead of widening.",
     "c": "The divided pairs are those slower than 8192 / low_freq_factor, and low_freq_factor stays 1: the same 29. "
          "The 6 blended pairs move to the kept side, not to the divided one.",
-    "d": "Both bounds are 8192 / 1: nothing lies between them, so nothing is blended. The 6 pairs Llama 3.1 blends "
-         "(wavelengths from 2,048 to 8,192) are kept with the 29 faster ones; the 29 slower than 8,192 are divided, "
-         "by 16 now.",
+    "d": "Both bounds are 8192 / 1, so nothing lies between them and nothing is blended. The pairs Llama 3.1 blends "
+         "are kept with the faster ones.",
 }
 
 

@@ -1,5 +1,5 @@
 """Checkers for stretching the context: how much a pair's wavelength grows with the base, the pairs YaRN keeps, the
-columns of a partly turned head that make a full turn within a length, and the two rules that carry the copy model
+columns of a partly turned head whose pair makes a full turn within a length, and the two rules that carry the copy model
 furthest over several seeds."""
 
 from __future__ import annotations
@@ -134,15 +134,16 @@ def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: f
     return Feedback(WRONG, f"Got {number}, expected {kept}. {why}")
 
 
-@exercise("the columns that make a full turn")
+@exercise("the columns whose pair makes a full turn")
 def check_turning_columns(answer: int | None, *, head_dim: int, rotary_dim: int, base: float, length: int) -> Feedback:
-    """How many of a head's `head_dim` columns make at least one full turn within `length` positions, when only the
-    first `rotary_dim` turn, with frequencies computed over those columns (GPT-NeoX's `rotary_ndims`, transformers'
-    `partial_rotary_factor`).
+    """How many of a head's `head_dim` columns belong to a pair that makes at least one full turn within `length`
+    positions, when only the first `rotary_dim` turn, with frequencies computed over those columns (GPT-NeoX's
+    `rotary_ndims`, transformers' `partial_rotary_factor`).
 
     The largest offset within `length` positions is length - 1: a pair makes a full turn if its wavelength is at most
     that. Each such pair is two columns; the unturned columns never turn. Named: pairs counted instead of columns,
-    frequencies over the whole head, the whole head turned, every turned column, the columns that do not turn.
+    frequencies over the whole head, the whole head turned, every turned column, the columns that do not turn. No
+    wrong-answer message gives the count itself away.
     """
     head_dim = check_size("head_dim", head_dim, minimum=4, maximum=2**16)
     rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=head_dim)
@@ -178,27 +179,28 @@ def check_turning_columns(answer: int | None, *, head_dim: int, rotary_dim: int,
     over_head = turning_pairs(head_dim, rotary_dim // 2)
     exponent = f"2i/{rotary_dim}"
     mistakes = [
-        (f"That counts pairs: each of the {pairs} pairs that turn is two columns.", pairs),
+        ("That counts pairs: each pair that turns is two columns.", pairs),
         (f"The turned columns' frequencies are computed over those {rotary_dim} columns, exponent {exponent}, not over "
          f"the whole head's {head_dim}: over {head_dim}, {over_head} of the {rotary_dim // 2} turned pairs would turn.",
          2 * over_head),
         (f"That is every turned column, but a turned pair makes a full turn only if its wavelength is at most "
-         f"{length - 1:,} positions{slower}.", rotary_dim),
+         f"{length - 1:,} positions.", rotary_dim),
         (f"That turns the whole head; only the first {rotary_dim} of its {head_dim} columns turn, and their "
          f"frequencies are computed over those {rotary_dim}.", 2 * turning_pairs(head_dim, head_dim // 2)),
-        ("That counts the columns that never make a full turn; the question asks for those that do.",
+        ("That counts the columns whose pair never makes a full turn; the question asks for those whose pair does.",
          head_dim - expected),
         (f"The {unturned} unturned columns carry no angle at all: they never turn.", expected + unturned),
     ]
     if 2 * over_head == rotary_dim:  # both mistakes give every turned column: say both
-        mistakes[1] = (mistakes[1][0] + f" And not every turned pair makes a full turn within {length:,} positions"
-                       f"{slower}.", rotary_dim)
+        mistakes[1] = (mistakes[1][0] + f" And not every turned pair makes a full turn within {length:,} positions.",
+                       rotary_dim)
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
     if mistake:
         return mistake
-    return Feedback(WRONG, f"Got {number:,}, expected {expected}: of the {rotary_dim // 2} turned pairs (frequencies "
-                           f"base^(-{exponent})), count those whose wavelength 2 pi base^({exponent}) is at most "
-                           f"{length - 1:,}, two columns each.")
+    # Not the count itself: one wrong try must not give the answer away.
+    return Feedback(WRONG, f"Got {number:,}. Expected two columns for each of the {rotary_dim // 2} turned pairs "
+                           f"(frequencies base^(-{exponent})) whose wavelength 2 pi base^({exponent}) is at most "
+                           f"{length - 1:,} positions.")
 
 
 # The two best rules over several seeds ---------------------------------------------------------------------------
