@@ -22,6 +22,7 @@ __all__ = [
     "check_rope_in_a_packed_row",
     "check_rope_self_score_peak",
     "check_saved_state",
+    "check_shift_back",
     "check_sinusoidal_head_on_32_tokens",
     "check_typo_cosine_columns",
 ]
@@ -61,10 +62,10 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 
 
 _BASE_TEN_AT_DISTANCE_58 = {
-    "a": "Only the slowest pair is nearly back at its start. The other 31, with wavelengths from 6.3 to 54 positions, "
-         "stand at angles scattered around the circle.",
-    "b": "The slowest pair adds almost 1 (the cosine of nearly a full turn); the other 31 pairs add cosines of angles "
-         "scattered around the circle, which mostly cancel.",
+    "a": "Only the pair with the longest wavelength is nearly back at its start. The other 31, with wavelengths from "
+         "6.3 to 54 positions, stand at angles scattered around the circle.",
+    "b": "The pair with the longest wavelength adds almost 1 (the cosine of nearly a full turn); the other 31 pairs "
+         "add cosines of angles scattered around the circle, which mostly cancel.",
     "c": "-1 would need every pair half a turn from its start: as much a coincidence as every pair back at it.",
 }
 
@@ -73,6 +74,22 @@ def check_base_ten_at_distance_58(answer: object) -> Feedback:
     """A multiple choice: base 10's similarity at distance 58."""
     return check_choice(answer, options=_BASE_TEN_AT_DISTANCE_58, correct="b",
                         question="base 10's similarity at distance 58")
+
+
+_SHIFT_BACK = {
+    "a": "Negating flips every entry, so each pair turns a further half turn: small[p] @ -rotation = -small[p + 2], "
+         "not small[p - 2].",
+    "b": "Turning back by the same angle undoes the turn. cos(-a) = cos(a) and sin(-a) = -sin(a), so each block "
+         "[[c, -s], [s, c]] becomes [[c, s], [-s, c]], its transpose. A rotation's inverse is its transpose.",
+    "c": "No new cosines or sines are needed. cos(-a) = cos(a) and sin(-a) = -sin(a), so the backward block "
+         "[[c, s], [-s, c]] holds the same numbers as [[c, -s], [s, c]]: it is its transpose.",
+}
+
+
+def check_shift_back(answer: object) -> Feedback:
+    """A multiple choice: which one operation on R_2 (d_model = 6) shifts a row of the table back by 2."""
+    return check_choice(answer, options=_SHIFT_BACK, correct="b",
+                        question="the shift back as one operation on rotation (k=-2, d_model=6)")
 
 
 _TYPO_COSINE_COLUMNS = {
