@@ -561,28 +561,6 @@ def test_distinct_rows(answer, words):
     assert words in exercises.check_distinct_rows(answer, matrix=matrix).message
 
 
-def test_shift_matrix_moves_pe_and_names_the_wrong_direction():
-    PE = sinusoidal_encoding(max_sequence_length=20, d_model=6, dtype=torch.float64)
-    w = 1 / 10000 ** (torch.arange(0, 6, 2, dtype=torch.float64) / 6)
-
-    def blocks(k, degrees=False):
-        M = torch.zeros(6, 6, dtype=torch.float64)
-        for pair in range(3):
-            angle = w[pair] * k
-            angle = torch.deg2rad(angle) if degrees else angle
-            c, s = torch.cos(angle), torch.sin(angle)
-            M[2 * pair : 2 * pair + 2, 2 * pair : 2 * pair + 2] = torch.tensor([[c, s], [-s, c]])
-        return M
-
-    right = blocks(-2).T
-    assert torch.allclose(PE[9] @ right, PE[7])  # the convention the checker holds the learner to: rows times M
-    assert exercises.check_shift_matrix(right, k=-2, d_model=6).correct
-    wrong_way = exercises.check_shift_matrix(blocks(-2), k=-2, d_model=6).message  # M @ PE[p]'s matrix: moves by +2
-    assert "moves by 2, not -2" in wrong_way and "transpose" in wrong_way
-    assert "degrees" in exercises.check_shift_matrix(blocks(-2, degrees=True).T, k=-2, d_model=6).message
-    assert "identity" in exercises.check_shift_matrix(torch.eye(6), k=-2, d_model=6).message
-
-
 def _builder(*, denominator_dtype=torch.float64, angle_dtype=torch.float64, table_dtype=torch.float32):
     """12's Exercise 1: the table from float64 positions, each other step in the dtype given (the notebook's bug: float32
     angles; 11's pitfall: a float32 denominator)."""

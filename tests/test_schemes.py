@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rotary_embedding_torch import RotaryEmbedding
 
 from posenc import attention, encoding, schemes
-from posenc.builder import frequencies, sinusoidal_encoding
+from posenc.builder import sinusoidal_encoding
 
 # RoPE ------------------------------------------------------------------------------------------
 
@@ -396,31 +396,12 @@ def test_same_word_scores_refuse_what_they_cannot_score(change, message):
 
 
 @pytest.mark.parametrize("k", [3, -3, 7, -1])
-def test_the_shift_checker_holds_the_row_convention_of_rotation_matrix(k):
-    from posenc import exercises
-
+def test_rotation_matrix_moves_a_row_of_pe_and_its_transpose_moves_it_back(k):
     PE = sinusoidal_encoding(max_sequence_length=30, d_model=6, dtype=torch.float64)
     R = schemes.rotation_matrix(position=abs(k), d=6)
-    M = R if k > 0 else R.T  # a rotation's inverse is its transpose
+    M = R if k > 0 else R.T  # a rotation's inverse is its transpose (10's Exercise 1)
     rows = PE[max(0, -k) : 30 - max(0, k)]
     torch.testing.assert_close(rows @ M, PE[max(0, k) : 30 + min(0, k)])
-    assert exercises.check_shift_matrix(M, k=k, d_model=6).correct
-    column_convention = exercises.check_shift_matrix(M.T, k=k, d_model=6)  # M @ PE[p] = PE[p + k], PE[p] a column
-    assert column_convention.status == "mistake" and f"moves by {-k}, not {k}" in column_convention.message
-    assert "Every sign of the shift" in exercises.check_shift_matrix(-M.T, k=k, d_model=6).message
-    assert "Every sign flipped" in exercises.check_shift_matrix(-M, k=k, d_model=6).message
-    assert "identity" in exercises.check_shift_matrix(torch.eye(6), k=k, d_model=6).message
-    assert exercises.check_shift_matrix(0.5 * M, k=k, d_model=6).status == "wrong"
-
-
-def test_the_shift_checker_names_degrees():
-    from posenc import exercises
-
-    w = frequencies(d_model=6).double()
-    blocks = [torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=torch.float64)
-              for a in (math.radians(-3 * float(f)) for f in w)]
-    feedback = exercises.check_shift_matrix(torch.block_diag(*blocks), k=-3, d_model=6)
-    assert feedback.status == "mistake" and "degrees" in feedback.message
 
 
 @pytest.mark.parametrize("answer,words", [

@@ -19,15 +19,13 @@ from .feedback import (
     Feedback,
     as_count,
     as_number,
-    as_tensor,
-    close,
     describe,
     exercise,
     first_mistake,
     not_attempted,
 )
 
-__all__ = ["check_first_negative", "check_wavelength_function", "check_repeating_columns", "check_shift_matrix"]
+__all__ = ["check_first_negative", "check_wavelength_function", "check_repeating_columns"]
 
 
 @exercise("where a column first turns negative")
@@ -234,61 +232,3 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
                                f"{d_model}: {what_to_count}.")
     return Feedback(WRONG, f"You said {number}, which is too {'many' if number > expected else 'few'}: "
                            f"{what_to_count}.")
-
-
-def _shift_blocks(k: float, d_model: int, base: float, *, degrees: bool = False) -> torch.Tensor:
-    """The (d_model, d_model) matrix M with PE[p] @ M = PE[p + k]: blocks [[cos wk, -sin wk], [sin wk, cos wk]].
-
-    For k >= 0 it is `schemes.rotation_matrix(position=k, d=d_model)`, RoPE's R_k; for k < 0 its transpose.
-    """
-    M = torch.zeros(d_model, d_model, dtype=torch.float64)
-    angle_per_position = frequencies(d_model=d_model, base=base)
-    for pair in range(d_model // 2):
-        angle = k * float(angle_per_position[pair])
-        angle = math.radians(angle) if degrees else angle
-        c, s = math.cos(angle), math.sin(angle)
-        M[2 * pair : 2 * pair + 2, 2 * pair : 2 * pair + 2] = torch.tensor([[c, -s], [s, c]], dtype=torch.float64)
-    return M
-
-
-@exercise("the shift as a rotation")
-def check_shift_matrix(answer: torch.Tensor | None, *, k: int, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
-    """The block-diagonal M with PE[p] @ M = PE[p + k] for every p (even d_model).
-
-    A row of the table is multiplied from the right, as everywhere in the suite (X @ W_Q):
-    M is `schemes.rotation_matrix(position=k, d=d_model)` for k >= 0 and its transpose for k < 0.
-    """
-    k = check_size("k", k, minimum=-2**20, maximum=2**20)
-    d_model = check_size("d_model", d_model, maximum=512)
-    if d_model % 2:
-        raise ValueError(f"d_model must be even: every (sin, cos) pair turns as one block, got d_model={d_model}")
-    base = check_base("base", base)
-    answer = as_tensor(answer, f"the ({d_model}, {d_model}) matrix")
-    if isinstance(answer, Feedback):
-        return answer
-    expected = _shift_blocks(k, d_model, base)
-    if answer.shape != expected.shape:
-        return Feedback(WRONG, f"Got shape {tuple(answer.shape)}; M maps a row of {d_model} numbers to another: "
-                               f"({d_model}, {d_model}).")
-    def moved(by: int) -> str:
-        return f"PE[p {'-' if by < 0 else '+'} {abs(by)}]"
-
-    if close(answer, expected):
-        return Feedback(CORRECT, f"Correct: PE[p] @ M = {moved(k)} for every p."
-                                 + (" A rotation's inverse is its transpose." if k < 0 else ""))
-    backwards = _shift_blocks(-k, d_model, base)
-    mistakes = [
-        (f"That matrix moves by {-k}, not {k}: PE[p] @ M = {moved(-k)}. It is the transpose of the one asked for (a "
-         "rotation's inverse is its transpose). It would be right for M @ PE[p] with PE[p] as a column; the table's "
-         "rows are multiplied from the right, PE[p] @ M, as in X @ W_Q.", backwards if k else None),
-        (f"Every sign of the shift by {-k} flipped: that is not its inverse. Negating turns each pair a further half "
-         f"turn, PE[p] @ M = -{moved(-k)}. Undoing a rotation is its transpose.", -backwards if k else None),
-        (f"Every sign flipped: PE[p] @ M = -{moved(k)}. Negating turns each pair a further half turn.", -expected),
-        ("That is the identity, the shift by k = 0.", torch.eye(d_model, dtype=torch.float64)),
-        ("The angles were read as degrees: w k is in radians already.", lambda: _shift_blocks(k, d_model, base, degrees=True)),
-    ]
-    mistake = first_mistake(lambda matrix: matrix is not None and close(answer, matrix), mistakes)
-    if mistake:
-        return mistake
-    return Feedback(WRONG, f"Got {describe(answer)}; expected blocks [[cos wk, -sin wk], [sin wk, cos wk]] with "
-                           f"w = 1 / {base:g}^(2i/{d_model}) and k = {k}, so that PE[p] @ M = {moved(k)}.")
