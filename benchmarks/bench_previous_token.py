@@ -227,7 +227,7 @@ def check_claims(record: dict) -> Claims:
 
     for steps in (250, 500):
         s = f" ({steps} steps)"
-        # The encoder: the first figure, its checks and "Reading the picture".
+        # The encoder: the first figure, its checks, "Distances without directions" and "Reading the picture".
         claims.check("encoder none: at most 0.05 above the order-blind guess, every length" + s,
                      [v for n in lengths for v in minus(acc("encoder", "none", n, steps), blind[str(n)])], below=0.05)
         claims.check("encoder learned, sinusoidal, rotary: above 0.95 at 8 and 16" + s,

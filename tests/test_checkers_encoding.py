@@ -29,11 +29,16 @@ class TestRepeatingColumns:
         (64, "half of d_model = 128 (the number of sin/cos pairs) and also max_sequence_length"),
         (0, "Column 0's wavelength is 2 pi = 6.28 positions"),
         (58, "whose denominator"),        # 2 pi forgotten: denominators below 64
-        (17, "counts pairs"), (33, "counting from column 0"), (94, "above the line"), (128, "Not every column"),
+        (17, "counts pairs"), (33, "counting from column 0"), (94, "do not repeat within"), (128, "Not every column"),
     ])
     def test_each_mistake_is_named(self, answer, words):
         feedback = self.check(answer)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_a_close_count_is_sent_to_a_computation_not_to_a_view(self):
+        # 08 asks at d_model = 512; the explorer's sliders stop at 256, so no view shows that case.
+        message = self.check(150, d_model=512, max_sequence_length=100).message
+        assert "You said 150" in message and "2 pi x 10,000^(2i/512)" in message and "view" not in message
 
     def test_the_denominator_count_is_what_forgetting_2_pi_gives(self):
         assert sum(10_000 ** ((j - j % 2) / 128) < 64 for j in range(128)) == 58

@@ -133,8 +133,8 @@ def check_rope_self_score_peak(answer: object) -> Feedback:
 _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
          "answer: more than the order-blind guess.",
     "b": "Symmetric ALiBi sees distances, not directions. The tokens just before and just after a query are both at "
-         "distance 1, and nothing in the scores says which came first. \"Reading the picture\", after Exercise 2, "
-         "works out the ceiling this sets: 0.58 at 16 tokens.",
+         "distance 1, and nothing in the scores says which came first. The next section works out the "
+         "ceiling this sets.",
     "c": "That needs the key before the query told apart from the key after it."
 }
 
@@ -146,8 +146,7 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
-    "a": "The head still looks one step back at the first positions. Rows 16 to 31 of PE were never in a training "
-         "input, so the model never learned what they mean.",
+    "a": "Rows 16 to 31 of PE were never in a training input, so the model never learned what they mean.",
     "b": "Past the trained positions its weight on the token before falls low (the right panel).",
     "c": "A query at a trained position still finds its neighbour, even with 16 new keys beside "
          "it.",
@@ -176,8 +175,9 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
 
 
 _EMBEDDING_FACTOR = {"a": "Rotary adds nothing to the embeddings. The sinusoidal model adds PE, whose rows start far "
-         "longer than a word's (the cell below prints both). The factor narrows that gap. A LayerNorm would undo a "
-         "factor on the whole sum token + PE, but this one scales only the word's part. Over seeds 0 to 9 the factor "
+         "longer than a word's (the cell below prints both). The factor narrows that gap: it scales only the word's "
+         "part, so it shifts the balance between word and position. A factor on the whole sum token + PE would "
+         "leave that balance as it is. Over seeds 0 to 9 the factor "
          "helped the sinusoidal model at 32 tokens every time, by 0.06 to 0.16: 0.57 on average with it, 0.47 "
          "without (benchmarks/bench_previous_token.py).",
     "b": "Rotary changed by less than 0.02 at 32 tokens; the sinusoidal model lost more.",

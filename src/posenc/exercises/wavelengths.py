@@ -196,14 +196,14 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
                 if 0 <= j < d_model]
         return Feedback(CORRECT, f"Correct: {expected} of the {d_model} columns ({', '.join(edge)}).")
     what_to_count = (f"count the columns whose wavelength, 2 pi x {base:,g}^(2i/{d_model}), is shorter than "
-                     f"{max_sequence_length} positions: the dots below the dotted line in the wavelengths view")
+                     f"{max_sequence_length} positions")
     pairs, positions = d_model // 2, max_sequence_length
     mistakes = [
-        ("That counts pairs: a sin column and its cos partner share one wavelength, so every pair below the line is "
+        ("That counts pairs: a sin column and its cos partner share one wavelength, so every pair that repeats is "
          "two columns.", expected // 2 if expected > 1 else None),
-        ("That is the number of the last column below the line; counting from column 0, there is one column more.",
+        ("That is the number of the last column that repeats; counting from column 0, there is one column more.",
          expected - 1),
-        ("Those are the columns above the line, the ones that do not repeat within the table.", d_model - expected),
+        ("Those are the columns that do not repeat within the table.", d_model - expected),
         (f"Not every column: at base {base:,g} the slowest columns repeat only after about {float(lengths[-1]):,.0f} "
          f"positions, beyond the table's {max_sequence_length}.", d_model),
         (f"Not a single column? Column 0's wavelength is 2 pi = 6.28 positions, shorter than the table's "
@@ -225,8 +225,9 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
     if mistake:
         return mistake
     if abs(number - expected) <= 4:
-        return Feedback(WRONG, "Close: look where the dots cross the dotted line; the two columns of a pair always lie "
-                               "on the same side of it.")
+        return Feedback(WRONG, f"You said {number}, which is close. Compute the wavelength 2 pi x {base:,g}^(2i/{d_model}) "
+                               f"of each pair and count the pairs below {max_sequence_length}. Both columns of a pair "
+                               "count, since they share one wavelength.")
     if not 0 <= number <= d_model:
         return Feedback(WRONG, f"You said {number}; the table has {d_model} columns, so the count is between 0 and "
                                f"{d_model}: {what_to_count}.")
