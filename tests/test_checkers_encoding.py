@@ -353,6 +353,15 @@ class TestTransposedRow:
         assert feedback.status == "mistake" and "package's table" in feedback.message, feedback.message
         assert self.check(table.T[0].tolist()).correct
 
+    def test_the_notebooks_row_2(self):
+        # 04 asks for row 2: column 2 of the swapped table, sin(pos / 10000^(2/10)) = sin(pos / 6.31), pos 0 to 5.
+        expected = torch.sin(torch.arange(6.0) / 10000 ** 0.2)
+        assert self.check(expected, row=2).correct
+        assert self.check([round(v, 2) for v in expected.tolist()], row=2).correct
+        feedback = self.check(self.PE[2], row=2)
+        assert not feedback.correct and "row 2 of the right table" in feedback.message, feedback.message
+        assert not self.check(torch.sin(torch.arange(6.0)), row=2).correct
+
     def test_other_sizes_and_rows(self):
         # X of shape (8, 4): table has 4 positions and d_model 8; row 1 of table.T is cos(pos), pos 0 to 3.
         assert self.check(torch.cos(torch.arange(4.0)), max_sequence_length=8, d_model=4, row=1).correct

@@ -101,7 +101,7 @@ def _colour_scale(values: torch.Tensor, value_range: tuple[float, float] | None,
 def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: int = 64, d_model: int = 128,
                      base: float = DEFAULT_BASE, title: str | None = None, annotate: bool | None = None,
                      compare_layouts: bool = False, column_ticks: Sequence[int] | None = None) -> Figure:
-    """The table as an image: rows are positions, columns are dimensions.
+    """The table as an image: rows are positions, columns are the vector's entries.
 
     Pass a `table` to draw it, or the sizes to draw the sinusoidal table. Small
     tables (at most 12 x 12) get their values written in the cells. With
@@ -122,11 +122,11 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
     fig = new_figure(min(14, 2 * width - 1.5) if compare_layouts else width, height - 0.6 if compare_layouts else height)
     # Column labels "j / sin" or "j / cos": in the concatenated panel each column keeps the label of the column it came from.
     labels = [f"{j}\n{'sin' if j % 2 == 0 else 'cos'}" for j in range(columns)]
-    panels = [(table, labels, "dimension (column) j",
+    panels = [(table, labels, "column j",
                title or f"positional encoding, {rows} positions x d_model = {columns}")]
     if compare_layouts:
         sines = (columns + 1) // 2
-        panels = [(table, labels, "dimension (column) j", title or "interleaved: sin, cos, sin, cos, ..."),
+        panels = [(table, labels, "column j", title or "interleaved: sin, cos, sin, cos, ..."),
                   (to_concatenated(table), labels[0::2] + labels[1::2],
                    f"column: sines 0 to {sines - 1}, then cosines", "concatenated: all sines, then all cosines")]
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
