@@ -330,8 +330,8 @@ def _claims(record: dict):
            and margin >= 0.15, {"top two": top, "margin": round(margin, 3)})
     free = [at(full, rule, n)[k] - record["one_token_match"][str(n)] for rule in ("yarn", "llama3") for n in (64, 128)
             for k in learned]
-    yield ("learned seeds: YaRN and Llama 3.1's rule above the one-token match, by 0.21 at most, at 64 and 128 "
-           "tokens", all(d > 0 for d in free) and _in(free, 0, 0.21), [round(d, 3) for d in free])
+    yield ("learned seeds: YaRN and Llama 3.1's rule above the one-token match, by 0.01 to 0.21, at 64 and 128 "
+           "tokens", all(d > 0 for d in free) and _in(free, 0.01, 0.21), [round(d, 3) for d in free])
     winners = [best(full, 64, k) for k in learned]
     yield ("learned seeds, 64 tokens: YaRN or Llama 3.1's rule above none, PI, NTK and the paper's ramp in each "
            "(0.65 to 0.77); in seed 3 NTK between them",
@@ -340,8 +340,10 @@ def _claims(record: dict):
            < max(at(full, "yarn", 64)[3], at(full, "llama3", 64)[3]), winners)
     pi_gain = _minus(at(full, "linear", 64), at(full, "none", 64))
     means = [sum(at(full, rule, 64)) / len(at(full, rule, 64)) for rule in ("linear", "none")]
-    yield ("PI without fine-tuning worse than no rule at 64 tokens on average (0.27 against 0.36; above in 2 seeds, by "
-           "0.05 or less; below in 4); 0.14 at most at 128", sum(d > 0 for d in pi_gain) == 2
+    yield ("learned seeds, 64 tokens: PI without fine-tuning above no rule in two (0 and 1) and below it in two; over "
+           "all six, above in 2 by 0.05 or less, below in 4, 0.27 against 0.36 on average; 0.14 at most at 128",
+           [k for k in learned if pi_gain[k] > 0] == [0, 1] and sum(pi_gain[k] < 0 for k in learned) == 2
+           and sum(d > 0 for d in pi_gain) == 2
            and _in([max(pi_gain)], 0, 0.05) and _in(means[:1], 0.265, 0.275) and _in(means[1:], 0.355, 0.365)
            and _in(at(full, "linear", 128), 0, 0.14), [pi_gain, means])
     ntk_gain = _minus(at(full, "ntk", 64), at(full, "none", 64))

@@ -34,6 +34,9 @@ FIGURES = {
     "accuracy_over_seeds, one seed": lambda: plots.accuracy_over_seeds({"64": {"ntk": [0.5], "llama3": [0.7]}}),
     "accuracy_over_seeds, seeds that did not learn marked": lambda: plots.accuracy_over_seeds(
         {"64 tokens": {"rotary": [0.3, 0.4, 0.5], "yarn": [0.7, 0.6, 0.2]}}, seeds=[3, 4, 5], learned=[3, 4]),
+    "accuracy_over_seeds, a dashed reference line": lambda: plots.accuracy_over_seeds(
+        {"64 tokens": {"rotary": [0.3, 0.4, 0.5]}, "128 tokens": {"rotary": [0.1, 0.0, 0.2]}},
+        reference={"64 tokens": 0.6, "128 tokens": 0.4}, reference_is="the one-token match"),
     "loss_curve": lambda: plots.loss_curve({"train": [2.0 * 0.99**k + 0.01 for k in range(300)],
                                             "fine-tune": [0.5 * 0.98**k + 0.01 for k in range(50)]}),
 }

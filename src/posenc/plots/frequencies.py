@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from matplotlib.figure import Figure
 
@@ -151,7 +151,8 @@ def loss_curve(losses: dict[str, Sequence[float]], *, title: str = "Training los
 
 def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                         title: str = "Accuracy of each rule, one dot per seed", seeds: Sequence[int] | None = None,
-                        learned: Sequence[int] | None = None, others_are: str = "which did not learn the task") -> Figure:
+                        learned: Sequence[int] | None = None, others_are: str = "which did not learn the task",
+                        reference: Mapping[str, float] | None = None, reference_is: str = "a reference") -> Figure:
     """One panel per entry of `panels` (e.g. an input length): each rule's accuracy per seed as dots, their median a bar.
 
     `panels` maps a panel's title to {rule: one accuracy (0 to 1) per seed}; every rule of
@@ -160,7 +161,8 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     names them (default 0, 1, ...): each dot carries its seed's number. `learned` lists the
     seeds (by name) that learned the task: theirs are the rule's filled markers and the median
     is theirs alone; the others are open grey circles, described in the key by `others_are`. By default every seed
-    counts as learned.
+    counts as learned. `reference` maps a panel's title to a value drawn as a dashed line across that panel,
+    described in the key by `reference_is`.
     """
     accuracies = {name: _labelled(rules) for name, rules in panels.items()}
     count = len(next(iter(next(iter(accuracies.values())).values())))
@@ -190,11 +192,15 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
         ax.set_ylim(-0.05, 1.02)  # room below 0 for the seed labels
         ax.set_title(name, fontsize=9)
         ax.grid(axis="y", alpha=0.3)
+        if reference is not None and name in reference:
+            ax.axhline(reference[name], color="#333333", linestyle="--", linewidth=1)
     others = [seed for seed in names if seed not in chosen]
     axes[0].set_ylabel("accuracy (dots: seeds; bar: median)")
     listed = ", ".join(map(str, others[:-1])) + (" and " if len(others) > 1 else "") + str(others[-1]) if others else ""
     key = (f"open grey circles: seed{'s' if len(others) > 1 else ''} {listed}, {others_are}; "
            "bar: median of the others") if others else "bar: the median"
+    if reference is not None:
+        key += f"; dashed line: {reference_is}"
     # About 13 characters of 10-point text to the inch (with a margin): the key wraps to the figure's width.
     fig.suptitle(f"{title}\n" + textwrap.fill(f"({key})", width=int(13 * fig.get_figwidth())), fontsize=10)
     return fig
