@@ -45,7 +45,7 @@ Also, without training: `one_token_match`, the accuracy of a strategy that needs
 on 4,096 random inputs per length (its expected accuracy on each input computed exactly, then averaged): at each scored
 token, pick one of the earlier places holding the current token at random, and predict the token
 that followed it there.
-It is a floor to compare the rules with, not a test of long offsets: matching two tokens instead of one
+It is a reference line to compare the rules with, not a test of long offsets: matching two tokens instead of one
 (offsets 1 and 2 only) does better still.
 
 Writes benchmarks/results/stretching.json, after every seed (so a cut run leaves what it finished):
