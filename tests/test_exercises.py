@@ -398,6 +398,30 @@ class TestSchemeCheckers:
         with pytest.raises(ValueError, match="layout"):
             exercises.check_rotary_undone(None, turned=self.x, layout="sideways")
 
+    def test_rotary_undone_refuses_transformers_rope_once_loaded(self):
+        # Review 9: Llama's rotate_half does the half-split pairing the exercise asks for; the checker names it (and
+        # apply_rotary_pos_emb) when transformers has loaded them, and still accepts the pairing written by hand.
+        from transformers.models.llama.modeling_llama import apply_rotary_pos_emb, rotate_half
+
+        check = lambda answer: exercises.check_rotary_undone(answer, turned=self.x, layout="half_split")  # noqa: E731
+        p = torch.arange(6, dtype=torch.float64)[:, None]
+        angles = p * 10000.0 ** (-torch.arange(0, 8, 2, dtype=torch.float64) / 8)
+        emb = torch.cat([angles, angles], -1)
+
+        def with_rotate_half(t):
+            return t.double() * emb.cos() - rotate_half(t.double()) * emb.sin()
+
+        def with_apply(t):
+            t = t.double()[None, None]
+            return apply_rotary_pos_emb(t, t, emb.cos()[None], -emb.sin()[None])[0][0, 0]
+
+        for theirs in (with_rotate_half, with_apply):
+            refused = check(theirs)
+            assert refused.status == "mistake" and "Hugging Face's own RoPE" in refused.message, refused
+        y1, y2 = self.x[:, :4].double(), self.x[:, 4:].double()
+        by_hand = torch.cat([y1 * angles.cos() + y2 * angles.sin(), -y1 * angles.sin() + y2 * angles.cos()], -1)
+        assert check(lambda t: by_hand).correct
+
     def test_rotary_tables_accept_the_fix_in_any_form_and_name_each_mistake(self):
         from posenc import schemes
 
@@ -631,6 +655,21 @@ def test_drift_fix_runs_the_builder_on_new_sizes():
     assert refused.status == "mistake" and "builder.frequencies" in refused.message
     swapped = exercises.check_drift_fix(lambda **sizes: _builder()(**sizes).roll(1, dims=1))
     assert swapped.status == "wrong" and "check the formula" in swapped.message
+
+
+def test_drift_fix_refuses_transformers_sinusoidal_table_once_loaded():
+    # Review 9: XLM's (Flaubert's, DistilBERT's) create_sinusoidal_embeddings builds the table in NumPy float64, the
+    # fix itself; the checker names it when transformers has loaded it, and still accepts a fix by hand.
+    from transformers.models.xlm.modeling_xlm import create_sinusoidal_embeddings
+
+    def theirs(*, max_sequence_length, d_model):
+        out = torch.empty(max_sequence_length, d_model)
+        create_sinusoidal_embeddings(max_sequence_length, d_model, out)
+        return out
+
+    refused = exercises.check_drift_fix(theirs)
+    assert refused.status == "mistake" and "create_sinusoidal_embeddings" in refused.message, refused
+    assert exercises.check_drift_fix(_builder()).correct
 
 
 @pytest.mark.parametrize("answer,words", [

@@ -255,6 +255,8 @@ def test_every_right_new_position_is_correct(answer):
     feedback = exercises.check_new_position(answer, **CACHE_SIZES)
     assert feedback.status == "correct", feedback.message
     assert "[5, 6, 7], [7, 8, 9]" in feedback.message and "equal" in feedback.message, feedback.message
+    # Review 9: only row 0 has pads, so only its positions differ from its slots in the cache.
+    assert "In row 0, which has pads" in feedback.message, feedback.message
 
 
 def test_the_right_positions_give_the_full_pass_in_the_loop():

@@ -8,6 +8,8 @@ function or module, by handing in the package's. The numbers are then right, so 
 - `made_by(tensor)`: the maker of a marked tensor or of a view of one (a view keeps its base alive), else None.
 - `calls_any(action, functions)`: whether running `action()` enters one of `functions`, directly or through the
   learner's own code (a wrapper, a lambda, a module that holds the package's).
+- `loaded_transformers_functions(matches)`: the functions of Hugging Face's transformers, loaded now, whose name
+  `matches`, for `calls_any` (a learner who used one has imported its module, so nothing is imported here).
 - `calls_builtin(action, names)`: whether running `action()` calls a built-in (C) function by its name, such as
   torch's softmax, for an exercise that rules out a step its right numbers do not show.
 
@@ -65,6 +67,24 @@ def calls_any(action: Callable[[], object], functions: Iterable[Callable]) -> bo
     swallowed: the caller runs the answer again to judge it."""
     codes = {inspect.unwrap(function).__code__ for function in functions}
     return _any_event(action, lambda frame, event, _arg: event == "call" and frame.f_code in codes)
+
+
+def loaded_transformers_functions(matches: Callable[[str], bool]) -> list[Callable]:
+    """The functions of Hugging Face's transformers that are loaded now and whose name `matches` (BLOOM's
+    `_get_alibi_slopes`, Llama's `rotate_half`...): a learner who used one has imported its module, so nothing needs
+    importing here, and a session that never imported transformers gets an empty list."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("transformers.") or module is None:
+            continue
+        try:
+            attributes = list(vars(module).items())
+        except TypeError:  # an entry of sys.modules without a __dict__
+            continue
+        for attribute, value in attributes:
+            if matches(attribute) and inspect.isfunction(value) and value.__module__ == name:
+                found.append(value)
+    return found
 
 
 def calls_builtin(action: Callable[[], object], names: Iterable[str]) -> bool:

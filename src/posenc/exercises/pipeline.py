@@ -311,8 +311,11 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
                                    position_ids=torch.cat([right[:, :prefill], new], dim=1))
         full = model(ids, attention_mask=mask, position_ids=right).logits
     difference = float((looped - full)[mask.bool()].abs().max())
+    padded = [str(b) for b in range(mask.shape[0]) if not bool(mask[b].all())]  # only there slot and position differ
+    rows = (f" In row {padded[0]}, which has pads, these are not its slots in the cache." if len(padded) == 1 else
+            f" In rows {', '.join(padded)}, which have pads, these are not their slots in the cache." if padded else "")
     return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own. The new tokens sit "
-                             f"at {_rows(new)}, row by row, not at the slots in the cache. "
+                             f"at {_rows(new)}, row by row.{rows} "
                              "The cached loop against the full pass: "
                              f"{'equal' if difference < 1e-5 else f'{difference:.2g}'}.")
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 
 from .._checks import check_size
-from .._provenance import calls_any
+from .._provenance import calls_any, loaded_transformers_functions
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 from .feedback import (
     CORRECT,
@@ -83,7 +83,9 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
 
     It is run on sizes of its own, none of them the notebook's: 30,000 x 16, where a step still in float32 shows
     as an error that grows with the position, and 5 x 10. A function that calls the package's own
-    `builder.sinusoidal_encoding` or `builder.frequencies` is named: the exercise is to fix the code by hand.
+    `builder.sinusoidal_encoding` or `builder.frequencies` is named: the exercise is to fix the code by hand. So is
+    one that calls transformers' `create_sinusoidal_embeddings` (XLM's, Flaubert's, DistilBERT's: it builds the table
+    in NumPy float64), if loaded.
     """
     if answer is None:
         return not_attempted("your fixed function my_builder(*, max_sequence_length, d_model)")
@@ -99,6 +101,11 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
     if calls_any(lambda: _run_builder(answer, 5, 10), [frequencies]):
         return Feedback(MISTAKE, "It calls the package's builder.frequencies: fix the function above by hand, by "
                                  "finding the step of still_drifts that rounds to float32.")
+    theirs = loaded_transformers_functions(lambda name: name == "create_sinusoidal_embeddings")
+    if theirs and calls_any(lambda: _run_builder(answer, 5, 10), theirs):
+        return Feedback(MISTAKE, "It calls Hugging Face's create_sinusoidal_embeddings (transformers' XLM, Flaubert or "
+                                 "DistilBERT), which builds the table in float64 by another route: fix the function "
+                                 "above by hand, by finding the step of still_drifts that rounds to float32.")
     worst = 0.0
     for length, d_model in _DRIFT_CASES:
         sizes = f"max_sequence_length={length:,}, d_model={d_model}"
@@ -183,8 +190,8 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
         return Feedback(WRONG, f"Expected a count, a whole number, got {describe(answer)}.")
     if number == expected:
         return Feedback(CORRECT, f"Correct: {max_sequence_length:,} positions, {expected:,} distinct bfloat16 values.")
-    # No message gives the expected count: it would be the answer to copy. Each says which way the count is off and
-    # which stretch to recount.
+    # No message gives the expected count: it would be the answer to copy. Each named mistake says which way the
+    # count is off and which stretch to recount.
     mistakes = [
         (f"{number:,} is one value per position, as in float32: too many. bfloat16 keeps 8 significant bits: above "
          "256 only every 2nd whole number exists, above 512 every 4th.", max_sequence_length),
@@ -202,10 +209,10 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
     if mistake:
         return mistake
-    direction = "too few" if number < expected else "too many"
+    # Past the named mistakes, no message says which way the count is off: a direction would let a loop bisect to it.
     if abs(number - expected) <= 2:
-        return Feedback(WRONG, f"Close, but {direction}: {number:,}. Check the ends of each stretch: 256 and 512 "
+        return Feedback(WRONG, f"Close, but not {number:,}. Check the ends of each stretch: 256 and 512 "
                                "count once, and a position halfway between two values goes to the one whose last "
                                "significant bit is 0 (257 to 256, 514 to 512).")
-    return Feedback(WRONG, f"Got {number:,}: {direction}. Count every whole number up to 256, then every 2nd up to "
+    return Feedback(WRONG, f"Got {number:,}, which is not the count. Count every whole number up to 256, then every 2nd up to "
                            "512, then every 4th up to 1024, and so on, up to the last position.")

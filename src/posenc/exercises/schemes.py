@@ -3,8 +3,6 @@ column by column, ALiBi's slopes."""
 
 from __future__ import annotations
 
-import inspect
-import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -12,7 +10,7 @@ import torch
 
 from .. import schemes
 from .._checks import check_base, check_floating_tensor, check_size
-from .._provenance import calls_any, made_by
+from .._provenance import calls_any, loaded_transformers_functions, made_by
 from ..builder import DEFAULT_BASE, frequencies
 from ..schemes import alibi_slopes, apply_rotary, rotate_pairs
 from .feedback import (
@@ -47,7 +45,8 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
     """RoPE undone: a function `answer(turned)` that turns row p of `turned` (seq, d), whose pairs are those of
     `layout` ("interleaved": (2i, 2i+1); "half_split": (i, i + d/2)), back by p * base^(-2i/d), R_p^T. A function
     that calls the package's rotations (`schemes.rotate_pairs`, `apply_rotary`, `rotation_matrix`) is named: the
-    exercise is to write the turn pair by pair."""
+    exercise is to write the turn pair by pair; so is one that calls transformers' `rotate_half` or
+    `apply_rotary_pos_emb` (Llama's and its copies'), if loaded."""
     check_floating_tensor("turned", turned, ndim=(2,))
     if turned.shape[-1] % 2 or turned.shape[-1] == 0:
         raise ValueError(f"turned must have an even, non-zero number of columns d, got shape {tuple(turned.shape)}")
@@ -66,6 +65,11 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
     if calls_any(lambda: function(turned.clone()), package):
         return Feedback(MISTAKE, "It calls the package's own rotation (schemes.rotate_pairs, apply_rotary or "
                                  "rotation_matrix): turn each pair (a, b) back yourself, with cos and sin of its angle.")
+    theirs = loaded_transformers_functions(lambda name: name in _TRANSFORMERS_ROTARY)
+    if theirs and calls_any(lambda: function(turned.clone()), theirs):
+        names = ", ".join(sorted({theirs_function.__name__ for theirs_function in theirs}))
+        return Feedback(MISTAKE, f"It calls Hugging Face's own RoPE (transformers: {names}): pair the columns "
+                                 "yourself and turn each pair (a, b) back, with cos and sin of its angle.")
     try:
         answer = function(turned.clone())
     except Exception as error:  # the learner's code: whatever it raises is part of the answer
@@ -214,20 +218,13 @@ def _call_slopes(function: Callable, num_heads: int) -> tuple[str, object]:
 
 def _transformers_alibi() -> list[Callable]:
     """The ALiBi functions of Hugging Face's transformers that are loaded now (`_get_alibi_slopes`,
-    `build_alibi_tensor` and the like of BLOOM, Falcon, MPT...): a learner who used one has imported its module, so
-    nothing needs importing here."""
-    found = []
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("transformers.") or module is None:
-            continue
-        try:
-            attributes = list(vars(module).items())
-        except TypeError:  # an entry of sys.modules without a __dict__
-            continue
-        for attribute, value in attributes:
-            if "alibi" in attribute.lower() and inspect.isfunction(value) and value.__module__ == name:
-                found.append(value)
-    return found
+    `build_alibi_tensor` and the like of BLOOM, Falcon, MPT...)."""
+    return loaded_transformers_functions(lambda name: "alibi" in name.lower())
+
+
+# Hugging Face's RoPE helpers (Llama's and the models that copy it): `rotate_half` maps (a, b) of each half-split
+# pair to (-b, a), which is the layout the exercise asks the learner to work out.
+_TRANSFORMERS_ROTARY = ("rotate_half", "apply_rotary_pos_emb")
 
 
 @exercise("ALiBi's slopes")
