@@ -94,15 +94,15 @@ def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: f
     count, not this one).
     """
     head_dim = check_size("head_dim", head_dim, minimum=2, maximum=2**16)
+    if example_length is not None:
+        example_length = check_size("example_length", example_length, minimum=2, maximum=2**40)
     plain = rope_frequencies(head_dim=head_dim, base=base)
 
-    def kept_at(length: int) -> int:
-        yarn = rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=factor,
+    def yarn_at(length: int) -> torch.Tensor:
+        return rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=factor,
                                 original_max_position_embeddings=length)
-        return int((yarn == plain).sum())
 
-    yarn = rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=factor,
-                            original_max_position_embeddings=original_length)
+    yarn = yarn_at(original_length)
     kept = int((yarn == plain).sum())
     divided = int(torch.isclose(yarn, plain / factor, rtol=1e-12, atol=0).sum())
     blended = head_dim // 2 - kept - divided
@@ -124,10 +124,10 @@ def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: f
         ("That counts the blended pairs, between 1 and 32 turns within L.", blended),
         ("That counts the pairs YaRN changes.", head_dim // 2 - kept),
     ]
-    if example_length is not None and check_size("example_length", example_length, minimum=2, maximum=2**40) \
-            != original_length:
+    if example_length is not None and example_length != original_length:
         mistakes.insert(0, (f"That is the count at L = {example_length:,}, where a kept pair's wavelength is under "
-                            f"{example_length / 32:,g} positions. The bound grows with L.", kept_at(example_length)))
+                            f"{example_length / 32:,g} positions. The bound grows with L.",
+                            int((yarn_at(example_length) == plain).sum())))
     mistake = first_mistake(lambda value: number == value, mistakes)
     if mistake:
         return Feedback(MISTAKE, f"{mistake.message} {why}")
