@@ -106,8 +106,6 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
     and a repair that masks the scores with -inf cannot be written: the function never sees the scores. A softmax of
     its own (the -inf route again, on the weights' logarithms) is named.
     """
-    if answer is None:
-        return not_attempted("your function my_repair(weights, key_mask)")
     if (not_a_function := as_function(
             answer, signature="my_repair(weights, key_mask)",
             when_a_tensor="The checker runs your repair on new weights: put your lines in def my_repair(weights, "

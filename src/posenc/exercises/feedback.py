@@ -286,9 +286,11 @@ def as_tensor(answer: object, what: str, *, allow_nan: bool = False) -> torch.Te
 
 
 def as_function(answer: object, *, signature: str, when_a_tensor: str) -> Feedback | None:
-    """None when the answer can be called; else the feedback. A tensor means the learner ran their lines on the
-    notebook's values instead of writing the function the checker runs on values of its own: `when_a_tensor` says
-    how to write it."""
+    """None when the answer can be called; else the feedback: not attempted for the placeholder None, and for a
+    tensor, that the learner ran their lines on the notebook's values instead of writing the function the checker runs
+    on values of its own (`when_a_tensor` says how to write it)."""
+    if answer is None:
+        return not_attempted(f"your function {signature}")
     if isinstance(answer, torch.Tensor):
         return Feedback(WRONG, f"Expected a function, got {describe(answer)}. {when_a_tensor}")
     if not callable(answer):

@@ -28,7 +28,6 @@ from .feedback import (
     error_line,
     exercise,
     first_mistake,
-    not_attempted,
 )
 
 __all__ = ["check_position_ids", "check_new_position", "check_cached_keys"]
@@ -76,8 +75,6 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=2**40)
     mask = _check_attention_mask(attention_mask)
-    if answer is None:
-        return not_attempted("your function my_position_ids(attention_mask)")
     if (not_a_function := as_function(
             answer, signature="my_position_ids(attention_mask)",
             when_a_tensor="The checker tries masks of its own: put your line in def my_position_ids(attention_mask): "
@@ -280,8 +277,6 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     prefill = check_size("prefill", prefill, maximum=seq - 1)
     if not bool(mask[:, prefill:].all()):
         raise ValueError("attention_mask must mark every token after the prefill as real (left padding only)")
-    if answer is None:
-        return not_attempted("your function my_new_position(mask_so_far)")
     if (not_a_function := as_function(
             answer, signature="my_new_position(mask_so_far)",
             when_a_tensor="The checker runs the loop itself, on this batch and on batches of its own: put your line in "
@@ -341,8 +336,6 @@ def check_cached_keys(answer: object, *, keys: torch.Tensor) -> Feedback:
         raise ValueError(f"keys must be (n, d) with 1 <= n <= 4096 and d even, got shape {tuple(raw.shape)}")
     if not bool(torch.isfinite(raw).all()):
         raise ValueError("keys must hold finite numbers")
-    if answer is None:
-        return not_attempted("your function my_read_cache(cached)")
     if (not_a_function := as_function(
             answer, signature="my_read_cache(cached)",
             when_a_tensor="The checker tries caches of its own: put your line in def my_read_cache(cached): and "

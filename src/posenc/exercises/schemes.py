@@ -54,8 +54,6 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
     if layout not in _OTHER_LAYOUT:
         raise ValueError(f"layout must be 'interleaved' or 'half_split', got {layout!r}")
     y = turned.detach().double()
-    if answer is None:
-        return not_attempted("your function my_unturn(turned)")
     refused = as_function(answer, signature="my_unturn(turned)",
                           when_a_tensor="Wrap your lines in def my_unturn(turned): ... and return the rows.")
     if refused:
@@ -238,8 +236,6 @@ def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] 
     unnamed = head_counts is None
     head_counts = _HEAD_COUNTS + (_UNNAMED_HEAD_COUNT,) if unnamed else head_counts
     head_counts = tuple(check_size("head_counts", n, maximum=1024) for n in head_counts)
-    if answer is None:
-        return not_attempted("your function my_slopes(num_heads)")
     refused = as_function(answer, signature="my_slopes(num_heads)",
                           when_a_tensor="Wrap your lines in def my_slopes(num_heads): ... and return the slopes, so "
                                         "that the checker can try other head counts.")
