@@ -24,6 +24,7 @@ from .feedback import (
     exercise,
     first_mistake,
     not_attempted,
+    run_learner,
 )
 from .predictions import check_prediction
 
@@ -53,14 +54,6 @@ def _repair_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
         scores = 2 * torch.randn(queries, len(mask), generator=generator)
         cases.append((what, torch.softmax(scores, dim=-1), torch.tensor(mask)))
     return cases
-
-
-def _run_repair(function: Callable, weights: torch.Tensor, key_mask: torch.Tensor) -> tuple[str, object]:
-    """Call the learner's repair on copies of its inputs: ("returned", result) or ("raised", the error)."""
-    try:
-        return "returned", function(weights.clone(), key_mask.clone())
-    except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
-        return "raised", error
 
 
 def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tuple[str, object]]:
@@ -115,7 +108,7 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
     for what, weights, key_mask in cases:
         kept = weights.double() * key_mask
         expected = kept / kept.sum(dim=-1, keepdim=True)
-        kind, result = _run_repair(answer, weights, key_mask)
+        kind, result = run_learner(answer, weights.clone(), key_mask.clone())
         if kind == "raised":
             if isinstance(result, TypeError) and "argument" in str(result):
                 return Feedback(WRONG, f"Calling my_repair(weights, key_mask) failed with {error_line(result)}: give "
@@ -150,7 +143,7 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
                                    "each should sum to 1.")
         return Feedback(WRONG, f"On new weights ({what}) the padding gets 0 and each row sums to 1, but the real keys' "
                                "weights are not in their old proportions: divide each row by its sum.")
-    if calls_builtin(lambda: [_run_repair(answer, weights, key_mask) for _, weights, key_mask in cases],
+    if calls_builtin(lambda: [run_learner(answer, weights.clone(), key_mask.clone()) for _, weights, key_mask in cases],
                      ["softmax", "log_softmax", "special_softmax"]):
         return Feedback(MISTAKE, "Right numbers, but through a softmax of your own: hiding the padding before a "
                                  "softmax is the -inf route the exercise rules out. Repair the weights themselves: "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 
 import torch
 
@@ -24,6 +23,7 @@ from .feedback import (
     exercise,
     first_mistake,
     not_attempted,
+    run_learner,
 )
 
 __all__ = ["check_sequence_size", "check_batch_first", "check_document_mask"]
@@ -146,19 +146,6 @@ def _document_mask(lengths: list[int]) -> torch.Tensor:
     return (document[:, None] == document[None, :]) & torch.ones(len(document), len(document), dtype=torch.bool).tril()
 
 
-def _run(function: Callable, argument: object) -> tuple[str, object]:
-    """Call the learner's function on `argument`: ("returned", result) or ("raised", the error)."""
-    try:
-        return "returned", function(argument)
-    except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
-        return "raised", error
-
-
-def _run_document_mask(function: Callable, lengths: list[int]) -> tuple[str, object]:
-    """Call the learner's function on a copy of `lengths`."""
-    return _run(function, list(lengths))
-
-
 @exercise("a mask for documents packed in one row")
 def check_document_mask(answer: object) -> Feedback:
     """A function `answer(lengths)` that returns the `(n, n)` mask of documents of `lengths` packed in one row
@@ -176,7 +163,7 @@ def check_document_mask(answer: object) -> Feedback:
                           "return the mask.")):
         return not_a_function
     for lengths in _DOCUMENT_CASES:
-        kind, result = _run_document_mask(answer, lengths)
+        kind, result = run_learner(answer, list(lengths))
         if kind == "raised":
             if isinstance(result, TypeError) and "argument" in str(result):
                 return Feedback(WRONG, f"Calling my_document_mask({lengths}) failed with {error_line(result)}: give "
@@ -224,7 +211,7 @@ def check_document_mask(answer: object) -> Feedback:
         return Feedback(WRONG, f"For lengths {lengths}: query {r}, key {c} is {bool(given[r, c])}, expected "
                                f"{bool(expected[r, c])}. A query may look at a key of its own document, at or before "
                                "itself.")
-    if calls_any(lambda: [_run_document_mask(answer, lengths) for lengths in _DOCUMENT_CASES],
+    if calls_any(lambda: [run_learner(answer, list(lengths)) for lengths in _DOCUMENT_CASES],
                  [packed_mask, document_ids_from_lengths]):
         return Feedback(MISTAKE, "Right masks, but through the package's packed_mask or document_ids_from_lengths. "
                                  "Build the mask with torch: number each token's document, compare the numbers, and "

@@ -32,7 +32,7 @@ import torch
 from .._checks import check_flag, check_str, is_real, is_sequence, short
 
 __all__ = ["CORRECT", "MISTAKE", "NOT_ATTEMPTED", "WRONG", "Feedback", "Progress", "progress", "reset_progress",
-           "exercise", "not_attempted", "describe", "as_tensor", "close", "as_count", "as_number", "as_shape",
+           "exercise", "not_attempted", "run_learner", "describe", "as_tensor", "close", "as_count", "as_number", "as_shape",
            "first_mistake"]
 
 CORRECT, MISTAKE, NOT_ATTEMPTED, WRONG = "correct", "mistake", "not attempted", "wrong"
@@ -296,6 +296,15 @@ def as_function(answer: object, *, signature: str, when_a_tensor: str) -> Feedba
     if not callable(answer):
         return Feedback(WRONG, f"Expected a function {signature}, got {describe(answer)}.")
     return None
+
+
+def run_learner(function: Callable, *args, **kwargs) -> tuple[str, object]:
+    """Call the learner's function: ("returned", its result) or ("raised", the error). Whatever the learner's code
+    raises, SystemExit included, is part of the answer, not a failure of the checker."""
+    try:
+        return "returned", function(*args, **kwargs)
+    except (Exception, SystemExit) as error:
+        return "raised", error
 
 
 def close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-4) -> bool:

@@ -8,33 +8,25 @@ from .._checks import check_size
 from .._provenance import calls_any
 from ..builder import sinusoidal_encoding
 from ..encoding import PositionalEncoding
-from .feedback import CORRECT, MISTAKE, WRONG, Feedback, close, describe, error_line, exercise, not_attempted
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, close, describe, error_line, exercise, not_attempted, run_learner
 
 __all__ = ["check_positional_module", "check_layout_module"]
 
 
 def _forward(module: torch.nn.Module, x: torch.Tensor) -> tuple[str, object]:
     """Call the learner's module on a copy of x: ("returned", output) or ("raised", the exception)."""
-    return _forward_on(module, x.clone())
+    return run_learner(module, x.clone())
 
 
 def _changes_its_input(module: torch.nn.Module, x: torch.Tensor) -> Feedback | None:
     """The mistake of a forward that adds in place (`x += ...`), changing the caller's tensor; None if x is left as it was."""
     given = x.clone()
-    _forward_on(module, given)
+    run_learner(module, given)
     if torch.equal(given, x):
         return None
     return Feedback(MISTAKE, "forward returns x + PE, but it changed x itself: `x += ...` adds in place, into the "
                              "caller's tensor. So a second call on the same x adds the table twice. Write "
                              "`return x + ...`, which makes a new tensor.")
-
-
-def _forward_on(module: torch.nn.Module, x: torch.Tensor) -> tuple[str, object]:
-    """Call the learner's module on x itself (not a copy): ("returned", output) or ("raised", the exception)."""
-    try:
-        return "returned", module(x)
-    except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
-        return "raised", error
 
 
 @exercise("a positional-encoding module")

@@ -14,7 +14,6 @@ from ..models.decoder import TinyDecoder, decode_with_cache
 from ..positions import check_attention_mask
 from ..positions import position_ids as mask_position_ids
 from ..schemes import apply_rotary, rotary_angles, rotate_pairs
-from .batching import _run
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -28,6 +27,7 @@ from .feedback import (
     error_line,
     exercise,
     first_mistake,
+    run_learner,
 )
 
 __all__ = ["check_position_ids", "check_new_position", "check_cached_keys"]
@@ -83,7 +83,7 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
     cases = [mask, *_POSITION_CASES]
     for case in cases:
         shown = f"my_position_ids({case.tolist()})"
-        kind, result = _run(answer, case.clone())
+        kind, result = run_learner(answer, case.clone())
         if kind == "raised":
             if isinstance(result, TypeError) and "argument" in str(result):
                 return Feedback(WRONG, f"Calling {shown} failed with {error_line(result)}: give the function one "
@@ -94,7 +94,7 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
         feedback = _judge_position_ids(result, case, max_sequence_length)
         if feedback.status != CORRECT:
             return feedback if case is mask else Feedback(feedback.status, f"For {shown}: {feedback.message}")
-    if (library := _borrowed(lambda: [_run(answer, case.clone()) for case in cases])):
+    if (library := _borrowed(lambda: [run_learner(answer, case.clone()) for case in cases])):
         return Feedback(MISTAKE, f"Right ids, but through {library}. The exercise asks you to write them from "
                                  "attention_mask yourself, with a running sum along each row.")
     real = mask.bool()
@@ -209,7 +209,7 @@ def _new_positions(answer: Callable, mask: torch.Tensor, prefill: int) -> tuple[
     columns, floating = [], False
     for t in range(prefill, seq):
         shown = f"my_new_position(mask_so_far) at step {t}, mask_so_far = {mask[:, :t + 1].tolist()}"
-        kind, result = _run(answer, mask[:, :t + 1].clone())
+        kind, result = run_learner(answer, mask[:, :t + 1].clone())
         if kind == "raised":
             if isinstance(result, TypeError) and "argument" in str(result):
                 return Feedback(WRONG, f"Calling {shown} failed with {error_line(result)}: give the function one "
@@ -349,14 +349,14 @@ def check_cached_keys(answer: object, *, keys: torch.Tensor) -> Feedback:
 
     caches = [cache(case) for case in cases]
     for case, cached in zip(cases, caches):
-        kind, result = _run(answer, [key.clone() for key in cached])
+        kind, result = run_learner(answer, [key.clone() for key in cached])
         shown = f"my_read_cache(a cache of {case.shape[0]} keys of width {case.shape[1]})"
         if kind == "raised":
             return Feedback(WRONG, f"{shown} raised {error_line(result)}.")
         feedback = _judge_cached_keys(result, case)
         if feedback.status != CORRECT:
             return feedback if case is raw else Feedback(feedback.status, f"For {shown}: {feedback.message}")
-    if calls_any(lambda: [_run(answer, [key.clone() for key in cached]) for cached in caches],
+    if calls_any(lambda: [run_learner(answer, [key.clone() for key in cached]) for cached in caches],
                  [apply_rotary, rotate_pairs]):
         return Feedback(MISTAKE, "The right keys, but your function turns keys with schemes.apply_rotary or "
                                  "rotate_pairs. The cache already holds each key turned by its position: read the "

@@ -22,6 +22,7 @@ from .feedback import (
     exercise,
     first_mistake,
     not_attempted,
+    run_learner,
 )
 
 __all__ = ["check_drift_fix", "check_bfloat16_positions"]
@@ -42,14 +43,6 @@ def _exact_denominators(d_model: int) -> torch.Tensor:
 def _table(angle: torch.Tensor) -> torch.Tensor:
     """The interleaved table of sines and cosines of `angle`, (positions, pairs), in the angle's dtype."""
     return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).flatten(-2)
-
-
-def _run_builder(function: Callable, length: int, d_model: int) -> tuple[str, object]:
-    """Call the learner's builder: ("returned", the table) or ("raised", the error)."""
-    try:
-        return "returned", function(max_sequence_length=length, d_model=d_model)
-    except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
-        return "raised", error
 
 
 def _drifting_tables(length: int, d_model: int) -> list[tuple[str, torch.Tensor]]:
@@ -92,22 +85,22 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
             when_a_tensor="The checker runs your builder on new sizes: give it the parameters "
                           "(*, max_sequence_length, d_model) and return the table.")):
         return not_a_function
-    if calls_any(lambda: _run_builder(answer, 5, 10), [sinusoidal_encoding]):
+    if calls_any(lambda: run_learner(answer, max_sequence_length=5, d_model=10), [sinusoidal_encoding]):
         return Feedback(MISTAKE, "It calls the package's own builder.sinusoidal_encoding, which gets this right by "
                                  "another route: fix the function above by hand, so that each angle is computed in "
                                  "float64.")
-    if calls_any(lambda: _run_builder(answer, 5, 10), [frequencies]):
+    if calls_any(lambda: run_learner(answer, max_sequence_length=5, d_model=10), [frequencies]):
         return Feedback(MISTAKE, "It calls the package's builder.frequencies: fix the function above by hand, by "
                                  "finding the step of still_drifts that rounds to float32.")
     theirs = loaded_transformers_functions(lambda name: name == "create_sinusoidal_embeddings")
-    if theirs and calls_any(lambda: _run_builder(answer, 5, 10), theirs):
+    if theirs and calls_any(lambda: run_learner(answer, max_sequence_length=5, d_model=10), theirs):
         return Feedback(MISTAKE, "It calls Hugging Face's create_sinusoidal_embeddings (transformers' XLM, Flaubert or "
                                  "DistilBERT), which builds the table in float64 by another route: fix the function "
                                  "above by hand, by finding the step of still_drifts that rounds to float32.")
     worst = 0.0
     for length, d_model in _DRIFT_CASES:
         sizes = f"max_sequence_length={length:,}, d_model={d_model}"
-        kind, result = _run_builder(answer, length, d_model)
+        kind, result = run_learner(answer, max_sequence_length=length, d_model=d_model)
         if kind == "raised":
             if isinstance(result, TypeError) and "argument" in str(result):
                 return Feedback(WRONG, f"Calling my_builder({sizes}) failed with {error_line(result)}: give the function "

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from .. import tokens
 from .._checks import check_size, check_str, check_str_list, short
 from .._provenance import calls_any
-from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_shape, describe, error_line, exercise, not_attempted
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_shape, describe, error_line, exercise, not_attempted, run_learner
 
 __all__ = ["check_pad_function", "check_one_hot_shape"]
 
@@ -22,11 +22,7 @@ def _run_pad(function: Callable, words: list[str], max_sequence_length: int,
              **truncate: bool) -> tuple[str, object, list[str]]:
     """Call the learner's function on a copy of `words`: ("returned", result, the copy) or ("raised", error, the copy)."""
     given = list(words)
-    try:
-        result = function(given, max_sequence_length=max_sequence_length, **truncate)
-    except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
-        return "raised", error, given
-    return "returned", result, given
+    return *run_learner(function, given, max_sequence_length=max_sequence_length, **truncate), given
 
 
 @exercise("a padding that cuts only when asked")
