@@ -8,7 +8,7 @@ function or module, by handing in the package's. The numbers are then right, so 
 - `made_by(tensor)`: the maker of a marked tensor or of a view of one (a view keeps its base alive), else None.
 - `calls_any(action, functions)`: whether running `action()` enters one of `functions`, directly or through the
   learner's own code (a wrapper, a lambda, a module that holds the package's).
-- `loaded_transformers_functions(matches)`: the functions of Hugging Face's transformers, loaded now, whose name
+- `loaded_transformers_functions(matches)`: the functions and methods of Hugging Face's transformers, loaded now, whose name
   `matches`, for `calls_any` (a learner who used one has imported its module, so nothing is imported here).
 - `calls_builtin(action, names)`: whether running `action()` calls a built-in (C) function by its name, such as
   torch's softmax, for an exercise that rules out a step its right numbers do not show.
@@ -70,9 +70,10 @@ def calls_any(action: Callable[[], object], functions: Iterable[Callable]) -> bo
 
 
 def loaded_transformers_functions(matches: Callable[[str], bool]) -> list[Callable]:
-    """The functions of Hugging Face's transformers that are loaded now and whose name `matches` (BLOOM's
-    `_get_alibi_slopes`, Llama's `rotate_half`...): a learner who used one has imported its module, so nothing needs
-    importing here, and a session that never imported transformers gets an empty list."""
+    """The functions and methods of Hugging Face's transformers that are loaded now and whose name `matches` (BLOOM's
+    `_get_alibi_slopes`, Llama's `rotate_half`, `GenerationMixin._prepare_position_ids_for_generation`...): a learner
+    who used one has imported its module, so nothing needs importing here, and a session that never imported
+    transformers gets an empty list."""
     found = []
     for name, module in list(sys.modules.items()):
         if not name.startswith("transformers.") or module is None:
@@ -82,7 +83,12 @@ def loaded_transformers_functions(matches: Callable[[str], bool]) -> list[Callab
         except TypeError:  # an entry of sys.modules without a __dict__
             continue
         for attribute, value in attributes:
-            if matches(attribute) and inspect.isfunction(value) and value.__module__ == name:
+            if getattr(value, "__module__", None) != name:
+                continue  # imported from elsewhere: found where it is defined
+            if inspect.isclass(value):  # its methods, static and class methods unwrapped
+                found += [inspect.unwrap(getattr(method, "__func__", method)) for key, method in vars(value).items()
+                          if matches(key) and inspect.isfunction(getattr(method, "__func__", method))]
+            elif matches(attribute) and inspect.isfunction(value):
                 found.append(value)
     return found
 

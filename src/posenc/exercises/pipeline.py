@@ -3,13 +3,12 @@ cache gives each new token, and the keys a RoPE cache holds."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 
 import torch
 
 from .._checks import check_floating_tensor, check_size, check_tensor, short
-from .._provenance import calls_any
+from .._provenance import calls_any, loaded_transformers_functions
 from ..models.decoder import TinyDecoder, decode_with_cache
 from ..positions import check_attention_mask
 from ..positions import position_ids as mask_position_ids
@@ -43,17 +42,16 @@ def _check_attention_mask(attention_mask: object) -> torch.Tensor:
 
 def _borrowed(action: Callable[[], object]) -> str | None:
     """Which library's own position ids `action()` computes through, if any: the package's positions.position_ids, or
-    transformers' generation helpers (looked up only if the session imported them: otherwise none was called)."""
+    transformers' generation helpers (those loaded now: a session that never imported them called none)."""
     if calls_any(action, [mask_position_ids]):
         return "the package's own positions.position_ids"
-    generation = sys.modules.get("transformers.generation.utils")
-    candidate = sys.modules.get("transformers.generation.candidate_generator")
-    helpers = [*(() if generation is None else (generation.GenerationMixin._prepare_position_ids_for_generation,
-                                                 generation.GenerationMixin._update_model_kwargs_for_generation)),
-               *(() if candidate is None else (candidate._prepare_position_ids,))]
+    helpers = loaded_transformers_functions(lambda name: name in _GENERATION_HELPERS)
     if helpers and calls_any(action, helpers):
         return "transformers' own generation helpers (_prepare_position_ids_for_generation and the like)"
     return None
+
+
+_GENERATION_HELPERS = {"_prepare_position_ids_for_generation", "_update_model_kwargs_for_generation", "_prepare_position_ids"}
 
 
 # Masks of the checker's own, so that ids typed for the notebook's batch cannot pass.
