@@ -39,8 +39,9 @@ FIXED_IN = {
     "00": {'"The dog bit the man"', '"The man bit the dog"'},  # the hook's pair of sentences, not the running example
     "02": {"19", "0.999"},  # the paper's table, 37,000 x 512: some 19 million numbers; AdamW's 1 - lr x weight_decay at 0.1, 0.01
     "03": {"60,600", "62,832"},  # the longest wavelength at the paper's d_model, and the paper's 10000 · 2π
-    # 04's odd d_model, 7, and its table of 64 positions by 128 (its slow columns' bounds, asserted in a check cell)
-    "04": {"(0, 2, 4, 6)", "(1, 3, 5)", "63", "0.63", "0.59", "0.80"},
+    # 04's odd d_model, 7, and its table of 64 positions by 128 (its slow columns' bounds, asserted in a check cell;
+    # column 64's denominator, 10000^(64/128) = 100)
+    "04": {"(0, 2, 4, 6)", "(1, 3, 5)", "63", "0.63", "0.59", "0.80", "100"},
     "07": {"40"},  # 07's Exercise 2 tensor, arange(80) as (2, 5, 8): sequence 1 starts at 40
     # 08's own explorer settings (d_model 33 and its last column, 32; 2π), its exercise at the paper's d_model, and
     # sentences to type in
