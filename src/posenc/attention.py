@@ -291,9 +291,9 @@ def packed_mask(document_ids: torch.Tensor, *, causal: bool = True) -> torch.Ten
 def packed_position_ids(document_ids: torch.Tensor) -> torch.Tensor:
     """Each token's position within its own document: positions restart at 0 where a document starts.
 
-    `document_ids = [0, 0, 0, 1, 1]` gives `[0, 1, 2, 0, 1]`: the number of earlier tokens of the
-    row with the same id. `(seq,)` or `(batch, seq)`; a LongTensor of that shape. With these positions
-    and `packed_mask`, each document's outputs are those of the document run alone.
+    `document_ids = [0, 0, 0, 1, 1]` gives `[0, 1, 2, 0, 1]`. `(seq,)` or `(batch, seq)`; a LongTensor of
+    that shape. With these positions and `packed_mask`, each document's outputs are those of the document run
+    alone.
     """
     return position_ids(document_ids=document_ids)
 

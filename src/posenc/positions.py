@@ -1,7 +1,7 @@
 """Position ids: the position each token is given, by one function with its three variants as arguments.
 
     length=n              0, 1, ..., n - 1: the slot of each token (a row with no padding)
-    attention_mask=m      each real token's place among the real tokens of its row (left padding)
+    attention_mask=m      each real token's position as if its row ran alone, without its padding
     document_ids=d        each token's place within its own document (several documents packed in a row)
 
 `offset=k` adds k to every id: the number of tokens a decoder has already read (its KV cache),
@@ -29,19 +29,17 @@ def position_ids(attention_mask: torch.Tensor | None = None, *, document_ids: to
     length: `offset + 0, 1, ..., length - 1`, shape `(length,)`.
 
     attention_mask: `(batch, seq)` or `(seq,)`, bool or integer, 1 (True) for a real token and 0 for padding, as
-    `attention.padding_mask` returns it and a Hugging Face tokenizer's `attention_mask`:
-    `attention_mask.cumsum(-1) - 1`, padding 0. With left padding, `[[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]]`
-    gives `[[0, 0, 0, 1, 2], [0, 1, 2, 3, 4]]`: the first real token is at position 0 in every row, as when the
-    row is run alone. A padded slot gets position 0, as in Hugging Face transformers' generation
-    (transformers 5.23, generation/utils.py, `_prepare_position_ids_for_generation`:
-    `position_ids.masked_fill(attention_mask == 0, 0)`; some of its models fill 1 instead). Any value would do:
-    no query looks at a padded key, and a padded query's output is thrown away. 0 is a row every learned table
-    has, whereas cumsum - 1 alone would give -1 to the left padding.
+    `attention.padding_mask` returns it and a Hugging Face tokenizer's `attention_mask`. Returns the mask's shape:
+    each real token gets the position it has when its row runs alone, without its padding, on either side. A padded
+    slot gets position 0, as in Hugging Face transformers' generation (transformers 5.23, generation/utils.py,
+    `_prepare_position_ids_for_generation`; some of its models fill 1 instead). Any value would do: no query looks
+    at a padded key, and a padded query's output is thrown away. 0 is a row every learned table has.
 
     document_ids: `(seq,)` or `(batch, seq)` integers, one per token (`attention.document_ids_from_lengths`):
-    positions restart at 0 where a document starts, `[0, 0, 0, 1, 1]` gives `[0, 1, 2, 0, 1]`, the number of
-    earlier tokens of the row with the same id. With these positions and `attention.packed_mask`, each
-    document's outputs are those of the document run alone.
+    positions restart at 0 where a document starts, `[0, 0, 0, 1, 1]` gives `[0, 1, 2, 0, 1]`. With these
+    positions and `attention.packed_mask`, each document's outputs are those of the document run alone.
+
+    offset: added to every position, e.g. the number of tokens already in a KV cache (default 0).
     """
     given = [name for name, value in (("attention_mask", attention_mask), ("document_ids", document_ids),
                                       ("length", length)) if value is not None]

@@ -217,8 +217,8 @@ def decode_with_cache(model: TinyDecoder, ids: torch.Tensor, *, attention_mask: 
     """The logits of every token of ids, computed as generation does: the first `prefill` tokens in one call,
     then one token per call, each reading the cache of the tokens before it.
 
-    The position of each new token is the number of real tokens before it: `positions.position_ids` of
-    the attention mask so far (without a mask, the number of tokens cached: the offset). With
+    Each new token gets the position it has when its row runs alone, without padding: `positions.position_ids`
+    of the attention mask so far (without a mask, the number of tokens cached: the offset). With
     `forget_offset=True`, each call starts again at position 0, the bug this function is there to show.
     `position_ids` ((batch, seq) or (seq,)) gives each token the position it is fed with instead, right or
     wrong: a decoding loop's own positions, to compare with the full pass (not with `forget_offset=True`).
