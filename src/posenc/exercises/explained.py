@@ -24,8 +24,8 @@ def check_base_ten_farthest(answer: object, *, actual: object) -> Feedback:
 def check_one_vector_everywhere(answer: object, *, actual: object) -> Feedback:
     """A prediction: with one vector v added at every position, do the outputs only reorder (`actual`, a bool)?"""
     return check_prediction(answer, actual=actual, question="one vector added at every position",
-                            explanation="Reordering X + v is reordering X, then adding v. One vector at every "
-                                        "position tells no position from another.")
+                            explanation="Reordering X + v is reordering X, then adding v. So attention still sees a "
+                                        "bag of words.")
 
 
 def check_position_term_offset(answer: object, *, actual: object) -> Feedback:
