@@ -76,6 +76,70 @@ class TestRepeatingColumns:
         assert feedback.status == "mistake" and "base 10,000" in feedback.message
 
 
+# The position least like another (08, Exercise 2) ----------------------------------------------------------
+
+
+class TestLeastAlike:
+    SIZES = {"position": 10, "base": 10, "d_model": 128, "max_sequence_length": 64}
+
+    def check(self, answer, **sizes):
+        return exercises.check_least_alike(answer, **{**self.SIZES, **sizes})
+
+    @staticmethod
+    def row(position=10, base=10.0, d_model=128, max_sequence_length=64):
+        table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base,
+                                    dtype=torch.float64)
+        return table[position] @ table.T
+
+    def test_the_notebooks_answer_and_its_near_ties(self):
+        row = self.row()
+        assert int(row.argmin()) == 27
+        accepted = [q for q in range(64) if self.check(q).correct]
+        assert accepted == [21, 26, 27, 28]
+        # A near tie: within 2% of the row's range (from PE[10] . PE[10] = 64) of the lowest value.
+        assert all(float(row[q]) - float(row.min()) <= 0.02 * float(row.max() - row.min()) for q in accepted)
+        assert "Positions 21, 26 and 28 come within 1.6" in self.check(27).message
+
+    @pytest.mark.parametrize("answer", [27, 27.0, torch.tensor(27), torch.tensor([27.0]), np.int64(27)])
+    def test_the_answer_in_any_numeric_form(self, answer):
+        assert self.check(answer).correct
+
+    def test_every_wrong_position_says_what_it_got_and_what_was_expected(self):
+        for q in range(64):
+            feedback = self.check(q)
+            if not feedback.correct:
+                assert f"You said {q}" in feedback.message and "position 27" in feedback.message, feedback.message
+
+    @pytest.mark.parametrize("answer,words", [
+        (63, "the farthest from position 10"),  # base 10,000's answer
+        (17, "is the offset q - 10 of the lowest point"),  # read off the plot's x axis
+        (10, "position 10 itself, the most alike"),
+    ])
+    def test_each_mistake_is_named(self, answer, words):
+        feedback = self.check(answer)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_the_farthest_mistake_says_why_base_10_rises_again(self):
+        assert "every column repeats within 61 positions" in self.check(63).message
+        assert math.ceil(2 * math.pi * 10 ** (126 / 128)) == 61
+
+    @pytest.mark.parametrize("answer", [None, True, "27", 27.5, float("nan"), -1, 64, [27, 28]])
+    def test_no_answer_raises_and_none_is_not_attempted(self, answer):
+        feedback = self.check(answer)
+        assert not feedback.correct
+        assert feedback.status == ("not attempted" if answer is None else "wrong"), feedback.message
+        if answer is not None:
+            assert "position 27" not in feedback.message, feedback.message  # no answer given away
+
+    @pytest.mark.parametrize("sizes", [{"base": 10_000.0}, {"position": 3, "base": 100.0},
+                                       {"position": 0, "d_model": 7, "max_sequence_length": 40}])
+    def test_the_accepted_position_is_the_lowest_point_by_hand(self, sizes):
+        everything = {**self.SIZES, **sizes}
+        expected = int(self.row(**everything).argmin())
+        assert self.check(expected, **sizes).correct
+        assert self.check(63, base=10_000.0).correct
+
+
 # Where a column first turns negative (03, Exercise 1) -------------------------------------------------------
 
 

@@ -10,22 +10,14 @@ from __future__ import annotations
 from .feedback import Feedback
 from .predictions import check_prediction
 
-__all__ = ["check_base_ten_farthest", "check_one_vector_everywhere", "check_position_term_offset",
-           "check_whole_words_in_eight_tokens"]
-
-
-def check_base_ten_farthest(answer: object, *, actual: object) -> Feedback:
-    """A prediction: at base 10, is the farthest position the least alike (`actual`, a bool)?"""
-    return check_prediction(answer, actual=actual, question="base 10: is the farthest position the least alike?",
-                            explanation="At base 10 every column repeats within 61 positions, so PE[10] . PE[q] falls "
-                                        "and rises again. The rows still differ. Only the fall with distance is lost.")
+__all__ = ["check_one_vector_everywhere", "check_position_term_offset", "check_whole_words_in_eight_tokens"]
 
 
 def check_one_vector_everywhere(answer: object, *, actual: object) -> Feedback:
     """A prediction: with one vector v added at every position, do the outputs only reorder (`actual`, a bool)?"""
     return check_prediction(answer, actual=actual, question="one vector added at every position",
-                            explanation="Reordering X + v is reordering X, then adding v. One vector at every "
-                                        "position tells no position from another.")
+                            explanation="Reordering X + v is reordering X, then adding v. So attention still sees a "
+                                        "bag of words.")
 
 
 def check_position_term_offset(answer: object, *, actual: object) -> Feedback:
