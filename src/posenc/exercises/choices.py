@@ -163,7 +163,7 @@ _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "a": "The mask gives more than the guess. This model counts the keys it sees.",
     "b": "It goes further: the model works out most of the order from the mask.",
     "c": "The model works out positions, roughly, from the mask. Query t sees t + 1 keys, and a model can count "
-         "them (the causal mask's counting, notebook 07)."
+         "them (the causal mask's counting)."
 }
 
 

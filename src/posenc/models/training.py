@@ -239,8 +239,8 @@ def previous_token_head(model: TinyTransformer, ids: torch.Tensor) -> tuple[int,
 def weight_by_offset(model: TinyTransformer, ids: torch.Tensor, *, queries: range) -> dict[int, float]:
     """Where the `previous_token_head` of `model` looks from `queries`: {offset: weight}, the largest weight first.
 
-    The offset is the key's position minus the query's, as notebook 13 counts it (-1: the previous token; positive:
-    the key is ahead). The weights are averaged over the sequences of `ids` and over the queries, so they add up to
+    The offset is the key's position minus the query's, as the schemes notebook counts it (-1: the previous token;
+    positive: the key is ahead). The weights are averaged over the sequences of `ids` and over the queries, so they add up to
     1. Offsets that get no weight at all (keys a causal mask hides) are left out.
     """
     layer, head = previous_token_head(model, ids)
