@@ -351,12 +351,12 @@ def test_weight_by_offset_adds_up_the_heads_weights_offset_by_offset(causal):
     weights = training.attention_map(model, ids, layer=layer)[:, head]
     expected = Counter()
     for b, query, key in itertools.product(range(3), range(5, 9), range(9)):
-        expected[query - key] += float(weights[b, query, key]) / (3 * 4)
+        expected[key - query] += float(weights[b, query, key]) / (3 * 4)
     found = training.weight_by_offset(model, ids, queries=range(5, 9))
     assert found.keys() == {o for o, w in expected.items() if w > 0}
     assert all(found[o] == pytest.approx(expected[o], abs=1e-6) for o in found)
     assert list(found.values()) == sorted(found.values(), reverse=True) and sum(found.values()) == pytest.approx(1)
-    assert causal == (min(found) == 0)  # a causal head sees no key ahead of its query
+    assert causal == (max(found) == 0)  # a causal head sees no key ahead of its query
 
 
 def test_compare_keeps_one_line_per_model_outside_jupyter(capsys):

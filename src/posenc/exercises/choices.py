@@ -133,8 +133,8 @@ def check_rope_self_score_peak(answer: object) -> Feedback:
 _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
          "answer: more than the order-blind guess.",
     "b": "Symmetric ALiBi sees distances, not directions. The tokens just before and just after a query are both at "
-         "distance 1, and nothing in the scores says which came first. The next section works out the "
-         "ceiling this sets.",
+         "distance 1. Nothing in the scores says which came first. The next section works out the ceiling this "
+         "sets.",
     "c": "That needs the key before the query told apart from the key after it."
 }
 
@@ -160,11 +160,10 @@ def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
 
 
 _CAUSAL_MODEL_WITHOUT_POSITIONS = {
-    "a": "The mask gives more than the guess. A model can count the keys it sees (the causal mask's counting), "
-         "and this one does.",
+    "a": "The mask gives more than the guess. This model counts the keys it sees.",
     "b": "It goes further: the model works out most of the order from the mask.",
-    "c": "The model works out positions, roughly, from the mask: it can count the keys it sees (the causal mask's "
-         "counting)."
+    "c": "The model works out positions, roughly, from the mask. Query t sees t + 1 keys, and a model can count "
+         "them (the causal mask's counting)."
 }
 
 
@@ -174,12 +173,10 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
                         question="a causal model without positions at length 16")
 
 
-_EMBEDDING_FACTOR = {"a": "Rotary adds nothing to the embeddings. The sinusoidal model adds PE, whose rows start far "
-         "longer than a word's (the cell below prints both). The factor narrows that gap: it scales only the word's "
-         "part, so it shifts the balance between word and position. A factor on the whole sum token + PE would "
-         "leave that balance as it is. Over seeds 0 to 9 the factor "
-         "helped the sinusoidal model at 32 tokens every time, by 0.06 to 0.16: 0.57 on average with it, 0.47 "
-         "without (benchmarks/bench_previous_token.py).",
+_EMBEDDING_FACTOR = {"a": "Only the sinusoidal model adds positions to the embeddings, so only it feels the factor's "
+         "balance of word against position (the next cells show it). Over seeds 0 to 9 the factor helped it at 32 "
+         "tokens every time, by 0.06 to 0.16 (0.57 on average with it, 0.47 without; "
+         "benchmarks/bench_previous_token.py).",
     "b": "Rotary changed by less than 0.02 at 32 tokens; the sinusoidal model lost more.",
     "c": "Pre-norm normalises only what goes into attention and the feed-forward network. The "
          "residual sum x + attention(norm(x)) keeps the factor, so without it the "

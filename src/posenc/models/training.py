@@ -239,15 +239,15 @@ def previous_token_head(model: TinyTransformer, ids: torch.Tensor) -> tuple[int,
 def weight_by_offset(model: TinyTransformer, ids: torch.Tensor, *, queries: range) -> dict[int, float]:
     """Where the `previous_token_head` of `model` looks from `queries`: {offset: weight}, the largest weight first.
 
-    The offset is how far back the key is, query - key (negative: the key is ahead; 1: the previous token). The
-    weights are averaged over the sequences of `ids` and over the queries, so they add up to 1. Offsets that get no
-    weight at all (keys a causal mask hides) are left out.
+    The offset is the key's position minus the query's, as the schemes notebook counts it (-1: the previous token;
+    positive: the key is ahead). The weights are averaged over the sequences of `ids` and over the queries, so they add up to
+    1. Offsets that get no weight at all (keys a causal mask hides) are left out.
     """
     layer, head = previous_token_head(model, ids)
     rows = torch.tensor(list(queries))
     weights = attention_map(model, ids, layer=layer)[:, head].mean(dim=0)[rows]  # (queries, keys)
     length = ids.shape[1]
-    offsets = rows[:, None] - torch.arange(length)[None, :] + length - 1  # index o + length - 1 holds offset o
+    offsets = torch.arange(length)[None, :] - rows[:, None] + length - 1  # index o + length - 1 holds offset o
     by_offset = torch.zeros(2 * length - 1).index_add_(0, offsets.flatten(), weights.flatten()) / len(rows)
     return {int(i) - length + 1: float(by_offset[i]) for i in by_offset.argsort(descending=True) if by_offset[i] > 0}
 
