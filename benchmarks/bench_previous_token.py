@@ -117,7 +117,7 @@ def decoder_heads(model: transformer.TinyTransformer) -> dict:
             "first_position_below_0.9": int(next(t for t in range(1, 64) if by_position[t] < 0.9)),
             "back_1_15": _rounded(back[:15].mean()), "back_48_63": _rounded(back[47:].mean()),
             "unseen_offsets_48_63": _rounded(per_offset[UNSEEN + 1:].sum()),
-            "top_offsets_48_63": {str(int(o)): _rounded(per_offset[o]) for o in top}}
+            "top_offsets_48_63": {str(int(o)): _rounded(per_offset[o]) for o in top}}  # keys by how far back (query - key)
 
 
 def run() -> dict:
@@ -318,7 +318,8 @@ def check_claims(record: dict) -> Claims:
                  [h["back_48_63"] for h in dec], below=0.1)
     claims.check("decoder rotary head: more than 0.9 of its weight on offsets never seen in training (> 15), "
                  "positions 48-63", [h["unseen_offsets_48_63"] for h in dec], above=0.9)
-    claims.check("decoder rotary head: offsets 45 and 51 take more than half of its weight at positions 48-63",
+    claims.check("decoder rotary head: keys 45 and 51 back (offsets -45 and -51, key - query) take more than half of "
+                 "its weight at positions 48-63",
                  [sum(v for o, v in h["top_offsets_48_63"].items() if o in ("45", "51")) for h in dec], above=0.5)
     # Exercise 4 (option a: sinusoidal loses more; rotary changes by less than 0.02) and the paragraph after it.
     scale = record["embedding_scale"]["accuracy"]
