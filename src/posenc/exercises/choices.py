@@ -215,8 +215,8 @@ _SAVED_STATE = {
          "The fresh model turns with plain RoPE, its slow pairs twice as fast as in the fine-tune. The rule belongs "
          "to the model's settings (in transformers, its config, the settings file saved with the weights). Applied "
          "again, as copy_task.stretched(reloaded, scaling=\"llama3\", factor=2.0), it reads 64 tokens far better.",
-    "d": "RoPE draws nothing at random. Each angle is a position times a frequency, and the same seed or another "
-         "gives the same angles.",
+    "d": "Llama 3.1's rule has no temperature. posenc and transformers both leave its attention factor at 1, so the "
+         "save had no temperature to lose.",
 }
 
 
