@@ -422,6 +422,37 @@ class TestSchemeCheckers:
         by_hand = torch.cat([y1 * angles.cos() + y2 * angles.sin(), -y1 * angles.sin() + y2 * angles.cos()], -1)
         assert check(lambda t: by_hand).correct
 
+    def test_rotary_undone_refuses_rotary_embedding_torchs_rope_once_loaded(self):
+        # Review 11: rotary_embedding_torch's apply_rotary_emb takes the angles, so negative ones undo the turn (on the
+        # half-split columns, reordered); it and its rotate_half are named when loaded, and the hand-written turn passes.
+        from rotary_embedding_torch import RotaryEmbedding, apply_rotary_emb
+        from rotary_embedding_torch.rotary_embedding_torch import rotate_half
+
+        from posenc import schemes
+
+        check = lambda answer: exercises.check_rotary_undone(answer, turned=self.x, layout="half_split")  # noqa: E731
+        permutation = schemes.half_split_permutation(d=8)
+        inverse = torch.argsort(permutation)
+
+        def with_apply(t):
+            angles = RotaryEmbedding(dim=8)(torch.arange(t.shape[0]))
+            return apply_rotary_emb(-angles, t[:, inverse])[:, permutation]
+
+        p = torch.arange(6, dtype=torch.float64)[:, None]
+        angles = p * 10000.0 ** (-torch.arange(0, 8, 2, dtype=torch.float64) / 8)
+
+        def with_rotate_half(t):  # their rotate_half pairs neighbouring columns: reorder, turn back, reorder again
+            t = t.double()[:, inverse]
+            in_place = angles.repeat_interleave(2, -1)
+            return (t * in_place.cos() - rotate_half(t) * in_place.sin())[:, permutation]
+
+        for theirs in (with_apply, with_rotate_half):
+            refused = check(theirs)
+            assert refused.status == "mistake" and "rotary-embedding-torch's own RoPE" in refused.message, refused
+        y1, y2 = self.x[:, :4].double(), self.x[:, 4:].double()
+        by_hand = torch.cat([y1 * angles.cos() + y2 * angles.sin(), -y1 * angles.sin() + y2 * angles.cos()], -1)
+        assert check(lambda t: by_hand).correct
+
     def test_rotary_tables_accept_the_fix_in_any_form_and_name_each_mistake(self):
         from posenc import schemes
 

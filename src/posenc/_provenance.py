@@ -8,8 +8,9 @@ function or module, by handing in the package's. The numbers are then right, so 
 - `made_by(tensor)`: the maker of a marked tensor or of a view of one (a view keeps its base alive), else None.
 - `calls_any(action, functions)`: whether running `action()` enters one of `functions`, directly or through the
   learner's own code (a wrapper, a lambda, a module that holds the package's).
-- `loaded_transformers_functions(matches)`: the functions and methods of Hugging Face's transformers, loaded now, whose name
-  `matches`, for `calls_any` (a learner who used one has imported its module, so nothing is imported here).
+- `loaded_library_functions(matches, libraries)`: the functions and methods of other libraries (Hugging Face's
+  transformers by default, rotary_embedding_torch...), loaded now, whose name `matches`, for `calls_any` (a learner
+  who used one has imported its module, so nothing is imported here).
 - `calls_builtin(action, names)`: whether running `action()` calls a built-in (C) function by its name, such as
   torch's softmax, for an exercise that rules out a step its right numbers do not show.
 
@@ -69,14 +70,16 @@ def calls_any(action: Callable[[], object], functions: Iterable[Callable]) -> bo
     return _any_event(action, lambda frame, event, _arg: event == "call" and frame.f_code in codes)
 
 
-def loaded_transformers_functions(matches: Callable[[str], bool]) -> list[Callable]:
-    """The functions and methods of Hugging Face's transformers that are loaded now and whose name `matches` (BLOOM's
-    `_get_alibi_slopes`, Llama's `rotate_half`, `GenerationMixin._prepare_position_ids_for_generation`...): a learner
-    who used one has imported its module, so nothing needs importing here, and a session that never imported
-    transformers gets an empty list."""
+def loaded_library_functions(matches: Callable[[str], bool],
+                             libraries: Iterable[str] = ("transformers",)) -> list[Callable]:
+    """The functions and methods of `libraries` (top-level package names) that are loaded now and whose name
+    `matches` (BLOOM's `_get_alibi_slopes`, Llama's `rotate_half`, `GenerationMixin._prepare_position_ids_for_generation`,
+    rotary_embedding_torch's `apply_rotary_emb`...): a learner who used one has imported its module, so nothing needs
+    importing here, and a session that never imported a library gets nothing from it."""
+    roots = tuple(libraries)
     found = []
     for name, module in list(sys.modules.items()):
-        if not name.startswith("transformers.") or module is None:
+        if module is None or not any(name == root or name.startswith(root + ".") for root in roots):
             continue
         try:
             attributes = list(vars(module).items())

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import torch
 
 from .._checks import check_floating_tensor, check_size, check_tensor, short
-from .._provenance import calls_any, loaded_transformers_functions
+from .._provenance import calls_any, loaded_library_functions
 from ..models.decoder import TinyDecoder, decode_with_cache
 from ..positions import check_attention_mask
 from ..positions import position_ids as mask_position_ids
@@ -45,7 +45,7 @@ def _borrowed(action: Callable[[], object]) -> str | None:
     transformers' generation helpers (those loaded now: a session that never imported them called none)."""
     if calls_any(action, [mask_position_ids]):
         return "the package's own positions.position_ids"
-    helpers = loaded_transformers_functions(lambda name: name in _GENERATION_HELPERS)
+    helpers = loaded_library_functions(lambda name: name in _GENERATION_HELPERS)
     if helpers and calls_any(action, helpers):
         return "transformers' own generation helpers (_prepare_position_ids_for_generation and the like)"
     return None

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 
 from .._checks import check_size
-from .._provenance import calls_any, loaded_transformers_functions
+from .._provenance import calls_any, loaded_library_functions
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 from .feedback import (
     CORRECT,
@@ -92,7 +92,7 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
     if calls_any(lambda: run_learner(answer, max_sequence_length=5, d_model=10), [frequencies]):
         return Feedback(MISTAKE, "It calls the package's builder.frequencies: fix the function above by hand, by "
                                  "finding the step of still_drifts that rounds to float32.")
-    theirs = loaded_transformers_functions(lambda name: name == "create_sinusoidal_embeddings")
+    theirs = loaded_library_functions(lambda name: name == "create_sinusoidal_embeddings")
     if theirs and calls_any(lambda: run_learner(answer, max_sequence_length=5, d_model=10), theirs):
         return Feedback(MISTAKE, "It calls Hugging Face's create_sinusoidal_embeddings (transformers' XLM, Flaubert or "
                                  "DistilBERT), which builds the table in float64 by another route: fix the function "

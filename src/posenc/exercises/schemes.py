@@ -10,7 +10,7 @@ import torch
 
 from .. import schemes
 from .._checks import check_base, check_floating_tensor, check_size
-from .._provenance import calls_any, loaded_transformers_functions, made_by
+from .._provenance import calls_any, loaded_library_functions, made_by
 from ..builder import DEFAULT_BASE, frequencies
 from ..schemes import alibi_slopes, apply_rotary, rotate_pairs
 from .feedback import (
@@ -46,7 +46,8 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
     `layout` ("interleaved": (2i, 2i+1); "half_split": (i, i + d/2)), back by p * base^(-2i/d), R_p^T. A function
     that calls the package's rotations (`schemes.rotate_pairs`, `apply_rotary`, `rotation_matrix`) is named: the
     exercise is to write the turn pair by pair; so is one that calls transformers' `rotate_half` or
-    `apply_rotary_pos_emb` (Llama's and its copies'), if loaded."""
+    `apply_rotary_pos_emb` (Llama's and its copies'), or rotary_embedding_torch's `rotate_half` or
+    `apply_rotary_emb`, if loaded."""
     check_floating_tensor("turned", turned, ndim=(2,))
     if turned.shape[-1] % 2 or turned.shape[-1] == 0:
         raise ValueError(f"turned must have an even, non-zero number of columns d, got shape {tuple(turned.shape)}")
@@ -63,11 +64,12 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
     if calls_any(lambda: function(turned.clone()), package):
         return Feedback(MISTAKE, "It calls the package's own rotation (schemes.rotate_pairs, apply_rotary or "
                                  "rotation_matrix): turn each pair (a, b) back yourself, with cos and sin of its angle.")
-    theirs = loaded_transformers_functions(lambda name: name in _TRANSFORMERS_ROTARY)
-    if theirs and calls_any(lambda: function(turned.clone()), theirs):
-        names = ", ".join(sorted({theirs_function.__name__ for theirs_function in theirs}))
-        return Feedback(MISTAKE, f"It calls Hugging Face's own RoPE (transformers: {names}): pair the columns "
-                                 "yourself and turn each pair (a, b) back, with cos and sin of its angle.")
+    for library, names, owner in _LIBRARY_ROTARY:
+        theirs = loaded_library_functions(lambda name, names=names: name in names, libraries=(library,))
+        if theirs and calls_any(lambda: function(turned.clone()), theirs):
+            found = ", ".join(sorted({theirs_function.__name__ for theirs_function in theirs}))
+            return Feedback(MISTAKE, f"It calls {owner} own RoPE ({library}: {found}): pair the columns yourself "
+                                     "and turn each pair (a, b) back, with cos and sin of its angle.")
     try:
         answer = function(turned.clone())
     except Exception as error:  # the learner's code: whatever it raises is part of the answer
@@ -217,12 +219,16 @@ def _call_slopes(function: Callable, num_heads: int) -> tuple[str, object]:
 def _transformers_alibi() -> list[Callable]:
     """The ALiBi functions of Hugging Face's transformers that are loaded now (`_get_alibi_slopes`,
     `build_alibi_tensor` and the like of BLOOM, Falcon, MPT...)."""
-    return loaded_transformers_functions(lambda name: "alibi" in name.lower())
+    return loaded_library_functions(lambda name: "alibi" in name.lower())
 
 
-# Hugging Face's RoPE helpers (Llama's and the models that copy it): `rotate_half` maps (a, b) of each half-split
-# pair to (-b, a), which is the layout the exercise asks the learner to work out.
-_TRANSFORMERS_ROTARY = ("rotate_half", "apply_rotary_pos_emb")
+# Other libraries' RoPE helpers, refused when loaded: (library, function names, whose). Hugging Face's are Llama's and
+# the models that copy it; rotary_embedding_torch's `apply_rotary_emb` takes the angles as an argument, so negative
+# angles undo the turn. Each `rotate_half` maps (a, b) of a pair to (-b, a), the step the exercise asks for.
+_LIBRARY_ROTARY = (
+    ("transformers", ("rotate_half", "apply_rotary_pos_emb"), "Hugging Face's"),
+    ("rotary_embedding_torch", ("rotate_half", "apply_rotary_emb"), "rotary-embedding-torch's"),
+)
 
 
 @exercise("ALiBi's slopes")
