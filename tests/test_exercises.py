@@ -703,6 +703,20 @@ def test_drift_fix_refuses_transformers_sinusoidal_table_once_loaded():
     assert exercises.check_drift_fix(_builder()).correct
 
 
+def test_drift_fix_refuses_marians_table_reordered():
+    # Review 11: Marian's create_weight (sines, then cosines) with its columns interleaved passes the tolerance.
+    from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
+
+    from posenc import schemes
+
+    def theirs(*, max_sequence_length, d_model):
+        halves = MarianSinusoidalPositionalEmbedding(max_sequence_length, d_model).create_weight()
+        return halves[:, torch.argsort(schemes.half_split_permutation(d_model))]
+
+    refused = exercises.check_drift_fix(theirs)
+    assert refused.status == "mistake" and "create_weight" in refused.message, refused
+
+
 @pytest.mark.parametrize("answer,words", [
     (None, "Not attempted"), ("abc", "Expected a function"), (lambda n, d: None, "the parameters"),
     (lambda **sizes: 1 / 0, "ZeroDivisionError"), (lambda **sizes: [1, 2], "expected the table"),

@@ -92,10 +92,11 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
     if calls_any(lambda: run_learner(answer, max_sequence_length=5, d_model=10), [frequencies]):
         return Feedback(MISTAKE, "It calls the package's builder.frequencies: fix the function above by hand, by "
                                  "finding the step of still_drifts that rounds to float32.")
-    theirs = loaded_library_functions(lambda name: name == "create_sinusoidal_embeddings")
+    # XLM's function, and Marian's method (the sine and cosine halves side by side, which a permutation reorders).
+    theirs = loaded_library_functions(lambda name: name in ("create_sinusoidal_embeddings", "create_weight"))
     if theirs and calls_any(lambda: run_learner(answer, max_sequence_length=5, d_model=10), theirs):
-        return Feedback(MISTAKE, "It calls Hugging Face's create_sinusoidal_embeddings (transformers' XLM, Flaubert or "
-                                 "DistilBERT), which builds the table in float64 by another route: fix the function "
+        return Feedback(MISTAKE, "It calls Hugging Face's sinusoidal table (transformers' create_sinusoidal_embeddings or "
+                                 "Marian's create_weight), which builds the table in float64 by another route: fix the function "
                                  "above by hand, by finding the step of still_drifts that rounds to float32.")
     worst = 0.0
     for length, d_model in _DRIFT_CASES:
