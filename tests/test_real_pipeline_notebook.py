@@ -351,9 +351,44 @@ def read_as_they_are(cached):
 
 
 def test_keys_turned_once_are_correct():
-    feedback = exercises.check_cached_keys(read_as_they_are, keys=KEYS)
+    feedback = exercises.check_cached_keys(read_as_they_are, 6, keys=KEYS)
     assert feedback.status == "correct" and "2 of the checker's own" in feedback.message, feedback.message
-    assert status(exercises.check_cached_keys(lambda cached: torch.stack(cached)[:, 0].double(), keys=KEYS)) == "correct"
+    assert "3 + 3 = 6" in feedback.message, feedback.message
+    assert status(exercises.check_cached_keys(lambda cached: torch.stack(cached)[:, 0].double(), 6, keys=KEYS)) == "correct"
+
+
+def test_the_exhibits_loop_turns_key_3_by_6_when_step_5_reads_it():
+    # The fact my_turn rests on: notebook 15's Exercise 5 loop, run as the notebook runs it.
+    k = torch.randn(6, 8, generator=torch.Generator().manual_seed(1))
+    cached = [schemes.apply_rotary(k[t:t + 1], offset=t) for t in range(6)]
+    keys = schemes.apply_rotary(torch.cat(cached))  # what step 5 reads
+    assert torch.allclose(keys[3], schemes.apply_rotary(k[3:4], offset=6)[0], atol=1e-5)  # turned by 6
+    assert not torch.allclose(keys[3], cached[3][0], atol=1e-3)  # not by 3, as it was cached
+
+
+@pytest.mark.parametrize("turn", [6, 6.0, "6", " 6 ", torch.tensor(6), torch.tensor([6.0]), np.int64(6), np.array(6)])
+def test_every_form_of_the_right_turn_is_accepted(turn):
+    feedback = exercises.check_cached_keys(read_as_they_are, turn, keys=KEYS)
+    assert feedback.status == "correct", feedback.message
+
+
+@pytest.mark.parametrize("turn, status_, words", [
+    (3, "mistake", "when it is cached, once"), (8, "mistake", "adds the step"), (5, "mistake", "the query's position"),
+    (12, "wrong", "my_turn = 12; expected 6"), (6.5, "wrong", "expected 6"), ("six", "wrong", "got 'six'"),
+    (True, "wrong", "got True"), (math.nan, "wrong", "a whole number"), ([6, 6], "wrong", "a whole number"),
+])
+def test_a_wrong_turn_is_named_with_what_it_got_and_expected(turn, status_, words):
+    for answer in (read_as_they_are, None):  # judged before the function, whatever the function is
+        feedback = exercises.check_cached_keys(answer, turn, keys=KEYS)
+        assert feedback.status == status_ and words in feedback.message, feedback.message
+        assert "expected" in feedback.message.lower(), feedback.message
+
+
+def test_a_right_function_without_the_turn_is_not_done_yet():
+    feedback = exercises.check_cached_keys(read_as_they_are, keys=KEYS)
+    assert feedback.status == "not attempted" and "my_turn" in feedback.message, feedback.message
+    feedback = exercises.check_cached_keys(lambda cached: schemes.apply_rotary(torch.cat(cached)), 6, keys=KEYS)
+    assert feedback.status == "mistake" and "This is the bug" in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize("answer", [lambda cached: schemes.apply_rotary(KEYS) + 0,

@@ -3,6 +3,8 @@ cache gives each new token, and the keys a RoPE cache holds."""
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 
 import torch
@@ -20,6 +22,7 @@ from .feedback import (
     WRONG,
     Feedback,
     as_function,
+    as_number,
     as_tensor,
     close,
     describe,
@@ -318,7 +321,7 @@ _KEY_CASES = ((3, 4), (7, 6))
 
 
 @exercise("the keys a RoPE cache holds")
-def check_cached_keys(answer: object, *, keys: torch.Tensor) -> Feedback:
+def check_cached_keys(answer: object, turn: object = None, *, keys: torch.Tensor) -> Feedback:
     """A function `answer(cached)` that returns the keys a step of a RoPE decoding loop reads from its cache, a list
     of `(1, d)` keys, key j already turned by position j (`schemes.apply_rotary`, interleaved pairs). It is run on the
     cache of the raw keys `(n, d)` and on caches of the checker's own; right is key j turned once, `(n, d)`.
@@ -327,7 +330,48 @@ def check_cached_keys(answer: object, *, keys: torch.Tensor) -> Feedback:
     every key turned by the newest position, all of them shifted by the same number, or the half-split layout
     against interleaved queries. A function that turns keys with schemes.apply_rotary or rotate_pairs is named too:
     the keys are read as they are.
+
+    `turn`, judged first: in the exhibit's loop, by which position is key 3 turned when step 5 reads it? A whole
+    number in any form (6, 6.0, "6", a one-element tensor).
     """
+    keys_feedback = _check_read_cache(answer, keys=keys)  # first: a bad exercise (keys) raises, whatever the turn
+    said = _judge_turn(turn)
+    if said is not None and said.status != CORRECT:
+        return said
+    if keys_feedback.status != CORRECT:
+        return keys_feedback
+    if said is None:
+        return Feedback(NOT_ATTEMPTED, "Your my_read_cache is right. Not attempted yet: my_turn (replace None with the "
+                                       "position by which key 3 is turned when step 5 of the loop above reads it).")
+    return Feedback(CORRECT, f"{keys_feedback.message} And my_turn = {_TURN} is right. {said.message}")
+
+
+_KEY, _STEP, _TURN = 3, 5, 6  # the exhibit turns key j by j when it caches it, and by j again when it reads it
+
+
+def _judge_turn(turn: object) -> Feedback | None:
+    """The verdict on my_turn (None while it is still None); a CORRECT one carries the message the checker ends with."""
+    if turn is None:
+        return None
+    text = turn.strip() if isinstance(turn, str) else None
+    value = as_number(float(text) if text and re.fullmatch(r"[+-]?\d+(\.\d*)?", text) else turn)
+    if value is None or not math.isfinite(value):
+        return Feedback(WRONG, f"my_turn: expected a whole number, a position; got {short(turn)}.")
+    why = (f"Key {_KEY} is turned by {_KEY} when it is cached, and apply_rotary(torch.cat(cached)) turns row {_KEY} by "
+           f"{_KEY} again: {_KEY} + {_KEY} = {_TURN}.")
+    if value == _TURN:
+        return Feedback(CORRECT, f"{why} Query {_STEP} then sees the offset {_STEP} - {_TURN}, not {_STEP} - {_KEY}.")
+    named = {_KEY: f"my_turn = {_KEY} is the turn key {_KEY} gets when it is cached, once. Reading it turns it again.",
+             _KEY + _STEP: f"my_turn = {_KEY + _STEP} adds the step, {_STEP}. apply_rotary with no offset turns row "
+                           f"p by p, and key {_KEY} is row {_KEY}.",
+             _STEP: f"my_turn = {_STEP} is the query's position, the step. The key keeps its own turns."}
+    if value in named:
+        return Feedback(MISTAKE, f"{named[value]} Expected {_TURN}.")
+    return Feedback(WRONG, f"my_turn = {short(turn)}; expected {_TURN}. {why}")
+
+
+def _check_read_cache(answer: object, *, keys: torch.Tensor) -> Feedback:
+    """check_cached_keys without the turn: the verdict on the function `answer(cached)`."""
     raw = check_floating_tensor("keys", keys, ndim=(2,)).detach()
     n, d = raw.shape
     if n == 0 or d == 0 or d % 2 or n > 4096:
