@@ -247,8 +247,7 @@ _LLAMA_4_RULE = {
          "nothing instead of widening.",
     "c": "The divided pairs are those slower than 8192 / low_freq_factor, and low_freq_factor stays 1: the same 29. "
          "The 6 blended pairs move to the kept side, not to the divided one.",
-    "d": "Both bounds are 8192 / 1, so nothing lies between them and nothing is blended. The pairs Llama 3.1 blends "
-         "are kept with the faster ones.",
+    "d": "Both bounds are 8192 / 1, so nothing lies between them.",
 }
 
 
