@@ -13,7 +13,7 @@ import torch
 from .. import _provenance
 from .. import encoding as steps
 from .._checks import check_base, check_float_dtype, check_size
-from .._provenance import calls_any, made_by
+from .._provenance import calls_any, made_by, shapes_made
 from ..builder import DEFAULT_BASE, sinusoidal_encoding
 from ..encoding import PositionalEncoding
 from .feedback import (
@@ -310,12 +310,13 @@ def check_transposed_row(answer: object, *, max_sequence_length: int, d_model: i
            f"{float(DEFAULT_BASE ** (2 * (r // 2) / L)):.4g}) for pos = 0 to {d - 1}.")
     right = sinusoidal_encoding(max_sequence_length=L, d_model=d, dtype=torch.float64)
     if close(given, expected, atol=0.01):
-        if made_by(answer) is not None:
+        maker = made_by(answer) or _swapped_table_made(L, d)
+        if maker is not None:
             return Feedback(MISTAKE, f"The numbers are right, but they are read off the package's table "
-                                     f"({_MAKERS.get(made_by(answer), made_by(answer))}). Predict them: {why}")
-        return Feedback(CORRECT, f"Correct: {[round(v, 4) for v in expected.tolist()]}. {why} The right table "
-                                 f"would add {[round(v, 4) for v in right[r].tolist()]}: .T fixes the shape, not the "
-                                 "numbers.")
+                                     f"({_MAKERS.get(maker, maker)}). Predict them: {why}")
+        # The reason is the solution's to give (and the reveal prints the row the token needs): said once.
+        return Feedback(CORRECT, f"Correct: {[round(v, 4) for v in expected.tolist()]}. The transpose fixes the shape, "
+                                 "not the numbers.")
     if r < L and close(given, right[r], atol=0.01):
         return Feedback(MISTAKE, f"That is row {r} of the right table, what the token needs. But .T moves numbers, it "
                                  f"does not recompute them. {why}")
@@ -332,6 +333,18 @@ def check_transposed_row(answer: object, *, max_sequence_length: int, d_model: i
     worst = int((given - expected).abs().argmax())
     return Feedback(WRONG, f"Not quite: entry {worst} is {float(given[worst]):.4f}, expected "
                            f"{float(expected[worst]):.4f}. {why}")
+
+
+def _swapped_table_made(length: int, d_model: int) -> str | None:
+    """The maker of a package table, made this session, whose column holds the answer: d_model = `length` columns
+    and at least `d_model` positions. A list copied off it (`.tolist()`) carries no mark, but its table's shape is
+    recorded. None when `length == d_model` (the notebook's own table would then match)."""
+    if length == d_model:
+        return None
+    for maker, shape in sorted(shapes_made()):
+        if maker in _MAKERS and len(shape) == 2 and shape[1] == length and shape[0] >= d_model:
+            return maker
+    return None
 
 
 # The sizes a table function is tried on: the exercise's own, then others it has not seen, odd and even.
