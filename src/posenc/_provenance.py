@@ -6,8 +6,6 @@ function or module, by handing in the package's. The numbers are then right, so 
 - `@marked(maker)` on a builder: the tensor it returns is recorded (weakly: marking keeps nothing alive), and the
   builder's own lines stay the formula.
 - `made_by(tensor)`: the maker of a marked tensor or of a view of one (a view keeps its base alive), else None.
-- `shapes_made()`: the (maker, shape) of every tensor a marked builder has returned in this session, kept after the
-  tensor dies, for an answer that is a plain list: `table.T[2].tolist()` carries no mark, but its table's shape stays.
 - `calls_any(action, functions)`: whether running `action()` enters one of `functions`, directly or through the
   learner's own code (a wrapper, a lambda, a module that holds the package's).
 - `loaded_library_functions(matches, libraries)`: the functions and methods of other libraries (Hugging Face's
@@ -32,13 +30,10 @@ import torch
 # id(tensor) -> (a weak reference to it, its maker). The reference's callback drops the entry when the tensor dies,
 # before its id can be reused; `made_by` also checks the reference still points at the tensor asked about.
 _MADE: dict[int, tuple[weakref.ref, str]] = {}
-# (maker, shape) of every marked tensor, kept after it dies: a few distinct pairs per session.
-_SHAPES: set[tuple[str, tuple[int, ...]]] = set()
 
 
 def mark(tensor: torch.Tensor, maker: str) -> torch.Tensor:
     """Record that `maker` (as a learner would call it, e.g. "builder.sinusoidal_encoding") made `tensor`."""
-    _SHAPES.add((maker, tuple(tensor.shape)))
     # A view's views name the first tensor as their base, not the view: mark that too.
     for made in (tensor, tensor._base):
         if made is not None:
@@ -66,16 +61,6 @@ def made_by(value: object) -> str | None:
         if entry is not None and entry[0]() is tensor:
             return entry[1]
     return None
-
-
-def shapes_made() -> set[tuple[str, tuple[int, ...]]]:
-    """The (maker, shape) of every tensor a marked builder has returned in this session, alive or not."""
-    return set(_SHAPES)
-
-
-def forget_shapes() -> None:
-    """Clear the record of `shapes_made` (for tests, which share one process)."""
-    _SHAPES.clear()
 
 
 def calls_any(action: Callable[[], object], functions: Iterable[Callable]) -> bool:
