@@ -197,6 +197,28 @@ def test_packing_every_scheme_needs_the_block_mask_and_only_the_sinusoid_restart
     assert differences["RoPE"]["along the row"]["block-diagonal"] < 1e-5
 
 
+def test_the_notebooks_packing_table_is_exercise_3s_answer():
+    # Notebook 15's Exercise 3 table, on its own three documents and tokenizer (kept out of the notebook's check cell,
+    # which the learner's edition shows before the prediction): True where the packed row equals each document alone.
+    from posenc import subwords
+
+    tokenizer = subwords.train_bpe()
+    documents = [tokenizer.encode(d).ids for d in ("My name is Grant", "What is your name?", "John is my friend")]
+    table = decoder.packing_differences(documents, vocab_size=tokenizer.get_vocab_size())
+    equal = {scheme: {positions: {mask: d < 1e-5 for mask, d in row.items()} for positions, row in by_positions.items()}
+             for scheme, by_positions in table.items()}
+    assert equal == {
+        "sinusoid": {"restarted": {"plain causal": False, "block-diagonal": True},
+                     "along the row": {"plain causal": False, "block-diagonal": False}},
+        "RoPE": {"restarted": {"plain causal": False, "block-diagonal": True},
+                 "along the row": {"plain causal": False, "block-diagonal": True}},
+    }
+    assert all(d < 1e-5 or d > 0.1 for by_positions in table.values() for row in by_positions.values()
+               for d in row.values())
+    # RoPE needs the block-diagonal mask only: "b", which the checker takes.
+    assert exercises.check_rope_in_a_packed_row("b").status == "correct"
+
+
 def test_packing_one_document_is_its_own_run_alone():
     # Nothing to keep apart, and positions along the row are the restarted ones: every run equals the run alone.
     differences = decoder.packing_differences(PACKED_DOCUMENTS[:1], vocab_size=10)
