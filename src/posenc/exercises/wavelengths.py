@@ -253,9 +253,8 @@ def check_least_alike(answer: int | None, *, position: int, base: float, d_model
     slack = 0.02 * (float(row.max()) - lowest)
     ties = [q for q in range(max_sequence_length) if q != expected and float(row[q]) <= lowest + slack]
     longest = 2 * math.pi / float(frequencies(d_model=d_model, base=base)[-1])
-    why = (f" At base {base:,g} every column repeats within {math.ceil(longest)} positions, so PE[{position}] . PE[q] "
-           "falls and rises again. The rows still differ. Only the fall with distance is lost."
-           if longest < max_sequence_length else "")
+    why = (f" At base {base:,g} every column repeats within {math.ceil(longest)} positions. The notebook on "
+           "relative positions shows what that does to the similarity." if longest < max_sequence_length else "")
     target = f"the least alike is position {expected}, at {lowest:.2f}"
     if answer is None:
         return not_attempted("a position")
