@@ -287,6 +287,7 @@ def test_turning_columns_counts_two_columns_per_fast_turned_pair():
     for answer in (16, 16.0, torch.tensor(16), np.int64(16)):
         assert exercises.check_turning_columns(answer, **NEOX_HEAD).status == CORRECT
     assert "pair 8 turns once every 2,916" in exercises.check_turning_columns(16, **NEOX_HEAD).message
+    assert exercises.check_turning_columns(16).message == exercises.check_turning_columns(16, **NEOX_HEAD).message
 
 
 def test_turning_columns_reads_the_largest_offset_as_length_minus_one():

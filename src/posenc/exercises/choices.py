@@ -229,7 +229,7 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it; but in every seed the "
               "half-turned model fell to chance at 64 tokens.",
-    "worse": "In every seed it fell to chance at 64 tokens (one symbol in 32 is 0.03).",
+    "worse": "The table below shows it, seed by seed.",
     "the same": "The two differ by far at 64 tokens: the half-turned model fell to chance in every seed.",
 }
 
@@ -247,7 +247,7 @@ _LLAMA_4_RULE = {
          "nothing instead of widening.",
     "c": "The divided pairs are those slower than 8192 / low_freq_factor, and low_freq_factor stays 1: the same 29. "
          "The 6 blended pairs move to the kept side, not to the divided one.",
-    "d": "Both bounds are 8192 / 1, so nothing lies between them.",
+    "d": "The cell below counts the pairs on each side of the bounds.",
 }
 
 

@@ -135,7 +135,8 @@ def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: f
 
 
 @exercise("the columns whose pair makes a full turn")
-def check_turning_columns(answer: int | None, *, head_dim: int, rotary_dim: int, base: float, length: int) -> Feedback:
+def check_turning_columns(answer: int | None, *, head_dim: int = 96, rotary_dim: int = 24, base: float = 10_000.0,
+                          length: int = 2048) -> Feedback:
     """How many of a head's `head_dim` columns belong to a pair that makes at least one full turn within `length`
     positions, when only the first `rotary_dim` turn, with frequencies computed over those columns (GPT-NeoX's
     `rotary_ndims`, transformers' `partial_rotary_factor`).
@@ -143,7 +144,8 @@ def check_turning_columns(answer: int | None, *, head_dim: int, rotary_dim: int,
     The largest offset within `length` positions is length - 1: a pair makes a full turn if its wavelength is at most
     that. Each such pair is two columns; the unturned columns never turn. Named: pairs counted instead of columns,
     frequencies over the whole head, the whole head turned, every turned column, the columns that do not turn. No
-    wrong-answer message gives the count itself away.
+    wrong-answer message gives the count itself away. The defaults are GPT-NeoX-20B's head and trained length, so the
+    notebook's call does not name the 24 turned columns for the learner.
     """
     head_dim = check_size("head_dim", head_dim, minimum=4, maximum=2**16)
     rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=head_dim)
