@@ -33,9 +33,8 @@ __all__ = ["check_first_negative", "check_wavelength_function", "check_repeating
 def check_first_negative(answer: int | None, *, column: int, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
     """The first whole position at which column `column` of the table is below zero.
 
-    A sine column, sin(pos / denominator), turns negative once its angle passes pi; a cosine column once it passes
-    pi / 2: the first whole position past pi x denominator (or pi / 2 x denominator). A cosine column j has the
-    denominator of the sine column j - 1 (03's Exercise 1 asks for column 3 at d_model 8: cos(pos / 10), 16).
+    The checker computes it from the column's own formula; this help gives no worked case, since an exercise asks for
+    one. The usual mistakes are named (tests/test_checkers_encoding.py lists them).
     """
     d_model = check_size("d_model", d_model, maximum=100_000)
     column = check_size("column", column, minimum=0, maximum=d_model - 1)
@@ -107,11 +106,10 @@ _WAVELENGTH_CASES = ((0, 6), (1, 6), (3, 6), (5, 6), (2, 8), (3, 8), (7, 8), (1,
 
 @exercise("the wavelength of any column")
 def check_wavelength_function(function: object) -> Feedback:
-    """A function `function(j, d_model)` that returns the wavelength, in positions, of column j of the table:
-    2 pi x 10000^(2i / d_model), where 2i = j - j % 2, since a cosine column shares the sine's denominator. It is
+    """A function `function(j, d_model)` that returns the wavelength, in positions, of column j of the table. It is
     called on cases of the checker's own, within 1e-4 (relative). A function that calls the package's steps or
-    builders is named, and so are the usual mistakes: the denominator without 2 pi, pi for 2 pi, the angle per
-    position, j in the exponent of an odd column, and the pair number i = j // 2 where the formula has 2i."""
+    builders is named, and so are the usual mistakes (tests/test_checkers_encoding.py lists them; this help does not
+    spell out the formula, which the exercise asks for)."""
     if function is None:
         return not_attempted("a function my_wavelength(j, d_model)")
     if not callable(function):
