@@ -93,8 +93,8 @@ def check_shift_back(answer: object) -> Feedback:
 
 
 _TYPO_COSINE_COLUMNS = {
-    "a": "The first denominator, 0.2154, turns its column about 4.6 radians per position. The other two, 2.2e7 and "
-         "2.2e15, leave every angle near 0, so their cosines are 1.0 everywhere.",
+    "a": "The first column turns about 4.6 radians per position. The other two denominators leave every angle near "
+         "0, so their cosines are 1.0 everywhere.",
     "b": "The typo's denominators are 0.2154, 2.2e7 and 2.2e15. The last two divide every position to nearly 0, so "
          "their cosines are 1.0 at every position and carry no position.",
     "c": "The first denominator is 0.2154, below 1, so that column turns fast, about 4.6 radians per position. Its "
@@ -132,8 +132,8 @@ def check_rope_self_score_peak(answer: object) -> Feedback:
 
 _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
          "answer: more than the order-blind guess.",
-    "b": "The tokens just before and just after a query are both at distance 1. Nothing in the scores says which "
-         "came first. The next section works out the ceiling this sets.",
+    "b": "The tokens just before and just after a query are both at distance 1. The next section works out the "
+         "ceiling this sets.",
     "c": "That needs the key before the query told apart from the key after it."
 }
 
@@ -146,7 +146,7 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
     "a": "Rows 16 to 31 of PE were never in a training input, so the model never learned what they mean. The "
-         "queries there lose the token before. (At 64 tokens some trained positions miss it too.)",
+         "queries there lose the token before.",
     "b": "Past the trained positions its weight on the token before falls low (the right panel).",
     "c": "A query at a trained position still finds its neighbour, even with 16 new keys beside "
          "it.",
@@ -173,8 +173,7 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
                         question="a causal model without positions at length 16")
 
 
-_EMBEDDING_FACTOR = {"a": "Only the sinusoidal model adds positions to its embeddings. The next cells show why that "
-         "matters. Over seeds 0 to 9 the factor helped it at 32 "
+_EMBEDDING_FACTOR = {"a": "The next cells show why. Over seeds 0 to 9 the factor helped the sinusoidal model at 32 "
          "tokens every time, by 0.06 to 0.16 (0.57 on average with it, 0.47 without; "
          "benchmarks/bench_previous_token.py).",
     "b": "Rotary changed by less than 0.02 at 32 tokens; the sinusoidal model lost more.",
