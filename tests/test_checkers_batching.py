@@ -1,6 +1,8 @@
 """The checkers of two bugs of batches, fed the answers a learner gives: a batch-first batch through a module built for
 (seq, batch, d_model), and a packed row attended to without a document mask (a function of the lengths)."""
 
+import re
+
 import pytest
 import torch
 
@@ -49,12 +51,14 @@ class TestBatchFirst:
     def test_each_mistake_is_named(self):
         seq_first = self.x.transpose(0, 1)
         bug = self.run(self.x)[0]
-        named = {"the bug's output": bug, "Transpose the input to (seq, batch, d_model)": bug,
+        named = {"the bug's output": bug, "token t of every sequence": bug,
                  "turn the output back": self.run(seq_first)[0],
                  "Only the output was transposed": bug.transpose(0, 1), "x itself": self.x}
         for words, answer in named.items():
             feedback = self.check(answer)
             assert feedback.status == "mistake" and words in feedback.message, (words, feedback.message)
+        # The buggy output handed in unchanged is told what is wrong, not given the fix.
+        assert not re.search(r"transpose|batch_first=True", self.check(bug).message, re.I), self.check(bug).message
         # A new module, with new random weights: the right shape, other numbers.
         other = torch.nn.MultiheadAttention(6, 1, bias=False, batch_first=True)
         with torch.no_grad():

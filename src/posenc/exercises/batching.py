@@ -93,10 +93,10 @@ def check_batch_first(answer: object, *, module: torch.nn.MultiheadAttention, x:
                                  f"within itself, over its {seq} tokens{pair}. The module reads (seq, batch, d_model) "
                                  "unless it is built with batch_first=True.")
     if close(answer, mixed, atol=1e-5):
-        return Feedback(MISTAKE, f"That is the bug's output: with batch_first=False the module reads ({batch}, {seq}, "
-                                 f"d_model) as {batch} positions of a batch of {seq}, so token t of each sequence "
-                                 "attends to token t of every sequence, and to no other token of its own. Transpose "
-                                 "the input to (seq, batch, d_model) and the output back, or set batch_first=True.")
+        # What is wrong, not the fix: this is the buggy output handed in unchanged.
+        return Feedback(MISTAKE, f"That is the bug's output, unchanged. The module reads ({batch}, {seq}, d_model) as "
+                                 f"{batch} positions of a batch of {seq}, so token t of each sequence attends to token "
+                                 "t of every sequence, and to no other token of its own.")
     mistakes = [
         (f"The right numbers in the module's layout, (seq, batch, d_model) = ({seq}, {batch}, {x.shape[-1]}): turn "
          "the output back with .transpose(0, 1), to one row per sequence as in x.", expected.transpose(0, 1)),
