@@ -271,9 +271,9 @@ def alibi_slopes(*, num_heads: int, dtype: torch.dtype = torch.float32) -> torch
     ratio: 8 heads get 1/2, 1/4, ..., 1/256. The paper trains only such n. For other n,
     the rule of the paper's code (ofirpress/attention_with_linear_biases,
     fairseq/models/transformer.py, `get_slopes`), which BLOOM's code follows (transformers 5.23.0,
-    models/bloom/modeling_bloom.py, `_get_alibi_slopes`): the c slopes of the largest power
-    of two c below n, then every other slope of 2c heads (the 1st, 3rd, ...) until there
-    are n: then not in decreasing order.
+    models/bloom/modeling_bloom.py, `_get_alibi_slopes`), built from the slopes of powers of
+    two: then not in decreasing order. (An exercise asks for this rule, so its steps are
+    left to the code and to tests/test_schemes.py.)
     """
     return _slopes(num_heads).to(dtype)
 

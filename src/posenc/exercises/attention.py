@@ -35,7 +35,7 @@ def check_distinct_outputs(answer: object, *, counts: dict, words: int) -> Feedb
     """A prediction: how many different output rows attention gives a sentence's `X` alone, without PE.
 
     `counts` holds what the run found, {"without PE": n, "with PE": m} (None until the learner has predicted), and
-    `words` the sentence's length. The feedback says why equal words give equal outputs without PE.
+    `words` the sentence's length. The feedback explains the run's counts, whatever the prediction.
     """
     without, with_pe = counts.get("without PE"), counts.get("with PE")
     return check_prediction(answer, actual=without, question="without PE: how many different output rows?",
@@ -92,7 +92,7 @@ def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tupl
 def check_mask_repair(answer: Callable | None) -> Feedback:
     """A function `answer(weights, key_mask)` that takes a softmax's weights, `(queries, keys)`, and a key mask,
     `(keys,)`, True where a key is real, and returns the weights with the padded keys at 0 and each row summing to 1:
-    the softmax over the real keys alone (a row's real weights divided by their sum).
+    the softmax over the real keys alone.
 
     It is run on three cases of its own, none of them the notebook's: a square one with the padding at the end, more
     keys than queries with the padding scattered, and no padding. So a tensor computed in the notebook cannot pass,
@@ -186,11 +186,11 @@ def check_heads_differ(answer: object, *, x: torch.Tensor, weights: object, key_
 @exercise("where a head lands in the batch")
 def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index: int) -> Feedback:
     """The first number of entry `index` of x, `(batch, seq, d_model)`, cut into heads and folded into the batch,
-    `(batch * num_heads, seq, head_dim)`: sequence b's head h at index b * num_heads + h, as nn.MultiheadAttention
-    holds them inside (its 3-D attn_mask has that layout). A prediction, so the answer is one number.
+    `(batch * num_heads, seq, head_dim)`, in the order nn.MultiheadAttention holds them inside (its 3-D attn_mask
+    has that layout). A prediction, so the answer is one number.
 
-    Named, each by the number it gives: one `view` of the whole tensor, folded head-major (h * batch + b), every
-    num_heads-th column, and the right head of sequence 0.
+    Named, each by the number it gives: the usual wrong reads of the fold (the wrong order of heads and sequences, the
+    wrong columns, the right head of the wrong sequence); tests/test_heads_and_masks.py lists them.
     """
     check_tensor("x", x, ndim=(3,))
     x = x.detach().cpu()

@@ -34,8 +34,7 @@ def check_sequence_size(answer: object, *, x: torch.Tensor, weights: torch.Tenso
     """How many tokens a module took each sequence of the batch-first `x`, `(batch, seq, d_model)`, to have, as the
     attention weights it returned, `(batch, query, key)`, tell: their key count.
 
-    For a module built for (seq, batch, d_model) that is x's first size, the batch. Named: the length we meant
-    (x's second size) and d_model.
+    A prediction of how the module read x's layout. Named: the length we meant (x's second size) and d_model.
     """
     check_floating_tensor("x", x, ndim=(3,))
     check_floating_tensor("weights", weights, ndim=(3,))
@@ -61,9 +60,8 @@ def check_batch_first(answer: object, *, module: torch.nn.MultiheadAttention, x:
     """The output of `module` (an `nn.MultiheadAttention`) on the batch-first `x`, `(batch, seq, d_model)`, read as
     a batch of sequences: self-attention within each sequence, one output row per token, in `x`'s layout.
 
-    Right whichever way it was fixed: the input transposed to (seq, batch, d_model) and the output back, or the module
-    set to batch_first=True. The bug itself (x fed as it is to a module with batch_first=False, which reads it as
-    (seq, batch, d_model) and mixes the sequences at each position) is a named mistake, and so are its half-fixes.
+    Right whichever correct fix produced it. The bug itself (x fed to the module as it is) is a named mistake, and so
+    are its half-fixes (tests/test_checkers_batching.py lists them).
     """
     if not isinstance(module, torch.nn.MultiheadAttention):
         raise TypeError(f"module must be a torch.nn.MultiheadAttention, got {short(module)}")

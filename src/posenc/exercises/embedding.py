@@ -89,9 +89,9 @@ def _row_numbers(answer: object) -> list[int] | None:
 @exercise("rows of W_E with a gradient")
 def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: int,
                              padding_idx: int | None = 0) -> Feedback:
-    """Which rows of W_E get a non-zero gradient from a loss on X = one_hot(ids) @ W_E: the ids that occur, each once.
+    """Which rows of W_E get a non-zero gradient from a loss on X = one_hot(ids) @ W_E (a prediction, checked by the run).
 
-    `padding_idx` is the padding's id (None if there is none), for the feedback on leaving it out.
+    `padding_idx` is the padding's id (None if there is none), for the feedback on the padding's row.
     """
     if not is_sequence(ids) or not all(is_real(i, whole=True) and i >= 0 for i in ids):
         raise TypeError(f"ids must be a list of ints >= 0, got {short(ids)}")

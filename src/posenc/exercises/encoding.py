@@ -264,9 +264,7 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
 @exercise("the shape of a table built with its sizes swapped")
 def check_swapped_table_shape(answer: object, *, max_sequence_length: int, d_model: int) -> Feedback:
     """The shape of the table that stack + flatten builds when `d, L = X.shape` reads X of shape
-    (max_sequence_length, d_model) the wrong way round: L = d_model positions and, from d = max_sequence_length,
-    one (sin, cos) pair per even column below it, so (d_model, 2 x ceil(max_sequence_length / 2)).
-    A tuple, a list or a torch.Size is read."""
+    (max_sequence_length, d_model) the wrong way round. A tuple, a list or a torch.Size is read."""
     L = check_size("max_sequence_length", max_sequence_length, maximum=100_000)
     d = check_size("d_model", d_model, maximum=100_000)
     expected = (d, 2 * ((L + 1) // 2))
@@ -292,8 +290,8 @@ def check_swapped_table_shape(answer: object, *, max_sequence_length: int, d_mod
 @exercise("the row that table.T adds to a token")
 def check_transposed_row(answer: object, *, max_sequence_length: int, d_model: int, row: int = 0) -> Feedback:
     """Row `row` of `table.T`, where `table` is what stack + flatten builds when `d, L = X.shape` reads X of shape
-    (max_sequence_length, d_model) the wrong way round: d_model positions and max_sequence_length in the denominators.
-    It is column `row` of that table, so one number per position 0 to d_model - 1. Two decimals are enough."""
+    (max_sequence_length, d_model) the wrong way round: the d_model numbers `X + table.T` adds to token `row`.
+    Two decimals are enough."""
     L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
     d = check_size("d_model", d_model, maximum=4096)
     r = check_size("row", row, minimum=0, maximum=L - 1)

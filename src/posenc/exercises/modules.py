@@ -36,12 +36,11 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
 
     It is called on a batch of 2 sequences of exactly max_sequence_length positions, on a shorter one, and on one
     with a position more than the table has: the fix of the stack-and-flatten exercise must accept the
-    first two (the `<` off-by-one refuses the first) and refuse the third with ValueError (an
-    `assert` disappears under `python -O`; a deleted check leaves only the shapes failing to add;
-    a cut input is a silent loss). A forward that adds in place (`x += ...`) changes the caller's x: named too, from
-    a further call on a tensor the checker keeps. Every message names the shape of the x it fed, (batch, seq, d_model): a module
-    written for (seq, batch, d_model), as pytorch/examples' word_language_model is, is named too, and so is the
-    package's own PositionalEncoding (its forward running, however it is wrapped).
+    first two and refuse the third with ValueError, and give the same output on a further call on a tensor the
+    checker keeps. The exhibit's bugs, and the usual wrong ways to fix its length check (a deleted check, a cut
+    input, ...), are named (tests/test_exercises.py lists them). Every message names the shape of the x it fed,
+    (batch, seq, d_model): a module written for (seq, batch, d_model), as pytorch/examples' word_language_model is,
+    is named too, and so is the package's own PositionalEncoding (its forward running, however it is wrapped).
     """
     L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
     d = check_size("d_model", d_model, maximum=4096)

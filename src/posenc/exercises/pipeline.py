@@ -69,7 +69,7 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
     A pad's position is never read (no query looks at a pad, and a pad's output is thrown away), so a pad may hold
     any position the tables have a row for, 0 to max_sequence_length - 1 (the real-pipeline tables: TinyDecoder's, the
     Llama's max_position_embeddings and GPT-2's n_positions, 64 each). transformers 5.23 puts 0 there
-    (generation/utils.py, `_prepare_position_ids_for_generation`, `masked_fill(attention_mask == 0, 0)`); some of its
+    (generation/utils.py, `_prepare_position_ids_for_generation`); some of its
     models put 1. A negative one, or one past the table, is a named mistake: the lookup raises. Float ids are a
     mistake too: the decoder raises "must be an integer tensor". A function that calls the package's
     positions.position_ids, or transformers' generation helpers, is named: the exercise writes the ids by hand.
@@ -255,15 +255,14 @@ def _judge_new_positions(given: torch.Tensor, mask: torch.Tensor, prefill: int) 
 def check_new_position(answer: object, *, model: object, ids: torch.Tensor, attention_mask: torch.Tensor,
                        prefill: int) -> Feedback:
     """A function `answer(mask_so_far)` that gives the token a decoding loop feeds at step t its position id, `(batch,
-    1)`, from the attention mask of slots 0 .. t (the new token's included): the number of real tokens before it.
+    1)`, from the attention mask of slots 0 .. t (the new token's included): its position in its row run alone.
 
     The checker runs the loop of the exercise (`models.decoder.TinyDecoder`): the first `prefill` tokens of ids
     `(batch, seq)` in one call, then one token per call, each at the position the function gives, on this batch and
-    on batches of its own. Right: every new token at the real tokens before it (a `(batch,)` tensor or a list is
-    fine); the feedback says how far the loop's logits then are from the full pass's. The named mistakes: the
-    cache's slots, pads included (the exhibit's bug), position 0 (the forgotten offset), the first new position
-    every step (an offset not advanced), one too many, the whole row of position ids, floats, and a function that
-    calls the package's positions.position_ids or transformers' generation helpers.
+    on batches of its own. Right: every new token at that position (a `(batch,)` tensor or a list is fine); the
+    feedback says how far the loop's logits then are from the full pass's. The named mistakes: the exhibit's bug,
+    the usual slips in the offset (tests/test_real_pipeline_notebook.py lists them), the whole row of position ids,
+    floats, and a function that calls the package's positions.position_ids or transformers' generation helpers.
     """
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a posenc.models.decoder.TinyDecoder, got {short(model)}")
@@ -323,16 +322,16 @@ _KEY_CASES = ((3, 4), (7, 6))
 @exercise("the keys a RoPE cache holds")
 def check_cached_keys(answer: object, turn: object = None, *, keys: torch.Tensor) -> Feedback:
     """A function `answer(cached)` that returns the keys a step of a RoPE decoding loop reads from its cache, a list
-    of `(1, d)` keys, key j already turned by position j (`schemes.apply_rotary`, interleaved pairs). It is run on the
-    cache of the raw keys `(n, d)` and on caches of the checker's own; right is key j turned once, `(n, d)`.
+    of `(1, d)` keys, key j as the loop cached it (`schemes.apply_rotary` at offset j, interleaved pairs). It is run on
+    the cache of the raw keys `(n, d)` and on caches of the checker's own; right is each key j as the full pass
+    turns it, `(n, d)`.
 
-    Named mistakes: each key turned twice (once when cached, again when read: the exhibit's bug), never turned,
-    every key turned by the newest position, all of them shifted by the same number, or the half-split layout
-    against interleaved queries. A function that turns keys with schemes.apply_rotary or rotate_pairs is named too:
-    the keys are read as they are.
+    Named mistakes: the exhibit's bug, and keys turned by the wrong positions or in the wrong layout
+    (tests/test_real_pipeline_notebook.py lists them). A function that calls schemes.apply_rotary or rotate_pairs
+    is named too.
 
     `turn`, judged first: in the exhibit's loop, by which position is key 3 turned when step 5 reads it? A whole
-    number in any form (6, 6.0, "6", a one-element tensor).
+    number in any form (an int, a whole float, its string, a one-element tensor).
     """
     keys_feedback = _check_read_cache(answer, keys=keys)  # first: a bad exercise (keys) raises, whatever the turn
     said = _judge_turn(turn)

@@ -43,7 +43,7 @@ def _pairs(layout: str, d: int) -> str:
 def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: float = DEFAULT_BASE,
                         layout: str = "interleaved") -> Feedback:
     """RoPE undone: a function `answer(turned)` that turns row p of `turned` (seq, d), whose pairs are those of
-    `layout` ("interleaved": (2i, 2i+1); "half_split": (i, i + d/2)), back by p * base^(-2i/d), R_p^T. A function
+    `layout` ("interleaved": (2i, 2i+1); "half_split": (i, i + d/2)), back by the angles RoPE turned it by. A function
     that calls the package's rotations (`schemes.rotate_pairs`, `apply_rotary`, `rotation_matrix`) is named: the
     exercise is to write the turn pair by pair; so is one that calls transformers' `rotate_half` or
     `apply_rotary_pos_emb` (Llama's and its copies'), or rotary_embedding_torch's `rotate_half` or
@@ -235,9 +235,9 @@ _LIBRARY_ROTARY = (
 def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] | None = None) -> Feedback:
     """A function `answer(num_heads)` that returns ALiBi's slopes (a list, array or tensor, head 0 first), tried on
     each of `head_counts`. For a head count that is not a power of two, the rule of the paper's code
-    (`schemes.alibi_slopes`): the slopes of c heads, c the largest power of two below num_heads, then the 1st,
-    3rd, ... slopes of 2c heads. A function that calls the package's `alibi_slopes` or `alibi_bias`, or an ALiBi
-    function of transformers (BLOOM's `_get_alibi_slopes`, `build_alibi_tensor`...), is named.
+    (`schemes.alibi_slopes`), which the exercise generalises from an example. A function that calls the package's
+    `alibi_slopes` or `alibi_bias`, or an ALiBi function of transformers (BLOOM's `_get_alibi_slopes`,
+    `build_alibi_tensor`...), is named.
     Without `head_counts`: 12, 16, 24, 48 and one more count that no message names."""
     unnamed = head_counts is None
     head_counts = _HEAD_COUNTS + (_UNNAMED_HEAD_COUNT,) if unnamed else head_counts

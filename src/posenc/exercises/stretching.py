@@ -31,12 +31,11 @@ __all__ = ["check_wavelength_growth", "check_yarn_kept", "check_turning_columns"
 
 @exercise("how much a pair's wavelength grows with the base")
 def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, base: float, new_base: float) -> Feedback:
-    """How many times longer pair `pair`'s wavelength, 2 pi base^(2 pair / head_dim), gets when the base goes from
-    `base` to `new_base`: (new_base / base)^(2 pair / head_dim). Within 2%, so that the answer to 2 significant
-    digits passes.
+    """How many times longer pair `pair`'s wavelength, on a head of `head_dim` columns, gets when the base goes from
+    `base` to `new_base`. Within 2%, so that the answer to 2 significant digits passes.
 
-    Named: the bases' own ratio, the frequency's factor (its inverse), the exponent pair / head_dim, the wavelength
-    itself at either base, and another pair's factor (pair 0's is 1).
+    Named: the bases' own ratio, the frequency's factor (its inverse), a wrong exponent, the wavelength itself at
+    either base, and another pair's factor (tests/test_exercises.py lists them).
     """
     head_dim = check_size("head_dim", head_dim, minimum=2, maximum=2**16)
     if head_dim % 2:
@@ -141,11 +140,10 @@ def check_turning_columns(answer: int | None, *, head_dim: int = 96, rotary_dim:
     positions, when only the first `rotary_dim` turn, with frequencies computed over those columns (GPT-NeoX's
     `rotary_ndims`, transformers' `partial_rotary_factor`).
 
-    The largest offset within `length` positions is length - 1: a pair makes a full turn if its wavelength is at most
-    that. Each such pair is two columns; the unturned columns never turn. Named: pairs counted instead of columns,
-    frequencies over the whole head, the whole head turned, every turned column, the columns that do not turn. No
-    wrong-answer message gives the count itself away. The defaults are GPT-NeoX-20B's head and trained length, so the
-    notebook's call does not name the 24 turned columns for the learner.
+    Named: pairs counted instead of columns, frequencies over the whole head, the whole head turned, every turned
+    column, the columns that do not turn (tests/test_stretching.py lists them). No wrong-answer message gives the
+    count itself away. The defaults are GPT-NeoX-20B's head and trained length, so the notebook's call names none of
+    the sizes for the learner.
     """
     head_dim = check_size("head_dim", head_dim, minimum=4, maximum=2**16)
     rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=head_dim)

@@ -129,8 +129,7 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
 @exercise("the shape of a one-hot matrix")
 def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str, max_sequence_length: int) -> Feedback:
     """The shape of the one-hot matrix of `sentence`, padded to max_sequence_length, against the vocabulary built from
-    `corpus`: (max_sequence_length, vocab_size), where vocab_size counts <PAD>, <UNK> and each lower-cased token of
-    the corpus once, punctuation marks included. A tuple, a list or a torch.Size is read."""
+    `corpus`, as `tokens.build_vocabulary` builds it. A tuple, a list or a torch.Size is read."""
     corpus = check_str_list("corpus", corpus, if_str="wrap it in a list")
     words = tokens.tokenize(check_str("sentence", sentence))
     length = check_size("max_sequence_length", max_sequence_length, maximum=100_000)

@@ -170,7 +170,7 @@ def check_wavelength_function(function: object) -> Feedback:
 @exercise("columns that repeat within the table")
 def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_length: int,
                             base: float = DEFAULT_BASE) -> Feedback:
-    """How many columns have a wavelength, 2 pi base^(2i / d_model), shorter than max_sequence_length positions:
+    """How many of d_model columns have a wavelength, at `base`, shorter than max_sequence_length positions:
     in the explorer's wavelengths view, the dots below the max_sequence_length line."""
     d_model = check_size("d_model", d_model, maximum=100_000)
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=10**9)
