@@ -92,10 +92,10 @@ class LearnedPositionalEmbedding(nn.Module):
         offset, length = rows_to_add(x, d_model=self.d_model, offset=offset)
         rows = self.max_sequence_length
         if offset + length > rows:
-            raise ValueError(f"x reaches {positions_beyond(offset, length, rows)}, which the table has no row for: a learned "
-                             f"table has rows only for positions 0 to {rows - 1} (max_sequence_length={rows}) and no formula "
-                             f"for the rest; x has {length} positions, offset={offset}. Train a larger table, or use a scheme "
-                             "with a formula (sinusoidal, rotary, ALiBi)")
+            start = f", from position {offset}," if offset else ""  # where x starts, when not at 0
+            raise ValueError(f"x{start} reaches {positions_beyond(offset, length, rows)}, but this learned table has rows "
+                             f"only for positions 0 to {rows - 1} (max_sequence_length={rows}). Train a larger table, or "
+                             "use a scheme with a formula (sinusoidal, rotary, ALiBi).")
         return x + self.weight[offset : offset + length].to(x.dtype)
 
     def extra_repr(self) -> str:

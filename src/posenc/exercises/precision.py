@@ -182,8 +182,8 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
         return Feedback(WRONG, f"Expected a count, a whole number, got {describe(answer)}.")
     if number == expected:
         return Feedback(CORRECT, f"Correct: {max_sequence_length:,} positions, {expected:,} distinct bfloat16 values.")
-    # No message gives the expected count: it would be the answer to copy. Each named mistake says which way the
-    # count is off and which stretch to recount.
+    # No message gives the expected count, or how far off the answer is: either would be the answer to copy. Each
+    # named mistake says which stretch to recount.
     mistakes = [
         (f"{number:,} is one value per position, as in float32: too many. bfloat16 keeps 8 significant bits: above "
          "256 only every 2nd whole number exists, above 512 every 4th.", max_sequence_length),
@@ -196,8 +196,8 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
                          "significant bits start with a 1, so only 7 can vary: 2^7 = 128 numbers per stretch.",
                          256 + 2 * above + up))
     if up:
-        mistakes.append((f"One short: every stretch is right. Now the last position, {max_sequence_length - 1:,}: "
-                         "which bfloat16 number does it round to?", expected - 1))
+        mistakes.append((f"Close: every stretch is right. Now recount the end: which bfloat16 number does the last "
+                         f"position, {max_sequence_length - 1:,}, round to?", expected - 1))
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
     if mistake:
         return mistake
