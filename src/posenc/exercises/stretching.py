@@ -352,7 +352,7 @@ def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learn
     if set(names) == best:
         what = _BOTH.get(best) or " ".join(f"{_WHAT_IT_DOES[rule][0].upper()}{_WHAT_IT_DOES[rule][1:]}."
                                            for rule in ordered)
-        return Feedback(CORRECT, f"Correct: {right}, in every seed that learned the task. {what}")
+        return Feedback(CORRECT, f"Correct. {what}")  # the figure above already shows the result
     wrong = [name for name in names if name not in best]
     why = " ".join(f"Not {_SHOWN[rule]} ({scores(rule)}): {_WHAT_IT_DOES[rule]}." for rule in wrong)
     return Feedback(MISTAKE, f"{why} The two best in every seed that learned the task: {right} ({measured}).")
