@@ -412,8 +412,6 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
                   "learned": [0, 1]})
     if name.endswith("check_wavelength_growth"):
         sizes.update({"pair": 16, "base": 10_000.0, "new_base": 500_000.0})
-    if name.endswith("check_least_alike"):
-        sizes.update({"position": 10, "base": 10.0, "d_model": 128, "max_sequence_length": 64})  # 08's Exercise 2
     if name.endswith("check_yarn_kept"):
         sizes.update({"factor": 4.0, "original_length": 32_768, "example_length": 8192})
     if name.endswith("check_new_position"):

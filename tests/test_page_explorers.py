@@ -173,6 +173,10 @@ def test_the_page_numbers_equal_the_package(page):
     np.testing.assert_allclose(similarity, (table @ table.T).numpy(), atol=1e-5)
     least = int(torch.argmin(table[7] @ table.T))
     assert f"smallest at position {least} (" in page.evaluate(f"{EXPLORER}.posenc.description()")
+    # An odd d_model's last column is a sine with no cos partner, and the curves view's description says so.
+    set_slider(page, "dimension", 32)
+    page.locator(".posenc-encoding-explorer input[value=curves]").check()
+    assert page.evaluate(f"{EXPLORER}.posenc.description()").startswith("Column 32, with no cos partner, over 40")
     # Wavelengths: how many columns repeat within the table, as the notebook's exercise counts them.
     for setting, value in [("max_sequence_length", 64), ("d_model", 128), ("base", 4)]:
         set_slider(page, setting, value)

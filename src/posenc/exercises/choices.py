@@ -18,6 +18,7 @@ __all__ = [
     "check_embedding_factor",
     "check_every_score_plus_five",
     "check_half_turned_heads",
+    "check_least_like_at_base_ten",
     "check_llama_4_rule",
     "check_rope_in_a_packed_row",
     "check_rope_self_score_peak",
@@ -74,6 +75,21 @@ def check_base_ten_at_distance_58(answer: object) -> Feedback:
     """A multiple choice: base 10's similarity at distance 58."""
     return check_choice(answer, options=_BASE_TEN_AT_DISTANCE_58, correct="b",
                         question="base 10's similarity at distance 58")
+
+
+_LEAST_LIKE_AT_BASE_TEN = {
+    "a": "At base 10 every column repeats within 61 positions, so the farthest row is not the least alike. Row 10 "
+         "is lowest at position 27 (-14.53), 17 positions from 10.",
+    "b": "At base 10 every column repeats within 61 positions, so distance no longer decides. Row 10 is lowest at "
+         "position 27 (-14.53), 17 positions from 10; its near ties 21, 26 and 28 are within 20 too.",
+    "c": "Row 10 is lowest at position 27 (-14.53), 17 positions from 10, so within 20 of it.",
+}
+
+
+def check_least_like_at_base_ten(answer: object) -> Feedback:
+    """A multiple choice: at base 10 (d_model = 128, 64 positions), where the position least like position 10 sits."""
+    return check_choice(answer, options=_LEAST_LIKE_AT_BASE_TEN, correct="b",
+                        question="the position least like position 10 at base 10 (d_model=128, 64 positions)")
 
 
 _SHIFT_BACK = {

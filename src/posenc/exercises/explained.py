@@ -16,8 +16,7 @@ __all__ = ["check_one_vector_everywhere", "check_position_term_offset", "check_w
 def check_one_vector_everywhere(answer: object, *, actual: object) -> Feedback:
     """A prediction: with one vector v added at every position, do the outputs only reorder (`actual`, a bool)?"""
     return check_prediction(answer, actual=actual, question="one vector added at every position",
-                            explanation="Reordering X + v is reordering X, then adding v. So attention still sees a "
-                                        "bag of words.")
+                            explanation="Reordering X + v is reordering X, then adding v.")
 
 
 def check_position_term_offset(answer: object, *, actual: object) -> Feedback:

@@ -1,5 +1,5 @@
 """Checkers for the wavelengths and relative positions: the first position where a column is negative, a function
-for any column's wavelength, the columns that repeat within a table, the position least like another, the shift as a
+for any column's wavelength, the columns that repeat within a table, the shift as a
 rotation."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_first_negative", "check_wavelength_function", "check_repeating_columns", "check_least_alike"]
+__all__ = ["check_first_negative", "check_wavelength_function", "check_repeating_columns"]
 
 
 @exercise("where a column first turns negative")
@@ -232,56 +232,3 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
                                f"{d_model}: {what_to_count}.")
     return Feedback(WRONG, f"You said {number}, which is too {'many' if number > expected else 'few'}: "
                            f"{what_to_count}.")
-
-
-@exercise("the position least like another")
-def check_least_alike(answer: int | None, *, position: int, base: float, d_model: int,
-                      max_sequence_length: int) -> Feedback:
-    """The position q whose row has the smallest dot product with row `position`, PE[position] . PE[q]: the lowest
-    point of row `position` in the explorer's similarity view. A near tie counts too, any q within 2% of the row's
-    range of that smallest value, since a plot cannot tell them apart."""
-    d_model = check_size("d_model", d_model, maximum=4096)
-    max_sequence_length = check_size("max_sequence_length", max_sequence_length, minimum=2, maximum=4096)
-    position = check_size("position", position, minimum=0, maximum=max_sequence_length - 1)
-    base = check_base("base", base)
-    table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base,
-                                dtype=torch.float64)
-    row = table[position] @ table.T  # PE[position] . PE[q] for every q
-    expected, lowest = int(row.argmin()), float(row.min())
-    slack = 0.02 * (float(row.max()) - lowest)
-    ties = [q for q in range(max_sequence_length) if q != expected and float(row[q]) <= lowest + slack]
-    longest = 2 * math.pi / float(frequencies(d_model=d_model, base=base)[-1])
-    why = (f" At base {base:,g} every column repeats within {math.ceil(longest)} positions. The notebook on "
-           "relative positions shows what that does to the similarity." if longest < max_sequence_length else "")
-    target = f"the least alike is position {expected}, at {lowest:.2f}"
-    if answer is None:
-        return not_attempted("a position")
-    number = None if isinstance(answer, bool) else as_number(answer)
-    if number is None or not math.isfinite(number) or not number.is_integer():
-        return Feedback(WRONG, f"Expected a whole position from 0 to {max_sequence_length - 1}, got "
-                               f"{describe(answer)}.")
-    q = int(number)
-    if not 0 <= q < max_sequence_length:
-        return Feedback(WRONG, f"You said {q}, but the table's positions run from 0 to {max_sequence_length - 1}.")
-    value = float(row[q])
-    if q == expected or q in ties:
-        tie_text = ""
-        if ties:
-            near = str(ties[0]) if len(ties) == 1 else f"{', '.join(map(str, ties[:-1]))} and {ties[-1]}"
-            tie_text = (f" Position{'s' if len(ties) > 1 else ''} {near} come{'' if len(ties) > 1 else 's'} within "
-                        f"{slack:.1f} of it, a near tie, so {'they count' if len(ties) > 1 else 'it counts'} too.")
-        said = "" if q == expected else f" ({value:.2f}), a near tie with the lowest"
-        return Feedback(CORRECT, f"Correct: position {q}{said}. PE[{position}] . PE[q] is lowest at position "
-                                 f"{expected} ({lowest:.2f}).{tie_text if q == expected else ''}{why}")
-    got = f"You said {q}: PE[{position}] . PE[{q}] = {value:.2f}, but {target}."
-    farthest = max(range(max_sequence_length), key=lambda k: abs(k - position))
-    if q == position:
-        return Feedback(MISTAKE, f"You said {q}, position {position} itself, the most alike: PE[{position}] . "
-                                 f"PE[{position}] = {value:.2f}. {target.capitalize()}.")
-    if q == farthest:
-        return Feedback(MISTAKE, f"{got} Position {q} is the farthest from position {position}.{why}")
-    if q == expected - position:
-        return Feedback(MISTAKE, f"{got} {q} is the offset q - {position} of the lowest point; the question asks for "
-                                 f"the position q itself.")
-    return Feedback(WRONG, f"{got} In the similarity view at base {base:,g}, look for the lowest point of row "
-                           f"{position}.")

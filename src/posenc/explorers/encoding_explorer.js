@@ -107,7 +107,7 @@ function render({model, el}) {
       return `Heatmap of the table, ${L} positions by ${d} columns, base ${readable(s.base)}; position ${p} and column ${j} marked; ${repeats}.`;
     if (s.view === "curves") {
       const value = n.T[p * d + j];
-      return `Column ${j} and its ${kind === "sin" ? "cos" : "sin"} partner over ${L} positions: ${repeats}; at position ${p} it is ${value.toFixed(3)}.`;
+      return `Column ${j}${d % 2 && j === d - 1 ? ", with no cos partner," : ` and its ${kind === "sin" ? "cos" : "sin"} partner`} over ${L} positions: ${repeats}; at position ${p} it is ${value.toFixed(3)}.`;
     }
     if (s.view === "wavelengths") {
       const within = n.lengths.filter(v => v < L).length;
