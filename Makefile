@@ -164,7 +164,7 @@ test-setup: $(DEV_STAMP)
 # A teacher changes the running example (src/posenc/example.py), runs `make notebooks` for 00-08, and every test but
 # those marked original_example passes in that copy (tests/test_teacher_changes_the_example.py): about 7 minutes, so a
 # target of its own, which CI runs after `make test` (.ci/run).
-test-teacher: $(DEV_STAMP)
+test-teacher: setup
 	POSENC_TEACHER_TEST=1 $(BIN)/python -m pytest tests/test_teacher_changes_the_example.py
 
 # images/ first (its front-page pipeline shows the running example), then the notebooks.
