@@ -16,8 +16,8 @@ from .._checks import real
 HERE = Path(__file__).resolve().parent
 # The one line beside the still picture, as every explorer says it (and tests/lab_browser.py looks for it).
 NO_FRONT_END_HINT = (
-    "If you see this line instead of sliders, this front end cannot show widgets: open the notebook "
-    "in JupyterLab (`make lab`), which has ipywidgets installed, and run the cell again."
+    "If you see this line instead of sliders, this front end cannot show widgets. Open the notebook in "
+    "JupyterLab (`make lab` in a copy of the repository), VS Code or Colab, and run the cell again."
 )
 BASE_RANGE = (10**0.3, 10**6)  # the base sliders' ends (their steps are powers of 10)
 
