@@ -264,9 +264,10 @@ _WHAT_IT_DOES = {
             f"{2 * CopySettings().longest_block} trained positions) by less than s, and the slower pairs by s",
     "llama3": "Llama 3.1's rule keeps pair 0, divides pair 1 by less than s, and the slower pairs by s",
 }
-# The right answer's feedback leaves open which of their changes carries them: the notebook's next cells test that.
-_BOTH = {frozenset({"yarn", "llama3"}): "The ratio table above shows where they differ from PI. The next cells test "
-                                        "which difference carries them."}
+# The right answer's feedback leaves open which of their changes carries them: the notebook's side study tests that.
+_BOTH = {frozenset({"yarn", "llama3"}): "The figure below shows them over six seeds. The ratio table above shows "
+                                        "where they differ from PI. The side study at the end tests which difference "
+                                        "carries them."}
 
 
 def _normal(name: str) -> str:
@@ -352,7 +353,7 @@ def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learn
     if set(names) == best:
         what = _BOTH.get(best) or " ".join(f"{_WHAT_IT_DOES[rule][0].upper()}{_WHAT_IT_DOES[rule][1:]}."
                                            for rule in ordered)
-        return Feedback(CORRECT, f"Correct. {what}")  # the figure above already shows the result
+        return Feedback(CORRECT, f"Correct. {what}")  # the figure below shows the result
     wrong = [name for name in names if name not in best]
     why = " ".join(f"Not {_SHOWN[rule]} ({scores(rule)}): {_WHAT_IT_DOES[rule]}." for rule in wrong)
     return Feedback(MISTAKE, f"{why} The two best in every seed that learned the task: {right} ({measured}).")
