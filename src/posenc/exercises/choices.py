@@ -179,7 +179,7 @@ _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "a": "The mask gives more than the guess. This model counts the keys it sees.",
     "b": "It goes further: the model works out most of the order from the mask.",
     "c": "The model works out positions, roughly, from the mask. Query t sees t + 1 keys, and a model can count "
-         "them (the causal mask's counting)."
+         'them (notebook 07, "A causal model can count").'
 }
 
 
@@ -189,8 +189,8 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
                         question="a causal model without positions at length 16")
 
 
-_EMBEDDING_FACTOR = {"a": "The next cells show why. Over seeds 0 to 9 the factor helped the sinusoidal model at 32 "
-         "tokens every time, by 0.06 to 0.16 (0.57 on average with it, 0.47 without; "
+_EMBEDDING_FACTOR = {"a": "The next cells offer one reading. Over seeds 0 to 9 the factor helped the sinusoidal "
+         "model at 32 tokens every time, by 0.06 to 0.16 (0.57 on average with it, 0.47 without; "
          "benchmarks/bench_previous_token.py).",
     "b": "Rotary changed by less than 0.02 at 32 tokens; the sinusoidal model lost more.",
     "c": "Pre-norm normalises only what goes into attention and the feed-forward network. The "
