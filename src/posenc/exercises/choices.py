@@ -31,11 +31,12 @@ __all__ = [
 
 _EVERY_SCORE_PLUS_FIVE = {
     "a": "Each exp(s) grows by e^5, but so does the row's sum, and the factor cancels.",
-    "b": "The mask comes after the + 5, so each padded key's score is still -inf, and exp(-inf) = 0.",
+    "b": "e^(s + 5) = e^5 e^s: every exp(s) grows by the same factor e^5, the largest and the smallest alike. The "
+         "row's sum grows by e^5 too, so each weight, its share of the sum, stays the same.",
     "c": "Adding moves every score alike and keeps their differences, and the differences alone set the weights. "
          "Dividing the scores, as by sqrt(d_k), is what evens the weights out.",
-    "d": "softmax(s + c) = e^c e^s / (e^c sum(e^s)) = softmax(s). That is why a mask needs -inf, not 0: a score of 0 "
-         "is a score like any other.",
+    "d": "softmax(s + c) = e^c e^s / (e^c sum(e^s)) = softmax(s). That is why a mask needs -inf (or a very negative "
+         "number), not 0: a score of 0 is a score like any other.",
 }
 
 
