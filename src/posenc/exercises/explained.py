@@ -10,7 +10,7 @@ from __future__ import annotations
 from .feedback import Feedback
 from .predictions import check_prediction
 
-__all__ = ["check_one_vector_everywhere", "check_position_term_offset", "check_whole_words_in_eight_tokens"]
+__all__ = ["check_one_vector_everywhere", "check_position_term_offset", "check_where_friend_ends"]
 
 
 def check_one_vector_everywhere(answer: object, *, actual: object) -> Feedback:
@@ -27,7 +27,9 @@ def check_position_term_offset(answer: object, *, actual: object) -> Feedback:
                                         "scaled 2 x 2 rotations on its diagonal and zero elsewhere (A = I is one).")
 
 
-def check_whole_words_in_eight_tokens(answer: object, *, actual: object) -> Feedback:
-    """A prediction: how many whole words fit within the first 8 BPE tokens (`actual`, an int)?"""
-    return check_prediction(answer, actual=actual, question="whole words within 8 tokens",
-                            explanation="friend and Grant are four pieces each, so 8 tokens end inside Grant.")
+def check_where_friend_ends(answer: object, *, actual: object) -> Feedback:
+    """A prediction: in "Grant is my friend", at which position does `end`, the last piece of friend, sit (`actual`)?"""
+    return check_prediction(answer, actual=actual, question="where friend ends",
+                            explanation="At the start of the text, Grant has no space before it: G r ant, three "
+                                        "pieces. Then ␣is, ␣my and ␣f r i end: end is the ninth piece, position 8. "
+                                        "A model that reads positions 0 to 7 never sees it.")
