@@ -47,18 +47,19 @@ def check_every_score_plus_five(answer: object) -> Feedback:
 
 
 _AVERAGE_OF_SHUFFLED_OUTPUTS = {
-    "a": "The inputs' averages match, since both sentences add the same rows of PE. But attention mixes the rows "
-         "before the average. With PE, john scores its keys differently at position 0 than at position 3, so the "
-         "outputs change, not only their order.",
-    "b": "Without PE the outputs are the same rows in a new order, and an average does not depend on the order of "
+    "a": "With no mask the averages match. But the causal mask lets each query see only the keys up to its own "
+         "place. john sees only itself at position 0 and all four words at position 3. So the outputs change, not "
+         "only their order.",
+    "b": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds.",
-    "c": "Without PE the outputs only move with their words, and an average ignores the order of its rows. With PE "
-         "the output rows themselves change, so their average changes too.",
+    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. The "
+         "causal mask lets each query see only the keys up to its own place, so the output rows themselves change. "
+         "Here their average changes too.",
 }
 
 
 def check_average_of_shuffled_outputs(answer: object) -> Feedback:
-    """A multiple choice: the average of the outputs, shuffled."""
+    """A multiple choice: the average of the outputs, shuffled, with no mask and with the causal mask (no PE)."""
     return check_choice(answer, options=_AVERAGE_OF_SHUFFLED_OUTPUTS, correct="c",
                         question="the average of the outputs, shuffled")
 

@@ -24,7 +24,8 @@ def check_position_term_offset(answer: object, *, actual: object) -> Feedback:
     return check_prediction(answer, actual=actual, question="the position-position term through W_Q W_K^T",
                             explanation="A mixes pair i of PE[p] with pair j of PE[q], and sin(w_i p) sin(w_j q) is "
                                         "not a function of q - p. The term depends on the offset alone only if A is "
-                                        "scaled 2 x 2 rotations on its diagonal and zero elsewhere (A = I is one).")
+                                        "scaled 2 x 2 rotations on its diagonal and zero elsewhere (A = I and the quarter "
+                                        "turn above are two).")
 
 
 def check_where_friend_ends(answer: object, *, actual: object) -> Feedback:
