@@ -10,7 +10,8 @@ from __future__ import annotations
 from .feedback import Feedback
 from .predictions import check_prediction
 
-__all__ = ["check_one_vector_everywhere", "check_position_term_offset", "check_whole_words_in_eight_tokens"]
+__all__ = ["check_one_vector_everywhere", "check_position_term_offset", "check_whole_words_in_eight_tokens",
+           "check_row_of_sentence_one"]
 
 
 def check_one_vector_everywhere(answer: object, *, actual: object) -> Feedback:
@@ -31,3 +32,13 @@ def check_whole_words_in_eight_tokens(answer: object, *, actual: object) -> Feed
     """A prediction: how many whole words fit within the first 8 BPE tokens (`actual`, an int)?"""
     return check_prediction(answer, actual=actual, question="whole words within 8 tokens",
                             explanation="friend and Grant are four pieces each, so 8 tokens end inside Grant.")
+
+
+def check_row_of_sentence_one(answer: object, *, actual: object) -> Feedback:
+    """A prediction: fed (batch, sequence, d_model), which table row does every token of sentence 1 get (`actual`)?"""
+    if isinstance(answer, str) and answer.strip().isdigit():
+        answer = int(answer)  # "1" typed with quotes: the same prediction
+    return check_prediction(answer, actual=actual, question="the table row of sentence 1, fed batch first",
+                            explanation="forward reads x.size(0), the batch of 2, as the length. pe[:2] holds rows 0 "
+                                        "and 1, one per sentence, and broadcasting adds row b to every token of "
+                                        "sentence b.")
