@@ -228,3 +228,45 @@ class TestDistinctRows:
         assert exercises.check_distinct_rows(len(set(self.padded)), matrix=self.X, padded_tokens=self.padded).correct
         with pytest.raises(TypeError, match="padded_tokens"):
             exercises.check_distinct_rows(4, matrix=self.X, padded_tokens=self.padded[:3])
+
+
+class TestRowsChanged:
+    """02's Exercise 2: how many rows of W_E one AdamW step changes, with padding_idx and weight decay."""
+
+    vocabulary = tokens.build_vocabulary(CORPUS)
+    ids = vocabulary.ids(tokens.pad(tokens.tokenize("My name is John"), max_sequence_length=L))
+
+    def step(self, weight_decay):
+        before = torch.randn(self.vocabulary.vocab_size, 6, generator=torch.Generator().manual_seed(0))
+        table = torch.nn.Embedding.from_pretrained(before.clone(), freeze=False, padding_idx=0)
+        table(torch.tensor(self.ids)).sum().backward()
+        torch.optim.AdamW(table.parameters(), lr=0.1, weight_decay=weight_decay).step()
+        return before, table.weight.detach()
+
+    def test_weight_decay_changes_every_row_and_each_right_answer_is_accepted(self):
+        before, after = self.step(0.01)
+        assert (before != after).any(dim=1).all()
+        for answer in (11, 11.0, torch.tensor(11), list(range(11)), set(range(11))):
+            assert exercises.check_rows_changed(answer, before=before, after=after, ids=self.ids).correct, answer
+
+    def test_without_weight_decay_only_the_rows_with_a_gradient_change(self):
+        before, after = self.step(0.0)
+        assert exercises.check_rows_changed(4, before=before, after=after, ids=self.ids).correct
+        assert exercises.check_rows_changed([2, 3, 4, 5], before=before, after=after, ids=self.ids).correct
+        assert not exercises.check_rows_changed(11, before=before, after=after, ids=self.ids).correct
+
+    @pytest.mark.parametrize("answer,words", [
+        (4, "rows with a gradient"), (5, "<PAD>'s included"), ([0, 2, 3, 4, 5], "<PAD>'s included"),
+        (1, "not the only one"), (7, "rows with no gradient"),
+    ])
+    def test_each_mistake_is_named(self, answer, words):
+        before, after = self.step(0.01)
+        feedback = exercises.check_rows_changed(answer, before=before, after=after, ids=self.ids)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    @pytest.mark.parametrize("answer,words", [(10, "You said 10"), ("eleven", "whole number"), ([0, 1], "listed 2")])
+    def test_other_answers_are_wrong_and_never_raise(self, answer, words):
+        before, after = self.step(0.01)
+        feedback = exercises.check_rows_changed(answer, before=before, after=after, ids=self.ids)
+        assert feedback.status == "wrong" and words in feedback.message, feedback.message
+        assert exercises.check_rows_changed(None, before=before, after=after, ids=self.ids).status == "not attempted"

@@ -1,4 +1,5 @@
-"""Checkers for the W_E projection: how many rows of X differ, which rows of W_E a loss on X reaches."""
+"""Checkers for the W_E projection: how many rows of X differ, which rows of W_E a loss on X reaches, how many rows
+one optimizer step changes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from .._checks import check_floating_tensor, check_size, is_real, is_sequence, s
 from ..tokens import PAD_TOKEN
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, describe, exercise, not_attempted
 
-__all__ = ["check_distinct_rows", "check_rows_with_gradient"]
+__all__ = ["check_distinct_rows", "check_rows_with_gradient", "check_rows_changed"]
 
 
 @exercise("distinct rows")
@@ -125,3 +126,53 @@ def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: 
     parts = ([f"missing: rows {', '.join(map(str, missing))} (ids the sentence uses)"] if missing else []) + (
         [f"extra: rows {short(extra)[1:-1]} (ids the sentence does not use, so their gradient is 0)"] if extra else [])
     return Feedback(WRONG, f"Not quite: {'; '.join(parts)}.")
+
+
+@exercise("rows of W_E one AdamW step changes")
+def check_rows_changed(answer: object, *, before: torch.Tensor, after: torch.Tensor, ids: Sequence[int],
+                       padding_idx: int | None = 0) -> Feedback:
+    """How many rows of a table one optimizer step changed (a prediction, checked against the table before and after).
+
+    `ids` are the ids the loss looked up and `padding_idx` the row `padding_idx` kept from the gradient (None if none),
+    for the feedback. A list of the changed rows' numbers is a right answer too.
+    """
+    check_floating_tensor("before", before, ndim=(2,))
+    check_floating_tensor("after", after, ndim=(2,))
+    if before.shape != after.shape or before.numel() == 0:
+        raise ValueError(f"before and after must be one non-empty table, got shapes {tuple(before.shape)} and "
+                         f"{tuple(after.shape)}")
+    vocab_size = before.shape[0]
+    if not is_sequence(ids) or not ids or not all(is_real(i, whole=True) and 0 <= i < vocab_size for i in ids):
+        raise TypeError(f"ids must be a non-empty list of rows of the table, below {vocab_size}, got {short(ids)}")
+    changed = (before.detach().cpu() != after.detach().cpu()).any(dim=1).nonzero().flatten().tolist()
+    expected = len(changed)
+    if answer is None:
+        return not_attempted("a whole number of rows")
+    rows = _row_numbers(answer)
+    if rows is not None and sorted(set(rows)) == changed:
+        return Feedback(CORRECT, f"Correct: the step changed rows {short(changed)}, {expected} of {vocab_size}.")
+    number = as_count(answer)
+    if number is None and rows is not None:
+        number = len(set(rows))  # a list of rows: read as its count, for the feedback
+    elif number is None:
+        return Feedback(WRONG, f"Expected a whole number of rows, got {describe(answer)}.")
+    elif number == expected:
+        return Feedback(CORRECT, f"Correct: the step changed {expected} of the {vocab_size} rows.")
+    used = sorted({int(i) for i in ids})
+    with_gradient = [k for k in used if k != padding_idx]
+    unused = [k for k in range(vocab_size) if k not in used]
+    decay = expected == vocab_size
+    if decay and number == len(with_gradient):
+        return Feedback(MISTAKE, f"Those are the rows with a gradient. Weight decay shrinks every row of the table at "
+                                 f"each step, gradient or not, so all {expected} rows change.")
+    if decay and number == len(used):
+        return Feedback(MISTAKE, f"Those are the rows the sentence uses, <PAD>'s included. Weight decay also shrinks "
+                                 f"rows {short(unused)}, which no token looks up, so all {expected} rows change.")
+    if decay and number == 1:
+        return Feedback(MISTAKE, f"The <PAD> row is not the only one that shrinks: weight decay shrinks every row, and "
+                                 f"rows {short(with_gradient)} also move with their gradient. All {expected} change.")
+    if decay and number == vocab_size - len(with_gradient):
+        return Feedback(MISTAKE, f"Those are the rows with no gradient. Rows {short(with_gradient)} change too: their "
+                                 f"gradient moves them. All {expected} change.")
+    said = f"You listed {number} rows" if as_count(answer) is None else f"You said {number}"
+    return Feedback(WRONG, f"{said}; the step changed {expected} of the {vocab_size} rows.")

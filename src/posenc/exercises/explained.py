@@ -10,7 +10,8 @@ from __future__ import annotations
 from .feedback import Feedback
 from .predictions import check_prediction
 
-__all__ = ["check_one_vector_everywhere", "check_position_term_offset", "check_where_friend_ends"]
+__all__ = ["check_one_vector_everywhere", "check_position_term_offset", "check_where_friend_ends",
+           "check_row_of_sentence_one"]
 
 
 def check_one_vector_everywhere(answer: object, *, actual: object) -> Feedback:
@@ -34,3 +35,13 @@ def check_where_friend_ends(answer: object, *, actual: object) -> Feedback:
                             explanation="At the start of the text, Grant has no space before it: G r ant, three "
                                         "pieces. Then ␣is, ␣my and ␣f r i end: end is the ninth piece, position 8. "
                                         "A model that reads positions 0 to 7 never sees it.")
+
+
+def check_row_of_sentence_one(answer: object, *, actual: object) -> Feedback:
+    """A prediction: fed (batch, sequence, d_model), which table row does every token of sentence 1 get (`actual`)?"""
+    if isinstance(answer, str) and answer.strip().isdigit():
+        answer = int(answer)  # "1" typed with quotes: the same prediction
+    return check_prediction(answer, actual=actual, question="the table row of sentence 1, fed batch first",
+                            explanation="forward reads x.size(0), the batch of 2, as the length. pe[:2] holds rows 0 "
+                                        "and 1, one per sentence, and broadcasting adds row b to every token of "
+                                        "sentence b.")
