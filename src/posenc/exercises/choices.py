@@ -182,7 +182,7 @@ _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "a": "The mask gives more than the guess. This model counts the keys it sees.",
     "b": "It goes further: the model works out most of the order from the mask.",
     "c": "The model works out positions, roughly, from the mask. Query t sees t + 1 keys, and a model can count "
-         'them (notebook 07, "A causal model can count").'
+         'them (see "The causal mask can mark position", where heads and masks are taught).'
 }
 
 
