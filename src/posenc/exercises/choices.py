@@ -166,8 +166,8 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
     "a": "Rows 16 to 31 of PE were never in a training input, so the model never learned what they mean. The "
          "queries there lose the token before.",
-    "b": "Notebook 10 showed that PE[p] . PE[q] depends only on q - p. But a head compares positions only after "
-         "W_Q and W_K, which mix the pairs. So its score also depends on where p and q are (notebook 10, Exercise 2). "
+    "b": "PE[p] . PE[q] depends only on q - p, as the notebook on relative positions shows. But a head compares "
+         "positions only after W_Q and W_K, which mix the pairs. So its score also depends on where p and q are. "
          "Past the trained positions its weight on the token before falls low (the right panel).",
     "c": "A query at a trained position still finds its neighbour, even with 16 new keys beside "
          "it.",
