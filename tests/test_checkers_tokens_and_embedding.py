@@ -122,6 +122,22 @@ class TestPadFunction:
         assert exercises.check_pad_function(same_message, max_sequence_length=L).correct
         assert sys.getprofile() is profile  # the watch on the calls is removed
 
+    def test_the_bug_01_shows_is_named_and_the_text_does_not_say_it(self):
+        # 01's Exercise 1 (find the bug) shows a `pad` with one bug: handed in as it is, the checker names its
+        # off-by-one, and the exercise's text does not say which bug it is.
+        import json
+        from pathlib import Path
+
+        path = Path(__file__).resolve().parent.parent / "notebooks" / "01_padding_and_one_hot.ipynb"
+        text = next("".join(c["source"]) for c in json.loads(path.read_text())["cells"]
+                    if "(find the bug)" in "".join(c["source"]))
+        shown = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+        namespace = {}
+        exec(shown, namespace)
+        feedback = exercises.check_pad_function(namespace["pad"], max_sequence_length=L)
+        assert feedback.status == "mistake" and "exactly max_sequence_length" in feedback.message, feedback.message
+        assert not re.search(r"(?i)exactly|off-by-one", text.replace(shown, "")), text
+
     def test_a_fix_without_the_truncate_option_is_told_to_add_it(self):
         feedback = exercises.check_pad_function(refusing_pad, max_sequence_length=L)
         assert feedback.status == "wrong" and "truncate=False" in feedback.message, feedback.message
