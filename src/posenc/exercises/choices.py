@@ -181,10 +181,12 @@ def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
 
 
 _CAUSAL_MODEL_WITHOUT_POSITIONS = {
-    "a": "The mask gives more than the guess. This model counts the keys it sees.",
+    "a": "The mask gives more than the guess. Each query sees a different number of keys, and that hints at its position.",
     "b": "It goes further: the model works out most of the order from the mask.",
-    "c": "The model works out positions, roughly, from the mask. Query t sees t + 1 keys, and a model can count "
-         'them (see "The causal mask can mark position", where heads and masks are taught).'
+    "c": "The model works out positions, roughly, from the mask. Query t sees t + 1 keys. If it spreads its weight "
+         "evenly, it averages t + 1 random rows, and the more rows, the smoother the average. So the mix itself tells "
+         'roughly how far along t is. (The section "The causal mask can mark position" shows a cleaner case, with a '
+         "start token.)"
 }
 
 
@@ -198,9 +200,8 @@ _EMBEDDING_FACTOR = {"a": "The next cells offer one reading. Over seeds 0 to 9 t
          "model at 32 tokens every time, by 0.06 to 0.16 (0.57 on average with it, 0.47 without; "
          "benchmarks/bench_previous_token.py).",
     "b": "Rotary changed by less than 0.02 at 32 tokens; the sinusoidal model lost more.",
-    "c": "Pre-norm normalises only what goes into attention and the feed-forward network. The "
-         "residual sum x + attention(norm(x)) keeps the factor, so without it the "
-         "embeddings enter it 5.7 times smaller."
+    "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
+         "token's part is 5.7 times smaller against its position."
 }
 
 
