@@ -195,6 +195,12 @@ def test_a_module_that_does_not_refuse_a_long_input_cleanly_is_never_correct(mod
     assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
 
+def test_the_kept_assert_is_explained_in_the_feedback_and_not_sent_to_a_notebook_that_never_teaches_it():
+    # No notebook's prose teaches `python -O`: the feedback says what it does, and names no notebook or section.
+    message = exercises.check_positional_module(SeedModule(asserting("<="))).message
+    assert "`python -O` removes every assert" in message and "Pitfalls" not in message and "section" not in message
+
+
 def test_the_fixed_module_refuses_one_position_too_many_with_value_error():
     assert exercises.check_positional_module(SeedModule(refuse_with(ValueError, "<="))).correct
     # A module built with 10 rows, checked for 7: it accepts 8 positions, one more than asked.

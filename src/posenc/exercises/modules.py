@@ -108,7 +108,7 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
                                  "refuse a longer x with ValueError.")
     if isinstance(out, AssertionError):
         return Feedback(MISTAKE, f"An assert refuses {L + 1} positions, but `python -O` removes every assert, and then "
-                                 "nothing does (11 Pitfalls, section 3): check with `if` and raise ValueError.")
+                                 "nothing does: check with `if` and raise ValueError.")
     if isinstance(out, ValueError):
         return Feedback(CORRECT, f"Correct: forward adds the table to x of shape (batch, seq, d_model) = "
                                  f"{tuple(full.shape)} and {tuple(short.shape)}, and refuses {tuple(too_long.shape)} "
