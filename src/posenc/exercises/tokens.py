@@ -80,8 +80,7 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     kind, result, _ = _run_pad(answer, exact, max_sequence_length)
     if kind == "raised":
         return Feedback(MISTAKE, f"It refuses a sentence of exactly max_sequence_length={max_sequence_length} tokens "
-                                 f"({error_line(result)}): refuse only len(words) > max_sequence_length. The same off-by-one, "
-                                 "`assert x < max`, is section 3 of 11 Pitfalls.")
+                                 f"({error_line(result)}): refuse only len(words) > max_sequence_length.")
     if result != exact:
         return Feedback(WRONG, f"For exactly {max_sequence_length} tokens it returned {short(result)}; such a sentence "
                                "fits and comes back as it is.")
@@ -96,8 +95,8 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
         return Feedback(MISTAKE, f"For {len(too_long)} tokens, more than max_sequence_length={max_sequence_length}, it "
                                  f"returned {short(result)} instead of raising ValueError.")
     if isinstance(result, AssertionError):
-        return Feedback(MISTAKE, "An assert refuses it, but `python -O` removes every assert, and then nothing does "
-                                 "(11 Pitfalls shows it): raise ValueError.")
+        return Feedback(MISTAKE, "An assert refuses it, but `python -O` removes every assert, and then nothing does: "
+                                 "raise ValueError.")
     if not isinstance(result, ValueError):
         return Feedback(MISTAKE, f"It raised {error_line(result)}: raise ValueError, Python's error for a value outside "
                                  "what is allowed, so that a caller can catch exactly that.")
