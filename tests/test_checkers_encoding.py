@@ -364,6 +364,8 @@ class TestTransposedRow:
         # 04 asks for row 2: column 2 of the swapped table, sin(pos / 10000^(2/10)) = sin(pos / 6.31), pos 0 to 5.
         expected = torch.sin(torch.arange(6.0) / 10000 ** 0.2)
         assert self.check(expected, row=2).correct
+        # The run that showed what the token needs is gone (its source gave the swapped sizes away): the verdict shows it.
+        assert "token 2 needs row 2 of the right table, [0.9093, -0.4161" in self.check(expected, row=2).message
         assert self.check([round(v, 2) for v in expected.tolist()], row=2).correct
         feedback = self.check(self.PE[2], row=2)
         assert not feedback.correct and "row 2 of the right table" in feedback.message, feedback.message

@@ -315,7 +315,8 @@ def check_transposed_row(answer: object, *, max_sequence_length: int, d_model: i
             return Feedback(MISTAKE, f"The numbers are right, but they are read off the package's table "
                                      f"({_MAKERS.get(maker, maker)}). Predict them: {why}")
         return Feedback(CORRECT, f"Correct: {[round(v, 4) for v in expected.tolist()]}. The transpose fixes the shape, "
-                                 "not the numbers.")
+                                 f"not the numbers: token {r} needs row {r} of the right table, "
+                                 f"{[round(v, 4) for v in right[r].tolist()]}.")
     if r < L and close(given, right[r], atol=0.01):
         return Feedback(MISTAKE, f"That is row {r} of the right table, what the token needs. But .T moves numbers, it "
                                  f"does not recompute them. {why}")
