@@ -273,7 +273,7 @@ class TestRowsChanged:
 
     @pytest.mark.parametrize("answer,words", [
         (4, "rows with a gradient"), (5, "<PAD>'s included"), ([0, 2, 3, 4, 5], "<PAD>'s included"),
-        (1, "not the only one"), (7, "rows with no gradient"),
+        (1, "not the only one"), (7, "gradient is all zeros"),
     ])
     def test_each_mistake_is_named(self, answer, words):
         before, after = self.step(0.01)

@@ -172,7 +172,7 @@ def check_rows_changed(answer: object, *, before: torch.Tensor, after: torch.Ten
         return Feedback(MISTAKE, f"The <PAD> row is not the only one that shrinks: weight decay shrinks every row, and "
                                  f"rows {short(with_gradient)} also move with their gradient. All {expected} change.")
     if decay and number == vocab_size - len(with_gradient):
-        return Feedback(MISTAKE, f"Those are the rows with no gradient. Rows {short(with_gradient)} change too: their "
+        return Feedback(MISTAKE, f"Those are the rows whose gradient is all zeros. Rows {short(with_gradient)} change too: their "
                                  f"gradient moves them. All {expected} change.")
     said = f"You listed {number} rows" if as_count(answer) is None else f"You said {number}"
     return Feedback(WRONG, f"{said}; the step changed {expected} of the {vocab_size} rows.")
