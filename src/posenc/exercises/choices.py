@@ -183,7 +183,7 @@ def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
 _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "a": "The mask gives more than the guess. Each query sees a different number of keys, and that hints at its position.",
     "b": "It goes further: the model works out most of the order from the mask.",
-    "c": "The model works out positions, roughly, from the mask. Query t sees t + 1 keys. If it spreads its weight "
+    "c": "The model probably works out positions, roughly, from the mask. Query t sees t + 1 keys. If it spreads its weight "
          "evenly, it averages t + 1 random rows, and the more rows, the smoother the average. So the mix itself tells "
          'roughly how far along t is. (The section "The causal mask can mark position" shows a cleaner case, with a '
          "start token.)"
