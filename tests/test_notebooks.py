@@ -72,6 +72,14 @@ def test_states_its_goal_first_and_imports_the_package(path):
     assert "posenc" in code
 
 
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name[:2] > "08"], ids=lambda p: p.name[:2])
+def test_only_the_walkthrough_reads_the_running_example(path):
+    # A teacher may change src/posenc/example.py; only 00-08 are regenerated then (docs/adapting.md). A later notebook
+    # that read it would break under make test-teacher (09 did, with a shuffle written for four words).
+    code = "\n".join(source(c) for c in cells(path) if c["cell_type"] == "code")
+    assert not re.search(r"\bexample\.", code), f"{path.name} reads posenc.example; name its own sizes and sentence"
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_no_notebook_defines_its_own_helpers(path):
     # Helpers live in src/posenc; a notebook derives steps inline and calls the package.
