@@ -27,6 +27,13 @@ for package in (posenc, tools, benchmarks):
         importlib.import_module(module.name)
 
 
+@pytest.fixture(autouse=True)
+def fresh_progress():
+    """Each test starts with no verdict recorded: a prediction checker keeps its first answer per exercise
+    (posenc.exercises.feedback), so a test run after another on the same worker would otherwise read that one's."""
+    posenc.exercises.reset_progress()
+
+
 def paper_formula(max_sequence_length: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
     """The table from the paper's formula, one entry at a time, in float64 with Python's math.
 

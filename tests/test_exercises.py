@@ -1,5 +1,6 @@
 """Every diagnosis of posenc.exercises, fed the exact mistake a learner makes."""
 
+import functools
 import math
 
 import pytest
@@ -783,20 +784,53 @@ def test_a_bool_prediction_written_as_a_string_reads_as_the_bool(answer, actual,
 
 def test_progress_keeps_the_latest_verdict_per_exercise():
     exercises.reset_progress()
-    shape = exercises.check_one_hot_shape
-    shape(None, corpus=["a b"], sentence="a b", max_sequence_length=3)
+    rows = exercises.check_distinct_rows
+    rows(None, matrix=torch.eye(3))
     exercises.check_distinct_rows(2, matrix=torch.eye(2))
     assert exercises.progress().count("not attempted") == 1 and exercises.progress().count("done") == 1
-    shape((4, 3), corpus=["a b"], sentence="a b", max_sequence_length=3)
-    shape((3, 4), corpus=["a b"], sentence="a b", max_sequence_length=3)
+    rows(2, matrix=torch.eye(3))
+    rows(3, matrix=torch.eye(3))
     progress = exercises.progress()
     assert [status for _, status in progress.entries] == ["done", "done"]
     assert str(progress).startswith("Your progress: 2 exercises, 2 done, 0 wrong, 0 not attempted")
-    # Another length is another exercise.
-    shape((3, 4), corpus=["a b"], sentence="a b", max_sequence_length=4)
+    # Another matrix is another exercise.
+    rows(3, matrix=torch.eye(4))
     assert exercises.progress().count("wrong") == 1
     exercises.reset_progress()
     assert "no exercise checked yet" in str(exercises.progress())
+
+
+def test_progress_keeps_a_predictions_first_answer_and_says_so():
+    # A prediction counts as it was made: changing it once the run has shown the answer changes nothing in progress().
+    exercises.reset_progress()
+    shape = functools.partial(exercises.check_one_hot_shape, corpus=["a b"], sentence="a b", max_sequence_length=3)
+    assert shape(None).status == "not attempted"  # the placeholder fixes nothing
+    first = shape((4, 3))
+    assert first.status != "correct" and "first prediction" not in first.message
+    again = shape((3, 4))
+    assert again.correct and "progress() keeps your first prediction, (4, 3)" in again.message
+    assert [status for _, status in exercises.progress().entries] == ["wrong"]
+    assert "first prediction" not in shape((4, 3)).message  # the first answer again: nothing to say
+    # A multiple choice and a plain prediction keep theirs too; another exercise starts afresh.
+    exercises.check_shift_back("a")
+    exercises.check_shift_back("b")
+    exercises.check_prediction(3, actual=3, question="q")
+    exercises.check_prediction(4, actual=3, question="q")
+    assert [status for _, status in exercises.progress().entries] == ["wrong", "wrong", "done"]
+    exercises.reset_progress()
+
+
+def test_a_run_waits_until_a_checker_has_judged_its_prediction(capsys):
+    exercises.reset_progress()
+    assert not exercises.predicted(None) and not exercises.predicted((4, 3))
+    assert capsys.readouterr().out == f"{exercises.WAITING_FOR_A_PREDICTION}\n{exercises.CHECK_FIRST}\n"
+    exercises.check_one_hot_shape((4, 3), corpus=["a b"], sentence="a b", max_sequence_length=3)
+    assert exercises.predicted((4, 3)) and not exercises.predicted((4, 3), "z")
+    # A checker that is not a prediction's judges nothing the run waits for.
+    exercises.check_distinct_rows(5, matrix=torch.eye(5))
+    assert not exercises.predicted(5)
+    exercises.reset_progress()
+    assert not exercises.predicted((4, 3))
 
 
 def test_the_progress_list_never_shows_a_predictions_answer():

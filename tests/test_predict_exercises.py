@@ -1,17 +1,19 @@
-"""A "predict, then run" exercise keeps its answer until the learner has predicted.
+"""A "predict, then run" exercise keeps its answer until the learner has predicted, and counts the prediction made.
 
-The run that shows the answer sits between the learner's placeholder and the checker, and shows its result only under
-`if exercises.predicted(answer):`. So a learner's notebook run untouched (Run All) shows nothing from the placeholder
-to the checker but that the run waits. What holds that:
+The learner writes a prediction, its checker judges it (progress() keeps that first verdict: posenc.exercises.feedback),
+and only then does the run that shows why, under `if exercises.predicted(answer):`, show anything
+(posenc.exercises.predictions.predicted waits for a judged prediction). So a learner's notebook run untouched (Run All)
+shows nothing between the placeholder and the checker, and each run says that it waits. What holds that:
 
-- here: in every notebook, each cell between a predict exercise's placeholder and its checker is silent, or shows what
-  it shows under that exercise's own answer;
-- nbval, which runs the learner's edition under the oldest CPU (tests/notebook_runs.py): it finds each silent cell
-  silent and each guarded cell saying that it waits, and nothing more;
+- here: in every notebook, each cell between a predict exercise's placeholder and its checker is silent, and each run
+  guarded by its answer comes after its checker;
+- nbval, which runs the learner's edition under the oldest CPU (tests/notebook_runs.py): it finds each guarded cell
+  saying that it waits, and nothing more;
 - here again: the students' site shows what that run shows (tools/student_edition.learner_with_outputs), and the otter
   student notebook has no outputs at all (tools/assignment.py; test_grading holds it cell for cell the learner's edition).
 """
 
+import inspect
 import re
 from pathlib import Path
 
@@ -20,7 +22,7 @@ import pytest
 
 from posenc import exercises
 from posenc.exercises import choices, explained
-from posenc.exercises.predictions import WAITING_FOR_A_PREDICTION
+from posenc.exercises.predictions import CHECK_FIRST, WAITING_FOR_A_PREDICTION
 from tests.notebook_runs import for_nbval
 from tools.assignment import find_exercises
 from tools.student_edition import learner_with_outputs, suite_notebooks, waiting_output
@@ -32,16 +34,23 @@ def predict_exercises(notebook: nbformat.NotebookNode, name: str = "notebook"):
     return [e for e in find_exercises(notebook, name) if "(predict" in notebook.cells[e.heading].source.splitlines()[0]]
 
 
-def shown_before_the_checker(notebook: nbformat.NotebookNode, name: str = "notebook") -> list[str]:
-    """Each cell between a predict exercise's placeholder and its checker that shows something, not under
-    `if exercises.predicted(<that exercise's answer>):`."""
+def _guard(answer: str) -> re.Pattern:
+    return re.compile(rf"\bexercises\.predicted\([^)]*\b{answer}\b")
+
+
+def out_of_order(notebook: nbformat.NotebookNode, name: str = "notebook") -> list[str]:
+    """What breaks a predict exercise's order: a cell between its placeholder and its checker that shows something or
+    runs the reveal, and a run guarded by its answer before its checker."""
     found = []
     for exercise in predict_exercises(notebook, name):
-        guard = re.compile(rf"\bexercises\.predicted\([^)]*\b{exercise.answer}\b")
+        guard = _guard(exercise.answer)
         for i in range(exercise.placeholder + 1, exercise.checker):
             cell = notebook.cells[i]
-            if i != exercise.solution and cell.cell_type == "code" and cell.outputs and not guard.search(cell.source):
-                found.append(f"{name}, exercise {exercise.number}: cell {i} shows {cell.outputs[0].get('text', '')!r:.80}")
+            if i != exercise.solution and cell.cell_type == "code" and (cell.outputs or guard.search(cell.source)):
+                found.append(f"{name}, exercise {exercise.number}: cell {i} shows or reveals before the checker")
+        found += [f"{name}, exercise {exercise.number}: cell {i} runs the reveal before the checker"
+                  for i, cell in enumerate(notebook.cells[:exercise.placeholder])
+                  if cell.cell_type == "code" and guard.search(cell.source)]
     return found
 
 
@@ -55,27 +64,38 @@ def test_most_exercises_are_predictions():
 
 
 @pytest.mark.parametrize("name", WITH_PREDICTIONS)
-def test_nothing_but_a_guarded_run_shows_between_the_prediction_and_its_checker(name):
-    assert shown_before_the_checker(NOTEBOOKS[name], name) == []
+def test_the_checker_judges_the_prediction_before_any_run_shows_it(name):
+    assert out_of_order(NOTEBOOKS[name], name) == []
 
 
-def _one_exercise(run: str, outputs: list) -> nbformat.NotebookNode:
+def _one_exercise(run: str, outputs: list, *, checker_first: bool = True) -> nbformat.NotebookNode:
     new = nbformat.v4
+    checker = new.new_code_cell("exercises.check_prediction(my_shape, actual=(2, 3), question='the shape')")
+    reveal = new.new_code_cell(run, outputs=outputs)
     return new.new_notebook(cells=[
         new.new_markdown_cell("### Exercise 1 (predict, then run): a shape"),
         new.new_code_cell("my_shape = None  # (rows, columns)", metadata={"tags": ["exercise"]}),
         new.new_code_cell("my_shape = (2, 3)", metadata={"tags": ["solution"]}),
-        new.new_code_cell(run, outputs=outputs),
-        new.new_code_cell("exercises.check_prediction(my_shape, actual=tuple(x.shape), question='the shape')")])
+        *([checker, reveal] if checker_first else [reveal, checker])])
 
 
-def test_a_run_that_shows_its_answer_unguarded_is_found():
+def test_a_run_that_shows_or_reveals_before_the_checker_is_found():
     shown = [nbformat.v4.new_output("stream", name="stdout", text="(2, 3)\n")]
-    assert shown_before_the_checker(_one_exercise("x = torch.zeros(2, 3)\nprint(x.shape)", shown))
-    # Guarded by another exercise's answer is not guarded.
-    assert shown_before_the_checker(_one_exercise("if exercises.predicted(my_other):\n    print(x.shape)", shown))
-    assert not shown_before_the_checker(_one_exercise("if exercises.predicted(my_shape):\n    print(x.shape)", shown))
-    assert not shown_before_the_checker(_one_exercise("x = torch.zeros(2, 3)", []))
+    guarded = "if exercises.predicted(my_shape):\n    print(x.shape)"
+    assert out_of_order(_one_exercise("x = torch.zeros(2, 3)\nprint(x.shape)", shown, checker_first=False))
+    assert out_of_order(_one_exercise(guarded, [], checker_first=False))  # silent, but before the checker
+    assert not out_of_order(_one_exercise(guarded, shown))
+    assert not out_of_order(_one_exercise("x = torch.zeros(2, 3)", [], checker_first=False))
+
+
+@pytest.mark.parametrize("name", WITH_PREDICTIONS)
+def test_each_predictions_checker_keeps_its_first_verdict(name):
+    # The checker's own record (posenc.exercises.feedback.exercise(prediction=True)), or one it hands the answer to.
+    for exercise in predict_exercises(NOTEBOOKS[name], name):
+        checker = getattr(exercises, re.search(r"exercises\.(check_\w+)", exercise.call).group(1))
+        handed_on = re.search(r"\b(check_prediction|check_choice|_recorded_choice)\(", inspect.getsource(checker))
+        assert getattr(checker, "prediction", False) or (not hasattr(checker, "prediction") and handed_on), (
+            name, exercise.number, checker.__name__)
 
 
 @pytest.mark.parametrize("name", WITH_PREDICTIONS)
@@ -83,10 +103,12 @@ def test_the_learners_run_must_wait_and_the_site_shows_it_waiting(name):
     teacher = NOTEBOOKS[name]
     nbval_copy, site = for_nbval(teacher), learner_with_outputs(teacher)
     for exercise in predict_exercises(teacher, name):
-        between = {teacher.cells[i].id for i in range(exercise.placeholder + 1, exercise.checker) if i != exercise.solution}
+        guard = _guard(exercise.answer)
+        runs = {cell.id for cell in teacher.cells if cell.cell_type == "code" and guard.search(cell.source)
+                and "check_" not in cell.source}
         for edition in (nbval_copy, site):
             for cell in edition.cells:
-                if cell.id in between and cell.cell_type == "code":
+                if cell.id in runs:
                     assert cell.outputs in ([], [waiting_output()]), (name, exercise.number, cell.source[:60])
                     # nbval compares it: silent, or waiting, in the learner's own run too.
                     assert edition is site or "nbval-ignore-output" not in cell.metadata.get("tags", [])
@@ -95,12 +117,18 @@ def test_the_learners_run_must_wait_and_the_site_shows_it_waiting(name):
 
 
 def test_predicted_waits_for_every_prediction_and_says_so(capsys):
+    exercises.reset_progress()
+    for answer in (False, 0, "a", (2, 3)):
+        exercises.check_prediction(answer, actual=answer, question="q")
     assert exercises.predicted(False) and exercises.predicted(0) and exercises.predicted("a", (2, 3))
     assert capsys.readouterr().out == ""
     assert not exercises.predicted(None)
     assert not exercises.predicted("a", None)
     assert capsys.readouterr().out == f"{WAITING_FOR_A_PREDICTION}\n" * 2
+    assert not exercises.predicted("b")
+    assert capsys.readouterr().out == f"{CHECK_FIRST}\n"
     assert "None" in WAITING_FOR_A_PREDICTION and "run this cell again" in WAITING_FOR_A_PREDICTION
+    exercises.reset_progress()
 
 
 # Multiple choice: the answer key stays in the package (posenc.exercises.choices), not in the cell the learner runs.

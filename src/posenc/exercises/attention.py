@@ -156,7 +156,7 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
 _predict = check_prediction.__wrapped__  # unrecorded: the named checker records the verdict once
 
 
-@exercise("the mask as ~mask[:, :, None]: how many rows all NaN?")
+@exercise("the mask as ~mask[:, :, None]: how many rows all NaN?", prediction=True)
 def check_nan_rows(answer: object, *, scores: torch.Tensor, key_mask: torch.Tensor) -> Feedback:
     """A prediction: how many rows of softmax(scores masked with `~key_mask[:, :, None]`) are all NaN.
 
@@ -171,7 +171,7 @@ def check_nan_rows(answer: object, *, scores: torch.Tensor, key_mask: torch.Tens
                                 "rows (queries), not columns (keys): one row per <PAD> of the batch.")
 
 
-@exercise("two heads or one, the same matrices: the same output?")
+@exercise("two heads or one, the same matrices: the same output?", prediction=True)
 def check_heads_differ(answer: object, *, x: torch.Tensor, weights: object, key_mask: torch.Tensor) -> Feedback:
     """A prediction: whether `multi_head_attention` gives the same output with one head as with two, on the same
     `weights` (`attention.multi_head_weights`), within 1e-6."""
@@ -183,7 +183,7 @@ def check_heads_differ(answer: object, *, x: torch.Tensor, weights: object, key_
     return _predict(answer, actual=same, question="the same output", explanation="" if same else why)
 
 
-@exercise("where a head lands in the batch")
+@exercise("where a head lands in the batch", prediction=True)
 def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index: int) -> Feedback:
     """The first number of entry `index` of x, `(batch, seq, d_model)`, cut into heads and folded into the batch,
     `(batch * num_heads, seq, head_dim)`, in the order nn.MultiheadAttention holds them inside (its 3-D attn_mask

@@ -29,7 +29,7 @@ from .feedback import (
 __all__ = ["check_sequence_size", "check_batch_first", "check_document_mask"]
 
 
-@exercise("the size a sequence-first module read as the sequence")
+@exercise("the size a sequence-first module read as the sequence", prediction=True)
 def check_sequence_size(answer: object, *, x: torch.Tensor, weights: torch.Tensor) -> Feedback:
     """How many tokens a module took each sequence of the batch-first `x`, `(batch, seq, d_model)`, to have, as the
     attention weights it returned, `(batch, query, key)`, tell: their key count.

@@ -87,7 +87,7 @@ def _row_numbers(answer: object) -> list[int] | None:
     return None if any(n is None or n < 0 for n in numbers) else numbers
 
 
-@exercise("rows of W_E with a gradient")
+@exercise("rows of W_E with a gradient", prediction=True)
 def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: int,
                              padding_idx: int | None = 0) -> Feedback:
     """Which rows of W_E get a non-zero gradient from a loss on X = one_hot(ids) @ W_E (a prediction, checked by the run).
@@ -128,7 +128,7 @@ def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: 
     return Feedback(WRONG, f"Not quite: {'; '.join(parts)}.")
 
 
-@exercise("rows of W_E one AdamW step changes")
+@exercise("rows of W_E one AdamW step changes", prediction=True)
 def check_rows_changed(answer: object, *, before: torch.Tensor, after: torch.Tensor, ids: Sequence[int],
                        padding_idx: int | None = 0) -> Feedback:
     """How many rows of a table one optimizer step changed (a prediction, checked against the table before and after).

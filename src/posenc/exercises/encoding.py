@@ -261,7 +261,7 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
                            f"position {row}, column {column}.")
 
 
-@exercise("the shape of a table built with its sizes swapped")
+@exercise("the shape of a table built with its sizes swapped", prediction=True)
 def check_swapped_table_shape(answer: object, *, max_sequence_length: int, d_model: int) -> Feedback:
     """The shape of the table that stack + flatten builds when `d, L = X.shape` reads X of shape
     (max_sequence_length, d_model) the wrong way round. A tuple, a list or a torch.Size is read."""
@@ -287,7 +287,7 @@ def check_swapped_table_shape(answer: object, *, max_sequence_length: int, d_mod
     return Feedback(WRONG, f"You said {shape}. Read the first line as Python does: which number lands in d, which in L?")
 
 
-@exercise("the row that table.T adds to a token")
+@exercise("the row that table.T adds to a token", prediction=True)
 def check_transposed_row(answer: object, *, max_sequence_length: int, d_model: int, row: int = 0) -> Feedback:
     """Row `row` of `table.T`, where `table` is what stack + flatten builds when `d, L = X.shape` reads X of shape
     (max_sequence_length, d_model) the wrong way round: the d_model numbers `X + table.T` adds to token `row`.

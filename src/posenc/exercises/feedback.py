@@ -10,9 +10,11 @@ itself (the exercise's sizes, a notebook's bug) raises.
 An exercise cell starts with `answer = None`, which every checker reports as "not
 attempted yet", so an unsolved notebook still runs from top to bottom. Each checker is
 decorated with `exercise(title)`, which records its latest verdict per exercise, and
-`progress()` lists them: done, wrong or not attempted. In a notebook's kernel (IPython), a cell that raises is
-noted too: a checker call in it that gave no verdict is listed as an error, and `progress()` says that an
-exercise whose checker cell has not run (Run All stops at the first error) is not counted.
+`progress()` lists them: done, wrong or not attempted. A prediction (`exercise(title, prediction=True)`) keeps its
+first verdict instead: it is judged before the run that shows the answer (`predictions.predicted`).
+In a notebook's kernel (IPython), a cell that raises is noted too: a checker call in it that gave no verdict is listed
+as an error, and `progress()` says that an exercise whose checker cell has not run (Run All stops at the first error)
+is not counted.
 """
 
 from __future__ import annotations
@@ -74,6 +76,10 @@ _SYMBOLS_BY_WORD = {"done": "✔", "wrong": "✘", "not attempted": "…", "erro
 _RAISED: dict[object, tuple[tuple[str, ...], str]] = {}
 _TITLES: dict[str, str] = {}  # each recorded checker's title, by its name
 _RECORDED_IN_CELL = [0]
+# A prediction's first answer per exercise (its fingerprint and how it reads), and every answer a prediction checker
+# has judged: the run that shows a prediction's answer waits until its checker has judged it (`was_judged`).
+_FIRST_PREDICTIONS: dict[tuple, tuple[object, str]] = {}
+_JUDGED: set[object] = set()
 
 
 _NUMPY_DTYPES = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.float32,
@@ -105,9 +111,15 @@ def _summary(kwargs: dict) -> str:
     return text if len(text) <= 70 else text[:69] + "…"
 
 
-def exercise(title: str) -> Callable:
-    """Decorate a checker: record every verdict under `title` and the exercise's sizes, for `progress()`."""
+def exercise(title: str, *, prediction: bool = False) -> Callable:
+    """Decorate a checker: record every verdict under `title` and the exercise's sizes, for `progress()`.
+
+    A checker of a prediction (`prediction=True`; its answer is its first argument) keeps the verdict on the first
+    answer other than None: a prediction counts as it was made, before the run showed the answer. A later, different
+    answer is judged too, and its feedback says which answer progress() keeps.
+    """
     check_str("title", title)
+    check_flag("prediction", prediction)
     def decorate(checker: Callable[..., Feedback]) -> Callable[..., Feedback]:
         _TITLES[checker.__name__] = title
 
@@ -117,11 +129,25 @@ def exercise(title: str) -> Callable:
             name = kwargs.get("question") if isinstance(kwargs.get("question"), str) else title
             sizes = _summary(kwargs)
             label = f"{name} ({sizes})" if sizes else name
-            _VERDICTS[(checker.__name__, _fingerprint(kwargs))] = (label, feedback)
+            key = (checker.__name__, _fingerprint(kwargs))
             _RECORDED_IN_CELL[0] += 1
+            if prediction and feedback.status != NOT_ATTEMPTED:
+                answer = args[0] if args else kwargs.get("answer")
+                _JUDGED.add(_fingerprint(answer))
+                first = _FIRST_PREDICTIONS.setdefault(key, (_fingerprint(answer), short(answer)))
+                if first[0] != _fingerprint(answer):
+                    return Feedback(feedback.status, f"{feedback.message} (progress() keeps your first prediction, "
+                                                     f"{first[1]}: a prediction counts as it was made.)")
+            _VERDICTS[key] = (label, feedback)
             return feedback
+        recorded.prediction = prediction
         return recorded
     return decorate
+
+
+def was_judged(answer: object) -> bool:
+    """Whether a prediction checker has judged `answer` in this session (compared by value, tensors by their numbers)."""
+    return _fingerprint(answer) in _JUDGED
 
 
 @dataclass(frozen=True)
@@ -161,7 +187,8 @@ def progress() -> Progress:
     """Which exercises of this session are done, wrong or not attempted, in the order they were first checked.
 
     Each checker call records its verdict; running a checker again (after changing the
-    answer) replaces that exercise's verdict. Restarting the kernel starts afresh.
+    answer) replaces that exercise's verdict, except a prediction's: its first answer's verdict stays.
+    Restarting the kernel starts afresh.
     """
     checked = [(label, _STATUS_WORDS[feedback.status]) for label, feedback in _VERDICTS.values()]
     stopped = [(label, "error") for labels, _ in _RAISED.values() for label in labels]
@@ -175,6 +202,8 @@ def reset_progress() -> None:
     """
     _VERDICTS.clear()
     _RAISED.clear()
+    _FIRST_PREDICTIONS.clear()
+    _JUDGED.clear()
 
 
 # Cells that raise (IPython's events) ------------------------------------------------------------------------------

@@ -8,33 +8,39 @@ import numpy as np
 import torch
 
 from .._checks import check_str, is_real, short
-from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_number, describe, exercise, not_attempted
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_number, describe, exercise, not_attempted, was_judged
 
-__all__ = ["check_prediction", "check_choice", "predicted", "WAITING_FOR_A_PREDICTION"]
+__all__ = ["check_prediction", "check_choice", "predicted", "WAITING_FOR_A_PREDICTION", "CHECK_FIRST"]
 
-# What the run of a "predict, then run" exercise shows until the learner has predicted (`predicted`).
-WAITING_FOR_A_PREDICTION = ("The result shows once you have written your prediction above (it is still None): "
-                            "write it, then run this cell again.")
+# What the run of a "predict, then run" exercise shows until the learner has predicted, and until the prediction is
+# checked (`predicted`).
+WAITING_FOR_A_PREDICTION = ("The result shows once you have written your prediction above (it is still None) "
+                            "and run its checker: do both, then run this cell again.")
+CHECK_FIRST = ("The result shows once the checker above has judged your prediction: run the checker cell, "
+               "then this cell again.")
 
 
 def predicted(*predictions: object) -> bool:
-    """Whether the learner has written their prediction(s), each no longer the placeholder None.
+    """Whether the learner has predicted, and a checker has judged each prediction (see `feedback.exercise`).
 
-    The run of a "predict, then run" exercise shows its result under `if exercises.predicted(my_answer):`, so that
-    no answer shows before the learner has predicted, not even with Run All; until then the run says what it waits
-    for. Its computation may stay outside the `if` (the checker reads it), or move inside: `check_prediction` does
-    not read `actual` while the prediction is None.
+    A "predict, then run" exercise checks the prediction first, then shows why under
+    `if exercises.predicted(my_answer):`. So no answer shows before the learner has predicted, not even with Run All,
+    and the prediction that progress() keeps is the one made before the run; until then the run says what it waits
+    for. A prediction counts as judged when a prediction checker has judged an equal value in this session.
     """
-    if all(prediction is not None for prediction in predictions):
-        return True
-    print(WAITING_FOR_A_PREDICTION)
-    return False
+    if any(prediction is None for prediction in predictions):
+        print(WAITING_FOR_A_PREDICTION)
+        return False
+    if not all(was_judged(prediction) for prediction in predictions):
+        print(CHECK_FIRST)
+        return False
+    return True
 
 
 _PREDICTION_TYPES = (bool, int, float, str, tuple)
 
 
-@exercise("a prediction")
+@exercise("a prediction", prediction=True)
 def check_prediction(answer: object, *, actual: object, question: str, explanation: str = "",
                      tolerance: float = 0.0) -> Feedback:
     """Compare the learner's prediction with what the run that follows it computed (`actual`).
@@ -42,8 +48,8 @@ def check_prediction(answer: object, *, actual: object, question: str, explanati
     `actual` is a bool, a number, a str or a shape (a tuple of ints or torch.Size); a bool prediction may be written
     as the string "True" or "False" too (any case, spaces around ignored); numbers match within `tolerance`
     (relative). `explanation` says why the answer is what it is, and is shown whatever the prediction was.
-    While the prediction is still None, `actual` is not read (it may be None): a run may compute it only once the
-    learner has predicted, under `if predicted(answer):`.
+    While the prediction is still None, `actual` is not read (it may be None). progress() keeps the verdict on the
+    first prediction (see `feedback.exercise`).
     """
     check_str("question", question)
     check_str("explanation", explanation)
@@ -114,7 +120,7 @@ def check_choice(answer: object, *, options: dict[str, str], correct: str, quest
     return _recorded_choice(answer, options=options, answer_key=(correct,), question=question)
 
 
-@exercise("a multiple-choice question")
+@exercise("a multiple-choice question", prediction=True)
 def _recorded_choice(answer: object, *, options: dict[str, str], answer_key: tuple[str], question: str) -> Feedback:
     correct = answer_key[0]
     listed = ", ".join(repr(key) for key in options)

@@ -29,7 +29,7 @@ from .feedback import (
 __all__ = ["check_wavelength_growth", "check_yarn_kept", "check_turning_columns", "check_best_two"]
 
 
-@exercise("how much a pair's wavelength grows with the base")
+@exercise("how much a pair's wavelength grows with the base", prediction=True)
 def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, base: float, new_base: float) -> Feedback:
     """How many times longer pair `pair`'s wavelength, on a head of `head_dim` columns, gets when the base goes from
     `base` to `new_base`. Within 2%, so that the answer to 2 significant digits passes.
@@ -309,7 +309,7 @@ def _rule_names(answer: object) -> list[str] | Feedback:
     return names
 
 
-@exercise("the two rules that read 4x best, over the seeds")
+@exercise("the two rules that read 4x best, over the seeds", prediction=True)
 def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learned: Sequence[int]) -> Feedback:
     """The two rules of `by_seed` (rule -> one accuracy per seed) that score highest in every seed of `learned`.
 

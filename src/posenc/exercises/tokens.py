@@ -125,7 +125,7 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
                              f"and cut to {max_sequence_length} with truncate=True.")
 
 
-@exercise("the shape of a one-hot matrix")
+@exercise("the shape of a one-hot matrix", prediction=True)
 def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str, max_sequence_length: int) -> Feedback:
     """The shape of the one-hot matrix of `sentence`, padded to max_sequence_length, against the vocabulary built from
     `corpus`, as `tokens.build_vocabulary` builds it. A tuple, a list or a torch.Size is read."""

@@ -29,7 +29,7 @@ from .feedback import (
 __all__ = ["check_first_negative", "check_wavelength_function", "check_repeating_columns"]
 
 
-@exercise("where a column first turns negative")
+@exercise("where a column first turns negative", prediction=True)
 def check_first_negative(answer: int | None, *, column: int, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
     """The first whole position at which column `column` of the table is below zero.
 
@@ -167,7 +167,7 @@ def check_wavelength_function(function: object) -> Feedback:
     return Feedback(WRONG, "Not the wavelength.")  # not reached: some case differs
 
 
-@exercise("columns that repeat within the table")
+@exercise("columns that repeat within the table", prediction=True)
 def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_length: int,
                             base: float = DEFAULT_BASE) -> Feedback:
     """How many of d_model columns have a wavelength, at `base`, shorter than max_sequence_length positions:
