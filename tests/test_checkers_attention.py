@@ -52,7 +52,7 @@ def test_without_pe_attention_gives_one_output_row_per_different_word():
               "with PE": different_rows(attention.self_attention(x_pe, weights)[0])}
     assert exercises.check_distinct_outputs(5, counts=counts, words=len(words)).status == "correct"
     wrong = exercises.check_distinct_outputs(11, counts=counts, words=len(words)).message
-    assert "the run says 5" in wrong and "equal queries" in wrong and "5 different output rows of 11" in wrong
+    assert "the answer is 5" in wrong and "equal queries" in wrong and "5 different output rows of 11" in wrong
     waiting = {"without PE": None, "with PE": None}  # the run counts only once the learner has predicted
     assert exercises.check_distinct_outputs(None, counts=waiting, words=len(words)).status == "not attempted"
 
@@ -69,7 +69,7 @@ def test_a_key_mask_on_the_query_axis_gives_one_nan_row_per_pad_and_hides_no_key
     assert bool(((wrong * ~mask[:, None, :]).sum(dim=-1)[mask] > 0).all())
     assert exercises.check_nan_rows(19, scores=scores, key_mask=mask).correct
     wrong_count = exercises.check_nan_rows(11, scores=scores, key_mask=mask)
-    assert "You predicted 11; the run says 19" in wrong_count.message and "one row per <PAD>" in wrong_count.message
+    assert "You predicted 11; the answer is 19" in wrong_count.message and "one row per <PAD>" in wrong_count.message
     assert exercises.check_nan_rows(None, scores=scores, key_mask=mask).status == "not attempted"
 
 
@@ -81,6 +81,6 @@ def test_two_heads_on_the_same_matrices_give_another_output_than_one_head():
     for answer in (False, "false", " False "):
         assert exercises.check_heads_differ(answer, x=x, weights=weights, key_mask=mask).correct
     wrong = exercises.check_heads_differ(True, x=x, weights=weights, key_mask=mask)
-    assert wrong.status == "wrong" and "the run says False" in wrong.message and "(s0 + s1) / sqrt(2)" in wrong.message
+    assert wrong.status == "wrong" and "the answer is False" in wrong.message and "(s0 + s1) / sqrt(2)" in wrong.message
     assert "True or False" in exercises.check_heads_differ(3, x=x, weights=weights, key_mask=mask).message
     assert exercises.check_heads_differ(None, x=x, weights=weights, key_mask=mask).status == "not attempted"

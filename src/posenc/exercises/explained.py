@@ -1,7 +1,7 @@
 """The predictions whose explanation would give the answer away if the learner's cell showed it.
 
-The run before the checker computes `actual`; the checker here holds the question and why the answer is what it is,
-and hands them to `check_prediction`. So the cell a learner reads before predicting holds neither. (The multiple
+A silent line before the checker computes `actual`; the checker here holds the question and why the answer is what it
+is, and hands them to `check_prediction`. So the cells a learner reads before predicting hold neither. (The multiple
 choices do the same in choices.py.)
 """
 

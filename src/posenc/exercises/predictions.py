@@ -82,7 +82,7 @@ def check_prediction(answer: object, *, actual: object, question: str, explanati
             return Feedback(WRONG, f"Expected a shape such as (2, 3), got {shown}.")
         right = given == actual
         if not right and given == actual[::-1]:
-            return Feedback(MISTAKE, f"The right sizes in the wrong order: the run says {actual}.{why}")
+            return Feedback(MISTAKE, f"The right sizes in the wrong order: the shape is {actual}.{why}")
     elif isinstance(actual, str):
         if not isinstance(answer, str):
             return Feedback(WRONG, f"Expected a str, got {shown}.")
@@ -95,7 +95,7 @@ def check_prediction(answer: object, *, actual: object, question: str, explanati
     if right:
         return Feedback(CORRECT, f"Correct: {actual}.{why}")
     return Feedback(WRONG, f"You predicted {short(answer) if not isinstance(answer, torch.Tensor) else shown}; "
-                           f"the run says {actual}.{why}")
+                           f"the answer is {actual}.{why}")
 
 
 def check_choice(answer: object, *, options: dict[str, str], correct: str, question: str) -> Feedback:
