@@ -135,11 +135,11 @@ _ROPE_SELF_SCORE_PEAK = {
     "c": "At offset s the score is q . (R_s k), with q = word @ W_Q and k = word @ W_K: two different vectors, since "
          "W_Q and W_K differ. It is largest where the turn brings k closest to q's direction, which need not be "
          "offset 0. (With W_Q = W_K it would be: a rotation cannot make q . R q larger than |q|^2.)",
-    "d": "The score is the same at every position for a given offset (the two lines lie on each other), not the "
+    "d": "The score is the same at every position for a given offset (the two curves below lie on each other), not the "
          "same at every offset.",
     "e": "The angles grow with the position, but the score depends on the positions only through the offset "
          "(R_m^T R_n = R_{n-m}). So the peak sits at the same offset for the query at 100 and at 150: the two curves "
-         "lie on each other.",
+         "below lie on each other.",
 }
 
 
@@ -168,7 +168,7 @@ _SINUSOIDAL_HEAD_ON_32_TOKENS = {
          "queries there lose the token before.",
     "b": "PE[p] . PE[q] depends only on q - p, as the notebook on relative positions shows. But a head compares "
          "positions only after W_Q and W_K, which mix the pairs. So its score also depends on where p and q are. "
-         "Past the trained positions its weight on the token before falls low (the right panel).",
+         "Past the trained positions its weight on the token before falls low (the right panel below).",
     "c": "A query at a trained position still finds its neighbour, even with 16 new keys beside "
          "it.",
 }
@@ -185,8 +185,8 @@ _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "b": "It goes further: the model works out most of the order from the mask.",
     "c": "The model probably works out positions, roughly, from the mask. Query t sees t + 1 keys. If it spreads its weight "
          "evenly, it averages t + 1 random rows, and the more rows, the smoother the average. So the mix itself tells "
-         'roughly how far along t is. (The section "The causal mask can mark position" shows a cleaner case, with a '
-         "start token.)"
+         "roughly how far along t is. (Notebook 07's section \"The causal mask can mark position\" shows a cleaner "
+         "case, with a start token.)"
 }
 
 
