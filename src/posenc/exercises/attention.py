@@ -34,8 +34,8 @@ __all__ = ["check_distinct_outputs", "check_mask_repair", "check_nan_rows", "che
 def check_distinct_outputs(answer: object, *, counts: dict, words: int) -> Feedback:
     """A prediction: how many different output rows attention gives a sentence's `X` alone, without PE.
 
-    `counts` holds what the run found, {"without PE": n, "with PE": m} (None until the learner has predicted), and
-    `words` the sentence's length. The feedback explains the run's counts, whatever the prediction.
+    `counts` holds the counts, {"without PE": n, "with PE": m}, computed before the checker, and `words` the
+    sentence's length. The feedback explains the counts, whatever the prediction.
     """
     without, with_pe = counts.get("without PE"), counts.get("with PE")
     return check_prediction(answer, actual=without, question="without PE: how many different output rows?",
