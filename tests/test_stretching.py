@@ -382,7 +382,7 @@ def test_best_two_says_which_pairs_each_rule_takes_to_new_angles():
     ntk = exercises.check_best_two(["ntk", "yarn"], by_seed=by_seed, learned=learned).message
     assert "pairs 2 to 6, which turn less than once" in ntk and "every pair but the slowest" not in ntk, ntk
     right = exercises.check_best_two(["yarn", "llama3"], by_seed=by_seed, learned=learned).message
-    # The right answer's feedback names no pair: the notebook's side study asks whether pair 0 carries them.
+    # The right answer's feedback names no pair: the side note under the figure says whether pair 0 carries them.
     assert "pair 0" not in right and "pair 1" not in right, right
     plain = rope_scaling.rope_frequencies(head_dim=16)
     ratio = plain / rope_scaling.rope_frequencies(head_dim=16, scaling="ntk", factor=4.0)

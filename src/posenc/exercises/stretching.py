@@ -264,9 +264,9 @@ _WHAT_IT_DOES = {
             f"{2 * CopySettings().longest_block} trained positions) by less than s, and the slower pairs by s",
     "llama3": "Llama 3.1's rule keeps pair 0, divides pair 1 by less than s, and the slower pairs by s",
 }
-# The right answer's feedback leaves open which of their changes carries them: the notebook's side study tests that.
+# The right answer's feedback leaves open which of their changes carries them: a side note under the figure says.
 _BOTH = {frozenset({"yarn", "llama3"}): "The figure below shows them over six seeds. The ratio table above shows "
-                                        "where they differ from PI. The side study at the end tests which difference "
+                                        "where they differ from PI. A side note under the figure asks which difference "
                                         "carries them."}
 
 
