@@ -164,8 +164,8 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
-    "a": "Rows 16 to 31 of PE were never in a training input, so the model never learned what they mean. The "
-         "queries there lose the token before.",
+    "a": "Rows 16 to 31 of PE were never in a training input, so the model probably never learned what they mean. "
+         "The queries there lose the token before.",
     "b": "PE[p] . PE[q] depends only on q - p, as the notebook on relative positions shows. But a head compares "
          "positions only after W_Q and W_K, which mix the pairs. So its score also depends on where p and q are. "
          "Past the trained positions its weight on the token before falls low (the right panel below).",
@@ -196,9 +196,10 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
                         question="a causal model without positions at length 16")
 
 
-_EMBEDDING_FACTOR = {"a": "The next cells offer one reading. Over seeds 0 to 9 the factor helped the sinusoidal "
-         "model at 32 tokens every time, by 0.06 to 0.16 (0.57 on average with it, 0.47 without; "
-         "benchmarks/bench_previous_token.py).",
+_EMBEDDING_FACTOR = {"a": "Over seeds 0 to 9 the factor helped the sinusoidal model at 32 tokens every time, by 0.06 "
+         "to 0.16 (0.57 on average with it, 0.47 without; benchmarks/bench_previous_token.py). One reading, not "
+         "tested: without the factor, a token's row starts far shorter than a row of PE (notebook 06). So the model "
+         "may lean more on position, and that may cost most where the rows of PE are new.",
     "b": "Rotary changed by less than 0.02 at 32 tokens; the sinusoidal model lost more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part is 5.7 times smaller against its position."
