@@ -18,6 +18,13 @@ settings.register_profile("fixed", derandomize=True, database=None)
 settings.register_profile("fuzz", derandomize=False, database=None, print_blob=True)
 settings.load_profile(os.environ.get("POSENC_HYPOTHESIS_PROFILE", "fixed"))
 
+# One torch thread in the test processes. `make test` runs one xdist worker more than there are cores, beside kernels
+# and browsers: a worker's second thread finds no free core and waits, spinning. On 2 cores, test_models.py and
+# test_generation.py took half the CPU-seconds on one thread (11.6 s against 23.2 s), at no cost in wall time. Only
+# these processes: a kernel or a subprocess a test starts keeps torch's own default (nbval's run "under this
+# machine's CPU" included).
+torch.set_num_threads(1)
+
 # Hypothesis also draws numbers and strings written in the project's own modules (not the tests), from those loaded
 # when it draws. Which modules a test has loaded depends on what ran before it on the same xdist worker. So every
 # module of the package, tools/ and benchmarks/ is loaded here, before any test: the pool is the same on every run.
@@ -51,4 +58,5 @@ def paper_formula(max_sequence_length: int, d_model: int, base: float = 10000.0)
 @pytest.fixture
 def reference():
     return paper_formula
+
 
