@@ -1,15 +1,22 @@
+import functools
+import http.server
 import importlib
 import math
 import os
 import pkgutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
 from hypothesis import settings
 
 import benchmarks
+import lab_browser
 import posenc
 import tools
+from tools import build_site
 
 # The same examples on every run: `make check` and `make test` draw a fixed set (derandomize), so two runs on one
 # commit test the same cases and a submission's CI cannot pass on a draw the next clone fails. The wider random hunt,
@@ -60,3 +67,40 @@ def reference():
     return paper_formula
 
 
+
+# The built site, shared -------------------------------------------------------------------------------------------------
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@dataclass
+class Built:
+    browser: object
+    base: str  # the teacher's site
+    out: Path
+    students: str  # the students' site
+    students_out: Path
+    server: str  # both sites are served from here
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """The teacher's site with the slides and the students' site, built in this process, served on 127.0.0.1 side by
+    side (site/, site-students/), and one Chromium. For the tests of tests/test_site.py and the browser tests of
+    tests/test_page_explorers.py, which are one xdist group ("site"): one build and one browser serve them all."""
+    root = tmp_path_factory.mktemp("sites")
+    out, students_out = root / "site", root / "site-students"
+    build_site.build_slides(out)
+    build_site.build_site(out)
+    build_site.build_site(students_out, students=True)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    (Path(__file__).resolve().parent.parent / "test-artifacts" / "site").mkdir(parents=True, exist_ok=True)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with lab_browser.chromium(root) as browser:
+            yield Built(browser, f"{url}/site", out, f"{url}/site-students", students_out, url)
+    finally:
+        server.shutdown()

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 import torch
 
-import lab_browser
 from posenc import attention, schemes, tokens
 from posenc.builder import sinusoidal_encoding
 from posenc.embedding import embedding_matrix
@@ -105,13 +104,11 @@ EXPLORER = "document.querySelector('.posenc-encoding-explorer')"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The site's pages of notebooks 08 and 13, served, and one Chromium (Playwright runs one per thread)."""
-    out = tmp_path_factory.mktemp("explorers")
-    for stem in ("08_explore", "13_position_schemes"):
-        site_page(out / "site", stem)
-    with served(out / "site") as base, lab_browser.chromium(out) as browser:
-        yield browser, base
+def site(built):
+    """The teacher's site, served, and one Chromium: tests/conftest.py's `built`, which tests/test_site.py uses too.
+    The browser tests here are in its xdist group ("site"), so the site is built and Chromium started once for both
+    (each time cost more than all the checks here)."""
+    return built.browser, built.base
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +131,7 @@ SETTINGS = [  # (max_sequence_length, d_model, log10 base): the start, an odd d_
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("site")
 def test_the_page_starts_from_the_saved_settings_and_describes_them(page):
     state = page.evaluate(f"{EXPLORER}.posenc.state()")
     # As its cell's code sets it (a later cell moves it to the curves view, dimension 100: not saved for this cell).
@@ -151,6 +149,7 @@ def test_the_page_starts_from_the_saved_settings_and_describes_them(page):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("site")
 def test_the_page_numbers_equal_the_package(page):
     for length, d_model, exponent in SETTINGS:
         set_slider(page, "max_sequence_length", length)
@@ -206,6 +205,7 @@ ARM_JS = """([root, control]) => {
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("site")
 def test_a_key_press_repaints(page):
     # How fast is a benchmark's question (benchmarks/bench_explorer_latency.py, with the same probe): a test on a
     # shared machine asserts only that the press repaints, what it drew and said.
@@ -223,6 +223,7 @@ def test_a_key_press_repaints(page):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("site")
 @pytest.mark.parametrize("view", VIEWS)
 def test_every_view_fits_a_phone_and_a_laptop(page, view):
     page.locator(f".posenc-encoding-explorer input[value={view}]").check()
@@ -263,6 +264,7 @@ def type_sentence(page, sentence: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("site")
 @pytest.mark.parametrize("sentence", ["My name is John", "What is his name?", "my name is my name", "",
                                       "John's friend, Grant!", "שלום John", "WHAT IS YOUR NAME ?"])
 def test_the_pipeline_page_tokenises_and_computes_as_the_package(page, sentence):
@@ -285,6 +287,7 @@ def test_the_pipeline_page_tokenises_and_computes_as_the_package(page, sentence)
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("site")
 def test_a_sentence_too_long_shows_the_packages_error_and_keeps_the_picture(page):
     type_sentence(page, "My name is John")
     picture = page.evaluate(f"{PIPELINE}.querySelector('canvas').toDataURL()")
@@ -304,6 +307,7 @@ def test_a_sentence_too_long_shows_the_packages_error_and_keeps_the_picture(page
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("site")
 def test_the_pipeline_explorer_fits_a_phone(page):
     type_sentence(page, "What is your name?")
     for width, height in [(390, 844), (1280, 720)]:
@@ -342,6 +346,7 @@ def set_scheme(page, **settings) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("site")
 def test_the_scheme_page_starts_from_the_saved_settings_and_labels_its_controls(scheme_page):
     # Notebook 13's call: SchemeExplorer(view="rotary", query_position=100, trained=training.train("learned")).
     assert scheme_page.evaluate(f"{SCHEME}.posenc.state()") == {
@@ -354,6 +359,7 @@ def test_the_scheme_page_starts_from_the_saved_settings_and_labels_its_controls(
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("site")
 def test_the_scheme_page_numbers_equal_the_package(scheme_page):
     word = torch.randn(64, generator=torch.Generator().manual_seed(1))
     weights = attention.projection_weights(d_model=64, seed=0)
@@ -407,6 +413,7 @@ SCHEME_KEYS = [("input[name=query_position]", "ArrowRight", "rotary", "query at 
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("site")
 def test_a_key_press_on_each_scheme_control_repaints_and_the_description_follows(scheme_page):
     # How fast is the benchmark's question (benchmarks/bench_explorer_latency.py): here, that the press repaints.
     set_scheme(scheme_page, view="rotary", query_position=100, base=4, num_heads=8, head=3, max_sequence_length=16,
@@ -426,6 +433,7 @@ def test_a_key_press_on_each_scheme_control_repaints_and_the_description_follows
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("site")
 @pytest.mark.parametrize("view", ["rotary", "alibi", "learned"])
 def test_every_scheme_view_fits_a_phone_and_a_laptop(scheme_page, view):
     set_scheme(scheme_page, view=view, num_heads=16, head=15, max_sequence_length=64)

@@ -1,8 +1,9 @@
 """The offline classroom outputs, `make site` and `make slides`, checked in headless Chromium.
 
 Both are built once, in one process, and served by one server to one browser (all of these tests are one
-xdist group). Every page and deck loads with no failed request and no
-request leaving this machine. Every page passes axe-core with nothing serious or critical; the decks, which hold the
+xdist group, with the browser tests of tests/test_page_explorers.py: the fixture `built`, tests/conftest.py).
+Every page and deck loads with no failed request and no request leaving this machine.
+Every page passes axe-core with nothing serious or critical; the decks, which hold the
 same cells in one template, pass it on AXE_DECKS (formulas, explorers, the longest deck). Every page hides
 every solution behind a closed toggle. The site reads like a book: a reading column, a contents sidebar that stays,
 the page's own sections, an offline search, launch links once per page, one typeface for text and widgets.
@@ -20,17 +21,13 @@ import collections
 import contextlib
 import functools
 import html
-import http.server
 import json
 import re
-import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 
-import lab_browser
 from tools import build_site, install_cell, student_edition
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,41 +38,6 @@ AXE = ROOT / "tools" / "web" / "node_modules" / "axe-core" / "axe.min.js"
 SERIOUS = """async (root) => (await axe.run(root || document, {resultTypes: ['violations']})).violations
     .filter(v => v.impact === 'serious' || v.impact === 'critical')
     .map(v => `${v.id} (${v.impact}): ${v.nodes.map(n => n.html.slice(0, 80)).join(' | ')}`)"""
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@dataclass
-class Built:
-    browser: object
-    base: str  # the teacher's site
-    out: Path
-    students: str  # the students' site
-    students_out: Path
-    server: str  # both sites are served from here
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """The teacher's site with the slides and the students' site, built in this process, served on 127.0.0.1 side by
-    side (site/, site-students/), and one Chromium."""
-    root = tmp_path_factory.mktemp("sites")
-    out, students_out = root / "site", root / "site-students"
-    build_site.build_slides(out)
-    build_site.build_site(out)
-    build_site.build_site(students_out, students=True)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        with lab_browser.chromium(root) as browser:
-            yield Built(browser, f"{url}/site", out, f"{url}/site-students", students_out, url)
-    finally:
-        server.shutdown()
 
 
 @contextlib.contextmanager
