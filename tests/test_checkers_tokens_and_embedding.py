@@ -247,42 +247,58 @@ class TestDistinctRows:
 
 
 class TestRowsChanged:
-    """02's Exercise 2: how many rows of W_E one AdamW step changes, with padding_idx and weight decay."""
+    """02's Exercise 2: how many rows of W_E one AdamW step changes, with padding_idx and weight decay. The checker
+    takes the step itself, on a copy, so that the notebook takes it only after the prediction."""
 
     vocabulary = tokens.build_vocabulary(CORPUS)
     ids = vocabulary.ids(tokens.pad(tokens.tokenize("My name is John"), max_sequence_length=L))
 
-    def step(self, weight_decay):
+    def lookup(self):
         before = torch.randn(self.vocabulary.vocab_size, 6, generator=torch.Generator().manual_seed(0))
         table = torch.nn.Embedding.from_pretrained(before.clone(), freeze=False, padding_idx=0)
         table(torch.tensor(self.ids)).sum().backward()
-        torch.optim.AdamW(table.parameters(), lr=0.1, weight_decay=weight_decay).step()
-        return before, table.weight.detach()
+        return table
+
+    def check(self, answer, lookup=None):
+        return exercises.check_rows_changed(answer, lookup=lookup or self.lookup(), lr=0.1, ids=self.ids)
 
     def test_weight_decay_changes_every_row_and_each_right_answer_is_accepted(self):
-        before, after = self.step(0.01)
-        assert (before != after).any(dim=1).all()
+        table = self.lookup()
+        before = table.weight.detach().clone()
         for answer in (11, 11.0, torch.tensor(11), list(range(11)), set(range(11))):
-            assert exercises.check_rows_changed(answer, before=before, after=after, ids=self.ids).correct, answer
+            assert self.check(answer, table).correct, answer
+        assert torch.equal(table.weight.detach(), before)  # the step was taken on a copy
+        torch.optim.AdamW(table.parameters(), lr=0.1).step()  # the notebook's own step, after the checker
+        assert (table.weight.detach() != before).any(dim=1).all()
 
-    def test_without_weight_decay_only_the_rows_with_a_gradient_change(self):
-        before, after = self.step(0.0)
-        assert exercises.check_rows_changed(4, before=before, after=after, ids=self.ids).correct
-        assert exercises.check_rows_changed([2, 3, 4, 5], before=before, after=after, ids=self.ids).correct
-        assert not exercises.check_rows_changed(11, before=before, after=after, ids=self.ids).correct
+    def test_without_weight_decay_only_the_rows_with_a_gradient_change(self, monkeypatch):
+        adamw = torch.optim.AdamW
+        monkeypatch.setattr(torch.optim, "AdamW", lambda params, **kwargs: adamw(params, weight_decay=0.0, **kwargs))
+        assert self.check(4).correct
+        assert self.check([2, 3, 4, 5]).correct
+        assert not self.check(11).correct
+
+    def test_a_table_without_a_gradient_only_decays(self):
+        table = torch.nn.Embedding(5, 3)
+        assert exercises.check_rows_changed(5, lookup=table, lr=0.1, ids=[0, 1]).correct
+        assert table.weight.grad is None
 
     @pytest.mark.parametrize("answer,words", [
         (4, "rows with a gradient"), (5, "<PAD>'s included"), ([0, 2, 3, 4, 5], "<PAD>'s included"),
         (1, "not the only one"), (7, "gradient is all zeros"),
     ])
     def test_each_mistake_is_named(self, answer, words):
-        before, after = self.step(0.01)
-        feedback = exercises.check_rows_changed(answer, before=before, after=after, ids=self.ids)
+        feedback = self.check(answer)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
     @pytest.mark.parametrize("answer,words", [(10, "You said 10"), ("eleven", "whole number"), ([0, 1], "listed 2")])
     def test_other_answers_are_wrong_and_never_raise(self, answer, words):
-        before, after = self.step(0.01)
-        feedback = exercises.check_rows_changed(answer, before=before, after=after, ids=self.ids)
+        feedback = self.check(answer)
         assert feedback.status == "wrong" and words in feedback.message, feedback.message
-        assert exercises.check_rows_changed(None, before=before, after=after, ids=self.ids).status == "not attempted"
+        assert self.check(None).status == "not attempted"
+
+    def test_what_is_not_a_lookup_is_refused_by_name(self):
+        with pytest.raises(TypeError, match="lookup"):
+            exercises.check_rows_changed(11, lookup=torch.zeros(11, 6), lr=0.1, ids=self.ids)
+        with pytest.raises(ValueError, match="lr"):
+            exercises.check_rows_changed(11, lookup=self.lookup(), lr=-0.1, ids=self.ids)

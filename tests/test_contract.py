@@ -418,9 +418,11 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
         sizes["model"] = INSTANCES["TinyDecoder"]()
         sizes.update({"ids": torch.tensor([[0, 3, 4, 5], [1, 2, 3, 4]]),
                       "attention_mask": torch.tensor([[0, 1, 1, 1], [1, 1, 1, 1]]), "prefill": 2})
-    if name.endswith("check_rows_changed"):  # 02's Exercise 2: a table of 11 rows before and after one step
-        before = torch.randn(11, 6, generator=torch.Generator().manual_seed(12))
-        sizes.update({"before": before, "after": before * 0.999})
+    if name.endswith("check_rows_changed"):  # 02's Exercise 2: a table of 11 rows with its gradient, before the step
+        lookup = torch.nn.Embedding.from_pretrained(torch.randn(11, 6, generator=torch.Generator().manual_seed(12)),
+                                                    freeze=False, padding_idx=0)
+        lookup(torch.tensor([2, 3, 0])).sum().backward()
+        sizes.update({"lookup": lookup, "lr": 0.1, "ids": [2, 3, 0]})
     if name.endswith("check_cached_keys"):
         sizes["keys"] = torch.randn(5, 8, generator=torch.Generator().manual_seed(10))
     if name.endswith("check_distinct_outputs"):

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .._checks import check_floating_tensor, check_size, is_real, is_sequence, short
+from .._checks import POSITIVE, check_floating_tensor, check_size, is_real, is_sequence, short
 from ..tokens import PAD_TOKEN
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, describe, exercise, not_attempted
 
@@ -129,22 +129,32 @@ def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: 
 
 
 @exercise("rows of W_E one AdamW step changes", prediction=True)
-def check_rows_changed(answer: object, *, before: torch.Tensor, after: torch.Tensor, ids: Sequence[int],
-                       padding_idx: int | None = 0) -> Feedback:
-    """How many rows of a table one optimizer step changed (a prediction, checked against the table before and after).
+def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float, ids: Sequence[int]) -> Feedback:
+    """How many rows of `lookup`'s table one step of `torch.optim.AdamW(lookup.parameters(), lr=lr)` changes (a
+    prediction, checked by taking that step on a copy of the table, so that the answer is not on the screen before
+    the run; `lookup` itself is left as it is).
 
-    `ids` are the ids the loss looked up and `padding_idx` the row `padding_idx` kept from the gradient (None if none),
-    for the feedback. A list of the changed rows' numbers is a right answer too.
+    The step uses the gradient in `lookup.weight.grad` (all zeros if there is none) and AdamW's defaults otherwise.
+    `ids` are the ids the loss looked up, for the feedback.
+    A list of the changed rows' numbers is a right answer too.
     """
-    check_floating_tensor("before", before, ndim=(2,))
-    check_floating_tensor("after", after, ndim=(2,))
-    if before.shape != after.shape or before.numel() == 0:
-        raise ValueError(f"before and after must be one non-empty table, got shapes {tuple(before.shape)} and "
-                         f"{tuple(after.shape)}")
+    if not isinstance(lookup, torch.nn.Embedding):
+        raise TypeError(f"lookup must be a torch.nn.Embedding, got {short(lookup)} of type {type(lookup).__name__}")
+    before = lookup.weight.detach()
+    check_floating_tensor("lookup", before, ndim=(2,))
+    if before.numel() == 0:
+        raise ValueError(f"lookup must have a non-empty table on a real device, got shape {tuple(before.shape)}")
+    lr = POSITIVE("lr", lr)
     vocab_size = before.shape[0]
     if not is_sequence(ids) or not ids or not all(is_real(i, whole=True) and 0 <= i < vocab_size for i in ids):
         raise TypeError(f"ids must be a non-empty list of rows of the table, below {vocab_size}, got {short(ids)}")
-    changed = (before.detach().cpu() != after.detach().cpu()).any(dim=1).nonzero().flatten().tolist()
+    gradient = lookup.weight.grad
+    copy = before.cpu().clone().requires_grad_(True)
+    copy.grad = torch.zeros_like(copy) if gradient is None else gradient.detach().cpu().clone().to(copy.dtype)
+    with_gradient = (copy.grad != 0).any(dim=1).nonzero().flatten().tolist()
+    torch.optim.AdamW([copy], lr=lr).step()  # AdamW's defaults otherwise, as the notebook's step
+    after = copy.detach()
+    changed = (before.cpu() != after).any(dim=1).nonzero().flatten().tolist()
     expected = len(changed)
     if answer is None:
         return not_attempted("a whole number of rows")
@@ -159,7 +169,6 @@ def check_rows_changed(answer: object, *, before: torch.Tensor, after: torch.Ten
     elif number == expected:
         return Feedback(CORRECT, f"Correct: the step changed {expected} of the {vocab_size} rows.")
     used = sorted({int(i) for i in ids})
-    with_gradient = [k for k in used if k != padding_idx]
     unused = [k for k in range(vocab_size) if k not in used]
     decay = expected == vocab_size
     if decay and number == len(with_gradient):
