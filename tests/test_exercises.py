@@ -624,8 +624,8 @@ def test_distinct_rows(answer, words):
 
 
 def _builder(*, denominator_dtype=torch.float64, angle_dtype=torch.float64, table_dtype=torch.float32):
-    """12's Exercise 1: the table from float64 positions, each other step in the dtype given (the notebook's bug: float32
-    angles; 11's pitfall: a float32 denominator)."""
+    """12's Exercise 1: the table from float64 positions, each other step in the dtype given (float32 angles; 11's
+    pitfall and the notebook's bug: a float32 denominator)."""
     def build(*, max_sequence_length, d_model):
         position = torch.arange(max_sequence_length, dtype=torch.float64)[:, None]
         denominator = 10000.0 ** (torch.arange(0, d_model, 2, dtype=denominator_dtype) / d_model)
@@ -653,18 +653,17 @@ def test_drift_fix_accepts_float64_angles_however_built():
 
 
 def _still_drifts(*, max_sequence_length, d_model):
-    """12's Exercise 1 as the notebook prints it: float64 angles stored into torch.zeros, float32 by default."""
+    """12's Exercise 1 as the notebook prints it: float64 denominators stored by torch.tensor, float32 by default."""
     position = torch.arange(max_sequence_length, dtype=torch.float64)[:, None]
-    denominator = 10000.0 ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
-    angle = torch.zeros(max_sequence_length, d_model // 2)
-    angle[:] = position / denominator
+    denominator = torch.tensor([10000.0 ** (2 * i / d_model) for i in range(d_model // 2)])
+    angle = position / denominator
     return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).flatten(1).float()
 
 
 @pytest.mark.parametrize("builder,words", [
     (_builder(denominator_dtype=torch.float32), "The denominator is still float32"),  # 11's pitfall
     (_builder(angle_dtype=torch.float32), "rounded to float32 before sin and cos"),
-    (_still_drifts, "rounded to float32 before sin and cos"),  # the notebook's bug, as it is written there
+    (_still_drifts, "The denominator is still float32"),  # the notebook's bug, as it is written there
     (lambda **sizes: stepwise_encoding(**sizes), "The angles are float32"),  # stack + flatten
     (_builder(table_dtype=torch.float64), "cast the finished table to float32"),
     (_builder(table_dtype=torch.bfloat16), "bfloat16 table"),

@@ -178,3 +178,17 @@ def test_each_explained_prediction_explains_a_right_and_a_wrong_answer(name):
     assert right.correct and not wrong.correct and wrong.status in ("wrong", "mistake")
     why = right.message.split(". ", 1)[1][:30]  # the explanation follows the verdict, whatever the prediction
     assert why and why in wrong.message, (right.message, wrong.message)
+
+
+def test_the_row_a_token_gets_takes_the_row_typed_with_quotes_and_names_the_naive_guess():
+    for answer in (0, "0", " 0 "):
+        assert exercises.check_row_a_token_gets(answer, actual=0).correct, answer
+    naive = exercises.check_row_a_token_gets("7", actual=0)
+    assert not naive.correct and "7" in naive.message and "row 0, not row 7" in naive.message
+
+
+def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_the_position_term():
+    for answer in (1, "1", " 1 "):
+        assert exercises.check_constant_score_terms(answer, actual=1).correct, answer
+    guess = exercises.check_constant_score_terms(2, actual=1)  # word-word and pos-pos, as if A kept the offset
+    assert not guess.correct and "predicted 2" in guess.message and "not a function of q - p" in guess.message

@@ -112,7 +112,7 @@ def check_shift_back(answer: object) -> Feedback:
 
 _TYPO_COSINE_COLUMNS = {
     "a": "The exponent 2i - 1/6 is almost 2i, so each denominator is 10000^(2i) divided by 10000^(1/6), about "
-         "4.6: 0.2154, 2.2e7 and 2.2e15. The first column turns about 4.6 radians per position. The other two leave "
+         "4.6. The first column turns about 4.6 radians per position. The other two leave "
          "every angle near 0, so their cosines are 1.0 everywhere.",
     "b": "The typo's denominators are 0.2154, 2.2e7 and 2.2e15. The last two divide every position to nearly 0, so "
          "their cosines are 1.0 at every position and carry no position.",

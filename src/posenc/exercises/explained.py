@@ -10,8 +10,8 @@ from __future__ import annotations
 from .feedback import Feedback
 from .predictions import check_prediction
 
-__all__ = ["check_one_vector_everywhere", "check_position_term_offset", "check_where_friend_ends",
-           "check_row_of_sentence_one"]
+__all__ = ["check_one_vector_everywhere", "check_constant_score_terms", "check_where_friend_ends",
+           "check_row_a_token_gets"]
 
 
 def check_one_vector_everywhere(answer: object, *, actual: object) -> Feedback:
@@ -20,13 +20,18 @@ def check_one_vector_everywhere(answer: object, *, actual: object) -> Feedback:
                             explanation="Reordering X + v is reordering X, then adding v.")
 
 
-def check_position_term_offset(answer: object, *, actual: object) -> Feedback:
-    """A prediction: does the position-position term through W_Q W_K^T depend on the offset alone (`actual`)?"""
-    return check_prediction(answer, actual=actual, question="the position-position term through W_Q W_K^T",
-                            explanation="A mixes pair i of PE[p] with pair j of PE[q], and sin(w_i p) sin(w_j q) is "
-                                        "not a function of q - p. The term depends on the offset alone only if A is "
-                                        "scaled 2 x 2 rotations on its diagonal and zero elsewhere (A = I and the quarter "
-                                        "turn above are two).")
+def check_constant_score_terms(answer: object, *, actual: object) -> Feedback:
+    """A prediction: one word at three pairs of positions, all at offset 5, through random W_Q and W_K: how many of
+    the score's four terms are the same for all three pairs (`actual`)?"""
+    if isinstance(answer, str) and answer.strip().isdigit():
+        answer = int(answer)  # "1" typed with quotes: the same prediction
+    return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
+                            explanation="Only word-word stays, since the word is the same in every pair. word-pos "
+                                        "reads PE[q] and pos-word reads PE[p], and those positions differ. pos-pos "
+                                        "changes too. A mixes pair i of PE[p] with pair j of PE[q], and "
+                                        "sin(w_i p) sin(w_j q) is not a function of q - p. The term depends on the "
+                                        "offset alone only if A is scaled 2 x 2 rotations on its diagonal and zero "
+                                        "elsewhere (A = I and the quarter turn above are two).")
 
 
 def check_where_friend_ends(answer: object, *, actual: object) -> Feedback:
@@ -37,11 +42,11 @@ def check_where_friend_ends(answer: object, *, actual: object) -> Feedback:
                                         "A model that reads positions 0 to 7 never sees it.")
 
 
-def check_row_of_sentence_one(answer: object, *, actual: object) -> Feedback:
-    """A prediction: fed (batch, sequence, d_model), which table row does every token of sentence 1 get (`actual`)?"""
+def check_row_a_token_gets(answer: object, *, actual: object) -> Feedback:
+    """A prediction: fed (batch, sequence, d_model), which table row does token 7 of sentence 0 get (`actual`)?"""
     if isinstance(answer, str) and answer.strip().isdigit():
-        answer = int(answer)  # "1" typed with quotes: the same prediction
-    return check_prediction(answer, actual=actual, question="the table row of sentence 1, fed batch first",
+        answer = int(answer)  # "0" typed with quotes: the same prediction
+    return check_prediction(answer, actual=actual, question="the table row of token 7 of sentence 0, fed batch first",
                             explanation="forward reads x.size(0), the batch of 2, as the length. pe[:2] holds rows 0 "
                                         "and 1, one per sentence, and broadcasting adds row b to every token of "
-                                        "sentence b.")
+                                        "sentence b. So token 7 of sentence 0 gets row 0, not row 7.")
