@@ -330,8 +330,8 @@ def _claims(record: dict):
            and margin >= 0.15, {"top two": top, "margin": round(margin, 3)})
     free = [at(full, rule, n)[k] - record["one_token_match"][str(n)] for rule in ("yarn", "llama3") for n in (64, 128)
             for k in learned]
-    yield ("learned seeds: YaRN and Llama 3.1's rule above the one-token match, by 0.01 to 0.21, at 64 and 128 "
-           "tokens", all(d > 0 for d in free) and _in(free, 0.01, 0.21), [round(d, 3) for d in free])
+    yield ("learned seeds: YaRN and Llama 3.1's rule match or beat the one-token match at 64 and 128 tokens (0.00 or "
+           "more, as printed), by at most 0.21", _in(free, 0, 0.21), [round(d, 3) for d in free])
     winners = [best(full, 64, k) for k in learned]
     yield ("learned seeds, 64 tokens: YaRN or Llama 3.1's rule above none, PI, NTK and the paper's ramp in each "
            "(0.65 to 0.77); in seed 3 NTK between them",
@@ -366,7 +366,8 @@ def _claims(record: dict):
     over_two64 = [at(full, "pi_keep_pair0", 64)[k] - max(at(full, "yarn", 64)[k], at(full, "llama3", 64)[k])
                   for k in learned]
     yield ("learned seeds, 64 tokens: PI with pair 0 kept at 0.75 to 0.86, above YaRN and Llama 3.1's rule "
-           "(by 0.05 or more)", _in(keep64, 0.75, 0.86) and min(over_two64) >= 0.05, round(min(over_two64), 3))
+           "(by 0.05 or more); the side note's conclusion is drawn at 64 tokens only",
+           _in(keep64, 0.75, 0.86) and min(over_two64) >= 0.05, round(min(over_two64), 3))
     keep128 = pick(at(full, "pi_keep_pair0", 128), learned)
     from_two128 = [at(full, "pi_keep_pair0", 128)[k] - max(at(full, "yarn", 128)[k], at(full, "llama3", 128)[k])
                    for k in learned]
@@ -384,7 +385,8 @@ def _claims(record: dict):
            {"at 64": pair0_paper, "drop": round(min(drop), 3)})
 
     control = _minus(at(full, "linear_fine_tuned", 64), at(full, "none_fine_tuned", 64))
-    yield ("after 100 steps, PI ahead of the control at 64 tokens by 0.02 or less in five seeds, by 0.05 in seed 5",
+    yield ("after 100 steps, the control within 0.02 of PI at 64 tokens in five seeds and 0.05 in the sixth (seed 5), "
+           "never ahead",
            all(0 <= d <= 0.02 for d in control[:5]) and _in([control[5]], 0.05, 0.05), control)
     tuned = pick(at(full, "linear_fine_tuned", 64), learned)
     yield ("learned seeds: after 100 steps PI at 64 tokens (0.96 to 0.97) as good as the model at 32 or better "
