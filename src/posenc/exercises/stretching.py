@@ -266,7 +266,7 @@ _WHAT_IT_DOES = {
 }
 # The right answer's feedback leaves open which of their changes carries them: a side note under the figure says.
 _BOTH = {frozenset({"yarn", "llama3"}): "The figure below shows them over six seeds. The ratio table above shows "
-                                        "where they differ from PI. A side note under the figure asks which difference "
+                                        "where they differ from PI. A side note under the figure suggests which difference "
                                         "carries them."}
 
 
