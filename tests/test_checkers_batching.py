@@ -1,6 +1,7 @@
 """The checkers of two bugs of batches, fed the answers a learner gives: a batch-first batch through a module built for
 (seq, batch, d_model), and a packed row attended to without a document mask (a function of the lengths)."""
 
+import copy
 import re
 
 import pytest
@@ -96,19 +97,19 @@ class TestBatchFirst:
 
 
 class TestSequenceSize:
-    """06's Exercise 2: how many tokens per sequence the module read, from its weights' shape."""
+    """06's Exercise 2: how many tokens per sequence the module read. The checker runs the module itself."""
 
     torch.manual_seed(0)
     module = torch.nn.MultiheadAttention(6, 1, bias=False)  # batch_first=False, PyTorch's default
     x = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(1))  # batch first: 2 sequences of 4 tokens
-    with torch.no_grad():
-        weights = module(x, x, x)[1]  # (4, 2, 2): 4 sequences of 2 tokens, as the module read x
 
     def check(self, answer):
-        return exercises.check_sequence_size(answer, x=self.x, weights=self.weights)
+        return exercises.check_sequence_size(answer, module=self.module, x=self.x)
 
     def test_the_key_count_is_right_in_any_whole_form(self):
-        for answer in (2, 2.0, torch.tensor(2), self.weights.shape[-1]):
+        with torch.no_grad():
+            weights = self.module(self.x, self.x, self.x)[1]  # (4, 2, 2): 4 sequences of 2 tokens, as the module read x
+        for answer in (2, 2.0, torch.tensor(2), weights.shape[-1]):
             feedback = self.check(answer)
             assert feedback.correct and "4 sequences of 2 tokens" in feedback.message, feedback.message
 
@@ -120,11 +121,17 @@ class TestSequenceSize:
         other = self.check(3)
         assert other.status == "wrong" and "Got 3; expected 2" in other.message, other.message
 
-    def test_a_module_that_read_the_batch_right_expects_the_length_meant(self):
+    def test_a_module_that_reads_the_batch_right_expects_the_length_meant(self):
         batch_first = torch.nn.MultiheadAttention(6, 1, bias=False, batch_first=True)
-        with torch.no_grad():
-            weights = batch_first(self.x, self.x, self.x)[1]
-        assert exercises.check_sequence_size(4, x=self.x, weights=weights).correct
+        assert exercises.check_sequence_size(4, module=batch_first, x=self.x).correct
+
+    def test_the_checker_leaves_the_module_and_x_as_they_were(self):
+        module = torch.nn.MultiheadAttention(6, 1, bias=False, dropout=0.5)  # in training mode, with dropout
+        before, x = copy.deepcopy(module.state_dict()), self.x.clone()
+        for _ in range(3):
+            assert exercises.check_sequence_size(2, module=module, x=self.x).correct
+        assert module.training and all(torch.equal(before[k], v) for k, v in module.state_dict().items())
+        assert torch.equal(x, self.x)
 
     @pytest.mark.parametrize("answer", [None, "two", 2.5, torch.zeros(3), [2], torch.nn.Identity()])
     def test_junk_is_answered_without_raising(self, answer):
@@ -132,10 +139,12 @@ class TestSequenceSize:
         assert not feedback.correct and feedback.message
 
     def test_a_bad_exercise_raises(self):
-        with pytest.raises(ValueError, match="weights"):
-            exercises.check_sequence_size(None, x=self.x, weights=torch.randn(4, 2))
+        with pytest.raises(TypeError, match="module"):
+            exercises.check_sequence_size(None, module=torch.nn.Linear(6, 6), x=self.x)
         with pytest.raises(ValueError, match="x"):
-            exercises.check_sequence_size(None, x=torch.randn(4, 6), weights=self.weights)
+            exercises.check_sequence_size(None, module=self.module, x=torch.randn(4, 6))
+        with pytest.raises(ValueError, match="x"):
+            exercises.check_sequence_size(None, module=self.module, x=torch.randn(2, 4, 5))
 
 
 class TestDocumentMask:

@@ -426,7 +426,9 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
     if name.endswith("check_cached_keys"):
         sizes["keys"] = torch.randn(5, 8, generator=torch.Generator().manual_seed(10))
     if name.endswith("check_distinct_outputs"):
-        sizes.update({"counts": {"without PE": 5, "with PE": 11}, "words": 11})  # 05's run of its Exercise 1
+        sizes.update({"x": torch.randn(11, 6, generator=torch.Generator().manual_seed(4)),  # 05's Exercise 1
+                      "x_pe": torch.randn(11, 6, generator=torch.Generator().manual_seed(5)),
+                      "weights": attention.projection_weights(d_model=6, seed=0)})
     if name.endswith("check_folded_entry"):
         sizes["x"] = torch.arange(80.0).reshape(2, 5, 8)  # 8 columns: num_heads = 8 heads of one column
         sizes["index"] = 6
@@ -434,8 +436,9 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
         sizes.update({"x": torch.randn(2, 5, 6, generator=torch.Generator().manual_seed(4)),
                       "weights": attention.multi_head_weights(d_model=6, seed=0)})
     if name.endswith("check_sequence_size"):
+        torch.manual_seed(0)
+        sizes["module"] = torch.nn.MultiheadAttention(6, 1, bias=False)  # built for (seq, batch, d_model)
         sizes["x"] = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(4))  # fed (batch, seq, d_model)
-        sizes["weights"] = torch.softmax(torch.randn(4, 2, 2, generator=torch.Generator().manual_seed(6)), dim=-1)
     if name.endswith("check_batch_first"):
         torch.manual_seed(0)
         sizes["module"] = torch.nn.MultiheadAttention(6, 1, bias=False)  # built for (seq, batch, d_model)

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import torch
 
-from .._checks import check_tensor, is_real, short
+from .._checks import check_tensor, instance_of, is_real, short
 from .._provenance import calls_builtin
-from ..attention import multi_head_attention, split_heads
+from ..attention import ProjectionWeights, multi_head_attention, self_attention, split_heads
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -31,17 +31,30 @@ from .predictions import check_prediction
 __all__ = ["check_distinct_outputs", "check_mask_repair", "check_nan_rows", "check_heads_differ", "check_folded_entry"]
 
 
-def check_distinct_outputs(answer: object, *, counts: dict, words: int) -> Feedback:
+def _different_rows(outputs: torch.Tensor) -> int:
+    """How many different rows `outputs` has: a row within 1e-5 of an earlier row counts once."""
+    same = torch.cdist(outputs.double(), outputs.double()) < 1e-5
+    return int((~same.tril(diagonal=-1).any(dim=1)).sum())
+
+
+def check_distinct_outputs(answer: object, *, x: torch.Tensor, x_pe: torch.Tensor, weights: ProjectionWeights
+                           ) -> Feedback:
     """A prediction: how many different output rows attention gives a sentence's `X` alone, without PE.
 
-    `counts` holds the counts, {"without PE": n, "with PE": m}, computed before the checker, and `words` the
-    sentence's length. The feedback explains the counts, whatever the prediction.
+    `x` is the sentence's `X`, `(seq, d_model)`, `x_pe` its `X + PE`, and `weights` the projections. The checker runs
+    attention on both itself, so the notebook computes no count before it. The feedback explains the counts, whatever
+    the prediction.
     """
-    without, with_pe = counts.get("without PE"), counts.get("with PE")
+    check_tensor("x", x, kind="floating-point", ndim=(2,))
+    if check_tensor("x_pe", x_pe, kind="floating-point", ndim=(2,)).shape != x.shape:
+        raise ValueError(f"x_pe must have x's shape {tuple(x.shape)}, got {tuple(x_pe.shape)}")
+    instance_of(ProjectionWeights, "a posenc.attention.ProjectionWeights (see projection_weights)")("weights", weights)
+    with torch.no_grad():
+        without, with_pe = (_different_rows(self_attention(rows.detach(), weights)[0]) for rows in (x, x_pe))
     return check_prediction(answer, actual=without, question="without PE: how many different output rows?",
                             explanation=f"Without PE, equal words have equal rows of X, so equal queries. Against the "
                                         f"same keys, equal queries give equal scores, weights and outputs. The sentence "
-                                        f"gives {without} different output rows of {words}. With PE, {with_pe}.")
+                                        f"gives {without} different output rows of {x.shape[0]}. With PE, {with_pe}.")
 
 
 def _repair_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:

@@ -30,16 +30,25 @@ __all__ = ["check_sequence_size", "check_batch_first", "check_document_mask"]
 
 
 @exercise("the size a sequence-first module read as the sequence", prediction=True)
-def check_sequence_size(answer: object, *, x: torch.Tensor, weights: torch.Tensor) -> Feedback:
-    """How many tokens a module took each sequence of the batch-first `x`, `(batch, seq, d_model)`, to have, as the
-    attention weights it returned, `(batch, query, key)`, tell: their key count.
+def check_sequence_size(answer: object, *, module: torch.nn.MultiheadAttention, x: torch.Tensor) -> Feedback:
+    """How many tokens per sequence `module` (an `nn.MultiheadAttention`) reads in the batch-first `x`,
+    `(batch, seq, d_model)`: the key count of the attention weights it returns, `(batch, query, key)`.
 
-    A prediction of how the module read x's layout. Named: the length we meant (x's second size) and d_model.
+    The checker runs the module itself (a copy, without dropout), so the notebook computes nothing before it. A
+    prediction of how the module reads x's layout. Named: the length we meant (x's second size) and d_model.
     """
+    if not isinstance(module, torch.nn.MultiheadAttention):
+        raise TypeError(f"module must be a torch.nn.MultiheadAttention, got {short(module)}")
     check_floating_tensor("x", x, ndim=(3,))
-    check_floating_tensor("weights", weights, ndim=(3,))
+    if x.shape[-1] != module.embed_dim or not x.numel():
+        raise ValueError(f"x must be a non-empty (batch, seq, {module.embed_dim}) tensor for a module of embed_dim "
+                         f"{module.embed_dim}, got shape {tuple(x.shape)}")
     if answer is None:
         return not_attempted("the number of tokens per sequence the module read, a whole number")
+    reference = copy.deepcopy(module).eval()
+    x = x.detach().to(reference.in_proj_weight.dtype if reference.in_proj_weight is not None else x.dtype)
+    with torch.no_grad():
+        weights = reference(x, x, x)[1]
     shape, expected, read_batch = tuple(weights.shape), weights.shape[-1], weights.shape[0]
     read = (f"The weights {shape} are (batch, query, key): the module read {read_batch} sequences of {expected} "
             f"tokens, where x holds {x.shape[0]} sequences of {x.shape[1]}.")
