@@ -1004,3 +1004,14 @@ def test_a_prediction_not_yet_written_does_not_read_the_run():
     assert exercises.check_prediction(None, actual=None, question="q").status == "not attempted"
     with pytest.raises(TypeError, match="actual"):
         exercises.check_prediction(3, actual=None, question="q")
+
+
+@pytest.mark.parametrize("answer,status", [("5", "correct"), (" 5.0 ", "correct"), ("4", "wrong"), ("five", "wrong"),
+                                           ("nan", "wrong"), ("inf", "wrong")])
+def test_a_number_typed_with_quotes_is_the_same_prediction(answer, status):
+    feedback = exercises.check_prediction(answer, actual=5, question="q")
+    assert feedback.status == status, feedback.message
+    if answer in ("five", "nan", "inf"):
+        assert "Expected a number" in feedback.message
+    # The named predictions hand the answer on, so they read it the same way.
+    assert exercises.check_row_a_token_gets("0", actual=0).correct

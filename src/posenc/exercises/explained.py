@@ -23,8 +23,6 @@ def check_one_vector_everywhere(answer: object, *, actual: object) -> Feedback:
 def check_constant_score_terms(answer: object, *, actual: object) -> Feedback:
     """A prediction: one word at three pairs of positions, all at offset 5, through random W_Q and W_K: how many of
     the score's four terms are the same for all three pairs (`actual`)?"""
-    if isinstance(answer, str) and answer.strip().isdigit():
-        answer = int(answer)  # "1" typed with quotes: the same prediction
     return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
                             explanation="Only word-word stays, since the word is the same in every pair. word-pos "
                                         "reads PE[q] and pos-word reads PE[p], and those positions differ. pos-pos "
@@ -44,8 +42,6 @@ def check_where_friend_ends(answer: object, *, actual: object) -> Feedback:
 
 def check_row_a_token_gets(answer: object, *, actual: object) -> Feedback:
     """A prediction: fed (batch, sequence, d_model), which table row does token 7 of sentence 0 get (`actual`)?"""
-    if isinstance(answer, str) and answer.strip().isdigit():
-        answer = int(answer)  # "0" typed with quotes: the same prediction
     return check_prediction(answer, actual=actual, question="the table row of token 7 of sentence 0, fed batch first",
                             explanation="forward reads x.size(0), the batch of 2, as the length. pe[:2] holds rows 0 "
                                         "and 1, one per sentence, and broadcasting adds row b to every token of "

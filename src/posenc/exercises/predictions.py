@@ -40,14 +40,24 @@ def predicted(*predictions: object) -> bool:
 _PREDICTION_TYPES = (bool, int, float, str, tuple)
 
 
+def _number_in(text: str) -> float | None:
+    """The finite number a string such as "5" or " 0.25 " writes; else None."""
+    try:
+        number = float(text.strip())
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 @exercise("a prediction", prediction=True)
 def check_prediction(answer: object, *, actual: object, question: str, explanation: str = "",
                      tolerance: float = 0.0) -> Feedback:
-    """Compare the learner's prediction with what the run that follows it computed (`actual`).
+    """Compare the learner's prediction with what the run that follows the checker shows (`actual`).
 
     `actual` is a bool, a number, a str or a shape (a tuple of ints or torch.Size); a bool prediction may be written
-    as the string "True" or "False" too (any case, spaces around ignored); numbers match within `tolerance`
-    (relative). `explanation` says why the answer is what it is, and is shown whatever the prediction was.
+    as the string "True" or "False" too (any case, spaces around ignored), and a number as a string such as "5";
+    numbers match within `tolerance` (relative). `explanation` says why the answer is what it is, and is shown
+    whatever the prediction was.
     While the prediction is still None, `actual` is not read (it may be None). progress() keeps the verdict on the
     first prediction (see `feedback.exercise`).
     """
@@ -89,6 +99,8 @@ def check_prediction(answer: object, *, actual: object, question: str, explanati
         right = answer.strip().lower() == actual.strip().lower()
     else:
         given = as_number(answer)
+        if given is None and isinstance(answer, str):
+            given = _number_in(answer)  # "5" typed with quotes: the same prediction
         if given is None:
             return Feedback(WRONG, f"Expected a number, got {shown}.")
         right = abs(given - actual) <= tolerance * abs(actual) if tolerance else given == actual
