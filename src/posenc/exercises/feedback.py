@@ -133,9 +133,10 @@ def exercise(title: str, *, prediction: bool = False) -> Callable:
             _RECORDED_IN_CELL[0] += 1
             if prediction and feedback.status != NOT_ATTEMPTED:
                 answer = args[0] if args else kwargs.get("answer")
-                _JUDGED.add(_fingerprint(answer))
-                first = _FIRST_PREDICTIONS.setdefault(key, (_fingerprint(answer), short(answer)))
-                if first[0] != _fingerprint(answer):
+                judged = _fingerprint(answer)
+                _JUDGED.add(judged)
+                first = _FIRST_PREDICTIONS.setdefault(key, (judged, short(answer)))
+                if first[0] != judged:
                     return Feedback(feedback.status, f"{feedback.message} (progress() keeps your first prediction, "
                                                      f"{first[1]}: a prediction counts as it was made.)")
             _VERDICTS[key] = (label, feedback)
