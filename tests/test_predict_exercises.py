@@ -25,7 +25,7 @@ from posenc.exercises import choices, explained
 from posenc.exercises.predictions import CHECK_FIRST, WAITING_FOR_A_PREDICTION
 from tests.notebook_runs import for_nbval
 from tools.assignment import find_exercises
-from tools.student_edition import learner_with_outputs, suite_notebooks, waiting_output
+from tools.student_edition import learner_with_outputs, suite_notebooks, waiting_output, waits_for_a_prediction
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,7 +105,7 @@ def test_the_learners_run_must_wait_and_the_site_shows_it_waiting(name):
     for exercise in predict_exercises(teacher, name):
         guard = _guard(exercise.answer)
         runs = {cell.id for cell in teacher.cells if cell.cell_type == "code" and guard.search(cell.source)
-                and "check_" not in cell.source}
+                and waits_for_a_prediction(cell.source)}
         for edition in (nbval_copy, site):
             for cell in edition.cells:
                 if cell.id in runs:
