@@ -43,6 +43,7 @@ FIGURES = {
                                                                     compare_layouts=True, column_ticks=(0, 32, 64, 96, 127)),
     "sine_cosine_curves": lambda: plots.sine_cosine_curves(d_model=6, columns=(0, 1, 2, 3, 4, 5),
                                                            max_sequence_length=10),
+    "pair_rotation": lambda: plots.pair_rotation(d_model=6, max_sequence_length=10, start=1, shift=3),
     "interleave_diagram": lambda: plots.interleave_diagram(d_model=7, rows=3),
     "matrix_figure": lambda: plots.matrix_figure(_matrix(10, 6), title="X", xlabel="dimension", ylabel="token"),
     "matrix_figure_one_hot": lambda: plots.matrix_figure(torch.eye(11)[[2, 3, 4, 5, 0, 0]], title="one-hot",

@@ -21,6 +21,7 @@ from .curves import accuracy_by_length as accuracy_by_length
 from .curves import benchmark_figure as benchmark_figure
 from .curves import error_by_position as error_by_position
 from .curves import lines_figure as lines_figure
+from .curves import pair_rotation as pair_rotation
 from .curves import score_by_offset as score_by_offset
 from .curves import sine_cosine_curves as sine_cosine_curves
 from .diagrams import PIPELINE_STEPS as PIPELINE_STEPS

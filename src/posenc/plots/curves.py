@@ -12,7 +12,7 @@ from matplotlib.ticker import FuncFormatter
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 from .style import COSINE_COLOUR, LINE_STYLES, MARKERS, SCHEME_COLOURS, SINE_COLOUR, line_style, new_figure
 
-__all__ = ["sine_cosine_curves", "error_by_position", "lines_figure",
+__all__ = ["sine_cosine_curves", "pair_rotation", "error_by_position", "lines_figure",
            "score_by_offset", "accuracy_by_length", "benchmark_figure"]
 
 
@@ -264,3 +264,48 @@ def benchmark_figure(results: dict) -> Figure:
     fig.suptitle(f"sinusoidal encoding builders, float32, {threads} threads, CPU", fontsize=11)
     return fig
 
+
+
+def pair_rotation(*, d_model: int = 6, pair: int = 0, max_sequence_length: int = 10, start: int | None = None,
+                  shift: int | None = None, base: float = DEFAULT_BASE) -> Figure:
+    """One (sin, cos) pair of PE as a point on the unit circle, one dot per position, sine across and cosine up.
+
+    Position 0 sits at the top, (0, 1); each position turns the point clockwise by the pair's angle per position.
+    With `start` and `shift`, an arrow from the origin marks position `start` and an arc shows the turn to
+    position `start + shift`.
+    """
+    angle_per_position = float(frequencies(d_model=d_model, base=base)[pair])
+    angles = torch.arange(max_sequence_length, dtype=torch.float64) * angle_per_position
+    fig = new_figure(4.4, 4.4)
+    ax = fig.add_subplot()
+    circle = torch.linspace(0, 2 * math.pi, 200, dtype=torch.float64)
+    ax.plot(torch.sin(circle).numpy(), torch.cos(circle).numpy(), color="#BBBBBB", linewidth=1)
+    ax.axhline(0, color="#DDDDDD", linewidth=0.8, zorder=0)
+    ax.axvline(0, color="#DDDDDD", linewidth=0.8, zorder=0)
+    ax.plot(torch.sin(angles).numpy(), torch.cos(angles).numpy(), "o", color=COSINE_COLOUR, markersize=5)
+    for pos, angle in enumerate(angles.tolist()):
+        ax.text(1.17 * math.sin(angle), 1.17 * math.cos(angle), str(pos), ha="center", va="center", fontsize=9)
+    if start is not None and shift is not None:
+        first, last = start * angle_per_position, (start + shift) * angle_per_position
+        for angle in (first, last):
+            ax.annotate("", xy=(math.sin(angle), math.cos(angle)), xytext=(0, 0),
+                        arrowprops={"arrowstyle": "-|>", "color": SINE_COLOUR, "linewidth": 1.4})
+        arc = torch.linspace(first, last, 100, dtype=torch.float64)
+        ax.plot((0.4 * torch.sin(arc)).numpy(), (0.4 * torch.cos(arc)).numpy(), color=SINE_COLOUR, linewidth=1.4)
+        ax.annotate("", xy=(0.4 * math.sin(last), 0.4 * math.cos(last)),
+                    xytext=(0.4 * float(torch.sin(arc[-8])), 0.4 * float(torch.cos(arc[-8]))),
+                    arrowprops={"arrowstyle": "-|>", "color": SINE_COLOUR, "linewidth": 1.4})
+        middle = (first + last) / 2
+        ax.text(0.58 * math.sin(middle), 0.58 * math.cos(middle), f"+{shift * angle_per_position:.3g} rad",
+                ha="center", va="center", fontsize=9, color="#333333",
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+    ax.set_aspect("equal")
+    ax.set_xlim(-1.35, 1.35)
+    ax.set_ylim(-1.35, 1.35)
+    ax.set_xticks([-1, 0, 1])
+    ax.set_yticks([-1, 0, 1])
+    ax.set_xlabel(f"sin, column {2 * pair}")
+    ax.set_ylabel(f"cos, column {2 * pair + 1}")
+    ax.set_title(f"pair {pair} over positions 0 to {max_sequence_length - 1}:\n"
+                 f"each step turns it {angle_per_position:.3g} rad clockwise", fontsize=10)
+    return fig
