@@ -25,6 +25,7 @@ __all__ = [
     "check_saved_state",
     "check_shift_back",
     "check_sinusoidal_head_on_32_tokens",
+    "check_smaller_model_word_row",
     "check_typo_cosine_columns",
 ]
 
@@ -194,6 +195,22 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
     """A multiple choice: a causal model without positions at length 16."""
     return check_choice(answer, options=_CAUSAL_MODEL_WITHOUT_POSITIONS, correct="c",
                         question="a causal model without positions at length 16")
+
+
+_SMALLER_MODEL_WORD_ROW = {
+    "a": "Both rows shrink when d_model does, and by the same factor, so the word row stays the longer.",
+    "b": "With the factor, tensor2tensor's start gives a word row entries of standard deviation 1, so it is about "
+         "sqrt(d_model) long. A PE row is sqrt(d_model / 2) long. Both lengths scale with sqrt(d_model), so their "
+         "ratio is sqrt(2), about 1.4, at every d_model: 22.6 against 16 at 512, 11.3 against 8 at 128.",
+    "c": "The factor sqrt(d_model) is smaller at 128, but the PE row is shorter too, by the same factor.",
+    "d": "Both rows shrink by the same factor when d_model does, so their ratio does not fall.",
+}
+
+
+def check_smaller_model_word_row(answer: object) -> Feedback:
+    """A multiple choice: at d_model = 128, tensor2tensor's start times sqrt(d_model): a word row against a PE row."""
+    return check_choice(answer, options=_SMALLER_MODEL_WORD_ROW, correct="b",
+                        question="a word row against a PE row at d_model = 128")
 
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. "
