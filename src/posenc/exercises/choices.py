@@ -13,7 +13,6 @@ from .predictions import check_choice
 __all__ = [
     "check_alibi_without_the_mask",
     "check_average_of_shuffled_outputs",
-    "check_base_ten_at_distance_58",
     "check_causal_model_without_positions",
     "check_embedding_factor",
     "check_every_score_plus_five",
@@ -63,21 +62,6 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
     """A multiple choice: the average of the outputs, shuffled, with no mask and with the causal mask (no PE)."""
     return check_choice(answer, options=_AVERAGE_OF_SHUFFLED_OUTPUTS, correct="c",
                         question="the average of the outputs, shuffled")
-
-
-_BASE_TEN_AT_DISTANCE_58 = {
-    "a": "Only the pair with the longest wavelength is nearly back at its start. The other 31, with wavelengths from "
-         "6.3 to 54 positions, stand at angles scattered around the circle.",
-    "b": "The pair with the longest wavelength adds almost 1 (the cosine of nearly a full turn); the other 31 pairs "
-         "add cosines of angles scattered around the circle, which mostly cancel.",
-    "c": "-1 would need every pair half a turn from its start: as much a coincidence as every pair back at it.",
-}
-
-
-def check_base_ten_at_distance_58(answer: object) -> Feedback:
-    """A multiple choice: base 10's similarity at distance 58."""
-    return check_choice(answer, options=_BASE_TEN_AT_DISTANCE_58, correct="b",
-                        question="base 10's similarity at distance 58")
 
 
 _LEAST_LIKE_AT_BASE_TEN = {
@@ -230,7 +214,8 @@ def check_embedding_factor(answer: object) -> Feedback:
 
 _ROPE_IN_A_PACKED_ROW = {"a": "With a plain causal mask the later documents still read the earlier ones: their keys "
          "are in the softmax, and the outputs change.",
-    "b": "The block mask alone keeps each document as it is alone. The text below the table says why a shift does no harm.",
+    "b": "The block mask keeps each document to itself. Along the row, a document moves on as a whole, so its offsets "
+         "do not change, and RoPE reads only offsets.",
     "c": "Restarting does no harm, but RoPE does not need it.",
     "d": "Without the block mask the later documents read the earlier ones."
 }

@@ -102,8 +102,7 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
     given = mask_position_ids(mask)
     rows = ", ".join(str(given[b][real[b]].tolist()) for b in range(mask.shape[0]))
     return Feedback(CORRECT, f"Correct on the batch and on {len(_POSITION_CASES)} masks of the checker's own: the "
-                             f"batch's real tokens at {rows}, as each row alone (the pads need only a valid position: "
-                             "no real token looks at them).")
+                             f"batch's real tokens at {rows}, as each row alone.")
 
 
 def _judge_position_ids(answer: object, mask: torch.Tensor, max_sequence_length: int) -> Feedback:
