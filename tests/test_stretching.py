@@ -356,7 +356,7 @@ def test_best_two_accepts_yarn_and_llama3_in_any_order_and_form(answer):
 
 
 @pytest.mark.parametrize("answer,words", [
-    (["yarn", "ntk"], "Not ntk"), (["pi", "llama3"], "pair 0 and pair 1 too"), (["none", "pi"], "Not none"),
+    (["yarn", "ntk"], "Not ntk"), (["pi", "llama3"], "pair 0 and pair 1 too"), (["none", "pi"], "Not plain"),
     (["yarn_paper", "llama3"], "keeps no pair"), ("yarn (paper's ramp), yarn", "Not yarn_paper"),
 ])
 def test_best_two_names_what_each_wrong_rule_does(answer, words):
@@ -399,7 +399,7 @@ def test_best_two_reads_other_names_of_a_wrong_rule(answer):
 def test_best_two_names_both_wrong_rules():
     by_seed, learned = _at_4x()
     message = exercises.check_best_two(["none", "pi"], by_seed=by_seed, learned=learned).message
-    assert "Not none" in message and "Not pi" in message
+    assert "Not plain" in message and "Not pi" in message
 
 
 @pytest.mark.parametrize("answer,words", [(None, "Not attempted"), (["yarn"], "two different"),

@@ -252,7 +252,7 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it; but in every seed the "
               "half-turned model fell to chance at 64 tokens.",
-    "worse": "The table below shows it, seed by seed.",
+    "worse": "The figure below shows it, seed by seed.",
     "the same": "The two differ by far at 64 tokens: the half-turned model fell to chance in every seed.",
 }
 
@@ -264,11 +264,11 @@ def check_half_turned_heads(answer: object) -> Feedback:
 
 
 _LLAMA_4_RULE = {
-    "a": "high_freq_factor sets the bound below which a pair is kept, 8192 / high_freq_factor: at 1 it rises from "
-         "2,048 to 8,192 positions, so the 6 pairs Llama 3.1 blends are now kept.",
+    "a": "high_freq_factor is the bound in turns within L above which a pair is kept: at 1 it falls from 4 turns "
+         "to 1, so the 6 pairs Llama 3.1 blends are now kept.",
     "b": "A smaller high_freq_factor raises the kept bound to meet the other one; the blend between them shrinks to "
          "nothing instead of widening.",
-    "c": "The divided pairs are those slower than 8192 / low_freq_factor, and low_freq_factor stays 1: the same 29. "
+    "c": "The divided pairs are those with under low_freq_factor turns within L, and low_freq_factor stays 1: the same 29. "
          "The 6 blended pairs move to the kept side, not to the divided one.",
     "d": "The cell below counts the pairs on each side of the bounds.",
 }

@@ -253,9 +253,9 @@ def _fast_pairs() -> tuple[str, str]:
 
 
 _FAST_PAIRS, _FAST_TURNS = _fast_pairs()
-_SHOWN = {"none": "none", "linear": "pi", "ntk": "ntk", "yarn": "yarn", "yarn_paper": "yarn_paper", "llama3": "llama3"}
+_SHOWN = {"none": "plain", "linear": "pi", "ntk": "ntk", "yarn": "yarn", "yarn_paper": "yarn_paper", "llama3": "llama3"}
 _WHAT_IT_DOES = {
-    "none": "no rule: every pair turns as in training, so the slow pairs reach angles the model never met",
+    "none": "plain RoPE, no rule: every pair turns as in training, so the slow pairs reach angles the model never met",
     "linear": f"PI divides every pair by s, {_FAST_PAIRS} too, {_FAST_TURNS}",
     "ntk": f"NTK-aware keeps pair 0 but divides {_ntk_new_angles()}, by less than s, so they reach angles never met",
     "yarn_paper": "the paper's ramp keeps no pair of these heads (none makes 32 turns within 32 positions) and divides "
@@ -265,8 +265,8 @@ _WHAT_IT_DOES = {
     "llama3": "Llama 3.1's rule keeps pair 0, divides pair 1 by less than s, and the slower pairs by s",
 }
 # The right answer's feedback leaves open which of their changes carries them: a side note under the figure says.
-_BOTH = {frozenset({"yarn", "llama3"}): "The figure below shows them over six seeds. The ratio table above shows "
-                                        "where they differ from PI. A side note under the figure suggests which difference "
+_BOTH = {frozenset({"yarn", "llama3"}): "The figure below shows them over six seeds. The table above shows where "
+                                        "they differ from PI. The side note under the figure tests which difference "
                                         "carries them."}
 
 
