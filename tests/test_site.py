@@ -916,7 +916,7 @@ def test_the_check_cells_are_on_no_page_deck_or_search_but_in_the_learners_noteb
     with offline_page(built, "slides/07_heads_and_causal_mask.slides.html", size=(1280, 720)) as page:
         page.wait_for_selector(".reveal.ready", timeout=30_000)
         deck = page.evaluate("document.querySelector('.reveal .slides').textContent")
-        assert "both_masks = torch.softmax(scores.masked_fill" in deck and "# Check:" not in deck
+        assert "both = mask[:, None, :] & causal" in deck and "# Check:" not in deck
 
 
 def image_outputs(notebook) -> int:
