@@ -83,6 +83,9 @@ FIGURES = {
 
 EXPLORER_VIEWS = {
     # The still picture each view shows where widgets cannot render (the page draws the live one).
+    **{f"EncodingExplorer/{view}": (lambda view=view: explorers.EncodingExplorer(view=view).figure())
+       for view in explorers.encoding_explorer.VIEWS},
+    "EncodingExplorer/heatmap, both layouts": lambda: explorers.EncodingExplorer(compare_layouts=True).figure(),
     **{f"SchemeExplorer/{view}": (lambda view=view: explorers.SchemeExplorer(
         view=view, trained=training.train("learned", settings=TINY)).figure()) for view in explorers.SCHEME_VIEWS},
 }

@@ -47,9 +47,36 @@ def test_settings_are_checked_where_they_are_set():
 
 
 def test_where_widgets_cannot_render_a_still_picture_and_one_line():
-    data, _ = EncodingExplorer(d_model=8, max_sequence_length=8)._repr_mimebundle_()
-    assert data["text/plain"] == STILL_HINT and "JupyterLab" in STILL_HINT
+    explorer = EncodingExplorer(d_model=8, max_sequence_length=8)
+    data, _ = explorer._repr_mimebundle_()
+    assert data["text/plain"] == f"{explorer.readout()}\n{STILL_HINT}" and "JupyterLab" in STILL_HINT
     assert data["image/png"].startswith(b"\x89PNG") and "application/vnd.jupyter.widget-view+json" in data
+
+
+def test_the_still_picture_follows_the_view_and_says_the_pages_readout():
+    # A reader without widgets sees the view the explorer is set to, and the sentence the page writes under it.
+    explorer = EncodingExplorer(d_model=128, max_sequence_length=64, position=10)
+    pictures = set()
+    for view in VIEWS:
+        explorer.view = view
+        pictures.add(explorer.picture())
+    explorer.view, explorer.compare_layouts = "heatmap", True
+    pictures.add(explorer.picture())
+    assert len(pictures) == len(VIEWS) + 1
+    explorer.view = "similarity"
+    assert explorer.readout().endswith("smallest at position 63 (29.47).")
+    explorer.base = 10
+    assert explorer.readout().endswith("row 10 is largest at itself (64.00) and smallest at position 27 (-14.53).")
+    table = sinusoidal_encoding(max_sequence_length=64, d_model=128, base=10, dtype=torch.float64)
+    assert torch.allclose(explorer.similarity(), table @ table.T, atol=1e-9)
+    odd = EncodingExplorer(d_model=33, max_sequence_length=40, view="similarity")
+    table = sinusoidal_encoding(max_sequence_length=40, d_model=33, dtype=torch.float64)
+    assert torch.allclose(odd.similarity(), table @ table.T, atol=1e-6)  # the last sine column, from the float32 table
+    explorer = EncodingExplorer(d_model=128, max_sequence_length=100, view="wavelengths")
+    assert "; 40 of 128 columns repeat within the 100 positions;" in explorer.readout()
+    explorer = EncodingExplorer(d_model=128, view="curves", dimension=100)
+    assert explorer.readout() == ("Column 100 and its cos partner over 64 positions: column 100 (sin) repeats every "
+                                  "8,379 positions; at position 10 it is 0.007.")
 
 
 # --- The site's page of the explorers' notebook: the saved explorer, live without a kernel -----------------------------
@@ -134,16 +161,16 @@ SETTINGS = [  # (max_sequence_length, d_model, log10 base): the start, an odd d_
 @pytest.mark.xdist_group("site")
 def test_the_page_starts_from_the_saved_settings_and_describes_them(page):
     state = page.evaluate(f"{EXPLORER}.posenc.state()")
-    # As its cell's code sets it (a later cell moves it to the curves view, dimension 100: not saved for this cell).
+    # As its cell's code sets it.
     assert state == {"d_model": 128, "max_sequence_length": 64, "base": 10000, "position": 10, "dimension": 0,
                      "view": "heatmap", "compare_layouts": False}
-    page.locator(".posenc-encoding-explorer input[value=heatmap]").check()
+    page.locator(".posenc-encoding-explorer").first.locator("input[value=heatmap]").check()
     set_slider(page, "dimension", 4)
-    live = page.locator(".posenc-encoding-explorer [aria-live=polite]")
+    live = page.locator(".posenc-encoding-explorer").first.locator("[aria-live=polite]")
     # Column 4 (pair 2) repeats every 2 pi 10000^(4/128) positions.
     assert f"column 4 (sin) repeats every {float(wavelengths(d_model=128)[4]):.4g} positions" in live.inner_text()
     # Every control has a visible label and is reached by the keyboard (inputs: focusable by default).
-    labels = page.evaluate("""() => Array.from(document.querySelectorAll('.posenc-encoding-explorer input'))
+    labels = page.evaluate("""() => Array.from(document.querySelector('.posenc-encoding-explorer').querySelectorAll('input'))
         .map(i => [i.type, i.closest('label') ? i.closest('label').innerText.trim().split('\\n')[0] : ''])""")
     assert len(labels) == 5 + 4 + 1 and all(text for _, text in labels), labels
 
@@ -166,7 +193,7 @@ def test_the_page_numbers_equal_the_package(page):
     set_slider(page, "d_model", 33)
     set_slider(page, "base", 1)
     set_slider(page, "position", 7)
-    page.locator(".posenc-encoding-explorer input[value=similarity]").check()
+    page.locator(".posenc-encoding-explorer").first.locator("input[value=similarity]").check()
     table = sinusoidal_encoding(max_sequence_length=40, d_model=33, base=10.0).double()
     similarity = np.array(page.evaluate(f"{EXPLORER}.posenc.similarity()")).reshape(40, 40)
     np.testing.assert_allclose(similarity, (table @ table.T).numpy(), atol=1e-5)
@@ -174,14 +201,20 @@ def test_the_page_numbers_equal_the_package(page):
     assert f"smallest at position {least} (" in page.evaluate(f"{EXPLORER}.posenc.description()")
     # An odd d_model's last column is a sine with no cos partner, and the curves view's description says so.
     set_slider(page, "dimension", 32)
-    page.locator(".posenc-encoding-explorer input[value=curves]").check()
+    page.locator(".posenc-encoding-explorer").first.locator("input[value=curves]").check()
     assert page.evaluate(f"{EXPLORER}.posenc.description()").startswith("Column 32, with no cos partner, over 40")
     # Wavelengths: how many columns repeat within the table, as the notebook's exercise counts them.
     for setting, value in [("max_sequence_length", 64), ("d_model", 128), ("base", 4)]:
         set_slider(page, setting, value)
-    page.locator(".posenc-encoding-explorer input[value=wavelengths]").check()
+    page.locator(".posenc-encoding-explorer").first.locator("input[value=wavelengths]").check()
     within = int((wavelengths(d_model=128) < 64).sum())
     assert f"{within} of 128 columns repeat within the 64 positions" in page.evaluate(f"{EXPLORER}.posenc.description()")
+    # The still picture's readout (where widgets cannot render) is the page's description, in every view.
+    set_slider(page, "dimension", 101)
+    for view in VIEWS:
+        page.locator(".posenc-encoding-explorer").first.locator(f"input[value={view}]").check()
+        still = EncodingExplorer(**page.evaluate(f"{EXPLORER}.posenc.state()"))
+        assert still.readout() == page.evaluate(f"{EXPLORER}.posenc.description()"), view
 
 
 # Arm one measurement: focus `control` (a CSS selector) inside the explorer `root`, and resolve window.__latency with the
@@ -209,7 +242,7 @@ ARM_JS = """([root, control]) => {
 def test_a_key_press_repaints(page):
     # How fast is a benchmark's question (benchmarks/bench_explorer_latency.py, with the same probe): a test on a
     # shared machine asserts only that the press repaints, what it drew and said.
-    page.locator(".posenc-encoding-explorer input[value=heatmap]").check()
+    page.locator(".posenc-encoding-explorer").first.locator("input[value=heatmap]").check()
     for setting, value in [("max_sequence_length", 64), ("d_model", 128), ("base", 4)]:
         set_slider(page, setting, value)
     before = page.evaluate(f"{EXPLORER}.posenc.description()")
@@ -226,7 +259,7 @@ def test_a_key_press_repaints(page):
 @pytest.mark.xdist_group("site")
 @pytest.mark.parametrize("view", VIEWS)
 def test_every_view_fits_a_phone_and_a_laptop(page, view):
-    page.locator(f".posenc-encoding-explorer input[value={view}]").check()
+    page.locator(".posenc-encoding-explorer").first.locator(f"input[value={view}]").check()
     for width, height in [(390, 844), (1280, 720)]:
         page.set_viewport_size({"width": width, "height": height})
         page.evaluate(f"{EXPLORER}.posenc.draw()")

@@ -1062,7 +1062,7 @@ def test_dark_mode_follows_the_reader_keeps_contrast_and_figures_on_a_light_card
         card = page.evaluate("() => getComputedStyle(document.querySelector('.posenc-encoding-explorer')"
                              ".closest('.jp-OutputArea-output')).backgroundColor")
         assert card == "rgb(255, 255, 255)"
-        page.locator(".posenc-encoding-explorer").scroll_into_view_if_needed()
+        page.locator(".posenc-encoding-explorer").first.scroll_into_view_if_needed()
         page.screenshot(path=ARTIFACTS / "08_explore_dark.png")
         assert audit(page, "notebooks/08_explore.html@dark") == []
 

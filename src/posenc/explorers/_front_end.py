@@ -5,6 +5,7 @@ range."""
 from __future__ import annotations
 
 import functools
+import math
 import textwrap
 from pathlib import Path
 
@@ -31,10 +32,23 @@ def module(name: str) -> str:
 check_slider_base = functools.partial(real(*BASE_RANGE), "base")
 
 
-def still_picture(fig: Figure) -> bytes:
-    """The PNG shown where widgets cannot render: `fig`, with the line `NO_FRONT_END_HINT` in room of its own below it
-    (not over the figure's own labels)."""
-    room = 0.34 / fig.get_figheight()  # two lines of small text
+def readable(value: float) -> str:
+    """A number as the explorers' pages write it (explorer_common.js `readable`): 4 significant digits, thousands
+    separated, never an exponent (10,000, 6.283, -14.53)."""
+    if not math.isfinite(value) or value == 0:
+        return "0" if value == 0 else str(value)
+    rounded = float(f"{value:.4g}")
+    return f"{rounded:,.{max(0, 3 - math.floor(math.log10(abs(rounded))))}f}"
+
+
+def still_picture(fig: Figure, readout: str = "") -> bytes:
+    """The PNG shown where widgets cannot render: `fig`, with the `readout` (the sentence the page writes under its
+    picture) and the line `NO_FRONT_END_HINT` in room of their own below it (not over the figure's own labels)."""
+    readout = textwrap.fill(readout, int(11.5 * fig.get_figwidth()))  # about as many characters as fit its width
+    lines = readout.count("\n") + 1 if readout else 0
+    room = (0.34 + 0.2 * lines) / fig.get_figheight()  # two lines of small text, and the readout's
     fig.get_layout_engine().set(rect=(0, room, 1, 1 - room))
     fig.text(0.01, 0.01, textwrap.fill(NO_FRONT_END_HINT, 130), fontsize=8, ha="left", va="bottom")
+    if readout:
+        fig.text(0.01, 0.34 / fig.get_figheight(), readout, fontsize=9.5, ha="left", va="bottom")
     return plots.png_bytes(fig)

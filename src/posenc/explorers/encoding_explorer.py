@@ -7,19 +7,24 @@ An `anywidget` widget: Python holds the settings (traitlets, synced with the pag
 encoding_explorer.js beside this file (after explorer_common.js), computes the table, the wavelengths and the
 similarity itself and draws them on a canvas in the same event as the key press. The same module runs in JupyterLab, VS Code,
 Colab and on a static page (a saved notebook keeps the module and the settings), so the explorer moves
-without a kernel. Where widgets cannot render, the output is a still picture of the table and one line
-saying how to make it move.
+without a kernel. Where widgets cannot render, the output is a still picture of the current view, the
+page's readout under it, and one line saying how to make it move.
 """
 
 from __future__ import annotations
 
+import math
+
 import anywidget
+import torch
 import traitlets
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from .. import plots
 from .._checks import check_flag, check_size, one_of
-from ..builder import DEFAULT_BASE, sinusoidal_encoding
-from ._front_end import NO_FRONT_END_HINT, check_slider_base, module, still_picture
+from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
+from ._front_end import NO_FRONT_END_HINT, check_slider_base, module, readable, still_picture
 
 __all__ = ["VIEWS", "MAX_ENTRIES", "STILL_HINT", "EncodingExplorer"]
 
@@ -86,14 +91,95 @@ class EncodingExplorer(anywidget.AnyWidget):
         self.position = min(self.position, self.max_sequence_length - 1)
         self.dimension = min(self.dimension, self.d_model - 1)
 
+    # Where widgets cannot render: a still picture of the current view, and the page's readout ----------------
+
+    def wavelengths(self) -> torch.Tensor:
+        """Each column's wavelength in positions (float64), as the page computes it."""
+        return (2 * math.pi / frequencies(d_model=self.d_model, base=self.base)).repeat_interleave(2)[: self.d_model]
+
+    def similarity(self) -> torch.Tensor:
+        """PE[p] . PE[q] for every pair of positions (float64), as the page computes it: a sum of cosines per offset,
+        plus an odd d_model's last sine column, which has no cos partner."""
+        L, d = self.max_sequence_length, self.d_model
+        pairs = frequencies(d_model=d, base=self.base)[: d // 2]
+        by_offset = torch.cos(torch.arange(L, dtype=torch.float64)[:, None] * pairs).sum(dim=1)
+        offsets = (torch.arange(L)[:, None] - torch.arange(L)).abs()
+        result = by_offset[offsets]
+        if d % 2:
+            last = sinusoidal_encoding(max_sequence_length=L, d_model=d, base=self.base)[:, -1].double()
+            result = result + last[:, None] * last
+        return result
+
+    def readout(self) -> str:
+        """The sentence the page writes under its picture (encoding_explorer.js `describe`), at the current settings."""
+        p, j, L, d = self.position, self.dimension, self.max_sequence_length, self.d_model
+        kind = "cos" if j % 2 else "sin"
+        lengths = self.wavelengths()
+        repeats = f"column {j} ({kind}) repeats every {readable(float(lengths[j]))} positions"
+        if self.view == "heatmap":
+            return (f"Heatmap of the table, {L} positions by {d} columns, base {readable(self.base)}; "
+                    f"position {p} and column {j} marked; {repeats}.")
+        if self.view == "curves":
+            value = float(sinusoidal_encoding(max_sequence_length=L, d_model=d, base=self.base)[p, j])
+            partner = ", with no cos partner," if d % 2 and j == d - 1 else f" and its {'sin' if j % 2 else 'cos'} partner"
+            return f"Column {j}{partner} over {L} positions: {repeats}; at position {p} it is {value:.3f}."
+        if self.view == "wavelengths":
+            within = int((lengths < L).sum())
+            return (f"Wavelengths from {readable(float(lengths[0]))} to {readable(float(lengths[-1]))} positions "
+                    f"(base {readable(self.base)}); {within} of {d} columns repeat within the {L} positions; {repeats}.")
+        row = self.similarity()[p]
+        least = int(row.argmin())  # the first of equal smallest values, as the page's loop
+        return (f"PE[p] . PE[q] for every pair of {L} positions; row {p} is largest at itself "
+                f"({readable(float(row[p]))}) and smallest at position {least} ({readable(float(row[least]))}).")
+
+    def figure(self) -> Figure:
+        """The current view as a still matplotlib figure (the page draws the live one)."""
+        p, j, L, d = self.position, self.dimension, self.max_sequence_length, self.d_model
+        if self.view == "heatmap":
+            table = sinusoidal_encoding(max_sequence_length=L, d_model=d, base=self.base)
+            title = None if self.compare_layouts else f"PE: {L} positions x d_model = {d}, base = {readable(self.base)}"
+            fig = plots.encoding_heatmap(table, title=title, compare_layouts=self.compare_layouts, annotate=False)
+            sines = (d + 1) // 2
+            columns = [j, sines + j // 2 if j % 2 else j // 2] if self.compare_layouts else [j]
+            for ax, column in zip(fig.axes, columns):  # the chosen row and column, marked as the page marks them
+                ax.axhline(p, color="black", linewidth=0.8, linestyle="--")
+                ax.axvline(column, color="black", linewidth=0.8, linestyle="--")
+            return fig
+        if self.view == "curves":
+            pair = j - j % 2
+            columns = [c for c in (pair, pair + 1) if c < d]
+            return plots.sine_cosine_curves(d_model=d, columns=columns, max_sequence_length=L, base=self.base, position=p)
+        if self.view == "wavelengths":
+            return _wavelengths_figure(self.wavelengths(), length=L, dimension=j, base=self.base)
+        table = sinusoidal_encoding(max_sequence_length=L, d_model=d, base=self.base, dtype=torch.float64)
+        return plots.similarity_figure(table, position=p)
+
     def picture(self) -> bytes:
-        """The still picture (PNG): the table at the current settings as a heatmap, with the line `STILL_HINT`."""
-        table = sinusoidal_encoding(max_sequence_length=self.max_sequence_length, d_model=self.d_model, base=self.base)
-        return still_picture(plots.encoding_heatmap(table))
+        """The still picture (PNG): the current view, its readout, and the line `STILL_HINT`."""
+        return still_picture(self.figure(), self.readout())
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        data["text/plain"] = STILL_HINT
+        data["text/plain"] = f"{self.readout()}\n{STILL_HINT}"
         data["image/png"] = self.picture()
         return data, metadata
+
+
+def _wavelengths_figure(lengths: torch.Tensor, *, length: int, dimension: int, base: float) -> Figure:
+    """The wavelengths view: each column's wavelength as a dot (sines orange, cosines blue) on a log axis, a dashed
+    line at `length` positions, the chosen column circled."""
+    fig = plots.new_figure(8, 4)
+    ax = fig.add_subplot()
+    columns = torch.arange(len(lengths))
+    for parity, colour, name in ((0, plots.SINE_COLOUR, "sin columns"), (1, plots.COSINE_COLOUR, "cos columns")):
+        ax.plot(columns[parity::2].numpy(), lengths[parity::2].numpy(), "o", color=colour, markersize=3, label=name)
+    ax.axhline(length, color="#555555", linestyle="--", linewidth=1, label=f"max_sequence_length = {length}")
+    ax.plot([dimension], [float(lengths[dimension])], "o", markersize=10, markerfacecolor="none", color="black")
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("dimension (column) j")
+    ax.set_ylabel("wavelength (positions)")
+    ax.set_title(f"column {dimension}: {readable(float(lengths[dimension]))} positions; base {readable(base)}", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
