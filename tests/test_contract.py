@@ -435,14 +435,6 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
     if name.endswith("check_heads_differ"):
         sizes.update({"x": torch.randn(2, 5, 6, generator=torch.Generator().manual_seed(4)),
                       "weights": attention.multi_head_weights(d_model=6, seed=0)})
-    if name.endswith("check_sequence_size"):
-        torch.manual_seed(0)
-        sizes["module"] = torch.nn.MultiheadAttention(6, 1, bias=False)  # built for (seq, batch, d_model)
-        sizes["x"] = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(4))  # fed (batch, seq, d_model)
-    if name.endswith("check_batch_first"):
-        torch.manual_seed(0)
-        sizes["module"] = torch.nn.MultiheadAttention(6, 1, bias=False)  # built for (seq, batch, d_model)
-        sizes["x"] = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(4))  # fed (batch, seq, d_model)
     kwargs = {k: v for k, v in sizes.items() if k in parameter_names(checker)}
 
     class Broken(torch.nn.Module):

@@ -1,12 +1,9 @@
-"""Checkers for batches: a batch fed to a module built for (seq, batch, d_model), and the mask of a packed row."""
+"""Checkers for batches: the mask of a packed row."""
 
 from __future__ import annotations
 
-import copy
-
 import torch
 
-from .._checks import check_floating_tensor, short
 from .._provenance import calls_any
 from ..attention import document_ids_from_lengths, packed_mask
 from .feedback import (
@@ -14,132 +11,16 @@ from .feedback import (
     MISTAKE,
     WRONG,
     Feedback,
-    as_count,
     as_function,
     as_tensor,
-    close,
     describe,
     error_line,
     exercise,
     first_mistake,
-    not_attempted,
     run_learner,
 )
 
-__all__ = ["check_sequence_size", "check_batch_first", "check_document_mask"]
-
-
-@exercise("the size a sequence-first module read as the sequence", prediction=True)
-def check_sequence_size(answer: object, *, module: torch.nn.MultiheadAttention, x: torch.Tensor) -> Feedback:
-    """How many tokens per sequence `module` (an `nn.MultiheadAttention`) reads in the batch-first `x`,
-    `(batch, seq, d_model)`: the key count of the attention weights it returns, `(batch, query, key)`.
-
-    The checker runs the module itself (a copy, without dropout), so the notebook computes nothing before it. A
-    prediction of how the module reads x's layout. Named: the length we meant (x's second size) and d_model.
-    """
-    if not isinstance(module, torch.nn.MultiheadAttention):
-        raise TypeError(f"module must be a torch.nn.MultiheadAttention, got {short(module)}")
-    check_floating_tensor("x", x, ndim=(3,))
-    if x.shape[-1] != module.embed_dim or not x.numel():
-        raise ValueError(f"x must be a non-empty (batch, seq, {module.embed_dim}) tensor for a module of embed_dim "
-                         f"{module.embed_dim}, got shape {tuple(x.shape)}")
-    if answer is None:
-        return not_attempted("the number of tokens per sequence the module read, a whole number")
-    reference = copy.deepcopy(module).eval()
-    x = x.detach().to(reference.in_proj_weight.dtype if reference.in_proj_weight is not None else x.dtype)
-    with torch.no_grad():
-        weights = reference(x, x, x)[1]
-    shape, expected, read_batch = tuple(weights.shape), weights.shape[-1], weights.shape[0]
-    read = (f"The weights {shape} are (batch, query, key): the module read {read_batch} sequences of {expected} "
-            f"tokens, where x holds {x.shape[0]} sequences of {x.shape[1]}.")
-    given = as_count(answer)
-    if given is None:
-        return Feedback(WRONG, f"Got {short(answer)}; expected a whole number, {expected}. {read}")
-    if given == expected:
-        return Feedback(CORRECT, f"Correct: {expected}. {read}")
-    if given == x.shape[1]:
-        return Feedback(MISTAKE, f"Got {given}, the length we meant; the module read {expected}. {read}")
-    if given == x.shape[-1]:
-        return Feedback(MISTAKE, f"Got {given}, d_model, the size of each token's vector; expected {expected}. {read}")
-    return Feedback(WRONG, f"Got {given}; expected {expected}. {read}")
-
-
-@exercise("a batch-first batch through a sequence-first module")
-def check_batch_first(answer: object, *, module: torch.nn.MultiheadAttention, x: torch.Tensor) -> Feedback:
-    """The output of `module` (an `nn.MultiheadAttention`) on the batch-first `x`, `(batch, seq, d_model)`, read as
-    a batch of sequences: self-attention within each sequence, one output row per token, in `x`'s layout.
-
-    Right whichever correct fix produced it. The bug itself (x fed to the module as it is) is a named mistake, and so
-    are its half-fixes (tests/test_checkers_batching.py lists them).
-    """
-    if not isinstance(module, torch.nn.MultiheadAttention):
-        raise TypeError(f"module must be a torch.nn.MultiheadAttention, got {short(module)}")
-    if not module._qkv_same_embed_dim:
-        raise ValueError("module must have kdim = vdim = embed_dim (one input for queries, keys and values)")
-    check_floating_tensor("x", x, ndim=(3,))
-    if x.shape[-1] != module.embed_dim or not x.numel():
-        raise ValueError(f"x must be a non-empty (batch, seq, {module.embed_dim}) tensor for a module of embed_dim "
-                         f"{module.embed_dim}, got shape {tuple(x.shape)}")
-    # A copy read as (seq, batch, d_model) whatever the learner set on the module, without dropout.
-    reference = copy.deepcopy(module).eval()
-    reference.batch_first = False
-    x = x.detach().to(reference.in_proj_weight.dtype)
-    with torch.no_grad():
-        seq_first = x.transpose(0, 1)
-        expected = reference(seq_first, seq_first, seq_first, need_weights=False)[0].transpose(0, 1)
-        mixed = reference(x, x, x, need_weights=False)[0]  # the bug: the batch read as the sequence
-    batch, seq = x.shape[0], x.shape[1]
-    pair = ""
-    if isinstance(answer, (tuple, list)) and len(answer) == 2 and isinstance(answer[0], torch.Tensor):
-        answer, pair = answer[0], " (the module returns (output, weights): the output is the first)"
-    answer = as_tensor(answer, f"the output, a ({batch}, {seq}, {x.shape[-1]}) tensor")
-    if isinstance(answer, Feedback):
-        return answer
-    if close(answer, expected, atol=1e-5):
-        return Feedback(CORRECT, f"Correct: shape {tuple(expected.shape)}; each of the {batch} sequences attends "
-                                 f"within itself, over its {seq} tokens{pair}. The module reads (seq, batch, d_model) "
-                                 "unless it is built with batch_first=True.")
-    if close(answer, mixed, atol=1e-5):
-        # What is wrong, not the fix: this is the buggy output handed in unchanged.
-        return Feedback(MISTAKE, f"That is the bug's output, unchanged. The module reads ({batch}, {seq}, d_model) as "
-                                 f"{batch} positions of a batch of {seq}, so token t of each sequence attends to token "
-                                 "t of every sequence, and to no other token of its own.")
-    mistakes = [
-        (f"The right numbers in the module's layout, (seq, batch, d_model) = ({seq}, {batch}, {x.shape[-1]}): turn "
-         "the output back with .transpose(0, 1), to one row per sequence as in x.", expected.transpose(0, 1)),
-        ("Only the output was transposed: the module still read the sequences as positions and mixed them. "
-         "Transpose the input too, before the module.", mixed.transpose(0, 1)),
-        ("That is x itself, not the module's output.", x),
-        (f"The output was reshaped to ({batch}, {seq}, {x.shape[-1]}) instead of transposed back: .reshape (or "
-         ".view) keeps the numbers in their memory order, so each row of the result mixes the sequences. Turn the "
-         "module's (seq, batch, d_model) output back with .transpose(0, 1).",
-         expected.transpose(0, 1).contiguous().reshape(batch, seq, -1)),
-        ("The input was reshaped to (seq, batch, d_model) instead of transposed: .reshape (or .view) keeps the numbers "
-         "in their memory order, so the module read a mixture of the sequences. Use .transpose(0, 1) on the input, "
-         "and on the output.", lambda: _reshaped_in(reference, x)),
-        ("The module read x as it is, (batch, seq, d_model) taken for (seq, batch, d_model), and its output was then "
-         "transposed and reshaped: a reshape keeps the numbers in their memory order, so the sequences stay mixed. "
-         "Transpose the input to (seq, batch, d_model) before the module, and the output back with .transpose(0, 1).",
-         mixed.transpose(0, 1).contiguous().reshape(batch, seq, -1)),
-    ]
-    mistake = first_mistake(lambda wrong: close(answer, wrong, atol=1e-5), mistakes)
-    if mistake:
-        return mistake
-    if tuple(answer.shape) == tuple(expected.shape):
-        return Feedback(WRONG, f"The right shape, {tuple(expected.shape)}, but other numbers. Run this module (a new "
-                               "one draws new random parameters) on its input transposed with .transpose(0, 1) (and the "
-                               "output back the same way), or with batch_first=True set on it.")
-    return Feedback(WRONG, f"Got {describe(answer)}; expected the module's output on x, shape {tuple(expected.shape)}, "
-                           "each sequence attending within itself. The module reads (seq, batch, d_model): "
-                           "x.transpose(0, 1) swaps a tensor's first two dimensions.")
-
-
-def _reshaped_in(reference: torch.nn.MultiheadAttention, x: torch.Tensor) -> torch.Tensor:
-    """The module on x reshaped (not transposed) to (seq, batch, d_model), its output transposed back."""
-    batch, seq, d = x.shape
-    mixed = x.reshape(seq, batch, d)
-    with torch.no_grad():
-        return reference(mixed, mixed, mixed, need_weights=False)[0].transpose(0, 1)
+__all__ = ["check_document_mask"]
 
 
 # The lengths a document-mask function is tried on, none of them the notebook's: a one-token document, a single
