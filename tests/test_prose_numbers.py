@@ -42,9 +42,7 @@ FIXED_IN = {
     "03": {"60,600", "62,832"},
     # 04's odd d_model, 7, and its table of 64 positions by 128 (its slow columns' bounds, asserted in a check cell;
     # column 64's denominator, 10000^(64/128) = 100)
-    # and the formula's slowest denominator at the paper's d_model, 10000^(510/512) = 9646.6 (03 says why it is not
-    # 10000), named in 04's tensor2tensor side note
-    "04": {"(0, 2, 4, 6)", "(1, 3, 5)", "63", "0.63", "0.59", "0.80", "100", "9646.6"},
+    "04": {"(0, 2, 4, 6)", "(1, 3, 5)", "63", "0.63", "0.59", "0.80", "100"},
     "07": {"40"},  # 07's Exercise 2 tensor, arange(80) as (2, 5, 8): sequence 1 starts at 40
     # 08's own explorer settings (d_model 33 and its last column, 32; 2π), its exercise at the paper's d_model,
     # sentences to type in, the pipeline explorer's steps 4 and 5, and column 80 of the heatmap's 128, from which

@@ -35,8 +35,7 @@ _EVERY_SCORE_PLUS_FIVE = {
          "row's sum grows by e^5 too, so each weight, its share of the sum, stays the same.",
     "c": "Adding moves every score alike and keeps their differences, and the differences alone set the weights. "
          "Dividing the scores, as by sqrt(d_k), is what evens the weights out.",
-    "d": "softmax(s + c) = e^c e^s / (e^c sum(e^s)) = softmax(s). That is why a mask needs -inf (or a very negative "
-         "number), not 0: a score of 0 is a score like any other.",
+    "d": "softmax(s + c) = e^c e^s / (e^c sum(e^s)) = softmax(s). Only the differences between scores count.",
 }
 
 
@@ -182,12 +181,15 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
 
 
 _SMALLER_MODEL_WORD_ROW = {
-    "a": "Both rows shrink when d_model does, and by the same factor, so the word row stays the longer.",
+    "a": "The factor is smaller at 128, but tensor2tensor's start is larger by as much. A word row stays about "
+         "sqrt(d_model) long, longer than a PE row's sqrt(d_model / 2).",
     "b": "With the factor, tensor2tensor's start gives a word row entries of standard deviation 1, so it is about "
          "sqrt(d_model) long. A PE row is sqrt(d_model / 2) long. Both lengths scale with sqrt(d_model), so their "
          "ratio is sqrt(2), about 1.4, at every d_model: 22.6 against 16 at 512, 11.3 against 8 at 128.",
-    "c": "The factor sqrt(d_model) is smaller at 128, but the PE row is shorter too, by the same factor.",
-    "d": "Both rows shrink by the same factor when d_model does, so their ratio does not fall.",
+    "c": "The ratio is the same, but not because of the denominators. A PE row's length does not depend on them: each "
+         "pair adds sin² + cos² = 1 to its squared length, whatever the angle. So a PE row is sqrt(d_model / 2) long.",
+    "d": "The factor cancels tensor2tensor's start, so a word row is about sqrt(d_model) long. A PE row is "
+         "sqrt(d_model / 2) long. Both shrink alike, so their ratio does not fall.",
 }
 
 

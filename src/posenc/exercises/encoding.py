@@ -276,7 +276,7 @@ def check_swapped_table_shape(answer: object, *, max_sequence_length: int, d_mod
     read = (f"`d, L = X.shape` unpacks X's shape ({L}, {d}) in order, so d = {L} and L = {d}: the code makes L = {d} "
             f"positions and one (sin, cos) pair per even column below d = {L}, {expected[1]} columns")
     if shape == expected:
-        return Feedback(CORRECT, f"Correct: {expected}. {read}.")
+        return Feedback(CORRECT, f"Correct: {expected}. `d, L = X.shape` makes d = {L} and L = {d}.")
     if shape == (L, d) and (L, d) != expected:
         return Feedback(MISTAKE, f"{(L, d)} is the shape the code means to build. But {read}.")
     if shape == expected[::-1]:
