@@ -25,11 +25,8 @@ def check_constant_score_terms(answer: object, *, actual: object) -> Feedback:
     the score's four terms are the same for all three pairs (`actual`)?"""
     return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
                             explanation="Only word-word stays, since the word is the same in every pair. word-pos "
-                                        "reads PE[q] and pos-word reads PE[p], and those positions differ. pos-pos "
-                                        "changes too. A mixes pair i of PE[p] with pair j of PE[q], and "
-                                        "sin(w_i p) sin(w_j q) is not a function of q - p. The term depends on the "
-                                        "offset alone only if A is scaled 2 x 2 rotations on its diagonal and zero "
-                                        "elsewhere (A = I and the quarter turn above are two).")
+                                        "and pos-word each read one position. In pos-pos, A mixes pair i of PE[p] "
+                                        "with pair j of PE[q], and sin(w_i p) sin(w_j q) is not a function of q - p.")
 
 
 def check_where_friend_ends(answer: object, *, actual: object) -> Feedback:
