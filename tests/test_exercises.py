@@ -521,6 +521,10 @@ class TestSchemeCheckers:
         assert "head 4's: 0.0314, not 0.03125" in feedback.message, feedback.message
         # only the first wrong slope's expected value, not the whole list to copy
         assert "0.7071" not in check([1.0] * 12).message
+        # the first natural wrong answer gets a hint, not the rule in words
+        formula = check([2.0 ** (-8 * k / 12) for k in range(1, 13)]).message
+        assert "formula for a power of two" in formula and "1/2 and 1/8" in formula, formula
+        assert "every other" not in formula and "1st, 3rd" not in formula, formula
 
     def test_alibi_slopes_wants_a_function_it_tries_on_several_head_counts(self):
         def by_the_rule(num_heads):

@@ -135,8 +135,7 @@ def check_rope_self_score_peak(answer: object) -> Feedback:
 
 _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
          "answer: more than the order-blind guess.",
-    "b": "The tokens just before and just after a query are both at distance 1. The next section works out the "
-         "ceiling this sets.",
+    "b": "The next section works out why, and the ceiling it sets: a little above one half.",
     "c": "That needs the key before the query told apart from the key after it."
 }
 
@@ -200,8 +199,9 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. "
-         "Without it, a token's row starts much shorter than a row of PE. One guess, not tested, is that the model "
-         "then leans more on position, and that costs most where the rows of PE are new.",
+         "Without it, a token's row starts about 0.1 long instead of about 0.6, against 4 for a row of PE. "
+         "One guess, not tested, is that the model then leans more on position, and that costs most where the rows "
+         "of PE are new.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model lost more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part is 5.7 times smaller against its position."

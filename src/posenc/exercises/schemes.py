@@ -299,9 +299,8 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
         return Feedback(CORRECT, f"the {closest} slopes of {closest} heads, then the 1st, 3rd, ... of "
                                  f"{2 * closest} heads: {', '.join(f'{float(v):.4g}' for v in expected)}.")
     k = torch.arange(num_heads, dtype=torch.float64)
-    rule = (f"For {num_heads} heads, not a power of two, the paper's code takes the {closest} slopes of {closest} "
-            f"heads, then every other slope of {2 * closest} heads, starting with the first, until there are "
-            f"{num_heads}.")
+    hint = ("Hint: the 6-head row starts with the 4 slopes of 4 heads. Where do its last two, 1/2 and 1/8, sit among "
+            "the 8 slopes of 8 heads?" + (f" For {num_heads} heads, {closest} plays the part of 4." if closest != 4 else ""))
     mistakes = [
         (f"One step too early: the first slope is {first}, not 1; the sequence starts at its ratio.",
          expected / expected[0]),
@@ -318,14 +317,14 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
     else:
         doubled = alibi_slopes(num_heads=2 * closest, dtype=torch.float64)
         mistakes += [
-            (f"That is 2^(-8k/{num_heads}), the paper's formula for a power of two. {rule}", 2.0 ** (-8 * (k + 1) / num_heads)),
+            (f"That is 2^(-8k/{num_heads}), the paper's formula for a power of two. {hint}", 2.0 ** (-8 * (k + 1) / num_heads)),
             ("The right slopes, but sorted: the code does not sort them. It lists the slopes of "
              f"{closest} heads first, then the ones taken from {2 * closest} heads.", expected.sort(descending=True).values),
             (f"The 2nd, 4th, ... slopes of {2 * closest} heads are the {closest}-head slopes again; the code takes the "
              f"1st, 3rd, ... ({2 * closest}-head slopes [0::2]).",
          torch.cat([expected[:closest], doubled[1::2][: num_heads - closest]])),
-            (f"Those are the first {num_heads} slopes of {2 * closest} heads. {rule}", doubled[:num_heads]),
-            (f"That is 2^(-k) for k = 1 .. {num_heads}: the 8-head sequence continued. {rule}", 2.0 ** -(k + 1)),
+            (f"Those are the first {num_heads} slopes of {2 * closest} heads. {hint}", doubled[:num_heads]),
+            (f"That is 2^(-k) for k = 1 .. {num_heads}: the 8-head sequence continued. {hint}", 2.0 ** -(k + 1)),
         ]
     mistake = first_mistake(near, mistakes)
     if mistake:
@@ -333,4 +332,4 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
     if power_of_two:
         return Feedback(WRONG, f"{_differences(answer, expected)} The slopes are the geometric sequence that starts "
                                f"at {first} with that ratio.")
-    return Feedback(WRONG, f"{_differences(answer, expected)} {rule}")
+    return Feedback(WRONG, f"{_differences(answer, expected)} {hint}")
