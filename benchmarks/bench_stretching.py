@@ -341,11 +341,11 @@ def _claims(record: dict):
     pi_gain = _minus(at(full, "linear", 64), at(full, "none", 64))
     means = [sum(at(full, rule, 64)) / len(at(full, rule, 64)) for rule in ("linear", "none")]
     yield ("learned seeds, 64 tokens: PI without fine-tuning above no rule in two (0 and 1) and below it in two; over "
-           "all six, above in 2 by 0.05 or less, below in 4, 0.27 against 0.36 on average; 0.14 at most at 128",
+           "all six, above in 2 by 0.05 or less, below in 4, 0.27 against 0.36 on average; below 0.15 at 128",
            [k for k in learned if pi_gain[k] > 0] == [0, 1] and sum(pi_gain[k] < 0 for k in learned) == 2
            and sum(d > 0 for d in pi_gain) == 2
            and _in([max(pi_gain)], 0, 0.05) and _in(means[:1], 0.265, 0.275) and _in(means[1:], 0.355, 0.365)
-           and _in(at(full, "linear", 128), 0, 0.14), [pi_gain, means])
+           and max(at(full, "linear", 128)) < 0.15, [pi_gain, means])  # exact: seed 0 reads 0.143
     ntk_gain = _minus(at(full, "ntk", 64), at(full, "none", 64))
     yield ("NTK above no rule at 64 tokens in 5 of 6 seeds; the best rule at 128 in seeds 2 and 5",
            sum(d > 0 for d in ntk_gain) == 5 and best(full, 128, 2) == best(full, 128, 5) == "ntk", ntk_gain)
@@ -385,9 +385,10 @@ def _claims(record: dict):
            {"at 64": pair0_paper, "drop": round(min(drop), 3)})
 
     control = _minus(at(full, "linear_fine_tuned", 64), at(full, "none_fine_tuned", 64))
-    yield ("after 100 steps, the control within 0.02 of PI at 64 tokens in five seeds and 0.05 in the sixth (seed 5), "
-           "never ahead",
-           all(0 <= d <= 0.02 for d in control[:5]) and _in([control[5]], 0.05, 0.05), control)
+    # The differences are exact to 3 decimals (accuracies are saved to 3), so the sixth is compared as printed, 0.054.
+    yield ("after 100 steps, the control within 0.02 of PI at 64 tokens in five seeds and 0.054 behind in the sixth "
+           "(seed 5), never ahead",
+           all(0 <= d <= 0.02 for d in control[:5]) and abs(control[5] - 0.054) < 1e-9, control)
     tuned = pick(at(full, "linear_fine_tuned", 64), learned)
     yield ("learned seeds: after 100 steps PI at 64 tokens (0.96 to 0.97) as good as the model at 32 or better "
            "(0.01 at most below)", _in(tuned, 0.96, 0.97)

@@ -223,29 +223,43 @@ def test_the_ablations_change_only_what_they_name():
     assert all(torch.equal(b.attention.frequencies, plain) for b in model.blocks)
 
 
-# The pairs YaRN keeps (16, Exercise 2) ------------------------------------------------------------------------------
+# The pairs YaRN keeps (16, Exercise 2): a function my_kept(L), judged at L and at lengths of the checker's own -----
 
 YARN_HEAD = {"head_dim": 128, "base": 500_000.0, "factor": 4.0, "original_length": 8192}
+
+
+def kept_by_turns(head_dim=128, base=500_000.0, as_type=int):
+    """The learner's route: the pairs with more than 32 turns within L, from the formula."""
+    def my_kept(L):
+        wavelengths = 2 * math.pi * base ** (2 * torch.arange(head_dim // 2, dtype=torch.float64) / head_dim)
+        return as_type(int((wavelengths < L / 32).sum()))
+    return my_kept
+
+
+def at_the_asked_length(value, right=None):
+    """A function that gives `value` at the notebook's L (8,192 or 32,768) and the right count elsewhere."""
+    right = right or kept_by_turns()
+    return lambda L: value if L in (8192, 32_768) else right(L)
 
 
 def test_yarn_kept_counts_the_pairs_with_more_than_32_turns():
     wavelengths = [2 * math.pi * 500_000 ** (2 * i / 128) for i in range(64)]
     assert wavelengths[18] < 8192 / 32 < wavelengths[19]  # pairs 0 to 18: 19 pairs
-    for answer in (19, 19.0, torch.tensor(19), np.int64(19)):
-        assert exercises.check_yarn_kept(answer, **YARN_HEAD).status == CORRECT
-    assert "pairs 0 to 18" in exercises.check_yarn_kept(19, **YARN_HEAD).message
+    for as_type in (int, float, torch.tensor, np.int64):
+        assert exercises.check_yarn_kept(kept_by_turns(as_type=as_type), **YARN_HEAD).status == CORRECT
+    assert "pairs 0 to 18" in exercises.check_yarn_kept(kept_by_turns(), **YARN_HEAD).message
 
 
 def test_yarn_kept_says_when_the_code_keeps_pair_0_though_no_pair_makes_32_turns():
-    # the copy model's heads: 16 columns, L = 32; pair 0 makes 5.09 turns
-    feedback = exercises.check_yarn_kept(1, head_dim=16, base=10_000.0, factor=4.0, original_length=32)
+    # the copy model's heads: 16 columns, L = 32; pair 0 makes 5.09 turns (the checker's own lengths need more)
+    feedback = exercises.check_yarn_kept(lambda L: 1, head_dim=16, base=10_000.0, factor=4.0, original_length=32)
     assert feedback.status == CORRECT and "still keeps pair 0" in feedback.message, feedback
 
 
 @pytest.mark.parametrize("answer,words", [(18, "One short"), (35, "not divided by 4"), (29, "divided by 4, those"),
                                           (16, "blended pairs"), (45, "YaRN changes")])
 def test_yarn_kept_names_the_mistake(answer, words):
-    feedback = exercises.check_yarn_kept(answer, **YARN_HEAD)
+    feedback = exercises.check_yarn_kept(at_the_asked_length(answer), **YARN_HEAD)
     assert feedback.status == MISTAKE and words in feedback.message and "pairs 0 to 18" in feedback.message, feedback
 
 
@@ -256,46 +270,93 @@ LONGER_HEAD = {**YARN_HEAD, "original_length": 32_768, "example_length": 8192}
 def test_yarn_kept_at_a_longer_trained_length_needs_the_32_turn_bound():
     wavelengths = [2 * math.pi * 500_000 ** (2 * i / 128) for i in range(64)]
     assert wavelengths[24] < 32_768 / 32 < wavelengths[25]  # pairs 0 to 24: 25 pairs
-    for answer in (25, 25.0, torch.tensor(25), np.int64(25)):
-        assert exercises.check_yarn_kept(answer, **LONGER_HEAD).status == CORRECT
-    assert "pairs 0 to 24" in exercises.check_yarn_kept(25, **LONGER_HEAD).message
-    assert "1,024 positions" in exercises.check_yarn_kept(25, **LONGER_HEAD).message
+    for as_type in (int, float, torch.tensor, np.int64):
+        assert exercises.check_yarn_kept(kept_by_turns(as_type=as_type), **LONGER_HEAD).status == CORRECT
+    message = exercises.check_yarn_kept(kept_by_turns(), **LONGER_HEAD).message
+    assert "Correct: 25" in message and "pairs 0 to 24" in message and "1,024 positions" in message, message
 
 
 @pytest.mark.parametrize("answer,words", [(19, "count at L = 8,192"), (24, "One short"), (42, "not divided by 4"),
                                           (22, "divided by 4, those"), (17, "blended pairs"), (39, "YaRN changes")])
 def test_yarn_kept_at_a_longer_length_names_the_mistake(answer, words):
-    feedback = exercises.check_yarn_kept(answer, **LONGER_HEAD)
+    feedback = exercises.check_yarn_kept(at_the_asked_length(answer), **LONGER_HEAD)
     assert feedback.status == MISTAKE and words in feedback.message and "pairs 0 to 24" in feedback.message, feedback
 
 
-@pytest.mark.parametrize("answer", [None, "19", 19.5, float("nan"), np.array([19, 19]), 20])
+def test_yarn_kept_a_count_typed_for_one_length_fails_at_the_checkers_own():
+    feedback = exercises.check_yarn_kept(lambda L: 25, **LONGER_HEAD)
+    assert feedback.status != CORRECT and "length of the checker's own" in feedback.message, feedback
+
+
+@pytest.mark.parametrize("how", ["package", "wrapped", "transformers"])
+def test_yarn_kept_refuses_the_rule_computed_for_it(how):
+    # The notebook imports rope_scaling and shows its call: its YaRN gives the count without the 32-turn bound.
+    from posenc import rope_scaling
+    plain = rope_scaling.rope_frequencies(head_dim=128, base=500_000.0)
+
+    def package(L):
+        yarn = rope_scaling.rope_frequencies(head_dim=128, base=500_000.0, scaling="yarn", factor=4.0,
+                                             original_max_position_embeddings=L)
+        return int((yarn == plain).sum())
+
+    def theirs(L):
+        from transformers import LlamaConfig
+        from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+        config = LlamaConfig(hidden_size=128 * 4, num_attention_heads=4, rope_theta=500_000.0,
+                             rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": L})
+        inv_freq = ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")[0].double()
+        return int(torch.isclose(inv_freq, plain, rtol=1e-5, atol=0).sum())
+    answer = {"package": package, "wrapped": lambda L: package(L) + 0, "transformers": theirs}[how]
+    feedback = exercises.check_yarn_kept(answer, **LONGER_HEAD)
+    if how == "transformers" and feedback.status != MISTAKE:
+        pytest.skip(f"transformers' YaRN at float32 does not give this count: {feedback.message}")
+    assert feedback.status == MISTAKE and "yourself" in feedback.message, feedback
+
+
+@pytest.mark.parametrize("answer", [None, 19, "19", 19.5, float("nan"), np.array([19, 19]), torch.tensor(19),
+                                    lambda L: "19", lambda L: 19.5, lambda L: None, lambda: 19, lambda L: 1 / 0])
 def test_yarn_kept_answers_anything(answer):
     feedback = exercises.check_yarn_kept(answer, **YARN_HEAD)
     assert feedback.status in (NOT_ATTEMPTED, WRONG), feedback
-    assert answer is None or "19" in feedback.message or "number" in feedback.message
+    assert answer is None or "my_kept" in feedback.message, feedback
 
 
-# GPT-NeoX-20B's columns that turn fully within its 2,048 training positions: partial RoPE ---------------------------
+# GPT-NeoX-20B's columns that turn fully within its 2,048 training positions: partial RoPE, a function
+# my_columns(rotary_dim) judged at 24 and at widths of the checker's own ---------------------------------------------
 
 NEOX_HEAD = {"head_dim": 96, "rotary_dim": 24, "base": 10_000.0, "length": 2048}
+
+
+def columns_by_formula(base=10_000.0, length=2048, as_type=int):
+    """The learner's route: frequencies over the turned columns, two columns per pair that turns fully."""
+    def my_columns(rotary_dim):
+        wavelengths = 2 * math.pi * base ** (2 * torch.arange(rotary_dim // 2, dtype=torch.float64) / rotary_dim)
+        return as_type(2 * int((wavelengths <= length - 1).sum()))
+    return my_columns
+
+
+def at_24(value):
+    right = columns_by_formula()
+    return lambda rotary_dim: value if rotary_dim == 24 else right(rotary_dim)
 
 
 def test_turning_columns_counts_two_columns_per_fast_turned_pair():
     wavelengths = [2 * math.pi * 10_000 ** (2 * i / 24) for i in range(12)]  # over the 24 turned columns
     assert wavelengths[7] < 2047 < wavelengths[8]  # pairs 0 to 7 turn fully: 16 columns
-    for answer in (16, 16.0, torch.tensor(16), np.int64(16)):
-        assert exercises.check_turning_columns(answer, **NEOX_HEAD).status == CORRECT
-    assert "pair 8 turns once every 2,916" in exercises.check_turning_columns(16, **NEOX_HEAD).message
-    assert exercises.check_turning_columns(16).message == exercises.check_turning_columns(16, **NEOX_HEAD).message
+    for as_type in (int, float, torch.tensor, np.int64):
+        assert exercises.check_turning_columns(columns_by_formula(as_type=as_type), **NEOX_HEAD).status == CORRECT
+    message = exercises.check_turning_columns(columns_by_formula(), **NEOX_HEAD).message
+    assert "Correct: 16 columns" in message and "pair 8 turns once every 2,916" in message, message
+    assert exercises.check_turning_columns(columns_by_formula()).message == message
 
 
 def test_turning_columns_reads_the_largest_offset_as_length_minus_one():
     # pair 1 of a 4-column turned part at base 100 turns every 2 pi 100^(2/4) = 62.8 positions: offsets up to 62
     # (length 63) fall short of a turn, up to 63 (length 64) make one
     kwargs = {"head_dim": 8, "rotary_dim": 4, "base": 100.0}
-    assert exercises.check_turning_columns(2, length=63, **kwargs).status == CORRECT
-    assert exercises.check_turning_columns(4, length=64, **kwargs).status == CORRECT
+    for length, count in ((63, 2), (64, 4)):
+        feedback = exercises.check_turning_columns(columns_by_formula(base=100.0, length=length), length=length, **kwargs)
+        assert feedback.status == CORRECT and f"Correct: {count} columns" in feedback.message, feedback
 
 
 @pytest.mark.parametrize("answer,words", [
@@ -306,25 +367,46 @@ def test_turning_columns_reads_the_largest_offset_as_length_minus_one():
     (88, "unturned columns carry no angle"),
 ])
 def test_turning_columns_names_the_mistake(answer, words):
-    feedback = exercises.check_turning_columns(answer, **NEOX_HEAD)
+    feedback = exercises.check_turning_columns(at_24(answer), **NEOX_HEAD)
     assert feedback.status == MISTAKE and words in feedback.message, feedback
 
 
 @pytest.mark.parametrize("answer", [3, 8, 12, 15, 17, 20, 24, 62, 80, 88])
 def test_turning_columns_never_gives_the_count_away(answer):
     # One wrong try must not show the answer: no wrong-answer message names 16 (or pairs 0 to 7 and pair 8).
-    message = exercises.check_turning_columns(answer, **NEOX_HEAD).message
+    message = exercises.check_turning_columns(at_24(answer), **NEOX_HEAD).message
     assert not re.search(r"(?<![\d,.])16(?![\d,])", message) and "pair 8" not in message, message
     if answer in (3, 12, 15, 17, 20):  # the fallback names what to count instead
         assert message.startswith(f"Got {answer}. Expected two columns for each") and "2,047" in message, message
 
 
 def test_turning_columns_says_both_reasons_when_two_mistakes_give_every_turned_column():
-    message = exercises.check_turning_columns(24, **NEOX_HEAD).message
+    message = exercises.check_turning_columns(at_24(24), **NEOX_HEAD).message
     assert "not every turned pair makes a full turn" in message
 
 
-@pytest.mark.parametrize("answer", [None, "16", 15.5, float("nan"), np.array([16, 16]), 3])
+def test_turning_columns_a_count_typed_for_24_fails_at_the_checkers_own():
+    feedback = exercises.check_turning_columns(lambda rotary_dim: 16, **NEOX_HEAD)
+    assert feedback.status != CORRECT and "width of the checker's own" in feedback.message, feedback
+
+
+@pytest.mark.parametrize("how", ["rope_frequencies", "rotary_angles", "sinusoid"])
+def test_turning_columns_refuses_the_package_frequencies(how):
+    from posenc import builder, rope_scaling, schemes
+    frequencies = {
+        "rope_frequencies": lambda d: rope_scaling.rope_frequencies(head_dim=d),
+        "rotary_angles": lambda d: schemes.rotary_angles(max_sequence_length=2, d=d)[1],
+        "sinusoid": lambda d: builder.frequencies(d_model=d),
+    }[how]
+
+    def my_columns(rotary_dim):
+        return 2 * int((2 * math.pi / frequencies(rotary_dim) <= 2047).sum())
+    feedback = exercises.check_turning_columns(my_columns, **NEOX_HEAD)
+    assert feedback.status == MISTAKE and "from the formula" in feedback.message, feedback
+
+
+@pytest.mark.parametrize("answer", [None, 16, "16", 15.5, float("nan"), np.array([16, 16]), 3, lambda d: "16",
+                                    lambda d: None, lambda: 16, lambda d: 1 / 0])
 def test_turning_columns_answers_anything(answer):
     assert exercises.check_turning_columns(answer, **NEOX_HEAD).status in (NOT_ATTEMPTED, WRONG)
 
@@ -333,7 +415,7 @@ def test_turning_columns_answers_anything(answer):
                                     {"length": 1}, {"length": "2048"}])
 def test_turning_columns_refuses_bad_arguments(change):
     with pytest.raises((TypeError, ValueError), match="head_dim|rotary_dim|base|length"):
-        exercises.check_turning_columns(16, **{**NEOX_HEAD, **change})
+        exercises.check_turning_columns(columns_by_formula(), **{**NEOX_HEAD, **change})
 
 
 # The two rules that read 4x best, over the saved seeds -----------------------------------------------------

@@ -11,19 +11,25 @@ from collections.abc import Sequence
 import torch
 
 from .._checks import check_base, check_size, is_real, is_sequence, short
+from .._provenance import calls_any, loaded_library_functions
+from ..builder import frequencies, sinusoidal_encoding
 from ..models.copy_task import CopySettings, rotary_dim_of
-from ..rope_scaling import rope_frequencies
+from ..rope_scaling import _yarn, rope_frequencies
+from ..schemes import rotary_angles
 from .feedback import (
     CORRECT,
     MISTAKE,
     WRONG,
     Feedback,
     as_count,
+    as_function,
     as_number,
     describe,
+    error_line,
     exercise,
     first_mistake,
     not_attempted,
+    run_learner,
 )
 
 __all__ = ["check_wavelength_growth", "check_yarn_kept", "check_turning_columns", "check_best_two"]
@@ -82,40 +88,81 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
 
 
 @exercise("the pairs YaRN keeps")
-def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: float, original_length: int,
+def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float, original_length: int,
                     example_length: int | None = None) -> Feedback:
-    """How many pairs YaRN (its code's ramp, as `rope_frequencies(scaling="yarn")` computes it) keeps unchanged on a
-    head of `head_dim` columns at `base`, stretched by `factor` over `original_length` positions.
+    """A function `answer(L)`: how many pairs YaRN (its code's ramp, as `rope_frequencies(scaling="yarn")` computes
+    it) keeps unchanged on a head of `head_dim` columns at `base`, stretched by `factor` over a trained length `L`.
+    Judged at `original_length` first, then at lengths of the checker's own (a count typed for one length fails).
 
     Computed here, so that the notebook shows no line the learner could paste. Named: the blend's low bound (one
     pair short), the pairs not divided by `factor` (kept and blended), the pairs divided, the pairs blended, and the
     count at `example_length`, the trained length the notebook works with elsewhere (its YaRN call there gives that
-    count, not this one).
+    count, not this one). A function that calls `rope_frequencies` (or a loaded transformers function with "yarn" in
+    its name) is named: the exercise counts the turns from the formula.
     """
     head_dim = check_size("head_dim", head_dim, minimum=2, maximum=2**16)
+    original_length = check_size("original_length", original_length, minimum=2, maximum=2**40)
     if example_length is not None:
         example_length = check_size("example_length", example_length, minimum=2, maximum=2**40)
     plain = rope_frequencies(head_dim=head_dim, base=base)
 
-    def yarn_at(length: int) -> torch.Tensor:
-        return rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=factor,
+    def kept_at(length: int) -> int:
+        yarn = rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=factor,
                                 original_max_position_embeddings=length)
+        return int((yarn == plain).sum())
 
-    yarn = yarn_at(original_length)
-    kept = int((yarn == plain).sum())
-    divided = int(torch.isclose(yarn, plain / factor, rtol=1e-12, atol=0).sum())
-    blended = head_dim // 2 - kept - divided
-    if answer is None:
-        return not_attempted("a number of pairs (a whole number)")
+    if (not_a_function := as_function(
+            answer, signature="my_kept(L)",
+            when_a_tensor="The checker tries trained lengths of its own: put your line in def my_kept(L): and return "
+                          "the count.")):
+        return not_a_function
+    # The checker's own lengths: 4x shorter and 4x longer, where some pair makes more than 32 turns (below that, the
+    # code's clamp keeps pair 0, a case the question does not ask about).
+    own = [length for length in (original_length // 4, original_length * 4)
+           if length >= 2 and length * float(plain[0]) / (2 * math.pi) > 32 and length != example_length]
+    lengths = [original_length, *own]
+    for length in lengths:
+        kind, result = run_learner(answer, length)
+        if kind == "raised":
+            return Feedback(WRONG, f"my_kept({length:,}) raised {error_line(result)}.")
+        feedback = _judge_kept(result, head_dim=head_dim, factor=factor, length=length, plain=plain,
+                               kept=kept_at(length), divided_at=lambda n: _divided(plain, head_dim, base, factor, n),
+                               example=(example_length, kept_at(example_length)) if example_length else None)
+        if feedback.status != CORRECT:
+            return feedback if length == original_length else Feedback(
+                feedback.status, f"Right at L = {original_length:,}, but at a length of the checker's own, "
+                                 f"my_kept({length:,}): {feedback.message}")
+    borrowed = [_yarn, *loaded_library_functions(lambda name: "yarn" in name.lower())]
+    if calls_any(lambda: [run_learner(answer, length) for length in lengths], borrowed):
+        return Feedback(MISTAKE, "Right counts, but through the package's rope_frequencies(scaling=\"yarn\") (or "
+                                 "transformers' YaRN code), which applies the rule for you. The exercise asks you to "
+                                 "count the pairs with more than 32 turns within L yourself.")
+    return _judge_kept(kept_at(original_length), head_dim=head_dim, factor=factor, length=original_length,
+                       plain=plain, kept=kept_at(original_length), divided_at=None, example=None)
+
+
+def _divided(plain: torch.Tensor, head_dim: int, base: float, factor: float, length: int) -> int:
+    """How many pairs YaRN divides by `factor` at trained length `length`."""
+    yarn = rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=factor,
+                            original_max_position_embeddings=length)
+    return int(torch.isclose(yarn, plain / factor, rtol=1e-12, atol=0).sum())
+
+
+def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, plain: torch.Tensor, kept: int,
+                divided_at, example: tuple[int, int] | None) -> Feedback:
+    """The verdict on one count the learner's function returned for trained length `length`."""
     number = as_count(answer)
     if number is None:
-        return Feedback(WRONG, f"Expected a number of pairs, a whole number, got {describe(answer)}.")
-    why = (f"A pair is kept if it makes more than 32 turns within L = {original_length:,}, a wavelength under "
-           f"{original_length / 32:,g} positions: pairs 0 to {kept - 1}.")
-    if original_length * float(plain[0]) / (2 * math.pi) <= 32:  # the code clamps its ramp's low bound to pair 0
-        why = f"No pair makes 32 turns within L = {original_length:,}, but the code's ramp still keeps pair 0."
+        return Feedback(WRONG, f"my_kept({length:,}) returned {describe(answer)}: expected a number of pairs, a "
+                               "whole number.")
+    why = (f"A pair is kept if it makes more than 32 turns within L = {length:,}, a wavelength under "
+           f"{length / 32:,g} positions: pairs 0 to {kept - 1}.")
+    if length * float(plain[0]) / (2 * math.pi) <= 32:  # the code clamps its ramp's low bound to pair 0
+        why = f"No pair makes 32 turns within L = {length:,}, but the code's ramp still keeps pair 0."
     if number == kept:
         return Feedback(CORRECT, f"Correct: {kept}. {why}")
+    divided = divided_at(length) if divided_at else 0
+    blended = head_dim // 2 - kept - divided
     mistakes = [
         (f"One short: pairs 0 to {kept - 1} are {kept} pairs.", kept - 1),
         (f"That counts every pair not divided by {factor:g}, the {blended} blended ones too.", kept + blended),
@@ -123,10 +170,9 @@ def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: f
         ("That counts the blended pairs, between 1 and 32 turns within L.", blended),
         ("That counts the pairs YaRN changes.", head_dim // 2 - kept),
     ]
-    if example_length is not None and example_length != original_length:
-        mistakes.insert(0, (f"That is the count at L = {example_length:,}, where a kept pair's wavelength is under "
-                            f"{example_length / 32:,g} positions. The bound grows with L.",
-                            int((yarn_at(example_length) == plain).sum())))
+    if example is not None and example[0] != length:
+        mistakes.insert(0, (f"That is the count at L = {example[0]:,}, where a kept pair's wavelength is under "
+                            f"{example[0] / 32:,g} positions. The bound grows with L.", example[1]))
     mistake = first_mistake(lambda value: number == value, mistakes)
     if mistake:
         return Feedback(MISTAKE, f"{mistake.message} {why}")
@@ -134,16 +180,18 @@ def check_yarn_kept(answer: int | None, *, head_dim: int, base: float, factor: f
 
 
 @exercise("the columns whose pair makes a full turn")
-def check_turning_columns(answer: int | None, *, head_dim: int = 96, rotary_dim: int = 24, base: float = 10_000.0,
+def check_turning_columns(answer: object, *, head_dim: int = 96, rotary_dim: int = 24, base: float = 10_000.0,
                           length: int = 2048) -> Feedback:
-    """How many of a head's `head_dim` columns belong to a pair that makes at least one full turn within `length`
-    positions, when only the first `rotary_dim` turn, with frequencies computed over those columns (GPT-NeoX's
-    `rotary_ndims`, transformers' `partial_rotary_factor`).
+    """A function `answer(rotary_dim)`: how many of a head's `head_dim` columns belong to a pair that makes at least
+    one full turn within `length` positions, when only the first `rotary_dim` turn, with frequencies computed over
+    those columns (GPT-NeoX's `rotary_ndims`, transformers' `partial_rotary_factor`). Judged at `rotary_dim` first,
+    then at widths of the checker's own (a count typed for one width fails).
 
     Named: pairs counted instead of columns, frequencies over the whole head, the whole head turned, every turned
-    column, the columns that do not turn (tests/test_stretching.py lists them). No wrong-answer message gives the
-    count itself away. The defaults are GPT-NeoX-20B's head and trained length, so the notebook's call names none of
-    the sizes for the learner.
+    column, the columns that do not turn (tests/test_stretching.py lists them), and a function that gets its
+    frequencies from the package (rope_frequencies, rotary_angles, the sinusoid's frequencies) or from transformers'
+    RoPE code. No wrong-answer message gives the count itself away. The defaults are GPT-NeoX-20B's head and trained
+    length, so the notebook's call names none of the sizes for the learner.
     """
     head_dim = check_size("head_dim", head_dim, minimum=4, maximum=2**16)
     rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=head_dim)
@@ -152,19 +200,51 @@ def check_turning_columns(answer: int | None, *, head_dim: int = 96, rotary_dim:
                          f"{rotary_dim}")
     base = check_base("base", base)
     length = check_size("length", length, minimum=2, maximum=2**40)
+    if (not_a_function := as_function(
+            answer, signature="my_columns(rotary_dim)",
+            when_a_tensor="The checker tries widths of its own: put your lines in def my_columns(rotary_dim): and "
+                          "return the count.")):
+        return not_a_function
+    widths = [rotary_dim, *sorted({w for w in (rotary_dim + 8, head_dim) if w <= head_dim and w != rotary_dim})]
+    for width in widths:
+        kind, result = run_learner(answer, width)
+        if kind == "raised":
+            return Feedback(WRONG, f"my_columns({width}) raised {error_line(result)}.")
+        feedback = _judge_columns(result, head_dim=head_dim, rotary_dim=width, base=base, length=length)
+        if feedback.status != CORRECT:
+            if width == rotary_dim:
+                return feedback
+            expected = 2 * _turning_pairs(width, width // 2, base=base, length=length)
+            return Feedback(feedback.status, f"Right at rotary_dim = {rotary_dim}, but at a width of the checker's "
+                                             f"own, my_columns({width}) gave {short(result)}; expected {expected}. "
+                                             "Compute the frequencies over the rotary_dim your function is given.")
+    borrowed = [rope_frequencies, rotary_angles, frequencies, sinusoidal_encoding,
+                *loaded_library_functions(lambda name: "rope" in name.lower() and "param" in name.lower())]
+    if calls_any(lambda: [run_learner(answer, width) for width in widths], borrowed):
+        return Feedback(MISTAKE, "Right counts, but your function takes its frequencies from the package "
+                                 "(rope_frequencies, rotary_angles or the sinusoid's frequencies) or transformers. "
+                                 "Write them from the formula, theta_i = base^(-2i/rotary_dim).")
+    return _judge_columns(2 * _turning_pairs(rotary_dim, rotary_dim // 2, base=base, length=length),
+                          head_dim=head_dim, rotary_dim=rotary_dim, base=base, length=length)
 
+
+def _turning_pairs(over: int, pairs: int, *, base: float, length: int) -> int:
+    """How many of the first `pairs` pairs, with frequencies over `over` columns, turn fully within `length`."""
+    wavelengths = 2 * math.pi / rope_frequencies(head_dim=over, base=base)[:pairs]
+    return int((wavelengths <= length - 1).sum())
+
+
+def _judge_columns(answer: object, *, head_dim: int, rotary_dim: int, base: float, length: int) -> Feedback:
+    """The verdict on one count of columns, for `rotary_dim` turned columns."""
     def turning_pairs(over: int, pairs: int) -> int:
-        """How many of the first `pairs` pairs, with frequencies over `over` columns, turn fully within `length`."""
-        wavelengths = 2 * math.pi / rope_frequencies(head_dim=over, base=base)[:pairs]
-        return int((wavelengths <= length - 1).sum())
+        return _turning_pairs(over, pairs, base=base, length=length)
 
     pairs = turning_pairs(rotary_dim, rotary_dim // 2)
     expected = 2 * pairs
-    if answer is None:
-        return not_attempted("a number of columns (a whole number)")
     number = as_count(answer)
     if number is None:
-        return Feedback(WRONG, f"Expected a number of columns, a whole number, got {describe(answer)}.")
+        return Feedback(WRONG, f"my_columns({rotary_dim}) returned {describe(answer)}: expected a number of columns, "
+                               "a whole number.")
     wavelengths = 2 * math.pi / rope_frequencies(head_dim=rotary_dim, base=base)
     if pairs < rotary_dim // 2:
         slower = f"; pair {pairs} turns once every {float(wavelengths[pairs]):,.0f} positions"
