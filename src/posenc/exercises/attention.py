@@ -1,5 +1,6 @@
-"""Checkers for attention, masks and heads: a repair of weights masked after the softmax, the rows a mask on the wrong
-axis turns to NaN, two heads against one, where a head lands once heads are folded into the batch."""
+"""Checkers for attention, masks and heads: distinct outputs without PE, one vector added at every position, a repair
+of weights masked after the softmax, the rows a mask on the wrong axis turns to NaN, two heads against one, where a head
+lands once heads are folded into the batch."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ from .feedback import (
 )
 from .predictions import check_prediction
 
-__all__ = ["check_distinct_outputs", "check_one_vector_everywhere", "check_mask_repair", "check_nan_rows", "check_heads_differ", "check_folded_entry"]
+__all__ = ["check_distinct_outputs", "check_one_vector_everywhere", "check_mask_repair", "check_nan_rows",
+           "check_heads_differ", "check_folded_entry"]
 
 
 def _different_rows(outputs: torch.Tensor) -> int:
