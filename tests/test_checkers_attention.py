@@ -94,3 +94,16 @@ def test_two_heads_on_the_same_matrices_give_another_output_than_one_head():
     assert wrong.status == "wrong" and "the answer is False" in wrong.message and "(s0 + s1) / sqrt(2)" in wrong.message
     assert "True or False" in exercises.check_heads_differ(3, x=x, weights=weights, key_mask=mask).message
     assert exercises.check_heads_differ(None, x=x, weights=weights, key_mask=mask).status == "not attempted"
+
+
+def test_one_vector_at_every_position_only_reorders_the_outputs():
+    # 09's Exercise 1: the checker runs attention itself on X + v and on the reordered X + v.
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
+    vector = torch.randn(8, generator=torch.Generator().manual_seed(1))
+    kwargs = {"x": x, "vector": vector, "order": torch.tensor([3, 2, 0, 1]),
+              "weights": attention.projection_weights(d_model=8, seed=0)}
+    for answer in (True, "true", " True "):
+        assert exercises.check_one_vector_everywhere(answer, **kwargs).correct
+    wrong = exercises.check_one_vector_everywhere(False, **kwargs)
+    assert wrong.status == "wrong" and "the answer is True" in wrong.message and "then adding v" in wrong.message
+    assert exercises.check_one_vector_everywhere(None, **kwargs).status == "not attempted"

@@ -23,6 +23,7 @@ from posenc.builder import sinusoidal_encoding
 from posenc.embedding import embedding_matrix
 from posenc.encoding import wavelengths
 from posenc.explorers import EncodingExplorer, PipelineExplorer
+from posenc.explorers._front_end import still_picture
 from posenc.explorers.encoding_explorer import STILL_HINT, VIEWS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,6 +52,13 @@ def test_where_widgets_cannot_render_a_still_picture_and_one_line():
     data, _ = explorer._repr_mimebundle_()
     assert data["text/plain"] == f"{explorer.readout()}\n{STILL_HINT}" and "JupyterLab" in STILL_HINT
     assert data["image/png"].startswith(b"\x89PNG") and "application/vnd.jupyter.widget-view+json" in data
+
+
+def test_08s_still_pictures_leave_the_widget_line_to_the_notebooks_first_cell():
+    # 08 says once, in its first cell, what a still picture means; 13's scheme explorer still draws the line.
+    explorer = EncodingExplorer(d_model=8, max_sequence_length=8)
+    assert explorer.picture() == still_picture(explorer.figure(), explorer.readout(), hint=False)
+    assert explorer.picture() != still_picture(explorer.figure(), explorer.readout())
 
 
 def test_the_still_picture_follows_the_view_and_says_the_pages_readout():

@@ -1,5 +1,6 @@
-"""Checkers for attention, masks and heads: a repair of weights masked after the softmax, the rows a mask on the wrong
-axis turns to NaN, two heads against one, where a head lands once heads are folded into the batch."""
+"""Checkers for attention, masks and heads: distinct outputs without PE, one vector added at every position, a repair
+of weights masked after the softmax, the rows a mask on the wrong axis turns to NaN, two heads against one, where a head
+lands once heads are folded into the batch."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ from .feedback import (
 )
 from .predictions import check_prediction
 
-__all__ = ["check_distinct_outputs", "check_mask_repair", "check_nan_rows", "check_heads_differ", "check_folded_entry"]
+__all__ = ["check_distinct_outputs", "check_one_vector_everywhere", "check_mask_repair", "check_nan_rows",
+           "check_heads_differ", "check_folded_entry"]
 
 
 def _different_rows(outputs: torch.Tensor) -> int:
@@ -55,6 +57,26 @@ def check_distinct_outputs(answer: object, *, x: torch.Tensor, x_pe: torch.Tenso
                             explanation=f"Without PE, equal words have equal rows of X, so equal queries. Against the "
                                         f"same keys, equal queries give equal scores, weights and outputs. The sentence "
                                         f"gives {without} different output rows of {x.shape[0]}. With PE, {with_pe}.")
+
+
+def check_one_vector_everywhere(answer: object, *, x: torch.Tensor, vector: torch.Tensor, order: object,
+                                weights: ProjectionWeights) -> Feedback:
+    """A prediction (09's Exercise 1): with one `vector` added at every row of `x`, `(seq, d_model)`, are attention's
+    outputs for the rows in `order` those of `x` reordered, within 1e-6? The checker runs attention itself, so the
+    notebook computes no answer before it."""
+    check_tensor("x", x, kind="floating-point", ndim=(2,))
+    if check_tensor("vector", vector, kind="floating-point", ndim=(1,)).shape[0] != x.shape[1]:
+        raise ValueError(f"vector must have x's {x.shape[1]} columns, got shape {tuple(vector.shape)}")
+    order = torch.as_tensor(order)
+    if order.dtype not in (torch.int32, torch.int64) or not torch.equal(order.sort().values, torch.arange(x.shape[0])):
+        raise ValueError(f"order must reorder x's {x.shape[0]} rows, got {short(order)}")
+    instance_of(ProjectionWeights, "a posenc.attention.ProjectionWeights (see projection_weights)")("weights", weights)
+    with torch.no_grad():
+        output = self_attention(x.detach() + vector.detach(), weights)[0]
+        shuffled = self_attention(x.detach()[order] + vector.detach(), weights)[0]
+    same = bool(torch.allclose(shuffled, output[order], atol=1e-6))
+    return check_prediction(answer, actual=same, question="one vector added at every position",
+                            explanation="Reordering X + v is reordering X, then adding v." if same else "")
 
 
 def _repair_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:

@@ -10,14 +10,7 @@ from __future__ import annotations
 from .feedback import Feedback
 from .predictions import check_prediction
 
-__all__ = ["check_one_vector_everywhere", "check_constant_score_terms", "check_where_friend_ends",
-           "check_row_a_token_gets"]
-
-
-def check_one_vector_everywhere(answer: object, *, actual: object) -> Feedback:
-    """A prediction: with one vector v added at every position, do the outputs only reorder (`actual`, a bool)?"""
-    return check_prediction(answer, actual=actual, question="one vector added at every position",
-                            explanation="Reordering X + v is reordering X, then adding v.")
+__all__ = ["check_constant_score_terms", "check_where_friend_ends", "check_row_a_token_gets"]
 
 
 def check_constant_score_terms(answer: object, *, actual: object) -> Feedback:

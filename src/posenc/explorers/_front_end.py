@@ -41,14 +41,17 @@ def readable(value: float) -> str:
     return f"{rounded:,.{max(0, 3 - math.floor(math.log10(abs(rounded))))}f}"
 
 
-def still_picture(fig: Figure, readout: str = "") -> bytes:
+def still_picture(fig: Figure, readout: str = "", *, hint: bool = True) -> bytes:
     """The PNG shown where widgets cannot render: `fig`, with the `readout` (the sentence the page writes under its
-    picture) and the line `NO_FRONT_END_HINT` in room of their own below it (not over the figure's own labels)."""
+    picture) and, with `hint`, the line `NO_FRONT_END_HINT` in room of their own below it (not over the figure's own
+    labels). 08's explorers draw no hint: its first cell says it once for all its pictures."""
     readout = textwrap.fill(readout, int(11.5 * fig.get_figwidth()))  # about as many characters as fit its width
     lines = readout.count("\n") + 1 if readout else 0
-    room = (0.34 + 0.2 * lines) / fig.get_figheight()  # two lines of small text, and the readout's
+    below = 0.34 if hint else 0.08  # two lines of small text, or a margin
+    room = (below + 0.2 * lines) / fig.get_figheight()  # and the readout's lines
     fig.get_layout_engine().set(rect=(0, room, 1, 1 - room))
-    fig.text(0.01, 0.01, textwrap.fill(NO_FRONT_END_HINT, 130), fontsize=8, ha="left", va="bottom")
+    if hint:
+        fig.text(0.01, 0.01, textwrap.fill(NO_FRONT_END_HINT, 130), fontsize=8, ha="left", va="bottom")
     if readout:
-        fig.text(0.01, 0.34 / fig.get_figheight(), readout, fontsize=9.5, ha="left", va="bottom")
+        fig.text(0.01, below / fig.get_figheight(), readout, fontsize=9.5, ha="left", va="bottom")
     return plots.png_bytes(fig)

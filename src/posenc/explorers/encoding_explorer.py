@@ -155,8 +155,8 @@ class EncodingExplorer(anywidget.AnyWidget):
         return plots.similarity_figure(table, position=p)
 
     def picture(self) -> bytes:
-        """The still picture (PNG): the current view, its readout, and the line `STILL_HINT`."""
-        return still_picture(self.figure(), self.readout())
+        """The still picture (PNG): the current view and its readout (08's first cell says the line `STILL_HINT` once)."""
+        return still_picture(self.figure(), self.readout(), hint=False)
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)

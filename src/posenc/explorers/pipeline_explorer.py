@@ -91,5 +91,5 @@ class PipelineExplorer(anywidget.AnyWidget):
         except ValueError:  # a sentence too long: the line alone
             return data, metadata
         fig = plots.matrices_figure(matrices, row_labels=[plots.shorten(t) for t in padded])
-        data["image/png"] = still_picture(fig)
+        data["image/png"] = still_picture(fig, hint=False)
         return data, metadata
