@@ -19,6 +19,7 @@ NOTEBOOK_NUMBER = [
     r"\b\d{2}_(?:[a-z]+_)+[a-z]+\b",         # "16_stretching_context" without its suffix
     r"\[\d{2}\s+[A-Za-z]",                   # "[07 Heads and the causal mask]"
     r"(?i)\bnb\s?\d{1,2}\b",                 # "nb14", "NB 16"
+    r"\b(?:0\d|1[0-7])'s\b",                  # "08's first cell", "(09's Exercise 1)"
 ]
 
 
@@ -27,15 +28,17 @@ def mentions(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("pattern, line", [
-    (0, "Checkers for notebooks 08 and 10"), (0, "Notebook 16's task"), (1, "see 15_real_pipeline.ipynb"),
-    (2, "as 16_stretching_context shows"), (3, "[07 Heads and the causal mask]"), (4, "nb14 trains it")])
+    (0, "Checkers for notebooks 08 and 10"), (0, "Notebook 16's task"), (5, "(09's Exercise 1)"),
+    (1, "see 15_real_pipeline.ipynb"), (2, "as 16_stretching_context shows"), (3, "[07 Heads and the causal mask]"),
+    (4, "nb14 trains it")])
 def test_each_pattern_finds_a_notebook_number(pattern, line):
     assert re.search(NOTEBOOK_NUMBER[pattern], line)
     assert mentions(line) == [line]
 
 
 @pytest.mark.parametrize("line", ["torch.Size([10, 6])", "positions [0, 10)", "base 10,000", "the notebook's bug",
-                                  "d_model = 16 and 14,050", "GPT-2's table"])
+                                  "d_model = 16 and 14,050", "GPT-2's table",
+                                  "2020's paper"])
 def test_the_patterns_leave_other_numbers_alone(line):
     assert mentions(line) == []
 

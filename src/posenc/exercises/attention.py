@@ -61,9 +61,9 @@ def check_distinct_outputs(answer: object, *, x: torch.Tensor, x_pe: torch.Tenso
 
 def check_one_vector_everywhere(answer: object, *, x: torch.Tensor, vector: torch.Tensor, order: object,
                                 weights: ProjectionWeights) -> Feedback:
-    """A prediction (09's Exercise 1): with one `vector` added at every row of `x`, `(seq, d_model)`, are attention's
-    outputs for the rows in `order` those of `x` reordered, within 1e-6? The checker runs attention itself, so the
-    notebook computes no answer before it."""
+    """A prediction (the first exercise on why positions matter): with one `vector` added at every row of `x`,
+    `(seq, d_model)`, are attention's outputs for the rows in `order` those of `x` reordered, within 1e-6? The checker
+    runs attention itself, so the notebook computes no answer before it."""
     check_tensor("x", x, kind="floating-point", ndim=(2,))
     if check_tensor("vector", vector, kind="floating-point", ndim=(1,)).shape[0] != x.shape[1]:
         raise ValueError(f"vector must have x's {x.shape[1]} columns, got shape {tuple(vector.shape)}")

@@ -44,7 +44,8 @@ def readable(value: float) -> str:
 def still_picture(fig: Figure, readout: str = "", *, hint: bool = True) -> bytes:
     """The PNG shown where widgets cannot render: `fig`, with the `readout` (the sentence the page writes under its
     picture) and, with `hint`, the line `NO_FRONT_END_HINT` in room of their own below it (not over the figure's own
-    labels). 08's explorers draw no hint: its first cell says it once for all its pictures."""
+    labels). The encoding and pipeline explorers draw no hint: the notebook that explores with them says it once, in its
+    first cell, for all its pictures."""
     readout = textwrap.fill(readout, int(11.5 * fig.get_figwidth()))  # about as many characters as fit its width
     lines = readout.count("\n") + 1 if readout else 0
     below = 0.34 if hint else 0.08  # two lines of small text, or a margin

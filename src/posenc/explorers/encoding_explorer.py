@@ -155,7 +155,8 @@ class EncodingExplorer(anywidget.AnyWidget):
         return plots.similarity_figure(table, position=p)
 
     def picture(self) -> bytes:
-        """The still picture (PNG): the current view and its readout (08's first cell says the line `STILL_HINT` once)."""
+        """The still picture (PNG): the current view and its readout (the notebook that explores with it says the line
+        `STILL_HINT` once)."""
         return still_picture(self.figure(), self.readout(), hint=False)
 
     def _repr_mimebundle_(self, **kwargs):
