@@ -9,6 +9,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from .._checks import check_size
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 from .style import COSINE_COLOUR, LINE_STYLES, MARKERS, SCHEME_COLOURS, SINE_COLOUR, line_style, new_figure
 
@@ -274,6 +275,14 @@ def pair_rotation(*, d_model: int = 6, pair: int = 0, max_sequence_length: int =
     With `start` and `shift`, an arrow from the origin marks position `start` and an arc shows the turn to
     position `start + shift`.
     """
+    d_model = check_size("d_model", d_model, minimum=2)
+    pair = check_size("pair", pair, minimum=0, maximum=d_model // 2 - 1)
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length)
+    if (start is None) != (shift is None):
+        raise TypeError(f"start and shift go together: give both or neither, got start={start!r}, shift={shift!r}")
+    if start is not None:
+        start = check_size("start", start, minimum=0)
+        shift = check_size("shift", shift)
     angle_per_position = float(frequencies(d_model=d_model, base=base)[pair])
     angles = torch.arange(max_sequence_length, dtype=torch.float64) * angle_per_position
     fig = new_figure(4.4, 4.4)
