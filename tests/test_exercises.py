@@ -341,7 +341,8 @@ class TestSchemeCheckers:
 
         angles = schemes.rotary_angles(max_sequence_length=6, d=8)
         for calls in (lambda t: schemes.rotate_pairs(t, -angles),
-                      lambda t: torch.stack([schemes.rotation_matrix(position=k, d=8).T @ t[k] for k in range(6)])):
+                      lambda t: torch.stack([schemes.rotation_matrix(position=k, d=8).T @ t[k] for k in range(6)]),
+                      lambda t: schemes._rotate(t.double(), -angles, "interleaved")):  # the helper under them
             feedback = exercises.check_rotary_undone(calls, turned=self.x)
             assert feedback.status == "mistake" and "package's own rotation" in feedback.message
         bare = exercises.check_rotary_undone(self.x, turned=self.x)

@@ -169,7 +169,7 @@ _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "c": "The model probably works out positions, roughly, from the mask. Query t sees t + 1 keys. If it spreads its weight "
          "evenly, it averages t + 1 random rows, and the more rows, the smoother the average. So the mix itself tells "
          "roughly how far along t is. (The notebook on heads and the causal mask shows a cleaner case, with a start "
-         "token, in its section \"The causal mask can mark position\".)"
+         "token, in its section \"The causal mask can count\".)"
 }
 
 

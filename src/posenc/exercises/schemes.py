@@ -60,7 +60,7 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
     if refused:
         return refused
     function = answer
-    package = [schemes.rotate_pairs, schemes.apply_rotary, schemes.rotation_matrix]
+    package = [schemes.rotate_pairs, schemes.apply_rotary, schemes.rotation_matrix, schemes._rotate]  # and the helper under them
     if calls_any(lambda: function(turned.clone()), package):
         return Feedback(MISTAKE, "It calls the package's own rotation (schemes.rotate_pairs, apply_rotary or "
                                  "rotation_matrix): turn each pair (a, b) back yourself, with cos and sin of its angle.")
