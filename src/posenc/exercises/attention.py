@@ -67,9 +67,15 @@ def check_one_vector_everywhere(answer: object, *, x: torch.Tensor, vector: torc
     check_tensor("x", x, kind="floating-point", ndim=(2,))
     if check_tensor("vector", vector, kind="floating-point", ndim=(1,)).shape[0] != x.shape[1]:
         raise ValueError(f"vector must have x's {x.shape[1]} columns, got shape {tuple(vector.shape)}")
-    order = torch.as_tensor(order)
-    if order.dtype not in (torch.int32, torch.int64) or not torch.equal(order.sort().values, torch.arange(x.shape[0])):
-        raise ValueError(f"order must reorder x's {x.shape[0]} rows, got {short(order)}")
+    try:
+        indices = torch.as_tensor(order)
+    except (TypeError, ValueError, RuntimeError):
+        indices = None
+    if indices is None or indices.dtype not in (torch.int32, torch.int64) or indices.ndim != 1 \
+            or not torch.equal(indices.sort().values, torch.arange(x.shape[0])):
+        raise ValueError(f"order must reorder x's {x.shape[0]} rows (each of 0 to {x.shape[0] - 1} once), "
+                         f"got {short(order)}")
+    order = indices
     instance_of(ProjectionWeights, "a posenc.attention.ProjectionWeights (see projection_weights)")("weights", weights)
     with torch.no_grad():
         output = self_attention(x.detach() + vector.detach(), weights)[0]

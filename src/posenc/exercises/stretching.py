@@ -121,24 +121,26 @@ def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float
     own = [length for length in (original_length // 4, original_length * 4)
            if length >= 2 and length * float(plain[0]) / (2 * math.pi) > 32 and length != example_length]
     lengths = [original_length, *own]
+    example = (example_length, kept_at(example_length)) if example_length else None
+    verdicts = []
     for length in lengths:
         kind, result = run_learner(answer, length)
         if kind == "raised":
             return Feedback(WRONG, f"my_kept({length:,}) raised {error_line(result)}.")
         feedback = _judge_kept(result, head_dim=head_dim, factor=factor, length=length, plain=plain,
                                kept=kept_at(length), divided_at=lambda n: _divided(plain, head_dim, base, factor, n),
-                               example=(example_length, kept_at(example_length)) if example_length else None)
+                               example=example)
         if feedback.status != CORRECT:
             return feedback if length == original_length else Feedback(
                 feedback.status, f"Right at L = {original_length:,}, but at a length of the checker's own, "
                                  f"my_kept({length:,}): {feedback.message}")
+        verdicts.append(feedback)
     borrowed = [_yarn, *loaded_library_functions(lambda name: "yarn" in name.lower())]
     if calls_any(lambda: [run_learner(answer, length) for length in lengths], borrowed):
         return Feedback(MISTAKE, "Right counts, but through the package's rope_frequencies(scaling=\"yarn\") (or "
                                  "transformers' YaRN code), which applies the rule for you. The exercise asks you to "
                                  "count the pairs with more than 32 turns within L yourself.")
-    return _judge_kept(kept_at(original_length), head_dim=head_dim, factor=factor, length=original_length,
-                       plain=plain, kept=kept_at(original_length), divided_at=None, example=None)
+    return verdicts[0]  # the verdict at original_length
 
 
 def _divided(plain: torch.Tensor, head_dim: int, base: float, factor: float, length: int) -> int:
@@ -206,11 +208,13 @@ def check_turning_columns(answer: object, *, head_dim: int = 96, rotary_dim: int
                           "return the count.")):
         return not_a_function
     widths = [rotary_dim, *sorted({w for w in (rotary_dim + 8, head_dim) if w <= head_dim and w != rotary_dim})]
+    verdicts = []
     for width in widths:
         kind, result = run_learner(answer, width)
         if kind == "raised":
             return Feedback(WRONG, f"my_columns({width}) raised {error_line(result)}.")
         feedback = _judge_columns(result, head_dim=head_dim, rotary_dim=width, base=base, length=length)
+        verdicts.append(feedback)
         if feedback.status != CORRECT:
             if width == rotary_dim:
                 return feedback
@@ -224,8 +228,7 @@ def check_turning_columns(answer: object, *, head_dim: int = 96, rotary_dim: int
         return Feedback(MISTAKE, "Right counts, but your function takes its frequencies from the package "
                                  "(rope_frequencies, rotary_angles or the sinusoid's frequencies) or transformers. "
                                  "Write them from the formula, theta_i = base^(-2i/rotary_dim).")
-    return _judge_columns(2 * _turning_pairs(rotary_dim, rotary_dim // 2, base=base, length=length),
-                          head_dim=head_dim, rotary_dim=rotary_dim, base=base, length=length)
+    return verdicts[0]  # the verdict at rotary_dim
 
 
 def _turning_pairs(over: int, pairs: int, *, base: float, length: int) -> int:
