@@ -313,11 +313,16 @@ def test_python_O_lets_any_length_through_a_class_that_builds_its_positions():
     assert result.stdout.strip() == "25"
 
 
-def test_the_bracketed_reading_of_the_typo_is_wrong_too():
-    i = torch.arange(3, dtype=torch.float64)
-    bracketed = 10_000 ** ((2 * i - 1) / 6)
-    assert [f"{v:.4g}" for v in bracketed.tolist()] == ["0.2154", "4.642", "100"]
-    assert bool((bracketed < 10_000 ** (2 * i / 6)).all())
+def test_loftrs_unbracketed_scale_is_minus_one_and_leaves_four_of_64_pairs_turning():
+    # 11 section 1 and check_loftr_turning_pairs: "-log(10000) / d_model//2" at d_model = 256.
+    d_model = 256
+    assert -math.log(10000.0) / d_model//2 == -1.0
+    doubled_pair = torch.arange(0, d_model // 2, 2).float()
+    turning = {name: int((256 * torch.exp(doubled_pair * scale) > 0.1).sum())
+               for name, scale in [("as written", -1.0), ("with brackets", -math.log(10000.0) / (d_model // 2))]}
+    assert turning == {"as written": 4, "with brackets": 55}
+    assert exercises.check_loftr_turning_pairs("c").correct
+    assert not exercises.check_loftr_turning_pairs("a").correct
 
 
 class TestTransposedRow:

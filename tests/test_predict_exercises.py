@@ -190,5 +190,5 @@ def test_the_row_a_token_gets_takes_the_row_typed_with_quotes_and_names_the_naiv
 def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_the_position_term():
     for answer in (1, "1", " 1 "):
         assert exercises.check_constant_score_terms(answer, actual=1).correct, answer
-    guess = exercises.check_constant_score_terms(2, actual=1)  # word-word and pos-pos, as if A kept the offset
-    assert not guess.correct and "predicted 2" in guess.message and "not a function of q - p" in guess.message
+    guess = exercises.check_constant_score_terms(2, actual=1)  # word-word and pos-pos, as if M kept the offset
+    assert not guess.correct and "predicted 2" in guess.message and "not a function of q - p alone" in guess.message

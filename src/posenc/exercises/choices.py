@@ -18,6 +18,7 @@ __all__ = [
     "check_every_score_plus_five",
     "check_half_turned_heads",
     "check_least_like_at_base_ten",
+    "check_loftr_turning_pairs",
     "check_llama_4_rule",
     "check_rope_in_a_packed_row",
     "check_rope_self_score_peak",
@@ -25,7 +26,6 @@ __all__ = [
     "check_shift_back",
     "check_sinusoidal_head_on_32_tokens",
     "check_smaller_model_word_row",
-    "check_typo_cosine_columns",
 ]
 
 
@@ -54,6 +54,8 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
     "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. The "
          "causal mask lets each query see only the keys up to its own place, so the output rows themselves change. "
          "Here their average changes too.",
+    "d": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
+         "what it adds. It is the causal mask that changes the output rows themselves, and here their average too.",
 }
 
 
@@ -94,21 +96,23 @@ def check_shift_back(answer: object) -> Feedback:
                         question="the shift back as one operation on rotation (k=-2, d_model=6)")
 
 
-_TYPO_COSINE_COLUMNS = {
-    "a": "The exponent 2i - 1/6 is almost 2i, so each denominator is 10000^(2i) divided by 10000^(1/6), about "
-         "4.6. The first column turns about 4.6 radians per position. The other two leave "
-         "every angle near 0, so their cosines are 1.0 everywhere.",
-    "b": "The typo's denominators are 0.2154, 2.2e7 and 2.2e15. The last two divide every position to nearly 0, so "
-         "their cosines are 1.0 at every position and carry no position.",
-    "c": "The first denominator is 0.2154, below 1, so that column turns fast, about 4.6 radians per position. Its "
-         "values still differ from position to position.",
+_LOFTR_TURNING_PAIRS = {
+    "a": "As written, the scale is -1, so pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair "
+         "to the next. By pair 4 it is 0.0003, and 256 positions turn it by less than 0.1 radian. With the brackets "
+         "it shrinks by only 10000^(1/64), about 1.15, per pair.",
+    "b": "As written, pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair to the next, so "
+         "only pairs 0 to 3 turn by more than 0.1 radian across 256 positions, not half of the 64.",
+    "c": "As written, the scale is -1, so pair j's frequency is exp(-2j): 1, 0.14, 0.018, 0.0025, then 0.0003. "
+         "Across 256 positions only pairs 0 to 3 turn by more than 0.1 radian. The other 60 pairs stay almost "
+         "constant, so they carry almost no position.",
 }
 
 
-def check_typo_cosine_columns(answer: object) -> Feedback:
-    """A multiple choice: the typo's cosine columns, d_model = 6."""
-    return check_choice(answer, options=_TYPO_COSINE_COLUMNS, correct="a",
-                        question="the typo's cosine columns, d_model = 6")
+def check_loftr_turning_pairs(answer: object) -> Feedback:
+    """A multiple choice: LoFTR's scale without brackets (d_model = 256, 64 pairs per axis, positions 1 to 256): how
+    many pairs turn by more than 0.1 radian."""
+    return check_choice(answer, options=_LOFTR_TURNING_PAIRS, correct="c",
+                        question="the pairs that still turn without the brackets, d_model = 256")
 
 
 _ROPE_SELF_SCORE_PEAK = {

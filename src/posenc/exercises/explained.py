@@ -14,12 +14,13 @@ __all__ = ["check_constant_score_terms", "check_where_friend_ends", "check_row_a
 
 
 def check_constant_score_terms(answer: object, *, actual: object) -> Feedback:
-    """A prediction: one word at three pairs of positions, all at offset 5, through random W_Q and W_K: how many of
-    the score's four terms are the same for all three pairs (`actual`)?"""
+    """A prediction: one word at three placements, all at offset 5, through random W_Q and W_K: how many of the
+    score's four terms are the same at all three placements (`actual`)?"""
     return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
-                            explanation="Only word-word stays, since the word is the same in every pair. word-pos "
-                                        "and pos-word each read one position. In pos-pos, A mixes pair i of PE[p] "
-                                        "with pair j of PE[q], and sin(w_i p) sin(w_j q) is not a function of q - p.")
+                            explanation="Only word-word stays, since the word is the same at every placement. "
+                                        "word-pos and pos-word each read one position. In pos-pos, only the part of "
+                                        "M that turns each pair like R_k keeps the offset. A random M also stretches "
+                                        "pairs and mixes them, and those parts are not a function of q - p alone.")
 
 
 def check_where_friend_ends(answer: object, *, actual: object) -> Feedback:
