@@ -553,3 +553,83 @@ class TestWavelengthFunction:
         assert feedback.status == "wrong" and "returned 0.5; the wavelength is 6.28319 positions" in feedback.message
         feedback = exercises.check_wavelength_function(lambda j, d: 1 / 0)
         assert feedback.status == "wrong" and "ZeroDivisionError" in feedback.message
+
+
+# 03's Exercise 2: the last column that turns once within the table ------------------------------------------------
+
+
+def _last_full_turn_by_hand(max_sequence_length, d_model):
+    # Solve 2π · 10000^(2i/d_model) <= max_sequence_length - 1 for the largest pair i; its cosine is column 2i + 1.
+    i = math.floor(d_model / 2 * math.log((max_sequence_length - 1) / (2 * math.pi), 10000))
+    return 2 * min(i, d_model // 2 - 1) + 1
+
+
+def _last_full_turn_by_loop(max_sequence_length, d_model):
+    last = None
+    for j in range(d_model):
+        if 2 * math.pi * 10000 ** ((j - j % 2) / d_model) <= max_sequence_length - 1:
+            last = j
+    return last
+
+
+class TestLastFullTurnFunction:
+    check = staticmethod(exercises.check_last_full_turn_function)
+
+    def test_right_answers_by_formula_loop_or_table_are_accepted(self):
+        assert self.check(_last_full_turn_by_hand).correct
+        assert self.check(_last_full_turn_by_loop).correct
+        assert self.check(lambda length, d: torch.tensor(_last_full_turn_by_loop(length, d))).correct
+        assert self.check(lambda length, d: float(_last_full_turn_by_loop(length, d))).correct
+
+    def test_it_agrees_with_the_package_wavelengths(self):
+        for length, d_model in ((10, 6), (63, 8), (64, 128), (100, 512)):
+            turning = (encoding.wavelengths(d_model=d_model) <= length - 1).nonzero()
+            assert _last_full_turn_by_loop(length, d_model) == int(turning.max())
+
+    def test_the_package_is_named(self):
+        feedback = self.check(lambda length, d: int((encoding.wavelengths(d_model=d) <= length - 1).nonzero().max()))
+        assert feedback.status == "mistake" and "package's own" in feedback.message, feedback.message
+
+    @pytest.mark.parametrize("rule,words", [
+        (lambda length, d: _last_full_turn_by_loop(length, d) // 2, "the pair number i"),
+        (lambda length, d: _last_full_turn_by_loop(length, d) - 1, "sine column, 2i"),
+        (lambda length, d: _last_full_turn_by_loop(length, d) + 1, "counts the columns"),
+        (lambda length, d: _last_full_turn_by_loop(length + 1, d), "max_sequence_length - 1"),
+        (lambda length, d: max(j for j in range(d) if 10000 ** ((j - j % 2) / d) <= length - 1), "the denominator"),
+    ])
+    def test_the_usual_mistakes_are_named(self, rule, words):
+        feedback = self.check(rule)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_other_answers_say_what_they_got(self):
+        assert self.check(None).status == "not attempted"
+        assert self.check(3).status == "wrong" and "Expected a function" in self.check(3).message
+        feedback = self.check(lambda length, d: 0)
+        assert feedback.status == "wrong" and "returned 0; the last column that turns once is 1" in feedback.message
+        feedback = self.check(lambda length, d: "many")
+        assert feedback.status == "wrong" and "not a whole column number" in feedback.message
+        feedback = self.check(lambda length, d: 1 / 0)
+        assert feedback.status == "wrong" and "ZeroDivisionError" in feedback.message
+
+
+# 04's Exercise 2: what row 2 of table.T holds ---------------------------------------------------------------------
+
+
+def test_transposed_row_meaning_accepts_b_and_names_each_wrong_choice():
+    for right in ("b", " B "):
+        feedback = exercises.check_transposed_row_meaning(right)
+        assert feedback.correct and "slice of one sine wave" in feedback.message, feedback.message
+    for wrong, words in (("a", "does not compute new ones"), ("c", "not the numbers of position 2 in another order")):
+        feedback = exercises.check_transposed_row_meaning(wrong)
+        assert feedback.status == "mistake" and words in feedback.message and "The answer is 'b'" in feedback.message
+    assert exercises.check_transposed_row_meaning(None).status == "not attempted"
+    feedback = exercises.check_transposed_row_meaning("d")
+    assert feedback.status == "wrong" and "Expected one of 'a', 'b', 'c', got" in feedback.message, feedback.message
+
+
+def test_transposed_row_meaning_matches_the_swapped_table():
+    # Row 2 of the transposed swapped table is one sine wave at the swapped sizes, as option b says.
+    d, L = 10, 6
+    table = encoding.stepwise_encoding(max_sequence_length=L, d_model=d)
+    assert torch.allclose(table.T[2], torch.sin(torch.arange(L) / 10000 ** (2 / d)), atol=1e-6)
+    assert table.T[2][0] == 0
