@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from posenc import encoding, exercises
-from posenc.builder import frequencies, sinusoidal_encoding
+from posenc.builder import sinusoidal_encoding
 
 # The columns that repeat within the table --------------------------------------------------------------------
 
@@ -325,63 +325,6 @@ def test_loftrs_unbracketed_scale_is_minus_one_and_leaves_four_of_64_pairs_turni
     assert not exercises.check_loftr_turning_pairs("a").correct
 
 
-class TestTransposedRow:
-    """04: `d, L = X.shape` on X of shape (10, 6) builds a (6, 10) table; row 0 of table.T is sin(pos), pos 0 to 5."""
-
-    PE = sinusoidal_encoding(max_sequence_length=10, d_model=6)
-
-    def check(self, answer, **sizes):
-        return exercises.check_transposed_row(answer, **({"max_sequence_length": 10, "d_model": 6} | sizes))
-
-    # Rounded or cut to the two decimals the prompt asks for.
-    @pytest.mark.parametrize("answer", [[0, 0.84, 0.91, 0.14, -0.76, -0.96], [0, 0.84, 0.90, 0.14, -0.75, -0.95],
-                                        torch.sin(torch.arange(6.0)),
-                                        np.sin(np.arange(6)), (0.0, 0.8415, 0.9093, 0.1411, -0.7568, -0.9589)])
-    def test_every_form_of_the_sines_is_right(self, answer):
-        assert self.check(answer).correct
-
-    @pytest.mark.parametrize("answer,words", [
-        (PE[0], "row 0 of the right table"), (PE[:, 0], "column 0 of the right table"),
-        ([0.0, 1.0] * 5, "before the transpose"), (torch.cos(torch.arange(6.0)), "the cosines"),
-        ([0.84, 0.91, 0.14, -0.76, -0.96, -0.28], "positions start at 0"),
-        ([0.0, 0.5, 0.9, 0.1, -0.7, -0.9], "entry 1"), ([1, 2], "2 numbers; expected 6"),
-    ])
-    def test_the_usual_mistakes_are_named(self, answer, words):
-        feedback = self.check(answer)
-        assert not feedback.correct and words in feedback.message, feedback.message
-
-    @pytest.mark.parametrize("read_off", [
-        lambda: encoding.stepwise_encoding(max_sequence_length=6, d_model=10).T[2],
-        lambda: encoding.PositionalEncoding(d_model=10, max_sequence_length=6).table[:, 2],
-    ])
-    def test_the_package_table_read_off_is_named(self, read_off):
-        # The table with the sizes swapped, from the package: the tensor (or a view of it) carries its mark.
-        feedback = self.check(read_off(), row=2)
-        assert feedback.status == "mistake" and "package's table" in feedback.message, feedback.message
-
-    def test_a_right_list_is_correct_whatever_tables_were_built_before(self):
-        # A copy carries no mark: the checker does not guess from earlier tables, which would refuse honest answers
-        # (a learner who explored with a 10-column table, then predicted by hand).
-        encoding.stepwise_encoding(max_sequence_length=6, d_model=10)
-        assert self.check(torch.sin(torch.arange(6.0) / 10000 ** 0.2).tolist(), row=2).correct
-
-    def test_the_notebooks_row_2(self):
-        # 04 asks for row 2: column 2 of the swapped table, sin(pos / 10000^(2/10)) = sin(pos / 6.31), pos 0 to 5.
-        expected = torch.sin(torch.arange(6.0) / 10000 ** 0.2)
-        assert self.check(expected, row=2).correct
-        # The run that showed what the token needs is gone (its source gave the swapped sizes away): the verdict shows it.
-        assert "token 2 needs row 2 of the right table, [0.9093, -0.4161" in self.check(expected, row=2).message
-        assert self.check([round(v, 2) for v in expected.tolist()], row=2).correct
-        feedback = self.check(self.PE[2], row=2)
-        assert not feedback.correct and "row 2 of the right table" in feedback.message, feedback.message
-        assert not self.check(torch.sin(torch.arange(6.0)), row=2).correct
-
-    def test_other_sizes_and_rows(self):
-        # X of shape (8, 4): table has 4 positions and d_model 8; row 1 of table.T is cos(pos), pos 0 to 3.
-        assert self.check(torch.cos(torch.arange(4.0)), max_sequence_length=8, d_model=4, row=1).correct
-        assert self.check(None).status == "not attempted" and self.check("six").status == "wrong"
-
-
 def _by_hand(max_sequence_length, d_model):
     position = torch.arange(max_sequence_length, dtype=torch.float32).reshape(-1, 1)
     angle = position / torch.pow(10000, torch.arange(0, d_model, 2).float() / d_model)
@@ -514,47 +457,78 @@ class TestEncodingFunction:
 # 03's Exercise 2: the wavelength of any column ------------------------------------------------------------------
 
 
-def _wavelength_by_hand(j, d_model):
-    return 2 * math.pi * 10000 ** ((j - j % 2) / d_model)
+def _last_full_turn_by_hand(max_sequence_length, d_model):
+    # Solve 2π · 10000^(2i/d_model) <= max_sequence_length - 1 for the largest pair i; its cosine is column 2i + 1.
+    i = math.floor(d_model / 2 * math.log((max_sequence_length - 1) / (2 * math.pi), 10000))
+    return 2 * min(i, d_model // 2 - 1) + 1
 
 
-class TestWavelengthFunction:
-    def test_the_wavelength_is_right_in_math_or_torch(self):
-        assert exercises.check_wavelength_function(_wavelength_by_hand).correct
-        assert exercises.check_wavelength_function(lambda j, d: torch.tensor(_wavelength_by_hand(j, d))).correct
-        assert exercises.check_wavelength_function(
-            lambda j, d: 2 * math.pi / math.exp((j // 2) * 2 * -math.log(10000.0) / d)).correct
+def _last_full_turn_by_loop(max_sequence_length, d_model):
+    last = None
+    for j in range(d_model):
+        if 2 * math.pi * 10000 ** ((j - j % 2) / d_model) <= max_sequence_length - 1:
+            last = j
+    return last
 
-    def test_it_agrees_with_the_table(self):
-        for d_model in (5, 6, 128):
-            by_column = encoding.wavelengths(d_model=d_model)
-            for j in range(d_model):
-                assert _wavelength_by_hand(j, d_model) == pytest.approx(float(by_column[j]), rel=1e-6)
 
-    def test_the_package_in_any_wrapping_is_named(self):
-        for answer in (
-                lambda j, d: float(encoding.wavelengths(d_model=d)[j]),
-                lambda j, d: 2 * math.pi * float(encoding.even_denominator(d_model=d)[j // 2]),
-                lambda j, d: 2 * math.pi / float(frequencies(d_model=d)[j // 2])):
-            feedback = exercises.check_wavelength_function(answer)
-            assert feedback.status == "mistake" and "package's own" in feedback.message, feedback.message
+class TestLastFullTurnFunction:
+    check = staticmethod(exercises.check_last_full_turn_function)
+
+    def test_right_answers_by_formula_loop_or_table_are_accepted(self):
+        assert self.check(_last_full_turn_by_hand).correct
+        assert self.check(_last_full_turn_by_loop).correct
+        assert self.check(lambda length, d: torch.tensor(_last_full_turn_by_loop(length, d))).correct
+        assert self.check(lambda length, d: float(_last_full_turn_by_loop(length, d))).correct
+
+    def test_it_agrees_with_the_package_wavelengths(self):
+        for length, d_model in ((10, 6), (63, 8), (64, 128), (100, 512)):
+            turning = (encoding.wavelengths(d_model=d_model) <= length - 1).nonzero()
+            assert _last_full_turn_by_loop(length, d_model) == int(turning.max())
+
+    def test_the_package_is_named(self):
+        feedback = self.check(lambda length, d: int((encoding.wavelengths(d_model=d) <= length - 1).nonzero().max()))
+        assert feedback.status == "mistake" and "package's own" in feedback.message, feedback.message
 
     @pytest.mark.parametrize("rule,words", [
-        (lambda j, d: 10000 ** ((j - j % 2) / d), "that is the denominator"),
-        (lambda j, d: math.pi * 10000 ** ((j - j % 2) / d), "half a wavelength"),
-        (lambda j, d: 1 / 10000 ** ((j - j % 2) / d), "the angle per position"),
-        (lambda j, d: 2 * math.pi / 10000 ** ((j - j % 2) / d), "the angle per position"),
-        (lambda j, d: 2 * math.pi * 10000 ** (j / d), "uses j in the exponent"),
-        (lambda j, d: 2 * math.pi * 10000 ** ((j // 2) / d), "pair number i = j // 2"),
+        (lambda length, d: _last_full_turn_by_loop(length, d) // 2, "the pair number i"),
+        (lambda length, d: _last_full_turn_by_loop(length, d) - 1, "sine column, 2i"),
+        (lambda length, d: _last_full_turn_by_loop(length, d) + 1, "counts the columns"),
+        (lambda length, d: _last_full_turn_by_loop(length + 1, d), "max_sequence_length - 1"),
+        (lambda length, d: max(j for j in range(d) if 10000 ** ((j - j % 2) / d) <= length - 1), "the denominator"),
     ])
     def test_the_usual_mistakes_are_named(self, rule, words):
-        feedback = exercises.check_wavelength_function(rule)
+        feedback = self.check(rule)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
     def test_other_answers_say_what_they_got(self):
-        assert exercises.check_wavelength_function(None).status == "not attempted"
-        assert exercises.check_wavelength_function(3).status == "wrong"
-        feedback = exercises.check_wavelength_function(lambda j, d: 0.5)
-        assert feedback.status == "wrong" and "returned 0.5; the wavelength is 6.28319 positions" in feedback.message
-        feedback = exercises.check_wavelength_function(lambda j, d: 1 / 0)
+        assert self.check(None).status == "not attempted"
+        assert self.check(3).status == "wrong" and "Expected a function" in self.check(3).message
+        feedback = self.check(lambda length, d: 0)
+        assert feedback.status == "wrong" and "returned 0; the last column that turns once is 1" in feedback.message
+        feedback = self.check(lambda length, d: "many")
+        assert feedback.status == "wrong" and "not a whole column number" in feedback.message
+        feedback = self.check(lambda length, d: 1 / 0)
         assert feedback.status == "wrong" and "ZeroDivisionError" in feedback.message
+
+
+# 04's Exercise 2: what row 2 of table.T holds ---------------------------------------------------------------------
+
+
+def test_transposed_row_meaning_accepts_b_and_names_each_wrong_choice():
+    for right in ("b", " B "):
+        feedback = exercises.check_transposed_row_meaning(right)
+        assert feedback.correct and "slice of one sine wave" in feedback.message, feedback.message
+    for wrong, words in (("a", "does not compute new ones"), ("c", "not the numbers of position 2 in another order")):
+        feedback = exercises.check_transposed_row_meaning(wrong)
+        assert feedback.status == "mistake" and words in feedback.message and "The answer is 'b'" in feedback.message
+    assert exercises.check_transposed_row_meaning(None).status == "not attempted"
+    feedback = exercises.check_transposed_row_meaning("d")
+    assert feedback.status == "wrong" and "Expected one of 'a', 'b', 'c', got" in feedback.message, feedback.message
+
+
+def test_transposed_row_meaning_matches_the_swapped_table():
+    # Row 2 of the transposed swapped table is one sine wave at the swapped sizes, as option b says.
+    d, L = 10, 6
+    table = encoding.stepwise_encoding(max_sequence_length=L, d_model=d)
+    assert torch.allclose(table.T[2], torch.sin(torch.arange(L) / 10000 ** (2 / d)), atol=1e-6)
+    assert table.T[2][0] == 0

@@ -347,7 +347,7 @@ def test_a_checker_that_does_not_say_correct_is_named_with_its_exercise():
     assert wrong_solutions(notebook, "03") == [
         "'Exercise 1 (predict, then run): when does a cosine column turn negative?': its checker says "
         "'✘ Position 12: sin is still positive there.'",
-        f"'Exercise 2 (transfer): the wavelength of any column': its checker cell (cell {second.checker}) "
+        f"'Exercise 2 (transfer): the last column that turns once': its checker cell (cell {second.checker}) "
         "shows no verdict"]
 
 

@@ -5,8 +5,8 @@
     embedding     distinct rows, the rows of W_E a loss reaches, the rows one AdamW step changes
     encoding      the table, the shape of a table built with its sizes swapped
     modules       a positional-encoding module with its length check fixed, one module for both layouts of a batch
-    wavelengths   where a column first turns negative, any column's wavelength, the columns that repeat within a
-                  table, the shift as a rotation
+    wavelengths   where a column first turns negative, any column's wavelength, the last column that turns once
+                  within a table, the columns that repeat within a table, the shift as a rotation
     precision     a table whose angles no longer drift, positions in bfloat16
     attention     how many different outputs without PE, a repair of the weights masked after the softmax, where a
                   head lands once heads are folded into the batch

@@ -26,6 +26,7 @@ __all__ = [
     "check_shift_back",
     "check_sinusoidal_head_on_32_tokens",
     "check_smaller_model_word_row",
+    "check_transposed_row_meaning",
 ]
 
 
@@ -284,3 +285,21 @@ def check_llama_4_rule(answer: object) -> Feedback:
     """A multiple choice: Llama 4's rule against Llama 3.1's."""
     return check_choice(answer, options=_LLAMA_4_RULE, correct="d",
                         question="Llama 4's rule against Llama 3.1's")
+
+
+_TRANSPOSED_ROW_MEANING = {
+    "a": "A transpose moves numbers. It does not compute new ones. Row 2 of table.T is column 2 of table, and table "
+         "was built with its sizes swapped.",
+    "b": "Row 2 of table.T is column 2 of table: sin(pos / 10000^(2/d)) for pos = 0 to L - 1, with the swapped "
+         "sizes d = max_sequence_length and L = d_model. Its entries share one denominator, and each belongs to a "
+         "different position. So token 2 gets a slice of one sine wave, not the pairs of position 2.",
+    "c": "Each entry of row 2 of table.T comes from a different position of the swapped table, sin(pos / 10000^(2/d)) "
+         "for pos = 0 to L - 1. Its first entry is sin(0) = 0. These are not the numbers of position 2 in another "
+         "order.",
+}
+
+
+def check_transposed_row_meaning(answer: object) -> Feedback:
+    """A multiple choice: what row 2 of table.T, the swapped-sizes table transposed, holds."""
+    return check_choice(answer, options=_TRANSPOSED_ROW_MEANING, correct="b",
+                        question="what row 2 of table.T holds")

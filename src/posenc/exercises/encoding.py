@@ -30,7 +30,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_encoding", "check_swapped_table_shape", "check_transposed_row",
+__all__ = ["check_encoding", "check_swapped_table_shape",
            "check_encoding_function"]
 
 
@@ -287,55 +287,6 @@ def check_swapped_table_shape(answer: object, *, max_sequence_length: int, d_mod
     return Feedback(WRONG, f"You said {shape}. Read the first line as Python does: which number lands in d, which in L?")
 
 
-@exercise("the row that table.T adds to a token", prediction=True)
-def check_transposed_row(answer: object, *, max_sequence_length: int, d_model: int, row: int = 0) -> Feedback:
-    """Row `row` of `table.T`, where `table` is what stack + flatten builds when `d, L = X.shape` reads X of shape
-    (max_sequence_length, d_model) the wrong way round: the d_model numbers `X + table.T` adds to token `row`.
-    Two decimals are enough."""
-    L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
-    d = check_size("d_model", d_model, maximum=4096)
-    r = check_size("row", row, minimum=0, maximum=L - 1)
-    buggy = _variant(d, L, DEFAULT_BASE, exponent=_pair_exponent)  # d positions, d_model = L
-    expected = buggy[:, r]
-    if answer is None:
-        return not_attempted(f"a list of {d} numbers")
-    given = as_tensor(answer, f"{d} numbers")
-    if isinstance(given, Feedback):
-        return given
-    given = given.double().flatten()
-    kind = "sin" if r % 2 == 0 else "cos"
-    why = (f"Row {r} of table.T is column {r} of table, and table has L = {d} positions: {kind}(pos / "
-           f"{float(DEFAULT_BASE ** (2 * (r // 2) / L)):.4g}) for pos = 0 to {d - 1}.")
-    right = sinusoidal_encoding(max_sequence_length=L, d_model=d, dtype=torch.float64)
-    if close(given, expected, atol=0.01):
-        # A tensor read off the package's table carries its mark. A copy (.tolist()) does not: it needs the sizes
-        # swapped, the exercise's point, and a heuristic that guessed from earlier tables would refuse honest answers.
-        maker = made_by(answer)
-        if maker is not None:
-            return Feedback(MISTAKE, f"The numbers are right, but they are read off the package's table "
-                                     f"({_MAKERS.get(maker, maker)}). Predict them: {why}")
-        return Feedback(CORRECT, f"Correct: {[round(v, 4) for v in expected.tolist()]}. The transpose fixes the shape, "
-                                 f"not the numbers: token {r} needs row {r} of the right table, "
-                                 f"{[round(v, 4) for v in right[r].tolist()]}.")
-    if r < L and close(given, right[r], atol=0.01):
-        return Feedback(MISTAKE, f"That is row {r} of the right table, what the token needs. But .T moves numbers, it "
-                                 f"does not recompute them. {why}")
-    if r < d and close(given, buggy[r], atol=0.01):
-        return Feedback(MISTAKE, f"That is row {r} of table, before the transpose: {L} numbers. {why}")
-    if close(given, right[:, r], atol=0.01):
-        return Feedback(MISTAKE, f"That is column {r} of the right table, {L} positions. {why}")
-    if close(given, _variant(d, L, DEFAULT_BASE, exponent=_pair_exponent, first_position=1)[:, r], atol=0.01):
-        return Feedback(MISTAKE, f"Those are positions 1 to {d}; positions start at 0. {why}")
-    if r + 1 < L and close(given, buggy[:, r + 1 - 2 * (r % 2)], atol=0.01):
-        return Feedback(MISTAKE, f"That is the column beside it, the {'cosines' if kind == 'sin' else 'sines'}. {why}")
-    if given.numel() != d:
-        return Feedback(WRONG, f"{given.numel()} numbers; expected {d}, one per position of table. {why}")
-    worst = int((given - expected).abs().argmax())
-    return Feedback(WRONG, f"Not quite: entry {worst} is {float(given[worst]):.4f}, expected "
-                           f"{float(expected[worst]):.4f}. {why}")
-
-
-# The sizes a table function is tried on: the exercise's own, then others it has not seen, odd and even.
 _FUNCTION_SIZES = ((10, 5), (6, 8), (4, 9), (3, 1))
 
 

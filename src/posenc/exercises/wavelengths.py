@@ -1,6 +1,6 @@
 """Checkers for the wavelengths and relative positions: the first position where a column is negative, a function
-for any column's wavelength, the columns that repeat within a table, the shift as a
-rotation."""
+for any column's wavelength, a function for the last column that turns once within a table, the columns that repeat
+within a table, the shift as a rotation."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_first_negative", "check_wavelength_function", "check_repeating_columns"]
+__all__ = ["check_first_negative", "check_last_full_turn_function", "check_repeating_columns"]
 
 
 @exercise("where a column first turns negative", prediction=True)
@@ -99,72 +99,74 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
     return Feedback(WRONG, f"You said {number}: {entry(number)}, {where}. {hint}")
 
 
-# The (j, d_model) a wavelength function is tried on: the first and last columns, sines and cosines, an odd d_model.
-_WAVELENGTH_CASES = ((0, 6), (1, 6), (3, 6), (5, 6), (2, 8), (3, 8), (7, 8), (1, 5), (4, 5), (10, 128), (41, 128),
-                     (511, 512))
+_FULL_TURN_CASES = ((10, 6), (20, 8), (63, 8), (64, 16), (64, 128), (100, 512), (1000, 64))
 
 
-@exercise("the wavelength of any column")
-def check_wavelength_function(function: object) -> Feedback:
-    """A function `function(j, d_model)` that returns the wavelength, in positions, of column j of the table. It is
-    called on cases of the checker's own, within 1e-4 (relative). A function that calls the package's steps or
-    builders is named, and so are the usual mistakes (tests/test_checkers_encoding.py lists them; this help does not
-    spell out the formula, which the exercise asks for)."""
+def _last_full_turn(max_sequence_length: int, d_model: int, steps: float | None = None) -> int:
+    """The last column whose wavelength fits in `steps` (by default max_sequence_length - 1), or -1 if none does."""
+    steps = max_sequence_length - 1 if steps is None else steps
+    fits = [j for j in range(d_model) if 2 * math.pi * DEFAULT_BASE ** ((j - j % 2) / d_model) <= steps]
+    return fits[-1] if fits else -1
+
+
+@exercise("the last column that turns once within the table")
+def check_last_full_turn_function(function: object) -> Feedback:
+    """A function `function(max_sequence_length, d_model)` that returns the last column j whose wave completes at
+    least one full turn within positions 0 to max_sequence_length - 1: its wavelength is at most
+    max_sequence_length - 1. It is called on cases of the checker's own (even d_model, at least one turn in each).
+    A function that calls the package's steps or builders is named, and so are the usual mistakes
+    (tests/test_checkers_encoding.py lists them)."""
     if function is None:
-        return not_attempted("a function my_wavelength(j, d_model)")
+        return not_attempted("a function my_last_full_turn(max_sequence_length, d_model)")
     if not callable(function):
         return Feedback(WRONG, f"Expected a function, got {describe(function)}.")
     package = [getattr(steps, name) for name in steps.__all__ if inspect.isfunction(getattr(steps, name))]
     package += [sinusoidal_encoding, frequencies, steps.PositionalEncoding.forward]
-    if calls_any(lambda: [function(j, d) for j, d in _WAVELENGTH_CASES], package):
-        return Feedback(MISTAKE, "Your function calls the package's own steps or builders. Write the wavelength "
-                                 "itself, with math.pi and the power of 10000.")
+    if calls_any(lambda: [function(length, d) for length, d in _FULL_TURN_CASES], package):
+        return Feedback(MISTAKE, "Your function calls the package's own steps or builders. Solve the wavelength "
+                                 "2π · 10000^(2i/d_model) <= max_sequence_length - 1 yourself, with math.")
     got = []
-    for j, d in _WAVELENGTH_CASES:
+    for length, d in _FULL_TURN_CASES:
         try:
-            value = function(j, d)
+            value = function(length, d)
         except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
-            return Feedback(WRONG, f"my_wavelength({j}, {d}) raised {type(error).__name__}: {str(error)[:100]}.")
-        number = as_number(value)
-        if number is None or not math.isfinite(number):
-            return Feedback(WRONG, f"my_wavelength({j}, {d}) returned {describe(value)}, not a number.")
+            return Feedback(WRONG, f"my_last_full_turn({length}, {d}) raised {type(error).__name__}: "
+                                   f"{str(error)[:100]}.")
+        number = as_count(value)
+        if number is None:
+            return Feedback(WRONG, f"my_last_full_turn({length}, {d}) returned {describe(value)}, not a whole "
+                                   "column number.")
         got.append(number)
 
     def matches(rule) -> bool:
-        return all(math.isclose(number, rule(j, d), rel_tol=1e-4) for number, (j, d) in zip(got, _WAVELENGTH_CASES))
+        return all(number == rule(length, d) for number, (length, d) in zip(got, _FULL_TURN_CASES))
 
-    def denominator(j: int, d: int) -> float:
-        return DEFAULT_BASE ** ((j - j % 2) / d)
-
-    def right(j: int, d: int) -> float:
-        return 2 * math.pi * denominator(j, d)
-
-    if matches(right):
-        return Feedback(CORRECT, "Correct on every case tried, sines and cosines, d_model = 5 to 512: 2π · "
-                                 "10000^(2i/d_model), with 2i = j - j % 2. Column j and its partner share one "
-                                 "wavelength.")
+    if matches(_last_full_turn):
+        return Feedback(CORRECT, "Correct on every case tried, d_model = 6 to 512: the last pair i with "
+                                 "2π · 10000^(2i/d_model) <= max_sequence_length - 1, and its cosine column 2i + 1. "
+                                 "For example, 64 positions at d_model = 128 give column 33.")
     mistakes = [
-        ("that is the denominator. The angle pos / denominator grows by 2π over a wavelength, so the wavelength is "
-         "2π times the denominator.", denominator),
-        ("that is half a wavelength, π times the denominator. The wave repeats once its angle grows by 2π.",
-         lambda j, d: math.pi * denominator(j, d)),
-        ("that is the angle per position, 1 / denominator (or 2π / denominator). The wavelength is the number of "
-         "positions per turn, 2π times the denominator.", lambda j, d: 1 / denominator(j, d)),
-        ("that is the angle per position, 1 / denominator (or 2π / denominator). The wavelength is the number of "
-         "positions per turn, 2π times the denominator.", lambda j, d: 2 * math.pi / denominator(j, d)),
-        ("an odd column uses j in the exponent. A cosine column shares the denominator of the sine before it, "
-         "10000^((j - 1)/d_model).", lambda j, d: 2 * math.pi * DEFAULT_BASE ** (j / d)),
-        ("the exponent uses the pair number i = j // 2 where the formula has 2i. For an even j, 2i is j itself.",
-         lambda j, d: 2 * math.pi * DEFAULT_BASE ** ((j // 2) / d)),
+        ("that is the pair number i. The column asked for is its cosine, 2i + 1, which shares its wavelength.",
+         lambda length, d: _last_full_turn(length, d) // 2),
+        ("that is the pair's sine column, 2i. Its cosine partner, 2i + 1, shares the wavelength and comes after it.",
+         lambda length, d: _last_full_turn(length, d) - 1),
+        ("that counts the columns. Columns start at 0, so the last one is one less than the count.",
+         lambda length, d: _last_full_turn(length, d) + 1),
+        ("a full turn must fit between position 0 and the last position, max_sequence_length - 1. You let it take "
+         "max_sequence_length steps. With 63 positions and d_model = 8, column 3's wavelength, 62.83, does not fit.",
+         lambda length, d: _last_full_turn(length, d, steps=length)),
+        ("that compares the denominator with the table's length. One turn takes 2π times the denominator.",
+         lambda length, d: _last_full_turn(length, d, steps=2 * math.pi * (length - 1))),
     ]
     for message, rule in mistakes:
         if matches(rule):
             return Feedback(MISTAKE, "Not quite: " + message)
-    for number, (j, d) in zip(got, _WAVELENGTH_CASES):
-        if not math.isclose(number, right(j, d), rel_tol=1e-4):
-            return Feedback(WRONG, f"my_wavelength({j}, {d}) returned {number:.6g}; the wavelength is "
-                                   f"{right(j, d):.6g} positions.")
-    return Feedback(WRONG, "Not the wavelength.")  # not reached: some case differs
+    for number, (length, d) in zip(got, _FULL_TURN_CASES):
+        expected = _last_full_turn(length, d)
+        if number != expected:
+            return Feedback(WRONG, f"my_last_full_turn({length}, {d}) returned {number}; the last column that turns "
+                                   f"once is {expected}.")
+    return Feedback(WRONG, "Not the last column.")  # not reached: some case differs
 
 
 @exercise("columns that repeat within the table", prediction=True)

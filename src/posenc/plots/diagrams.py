@@ -192,7 +192,7 @@ def interleave_diagram(*, d_model: int = 6, rows: int | None = None) -> Figure:
     ax.text((x0 + x) / 2, rows + 0.35, f"stacked ({rows}, {n_sin}, 2)\n{n_sin} (sin, cos) pairs", ha="center", va="bottom",
             fontsize=9)
     ax.annotate("", xy=(x + 1.4, rows / 2), xytext=(x + 0.2, rows / 2), arrowprops=dict(arrowstyle="-|>", color="#444444"))
-    ax.text(x + 0.8, rows / 2 + 0.25, "flatten\n1..2", ha="center", va="bottom", fontsize=8)
+    ax.text(x + 0.8, rows / 2 + 0.25, "flatten\ndims 1-2", ha="center", va="bottom", fontsize=8)
     caption = f"PE ({rows}, {d_model})\nsin, cos, sin, cos, ..."
     if d_model % 2:
         caption = f"PE ({rows}, {d_model})\nlast 'dummy' column cut off"
