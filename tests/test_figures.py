@@ -198,15 +198,16 @@ def test_clipping_is_shown_on_the_colour_bar():
     assert "-4.00" in {t.get_text() for t in fig.axes[0].texts}  # the cell still says its own number
 
 
-def test_similarity_uses_a_sequential_map_for_non_negative_data():
-    table = sinusoidal_encoding(max_sequence_length=64, d_model=64)
-    assert float((table @ table.T).min()) >= 0
-    image = plots.artist(plots.similarity_figure(table, position=10), "matrix")
-    assert image.get_cmap().name == plots.SEQUENTIAL and image.get_clim()[0] == 0
-    signed = sinusoidal_encoding(max_sequence_length=64, d_model=64, base=10.0)
-    image = plots.artist(plots.similarity_figure(signed, position=10), "matrix")
-    low, high = image.get_clim()
-    assert image.get_cmap().name == plots.DIVERGING and low == -high
+def test_similarity_has_one_diverging_scale_for_every_base():
+    # Base 10,000 (never negative) and base 10 (negative too) on one colour map, from -max to +max, so that a learner
+    # can compare the two pictures by their colours, as the live explorer draws them.
+    for base in (10_000.0, 10.0):
+        table = sinusoidal_encoding(max_sequence_length=64, d_model=64, base=base)
+        fig = plots.similarity_figure(table, position=10)
+        image, profile = plots.artist(fig, "matrix"), plots.artist(fig, "profile")
+        low, high = image.get_clim()
+        assert image.get_cmap().name == plots.DIVERGING and low == -high == -float((table @ table.T).abs().max())
+        assert tuple(profile.axes.get_ylim()) == (1.05 * low, 1.05 * high)
 
 
 def test_similarity_profile_is_fitted_to_its_data():

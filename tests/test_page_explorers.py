@@ -170,7 +170,7 @@ SETTINGS = [  # (max_sequence_length, d_model, log10 base): the start, an odd d_
 def test_the_page_starts_from_the_saved_settings_and_describes_them(page):
     state = page.evaluate(f"{EXPLORER}.posenc.state()")
     # As its cell's code sets it.
-    assert state == {"d_model": 128, "max_sequence_length": 64, "base": 10000, "position": 10, "dimension": 0,
+    assert state == {"d_model": 128, "max_sequence_length": 64, "base": 10000, "position": 10, "dimension": 20,
                      "view": "heatmap", "compare_layouts": False}
     page.locator(".posenc-encoding-explorer").first.locator("input[value=heatmap]").check()
     set_slider(page, "dimension", 4)

@@ -40,7 +40,7 @@ def check_document_mask(answer: object) -> Feedback:
     (n = sum(lengths)): True where query r may look at key c, i.e. both are in one document and c <= r.
 
     It is run on lengths of the checker's own, none of them the notebook's, so a mask built for the notebook cannot
-    pass. A 0/1 mask of numbers is right too. Named: the causal mask alone (the bug), the blocks without the triangle,
+    pass. A 0/1 mask of numbers is right too. Named: the causal mask alone (GPT-3's plain mask), the blocks without the triangle,
     the mask inverted (nn.MultiheadAttention's convention), the diagonal hidden, the triangle the wrong way, no mask,
     and weights instead of a mask. A function that calls the package's packed_mask or document_ids_from_lengths is
     named: the exercise builds the mask by hand.
@@ -78,7 +78,7 @@ def check_document_mask(answer: object) -> Feedback:
         causal = torch.ones(n, n, dtype=torch.bool).tril()
         same = expected | expected.T  # the document blocks, whole
         mistakes = [
-            ("The causal mask alone, the bug itself: each token still sees the documents before its own. Keep a key "
+            ("The causal mask alone, GPT-3's choice: each token still sees the documents before its own. Keep a key "
              "only if it is in the query's document too: document[:, None] == document[None, :], and the causal mask.",
              causal),
             ("The document blocks without the causal triangle: each token sees the later tokens of its own document. "

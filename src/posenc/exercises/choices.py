@@ -67,18 +67,23 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 
 
 _LEAST_LIKE_AT_BASE_TEN = {
-    "a": "At base 10 every column repeats within 61 positions, so the farthest row is not the least alike. Row 10 "
-         "is lowest at position 27 (-14.53), 17 positions from 10.",
-    "b": "At base 10 every column repeats within 61 positions, so distance no longer decides. Row 10 is lowest at "
-         "position 27 (-14.53), 17 positions from 10; its near ties 21, 26 and 28 are within 20 too.",
-    "c": "Row 10 is lowest at position 27 (-14.53), 17 positions from 10, so within 20 of it.",
+    "a": "A lower base makes each denominator base^(2i/d_model) smaller, so every pair except pair 0 turns faster, "
+         "not slower. At base 10 the longest wavelength is 60.6 positions, shorter than the 64-position table, so "
+         "every column starts over before the last row.",
+    "b": "At base 10 the longest wavelength is 60.6 positions, shorter than the 64-position table. Every column "
+         "starts over within the table, so a far row can fall back into step with row 10, and distance no longer "
+         "decides. Row 10 is lowest at position 27 (-14.53).",
+    "c": "Each row still holds 64 sin/cos pairs, and sin^2 + cos^2 = 1, so PE[p] . PE[p] = 64 at every base: the "
+         "rows keep their length. What changes is the wavelengths: at base 10 the longest is 60.6 positions, "
+         "shorter than the 64-position table, so every column starts over within it.",
 }
 
 
 def check_least_like_at_base_ten(answer: object) -> Feedback:
-    """A multiple choice: at base 10 (d_model = 128, 64 positions), where the position least like position 10 sits."""
+    """A multiple choice: at base 10 (d_model = 128, 64 positions), why the position least like position 10 is no
+    longer the last one."""
     return check_choice(answer, options=_LEAST_LIKE_AT_BASE_TEN, correct="b",
-                        question="the position least like position 10 at base 10 (d_model=128, 64 positions)")
+                        question="why the position least like 10 moves at base 10 (d_model=128, 64 positions)")
 
 
 _SHIFT_BACK = {

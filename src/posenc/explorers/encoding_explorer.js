@@ -194,6 +194,8 @@ function render({model, el}) {
                     title: `column ${j}: ${readable(n.lengths[j])} positions; base ${readable(s.base)}`});
     } else {
       const size = Math.min(plotH, narrow ? width * 0.42 : plotW * 0.42);
+      // One diverging scale for every base, from -limit to +limit (as posenc.plots.similarity_figure): base 10,000 and
+      // base 10 can be compared by their colours.
       let limit = 0; // |PE[p] . PE[q]| <= max(|PE[p]|^2, |PE[q]|^2) (Cauchy-Schwarz): the largest is on the diagonal
       for (let q = 0; q < L; q++) limit = Math.max(limit, n.S[q * L + q]);
       limit = limit || 1;

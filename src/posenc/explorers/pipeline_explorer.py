@@ -90,6 +90,9 @@ class PipelineExplorer(anywidget.AnyWidget):
             padded = tokens.pad(tokens.tokenize(self.sentence), max_sequence_length=self.max_sequence_length)
         except ValueError:  # a sentence too long: the line alone
             return data, metadata
-        fig = plots.matrices_figure(matrices, row_labels=[plots.shorten(t) for t in padded])
+        # An unknown word's row is the <UNK> row, and its label says so, as the page's readout does.
+        known = set(self.vocabulary.tokens)
+        labels = [plots.shorten(t) if t in known else f"{plots.shorten(t, 8)} → {tokens.UNK_TOKEN}" for t in padded]
+        fig = plots.matrices_figure(matrices, row_labels=labels)
         data["image/png"] = still_picture(fig, hint=False)
         return data, metadata

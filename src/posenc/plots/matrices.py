@@ -243,7 +243,7 @@ def similarity_figure(table: torch.Tensor, *, position: int) -> Figure:
     left, right = fig.subplots(1, 2, width_ratios=[1, 1.3])
     image = left.imshow((table @ table.T).numpy(), cmap=DIVERGING, aspect="equal", interpolation="nearest")
     image.set_gid("matrix")
-    left.axhline(0, color="white", linewidth=1.2).set_gid("row")
+    left.axhline(0, color="black", linewidth=1.2).set_gid("row")
     left.set_xlabel("position q")
     left.set_ylabel("position p")
     left.set_title("every pair of positions", fontsize=10)
@@ -274,11 +274,10 @@ def update_similarity(fig: Figure, table: torch.Tensor, *, position: int) -> lis
     similarity = table @ table.T
     limit = float(similarity.abs().max()) or 1.0
     image.set_data(similarity.numpy())
-    # Never negative (the usual case): a sequential map from 0. Negative values too (a small base): diverging around 0.
-    non_negative = float(similarity.min()) >= 0
-    image.set_cmap(SEQUENTIAL if non_negative else DIVERGING)
-    image.set_clim(0 if non_negative else -limit, limit)
-    row.set_color("white" if non_negative else "black")
+    # One scale for every base, diverging around 0 from -max to +max (as the live explorer draws it): at base 10,000
+    # every entry is red, at a small base blue appears, and the two pictures can be compared by their colours.
+    image.set_cmap(DIVERGING)
+    image.set_clim(-limit, limit)
     image.set_extent((-0.5, length - 0.5, length - 0.5, -0.5))
     image.axes.set_xlim(-0.5, length - 0.5)
     image.axes.set_ylim(length - 0.5, -0.5)
@@ -287,7 +286,7 @@ def update_similarity(fig: Figure, table: torch.Tensor, *, position: int) -> lis
     profile.set_data(offsets.numpy(), similarity[position].numpy())
     # Fitted to the offsets this row has (from -position to length - 1 - position), not to every possible one.
     profile.axes.set_xlim(float(offsets[0]) - 0.5, float(offsets[-1]) + 0.5)
-    profile.axes.set_ylim((-0.05 if non_negative else -1.05) * limit, limit * 1.05)
+    profile.axes.set_ylim(-1.05 * limit, limit * 1.05)
     title.set_text(f"row p = {position} of the matrix, against the offset q - p")
     return [image, row, profile, title]
 
