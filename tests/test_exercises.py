@@ -490,6 +490,9 @@ class TestSchemeCheckers:
                               ((angles.cos(), angles.sin()), "one entry per pair")]:
             feedback = check(answer)
             assert feedback.status in ("mistake", "wrong") and words in feedback.message, f"{words}: {feedback}"
+        # The unchanged tables get a question, not the diagnosis the solution gives.
+        unchanged = check((halves.cos(), halves.sin())).message
+        assert "columns 0 and 1" in unchanged and "torch.cat" not in unchanged and "repeat" not in unchanged
 
     def test_rotary_tables_refuse_the_turned_queries_and_junk(self):
         from posenc import schemes

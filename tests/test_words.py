@@ -28,8 +28,8 @@ BUDGET = {
     "09_why_positions_matter": 540,
     "10_relative_positions": 990,
     "11_pitfalls": 620,
-    "12_precision": 930,
-    "13_position_schemes": 1440,
+    "12_precision": 1020,
+    "13_position_schemes": 1550,
     "14_does_position_matter": 1470,
     "15_real_pipeline": 1430,
     # "Stretching the context" reads as two: the rules, then what real models set.

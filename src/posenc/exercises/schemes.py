@@ -154,10 +154,8 @@ def check_rotary_tables(answer: object, *, x: torch.Tensor, base: float = DEFAUL
                                  "in place, not the whole row of angles twice side by side. With these tables, "
                                  "x * cos + swapped * sin equals schemes.apply_rotary(x).")
     mistakes = [
-        (f"Those are the tables of the cell above, unchanged. torch.cat([pair_angles, pair_angles]) puts the {d // 2} angles "
-         f"side by side twice, so column j gets the angle of pair j mod {d // 2}: right for pairs (i, i + {d // 2}), "
-         "the half-split layout, but here pair i is the columns (2i, 2i+1), which then get two different angles. "
-         "Each angle must fill both columns of its pair.", lambda: are(halves.cos(), halves.sin())),
+        ("Those are the tables of the cell above, unchanged. Print the angle that columns 0 and 1 get at position 1. "
+         "The two columns are one pair: should their angles differ?", lambda: are(halves.cos(), halves.sin())),
         ("cos is right now, but sin still comes from torch.cat([pair_angles, pair_angles]): both tables need each pair's "
          "angle in both of its columns.", lambda: are(in_place.cos(), halves.sin())),
         ("sin is right now, but cos still comes from torch.cat([pair_angles, pair_angles]): both tables need each pair's "
