@@ -50,11 +50,16 @@ def test_without_pe_attention_gives_one_output_row_per_different_word():
     assert different_rows(attention.self_attention(x, weights)[0]) == 5
     assert different_rows(attention.self_attention(x_pe, weights)[0]) == 11
     # The checker runs attention itself, so 05 computes no count before it.
-    for right in (5, 5.0, torch.tensor(5)):
+    for right in (5, 5.0, torch.tensor(5), "5"):
         assert exercises.check_distinct_outputs(right, x=x, x_pe=x_pe, weights=weights).status == "correct"
-    wrong = exercises.check_distinct_outputs(11, x=x, x_pe=x_pe, weights=weights).message
-    assert "the answer is 5" in wrong and "equal queries" in wrong and "5 different output rows of 11" in wrong
-    assert "With PE, 11" in wrong
+    named = {11: "11 counts every token", 1: "only equal words have equal rows", 4: "Count each different word once",
+             "6": "Count each different word once"}
+    for answer, slip in named.items():
+        wrong = exercises.check_distinct_outputs(answer, x=x, x_pe=x_pe, weights=weights).message
+        assert "the answer is 5" in wrong and slip in wrong and "equal queries" in wrong, wrong
+    right = exercises.check_distinct_outputs(5, x=x, x_pe=x_pe, weights=weights).message
+    assert "equal queries" in right and "counts every token" not in right and "Count each" not in right
+    assert "Expected a number" in exercises.check_distinct_outputs("five", x=x, x_pe=x_pe, weights=weights).message
     assert exercises.check_distinct_outputs(None, x=x, x_pe=x_pe, weights=weights).status == "not attempted"
 
 
@@ -80,6 +85,10 @@ def test_a_key_mask_on_the_query_axis_gives_one_nan_row_per_pad_and_hides_no_key
     assert exercises.check_nan_rows(19, scores=scores, key_mask=mask).correct
     wrong_count = exercises.check_nan_rows(11, scores=scores, key_mask=mask)
     assert "You predicted 11; the answer is 19" in wrong_count.message and "one row per <PAD>" in wrong_count.message
+    assert "still hides keys" in exercises.check_nan_rows(0, scores=scores, key_mask=mask).message
+    assert "30 is every row" in exercises.check_nan_rows("30", scores=scores, key_mask=mask).message
+    right = exercises.check_nan_rows(19, scores=scores, key_mask=mask).message
+    assert "one row per <PAD>" in right and "still hides" not in right and "every row" not in right
     assert exercises.check_nan_rows(None, scores=scores, key_mask=mask).status == "not attempted"
 
 

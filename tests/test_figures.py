@@ -190,6 +190,20 @@ def test_masked_cells_are_grey_hatched_and_carry_no_number():
     assert legend is not None and [t.get_text() for t in legend.get_texts()] == ["masked"]
 
 
+def test_outlines_and_the_hidden_key_are_drawn_where_asked():
+    values = _matrix(4, 3)
+    hidden = torch.zeros(4, 3, dtype=torch.bool)
+    hidden[3] = True
+    fig = plots.matrices_figure({"a": values, "b": values}, hidden={"b": hidden}, hidden_label="not used",
+                                outline_rows=[0, 2], outline_columns=[1])
+    left, right = fig.axes[:2]
+    frames = [p for p in left.patches if not p.get_fill()]
+    assert sorted((p.get_x(), p.get_y(), p.get_width(), p.get_height()) for p in frames) == \
+        [(-0.5, -0.5, 3, 1), (-0.5, 1.5, 3, 1), (0.5, -0.5, 1, 4)]
+    assert len([p for p in right.patches if not p.get_fill()]) == 3  # every panel gets the frames
+    assert [t.get_text() for t in fig.axes[-1].get_legend().get_texts()] == ["not used"]
+
+
 def test_clipping_is_shown_on_the_colour_bar():
     values = torch.tensor([[0.5, -4.0], [1.0, 0.2]])
     fig = plots.matrices_figure({"a": values}, value_range=(-2, 2), clip=True)

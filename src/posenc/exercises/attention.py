@@ -43,20 +43,38 @@ def check_distinct_outputs(answer: object, *, x: torch.Tensor, x_pe: torch.Tenso
                            ) -> Feedback:
     """A prediction: how many different output rows attention gives a sentence's `X` alone, without PE.
 
-    `x` is the sentence's `X`, `(seq, d_model)`, `x_pe` its `X + PE`, and `weights` the projections. The checker runs
-    attention on both itself, so the notebook computes no count before it. The feedback explains the counts, whatever
-    the prediction.
+    `x` is the sentence's `X`, `(seq, d_model)`, `x_pe` its `X + PE` (checked for its shape; the notebook's run cell
+    counts its outputs), and `weights` the projections. The checker runs attention itself, so the notebook computes no
+    count before it. The feedback gives the reason, whatever the prediction, and names the likely slip behind a wrong
+    count: every token counted, every row taken as equal, a word missed.
     """
     check_tensor("x", x, kind="floating-point", ndim=(2,))
     if check_tensor("x_pe", x_pe, kind="floating-point", ndim=(2,)).shape != x.shape:
         raise ValueError(f"x_pe must have x's shape {tuple(x.shape)}, got {tuple(x_pe.shape)}")
     instance_of(ProjectionWeights, "a posenc.attention.ProjectionWeights (see projection_weights)")("weights", weights)
     with torch.no_grad():
-        without, with_pe = (_different_rows(self_attention(rows.detach(), weights)[0]) for rows in (x, x_pe))
+        without = _different_rows(self_attention(x.detach(), weights)[0])
+    given = _predicted_number(answer)
+    slip = ""  # the likely mistake behind a wrong count, named before the reason
+    if given == x.shape[0] != without:
+        slip = f"{x.shape[0]} counts every token. "
+    elif given == 1 != without:
+        slip = "1 would need every row of X to be equal, but only equal words have equal rows. "
+    elif given is not None and given != without:
+        slip = "Count each different word once. "
     return check_prediction(answer, actual=without, question="without PE: how many different output rows?",
-                            explanation=f"Without PE, equal words have equal rows of X, so equal queries. Against the "
-                                        f"same keys, equal queries give equal scores, weights and outputs. The sentence "
-                                        f"gives {without} different output rows of {x.shape[0]}. With PE, {with_pe}.")
+                            explanation=f"{slip}Without PE, equal words have equal rows of X, so equal queries. Against "
+                                        "the same keys, equal queries give equal scores, weights and outputs.")
+
+
+def _predicted_number(answer: object) -> float | None:
+    """A predicted count as a number: 5, 5.0, a one-element tensor, or "5" typed with quotes; else None."""
+    if isinstance(answer, str):
+        try:
+            return float(answer.strip())
+        except ValueError:
+            return None
+    return as_number(answer)
 
 
 def check_one_vector_everywhere(answer: object, *, x: torch.Tensor, vector: torch.Tensor, order: object,
@@ -207,8 +225,15 @@ def check_nan_rows(answer: object, *, scores: torch.Tensor, key_mask: torch.Tens
     if check_tensor("key_mask", key_mask, ndim=(2,)).dtype != torch.bool or key_mask.shape != scores.shape[:2]:
         raise ValueError(f"key_mask must be a bool (batch, L) mask for scores of shape {tuple(scores.shape)}")
     wrong_axis = torch.softmax(scores.detach().masked_fill(~key_mask[:, :, None], float("-inf")), dim=-1)
-    return _predict(answer, actual=int(wrong_axis.isnan().all(dim=-1).sum()), question="rows all NaN",
-                    explanation=f"~mask[:, :, None] has shape {tuple(key_mask[:, :, None].shape)}, so it hides "
+    actual = int(wrong_axis.isnan().all(dim=-1).sum())
+    given, rows = _predicted_number(answer), scores.shape[0] * scores.shape[1]
+    slip = ""  # the likely mistake behind a wrong count, named before the reason
+    if given == 0 != actual:
+        slip = "0 would mean the mask still hides keys, as ~mask[:, None, :] does. "
+    elif given == rows != actual:
+        slip = f"{rows} is every row. A real word's row keeps all its keys, so its softmax is fine. "
+    return _predict(answer, actual=actual, question="rows all NaN",
+                    explanation=f"{slip}~mask[:, :, None] has shape {tuple(key_mask[:, :, None].shape)}, so it hides "
                                 "rows (queries), not columns (keys): one row per <PAD> of the batch.")
 
 

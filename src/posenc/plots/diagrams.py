@@ -79,6 +79,7 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
 def transformer_diagram() -> Figure:
     """The encoder and decoder stacks of "Attention Is All You Need" (its figure 1), the input side marked.
 
+    The arrows on the right of each stack are the residual paths: each sublayer's input skips it into its "add & norm".
     The input side (the attention above it is built too, but is not what the shading marks): token embeddings
     (scaled by sqrt(d_model)), plus the positional encoding, then dropout (sections 3.4 and 5.4 of the paper).
     """
@@ -131,7 +132,12 @@ def transformer_diagram() -> Figure:
                 fontsize=10)
         arrow(x, 2.8, x, y0 + 0.2)
         for k, (text, colour) in enumerate(layers):
-            box(x, y0 + 0.45 + 0.62 * k, text, colour, width=3.2, height=0.5 if "\n" not in text else 0.56)
+            box(x, y0 + 0.45 + 0.62 * k, text, colour, width=3.2, height=0.44 if "\n" not in text else 0.54)
+            if text == "add & norm":  # the residual path: the sublayer's input skips it, into this add & norm
+                below, here = y0 + 0.45 + 0.62 * (k - 1) - 0.31, y0 + 0.45 + 0.62 * k
+                ax.plot([x, x + 1.72, x + 1.72], [below, below, here], color="#444444", linewidth=1)
+                ax.plot([x], [below], marker="o", markersize=3, color="#444444")
+                arrow(x + 1.72, here, x + 1.6, here)
         tops[name] = y0 + height
         ax.text(x, 0.05, name, ha="center", va="bottom", fontsize=10, fontweight="bold")
     arrow(2.6 + 1.85, tops["encoder"] - 0.3, 7.4 - 1.6, 3.25 + 0.45 + 0.62 * 2)

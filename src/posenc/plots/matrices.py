@@ -67,9 +67,9 @@ def _draw_hidden(ax, hidden: torch.Tensor) -> None:
                                edgecolor="white", linewidth=0))
 
 
-def _hidden_legend(bar) -> None:
+def _hidden_legend(bar, label: str = "masked") -> None:
     """The key to the grey hatched cells, under the colour bar they are not part of."""
-    bar.ax.legend(handles=[Patch(facecolor=HIDDEN_COLOUR, hatch=HIDDEN_HATCH, edgecolor="white", label="masked")],
+    bar.ax.legend(handles=[Patch(facecolor=HIDDEN_COLOUR, hatch=HIDDEN_HATCH, edgecolor="white", label=label)],
                   loc="upper center", bbox_to_anchor=(0.5, -0.04), fontsize=8, frameon=False, handlelength=1.5)
 
 
@@ -196,7 +196,8 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
                     column_labels: Sequence[str] | None = None, cmap: str = DIVERGING, symmetric: bool = True,
                     colorbar_label: str = "value", xlabel: str = "column", ylabel: str = "row",
                     value_range: tuple[float, float] | None = None, clip: bool = False,
-                    hidden: dict[str, torch.Tensor] | None = None) -> Figure:
+                    hidden: dict[str, torch.Tensor] | None = None, hidden_label: str = "masked",
+                    outline_rows: Sequence[int] = (), outline_columns: Sequence[int] = ()) -> Figure:
     """Small matrices side by side on ONE colour scale, so equal colours mean equal numbers across panels.
 
     `matrices` maps each panel's title to its matrix (1 to 4 panels); all must have one shape
@@ -205,8 +206,9 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     `clip=True` (and a `value_range`) a value beyond `value_range` takes the colour of its end (the
     colour bar gets an arrow there, and its label should say so): one outlier no longer pales every other cell.
     `hidden` maps a panel's title to a bool matrix, True where a mask hides the cell: drawn
-    grey and hatched, without a number. Matrices of whole numbers (masks as 0 and 1) get
-    whole-number ticks on the colour bar.
+    grey and hatched, without a number; `hidden_label` names them in the key. `outline_rows` and
+    `outline_columns` draw a black frame round those rows and columns in every panel, to point the eye at them.
+    Matrices of whole numbers (masks as 0 and 1) get whole-number ticks on the colour bar.
     """
     panels = {title: _matrix(f"matrices[{title!r}]", m) for title, m in matrices.items()}
     rows, columns = next(iter(panels.values())).shape
@@ -221,6 +223,10 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
             _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7, hidden=hidden.get(title))
         if title in hidden:
             _draw_hidden(ax, hidden[title])
+        for r in outline_rows:
+            ax.add_patch(Rectangle((-0.5, r - 0.5), columns, 1, fill=False, edgecolor="black", linewidth=2))
+        for c in outline_columns:
+            ax.add_patch(Rectangle((c - 0.5, -0.5), 1, rows, fill=False, edgecolor="black", linewidth=2))
         ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
                       rotation=90 if column_labels is not None else 0, fontsize=8)
         ax.set_title(title, fontsize=10)
@@ -232,7 +238,7 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     if bool((everything == everything.round()).all()) and vmax - vmin <= 10:
         bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
     if any(bool(mask.any()) for mask in hidden.values()):
-        _hidden_legend(bar)
+        _hidden_legend(bar, hidden_label)
     return fig
 
 
