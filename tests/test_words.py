@@ -20,7 +20,7 @@ BUDGET = {
     "04_stack_and_flatten": 800, "05_x_plus_pe_and_qkv": 860, "06_batches_and_masks": 790,
     "07_heads_and_causal_mask": 1260, "08_explore": 560, "09_why_positions_matter": 500,
     "10_relative_positions": 930, "11_pitfalls": 470, "12_precision": 930, "13_position_schemes": 1440,
-    "14_does_position_matter": 1470, "15_real_pipeline": 1430,
+    "14_does_position_matter": 1630, "15_real_pipeline": 1485,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1530, "17_what_real_models_set": 1000,
 }
