@@ -4,6 +4,7 @@ own position ids, and every figure readable (the checks of tests/test_figures.py
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -54,7 +55,8 @@ def test_position_ids_typed_for_the_batch_or_a_tensor_are_refused():
 def test_negative_positions_at_the_pads_are_a_named_mistake():
     # cumsum - 1 alone leaves -1 at the pads: a learned table (GPT-2's wpe) has no row -1.
     feedback = exercises.check_position_ids(lambda mask: mask.cumsum(-1) - 1, attention_mask=LEFT_PADDED)
-    assert feedback.status == "mistake" and "masked_fill" in feedback.message, feedback.message
+    assert feedback.status == "mistake" and "a position the table has" in feedback.message, feedback.message
+    assert "masked_fill" not in feedback.message  # the fix is named, not handed over as code
     # no pads, nothing negative: cumsum - 1 is right there
     full = torch.ones(2, 4, dtype=torch.long)
     assert exercises.pipeline._judge_position_ids(full.cumsum(-1) - 1, full, 64).status == "correct"
@@ -97,6 +99,8 @@ def test_transformers_generation_helpers_are_refused_in_the_loop():
 def test_position_ids_mistakes_are_named(answer, words):
     feedback = exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)
     assert feedback.status == "mistake" and words in feedback.message, feedback.message
+    # The mistake is named, but the answer's line is not handed over: a second try must not copy it.
+    assert "cumsum(-1) - 1" not in feedback.message and "masked_fill" not in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize("pad", [3, 6, 63])
@@ -134,7 +138,8 @@ def test_a_pad_position_no_table_has_is_a_named_mistake(pad):
     for answer in (mine, lambda mask: mine(mask).double()):
         feedback = exercises.check_position_ids(answer, attention_mask=LEFT_PADDED)
         assert feedback.status == "mistake" and f"position {pad:,}" in feedback.message, feedback
-        assert "0 to 63" in feedback.message and "masked_fill(attention_mask == 0, 0)" in feedback.message
+        assert "0 to 63" in feedback.message and "transformers puts 0" in feedback.message
+        assert "masked_fill" not in feedback.message
     feedback = exercises.check_position_ids(mine, attention_mask=LEFT_PADDED, max_sequence_length=2**40)
     assert feedback.status == "correct"
 
@@ -322,6 +327,7 @@ def test_the_full_pass_and_typed_numbers_are_refused():
 def test_new_position_mistakes_are_named(answer, words):
     feedback = exercises.check_new_position(answer, **CACHE_SIZES)
     assert feedback.status == "mistake" and words in feedback.message, feedback.message
+    assert "sum(-1) - 1" not in feedback.message and "cumsum" not in feedback.message, feedback.message
 
 
 def test_a_wrong_answer_says_what_it_got_and_what_was_expected():
@@ -396,7 +402,8 @@ def test_every_form_of_the_right_turn_is_accepted(turn):
 
 @pytest.mark.parametrize("turn, status_, words", [
     (3, "mistake", "when it is cached, once"), (8, "mistake", "adds the step"), (5, "mistake", "the query's position"),
-    (12, "wrong", "my_turn = 12; expected 6"), (6.5, "wrong", "expected 6"), ("six", "wrong", "got 'six'"),
+    (12, "wrong", "my_turn = 12; expected the sum of every turn"), (6.5, "wrong", "expected the sum"),
+    ("six", "wrong", "got 'six'"),
     (True, "wrong", "got True"), (math.nan, "wrong", "a whole number"), ([6, 6], "wrong", "a whole number"),
 ])
 def test_a_wrong_turn_is_named_with_what_it_got_and_expected(turn, status_, words):
@@ -404,6 +411,9 @@ def test_a_wrong_turn_is_named_with_what_it_got_and_expected(turn, status_, word
         feedback = exercises.check_cached_keys(answer, turn, keys=KEYS)
         assert feedback.status == status_ and words in feedback.message, feedback.message
         assert "expected" in feedback.message.lower(), feedback.message
+        # It says what it expects as a rule, not the number: a second try must not copy it.
+        told = feedback.message.replace(str(turn), "").replace(repr(turn), "")  # without the learner's own answer
+        assert not re.search(r"(?<![\d.])6(?![\d.])", told), feedback.message
 
 
 def test_a_right_function_without_the_turn_is_not_done_yet():

@@ -30,8 +30,8 @@ BUDGET = {
     "11_pitfalls": 620,
     "12_precision": 1020,
     "13_position_schemes": 1550,
-    "14_does_position_matter": 1470,
-    "15_real_pipeline": 1430,
+    "14_does_position_matter": 1630,
+    "15_real_pipeline": 1485,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1530,
     "17_what_real_models_set": 1000,

@@ -120,8 +120,8 @@ def _judge_position_ids(answer: object, mask: torch.Tensor, max_sequence_length:
     if answer.is_floating_point() and not bool((answer == answer.round()).all()):
         return Feedback(WRONG, "Positions are whole numbers; your answer has fractions.")
     if answer.dtype == torch.bool:
-        return Feedback(WRONG, "Got a tensor of True/False: that is a mask. The position ids count the real tokens: "
-                               "integers, attention_mask.cumsum(-1) - 1.")
+        return Feedback(WRONG, "Got a tensor of True/False: that is a mask. The position ids are whole numbers: each "
+                               "real token's count of the real tokens before it in its row.")
     # Clamped: a float beyond int64 would wrap around to a negative number.
     given = answer.round().clamp(-2.0**62, 2.0**62).long() if answer.is_floating_point() else answer.long()
 
@@ -133,15 +133,14 @@ def _judge_position_ids(answer: object, mask: torch.Tensor, max_sequence_length:
             # cumsum - 1 is -1 before a row's first real token; a lookup table has no row -1.
             return Feedback(MISTAKE, "Right on the real tokens, but the pads hold negative positions (cumsum - 1 is -1 "
                                      "before the first real token). A learned table has no row -1: GPT-2's wpe raises "
-                                     "IndexError. Give the pads a valid position: .masked_fill(attention_mask == 0, 0), "
-                                     "as transformers does before it generates.")
+                                     "IndexError. Give each pad a position the table has, such as 0, as transformers "
+                                     "does before it generates.")
         if bool((given[~real] >= max_sequence_length).any()):
             beyond = int(given[~real].max())
             return Feedback(MISTAKE, f"Right on the real tokens, but a pad holds position {beyond:,}, past the tables' "
                                      f"{max_sequence_length} rows, 0 to {max_sequence_length - 1}: a learned table has "
                                      f"no row {beyond:,} (GPT-2's wpe raises IndexError past its rows). Any position "
-                                     "the table has will do, since no real token reads a pad's; transformers puts 0: "
-                                     ".masked_fill(attention_mask == 0, 0).")
+                                     "the table has will do, since no real token reads a pad's; transformers puts 0.")
         if answer.is_floating_point():
             return Feedback(MISTAKE, f"The right numbers, but as {answer.dtype}: position ids index a table, so they "
                                      "must be integers (the decoder raises \"must be an integer tensor\", an embedding "
@@ -150,15 +149,15 @@ def _judge_position_ids(answer: object, mask: torch.Tensor, max_sequence_length:
     seq = mask.shape[1]
     naive = torch.arange(seq).expand_as(mask)
     mistakes = [
-        ("Off by one: each row's first real token is at position 1. cumsum counts the real tokens up to and including "
-         "this one, so subtract 1: attention_mask.cumsum(-1) - 1.", mask.cumsum(-1)),
+        ("Off by one: each row's first real token is at position 1. A running sum counts the real tokens up to and "
+         "including this one, one more than the real tokens before it.", mask.cumsum(-1)),
         ("These are the slots of the tensor, 0 to seq - 1, as if there were no padding: a left-padded row's first "
-         "real token then sits at the number of pads before it, not at 0. Count the real tokens instead: "
-         "attention_mask.cumsum(-1) - 1.", naive),
+         "real token then sits at the number of pads before it, not at 0. Count the real tokens before each one "
+         "instead.", naive),
         ("Counted from the right: the last real token is at 0. Positions count from the first real token, "
-         "left to right: attention_mask.cumsum(-1) - 1.", (mask.flip(-1).cumsum(-1) - 1).flip(-1)),
-        ("The padding was counted too: cumsum of a tensor of ones numbers every slot. Take the cumsum of the mask "
-         "itself, so that pads add nothing.", torch.ones_like(mask).cumsum(-1) - 1),
+         "left to right.", (mask.flip(-1).cumsum(-1) - 1).flip(-1)),
+        ("The padding was counted too: a running sum over a tensor of ones numbers every slot. A pad must add "
+         "nothing to the count.", torch.ones_like(mask).cumsum(-1) - 1),
     ]
     mistake = first_mistake(same_on_real, mistakes)
     if mistake:
@@ -240,8 +239,8 @@ def _judge_new_positions(given: torch.Tensor, mask: torch.Tensor, prefill: int) 
          "of its sequence: its position is the number of real tokens before it.", torch.zeros_like(expected)),
         ("The offset was not advanced: every new token at the position of the first new one. mask_so_far grows by "
          "one slot each step: count its real tokens again at every step.", before.expand(batch, seq - prefill)),
-        ("Off by one: each new token one position too far. mask_so_far already holds the new token's slot: its real "
-         "tokens before the new one are mask_so_far.sum(-1) - 1.", expected + 1),
+        ("Off by one: each new token one position too far. mask_so_far already holds the new token's slot, so its "
+         "count of real tokens includes the new token.", expected + 1),
     ]
     mistake = first_mistake(lambda value: torch.equal(given, value), mistakes)
     got = f" Got the new tokens at {_rows(given)}, row by row; expected {_rows(expected)}."
@@ -311,7 +310,8 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own. The new tokens sit "
                              f"at {_rows(new)}, row by row.{rows} "
                              "The cached loop against the full pass: "
-                             f"{'equal' if difference < 1e-5 else f'{difference:.2g}'}.")
+                             f"{'equal' if difference < 1e-5 else f'{difference:.2g}'}. transformers' generate reaches "
+                             "the same positions: it takes the prompt's position ids from the mask, then adds 1 per step.")
 
 
 # Keys of the checker's own, (n, d), so that keys typed for the notebook's cache cannot pass.
@@ -359,13 +359,15 @@ def _judge_turn(turn: object) -> Feedback | None:
            f"{_KEY} again: {_KEY} + {_KEY} = {_TURN}.")
     if value == _TURN:
         return Feedback(CORRECT, f"{why} Query {_STEP} then sees the offset {_STEP} - {_TURN}, not {_STEP} - {_KEY}.")
+    # A wrong turn gets the rule, not the number: a second try would otherwise copy it (this is no prediction).
     named = {_KEY: f"my_turn = {_KEY} is the turn key {_KEY} gets when it is cached, once. Reading it turns it again.",
              _KEY + _STEP: f"my_turn = {_KEY + _STEP} adds the step, {_STEP}. apply_rotary with no offset turns row "
                            f"p by p, and key {_KEY} is row {_KEY}.",
              _STEP: f"my_turn = {_STEP} is the query's position, the step. The key keeps its own turns."}
     if value in named:
-        return Feedback(MISTAKE, f"{named[value]} Expected {_TURN}.")
-    return Feedback(WRONG, f"my_turn = {short(turn)}; expected {_TURN}. {why}")
+        return Feedback(MISTAKE, f"{named[value]} Expected the sum of every turn it has when step {_STEP} reads it.")
+    return Feedback(WRONG, f"my_turn = {short(turn)}; expected the sum of every turn key {_KEY} has when step {_STEP} reads "
+                           "it. Count them: once when it is cached, and again when the loop turns the keys it reads.")
 
 
 def _check_read_cache(answer: object, *, keys: torch.Tensor) -> Feedback:

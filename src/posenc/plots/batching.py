@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import torch
 from matplotlib.figure import Figure
+from matplotlib.legend_handler import HandlerTuple
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from .style import OKABE_ITO, SCHEME_COLOURS, new_figure, shorten
@@ -153,8 +155,9 @@ def differences_figure(differences: dict[str, dict[str, float]], *, title: str, 
     label whose first word is a scheme of `SCHEME_COLOURS` ("rotary (tiny Llama)") gets that
     scheme's colour; ways are told apart by hatching as well. A difference below `floor` (0 included) gets no bar: on a log axis 0
     has no place, and below float32 rounding the digits mean nothing. It is drawn as a triangle
-    pointing down in the grey band under the dashed floor line, and written "below <floor>". The
-    axis ends just above the highest bar, and every number is written level.
+    pointing down in the grey band under the dashed floor line, and written "below <floor>": filled for the first
+    way, hollow for the others, as the legend shows beside each way's bar. The axis ends just above the highest bar,
+    and every number is written level.
     """
     ways = list(next(iter(differences.values())))
     hatches = ("", "///", "...", "xx")
@@ -177,23 +180,27 @@ def differences_figure(differences: dict[str, dict[str, float]], *, title: str, 
             alpha = 1.0 if k == 0 else 0.55
             if value >= floor:
                 ax.bar(x, value - bottom, bottom=bottom, width=width * 0.92, color=colour, alpha=alpha,
-                       hatch=hatches[k], edgecolor="black", linewidth=0.6, label=way if s == 0 else None, zorder=2)
+                       hatch=hatches[k], edgecolor="black", linewidth=0.6, zorder=2)
                 ax.text(x, value * 1.3, _value_text(value), ha="center", va="bottom", fontsize=8)
             else:
-                ax.bar(x, 0, bottom=bottom, width=width * 0.92, color=colour, alpha=alpha, hatch=hatches[k],
-                       edgecolor="black", linewidth=0.6, label=way if s == 0 else None)  # only for the legend
-                ax.plot(x, floor / 2.5, marker="v", markersize=8, color=colour, alpha=alpha, markeredgecolor="black",
-                        markeredgewidth=0.6, zorder=3)
+                # Filled for the first way, hollow for the others: hatching cannot mark a triangle.
+                ax.plot(x, floor / 2.5, marker="v", markersize=8, color=colour, markeredgecolor="black" if k == 0 else colour,
+                        markerfacecolor=colour if k == 0 else "white", markeredgewidth=0.6 if k == 0 else 1.6, zorder=3)
                 ax.text(x, floor * 1.3, f"below\n{floor_text}", ha="center", va="bottom", fontsize=7.5)
     ax.set_xticks(range(len(differences)), list(differences))
     ax.set_xlim(-0.55, len(differences) - 0.45)
     ax.set_ylim(bottom, max(highest, floor) * 8)  # room for the highest bar's number, and no more
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
-    handles, labels = ax.get_legend_handles_labels()
+    # Each way: its bar, and the triangle it gets below the floor (grey: the colour is the scheme's).
+    handles = [(Patch(facecolor="#999999", alpha=1.0 if k == 0 else 0.55, hatch=hatches[k], edgecolor="black",
+                      linewidth=0.6),
+                Line2D([], [], linestyle="none", marker="v", markersize=8, color="#999999",
+                       markerfacecolor="#999999" if k == 0 else "white",
+                       markeredgecolor="black" if k == 0 else "#999999", markeredgewidth=0.6 if k == 0 else 1.6))
+               for k in range(len(ways))]
     below = Patch(facecolor="#EEEEEE", edgecolor="#555555", linestyle="--", linewidth=0.8)
-    legend = ax.legend(handles + [below], labels + [f"below {floor_text}\n(float rounding): no bar"], fontsize=8,
-                       loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
-    for patch in legend.get_patches()[:-1]:
-        patch.set_facecolor("#999999")
+    ax.legend(handles + [below], ways + [f"below {floor_text}\n(float rounding): a triangle, no bar"], fontsize=8,
+              loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, handler_map={tuple: HandlerTuple(ndivide=None)},
+              handlelength=3.2)
     return fig
