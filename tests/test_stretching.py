@@ -36,7 +36,7 @@ FIGURES = {
         {"64 tokens": {"rotary": [0.3, 0.4, 0.5], "yarn": [0.7, 0.6, 0.2]}}, seeds=[3, 4, 5], learned=[3, 4]),
     "accuracy_over_seeds, a dashed reference line": lambda: plots.accuracy_over_seeds(
         {"64 tokens": {"rotary": [0.3, 0.4, 0.5]}, "128 tokens": {"rotary": [0.1, 0.0, 0.2]}},
-        reference={"64 tokens": 0.6, "128 tokens": 0.4}, reference_is="the one-token match"),
+        references={"the one-token match": {"64 tokens": 0.6, "128 tokens": 0.4}, "chance": {"64 tokens": 0.03}}),
     "loss_curve": lambda: plots.loss_curve({"train": [2.0 * 0.99**k + 0.01 for k in range(300)],
                                             "fine-tune": [0.5 * 0.98**k + 0.01 for k in range(50)]}),
 }
@@ -56,7 +56,7 @@ def test_every_stretching_figure_is_drawn_here():
 def test_the_rules_keep_their_colours():
     fig = plots.frequency_ratios(PLAIN, RULES, factor=4)
     colours = {line.get_label(): line.get_color() for line in fig.axes[0].lines if not line.get_label().startswith("_")}
-    assert colours == {rule: plots.SCHEME_COLOURS[rule] for rule in RULES}
+    assert colours == {plots.frequencies.RULE_NAMES[rule]: plots.SCHEME_COLOURS[rule] for rule in RULES}
 
 
 def test_ratios_sit_between_1_over_factor_and_1():
@@ -126,7 +126,18 @@ def test_accuracy_over_seeds_marks_the_seeds_that_did_not_learn_and_leaves_them_
     bar = [line for line in ax.lines if line.get_linestyle() != "None"]
     assert [float(y) for y in bar[0].get_ydata()] == [0.6, 0.6]  # the median of 0.7, 0.6 and 0.5
     assert sorted(t.get_text() for t in ax.texts) == ["0", "1", "2", "3"]
-    assert "seed 2, which did not learn" in fig._suptitle.get_text()
+    key = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+    assert "seed 2: did not learn the task" in key and "median of the filled dots" in key, key
+
+
+def test_accuracy_over_seeds_draws_each_reference_line_and_names_it():
+    fig = plots.accuracy_over_seeds({"64": {"yarn": [0.7, 0.6]}, "128": {"yarn": [0.5, 0.4]}},
+                                    references={"one-token match": {"64": 0.6, "128": 0.4}, "chance": {"64": 0.03}})
+    styles = [sorted((line.get_linestyle(), float(line.get_ydata()[0])) for line in ax.lines
+                     if line.get_linestyle() in ("--", ":")) for ax in fig.axes]
+    assert styles == [[("--", 0.6), (":", 0.03)], [("--", 0.4)]]
+    key = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+    assert key == ["median", "one-token match", "chance"], key
 
 
 
@@ -274,6 +285,8 @@ def test_yarn_kept_at_a_longer_trained_length_needs_the_32_turn_bound():
         assert exercises.check_yarn_kept(kept_by_turns(as_type=as_type), **LONGER_HEAD).status == CORRECT
     message = exercises.check_yarn_kept(kept_by_turns(), **LONGER_HEAD).message
     assert "Correct: 25" in message and "pairs 0 to 24" in message and "1,024 positions" in message, message
+    assert "by the pair index" in message, message  # the notebook says the code never tests turns
+    assert exercises.check_yarn_kept(kept_by_turns(), **{k: v for k, v in LONGER_HEAD.items() if k != "factor"}).correct
 
 
 @pytest.mark.parametrize("answer,words", [(19, "count at L = 8,192"), (24, "One short"), (42, "not divided by 4"),
@@ -525,3 +538,28 @@ def test_saved_state_feedback_on_the_temperature_is_true():
     assert all(block.attention.attention_factor > 1.0 for block in yarn.blocks)
     wrong = exercises.check_saved_state("d")
     assert wrong.status == MISTAKE and "no temperature" in wrong.message and "The answer is 'c'" in wrong.message
+
+
+# 16's YaRN on Llama 3's head: the code's ramp, straight in the pair index between the pairs that make 32 and 1 turns -----
+
+def test_yarn_ramp_is_straight_in_the_pair_index_between_pairs_18_and_35():
+    head_dim, base, length = 128, 500_000.0, 8192
+    theta = rope_scaling.rope_frequencies(head_dim=head_dim, base=base)
+    # The index i where a pair makes r turns within L: i = head_dim ln(L / (2 pi r)) / (2 ln base), rounded outwards
+    low = max(math.floor(head_dim * math.log(length / (2 * math.pi * 32)) / (2 * math.log(base))), 0)
+    high = min(math.ceil(head_dim * math.log(length / (2 * math.pi * 1)) / (2 * math.log(base))), head_dim - 1)
+    ramp = ((torch.arange(head_dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)  # 0: kept, 1: divided
+    assert (low, high) == (18, 35)
+    assert (int((ramp == 0).sum()), int((ramp == 1).sum())) == (19, 29)  # pairs 0-18 kept, 35-63 divided
+    yarn = rope_scaling.rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=4.0,
+                                         original_max_position_embeddings=length)
+    assert torch.allclose(yarn, (1 - ramp) * theta + ramp * theta / 4, rtol=1e-12, atol=0)
+
+
+def test_saved_results_are_the_benchmarks_six_seeds(monkeypatch, tmp_path):
+    from posenc.models import copy_task
+
+    monkeypatch.chdir(tmp_path)  # found from the package's own place, not only from the working directory
+    saved = copy_task.saved_results()
+    assert saved["seeds"] == [0, 1, 2, 3, 4, 5] and set(saved["accuracy"]) == {"full", "partial"}
+    assert set(saved["one_token_match"]) == {"32", "64", "128"}

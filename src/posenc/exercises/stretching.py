@@ -88,7 +88,7 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
 
 
 @exercise("the pairs YaRN keeps")
-def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float, original_length: int,
+def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float = 4.0, original_length: int,
                     example_length: int | None = None) -> Feedback:
     """A function `answer(L)`: how many pairs YaRN (its code's ramp, as `rope_frequencies(scaling="yarn")` computes
     it) keeps unchanged on a head of `head_dim` columns at `base`, stretched by `factor` over a trained length `L`.
@@ -162,7 +162,8 @@ def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, pl
     if length * float(plain[0]) / (2 * math.pi) <= 32:  # the code clamps its ramp's low bound to pair 0
         why = f"No pair makes 32 turns within L = {length:,}, but the code's ramp still keeps pair 0."
     if number == kept:
-        return Feedback(CORRECT, f"Correct: {kept}. {why}")
+        return Feedback(CORRECT, f"Correct: {kept}. {why} (The code finds its bound by the pair index, not by the "
+                                 "turns; here both give the same count.)")
     divided = divided_at(length) if divided_at else 0
     blended = head_dim // 2 - kept - divided
     mistakes = [

@@ -5,6 +5,7 @@
     stretched         a copy whose RoPE frequencies follow a rule of `rope_scaling` (PI, NTK, YaRN, Llama 3.1)
     fine_tune         a stretched copy trained a few more steps at the longer length
     copy_accuracy     the share of the repeat the model gets right, at any even length
+    saved_results     the experiment over seeds 0-5, as benchmarks/bench_stretching.py saved it
 
 Inputs are `task.repeat_block_batch`: a block of random symbols, then the block again; the repeat is scored.
 """
@@ -12,7 +13,10 @@ Inputs are `task.repeat_block_batch`: a block of random symbols, then the block 
 from __future__ import annotations
 
 import copy
+import json
+import urllib.request
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -22,7 +26,8 @@ from ..task import repeat_block_batch
 from .training import Progress, Result, _finish, _progress_lines, _progress_rule, fit, one_thread, predictions
 from .transformer import Settings, TinyTransformer, _check_fields, _settings_or_default
 
-__all__ = ["CopySettings", "copy_model", "train_copy", "stretched", "fine_tune", "copy_accuracy", "rotary_dim_of"]
+__all__ = ["CopySettings", "copy_model", "train_copy", "stretched", "fine_tune", "copy_accuracy", "rotary_dim_of",
+           "saved_results"]
 
 # `fine_tune`'s batches: a seed of their own, apart from `copy_accuracy`'s evaluation seed (1) and the
 # training seeds (CopySettings.seed), so that no fine-tuning batch shares its random stream with the inputs scored.
@@ -215,3 +220,23 @@ def copy_accuracy(model: TinyTransformer, *, length: int, batch_size: int = 256,
                                       generator=torch.Generator().manual_seed(seed))  # (B, length) each
     scored = targets != -100
     return float((predictions(model, ids) == targets)[scored].float().mean())
+
+
+# Where `saved_results` finds the saved runs: in the repository (a checkout, found from the working directory or this
+# file), else the copy committed on GitHub (the package installed alone, as on Colab).
+RESULTS = Path("benchmarks") / "results" / "stretching.json"
+RESULTS_URL = "https://raw.githubusercontent.com/posenc/posenc/main/benchmarks/results/stretching.json"
+
+
+def saved_results() -> dict:
+    """The stretching experiment over seeds 0-5, as `benchmarks/bench_stretching.py` saved it.
+
+    `["accuracy"][rotation][rule][length]` is a list over `["seeds"]` ("full" or "partial" rotation; lengths
+    as strings, "32", "64", "128"); the rules by the package's names, plain RoPE "none" and PI "linear".
+    `["one_token_match"][length]` is the baseline's accuracy.
+    """
+    for root in (Path.cwd(), *Path.cwd().parents, *Path(__file__).resolve().parents):
+        if (root / RESULTS).is_file():
+            return json.loads((root / RESULTS).read_text())
+    with urllib.request.urlopen(RESULTS_URL, timeout=30) as response:  # noqa: S310  a fixed https address
+        return json.loads(response.read())

@@ -9,15 +9,18 @@ and returns a Figure. A rule's line has its colour from `SCHEME_COLOURS` ("pi", 
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Mapping, Sequence
 
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from .style import SCHEME_COLOURS, line_style, new_figure
 
 __all__ = ["wavelengths_by_base", "unseen_angles", "frequency_ratios", "loss_curve",
            "accuracy_over_seeds"]
+
+# How the legends name the rules: the names the prose uses, not the code's.
+RULE_NAMES = {"rotary": "plain RoPE", "pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN", "llama3": "Llama 3.1's rule"}
 
 def _numbers(values: Sequence[float]) -> list[float]:
     """The numbers (a list, or a tensor) as a list of floats."""
@@ -51,7 +54,7 @@ def wavelengths_by_base(wavelengths: dict[str, Sequence[float]], *, context_leng
     ax.axhline(context_length, color="#555555", linestyle=":", linewidth=1.5,
                label=f"{context_length:,} positions")
     ax.set_yscale("log")
-    ax.set_xlabel("pair i (columns 2i, 2i + 1 of the head)")
+    ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
     ax.set_ylabel("wavelength (positions per turn)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
@@ -114,7 +117,7 @@ def frequency_ratios(plain: Sequence[float], scaled: dict[str, Sequence[float]],
     ax = fig.add_subplot()
     for k, (rule, values) in enumerate(rules.items()):
         style = _style(rule, k)
-        ax.plot(range(len(theta)), [v / t for v, t in zip(values, theta)], label=rule, markersize=3,
+        ax.plot(range(len(theta)), [v / t for v, t in zip(values, theta)], label=RULE_NAMES.get(rule, rule), markersize=3,
                 markevery=(k, max(1, len(theta) // 12)), **style)
     ax.axhline(1, color="#555555", linestyle=":", linewidth=1)
     ax.axhline(1 / factor, color="#555555", linestyle=":", linewidth=1)
@@ -151,8 +154,8 @@ def loss_curve(losses: dict[str, Sequence[float]], *, title: str = "Training los
 
 def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                         title: str = "Accuracy of each rule, one dot per seed", seeds: Sequence[int] | None = None,
-                        learned: Sequence[int] | None = None, others_are: str = "which did not learn the task",
-                        reference: Mapping[str, float] | None = None, reference_is: str = "a reference") -> Figure:
+                        learned: Sequence[int] | None = None, others_are: str = "did not learn the task",
+                        references: Mapping[str, Mapping[str, float]] | None = None) -> Figure:
     """One panel per entry of `panels` (e.g. an input length): each rule's accuracy per seed as dots, their median a bar.
 
     `panels` maps a panel's title to {rule: one accuracy (0 to 1) per seed}; every rule of
@@ -160,48 +163,54 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     rule sits at the same small offset, so one seed can be followed across rules. `seeds`
     names them (default 0, 1, ...): each dot carries its seed's number. `learned` lists the
     seeds (by name) that learned the task: theirs are the rule's filled markers and the median
-    is theirs alone; the others are open grey circles, described in the key by `others_are`. By default every seed
-    counts as learned. `reference` maps a panel's title to a value drawn as a dashed line across that panel,
-    described in the key by `reference_is`.
+    is theirs alone; the others are open grey circles, described in the legend by `others_are`. By default every seed
+    counts as learned. `references` maps a line's description to {panel title: value}: each is drawn across the
+    panels it names, dashed, dotted, ..., and named in the legend below the panels.
     """
     accuracies = {name: _labelled(rules) for name, rules in panels.items()}
     count = len(next(iter(next(iter(accuracies.values())).values())))
     names = list(range(count)) if seeds is None else [int(seed) for seed in seeds]
     chosen = set(names) if learned is None else {int(seed) for seed in learned}
-    fig = new_figure(4.2 * len(accuracies), 3.9)
+    most = max(len(rules) for rules in accuracies.values())
+    fig = new_figure(max(4.2, 0.8 * most + 0.6) * len(accuracies), 4.4)
     axes = fig.subplots(1, len(accuracies), sharey=True, squeeze=False)[0]
+    dashes = ["--", ":", "-."]
     for ax, (name, rules) in zip(axes, accuracies.items(), strict=True):
         for k, (rule, values) in enumerate(rules.items()):
             style = _style(rule, k)
-            offsets = [k + 0.5 * (j / max(count - 1, 1) - 0.5) for j in range(count)]
-            for x, value, seed in zip(offsets, values, names, strict=True):
-                if seed in chosen:
-                    ax.plot([x], [value], linestyle="none", marker=style.get("marker", "o"), color=style["color"],
-                            markersize=5, alpha=0.9)
-                else:  # a seed that did not learn the task: an open grey circle, whatever the rule's marker
-                    ax.plot([x], [value], linestyle="none", marker="o", color="#777777", markersize=5,
-                            fillstyle="none", markeredgewidth=1.2)
-                ax.annotate(str(seed), (x, value), xytext=(0, -8), textcoords="offset points", ha="center",
-                            va="center", fontsize=6, color="#555555")
+            offsets = [k + 0.64 * (j / max(count - 1, 1) - 0.5) for j in range(count)]
             kept = sorted(v for v, seed in zip(values, names, strict=True) if seed in chosen)
             half = len(kept) // 2
             median = kept[half] if len(kept) % 2 else (kept[half - 1] + kept[half]) / 2
-            ax.plot([k - 0.3, k + 0.3], [median, median], color="#333333", linewidth=1.5)
+            # The median first, thin and pale: the dots and their seed numbers are drawn over it.
+            ax.plot([k - 0.36, k + 0.36], [median, median], color="#999999", linewidth=2.5, zorder=1, solid_capstyle="butt")
+            for x, value, seed in zip(offsets, values, names, strict=True):
+                if seed in chosen:
+                    ax.plot([x], [value], linestyle="none", marker=style.get("marker", "o"), color=style["color"],
+                            markersize=5, alpha=0.9, zorder=3)
+                else:  # a seed that did not learn the task: an open grey circle, whatever the rule's marker
+                    ax.plot([x], [value], linestyle="none", marker="o", color="#777777", markersize=5,
+                            fillstyle="none", markeredgewidth=1.2, zorder=3)
+                ax.annotate(str(seed), (x, value), xytext=(0, -9), textcoords="offset points", ha="center",
+                            va="center", fontsize=7.5, color="#333333", zorder=4)
         ax.set_xticks(range(len(rules)), list(rules), fontsize=8, rotation=30, ha="right")
         ax.set_xlim(-0.6, len(rules) - 0.4)
-        ax.set_ylim(-0.05, 1.02)  # room below 0 for the seed labels
+        ax.set_ylim(-0.06, 1.02)  # room below 0 for the seed labels
         ax.set_title(name, fontsize=9)
         ax.grid(axis="y", alpha=0.3)
-        if reference is not None and name in reference:
-            ax.axhline(reference[name], color="#333333", linestyle="--", linewidth=1)
+        for j, values in enumerate((references or {}).values()):
+            if name in values:
+                ax.axhline(values[name], color="#333333", linestyle=dashes[j % len(dashes)], linewidth=1, zorder=2)
     others = [seed for seed in names if seed not in chosen]
     axes[0].set_ylabel("accuracy (dots: seeds; bar: median)")
-    listed = ", ".join(map(str, others[:-1])) + (" and " if len(others) > 1 else "") + str(others[-1]) if others else ""
-    key = (f"open grey circles: seed{'s' if len(others) > 1 else ''} {listed}, {others_are}; "
-           "bar: median of the others") if others else "bar: the median"
-    if reference is not None:
-        key += f"; dashed line: {reference_is}"
-    # About 13 characters of 10-point text to the inch (with a margin): the key wraps to the figure's width.
-    fig.suptitle(f"{title}\n" + textwrap.fill(f"({key})", width=int(13 * fig.get_figwidth())), fontsize=10)
+    handles = [Line2D([], [], color="#999999", linewidth=2.5, label="median of the filled dots" if others else "median")]
+    if others:
+        listed = ", ".join(map(str, others[:-1])) + (" and " if len(others) > 1 else "") + str(others[-1])
+        handles.append(Line2D([], [], linestyle="none", marker="o", color="#777777", fillstyle="none",
+                              markeredgewidth=1.2, label=f"seed{'s' if len(others) > 1 else ''} {listed}: {others_are}"))
+    handles += [Line2D([], [], color="#333333", linestyle=dashes[j % len(dashes)], linewidth=1, label=label)
+                for j, label in enumerate(references or {})]
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 3), fontsize=8, frameon=False)
+    fig.suptitle(title, fontsize=10)
     return fig
 
