@@ -136,6 +136,11 @@ class TestPadFunction:
         exec(shown, namespace)
         feedback = exercises.check_pad_function(namespace["pad"], max_sequence_length=L)
         assert feedback.status == "mistake" and "exactly max_sequence_length" in feedback.message, feedback.message
+        # Handed in unchanged, it is told the symptom, not the fix: pasting and running must not give the answer away.
+        assert "as given" in feedback.message and "len(words) >" not in feedback.message, feedback.message
+        # A changed function that still refuses the sentence that fits is told the fix (off_by_one_pad, above).
+        changed = exercises.check_pad_function(off_by_one_pad, max_sequence_length=L).message
+        assert "as given" not in changed and "len(words) > max_sequence_length" in changed, changed
         assert not re.search(r"(?i)exactly|off-by-one", text.replace(shown, "")), text
 
     def test_a_fix_without_the_truncate_option_is_told_to_add_it(self):

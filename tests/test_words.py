@@ -16,7 +16,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WORD = re.compile(r"[A-Za-z0-9][\w'.,-]*")
 MOST_PER_NOTEBOOK, MOST_IN_ALL = 2500, 20000
 BUDGET = {
-    "00_start_here": 680, "01_padding_and_one_hot": 660, "02_embedding": 610, "03_pe_formula": 990,
+    "00_start_here": 725, "01_padding_and_one_hot": 660, "02_embedding": 650, "03_pe_formula": 990,
     "04_stack_and_flatten": 800, "05_x_plus_pe_and_qkv": 860, "06_batches_and_masks": 790,
     "07_heads_and_causal_mask": 1260, "08_explore": 560, "09_why_positions_matter": 500,
     "10_relative_positions": 930, "11_pitfalls": 470, "12_precision": 930, "13_position_schemes": 1440,
