@@ -136,6 +136,11 @@ class TestPadFunction:
         exec(shown, namespace)
         feedback = exercises.check_pad_function(namespace["pad"], max_sequence_length=L)
         assert feedback.status == "mistake" and "exactly max_sequence_length" in feedback.message, feedback.message
+        # Handed in unchanged, it is told the symptom, not the fix: pasting and running must not give the answer away.
+        assert "as given" in feedback.message and "len(words) >" not in feedback.message, feedback.message
+        # A changed function that still refuses the sentence that fits is told the fix (off_by_one_pad, above).
+        changed = exercises.check_pad_function(off_by_one_pad, max_sequence_length=L).message
+        assert "as given" not in changed and "len(words) > max_sequence_length" in changed, changed
         assert not re.search(r"(?i)exactly|off-by-one", text.replace(shown, "")), text
 
     def test_a_fix_without_the_truncate_option_is_told_to_add_it(self):
@@ -202,6 +207,14 @@ class TestRowsWithGradient:
         assert exercises.check_rows_with_gradient(rows, ids=ids, vocab_size=self.vocabulary.vocab_size).correct
         for wrong in (rows[:-1], rows + [max(set(range(11)) - set(rows))]):
             assert not exercises.check_rows_with_gradient(wrong, ids=ids, vocab_size=11).correct
+
+    def test_the_right_answer_names_the_gradient_of_the_row_used_most(self):
+        message = exercises.check_rows_with_gradient([0, 2, 3, 4, 5], ids=self.ids, vocab_size=11).message
+        assert "Each entry of row 0 has a gradient of 6, not 1" in message, message  # six <PAD>s
+        W_E = torch.randn(11, 6, requires_grad=True)
+        (torch.eye(11)[self.ids] @ W_E).sum().backward()
+        assert W_E.grad[0].tolist() == [6.0] * 6
+        assert "not 1" not in exercises.check_rows_with_gradient([2, 3], ids=[2, 3], vocab_size=11).message
 
     def test_any_list_like_answer_and_repeats_are_read(self):
         for answer in ([5, 4, 3, 2, 0], {0, 2, 3, 4, 5}, torch.tensor([0, 2, 3, 4, 5]), self.ids):

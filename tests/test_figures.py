@@ -58,6 +58,11 @@ FIGURES = {
     "matrix_figure, masked": lambda: plots.matrix_figure(
         torch.softmax(_matrix(10, 10), dim=-1), title="weights", value_range=(0, 1), cmap="Blues", symmetric=False,
         hidden=torch.ones(10, 10, dtype=torch.bool).triu(diagonal=1)),
+    "lookup_figure": lambda: plots.lookup_figure(_matrix(11, 6), _matrix(11, 6)[[2, 3, 4, 5, 0, 0]],
+                                                 table_labels=[f"{k} t{k}" for k in range(11)],
+                                                 row_labels=["t2", "t3", "t4", "t5", "t0", "t0"]),
+    "matrix_figure_one_hot, bare": lambda: plots.matrix_figure(torch.eye(11)[[2, 3, 4, 5, 0, 0]], title="one-hot",
+                                                               cmap="Greys", symmetric=False, numbers=False),
     "similarity_figure": lambda: plots.similarity_figure(sinusoidal_encoding(max_sequence_length=128, d_model=64),
                                                          position=64),
     "error_by_position": lambda: plots.error_by_position({"a": [1e-7, 1e-6, 1e-5], "b": [0, 1e-7, 1e-7]},
@@ -330,3 +335,14 @@ def test_lines_take_the_colours_they_are_given_and_keep_their_own_markers():
     assert lines["RoPE"].get_color() == plots.SCHEME_COLOURS["rotary"]
     assert lines["added sinusoid"].get_color() != plots.SCHEME_COLOURS["rotary"]
     assert lines["RoPE"].get_marker() != lines["added sinusoid"].get_marker()
+
+
+def test_the_lookup_figure_joins_each_row_to_the_table_row_it_equals():
+    from matplotlib.patches import ConnectionPatch
+
+    table = _matrix(11, 6)
+    rows = torch.cat([table[[2, 0, 0]], _matrix(1, 6, seed=7)])  # the last row is in no row of the table
+    fig = plots.lookup_figure(table, rows, table_labels=[str(k) for k in range(11)], row_labels=list("abcd"))
+    lines = [a for a in fig.artists if isinstance(a, ConnectionPatch)]
+    assert [(line.xy1[1], line.xy2[1]) for line in lines] == [(2, 0), (0, 1), (0, 2)]  # (table row, row), none for d
+    assert lines[1].get_edgecolor() == lines[2].get_edgecolor() != lines[0].get_edgecolor()  # one colour per table row

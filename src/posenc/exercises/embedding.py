@@ -109,7 +109,10 @@ def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: 
         return Feedback(WRONG, f"Expected a list of row numbers such as [1, 4], got {describe(answer)}.")
     given = sorted(set(rows))
     if given == expected:
-        return Feedback(CORRECT, f"Correct: rows {expected}, the ids the sentence uses.")
+        repeated = max(expected, key=ids.count)  # the row used most (the padding's, in a padded sentence)
+        more = (f" Each entry of row {repeated} has a gradient of {ids.count(repeated)}, not 1: X holds that row "
+                f"{ids.count(repeated)} times." if ids.count(repeated) > 1 else "")
+        return Feedback(CORRECT, f"Correct: rows {expected}, the ids the sentence uses.{more}")
     unused = sorted(set(range(vocab_size)) - set(expected))
     if given == list(range(vocab_size)):
         return Feedback(MISTAKE, f"The product multiplies every row of W_E, but rows {short(unused)} only by the 0s of "

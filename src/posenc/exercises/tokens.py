@@ -25,6 +25,24 @@ def _run_pad(function: Callable, words: list[str], max_sequence_length: int,
     return *run_learner(function, given, max_sequence_length=max_sequence_length, **truncate), given
 
 
+def _pad_as_given(words, *, max_sequence_length, truncate=False):
+    """The exercise's `pad`, bug included: it refuses a sentence of exactly max_sequence_length tokens."""
+    if len(words) >= max_sequence_length and not truncate:
+        raise ValueError("the sentence is too long")
+    kept = words[:max_sequence_length]
+    return kept + ["<PAD>"] * (max_sequence_length - len(kept))
+
+
+def _same_as_given(answer: Callable, sentences: Sequence[list[str]], max_sequence_length: int) -> bool:
+    """Whether `answer` returns, or raises, what the exercise's `pad` does, for each sentence, cut or not."""
+    def outcome(function, words, **cut):
+        kind, result, _ = _run_pad(function, words, max_sequence_length, **cut)
+        return kind, (type(result), str(result)) if kind == "raised" else result
+
+    return all(outcome(answer, words, **cut) == outcome(_pad_as_given, words, **cut)
+               for words in sentences for cut in ({}, {"truncate": True}))
+
+
 @exercise("a padding that cuts only when asked")
 def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10) -> Feedback:
     """A function `answer(words, max_sequence_length=..., truncate=False)` that pads a sentence which fits with
@@ -78,6 +96,11 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
 
     # A sentence of exactly max_sequence_length tokens fits: the off-by-one refuses it.
     kind, result, _ = _run_pad(answer, exact, max_sequence_length)
+    if kind == "raised" and _same_as_given(answer, (short_sentence, exact, too_long), max_sequence_length):
+        # Handed in unchanged: the symptom only, so that finding the bug is still the learner's.
+        return Feedback(MISTAKE, "This behaves exactly like the function as given, so the bug is still there. "
+                                 f"Call it on a sentence of exactly max_sequence_length={max_sequence_length} tokens, "
+                                 "which fits, and see what it does.")
     if kind == "raised":
         return Feedback(MISTAKE, f"It refuses a sentence of exactly max_sequence_length={max_sequence_length} tokens "
                                  f"({error_line(result)}): refuse only len(words) > max_sequence_length.")

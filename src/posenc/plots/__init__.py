@@ -34,6 +34,7 @@ from .frequencies import loss_curve as loss_curve
 from .frequencies import unseen_angles as unseen_angles
 from .frequencies import wavelengths_by_base as wavelengths_by_base
 from .matrices import encoding_heatmap as encoding_heatmap
+from .matrices import lookup_figure as lookup_figure
 from .matrices import matrices_figure as matrices_figure
 from .matrices import matrix_figure as matrix_figure
 from .matrices import previous_token_attention as previous_token_attention

@@ -16,7 +16,8 @@ PIPELINE_STEPS = ("sentence", "pad", "one-hot", "X", "X + PE", "Q, K, V", "atten
 
 def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | None = None,
                      vocab_size: int | None = None, d_model: int | None = None, num_heads: int | None = None,
-                     highlight: Sequence[str] = (), note: str | None = None) -> Figure:
+                     highlight: Sequence[str] = (), note: str | None = None,
+                     formulas: Sequence[str] | None = None) -> Figure:
     """Boxes and arrows: sentence -> padded tokens -> one-hot -> X -> X + PE -> Q, K, V -> attention, with shapes.
 
     Each notebook of 01-07 passes the values it uses; what it leaves out comes from the running example
@@ -24,6 +25,8 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
     about (from PIPELINE_STEPS); the others are drawn faded. The caption says "this notebook:"
     and the highlighted steps, or `note` where a notebook does more with them. With `num_heads`, Q, K, V and the
     attention are drawn cut into that many heads, `(num_heads, max_sequence_length, d_model / num_heads)` each.
+    `formulas` names the steps that show their formula (all of them when None); the others say in words what they
+    do, for a reader who has not met `W_E`, `@` or `d_k` yet.
     """
     from .. import example, tokens
 
@@ -52,6 +55,13 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
         cut = f"({num_heads}, {L}, {d // num_heads})"
         boxes["Q, K, V"] = ("Q, K, V", f"X' @ W_Q, W_K, W_V,\ncut into {num_heads} heads", f"3 x {cut}")
         boxes["attention"] = ("attention", "per head, then\nside by side @ W_O", f"{cut}\n-> ({L}, {d})")
+    in_words = {
+        "X": ("X", "one learned vector\nper token", f"({L}, {d})"),
+        "Q, K, V": ("Q, K, V", "(X + PE) times three\nlearned matrices", f"3 x ({L}, {d})"),
+        "attention": ("attention", "each row: a weighted\nmix of V's rows", f"({L}, {d})"),
+    }
+    if formulas is not None:
+        boxes.update({step: words for step, words in in_words.items() if step not in formulas and not num_heads})
     colours = ["#FFFFFF", "#F2F2F2", "#E8F1FA", "#E8F1FA", "#FCEBD2", "#E3F3EC", "#E3F3EC"]
     width, gap = 1.55, 0.26
     for k, step in enumerate(PIPELINE_STEPS):

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import torch
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import ConnectionPatch, Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from .._checks import check_floating_tensor
@@ -24,8 +24,8 @@ from .style import (
     shorten,
 )
 
-__all__ = ["encoding_heatmap", "matrix_figure", "matrices_figure", "similarity_figure", "update_similarity",
-           "previous_token_attention"]
+__all__ = ["encoding_heatmap", "matrix_figure", "matrices_figure", "lookup_figure", "similarity_figure",
+           "update_similarity", "previous_token_attention"]
 
 
 
@@ -159,10 +159,12 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
 def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", ylabel: str = "row",
                   row_labels: Sequence[str] | None = None, column_labels: Sequence[str] | None = None,
                   cmap: str = DIVERGING, symmetric: bool = True, colorbar_label: str = "value",
-                  value_range: tuple[float, float] | None = None, hidden: torch.Tensor | None = None) -> Figure:
+                  value_range: tuple[float, float] | None = None, hidden: torch.Tensor | None = None,
+                  numbers: bool = True) -> Figure:
     """Any small matrix (one-hot rows, X, scores) as an annotated image, one tick per row and column.
 
-    A matrix of whole numbers (one-hot rows) gets a colour bar with whole-number ticks.
+    A matrix of whole numbers (one-hot rows) gets a colour bar with whole-number ticks. `numbers=False` leaves the
+    values out of the cells, for a 0/1 matrix whose colours say it all.
     `value_range=(low, high)` fixes the colour scale (attention weights: `(0, 1)`); by
     default it spans the values, symmetric about 0 when `symmetric`. `hidden`, a bool
     matrix of the same shape, draws the cells a mask hides grey and hatched, without a number.
@@ -178,7 +180,7 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     bar = fig.colorbar(image, ax=ax, shrink=0.9, label=colorbar_label)
     if bool((values == values.round()).all()) and vmax - vmin <= 10:
         bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
-    if rows * columns <= 200:
+    if numbers and rows * columns <= 200:
         _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7.5, hidden=hidden)
     if hidden is not None and bool(hidden.any()):
         _draw_hidden(ax, hidden)
@@ -239,6 +241,42 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
         bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
     if any(bool(mask.any()) for mask in hidden.values()):
         _hidden_legend(bar, hidden_label)
+    return fig
+
+
+def lookup_figure(table: torch.Tensor, rows: torch.Tensor, *, table_labels: Sequence[str], row_labels: Sequence[str],
+                  table_title: str = "W_E", rows_title: str = "X") -> Figure:
+    """A table and a matrix of its width side by side, on one colour scale, with a line from each row of `rows` to the
+    row of `table` equal to it (no line when none is). Each table row the lines meet has its own colour, so an
+    embedding lookup shows as rows copied from the table. `table_labels` and `row_labels` name the rows."""
+    values, picked = _matrix("table", table), _matrix("rows", rows)
+    if picked.shape[1] != values.shape[1]:
+        raise ValueError(f"rows must have the table's {values.shape[1]} columns, got {picked.shape[1]}")
+    if len(table_labels) != values.shape[0] or len(row_labels) != picked.shape[0]:
+        raise ValueError(f"give one label per row, {values.shape[0]} for the table and {picked.shape[0]} for rows; "
+                         f"got {len(table_labels)} and {len(row_labels)}")
+    vmin, vmax, symmetric = _colour_scale(torch.cat([values, picked]), None, symmetric=True)
+    columns = values.shape[1]
+    fig = new_figure(min(14, 3.4 + 0.9 * columns), min(7, 1.3 + 0.3 * max(values.shape[0], picked.shape[0])))
+    left, right = fig.subplots(1, 2, gridspec_kw={"wspace": 0.35})
+    for ax, matrix, title, labels in ((left, values, table_title, table_labels), (right, picked, rows_title, row_labels)):
+        image = ax.imshow(matrix.numpy(), cmap=DIVERGING, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+        _write_values(ax, matrix, vmin, vmax, symmetric=symmetric, fontsize=7)
+        ax.set_yticks(range(matrix.shape[0]), labels, fontsize=8)
+        ax.set_xticks(range(columns))
+        ax.set_xlabel("column")
+        ax.set_title(title, fontsize=10)
+    right.yaxis.tick_right()  # its labels away from the lines
+    fig.colorbar(image, ax=[left, right], shrink=0.6, label="value", location="bottom", aspect=50)
+    met = []
+    for k, row in enumerate(picked):
+        equal = [i for i in range(values.shape[0]) if torch.equal(values[i], row)]
+        if not equal:
+            continue
+        met += [equal[0]] if equal[0] not in met else []
+        fig.add_artist(ConnectionPatch(xyA=(columns - 0.5, equal[0]), coordsA=left.transData, xyB=(-0.5, k),
+                                       coordsB=right.transData, color=OKABE_ITO[met.index(equal[0]) % len(OKABE_ITO)],
+                                       linewidth=1.2))
     return fig
 
 
