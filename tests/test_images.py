@@ -58,10 +58,17 @@ def drawn_pictures(path):
     return found
 
 
+# 04 builds the whole table of the step 03 has just placed in the pipeline: a second picture of it would repeat 03's.
+SAME_STEP_AS_BEFORE = {"04"}
+
+
 def test_each_walkthrough_notebook_draws_where_it_sits():
     for path in WALKTHROUGH:
         calls = [call for _, call, _ in drawn_pictures(path) if "pipeline_diagram" in call]
-        assert len(calls) == 1, f"{path.name} draws the pipeline {len(calls)} times"
+        expected = 0 if path.name[:2] in SAME_STEP_AS_BEFORE else 1
+        assert len(calls) == expected, f"{path.name} draws the pipeline {len(calls)} times"
+        if not calls:
+            continue
         if path.name[:2] not in ("00", "01"):  # 00 and 01 draw it before they have a vocabulary, from the running example's
             assert "max_sequence_length=" in calls[0] and "d_model=" in calls[0], calls[0]
 
