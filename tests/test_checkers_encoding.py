@@ -347,68 +347,90 @@ def _stack_and_flatten(max_sequence_length, d_model):
     return torch.flatten(torch.stack(pairs, dim=2), 1, 2)
 
 
+def _t2t(max_sequence_length, d_model):
+    # tensor2tensor's get_timing_signal_1d, by hand: d_model // 2 denominators from 1 to 10000, both ends included.
+    pairs = d_model // 2
+    position = torch.arange(max_sequence_length, dtype=torch.float32).reshape(-1, 1)
+    angle = position / torch.pow(10000, torch.arange(pairs).float() / (pairs - 1))
+    return torch.cat([torch.sin(angle), torch.cos(angle), torch.zeros(max_sequence_length, d_model % 2)], dim=1)
+
+
 class TestEncodingFunction:
-    # 04's Exercise 3: the concatenated layout (all sines, then all cosines) for any d_model, by hand.
+    # 04's Exercise 3: tensor2tensor's table (all sines, all cosines, a zero column for an odd d_model), by hand.
     check = staticmethod(exercises.check_encoding_function)
 
     def test_every_right_route_is_accepted(self):
-        def reordered(max_sequence_length, d_model):  # the interleaved table by hand, then its columns reordered
-            table = _by_hand(max_sequence_length, d_model)
-            return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)
-
-        def cut(max_sequence_length, d_model):  # as many cosines as sines, then the extra cosine cut off
-            position = torch.arange(max_sequence_length).reshape(-1, 1).double()
-            angle = position / 10000 ** (torch.arange(0, d_model, 2).double() / d_model)
-            return torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)[:, :d_model]
+        def as_tensorflow(max_sequence_length, d_model):  # log-space increments and a pad, as get_timing_signal_1d
+            n = d_model // 2
+            inverse = torch.exp(torch.arange(n).float() * -(math.log(1.0e4) / max(n - 1, 1)))
+            scaled = torch.arange(max_sequence_length).float()[:, None] * inverse[None]
+            return torch.nn.functional.pad(torch.cat([torch.sin(scaled), torch.cos(scaled)], dim=1), (0, d_model % 2))
 
         def by_loop(max_sequence_length, d_model):
-            half = (d_model + 1) // 2
-            return [[math.sin(p / 10000 ** (2 * i / d_model)) for i in range(half)]
-                    + [math.cos(p / 10000 ** (2 * i / d_model)) for i in range(d_model // 2)]
-                    for p in range(max_sequence_length)]
+            n = d_model // 2
+            rows = []
+            for p in range(max_sequence_length):
+                angles = [p / 10000 ** (i / (n - 1)) for i in range(n)]
+                rows.append([math.sin(a) for a in angles] + [math.cos(a) for a in angles] + [0.0] * (d_model % 2))
+            return rows
 
-        for answer in (_concatenated, reordered, cut, by_loop):
+        def linspace(max_sequence_length, d_model):
+            n = d_model // 2
+            angle = torch.arange(max_sequence_length).double()[:, None] / torch.logspace(0, 4, n, dtype=torch.float64)
+            table = torch.zeros(max_sequence_length, d_model, dtype=torch.float64)
+            table[:, :n], table[:, n:2 * n] = torch.sin(angle), torch.cos(angle)
+            return table
+
+        for answer in (_t2t, as_tensorflow, by_loop, linspace):
             feedback = self.check(answer)
             assert feedback.correct, (answer.__name__, feedback.message)
 
-    def test_exercise_1s_code_cut_to_size_is_the_other_layout(self):
-        # The copy the screen allows (stack + flatten, sliced) gives the interleaved layout: named, not accepted.
-        feedback = self.check(lambda max_sequence_length, d_model: _stack_and_flatten(
-            max_sequence_length, d_model)[:, :d_model])
-        assert feedback.status == "mistake" and "interleaved layout" in feedback.message, feedback.message
-        assert self.check(_by_hand).status == "mistake"
+    def test_our_table_reordered_is_named(self):
+        # The copy the screen allows: our table in the concatenated layout, or stack + flatten.
+        feedback = self.check(_concatenated)
+        assert feedback.status == "mistake" and "our table's odd layout" in feedback.message, feedback.message
+        feedback = self.check(lambda max_sequence_length, d_model: _concatenated(max_sequence_length, d_model)
+                              if d_model % 2 == 0 else _t2t(max_sequence_length, d_model))
+        assert feedback.status == "mistake" and "the paper's denominators" in feedback.message, feedback.message
         feedback = self.check(_stack_and_flatten)
-        assert feedback.status == "mistake" and "6 columns, interleaved" in feedback.message, feedback.message
+        assert feedback.status == "mistake" and "6 columns for d_model = 5" in feedback.message, feedback.message
 
     def test_the_usual_mistakes_say_what_was_got_and_expected(self):
-        def uncut(max_sequence_length, d_model):
-            position = torch.arange(max_sequence_length).reshape(-1, 1).float()
-            angle = position / torch.pow(10000, torch.arange(0, d_model, 2).float() / d_model)
-            return torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)
+        def layout(order):
+            def built(max_sequence_length, d_model):
+                table, n = _t2t(max_sequence_length, d_model), d_model // 2
+                parts = {"s": table[:, :n], "c": table[:, n:2 * n], "z": table[:, 2 * n:]}
+                return torch.cat([parts[key] for key in order], dim=1)
+            return built
 
-        feedback = self.check(uncut)
-        assert feedback.status == "mistake" and "6 columns for d_model = 5" in feedback.message, feedback.message
-        feedback = self.check(lambda max_sequence_length, d_model: _concatenated(max_sequence_length, d_model).flip(1))
-        assert not feedback.correct and "expected" in feedback.message, feedback.message
-        table = _concatenated(10, 5)
-        feedback = self.check(lambda max_sequence_length, d_model: torch.cat(
-            [table[:, 3:], table[:, :3]], dim=1) if d_model == 5 else table)
-        assert feedback.status == "mistake" and "cosines come first" in feedback.message, feedback.message
-        feedback = self.check(lambda max_sequence_length, d_model: _concatenated(max_sequence_length + 1, d_model)[1:])
-        assert feedback.status == "mistake" and "start at 1" in feedback.message, feedback.message
+        def interleaved(max_sequence_length, d_model):
+            table, n = _t2t(max_sequence_length, d_model), d_model // 2
+            pairs = torch.stack([table[:, :n], table[:, n:2 * n]], dim=2).flatten(1, 2)
+            return torch.cat([pairs, table[:, 2 * n:]], dim=1)
+
+        def short_of_the_base(max_sequence_length, d_model):
+            n = d_model // 2
+            angle = torch.arange(max_sequence_length).float()[:, None] / torch.pow(10000, torch.arange(n).float() / n)
+            return torch.cat([torch.sin(angle), torch.cos(angle), torch.zeros(max_sequence_length, d_model % 2)], 1)
+
         def one_off(max_sequence_length, d_model):
-            table = _concatenated(max_sequence_length, d_model)
+            table = _t2t(max_sequence_length, d_model)
             table[0, 0] += 0.5
             return table
 
-        feedback = self.check(one_off)
-        assert feedback.status == "wrong" and "Row 0, column 0 (the sine of pair 0) is 0.5000, expected 0.0000" in (
-            feedback.message), feedback.message
-        feedback = self.check(lambda max_sequence_length, d_model: _concatenated(max_sequence_length, d_model).T)
-        assert feedback.status == "mistake" and "Transposed" in feedback.message, feedback.message
+        cases = [(layout("csz"), "mistake", "cosines come first"), (layout("zsc"), "mistake", "zeros goes last"),
+                 (layout("sc"), "mistake", "4 columns for d_model = 5"), (interleaved, "mistake", "interleaved layout"),
+                 (short_of_the_base, "mistake", "one step short of 10000"),
+                 (lambda max_sequence_length, d_model: _t2t(max_sequence_length + 1, d_model)[1:], "mistake",
+                  "start at 1"),
+                 (one_off, "wrong", "Row 0, column 0 (the sine of pair 0) is 0.5000, expected 0.0000"),
+                 (lambda max_sequence_length, d_model: _t2t(max_sequence_length, d_model).T, "mistake", "Transposed")]
+        for answer, status, said in cases:
+            feedback = self.check(answer)
+            assert feedback.status == status and said in feedback.message, (said, feedback.message)
 
     def test_a_fixed_table_is_caught_on_fresh_sizes(self):
-        table = _concatenated(10, 5)
+        table = _t2t(10, 5)
         feedback = self.check(lambda max_sequence_length, d_model: table)
         assert not feedback.correct and "max_sequence_length=6, d_model=8" in feedback.message, feedback.message
         feedback = self.check(table)
@@ -435,7 +457,7 @@ class TestEncodingFunction:
             assert feedback.status == "mistake" and "package's own" in feedback.message, feedback.message
 
     def test_odd_answers_never_raise(self):
-        feedback = self.check(lambda length, d: _concatenated(length, d))
+        feedback = self.check(lambda length, d: _t2t(length, d))
         assert feedback.status == "mistake" and "Name its parameters" in feedback.message
         assert self.check(None).status == "not attempted"
         assert self.check(3).status == "wrong"
@@ -450,7 +472,7 @@ class TestEncodingFunction:
             raise ValueError("no")
 
         assert self.check(raises).status == "wrong"
-        half = self.check(lambda max_sequence_length, d_model: _concatenated(max_sequence_length, d_model).half())
+        half = self.check(lambda max_sequence_length, d_model: _t2t(max_sequence_length, d_model).half())
         assert half.status == "mistake" and "float16" in half.message, half.message
 
 
@@ -532,3 +554,12 @@ def test_transposed_row_meaning_matches_the_swapped_table():
     table = encoding.stepwise_encoding(max_sequence_length=L, d_model=d)
     assert torch.allclose(table.T[2], torch.sin(torch.arange(L) / 10000 ** (2 / d)), atol=1e-6)
     assert table.T[2][0] == 0
+
+
+def test_show_column_prints_the_column_without_the_line_that_computes_it(capsys):
+    # 03's Exercise 1 run cell: column 3 at d_model = 8 first drops below zero at position 16.
+    exercises.show_column(column=3, d_model=8, positions=20)
+    printed = capsys.readouterr().out
+    assert printed.startswith("column 3 at d_model = 8, positions 0 to 19:")
+    values = [float(v) for v in printed.split("[", 1)[1].split("]")[0].replace("\n", " ").split(",")]
+    assert len(values) == 20 and min(p for p, v in enumerate(values) if v < 0) == 16

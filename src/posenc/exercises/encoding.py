@@ -287,25 +287,32 @@ def check_swapped_table_shape(answer: object, *, max_sequence_length: int, d_mod
     return Feedback(WRONG, f"You said {shape}. Read the first line as Python does: which number lands in d, which in L?")
 
 
-_FUNCTION_SIZES = ((10, 5), (6, 8), (4, 9), (3, 1))
+_FUNCTION_SIZES = ((10, 5), (6, 8), (4, 9), (7, 12))
 
 
-def _concatenate(table: torch.Tensor) -> torch.Tensor:
-    """An interleaved table (sin, cos, sin, cos, ...) in the concatenated layout: all sines, then all cosines."""
-    return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)
+def _t2t(length: int, d_model: int, *, exponent_steps: int | None = None, first_position: int = 0,
+         multiply: bool = False) -> torch.Tensor:
+    """tensor2tensor's table (get_timing_signal_1d), in float64: d_model // 2 denominators, geometric from 1 to
+    10000 with both ends included; all sines, then all cosines, then one column of zeros for an odd d_model.
+    The keywords build one deliberate mistake each."""
+    n = d_model // 2
+    steps_to_base = max(n - 1, 1) if exponent_steps is None else exponent_steps
+    denominator = DEFAULT_BASE ** (torch.arange(n, dtype=torch.float64) / steps_to_base)
+    position = torch.arange(first_position, first_position + length, dtype=torch.float64)[:, None]
+    angle = position * denominator if multiply else position / denominator
+    return torch.cat([torch.sin(angle), torch.cos(angle), torch.zeros(length, d_model % 2, dtype=torch.float64)], dim=1)
 
 
-def _judge_concatenated(table: object, length: int, d_model: int) -> Feedback | None:
-    """None if `table` is the (length, d_model) concatenated table (within check_encoding's tolerance), else why not."""
+def _judge_t2t(table: object, length: int, d_model: int) -> Feedback | None:
+    """None if `table` is tensor2tensor's (length, d_model) table (within check_encoding's tolerance), else why not."""
     L, d = length, d_model
-    n_sin, n_cos = (d + 1) // 2, d // 2
-    layout = f"{n_sin} sine columns, then {n_cos} cosine columns"
+    n = d // 2
+    layout = f"{n} sine columns, then {n} cosine columns" + (", then one column of zeros" if d % 2 else "")
     answer = as_tensor(table, f"a ({L}, {d}) table") if table is not None else Feedback(WRONG, "return the table")
     if isinstance(answer, Feedback):
         return Feedback(WRONG, f"my_encoding(max_sequence_length={L}, d_model={d}) returned {describe(table)}, not "
                                f"a table of numbers: {answer.message}")
-    interleaved = sinusoidal_encoding(max_sequence_length=L, d_model=d, dtype=torch.float64)
-    expected = _concatenate(interleaved)
+    expected = _t2t(L, d)
     tolerance = _tolerance(L, DEFAULT_BASE)
     shape = tuple(answer.shape)
     if answer.is_complex() or answer.is_meta:
@@ -315,15 +322,8 @@ def _judge_concatenated(table: object, length: int, d_model: int) -> Feedback | 
             return Feedback(MISTAKE, f"Transposed: shape {shape}, expected ({L}, {d}). Rows are positions.")
         return Feedback(WRONG, f"Shape {shape}, expected (max_sequence_length, d_model) = ({L}, {d}): one row per "
                                "position.")
-    if d % 2 == 1 and shape == (L, d + 1):
-        naive_concatenated = torch.cat([expected[:, :n_sin], torch.cos(
-            torch.arange(L, dtype=torch.float64)[:, None] / DEFAULT_BASE ** (2 * torch.arange(n_sin) / d))], dim=1)
-        if _matches(answer, naive_concatenated, tolerance):
-            return Feedback(MISTAKE, f"{d + 1} columns for d_model = {d}: {n_sin} sines and {n_sin} cosines. An odd "
-                                     f"d_model has one cosine fewer than sines: {layout}.")
-        if _matches(answer[:, :d], interleaved, tolerance):
-            return Feedback(MISTAKE, f"{d + 1} columns, interleaved sin, cos, sin, cos: stack + flatten's table. This "
-                                     f"exercise asks for the concatenated layout, {d} columns: {layout}.")
+    if d % 2 == 1 and shape in ((L, d - 1), (L, d + 1)):
+        return Feedback(MISTAKE, f"{shape[1]} columns for d_model = {d}. The layout is {layout}.")
     if shape != (L, d):
         return Feedback(WRONG, f"Shape {shape}, expected (max_sequence_length, d_model) = ({L}, {d}).")
     if not answer.is_floating_point():
@@ -333,22 +333,33 @@ def _judge_concatenated(table: object, length: int, d_model: int) -> Feedback | 
         return None
     if rounding > 1e-4 and _matches(answer, expected, tolerance + rounding):
         return Feedback(MISTAKE, _wrong_dtype(answer.dtype, None))
-    if d > 1 and _matches(answer, interleaved, tolerance):
-        return Feedback(MISTAKE, f"That is the interleaved layout, sin, cos, sin, cos, as PE above. This exercise asks "
-                                 f"for the concatenated one: {layout}.")
-    cosines_first = torch.cat([expected[:, n_sin:], expected[:, :n_sin]], dim=1)
+    zeros = expected[:, 2 * n:]
+
+    def paper() -> torch.Tensor:
+        angle = torch.arange(L, dtype=torch.float64)[:, None] / DEFAULT_BASE ** (2 * torch.arange(n) / d)
+        return torch.cat([torch.sin(angle), torch.cos(angle), zeros], dim=1)
+
+    def interleaved() -> torch.Tensor:
+        pairs = torch.stack([expected[:, :n], expected[:, n:2 * n]], dim=2)
+        return torch.cat([torch.flatten(pairs, 1, 2), zeros], dim=1)
+
     mistakes = [
-        (f"the cosines come first. The layout is {layout}.", lambda: cosines_first),
-        ("the exponent uses i instead of 2i: the denominator of pair i is 10000^(2i / d_model).",
-         lambda: _concatenate(_variant(L, d, DEFAULT_BASE, exponent=lambda j: torch.div(j, 2, rounding_mode="floor")))),
-        ("the cosines use exponents 1, 3, 5, ...: the cosine of pair i shares its sine's denominator, "
-         "10000^(2i / d_model).", lambda: _concatenate(_variant(L, d, DEFAULT_BASE, exponent=lambda j: j))),
+        (f"those are the paper's denominators, 10000^(2i / d_model), and the last is short of 10000. tensor2tensor's "
+         f"run from 1 to exactly 10000: the step from one to the next is 10000^(1 / {max(n - 1, 1)}).", paper),
+        (f"the denominators stop one step short of 10000. With both ends included, {n} denominators take "
+         f"{n - 1} step{'s' if n != 2 else ''}, not {n}.", lambda: _t2t(L, d, exponent_steps=n)),
+        (f"that is the interleaved layout, sin, cos, sin, cos. tensor2tensor's is {layout}.", interleaved),
+        (f"the cosines come first. The layout is {layout}.",
+         lambda: torch.cat([expected[:, n:2 * n], expected[:, :n], zeros], dim=1)),
+        (f"the column of zeros goes last. The layout is {layout}.",
+         lambda: torch.cat([zeros, expected[:, :2 * n]], dim=1)),
+        (f"that is our table's odd layout, {(d + 1) // 2} sines and {n} cosines. tensor2tensor's is {layout}.",
+         lambda: (lambda t: torch.cat([t[:, 0::2], t[:, 1::2]], dim=1))(
+             sinusoidal_encoding(max_sequence_length=L, d_model=d, dtype=torch.float64))),
         ("the positions start at 1: the first token is position 0 (torch.arange(max_sequence_length)).",
-         lambda: _concatenate(_variant(L, d, DEFAULT_BASE, exponent=_pair_exponent, first_position=1))),
-        (f"the exponent divides by max_sequence_length = {L} instead of d_model = {d}.",
-         lambda: _concatenate(_variant(L, d, DEFAULT_BASE, exponent=_pair_exponent, size_in_denominator=L))),
-        ("the position was multiplied by the denominator: the angle is pos / 10000^(2i / d_model).",
-         lambda: _concatenate(_variant(L, d, DEFAULT_BASE, exponent=_pair_exponent, multiply=True))),
+         lambda: _t2t(L, d, first_position=1)),
+        ("the position was multiplied by the denominator: the angle is pos / denominator.",
+         lambda: _t2t(L, d, multiply=True)),
     ]
     mistake = first_mistake(lambda built: _matches(answer, built, tolerance),
                             [("Not quite: " + m, build) for m, build in mistakes])
@@ -357,17 +368,18 @@ def _judge_concatenated(table: object, length: int, d_model: int) -> Feedback | 
     difference = (answer.double() - expected).abs()
     difference = torch.where(torch.isnan(difference), torch.full_like(difference, math.inf), difference)
     row, column = divmod(int(difference.argmax()), d)
-    kind = f"the sine of pair {column}" if column < n_sin else f"the cosine of pair {column - n_sin}"
-    return Feedback(WRONG, f"Not the concatenated table ({layout}). Row {row}, column {column} ({kind}) is "
+    kind = (f"the sine of pair {column}" if column < n else f"the cosine of pair {column - n}" if column < 2 * n
+            else "the column of zeros")
+    return Feedback(WRONG, f"Not tensor2tensor's table ({layout}). Row {row}, column {column} ({kind}) is "
                            f"{float(answer[row, column]):.4f}, expected {float(expected[row, column]):.4f}.")
 
 
-@exercise("a concatenated table function for any d_model")
+@exercise("tensor2tensor's table for any d_model")
 def check_encoding_function(function: object) -> Feedback:
-    """A function `function(max_sequence_length, d_model)` that builds the table with torch alone, concatenated (all
-    sines, then all cosines, as `encoding.to_concatenated` orders them), for sizes of the checker's own, odd d_model
-    included: the first wrong table is named, with what it got and expected. A function that calls the package's
-    steps or builders (even_denominator, to_concatenated, sinusoidal_encoding, ...) is named."""
+    """A function `function(max_sequence_length, d_model)` that builds tensor2tensor's table with torch alone
+    (d_model // 2 denominators, geometric from 1 to 10000; all sines, all cosines, then a zero column for an odd
+    d_model), for sizes of the checker's own: the first wrong table is named, with what it got and expected. A
+    function that calls the package's steps or builders (even_denominator, to_concatenated, ...) is named."""
     if function is None:
         return not_attempted("a function my_encoding(max_sequence_length, d_model)")
     if isinstance(function, (torch.Tensor, np.ndarray, list, tuple)):
@@ -391,10 +403,10 @@ def check_encoding_function(function: object) -> Feedback:
                                          "max_sequence_length and d_model.")
             return Feedback(WRONG, f"my_encoding(max_sequence_length={L}, d_model={d}) raised {type(error).__name__}: "
                                    f"{text}. It must work for any sizes, odd d_model included.")
-        verdict = _judge_concatenated(table, L, d)
+        verdict = _judge_t2t(table, L, d)
         if verdict is not None:
             return Feedback(verdict.status, f"For max_sequence_length={L}, d_model={d}: {verdict.message}")
     tried = ", ".join(f"({L}, {d})" for L, d in _FUNCTION_SIZES)
-    return Feedback(CORRECT, f"Correct: all sines, then all cosines, for each (max_sequence_length, d_model) tried: "
+    return Feedback(CORRECT, f"Correct: tensor2tensor's table for each (max_sequence_length, d_model) tried: "
                              f"{tried}.")
 

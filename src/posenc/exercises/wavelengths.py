@@ -26,7 +26,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_first_negative", "check_last_full_turn_function", "check_repeating_columns"]
+__all__ = ["check_first_negative", "check_last_full_turn_function", "check_repeating_columns", "show_column"]
 
 
 @exercise("where a column first turns negative", prediction=True)
@@ -100,6 +100,18 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
 
 
 _FULL_TURN_CASES = ((10, 6), (20, 8), (63, 8), (64, 16), (64, 128), (100, 512), (1000, 64))
+
+
+def show_column(*, column: int, d_model: int, positions: int, base: float = DEFAULT_BASE) -> None:
+    """Print one column of the table, positions 0 to `positions` - 1: the run cell of an exercise that asks for a
+    prediction about it, so that the cell shows the numbers without the one line that would compute them."""
+    d_model = check_size("d_model", d_model, maximum=100_000)
+    column = check_size("column", column, minimum=0, maximum=d_model - 1)
+    positions = check_size("positions", positions, maximum=100_000)
+    base = check_base("base", base)
+    table = sinusoidal_encoding(max_sequence_length=positions, d_model=d_model, base=base)
+    print(f"column {column} at d_model = {d_model}, positions 0 to {positions - 1}:")
+    print(table[:, column])
 
 
 def _last_full_turn(max_sequence_length: int, d_model: int, steps: float | None = None) -> int:
