@@ -2,6 +2,8 @@
 not keys; without a causal mask, a whole encoder is permutation-equivariant; with one, a word's output depends on the
 words up to it, in any order."""
 
+import math
+
 import pytest
 import torch
 
@@ -92,17 +94,32 @@ def test_a_key_mask_on_the_query_axis_gives_one_nan_row_per_pad_and_hides_no_key
     assert exercises.check_nan_rows(None, scores=scores, key_mask=mask).status == "not attempted"
 
 
-def test_two_heads_on_the_same_matrices_give_another_output_than_one_head():
-    # 07's Exercise 1: the one head's scores are (s0 + s1) / sqrt(2), whose softmax is neither head's.
-    x = torch.randn(3, 10, 6, generator=torch.Generator().manual_seed(0))
-    mask = torch.arange(10) < torch.tensor([4, 5, 2])[:, None]
+def test_one_heads_score_is_the_heads_scores_summed_over_sqrt_num_heads():
+    # 07's Exercise 1: one head of d_model columns scores a pair (s0 + s1) / sqrt(2), from the two heads' s0 and s1.
+    x = torch.randn(10, 6, generator=torch.Generator().manual_seed(0))
     weights = attention.multi_head_weights(d_model=6, seed=0)
-    for answer in (False, "false", " False "):
-        assert exercises.check_heads_differ(answer, x=x, weights=weights, key_mask=mask).correct
-    wrong = exercises.check_heads_differ(True, x=x, weights=weights, key_mask=mask)
-    assert wrong.status == "wrong" and "the answer is False" in wrong.message and "(s0 + s1) / sqrt(2)" in wrong.message
-    assert "True or False" in exercises.check_heads_differ(3, x=x, weights=weights, key_mask=mask).message
-    assert exercises.check_heads_differ(None, x=x, weights=weights, key_mask=mask).status == "not attempted"
+    Q, K = x @ weights.W_Q, x @ weights.W_K
+    s0, s1 = attention.scaled_dot_product_scores(attention.split_heads(Q[None], num_heads=2),
+                                                 attention.split_heads(K[None], num_heads=2))[0, :, 1, 0].tolist()
+    one = float(attention.scaled_dot_product_scores(Q, K)[1, 0])
+    assert abs(one - (s0 + s1) / math.sqrt(2)) < 1e-5
+
+    def check(answer):
+        return exercises.check_one_head_score(answer, x=x, weights=weights, num_heads=2, query=1, key=0)
+
+    for answer in (one, round(one, 3), torch.tensor(one), str(one)):
+        assert check(answer).correct
+    assert "(s0 + s1) / sqrt(2)" in check(one).message
+    for answer, words in ((s0 + s1, "wrong scale"), ((s0 + s1) / 2, "the mean"), (s0, "head 0's own"), (s1, "head 1's own")):
+        feedback = check(answer)
+        assert feedback.status == "mistake" and words in feedback.message
+    wrong = check(one + 1)
+    assert wrong.status == "wrong" and f"{one:.4f}" in wrong.message
+    assert check("junk").status == "wrong" and check(None).status == "not attempted"
+    with pytest.raises(ValueError):
+        exercises.check_one_head_score(None, x=x, weights=weights, num_heads=4, query=1, key=0)
+    with pytest.raises(ValueError):
+        exercises.check_one_head_score(None, x=x, weights=weights, num_heads=2, query=10, key=0)
 
 
 def test_one_vector_at_every_position_only_reorders_the_outputs():

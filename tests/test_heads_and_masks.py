@@ -167,6 +167,16 @@ def test_multi_head_attention_equals_sdpa_with_a_boolean_mask(causal):
     assert not torch.allclose(ours[:1], flipped, atol=1e-3)
 
 
+def test_sdpa_on_this_build_takes_a_mask_and_is_causal_together():
+    # 07's side note: the documentation says attn_mask with is_causal=True raises; torch 2.13 on a CPU combines them.
+    # If this fails, PyTorch now does what its documentation says: update the side note.
+    x, weights, key_mask = example(seed=6)
+    ours, _ = attention.multi_head_attention(x, weights, num_heads=3, key_mask=key_mask, causal=True)
+    real = key_mask[:, :, None].expand(-1, -1, x.shape[-1])  # the <PAD> rows differ: a row with no key is NaN or not
+    combined = torch_sdpa(x, weights, 3, attn_mask=key_mask[:, None, None, :], is_causal=True)
+    torch.testing.assert_close(ours[real], combined[real], atol=ATOL, rtol=0)
+
+
 def test_each_head_is_single_head_attention_on_its_block_of_columns():
     # Concat(head_1, ..., head_h) W_O with head_i = Attention(x W_Q_i, x W_K_i, x W_V_i): written head by head.
     x, weights, key_mask = example(seed=6)

@@ -8,8 +8,8 @@
     wavelengths   where a column first turns negative, any column's wavelength, the last column that turns once
                   within a table, the columns that repeat within a table, the shift as a rotation
     precision     a table whose angles no longer drift, positions in bfloat16
-    attention     how many different outputs without PE, a repair of the weights masked after the softmax, where a
-                  head lands once heads are folded into the batch
+    attention     how many different outputs without PE, a repair of the weights masked after the softmax, one
+                  head's score from the heads', where a head lands once heads are folded into the batch
     schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
     predictions   "predict, then run": check_prediction, and check_choice for a multiple choice
     choices       the notebooks' multiple-choice questions, so the cell a learner runs holds no answer key
@@ -41,7 +41,8 @@ the two swapped, the sign of sin, and the turned queries given instead of tables
 exponent's sign, the order reversed, and the rule for another head count. The encoding
 checker also recognises the angle multiplied by the denominator instead of divided, the
 wrong base, and degrees taken for radians; the shift checker degrees. The folded-entry checker: one `view`, folded
-head-major, every num_heads-th column, and the right head of sequence 0. The module checker names a
+head-major, every num_heads-th column, and the right head of sequence 0. The one-head-score checker: the plain sum of
+the heads' scores, their mean, and one head's own score. The module checker names a
 module written for (seq, batch, d_model); the position-ids checker pads at a position no table need have; the
 drift-fix checker, which runs the learner's builder on new sizes, a denominator still float32, float32 angles, and
 the angle cast before its sine.

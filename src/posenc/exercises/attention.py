@@ -1,6 +1,6 @@
 """Checkers for attention, masks and heads: distinct outputs without PE, one vector added at every position, a repair
-of weights masked after the softmax, the rows a mask on the wrong axis turns to NaN, two heads against one, where a head
-lands once heads are folded into the batch."""
+of weights masked after the softmax, the rows a mask on the wrong axis turns to NaN, one head's score against two heads',
+where a head lands once heads are folded into the batch (and that entry, shown)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 
 from .._checks import check_tensor, instance_of, is_real, short
 from .._provenance import calls_builtin
-from ..attention import ProjectionWeights, multi_head_attention, self_attention, split_heads
+from ..attention import ProjectionWeights, self_attention, split_heads
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -30,7 +30,7 @@ from .feedback import (
 from .predictions import check_prediction
 
 __all__ = ["check_distinct_outputs", "check_one_vector_everywhere", "check_mask_repair", "check_nan_rows",
-           "check_heads_differ", "check_folded_entry"]
+           "check_one_head_score", "check_folded_entry", "show_fold"]
 
 
 def _different_rows(outputs: torch.Tensor) -> int:
@@ -237,16 +237,50 @@ def check_nan_rows(answer: object, *, scores: torch.Tensor, key_mask: torch.Tens
                                 "rows (queries), not columns (keys): one row per <PAD> of the batch.")
 
 
-@exercise("two heads or one, the same matrices: the same output?", prediction=True)
-def check_heads_differ(answer: object, *, x: torch.Tensor, weights: object, key_mask: torch.Tensor) -> Feedback:
-    """A prediction: whether `multi_head_attention` gives the same output with one head as with two, on the same
-    `weights` (`attention.multi_head_weights`), within 1e-6."""
-    one_head, _ = multi_head_attention(x, weights, num_heads=1, key_mask=key_mask)
-    two_heads, _ = multi_head_attention(x, weights, num_heads=2, key_mask=key_mask)
-    same = bool(torch.allclose(one_head, two_heads, atol=1e-6))
-    why = ("The projections give the same Q, K and V. But the one head's scores are (s0 + s1) / sqrt(2), from the two "
-           "heads' scores s0 and s1, and one softmax of that is neither head's softmax.")
-    return _predict(answer, actual=same, question="the same output", explanation="" if same else why)
+@exercise("one head on the same matrices: its score", prediction=True)
+def check_one_head_score(answer: object, *, x: torch.Tensor, weights: object, num_heads: int, query: int,
+                         key: int) -> Feedback:
+    """A prediction: the score that ONE head of d_model columns gives (query, key) of x, `(seq, d_model)`, on the same
+    `weights` (`attention.multi_head_weights`) whose `num_heads` heads score that pair s_0, s_1, ... The answer is
+    (s_0 + s_1 + ...) / sqrt(num_heads), taken within 2e-3 (the notebook prints the s_h with four decimals).
+
+    Named, each by the number it gives: the plain sum of the heads' scores (the wrong scale), their mean, and one
+    head's own score.
+    """
+    check_tensor("x", x, ndim=(2,))
+    seq, d_model = x.shape
+    if not is_real(num_heads, whole=True) or not 1 < num_heads <= d_model or d_model % int(num_heads):
+        raise ValueError(f"num_heads must be a whole number above 1 that divides d_model = {d_model}, got {short(num_heads)}")
+    for name, index in (("query", query), ("key", key)):
+        if not is_real(index, whole=True) or not 0 <= index < seq:
+            raise ValueError(f"{name} must be a position of x, 0 to {seq - 1}, got {short(index)}")
+    num_heads, query, key = int(num_heads), int(query), int(key)
+    x = x.detach().cpu().double()
+    Q, K = x @ weights.W_Q.detach().cpu().double(), x @ weights.W_K.detach().cpu().double()
+    head_dim = d_model // num_heads
+    heads = [float(Q[query, h * head_dim:(h + 1) * head_dim] @ K[key, h * head_dim:(h + 1) * head_dim]) / head_dim ** 0.5
+             for h in range(num_heads)]
+    expected = float(Q[query] @ K[key]) / d_model ** 0.5
+    names = " + ".join(f"s{h}" for h in range(num_heads))
+    if answer is None:
+        return not_attempted(f"a number: the one head's score for query {query} and key {key}")
+    number = _predicted_number(answer)
+    if number is None:
+        return Feedback(WRONG, f"Expected one number, the one head's score, got {describe(answer)}.")
+    why = (f"One head's dot product runs over all {d_model} columns, so it is the sum of the heads' dot products. It "
+           f"divides by sqrt({d_model}) instead of sqrt({head_dim}), so the score is ({names}) / sqrt({num_heads}) = "
+           f"{expected:.4f}. One softmax of such scores is neither head's softmax: one head and {num_heads} heads give "
+           "different outputs.")
+    if abs(number - expected) < 2e-3:
+        return Feedback(CORRECT, f"Correct: {expected:.4f}. {why}")
+    mistakes = [(f"That is {names}, the right sum at the wrong scale.", sum(heads)),
+                (f"That is the mean of the heads' scores. The factor is 1 / sqrt({num_heads}), not 1 / {num_heads}.",
+                 sum(heads) / num_heads)]
+    mistakes += [(f"That is head {h}'s own score. The one head reads every column.", s) for h, s in enumerate(heads)]
+    mistake = first_mistake(lambda value: abs(number - value) < 2e-3, mistakes)
+    if mistake:
+        return Feedback(MISTAKE, f"{mistake.message} {why}")
+    return Feedback(WRONG, f"You predicted {number:g}; the one head's score is {expected:.4f}. {why}")
 
 
 @exercise("where a head lands in the batch", prediction=True)
@@ -294,3 +328,14 @@ def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index
     if mistake:
         return Feedback(MISTAKE, f"{mistake.message} {why}")
     return Feedback(WRONG, f"You predicted {number:g}; folded[{index}, 0, 0] is {expected:g}. {why}")
+
+
+def show_fold(x: torch.Tensor, *, num_heads: int, index: int) -> torch.Tensor:
+    """Entry `index` of x, `(batch, seq, d_model)`, cut into heads and folded into the batch as nn.MultiheadAttention
+    holds it inside: `(seq, head_dim)`, one row per token. The reveal after the fold exercise prints it."""
+    check_tensor("x", x, ndim=(3,))
+    split = split_heads(x.detach().cpu(), num_heads=num_heads)
+    batch, heads, length, head_dim = split.shape
+    if not is_real(index, whole=True) or not 0 <= index < batch * heads:
+        raise ValueError(f"index must be an entry of the folded heads, 0 to {batch * heads - 1}, got {short(index)}")
+    return split.reshape(batch * heads, length, head_dim)[int(index)]

@@ -67,15 +67,15 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 
 
 _LEAST_LIKE_AT_BASE_TEN = {
-    "a": "A lower base makes each denominator base^(2i/d_model) smaller, so every pair except pair 0 turns faster, "
-         "not slower. At base 10 the longest wavelength is 60.6 positions, shorter than the 64-position table, so "
-         "every column starts over before the last row.",
+    "a": "True at every base, also at 10,000, where the last row is the least alike, so it cannot explain the move. "
+         "At base 10 the longest wavelength is 60.6 positions, shorter than the 64-position table, so every column "
+         "starts over before the last row.",
     "b": "At base 10 the longest wavelength is 60.6 positions, shorter than the 64-position table. Every column "
          "starts over within the table, so a far row can fall back into step with row 10, and distance no longer "
          "decides. Row 10 is lowest at position 27 (-14.53).",
-    "c": "Each row still holds 64 sin/cos pairs, and sin^2 + cos^2 = 1, so PE[p] . PE[p] = 64 at every base: the "
-         "rows keep their length. What changes is the wavelengths: at base 10 the longest is 60.6 positions, "
-         "shorter than the 64-position table, so every column starts over within it.",
+    "c": "The slowest pair repeats every 60.6 positions, so it is half a turn from row 10 at about position 40, not "
+         "27. No single pair decides: position 27 is where the sum over all 64 pairs is lowest. What changes is that "
+         "at base 10 every column starts over within the 64-position table.",
 }
 
 

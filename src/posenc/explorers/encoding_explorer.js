@@ -189,9 +189,9 @@ function render({model, el}) {
       }
       ctx.strokeStyle = "#000"; ctx.lineWidth = 1.5;
       ctx.beginPath(); ctx.arc(P.X(j), P.Y(n.lengths[j]), 6, 0, 2 * Math.PI); ctx.stroke();
-      axes(ctx, P, {xlabel: narrow ? "column j (sin orange, cos blue)" : "dimension (column) j: sin columns orange, cos columns blue",
+      axes(ctx, P, {xlabel: narrow ? "column j (sin orange, cos blue)" : "column j: sin columns orange, cos columns blue",
                     ylabel: "wavelength (positions)",
-                    title: `column ${j}: ${readable(n.lengths[j])} positions; base ${readable(s.base)}`});
+                    title: `circled: column ${j}, ${readable(n.lengths[j])} positions; base ${readable(s.base)}`});
     } else {
       const size = Math.min(plotH, narrow ? width * 0.42 : plotW * 0.42);
       // One diverging scale for every base, from -limit to +limit (as posenc.plots.similarity_figure): base 10,000 and
@@ -201,7 +201,7 @@ function render({model, el}) {
       limit = limit || 1;
       if (!cache.similarityPicture) cache.similarityPicture = image(n.S, L, L, -limit, limit);
       heatmap(ctx, {x: left, y: top, w: size, h: size}, cache.similarityPicture, L, L, {row: p, ylabel: "position p"},
-              "every pair of positions", "position q");
+              `every pair of positions, base ${readable(s.base)}`, "position q");
       colourBar(ctx, {x: left + size + 8, y: top, w: 10, h: size}, -limit, limit, "");
       const x = left + size + (narrow ? 56 : 90), row = Array.from(n.S.subarray(p * L, (p + 1) * L));
       const P = panel({x, y: top, w: width - x - 50, h: plotH}, [-p - 0.5, L - p - 0.5], [-1.05 * limit, 1.05 * limit]);

@@ -148,11 +148,16 @@ class EncodingExplorer(anywidget.AnyWidget):
         if self.view == "curves":
             pair = j - j % 2
             columns = [c for c in (pair, pair + 1) if c < d]
-            return plots.sine_cosine_curves(d_model=d, columns=columns, max_sequence_length=L, base=self.base, position=p)
+            fig = plots.sine_cosine_curves(d_model=d, columns=columns, max_sequence_length=L, base=self.base, position=p)
+            fig.suptitle(f"column{'s' if len(columns) > 1 else ''} {' and '.join(map(str, columns))} of PE, d_model = {d}, "
+                         f"base = {readable(self.base)}", fontsize=11)  # the pair shown, not a fast/slow contrast
+            return fig
         if self.view == "wavelengths":
             return _wavelengths_figure(self.wavelengths(), length=L, dimension=j, base=self.base)
         table = sinusoidal_encoding(max_sequence_length=L, d_model=d, base=self.base, dtype=torch.float64)
-        return plots.similarity_figure(table, position=p)
+        fig = plots.similarity_figure(table, position=p)
+        fig.suptitle(f"PE[p] . PE[q], d_model = {d}, base = {readable(self.base)}", fontsize=11)
+        return fig
 
     def picture(self) -> bytes:
         """The still picture (PNG): the current view and its readout (the notebook that explores with it says the line
@@ -179,8 +184,9 @@ def _wavelengths_figure(lengths: torch.Tensor, *, length: int, dimension: int, b
     ax.plot([dimension], [float(lengths[dimension])], "o", markersize=10, markerfacecolor="none", color="black")
     ax.set_yscale("log")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("dimension (column) j")
+    ax.set_xlabel("column j")
     ax.set_ylabel("wavelength (positions)")
-    ax.set_title(f"column {dimension}: {readable(float(lengths[dimension]))} positions; base {readable(base)}", fontsize=10)
+    ax.set_title(f"circled: column {dimension}, {readable(float(lengths[dimension]))} positions; base {readable(base)}",
+                 fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
     return fig
