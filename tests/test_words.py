@@ -28,8 +28,8 @@ BUDGET = {
     "09_why_positions_matter": 540,
     "10_relative_positions": 990,
     "11_pitfalls": 620,
-    "12_precision": 1020,
-    "13_position_schemes": 1550,
+    "12_precision": 1095,
+    "13_position_schemes": 1650,
     "14_does_position_matter": 1630,
     "15_real_pipeline": 1485,
     # "Stretching the context" reads as two: the rules, then what real models set.

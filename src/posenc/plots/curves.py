@@ -63,7 +63,9 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
     on top of the others, named `reference_label` (by default the slope itself). Errors of 0 are drawn at 1e-10
     (a log axis has no 0).
     """
+    xlabel = "position"
     if positions is None:
+        xlabel = "position p (worst error over 0 .. p)"
         length = min(len(values) for values in errors.values())
         ends = torch.logspace(1, math.log10(length), round(8 * (math.log10(length) - 1)) + 1, dtype=torch.float64)
         ends = ends.round().long().clamp(max=length).unique()
@@ -83,7 +85,7 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
     if reference_slope is not None:
         ax.loglog(positions, [reference_slope * p for p in positions], ":", color="#555555", linewidth=1.8,
                   zorder=3, label=reference_label or f"{reference_slope:.2g} x position")
-    ax.set_xlabel("position (upper end of the range)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("max abs error vs float64")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
