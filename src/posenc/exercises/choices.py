@@ -53,10 +53,9 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
     "b": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds.",
     "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. The "
-         "causal mask lets each query see only the keys up to its own place, so the output rows themselves change. "
-         "Here their average changes too.",
+         "causal mask lets each query see only the keys up to its own place, so the output rows themselves change.",
     "d": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
-         "what it adds. It is the causal mask that changes the output rows themselves, and here their average too.",
+         "what it adds. It is the causal mask that changes the output rows themselves.",
 }
 
 
@@ -108,9 +107,9 @@ _LOFTR_TURNING_PAIRS = {
          "it shrinks by only 10000^(1/64), about 1.15, per pair.",
     "b": "As written, pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair to the next, so "
          "only pairs 0 to 3 turn by more than 0.1 radian across 256 positions, not half of the 64.",
-    "c": "As written, the scale is -1, so pair j's frequency is exp(-2j): 1, 0.14, 0.018, 0.0025, then 0.0003. "
-         "Across 256 positions only pairs 0 to 3 turn by more than 0.1 radian. The other 60 pairs stay almost "
-         "constant, so they carry almost no position.",
+    "c": "As written, the scale is -1, so pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair "
+         "to the next, so only the first few pairs turn across 256 positions. The rest stay almost constant, so they "
+         "carry almost no position.",
 }
 
 
