@@ -189,22 +189,23 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
 
 
 _SMALLER_MODEL_WORD_ROW = {
-    "a": "The factor is smaller at 128, but tensor2tensor's start is larger by as much. A word row stays about "
-         "sqrt(d_model) long, longer than a PE row's sqrt(d_model / 2).",
-    "b": "With the factor, tensor2tensor's start gives a word row entries of standard deviation 1, so it is about "
-         "sqrt(d_model) long. A PE row is sqrt(d_model / 2) long. Both lengths scale with sqrt(d_model), so their "
-         "ratio is sqrt(2) at every d_model.",
-    "c": "The ratio is the same, but not because of the denominators. A PE row's length does not depend on them: each "
-         "pair adds sin² + cos² = 1 to its squared length, whatever the angle. So a PE row is sqrt(d_model / 2) long.",
-    "d": "The factor cancels tensor2tensor's start, so a word row is about sqrt(d_model) long. A PE row is "
-         "sqrt(d_model / 2) long. Both shrink alike, so their ratio does not fall.",
+    "a": "Without the factor, both lengths would grow like sqrt(d_model). With it, a word row's entries have standard "
+         "deviation 0.02 sqrt(d_model), so the row is about 0.02 d_model long: it grows like d_model. A PE row is "
+         "sqrt(d_model / 2) long, so the ratio, 0.02 sqrt(2 d_model), grows.",
+    "b": "A word row's entries have standard deviation 0.02 sqrt(d_model), and there are d_model of them, so the row is "
+         "about 0.02 d_model long: 2.56 at d_model = 128. A PE row is sqrt(d_model / 2) long: 8. The ratio, "
+         "0.02 sqrt(2 d_model), grows with d_model, and passes 1 near d_model = 1250.",
+    "c": "The factor makes up for a start of std 1/sqrt(d_model), not for any start. At std 0.02 a word row is about "
+         "0.02 d_model long, against sqrt(d_model / 2) for a PE row: at d_model = 128, 2.56 against 8.",
+    "d": "PE's denominators set the angles, not the length: each sin, cos pair adds sin² + cos² = 1 to the squared "
+         "length. A PE row is sqrt(d_model / 2) long, a word row about 0.02 d_model, so the ratio grows.",
 }
 
 
 def check_smaller_model_word_row(answer: object) -> Feedback:
-    """A multiple choice: at d_model = 128, tensor2tensor's start times sqrt(d_model): a word row against a PE row."""
+    """A multiple choice: std 0.02 times sqrt(d_model) at d_model = 128: a word row against a PE row, as d_model grows."""
     return check_choice(answer, options=_SMALLER_MODEL_WORD_ROW, correct="b",
-                        question="a word row against a PE row at d_model = 128")
+                        question="a word row of std 0.02 times the factor against a PE row, as d_model grows")
 
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. "

@@ -156,7 +156,8 @@ def transformer_diagram() -> Figure:
     arrow(7.4, tops["decoder"], 7.4, tops["decoder"] + 0.25)
     arrow(7.4, tops["decoder"] + 0.65, 7.4, tops["decoder"] + 0.85)
     ax.text(7.4, tops["decoder"] + 1.55, "output probabilities", ha="center", va="center", fontsize=9, style="italic")
-    ax.set_title('The Transformer of "Attention Is All You Need" (after its figure 1)', fontsize=11)
+    ax.set_title('The Transformer of "Attention Is All You Need": its figure 1, with x sqrt(d_model)\n'
+                 '(section 3.4) and dropout (section 5.4) drawn in from its text', fontsize=11)
     return fig
 
 
