@@ -244,6 +244,11 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     return fig
 
 
+# Okabe-Ito without its yellow, reordered: its orange comes after its vermillion, so five lines (a sentence of four
+# words and its padding) never pair the two, which read as one colour.
+_LOOKUP_COLOURS = (OKABE_ITO[3], OKABE_ITO[2], OKABE_ITO[5], OKABE_ITO[1], OKABE_ITO[4], OKABE_ITO[0], OKABE_ITO[7])
+
+
 def lookup_figure(table: torch.Tensor, rows: torch.Tensor, *, table_labels: Sequence[str], row_labels: Sequence[str],
                   table_title: str = "W_E", rows_title: str = "X") -> Figure:
     """A table and a matrix of its width side by side, on one colour scale, with a line from each row of `rows` to the
@@ -275,7 +280,7 @@ def lookup_figure(table: torch.Tensor, rows: torch.Tensor, *, table_labels: Sequ
             continue
         met += [equal[0]] if equal[0] not in met else []
         fig.add_artist(ConnectionPatch(xyA=(columns - 0.5, equal[0]), coordsA=left.transData, xyB=(-0.5, k),
-                                       coordsB=right.transData, color=OKABE_ITO[met.index(equal[0]) % len(OKABE_ITO)],
+                                       coordsB=right.transData, color=_LOOKUP_COLOURS[met.index(equal[0]) % len(_LOOKUP_COLOURS)],
                                        linewidth=1.2))
     return fig
 
