@@ -386,6 +386,9 @@ def _claims(record: dict):
            "at 128; in the learned seeds far (0.2 or more) below the code's YaRN at both",
            _in(pair0_paper, 0.12, 0.39) and _in(at(full, "yarn_pair0_paper", 128), 0, 0.16) and min(drop) >= 0.2,
            {"at 64": pair0_paper, "drop": round(min(drop), 3)})
+    like_pi = [at(full, "yarn_pair0_paper", 64)[k] - at(full, "linear", 64)[k] for k in learned]
+    yield ("learned seeds, 64 tokens: the code's YaRN with pair 0 given the paper's value about as PI does (within 0.05)",
+           max(abs(d) for d in like_pi) <= 0.05, [round(d, 3) for d in like_pi])
 
     control = _minus(at(full, "linear_fine_tuned", 64), at(full, "none_fine_tuned", 64))
     # The differences are exact to 3 decimals (accuracies are saved to 3), so the sixth is compared as printed, 0.054.

@@ -264,7 +264,8 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it; but in every seed the "
               "half-turned model fell to chance at 64 tokens.",
-    "worse": "The figure below shows it, seed by seed.",
+    "worse": "The data fit the Against case: a half head has one pair that turns fully in training, a whole head "
+              "two. Why it falls all the way to chance, below the one-token match, is still open.",
     "the same": "The two differ by far at 64 tokens: the half-turned model fell to chance in every seed.",
 }
 
@@ -278,11 +279,12 @@ def check_half_turned_heads(answer: object) -> Feedback:
 _LLAMA_4_RULE = {
     "a": "high_freq_factor is the bound in turns within L above which a pair is kept: at 1 it falls from 4 turns "
          "to 1, so the 6 pairs Llama 3.1 blends are now kept.",
-    "b": "A smaller high_freq_factor raises the kept bound to meet the other one; the blend between them shrinks to "
-         "nothing instead of widening.",
+    "b": "A smaller high_freq_factor lowers the kept bound from 4 turns to 1, to meet the other one; the blend "
+         "between them shrinks to nothing instead of widening.",
     "c": "The divided pairs are those with under low_freq_factor turns within L, and low_freq_factor stays 1: the same 29. "
          "The 6 blended pairs move to the kept side, not to the divided one.",
-    "d": "The cell below counts the pairs on each side of the bounds.",
+    "d": "Both bounds sit at 1 turn within L. The 35 pairs over it are kept (the 29 Llama 3.1 keeps and the 6 it "
+         "blends), the 29 under it are divided by 16, and none is left to blend.",
 }
 
 

@@ -80,12 +80,12 @@ def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors:
     fig = new_figure(8, 4)
     ax = fig.add_subplot()
     previous = reached(trained_length)
-    ax.plot(pairs, previous, color=SCHEME_COLOURS["rotary"], label=f"trained: {trained_length} positions", linewidth=2)
+    ax.plot(pairs, previous, color=SCHEME_COLOURS["rotary"], label=f"trained: {trained_length:,} positions", linewidth=2)
     shades = ["#E69F00", "#D55E00", "#CC79A7", "#882255"]
     for k, factor in enumerate(factors):
         now = reached(factor * trained_length)
         ax.fill_between(pairs, previous, now, color=shades[k % len(shades)], alpha=0.45,
-                        label=f"new angles at {factor}x ({factor * trained_length} positions)")
+                        label=f"new angles at {factor}x ({factor * trained_length:,} positions)")
         ax.plot(pairs, now, color=shades[k % len(shades)], linewidth=1)
         previous = now
     # A log scale: the slowest pairs reach a thousandth of a turn, and 4x that is as new to them as a whole turn.
@@ -127,7 +127,7 @@ def frequency_ratios(plain: Sequence[float], scaled: dict[str, Sequence[float]],
                   + ["1: kept"])
     ax.set_yticks([], minor=True)
     ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
-    ax.set_ylabel("frequency after / before (log scale)")
+    ax.set_ylabel("rule's frequency / plain RoPE's (log scale)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig
@@ -177,7 +177,8 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     dashes = ["--", ":", "-."]
     for ax, (name, rules) in zip(axes, accuracies.items(), strict=True):
         for k, (rule, values) in enumerate(rules.items()):
-            style = _style(rule, k)
+            base = rule.split(",")[0].strip()  # "pi, half" has PI's colour; "plain" is plain RoPE's
+            style = _style({"plain": "rotary"}.get(base, base), k)
             offsets = [k + 0.64 * (j / max(count - 1, 1) - 0.5) for j in range(count)]
             kept = sorted(v for v, seed in zip(values, names, strict=True) if seed in chosen)
             half = len(kept) // 2
