@@ -11,7 +11,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from posenc import attention, exercises, plots, schemes
+from posenc import attention, exercises, plots, schemes, subwords
 from posenc.models import decoder
 from posenc.positions import position_ids
 from test_figures import check_figure
@@ -599,3 +599,20 @@ def test_bloom_keys_only_alibi_gives_the_weights_of_the_whole_bias():
     assert torch.allclose(weights[0][real_queries], weights[1][real_queries], atol=1e-6)
     assert not torch.allclose(torch.softmax((scores - bloom).masked_fill(~visible, float("-inf")), dim=-1)[real_queries],
                               weights[1][real_queries], atol=1e-3)  # the sign matters: the check can fail
+
+
+# check_same_words_other_order and subwords.pieces_by_word ------------------------------------------------------------
+
+def test_the_same_words_in_another_order_take_one_more_token():
+    tokenizer = subwords.train_bpe()
+    counts = [len(tokenizer.encode(s).ids) for s in ("Grant is my friend", "My friend is Grant")]
+    assert counts == [9, 10]
+    assert subwords.pieces_by_word("My friend is Grant", tokenizer) == [["My"], [" f", "r", "i", "end"], [" is"],
+                                                                        [" ", "G", "r", "ant"]]
+    for right in (1, 1.0, "1", " 1 "):
+        assert exercises.check_same_words_other_order(right, actual=1).status == "correct"
+    for wrong in (0, 2, -1):
+        feedback = exercises.check_same_words_other_order(wrong, actual=1)
+        assert feedback.status != "correct" and str(wrong) in feedback.message and "1" in feedback.message, feedback.message
+    assert exercises.check_same_words_other_order(None, actual=1).status == "not attempted"
+    assert exercises.check_same_words_other_order("one", actual=1).status != "correct"

@@ -30,7 +30,7 @@ BUDGET = {
     "11_pitfalls": 645,
     "12_precision": 1095,
     "13_position_schemes": 1650,
-    "14_does_position_matter": 1630,
+    "14_does_position_matter": 1670,
     "15_real_pipeline": 1485,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1780,

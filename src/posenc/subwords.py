@@ -31,7 +31,7 @@ from ._checks import check_size, check_str, instance_of
 from .tokens import SPECIAL_TOKENS, Vocabulary, pad
 
 __all__ = ["NOTEBOOK_TEXT", "DEFAULT_VOCAB_SIZE", "MIN_VOCAB_SIZE", "train_bpe", "subword_tokens", "subword_ids",
-           "subword_vocabulary"]
+           "subword_vocabulary", "pieces_by_word"]
 
 # The markdown cells of every notebook up to "Does position matter?", frozen at commit 0c443ff (2026-11-23; each
 # notebook's markdown cells in order, each cell's source stripped, joined by blank lines), so that the tokenizer trained
@@ -80,6 +80,17 @@ def subword_tokens(sentence: str, tokenizer: Tokenizer) -> list[str]:
     """
     check_str("sentence", sentence)
     return _check_tokenizer(tokenizer).encode(sentence).tokens
+
+
+def pieces_by_word(sentence: str, tokenizer: Tokenizer) -> list[list[str]]:
+    """The pieces of `sentence`, grouped by the word (pre-tokenizer cut) they come from, as `plots.subword_figure` takes
+    them; each piece is the sentence's own characters, so a space before a piece is a real space, not `Ġ`."""
+    check_str("sentence", sentence)
+    encoded = _check_tokenizer(tokenizer).encode(sentence)
+    words: dict[int, list[str]] = {}
+    for word, (start, end) in zip(encoded.word_ids, encoded.offsets):
+        words.setdefault(word, []).append(sentence[start:end])
+    return list(words.values())
 
 
 def subword_ids(sentence: str, tokenizer: Tokenizer, *, max_sequence_length: int) -> torch.Tensor:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .feedback import Feedback
 from .predictions import check_prediction
 
-__all__ = ["check_constant_score_terms", "check_where_friend_ends", "check_row_a_token_gets"]
+__all__ = ["check_constant_score_terms", "check_same_words_other_order", "check_row_a_token_gets"]
 
 
 def check_constant_score_terms(answer: object, *, actual: object) -> Feedback:
@@ -23,12 +23,13 @@ def check_constant_score_terms(answer: object, *, actual: object) -> Feedback:
                                         "pairs and mixes them, and those parts are not a function of q - p alone.")
 
 
-def check_where_friend_ends(answer: object, *, actual: object) -> Feedback:
-    """A prediction: in "Grant is my friend", at which position does `end`, the last piece of friend, sit (`actual`)?"""
-    return check_prediction(answer, actual=actual, question="where friend ends",
-                            explanation="At the start of the text, Grant has no space before it: G r ant, three "
-                                        "pieces. Then ␣is, ␣my and ␣f r i end: end is the ninth piece, position 8. "
-                                        "A model that reads positions 0 to 7 never sees it.")
+def check_same_words_other_order(answer: object, *, actual: object) -> Feedback:
+    """A prediction: how many more tokens does "My friend is Grant" take than "Grant is my friend" (`actual`)?"""
+    return check_prediction(answer, actual=actual, question="how many more tokens My friend is Grant takes",
+                            explanation="The words are the same, and only the first has no space before it. My and "
+                                        "␣my are one piece each, and ␣f r i end is four pieces in both. At the end, "
+                                        "␣Grant is four pieces, ␣ G r ant. At the start, Grant has no space to carry: "
+                                        "G r ant, three pieces.")
 
 
 def check_row_a_token_gets(answer: object, *, actual: object) -> Feedback:

@@ -84,7 +84,7 @@ def position_ids_figure(panels: dict[str, torch.Tensor], *, attention_mask: torc
                 ax.add_patch(Rectangle((s - 0.47, b - 0.42), 0.94, 0.84, facecolor=colour, edgecolor="white",
                                        alpha=1.0 if real else 0.9))
                 ax.text(s, b, str(value) if real else f"pad\n{value}", ha="center", va="center",
-                        fontsize=8 if real else 6, color="black" if real else "#777777")
+                        fontsize=8 if real else 7.5, color="black" if real else "#333333")
         ax.set_xlim(-0.6, seq - 0.4)
         ax.set_ylim(batch - 0.5, -0.5)
         ax.set_xticks(range(seq))
