@@ -349,9 +349,10 @@ def _stack_and_flatten(max_sequence_length, d_model):
 
 def _t2t(max_sequence_length, d_model):
     # tensor2tensor's get_timing_signal_1d, by hand: d_model // 2 denominators from 1 to 10000, both ends included.
+    # With one pair (d_model 2 or 3) there are no steps, and its one denominator is 1.
     pairs = d_model // 2
     position = torch.arange(max_sequence_length, dtype=torch.float32).reshape(-1, 1)
-    angle = position / torch.pow(10000, torch.arange(pairs).float() / (pairs - 1))
+    angle = position / torch.pow(10000, torch.arange(pairs).float() / max(pairs - 1, 1))
     return torch.cat([torch.sin(angle), torch.cos(angle), torch.zeros(max_sequence_length, d_model % 2)], dim=1)
 
 
@@ -370,7 +371,7 @@ class TestEncodingFunction:
             n = d_model // 2
             rows = []
             for p in range(max_sequence_length):
-                angles = [p / 10000 ** (i / (n - 1)) for i in range(n)]
+                angles = [p / 10000 ** (i / (n - 1)) if n > 1 else p for i in range(n)]
                 rows.append([math.sin(a) for a in angles] + [math.cos(a) for a in angles] + [0.0] * (d_model % 2))
             return rows
 
@@ -381,9 +382,56 @@ class TestEncodingFunction:
             table[:, :n], table[:, n:2 * n] = torch.sin(angle), torch.cos(angle)
             return table
 
-        for answer in (_t2t, as_tensorflow, by_loop, linspace):
+        def exponent_by_linspace(max_sequence_length, d_model):  # linspace(0, 1, 1) is [0.]: one pair needs no guard
+            n = d_model // 2
+            angle = torch.arange(max_sequence_length).float()[:, None] / 10000 ** torch.linspace(0, 1, n)
+            return torch.cat([angle.sin(), angle.cos(), torch.zeros(max_sequence_length, d_model % 2)], dim=1)
+
+        for answer in (_t2t, as_tensorflow, by_loop, linspace, exponent_by_linspace):
             feedback = self.check(answer)
             assert feedback.correct, (answer.__name__, feedback.message)
+            assert "(5, 2), (3, 3)" in feedback.message, feedback.message
+
+    def test_one_pair_without_the_guard_is_named(self):
+        # d_model 2 or 3: pairs - 1 = 0. Dividing by it gives nan (torch) or raises (Python floats); 10000 is wrong.
+        def unguarded(max_sequence_length, d_model):
+            pairs = d_model // 2
+            position = torch.arange(max_sequence_length, dtype=torch.float32).reshape(-1, 1)
+            angle = position / torch.pow(10000, torch.arange(pairs).float() / (pairs - 1))
+            return torch.cat([torch.sin(angle), torch.cos(angle), torch.zeros(max_sequence_length, d_model % 2)], 1)
+
+        def by_exp(max_sequence_length, d_model):  # 0 * -inf = nan
+            n = d_model // 2
+            inverse = torch.exp(torch.arange(n).float() * -(math.log(1.0e4) / torch.tensor(n - 1.0)))
+            angle = torch.arange(max_sequence_length).float()[:, None] * inverse
+            return torch.cat([angle.sin(), angle.cos(), torch.zeros(max_sequence_length, d_model % 2)], dim=1)
+
+        for answer in (unguarded, by_exp):
+            feedback = self.check(answer)
+            assert feedback.status == "mistake" and "d_model=2" in feedback.message, feedback.message
+            assert "holds nan" in feedback.message and "one denominator is 1" in feedback.message, feedback.message
+
+        def by_python_loop(max_sequence_length, d_model):
+            n = d_model // 2
+            angles = [[p / 10000 ** (i / (n - 1)) for i in range(n)] for p in range(max_sequence_length)]
+            return [[math.sin(a) for a in row] + [math.cos(a) for a in row] + [0.0] * (d_model % 2) for row in angles]
+
+        feedback = self.check(by_python_loop)
+        assert feedback.status == "wrong" and "ZeroDivisionError" in feedback.message, feedback.message
+        assert "d_model = 2 there is one pair" in feedback.message, feedback.message
+
+        def top_end(max_sequence_length, d_model):  # one pair given the denominator 10000 instead of 1
+            if d_model // 2 > 1:
+                return _t2t(max_sequence_length, d_model)
+            angle = torch.arange(max_sequence_length).float()[:, None] / 10000
+            return torch.cat([angle.sin(), angle.cos(), torch.zeros(max_sequence_length, d_model % 2)], dim=1)
+
+        feedback = self.check(top_end)
+        assert feedback.status == "mistake" and "not 10000" in feedback.message, feedback.message
+        feedback = self.check(lambda max_sequence_length, d_model: _t2t(max_sequence_length, d_model)
+                              if d_model != 3 else _t2t(max_sequence_length, d_model)[:, [1, 0, 2]])
+        assert feedback.status == "mistake" and "1 sine column, then 1 cosine column, then one column of zeros" in (
+            feedback.message), feedback.message
 
     def test_our_table_reordered_is_named(self):
         # The copy the screen allows: our table in the concatenated layout, or stack + flatten.

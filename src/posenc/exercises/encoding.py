@@ -287,13 +287,15 @@ def check_swapped_table_shape(answer: object, *, max_sequence_length: int, d_mod
     return Feedback(WRONG, f"You said {shape}. Read the first line as Python does: which number lands in d, which in L?")
 
 
-_FUNCTION_SIZES = ((10, 5), (6, 8), (4, 9), (7, 12))
+# The last two have one pair: d_model // 2 - 1 = 0 steps in the exponent, and tensor2tensor's one denominator is 1.
+_FUNCTION_SIZES = ((10, 5), (6, 8), (4, 9), (7, 12), (5, 2), (3, 3))
 
 
 def _t2t(length: int, d_model: int, *, exponent_steps: int | None = None, first_position: int = 0,
          multiply: bool = False) -> torch.Tensor:
     """tensor2tensor's table (get_timing_signal_1d), in float64: d_model // 2 denominators, geometric from 1 to
-    10000 with both ends included; all sines, then all cosines, then one column of zeros for an odd d_model.
+    10000 with both ends included (one pair: the denominator 1, as its max(num_timescales - 1, 1)); all sines,
+    then all cosines, then one column of zeros for an odd d_model.
     The keywords build one deliberate mistake each."""
     n = d_model // 2
     steps_to_base = max(n - 1, 1) if exponent_steps is None else exponent_steps
@@ -307,8 +309,13 @@ def _judge_t2t(table: object, length: int, d_model: int) -> Feedback | None:
     """None if `table` is tensor2tensor's (length, d_model) table (within check_encoding's tolerance), else why not."""
     L, d = length, d_model
     n = d // 2
-    layout = f"{n} sine columns, then {n} cosine columns" + (", then one column of zeros" if d % 2 else "")
+    columns = "column" if n == 1 else "columns"
+    layout = f"{n} sine {columns}, then {n} cosine {columns}" + (", then one column of zeros" if d % 2 else "")
     answer = as_tensor(table, f"a ({L}, {d}) table") if table is not None else Feedback(WRONG, "return the table")
+    if n == 1 and isinstance(table, torch.Tensor) and table.is_floating_point() and bool(table.isnan().any()):
+        return Feedback(MISTAKE, f"The table holds nan. With d_model = {d} there is one pair, so pairs - 1 = 0 and the "
+                                 "exponent divides by zero. tensor2tensor divides by max(pairs - 1, 1): its one "
+                                 "denominator is 1.")
     if isinstance(answer, Feedback):
         return Feedback(WRONG, f"my_encoding(max_sequence_length={L}, d_model={d}) returned {describe(table)}, not "
                                f"a table of numbers: {answer.message}")
@@ -339,6 +346,10 @@ def _judge_t2t(table: object, length: int, d_model: int) -> Feedback | None:
         angle = torch.arange(L, dtype=torch.float64)[:, None] / DEFAULT_BASE ** (2 * torch.arange(n) / d)
         return torch.cat([torch.sin(angle), torch.cos(angle), zeros], dim=1)
 
+    def one_denominator(denominator: float) -> torch.Tensor:
+        angle = torch.arange(L, dtype=torch.float64)[:, None] / torch.full((n,), denominator, dtype=torch.float64)
+        return torch.cat([torch.sin(angle), torch.cos(angle), zeros], dim=1)
+
     def interleaved() -> torch.Tensor:
         pairs = torch.stack([expected[:, :n], expected[:, n:2 * n]], dim=2)
         return torch.cat([torch.flatten(pairs, 1, 2), zeros], dim=1)
@@ -353,14 +364,16 @@ def _judge_t2t(table: object, length: int, d_model: int) -> Feedback | None:
          lambda: torch.cat([expected[:, n:2 * n], expected[:, :n], zeros], dim=1)),
         (f"the column of zeros goes last. The layout is {layout}.",
          lambda: torch.cat([zeros, expected[:, :2 * n]], dim=1)),
-        (f"that is our table's odd layout, {(d + 1) // 2} sines and {n} cosines. tensor2tensor's is {layout}.",
+        (f"that is our table's odd layout, {(d + 1) // 2} sines and {n} cosine{'s' if n != 1 else ''}. "
+         f"tensor2tensor's is {layout}.",
          lambda: (lambda t: torch.cat([t[:, 0::2], t[:, 1::2]], dim=1))(
              sinusoidal_encoding(max_sequence_length=L, d_model=d, dtype=torch.float64))),
         ("the positions start at 1: the first token is position 0 (torch.arange(max_sequence_length)).",
          lambda: _t2t(L, d, first_position=1)),
         ("the position was multiplied by the denominator: the angle is pos / denominator.",
          lambda: _t2t(L, d, multiply=True)),
-    ]
+    ] + ([("with one pair, the one denominator is 1 (tensor2tensor divides the exponent by max(pairs - 1, 1)), not "
+           "10000.", lambda: one_denominator(DEFAULT_BASE))] if n == 1 else [])
     mistake = first_mistake(lambda built: _matches(answer, built, tolerance),
                             [("Not quite: " + m, build) for m, build in mistakes])
     if mistake:
@@ -401,8 +414,10 @@ def check_encoding_function(function: object) -> Feedback:
                 return Feedback(MISTAKE, f"The checker calls my_encoding(max_sequence_length={L}, d_model={d}), and "
                                          f"your function raised TypeError: {text}. Name its parameters "
                                          "max_sequence_length and d_model.")
+            one_pair = (f" With d_model = {d} there is one pair, so pairs - 1 = 0: its one denominator is 1."
+                        if d // 2 == 1 else "")
             return Feedback(WRONG, f"my_encoding(max_sequence_length={L}, d_model={d}) raised {type(error).__name__}: "
-                                   f"{text}. It must work for any sizes, odd d_model included.")
+                                   f"{text}. It must work for any sizes, odd d_model included.{one_pair}")
         verdict = _judge_t2t(table, L, d)
         if verdict is not None:
             return Feedback(verdict.status, f"For max_sequence_length={L}, d_model={d}: {verdict.message}")
