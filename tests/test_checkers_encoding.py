@@ -611,3 +611,42 @@ def test_show_column_prints_the_column_without_the_line_that_computes_it(capsys)
     assert printed.startswith("column 3 at d_model = 8, positions 0 to 19:")
     values = [float(v) for v in printed.split("[", 1)[1].split("]")[0].replace("\n", " ").split(",")]
     assert len(values) == 20 and min(p for p, v in enumerate(values) if v < 0) == 16
+
+
+# The explore notebook's Exercise 2: why the position least like 10 moves at base 10 -----------------------------------
+
+
+def test_least_like_at_base_ten_accepts_c_and_names_each_wrong_choice():
+    for right in ("c", " C "):
+        feedback = exercises.check_least_like_at_base_ten(right)
+        assert feedback.correct and "depends only on the offset" in feedback.message, feedback.message
+    for wrong, words in (("a", "near position 40"), ("b", "not what moves the least-alike position")):
+        feedback = exercises.check_least_like_at_base_ten(wrong)
+        assert feedback.status == "mistake" and words in feedback.message and "The answer is 'c'" in feedback.message
+    assert exercises.check_least_like_at_base_ten(None).status == "not attempted"
+    feedback = exercises.check_least_like_at_base_ten("d")
+    assert feedback.status == "wrong" and "Expected one of 'a', 'b', 'c', got" in feedback.message, feedback.message
+
+
+def least_like_ten(base, d_model=128, positions=64):
+    table = sinusoidal_encoding(max_sequence_length=positions, d_model=d_model, base=base).double()
+    row = table @ table[10]
+    return int(row.argmin()), float(row.min())
+
+
+def test_least_like_at_base_ten_states_what_the_tables_show():
+    longest = {base: 2 * math.pi * base ** (126 / 128) for base in (10_000, 30, 20, 10)}
+    assert [round(longest[b], 1) for b in (30, 20, 10)] == [178.7, 119.9, 60.6]
+    # "c": the last row at base 10,000 (and 100), then the lowest point comes sooner as the base falls.
+    assert [least_like_ten(base)[0] for base in (10_000, 100, 30, 20, 10)] == [63, 63, 57, 39, 27]
+    assert round(least_like_ten(10)[1], 2) == -14.53
+    # "b" is wrong: at base 30 and 20 the slowest column does not start over within 64 positions, yet the position has moved in.
+    assert min(longest[30], longest[20]) > 64
+    # "a" is wrong: the slowest pair at base 10 has turned only 0.28 of a circle at offset 17.
+    assert round(17 / longest[10], 2) == 0.28
+    # "c": at base 10,000 the sum PE[p] . PE[q] = sum of cos(w k) is still falling, on average, thousands of positions on.
+    frequencies = 10_000.0 ** (-np.arange(0, 128, 2) / 128)
+    offsets = np.arange(0, 15_000)
+    curve = np.cos(np.outer(offsets, frequencies)).sum(axis=1)
+    means = [curve[a:b].mean() for a, b in ((0, 64), (64, 1000), (1000, 5000), (5000, 10_000), (10_000, 15_000))]
+    assert all(later < earlier for earlier, later in zip(means, means[1:])), means

@@ -66,22 +66,24 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 
 
 _LEAST_LIKE_AT_BASE_TEN = {
-    "a": "True at every base, also at 10,000, where the last row is the least alike, so it cannot explain the move. "
-         "At base 10 the longest wavelength is 60.6 positions, shorter than the 64-position table, so every column "
-         "starts over before the last row.",
-    "b": "At base 10 the longest wavelength is 60.6 positions, shorter than the 64-position table. Every column "
-         "starts over within the table, so a far row can fall back into step with row 10, and distance no longer "
-         "decides. Row 10 is lowest at position 27 (-14.53).",
-    "c": "The slowest pair repeats every 60.6 positions, so it is half a turn from row 10 at about position 40, not "
-         "27. No single pair decides: position 27 is where the sum over all 64 pairs is lowest. What changes is that "
-         "at base 10 every column starts over within the 64-position table.",
+    "a": "At base 10 the slowest pair turns a full circle every 60.6 positions, so it is half a turn from row 10 "
+         "about 30 positions on, near position 40. At position 27 it has turned only 0.28 of a circle. Position 27 is "
+         "where the sum over all 64 pairs is lowest.",
+    "b": "At base 10 the slowest column does start over within the table, every 60.6 positions, but that is not what "
+         "moves the least-alike position. At base 30 and 20 the slowest column takes 178.7 and 119.9 positions to "
+         "start over, longer than the table, and still the least-alike position has moved in, to 57 and 39.",
+    "c": "PE[p] . PE[q] adds one cos(w (q - p)) per pair, so it depends only on the offset q - p. As the offset "
+         "grows, the slow pairs' cosines fall from 1, and the sum falls, with bumps, to a lowest point, then rises again. "
+         "At base 10,000 the fall goes on for thousands of positions, so within the table the last row, 63, is the "
+         "least alike. A lower base turns every pair but pair 0 faster, so the lowest point comes sooner: at base 10 "
+         "it is at offset 17, position 27 (-14.53).",
 }
 
 
 def check_least_like_at_base_ten(answer: object) -> Feedback:
     """A multiple choice: at base 10 (d_model = 128, 64 positions), why the position least like position 10 is no
     longer the last one."""
-    return check_choice(answer, options=_LEAST_LIKE_AT_BASE_TEN, correct="b",
+    return check_choice(answer, options=_LEAST_LIKE_AT_BASE_TEN, correct="c",
                         question="why the position least like 10 moves at base 10 (d_model=128, 64 positions)")
 
 
