@@ -28,8 +28,8 @@ BUDGET = {
     "09_why_positions_matter": 591,
     "10_relative_positions": 1045,
     "11_pitfalls": 663,
-    "12_precision": 1095,
-    "13_position_schemes": 1650,
+    "12_precision": 1125,
+    "13_position_schemes": 1735,
     "14_does_position_matter": 1670,
     "15_real_pipeline": 1485,
     # "Stretching the context" reads as two: the rules, then what real models set.

@@ -23,7 +23,7 @@ from .. import plots, schemes
 from .._checks import check_flag, check_size, one_of, short
 from ..attention import projection_weights
 from ..builder import DEFAULT_BASE
-from ._front_end import NO_FRONT_END_HINT, check_slider_base, module, still_picture
+from ._front_end import NO_FRONT_END_HINT, check_slider_base, module, readable, still_picture
 
 __all__ = ["SCHEME_VIEWS", "SchemeExplorer"]
 
@@ -140,7 +140,7 @@ class SchemeExplorer(anywidget.AnyWidget):
             scores = {scheme: {f"query at p = {p}": schemes.same_word_scores(
                 self._word_tensor, self._projection, scheme=scheme, query_position=p, offsets=offsets, base=self.base).tolist()}
                 for scheme in ("rotary", "sinusoidal")}
-            return plots.score_by_offset(offsets, scores, title=f"One word, query at p = {p}, base = {self.base:.4g}",
+            return plots.score_by_offset(offsets, scores, title=f"One word, query at p = {p}, base = {readable(self.base)}",
                                          titles={"rotary": "RoPE", "sinusoidal": "added sinusoid"})
         if self.view == "alibi":
             bias = schemes.alibi_bias(num_heads=self.num_heads, max_sequence_length=self.max_sequence_length,
