@@ -363,6 +363,9 @@ def _claims(record: dict):
     code_over_paper = [at(full, "yarn", n)[k] - at(full, "yarn_paper", n)[k] for n in (64, 128) for k in learned]
     yield ("learned seeds: the code's YaRN far (0.15 or more) above the paper's ramp at 64 and 128 tokens",
            min(code_over_paper) >= 0.15, round(min(code_over_paper), 3))
+    paper_rank = [sorted(RANKED, key=lambda rule: -at(full, rule, 128)[k]).index("yarn_paper") for k in learned]
+    yield ("learned seeds, 128 tokens: the paper's ramp is not one of the two best rules (third or lower), so only the "
+           "code's ramp puts YaRN there", min(paper_rank) >= 2, paper_rank)
     # The ablations: keeping pair 0 and interpolating every other pair fully (PI but pair 0) against the code's
     # YaRN with pair 0 alone not kept.
     keep64 = pick(at(full, "pi_keep_pair0", 64), learned)

@@ -252,8 +252,8 @@ _SAVED_STATE = {
          "The fresh model turns with plain RoPE, its slow pairs twice as fast as in the fine-tune. The rule belongs "
          "to the model's settings (in transformers, its config, the settings file saved with the weights). Applied "
          "again, as copy_task.stretched(reloaded, scaling=\"llama3\", factor=2.0), it reads 64 tokens far better.",
-    "d": "Llama 3.1's rule has no temperature. posenc and transformers both leave its attention factor at 1, so the "
-         "save had no temperature to lose.",
+    "d": "The state dict does leave out the optimizer's state, but only further training reads it. Reading an input "
+         "uses the weights and the frequencies alone.",
 }
 
 
@@ -266,8 +266,9 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it; but in every seed the "
               "half-turned model fell to chance at 64 tokens.",
-    "worse": "The data fit the Against case: a half head has one pair that turns fully in training, a whole head "
-              "two. Why it falls all the way to chance, below the one-token match, is still open.",
+    "worse": "The data go the way the Against case predicts. Its reason, one pair that turns fully in training "
+              "instead of two, does not explain why half heads fall all the way to chance, below the one-token "
+              "match. That is still open.",
     "the same": "The two differ by far at 64 tokens: the half-turned model fell to chance in every seed.",
 }
 

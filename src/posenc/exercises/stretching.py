@@ -349,9 +349,8 @@ _WHAT_IT_DOES = {
     "llama3": "Llama 3.1's rule keeps pair 0, divides pair 1 by less than s, and the slower pairs by s",
 }
 # The right answer's feedback leaves open which of their changes carries them: a side note under the figure says.
-_BOTH = {frozenset({"yarn", "llama3"}): "The figure below shows them over six seeds. The table above shows where "
-                                        "they differ from PI. The side note under the figure tests which difference "
-                                        "carries them."}
+_BOTH = {frozenset({"yarn", "llama3"}): "The table above shows where they differ from PI. The side note under the "
+                                        "figure tests which difference carries them."}
 
 
 def _normal(name: str) -> str:

@@ -85,7 +85,7 @@ def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors:
     for k, factor in enumerate(factors):
         now = reached(factor * trained_length)
         ax.fill_between(pairs, previous, now, color=shades[k % len(shades)], alpha=0.45,
-                        label=f"new angles at {factor}x ({factor * trained_length:,} positions)")
+                        label=f"{'further ' if k else ''}new angles at {factor}x ({factor * trained_length:,} positions)")
         ax.plot(pairs, now, color=shades[k % len(shades)], linewidth=1)
         previous = now
     # A log scale: the slowest pairs reach a thousandth of a turn, and 4x that is as new to them as a whole turn.
