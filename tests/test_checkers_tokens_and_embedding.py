@@ -176,6 +176,7 @@ class TestOneHotShape:
         ((9, 8), "Transposed"), ((3, 9), "before padding"), ((8, 7), "leaves out the special tokens"),
         ((8, 10), "lower-cased first"), ((8, 11), "each time it occurs"), ((8, 13), "each time it occurs"),
         ((8, 8), "one short"), ((3, 7), "before padding"), ((3, 7), "special tokens"),
+        ((10, 9), "running example's max_sequence_length"),
     ])
     def test_each_mistake_is_named(self, answer, words):
         feedback = self.check(answer)
@@ -227,6 +228,12 @@ class TestRowsWithGradient:
     def test_each_mistake_is_named(self, answer, words):
         feedback = exercises.check_rows_with_gradient(answer, ids=self.ids, vocab_size=11)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_leaving_out_the_unknown_word_row_is_named(self):
+        ids = self.vocabulary.ids(tokens.pad(tokens.tokenize("My friend is Paul"), max_sequence_length=L))
+        assert exercises.check_rows_with_gradient([0, 1, 2, 4, 10], ids=ids, vocab_size=11).correct
+        feedback = exercises.check_rows_with_gradient([0, 2, 4, 10], ids=ids, vocab_size=11)
+        assert feedback.status == "mistake" and "becomes <UNK>, id 1" in feedback.message, feedback.message
 
     def test_without_padding_idx_leaving_out_the_padding_is_only_wrong(self):
         feedback = exercises.check_rows_with_gradient([2, 3, 4, 5], ids=self.ids, vocab_size=11, padding_idx=None)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from .._checks import POSITIVE, check_floating_tensor, check_size, is_real, is_sequence, short
-from ..tokens import PAD_TOKEN
+from ..tokens import PAD_TOKEN, SPECIAL_TOKENS, UNK_TOKEN
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, describe, exercise, not_attempted
 
 __all__ = ["check_distinct_rows", "check_rows_with_gradient", "check_rows_changed"]
@@ -120,6 +120,10 @@ def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: 
     if pad_id is not None and pad_id in ids and given == [k for k in expected if k != pad_id]:
         return Feedback(MISTAKE, f"The padding is a token too: <PAD> is id {pad_id}, looked up {ids.count(pad_id)} "
                                  f"times, so row {pad_id} gets a gradient as well.")
+    unknown_id = SPECIAL_TOKENS.index(UNK_TOKEN)  # <UNK>'s id in every vocabulary tokens.build_vocabulary builds
+    if unknown_id in ids and unknown_id != pad_id and given == [k for k in expected if k != unknown_id]:
+        return Feedback(MISTAKE, f"A word the vocabulary lacks becomes <UNK>, id {unknown_id}, so row {unknown_id} gets a "
+                                 "gradient too.")
     if given == list(range(len(ids))) != expected:
         return Feedback(MISTAKE, f"Those are the positions 0 to {len(ids) - 1}; the rows of W_E are numbered by token id, "
                                  f"and this sentence uses the ids {expected}.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .. import tokens
+from .. import example, tokens
 from .._checks import check_size, check_str, check_str_list, short
 from .._provenance import calls_any
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_shape, describe, error_line, exercise, not_attempted, run_learner
@@ -176,10 +176,14 @@ def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str,
     cased = tokens.build_vocabulary(corpus, lowercase=False).vocab_size
     every_token = sum(len(tokens.tokenize(line)) for line in corpus)
     # Each side gets a note: a named mistake where one fits, else what the side counts (without the number).
-    named_rows = rows == len(words) != length
+    before_padding = rows == len(words) != length
+    running_length = rows == example.MAX_SEQUENCE_LENGTH != length
+    named_rows = before_padding or running_length
     rows_note = (f"{rows} rows is the sentence before padding: it is padded to max_sequence_length = {length} tokens, "
-                 "one row each." if named_rows else f"{rows} rows: there is one row per token after padding."
-                 if rows != length else "")
+                 "one row each." if before_padding else
+                 f"{rows} rows pads to the running example's max_sequence_length. Here the sentence is padded to "
+                 f"max_sequence_length = {length} tokens, one row each." if running_length else
+                 f"{rows} rows: there is one row per token after padding." if rows != length else "")
     columns_mistakes = [
         (columns == size - special, f"{columns} columns leaves out the special tokens: the vocabulary starts with <PAD> "
                                     "and <UNK>."),

@@ -164,7 +164,7 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     """Any small matrix (one-hot rows, X, scores) as an annotated image, one tick per row and column.
 
     A matrix of whole numbers (one-hot rows) gets a colour bar with whole-number ticks. `numbers=False` leaves the
-    values out of the cells, for a 0/1 matrix whose colours say it all.
+    values out of the cells, for a 0/1 matrix whose colours say it all, and draws thin cell borders instead.
     `value_range=(low, high)` fixes the colour scale (attention weights: `(0, 1)`); by
     default it spans the values, symmetric about 0 when `symmetric`. `hidden`, a bool
     matrix of the same shape, draws the cells a mask hides grey and hatched, without a number.
@@ -188,6 +188,11 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
                   rotation=90 if column_labels is not None else 0)
     ax.set_yticks(range(rows), row_labels if row_labels is not None else range(rows))
+    if not numbers:  # thin borders, so that equal neighbouring cells (a column of 1s) can still be counted
+        ax.set_xticks([c - 0.5 for c in range(1, columns)], minor=True)
+        ax.set_yticks([r - 0.5 for r in range(1, rows)], minor=True)
+        ax.grid(which="minor", color="0.7", linewidth=0.6)
+        ax.tick_params(which="minor", length=0)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
