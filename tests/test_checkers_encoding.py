@@ -604,9 +604,24 @@ def test_transposed_row_meaning_matches_the_swapped_table():
     assert table.T[2][0] == 0
 
 
+def test_show_column_waits_for_a_judged_prediction(capsys):
+    exercises.show_column(None, column=3, d_model=8, positions=20)
+    assert capsys.readouterr().out.strip() == exercises.WAITING_FOR_A_PREDICTION
+    exercises.show_column(987_654, column=3, d_model=8, positions=20)  # a prediction no checker has judged
+    assert capsys.readouterr().out.strip() == exercises.CHECK_FIRST
+
+
+def test_a_wrong_position_gets_a_hint_without_the_denominator():
+    feedback = exercises.check_first_negative(5, column=3, d_model=8)
+    assert feedback.status == "wrong" and "Work out the column's denominator" in feedback.message, feedback.message
+    assert "/ 10" not in feedback.message and "x 10" not in feedback.message, feedback.message
+
+
 def test_show_column_prints_the_column_without_the_line_that_computes_it(capsys):
     # 03's Exercise 1 run cell: column 3 at d_model = 8 first drops below zero at position 16.
-    exercises.show_column(column=3, d_model=8, positions=20)
+    exercises.check_first_negative(16, column=3, d_model=8)
+    capsys.readouterr()
+    exercises.show_column(16, column=3, d_model=8, positions=20)
     printed = capsys.readouterr().out
     assert printed.startswith("column 3 at d_model = 8, positions 0 to 19:")
     values = [float(v) for v in printed.split("[", 1)[1].split("]")[0].replace("\n", " ").split(",")]

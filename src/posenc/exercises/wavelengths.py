@@ -25,6 +25,7 @@ from .feedback import (
     first_mistake,
     not_attempted,
 )
+from .predictions import predicted
 
 __all__ = ["check_first_negative", "check_last_full_turn_function", "check_repeating_columns", "show_column"]
 
@@ -87,7 +88,7 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
     if mistake:
         return mistake
     number = int(number)
-    hint = f"Find where the angle pos / {denominator:.6g} passes {limit_name}."
+    hint = f"Work out the column's denominator, then where its angle passes {limit_name}."
     if not 0 <= number <= 10**9:
         return Feedback(WRONG, f"You said {number:g}, which is no position of a table: positions count up from 0. {hint}")
     if number < expected:
@@ -96,15 +97,20 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
         where = "below zero, but it already was at an earlier position"
     else:
         where = "not below zero; the first negative stretch comes earlier"
-    return Feedback(WRONG, f"You said {number}: {entry(number)}, {where}. {hint}")
+    return Feedback(WRONG, f"You said {number}: there column {column} is {wave(number / denominator):+.4f}, {where}. {hint}")
 
 
 _FULL_TURN_CASES = ((10, 6), (20, 8), (63, 8), (64, 16), (64, 128), (100, 512), (1000, 64))
 
 
-def show_column(*, column: int, d_model: int, positions: int, base: float = DEFAULT_BASE) -> None:
+def show_column(prediction: object, *, column: int, d_model: int, positions: int, base: float = DEFAULT_BASE) -> None:
     """Print one column of the table, positions 0 to `positions` - 1: the run cell of an exercise that asks for a
-    prediction about it, so that the cell shows the numbers without the one line that would compute them."""
+    prediction about it, so that the cell shows the numbers without the one line that would compute them.
+
+    It prints only once a checker has judged `prediction` (see `predicted`); until then it says what it waits for.
+    """
+    if not predicted(prediction):
+        return
     d_model = check_size("d_model", d_model, maximum=100_000)
     column = check_size("column", column, minimum=0, maximum=d_model - 1)
     positions = check_size("positions", positions, maximum=100_000)
