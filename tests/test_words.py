@@ -51,7 +51,7 @@ def words(path: Path) -> int:
 
 
 def test_the_counting_skips_link_targets_tags_and_the_sources(tmp_path):
-    notebook = {"cells": [{"cell_type": "markdown", "source": ["See [13](13_position_schemes.ipynb), <br> it's 2.5 when j <= i."]},
+    notebook = {"cells": [{"cell_type": "markdown", "source": ["See [13](13_schemes.ipynb), <br> it's 2.5 when j <= i."]},
                           {"cell_type": "markdown", "source": ["## Sources\n\n1. A long list of papers"]},
                           {"cell_type": "code", "source": ["words in code do not count"]}]}
     path = tmp_path / "n.ipynb"
