@@ -3,6 +3,7 @@ own position ids, and every figure readable (the checks of tests/test_figures.py
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -616,3 +617,41 @@ def test_the_same_words_in_another_order_take_one_more_token():
         assert feedback.status != "correct" and str(wrong) in feedback.message and "1" in feedback.message, feedback.message
     assert exercises.check_same_words_other_order(None, actual=1).status == "not attempted"
     assert exercises.check_same_words_other_order("one", actual=1).status != "correct"
+
+
+# Claims of notebook 15's prose -----------------------------------------------------------------------------------
+
+
+def test_the_space_before_g_is_no_piece_because_g_merged_with_the_letters_after_it_first():
+    """Notebook 15: ␣J became a piece and ␣G did not, though the text has ␣G more often; G had merged into Go and GPT."""
+    tokenizer = subwords.train_bpe()
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m)
+              for m in json.loads(tokenizer.to_str())["model"]["merges"]]
+    text = subwords.NOTEBOOK_TEXT
+    assert len(re.findall(r" G", text)) > len(re.findall(r" J", text))
+    assert ("Ġ", "G") not in merges and ("Ġ", "J") in merges
+    assert max(merges.index(("G", "o")), merges.index(("G", "PT"))) < merges.index(("Ġ", "J"))
+    left = sum(line_tokens[k:k + 2] == ["Ġ", "G"] for line in text.split("\n")
+               for line_tokens in [tokenizer.encode(line).tokens] for k in range(len(line_tokens)))
+    assert left < sum(1 for _ in re.finditer(r" J", text))  # fewer ␣G pairs left than ␣J had
+
+
+def test_alibi_on_a_left_padded_row_would_be_equal_even_with_slot_positions(monkeypatch):
+    """Notebook 15, section 2: ALiBi reads only the distance, so left padding cannot move it. Counting its positions
+    from the mask is not needed for that (it is needed in section 4, where the position ids are wrong)."""
+    torch.manual_seed(0)
+    model = decoder.TinyDecoder(scheme="alibi", vocab_size=20)
+    mask = torch.tensor([[0, 0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1]])
+    ids = torch.randint(2, 20, mask.shape) * mask
+    real = mask[0].bool()
+    counted = decoder.positions_of
+
+    def slots(*args, **kwargs):  # positions_of(mask) -> the slot numbers 0, 1, 2, ..., whatever the mask
+        return torch.arange(args[0].shape[-1]).expand(args[0].shape) if args and not kwargs else counted(*args, **kwargs)
+
+    assert not torch.equal(slots(mask), counted(mask))  # the slot numbers do move row 0's positions by two
+    for positions in (counted, slots):
+        monkeypatch.setattr(decoder, "positions_of", positions)
+        with torch.no_grad():
+            difference = (model(ids, attention_mask=mask).logits[0, real] - model(ids[0, real][None]).logits[0]).abs().max()
+        assert float(difference) < 1e-5
