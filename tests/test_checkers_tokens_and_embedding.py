@@ -241,32 +241,6 @@ class TestRowsWithGradient:
         assert feedback.status == "wrong" and "missing: rows 0" in feedback.message
 
 
-class TestDistinctRows:
-    padded = tokens.pad(tokens.tokenize("my name is my name"), max_sequence_length=L)
-    X = torch.randn(11, 6, generator=torch.Generator().manual_seed(0))[tokens.build_vocabulary(CORPUS).ids(padded)]
-
-    @pytest.mark.parametrize("answer,words", [
-        (10, "every row"), (5, "leaves out the padding"), (6, "appears twice (my, name)"), (3, "padding is a row too"),
-    ])
-    def test_the_repeated_words_are_named(self, answer, words):
-        feedback = exercises.check_distinct_rows(answer, matrix=self.X, padded_tokens=self.padded)
-        assert feedback.status == "mistake" and words in feedback.message, feedback.message
-
-    def test_unknown_words_share_one_row_and_are_named(self):
-        padded = tokens.pad(tokens.tokenize("My friend Grant met my cat"), max_sequence_length=L)
-        X = torch.randn(11, 6, generator=torch.Generator().manual_seed(0))[tokens.build_vocabulary(CORPUS).ids(padded)]
-        assert exercises.check_distinct_rows(5, matrix=X, padded_tokens=padded).correct  # my, friend, grant, <UNK>, <PAD>
-        for answer, words in [(6, "met and cat give one row"), (4, "padding is a row too"), (7, "appears twice (my)"),
-                              (10, "every row")]:
-            feedback = exercises.check_distinct_rows(answer, matrix=X, padded_tokens=padded)
-            assert feedback.status == "mistake" and words in feedback.message, (answer, feedback.message)
-
-    def test_the_count_is_the_number_of_different_tokens(self):
-        assert exercises.check_distinct_rows(len(set(self.padded)), matrix=self.X, padded_tokens=self.padded).correct
-        with pytest.raises(TypeError, match="padded_tokens"):
-            exercises.check_distinct_rows(4, matrix=self.X, padded_tokens=self.padded[:3])
-
-
 class TestRowsChanged:
     """02's Exercise 2: how many rows of W_E one AdamW step changes, with padding_idx and weight decay. The checker
     takes the step itself, on a copy, so that the notebook takes it only after the prediction."""

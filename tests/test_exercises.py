@@ -8,6 +8,7 @@ import torch
 
 from posenc import exercises, schemes
 from posenc.encoding import PositionalEncoding, sinusoidal_encoding, stepwise_encoding
+from posenc.exercises import feedback
 
 L, D = 10, 6
 
@@ -623,14 +624,6 @@ def test_encoding_with_the_default_base_when_another_was_asked():
     assert right.correct
 
 
-@pytest.mark.parametrize("answer, words", [
-    (10, "equal ids give equal rows"), (4, "One short"), (7, "You said 7"), ("five", "whole number")])
-def test_distinct_rows(answer, words):
-    matrix = torch.randn(5, 3, generator=torch.Generator().manual_seed(0))[[0, 1, 2, 3, 4, 4, 4, 4, 4, 4]]
-    assert exercises.check_distinct_rows(5, matrix=matrix).correct
-    assert words in exercises.check_distinct_rows(answer, matrix=matrix).message
-
-
 def _builder(*, denominator_dtype=torch.float64, angle_dtype=torch.float64, table_dtype=torch.float32):
     """12's Exercise 1: the table from float64 positions, each other step in the dtype given (float32 angles; 11's
     pitfall and the notebook's bug: a float32 denominator)."""
@@ -790,10 +783,17 @@ def test_a_bool_prediction_written_as_a_string_reads_as_the_bool(answer, actual,
 
 
 def test_progress_keeps_the_latest_verdict_per_exercise():
+    @feedback.exercise("distinct rows")
+    def rows(answer, *, matrix):
+        # A checker of the simplest kind: the answer is the number of different rows of matrix.
+        if answer is None:
+            return feedback.not_attempted("a whole number")
+        right = answer == torch.unique(matrix, dim=0).shape[0]
+        return feedback.Feedback("correct" if right else "wrong", "message")
+
     exercises.reset_progress()
-    rows = exercises.check_distinct_rows
     rows(None, matrix=torch.eye(3))
-    exercises.check_distinct_rows(2, matrix=torch.eye(2))
+    rows(2, matrix=torch.eye(2))
     assert exercises.progress().count("not attempted") == 1 and exercises.progress().count("done") == 1
     rows(2, matrix=torch.eye(3))
     rows(3, matrix=torch.eye(3))
@@ -834,8 +834,9 @@ def test_a_run_waits_until_a_checker_has_judged_its_prediction(capsys):
     exercises.check_one_hot_shape((4, 3), corpus=["a b"], sentence="a b", max_sequence_length=3)
     assert exercises.predicted((4, 3)) and not exercises.predicted((4, 3), "z")
     # A checker that is not a prediction's judges nothing the run waits for.
-    exercises.check_distinct_rows(5, matrix=torch.eye(5))
-    assert not exercises.predicted(5)
+    table = torch.stack([torch.sin(torch.arange(2.0)), torch.cos(torch.arange(2.0))], dim=1)
+    assert exercises.check_encoding(table, max_sequence_length=2, d_model=2).correct
+    assert not exercises.predicted(table)
     exercises.reset_progress()
     assert not exercises.predicted((4, 3))
 
@@ -864,8 +865,10 @@ def test_progress_counts_an_exercise_whose_checker_cell_raised():
         feedback.watch_cells(shell)
         exercises.reset_progress()
         shell.run_cell("from posenc import exercises", cell_id="import")
-        shell.run_cell("exercises.check_distinct_rows(2, matrix=torch.eye(2))", cell_id="first")  # NameError: torch
-        shell.run_cell("import torch\nexercises.check_distinct_rows(2, matrix=torch.eye(2))", cell_id="first")
+        table = "torch.stack([torch.sin(torch.arange(2.0)), torch.cos(torch.arange(2.0))], dim=1)"
+        check = f"exercises.check_encoding({table}, max_sequence_length=2, d_model=2)"
+        shell.run_cell(check, cell_id="first")  # NameError: torch
+        shell.run_cell(f"import torch\n{check}", cell_id="first")
         shell.run_cell("my_shape = None\nmy_shape = undefined_name", cell_id="answer")
         shell.run_cell('exercises.check_one_hot_shape(my_shape, corpus=["a b"], sentence="a b", max_sequence_length=3)',
                        cell_id="checker")

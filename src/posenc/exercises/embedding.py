@@ -1,4 +1,4 @@
-"""Checkers for the W_E projection: how many rows of X differ, which rows of W_E a loss on X reaches, how many rows
+"""Checkers for the W_E projection: which rows of W_E a loss on X reaches, how many rows
 one optimizer step changes."""
 
 from __future__ import annotations
@@ -9,69 +9,10 @@ import numpy as np
 import torch
 
 from .._checks import POSITIVE, check_floating_tensor, check_size, is_real, is_sequence, short
-from ..tokens import PAD_TOKEN, SPECIAL_TOKENS, UNK_TOKEN
+from ..tokens import SPECIAL_TOKENS, UNK_TOKEN
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, describe, exercise, not_attempted
 
-__all__ = ["check_distinct_rows", "check_rows_with_gradient", "check_rows_changed"]
-
-
-@exercise("distinct rows")
-def check_distinct_rows(answer: int | None, *, matrix: torch.Tensor, padded_tokens: Sequence[str] | None = None) -> Feedback:
-    """How many different rows `matrix` has (a prediction, checked against the matrix itself).
-
-    `padded_tokens`, one per row (the tokens X was looked up for), lets the feedback name the repeated words.
-    """
-    check_floating_tensor("matrix", matrix, ndim=(2,))
-    if matrix.numel() == 0:
-        raise ValueError(f"matrix must have at least one row and one column, got shape {tuple(matrix.shape)}")
-    tokens = padded_tokens
-    if tokens is not None and (not is_sequence(tokens) or not all(isinstance(t, str) for t in tokens)
-                               or len(tokens) != matrix.shape[0]):
-        raise TypeError(f"padded_tokens must be None or a list of {matrix.shape[0]} str, one per row of matrix, "
-                        f"got {short(tokens)}")
-    matrix = matrix.detach().cpu()
-    expected = int(torch.unique(matrix, dim=0).shape[0])
-    rows = matrix.shape[0]
-    if answer is None:
-        return not_attempted("a whole number")
-    number = as_count(answer)
-    if number is None:
-        return Feedback(WRONG, f"Expected a whole number of rows, got {describe(answer)}.")
-    if number == expected:
-        return Feedback(CORRECT, f"Correct: {rows} rows, {expected} of them different.")
-    repeated = sorted({t for t in tokens if tokens.count(t) > 1}, key=list(tokens).index) if tokens is not None else []
-    named = f" ({', '.join(repeated)})" if repeated else ""
-    if number == rows and expected < rows:
-        return Feedback(MISTAKE, f"{rows} is every row, but equal ids give equal rows: row k of X is row id_k of W_E, "
-                                 f"so every repeated token{named} repeats a row. {expected} are different.")
-    if tokens is not None:
-        # Different words that share a row share an id: the vocabulary knows neither, so both are <UNK>.
-        rows_of = {}
-        for token, row in zip(tokens, map(tuple, matrix.tolist())):
-            rows_of.setdefault(row, dict.fromkeys([]))[token] = None
-        shared = [list(group) for group in rows_of.values() if len(group) > 1]
-        if shared and number == len(set(tokens)):
-            named = "; ".join(" and ".join(group) for group in shared)
-            return Feedback(MISTAKE, f"Different words can share a row: {named} give one row, not one each. They "
-                                     f"have the same id, because a word the vocabulary does not know becomes <UNK>, "
-                                     f"whatever the word. {expected} are different.")
-        words = [t for t in tokens if t != PAD_TOKEN]
-        twice = [t for t in repeated if t != PAD_TOKEN]
-        named = f" ({', '.join(twice)})" if twice else ""
-        if number == len(words) and len(set(words)) < len(words):
-            return Feedback(MISTAKE, f"That counts every word, repeats included, and leaves out the padding: a repeated "
-                                     f"word{named} gives the same row each time, and the <PAD> rows are one more. "
-                                     f"{expected} are different.")
-        if number == len(words) + 1 and len(set(words)) < len(words):
-            return Feedback(MISTAKE, f"That counts every word, repeats included: a word that appears twice{named} gives "
-                                     f"the same row both times. {expected} are different.")
-        word_rows = len({row for row, group in rows_of.items() if set(group) != {PAD_TOKEN}})
-        if PAD_TOKEN in tokens and number == word_rows:
-            return Feedback(MISTAKE, f"The padding is a row too: every <PAD> gets the same vector, one more different "
-                                     f"row. {expected} are different.")
-    if number == expected - 1 and expected < rows:
-        return Feedback(MISTAKE, f"One short: a repeated row still counts once. {expected} are different.")
-    return Feedback(WRONG, f"You said {number}; the matrix has {expected} different rows out of {rows}.")
+__all__ = ["check_rows_with_gradient", "check_rows_changed"]
 
 
 def _row_numbers(answer: object) -> list[int] | None:
