@@ -87,6 +87,7 @@ def test_a_key_mask_on_the_query_axis_gives_one_nan_row_per_pad_and_hides_no_key
     assert exercises.check_nan_rows(19, scores=scores, key_mask=mask).correct
     wrong_count = exercises.check_nan_rows(11, scores=scores, key_mask=mask)
     assert "You predicted 11; the answer is 19" in wrong_count.message and "one row per <PAD>" in wrong_count.message
+    assert "11 counts the real words" in wrong_count.message and "no error" in wrong_count.message  # the silent half
     assert "still hides keys" in exercises.check_nan_rows(0, scores=scores, key_mask=mask).message
     assert "30 is every row" in exercises.check_nan_rows("30", scores=scores, key_mask=mask).message
     right = exercises.check_nan_rows(19, scores=scores, key_mask=mask).message

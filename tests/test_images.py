@@ -35,6 +35,17 @@ def test_the_pipeline_figure_shows_the_running_examples_sizes():
     assert {f"({length}, {vocab_size})", f"W_E: ({vocab_size}, {d_model})\nlearned", f"({length}, {d_model})"} <= texts
 
 
+
+def test_the_pipeline_of_a_batch_puts_the_batch_axis_first_and_looks_up_x():
+    from matplotlib.text import Text
+
+    from posenc import plots
+
+    texts = {t.get_text() for t in plots.pipeline_diagram(max_sequence_length=10, vocab_size=11, d_model=6,
+                                                          batch_size=3).findobj(Text)}
+    assert {"(3, 10, 11)", "(3, 10, 6)", "3 x (3, 10, 6)", "X = W_E[ids]", "W_E: (11, 6)\nlearned"} <= texts
+    assert "(10, 6)" not in texts
+
 WALKTHROUGH = sorted((ROOT / "notebooks").glob("0[0-7]_*.ipynb"))
 DIAGRAMS = ("pipeline_diagram", "interleave_diagram")
 

@@ -124,7 +124,7 @@ def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tupl
         ("Nothing was repaired: the padded keys still get their weights. Set them to 0, then divide each row by "
          "its new sum.", weights),
         ("That is the bug itself: the padding's weights are 0, but each row now sums to less than 1. Divide each "
-         "row by its new sum, kept.sum(dim=-1, keepdim=True).", kept),
+         "row by its new sum.", kept),
         ("Each row was divided by its sum without keepdim=True: the (queries,) vector of sums lines up with the last "
          "dimension, so column j was divided by row j's sum. Use kept.sum(dim=-1, keepdim=True).",
          lambda: kept / kept.sum(dim=-1) if kept.shape[0] == kept.shape[1] else None),
@@ -232,6 +232,9 @@ def check_nan_rows(answer: object, *, scores: torch.Tensor, key_mask: torch.Tens
         slip = "0 would mean the mask still hides keys, as ~mask[:, None, :] does. "
     elif given == rows != actual:
         slip = f"{rows} is every row. A real word's row keeps all its keys, so its softmax is fine. "
+    elif given == int(key_mask.sum()) != actual:
+        slip = (f"{int(key_mask.sum())} counts the real words. Their rows are not masked at all: they come out as numbers, with "
+                "weight on the padding and no error. Count the other rows. ")
     return _predict(answer, actual=actual, question="rows all NaN",
                     explanation=f"{slip}~mask[:, :, None] has shape {tuple(key_mask[:, :, None].shape)}, so it hides "
                                 "rows (queries), not columns (keys): one row per <PAD> of the batch.")

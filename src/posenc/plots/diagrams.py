@@ -17,7 +17,7 @@ PIPELINE_STEPS = ("sentence", "pad", "one-hot", "X", "X + PE", "Q, K, V", "atten
 def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | None = None,
                      vocab_size: int | None = None, d_model: int | None = None, num_heads: int | None = None,
                      highlight: Sequence[str] = (), note: str | None = None,
-                     formulas: Sequence[str] | None = None) -> Figure:
+                     formulas: Sequence[str] | None = None, batch_size: int | None = None) -> Figure:
     """Boxes and arrows: sentence -> padded tokens -> one-hot -> X -> X + PE -> Q, K, V -> attention, with shapes.
 
     Each notebook of 01-07 passes the values it uses; what it leaves out comes from the running example
@@ -26,7 +26,8 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
     and the highlighted steps, or `note` where a notebook does more with them. With `num_heads`, Q, K, V and the
     attention are drawn cut into that many heads, `(num_heads, max_sequence_length, d_model / num_heads)` each.
     `formulas` names the steps that show their formula (all of them when None); the others say in words what they
-    do, for a reader who has not met `W_E`, `@` or `d_k` yet.
+    do, for a reader who has not met `W_E`, `@` or `d_k` yet. With `batch_size`, every shape from the one-hot on gets
+    the batch axis first, and `X` is drawn as the lookup `W_E[ids]` that a batch's code uses.
     """
     from .. import example, tokens
 
@@ -55,6 +56,9 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
         cut = f"({num_heads}, {L}, {d // num_heads})"
         boxes["Q, K, V"] = ("Q, K, V", f"X' @ W_Q, W_K, W_V,\ncut into {num_heads} heads", f"3 x {cut}")
         boxes["attention"] = ("attention", "per head, then\nside by side @ W_O", f"{cut}\n-> ({L}, {d})")
+    if batch_size:
+        boxes = {step: (title, body, shape.replace("(", f"({batch_size}, ")) for step, (title, body, shape) in boxes.items()}
+        boxes["X"] = ("X = W_E[ids]", *boxes["X"][1:])
     in_words = {
         "X": ("X", "one learned vector\nper token", f"({L}, {d})"),
         "Q, K, V": ("Q, K, V", "(X + PE) times three\nlearned matrices", f"3 x ({L}, {d})"),
