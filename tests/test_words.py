@@ -30,10 +30,10 @@ BUDGET = {
     "11_pitfalls": 666,
     "12_precision": 1142,
     "13_position_schemes": 1780,
-    "14_does_position_matter": 1677,
+    "14_does_position_matter": 1350,
     "15_real_pipeline": 1518,
     # "Stretching the context" reads as two: the rules, then what real models set.
-    "16_stretching_context": 1829,
+    "16_stretching_context": 1400,
     "17_what_real_models_set": 1195,
 }
 
