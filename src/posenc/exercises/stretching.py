@@ -163,7 +163,7 @@ def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, pl
         why = f"No pair makes 32 turns within L = {length:,}, but the code's ramp still keeps pair 0."
     if number == kept:
         return Feedback(CORRECT, f"Correct: {kept}. {why} (The code finds its bound by the pair index, not by the "
-                                 "turns; here both give the same count.)")
+                                 "turns, and gets the same count.)")
     divided = divided_at(length) if divided_at else 0
     blended = head_dim // 2 - kept - divided
     mistakes = [
