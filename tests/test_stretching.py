@@ -265,6 +265,7 @@ def test_yarn_kept_says_when_the_code_keeps_pair_0_though_no_pair_makes_32_turns
     # the copy model's heads: 16 columns, L = 32; pair 0 makes 5.09 turns (the checker's own lengths need more)
     feedback = exercises.check_yarn_kept(lambda L: 1, head_dim=16, base=10_000.0, factor=4.0, original_length=32)
     assert feedback.status == CORRECT and "still keeps pair 0" in feedback.message, feedback
+    assert "same count" not in feedback.message  # counted by turns, no pair is kept here: the counts differ
 
 
 @pytest.mark.parametrize("answer,words", [(18, "One short"), (35, "not divided by 4"), (29, "divided by 4, those"),

@@ -158,12 +158,12 @@ def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, pl
         return Feedback(WRONG, f"my_kept({length:,}) returned {describe(answer)}: expected a number of pairs, a "
                                "whole number.")
     why = (f"A pair is kept if it makes more than 32 turns within L = {length:,}, a wavelength under "
-           f"{length / 32:,g} positions: pairs 0 to {kept - 1}.")
+           f"{length / 32:,g} positions: pairs 0 to {kept - 1}. (The code finds its bound by the pair index, not by "
+           "the turns, and gets the same count.)")
     if length * float(plain[0]) / (2 * math.pi) <= 32:  # the code clamps its ramp's low bound to pair 0
         why = f"No pair makes 32 turns within L = {length:,}, but the code's ramp still keeps pair 0."
     if number == kept:
-        return Feedback(CORRECT, f"Correct: {kept}. {why} (The code finds its bound by the pair index, not by the "
-                                 "turns, and gets the same count.)")
+        return Feedback(CORRECT, f"Correct: {kept}. {why}")
     divided = divided_at(length) if divided_at else 0
     blended = head_dim // 2 - kept - divided
     mistakes = [
