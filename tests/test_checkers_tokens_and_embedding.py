@@ -241,6 +241,52 @@ class TestRowsWithGradient:
         assert feedback.status == "wrong" and "missing: rows 0" in feedback.message
 
 
+class TestGradientColumn:
+    """02's Exercise 1: the gradient of each row's first entry of W_E, for the loss X.sum()."""
+    vocabulary = tokens.build_vocabulary(CORPUS)
+    ids = vocabulary.ids(tokens.pad(tokens.tokenize("My friend is Paul"), max_sequence_length=L))
+
+    def check(self, answer, ids=None):
+        return exercises.check_gradient_column(answer, ids=self.ids if ids is None else ids, vocab_size=11)
+
+    def gradient_autograd_finds(self, ids):
+        W_E = torch.randn(11, 6, requires_grad=True)
+        (torch.eye(11)[ids] @ W_E).sum().backward()
+        return W_E.grad[:, 0]
+
+    @pytest.mark.parametrize("sentence", ["My friend is Paul", "My name is John", "my name is my name", "Paul"])
+    def test_what_autograd_finds_is_accepted_in_any_list_like_form(self, sentence):
+        ids = self.vocabulary.ids(tokens.pad(tokens.tokenize(sentence), max_sequence_length=L))
+        gradient = self.gradient_autograd_finds(ids)
+        for answer in (gradient, gradient.tolist(), [int(g) for g in gradient], tuple(gradient.tolist()), gradient.numpy()):
+            assert self.check(answer, ids=ids).correct
+
+    def test_the_right_answer_says_what_the_gradient_counts(self):
+        feedback = self.check([6, 1, 1, 0, 1, 0, 0, 0, 0, 0, 1])
+        assert feedback.correct and "counts its uses" in feedback.message, feedback.message
+
+    @pytest.mark.parametrize("answer,words", [
+        ([1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 1], "a row used more than once"),
+        ([1] * 11, "gradient is 0"),
+        ([0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 1], "padding is a token too"),
+        ([6, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1], "becomes <UNK>, id 1"),
+        ([0, 1, 2, 4, 10], "rows with a gradient"),
+    ])
+    def test_each_mistake_is_named(self, answer, words):
+        feedback = self.check(answer)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_another_wrong_list_names_a_row_that_differs(self):
+        feedback = self.check([6, 1, 1, 0, 1, 0, 0, 0, 0, 0, 2])
+        assert feedback.status == "wrong" and "Row 10: you said 2" in feedback.message, feedback.message
+        assert "got 3" in self.check([6, 1, 1]).message
+
+    @pytest.mark.parametrize("junk", [None, "6, 1", 6, [6, None], [[6]], torch.zeros(11, 2), [float("nan")] * 11,
+                                      [True] * 11, {0: 6}])
+    def test_junk_is_answered_without_raising(self, junk):
+        assert not self.check(junk).correct
+
+
 class TestRowsChanged:
     """02's Exercise 2: how many rows of W_E one AdamW step changes, with padding_idx and weight decay. The checker
     takes the step itself, on a copy, so that the notebook takes it only after the prediction."""

@@ -1,4 +1,4 @@
-"""Checkers for the W_E projection: which rows of W_E a loss on X reaches, how many rows
+"""Checkers for the W_E projection: which rows of W_E a loss on X reaches and with what gradient, how many rows
 one optimizer step changes."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from .._checks import POSITIVE, check_floating_tensor, check_size, is_real, is_s
 from ..tokens import SPECIAL_TOKENS, UNK_TOKEN
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, describe, exercise, not_attempted
 
-__all__ = ["check_rows_with_gradient", "check_rows_changed"]
+__all__ = ["check_rows_with_gradient", "check_gradient_column", "check_rows_changed"]
 
 
 def _row_numbers(answer: object) -> list[int] | None:
@@ -74,6 +74,68 @@ def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: 
     parts = ([f"missing: rows {', '.join(map(str, missing))} (ids the sentence uses)"] if missing else []) + (
         [f"extra: rows {short(extra)[1:-1]} (ids the sentence does not use, so their gradient is 0)"] if extra else [])
     return Feedback(WRONG, f"Not quite: {'; '.join(parts)}.")
+
+
+def _numbers(answer: object) -> list[float] | None:
+    """Real numbers from a list, tuple, 1-D tensor or array of them; None if the answer is not that."""
+    if isinstance(answer, (torch.Tensor, np.ndarray)):
+        if (isinstance(answer, torch.Tensor) and (answer.is_meta or answer.is_complex())) or answer.ndim != 1:
+            return None
+        answer = answer.tolist()
+    if not isinstance(answer, (list, tuple)) or len(answer) > 100_000 or not all(is_real(v) for v in answer):
+        return None
+    numbers = [float(v) for v in answer]
+    return None if any(not np.isfinite(n) for n in numbers) else numbers
+
+
+@exercise("the gradient of W_E's first column", prediction=True)
+def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int,
+                          padding_idx: int | None = 0) -> Feedback:
+    """The gradient of each row's first entry of W_E, for the loss X.sum() with X = one_hot(ids) @ W_E: one number
+    per row, the number of times the ids look that row up (a prediction, checked by the run).
+
+    `padding_idx` is the padding's id (None if there is none), for the feedback on the padding's row.
+    """
+    if not is_sequence(ids) or not all(is_real(i, whole=True) and i >= 0 for i in ids):
+        raise TypeError(f"ids must be a list of ints >= 0, got {short(ids)}")
+    ids = [int(i) for i in ids]
+    vocab_size = check_size("vocab_size", vocab_size, maximum=100_000)
+    pad_id = None if padding_idx is None else check_size("padding_idx", padding_idx, minimum=0, maximum=vocab_size - 1)
+    if not ids or max(ids) >= vocab_size:
+        raise ValueError(f"ids must be a non-empty list of rows of W_E, below vocab_size={vocab_size}, got {short(ids)}")
+    expected = [ids.count(k) for k in range(vocab_size)]
+    used = sorted(set(ids))
+    if answer is None:
+        return not_attempted(f"a list of {vocab_size} numbers, one per row of W_E")
+    given = _numbers(answer)
+    if given is None:
+        return Feedback(WRONG, f"Expected a list of {vocab_size} numbers, one per row of W_E, got {describe(answer)}.")
+    if len(given) != vocab_size:
+        if sorted({int(g) for g in given if g == int(g)}) == used and all(g == int(g) for g in given):
+            return Feedback(MISTAKE, f"Those are the rows with a gradient. Give each row's gradient instead: "
+                                     f"{vocab_size} numbers, one per row of W_E, 0 for a row no token looks up.")
+        return Feedback(WRONG, f"Expected {vocab_size} numbers, one per row of W_E; got {len(given)}.")
+    if given == expected:
+        return Feedback(CORRECT, "Correct: each row's gradient counts its uses in X, and a row no token looks up gets 0.")
+    if given == [1 if c else 0 for c in expected] and given != expected:
+        repeated = [k for k in used if expected[k] > 1]
+        return Feedback(MISTAKE, f"The right rows, but a row used more than once gets more than 1: row {repeated[0]} "
+                                 f"is looked up {expected[repeated[0]]} times, and each use adds 1 to the loss's rise.")
+    if given == [1.0] * vocab_size:
+        return Feedback(MISTAKE, f"A row no token looks up is multiplied only by the 0s of the one-hot rows, so its "
+                                 f"gradient is 0; only rows {short(used)} get one, once per use.")
+    if pad_id is not None and expected[pad_id] and given == [0 if k == pad_id else c for k, c in enumerate(expected)]:
+        return Feedback(MISTAKE, f"The padding is a token too: <PAD> is id {pad_id}, looked up {expected[pad_id]} "
+                                 f"times, so row {pad_id} has a gradient of {expected[pad_id]}.")
+    unknown_id = SPECIAL_TOKENS.index(UNK_TOKEN)
+    if unknown_id != pad_id and expected[unknown_id] and \
+            given == [0 if k == unknown_id else c for k, c in enumerate(expected)]:
+        return Feedback(MISTAKE, f"A word the vocabulary lacks becomes <UNK>, id {unknown_id}, so row {unknown_id} "
+                                 f"has a gradient too.")
+    wrong = [k for k in range(vocab_size) if given[k] != expected[k]]
+    first = wrong[0]
+    return Feedback(WRONG, f"Not quite: {len(wrong)} of the {vocab_size} numbers differ. Row {first}: you said "
+                           f"{given[first]:g}, but the ids look that row up {expected[first]} times.")
 
 
 @exercise("rows of W_E one AdamW step changes", prediction=True)
