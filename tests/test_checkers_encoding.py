@@ -40,6 +40,13 @@ class TestRepeatingColumns:
         message = self.check(150, d_model=512, max_sequence_length=100).message
         assert "You said 150" in message and "2 pi x 10,000^(2i/512)" in message and "view" not in message
 
+    def test_doubling_the_count_at_half_the_width_is_named(self):
+        # 08: the explorer's readout gives 78 at d_model = 256; doubling it gives 156, but the count at 512 is 154.
+        assert (count_by_hand(256, 100), count_by_hand(512, 100)) == (78, 154)
+        feedback = self.check(156, d_model=512, max_sequence_length=100)
+        assert feedback.status == "mistake" and "doubles the count at d_model = 256" in feedback.message, feedback.message
+        assert self.check(154, d_model=512, max_sequence_length=100).correct
+
     def test_the_denominator_count_is_what_forgetting_2_pi_gives(self):
         assert sum(10_000 ** ((j - j % 2) / 128) < 64 for j in range(128)) == 58
 
@@ -628,19 +635,19 @@ def test_show_column_prints_the_column_without_the_line_that_computes_it(capsys)
     assert len(values) == 20 and min(p for p, v in enumerate(values) if v < 0) == 16
 
 
-# The explore notebook's Exercise 2: why the position least like 10 moves at base 10 -----------------------------------
+# The explore notebook's Exercise 2: whether the position least like 10 moves at base 20 ---------------------------------
 
 
-def test_least_like_at_base_ten_accepts_c_and_names_each_wrong_choice():
-    for right in ("c", " C "):
-        feedback = exercises.check_least_like_at_base_ten(right)
+def test_least_like_at_base_twenty_accepts_b_and_names_the_wrong_choice():
+    for right in ("b", " B "):
+        feedback = exercises.check_least_like_at_base_twenty(right)
         assert feedback.correct and "depends only on the offset" in feedback.message, feedback.message
-    for wrong, words in (("a", "near position 40"), ("b", "not what moves the least-alike position")):
-        feedback = exercises.check_least_like_at_base_ten(wrong)
-        assert feedback.status == "mistake" and words in feedback.message and "The answer is 'c'" in feedback.message
-    assert exercises.check_least_like_at_base_ten(None).status == "not attempted"
-    feedback = exercises.check_least_like_at_base_ten("d")
-    assert feedback.status == "wrong" and "Expected one of 'a', 'b', 'c', got" in feedback.message, feedback.message
+        assert "position 39 (-10.80)" in feedback.message and "119.9" in feedback.message
+    feedback = exercises.check_least_like_at_base_twenty("a")
+    assert feedback.status == "mistake" and "is 39, offset 29" in feedback.message and "The answer is 'b'" in feedback.message
+    assert exercises.check_least_like_at_base_twenty(None).status == "not attempted"
+    feedback = exercises.check_least_like_at_base_twenty("c")
+    assert feedback.status == "wrong" and "Expected one of 'a', 'b', got" in feedback.message, feedback.message
 
 
 def least_like_ten(base, d_model=128, positions=64):
@@ -649,17 +656,15 @@ def least_like_ten(base, d_model=128, positions=64):
     return int(row.argmin()), float(row.min())
 
 
-def test_least_like_at_base_ten_states_what_the_tables_show():
+def test_least_like_at_base_twenty_states_what_the_tables_show():
     longest = {base: 2 * math.pi * base ** (126 / 128) for base in (10_000, 30, 20, 10)}
     assert [round(longest[b], 1) for b in (30, 20, 10)] == [178.7, 119.9, 60.6]
-    # "c": the last row at base 10,000 (and 100), then the lowest point comes sooner as the base falls.
+    # "b": the last row at base 10,000 (and 100), then the lowest point comes sooner as the base falls.
     assert [least_like_ten(base)[0] for base in (10_000, 100, 30, 20, 10)] == [63, 63, 57, 39, 27]
-    assert round(least_like_ten(10)[1], 2) == -14.53
-    # "b" is wrong: at base 30 and 20 the slowest column does not start over within 64 positions, yet the position has moved in.
-    assert min(longest[30], longest[20]) > 64
-    # "a" is wrong: the slowest pair at base 10 has turned only 0.28 of a circle at offset 17.
-    assert round(17 / longest[10], 2) == 0.28
-    # "c": at base 10,000 the sum PE[p] . PE[q] = sum of cos(w k) is still falling, on average, thousands of positions on.
+    assert round(least_like_ten(20)[1], 2) == -10.80
+    # "a" is wrong: at base 20 the slowest pair does not start over within 64 positions, yet the position has moved in.
+    assert longest[20] > 64
+    # "b": at base 10,000 the sum PE[p] . PE[q] = sum of cos(w k) is still falling, on average, thousands of positions on.
     frequencies = 10_000.0 ** (-np.arange(0, 128, 2) / 128)
     offsets = np.arange(0, 15_000)
     curve = np.cos(np.outer(offsets, frequencies)).sum(axis=1)

@@ -17,7 +17,7 @@ __all__ = [
     "check_embedding_factor",
     "check_every_score_plus_five",
     "check_half_turned_heads",
-    "check_least_like_at_base_ten",
+    "check_least_like_at_base_twenty",
     "check_loftr_turning_pairs",
     "check_llama_4_rule",
     "check_rope_in_a_packed_row",
@@ -65,26 +65,23 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
                         question="the average of the outputs, shuffled")
 
 
-_LEAST_LIKE_AT_BASE_TEN = {
-    "a": "At base 10 the slowest pair turns a full circle every 60.6 positions, so it is half a turn from row 10 "
-         "about 30 positions on, near position 40. At position 27 it has turned only 0.28 of a circle. Position 27 is "
-         "where the sum over all 64 pairs is lowest.",
-    "b": "At base 10 the slowest column does start over within the table, every 60.6 positions, but that is not what "
-         "moves the least-alike position. At base 30 and 20 the slowest column takes 178.7 and 119.9 positions to "
-         "start over, longer than the table, and still the least-alike position has moved in, to 57 and 39.",
-    "c": "PE[p] . PE[q] adds one cos(w (q - p)) per pair, so it depends only on the offset q - p. As the offset "
+_LEAST_LIKE_AT_BASE_TWENTY = {
+    "a": "At base 20 no pair makes a full turn inside the 64 positions, yet the position least like 10 is 39, offset "
+         "29 (-10.80). A pair need not start over: each pair adds cos(w (q - p)), and the sum of the pairs' cosines "
+         "reaches its lowest point before the table ends.",
+    "b": "PE[p] . PE[q] adds one cos(w (q - p)) per pair, so it depends only on the offset q - p. As the offset "
          "grows, the slow pairs' cosines fall from 1, and the sum falls, with bumps, to a lowest point, then rises again. "
          "At base 10,000 the fall goes on for thousands of positions, so within the table the last row, 63, is the "
-         "least alike. A lower base turns every pair but pair 0 faster, so the lowest point comes sooner: at base 10 "
-         "it is at offset 17, position 27 (-14.53).",
+         "least alike. A lower base turns every pair but pair 0 faster, so the lowest point comes sooner: at base 20 "
+         "it is at offset 29, position 39 (-10.80), though the slowest pair takes 119.9 positions to turn once.",
 }
 
 
-def check_least_like_at_base_ten(answer: object) -> Feedback:
-    """A multiple choice: at base 10 (d_model = 128, 64 positions), why the position least like position 10 is no
-    longer the last one."""
-    return check_choice(answer, options=_LEAST_LIKE_AT_BASE_TEN, correct="c",
-                        question="why the position least like 10 moves at base 10 (d_model=128, 64 positions)")
+def check_least_like_at_base_twenty(answer: object) -> Feedback:
+    """A multiple choice: at base 20 (d_model = 128, 64 positions), whether the position least like position 10
+    stays the last one, 63, although no pair makes a full turn inside the table."""
+    return check_choice(answer, options=_LEAST_LIKE_AT_BASE_TWENTY, correct="b",
+                        question="whether the position least like 10 moves at base 20 (d_model=128, 64 positions)")
 
 
 _SHIFT_BACK = {

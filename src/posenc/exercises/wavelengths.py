@@ -187,7 +187,7 @@ def check_last_full_turn_function(function: object) -> Feedback:
     return Feedback(WRONG, "Not the last column.")  # not reached: some case differs
 
 
-@exercise("columns that repeat within the table", prediction=True)
+@exercise("columns that repeat within max_sequence_length positions", prediction=True)
 def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_length: int,
                             base: float = DEFAULT_BASE) -> Feedback:
     """How many of d_model columns have a wavelength, at `base`, shorter than max_sequence_length positions:
@@ -202,6 +202,11 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
 
     def count(at_base: float) -> int:
         return int((column_wavelengths(at_base) < max_sequence_length).sum())
+
+    def count_at_width(width: int) -> int:
+        # The same count at another d_model (the explorer's slider stops at 256).
+        lengths_there = (2 * math.pi / frequencies(d_model=width, base=base)).repeat_interleave(2)[:width]
+        return int((lengths_there < max_sequence_length).sum())
 
     lengths = column_wavelengths(base)
     expected = count(base)
@@ -218,6 +223,9 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
                      f"{max_sequence_length} positions")
     pairs, positions = d_model // 2, max_sequence_length
     mistakes = [
+        (f"That doubles the count at d_model = {d_model // 2}, which is close but not exact. d_model = {d_model} has "
+         f"one more pair between every two pairs of d_model = {d_model // 2}, and the last of them may fall on either "
+         f"side of the line: {what_to_count}.", lambda: 2 * count_at_width(d_model // 2) if d_model >= 4 else None),
         ("That counts pairs: a sin column and its cos partner share one wavelength, so every pair that repeats is "
          "two columns.", expected // 2 if expected > 1 else None),
         ("That is the number of the last column that repeats; counting from column 0, there is one column more.",

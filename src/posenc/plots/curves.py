@@ -307,7 +307,7 @@ def pair_rotation(*, d_model: int = 6, pair: int = 0, max_sequence_length: int =
                     xytext=(0.4 * float(torch.sin(arc[-8])), 0.4 * float(torch.cos(arc[-8]))),
                     arrowprops={"arrowstyle": "-|>", "color": SINE_COLOUR, "linewidth": 1.4})
         middle = (first + last) / 2
-        ax.text(0.58 * math.sin(middle), 0.58 * math.cos(middle), f"+{shift * angle_per_position:.3g} rad",
+        ax.text(0.58 * math.sin(middle), 0.58 * math.cos(middle), f"{shift * angle_per_position:.3g} rad,\nclockwise",
                 ha="center", va="center", fontsize=9, color="#333333",
                 bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
     ax.set_aspect("equal")
