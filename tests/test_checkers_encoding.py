@@ -272,7 +272,7 @@ def read_the_wrong_way_round(X):
 
 class TestSwappedSizes:
     def check_shape(self, answer, max_sequence_length=10, d_model=6):
-        return exercises.check_swapped_table_shape(answer, max_sequence_length=max_sequence_length, d_model=d_model)
+        return exercises.check_table_shape(answer, max_sequence_length=max_sequence_length, d_model=d_model)
 
     @pytest.mark.parametrize("length,d_model", [(10, 6), (9, 6), (4, 10), (7, 7)])
     def test_the_accepted_shape_is_what_the_code_builds(self, length, d_model):

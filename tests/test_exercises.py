@@ -1026,3 +1026,55 @@ def test_a_number_typed_with_quotes_is_the_same_prediction(answer, status):
         assert "Expected a number" in feedback.message
     # The named predictions hand the answer on, so they read it the same way.
     assert exercises.check_row_a_token_gets("0", actual=0).correct
+
+
+class FrontAxisModule(SeedModule):
+    """Notebook 04's Exercise 4 fixed for a batch, but reading the length as x.shape[1] (d_model for one sentence)."""
+
+    def __init__(self, check_axis=1, add_axis=1):
+        super().__init__(refuse_with(ValueError, "<="))
+        self.check_axis, self.add_axis = check_axis, add_axis
+
+    def forward(self, x):
+        if x.shape[self.check_axis] > self.table.shape[0]:
+            raise ValueError("sequence too long")
+        return x + self.table[: x.shape[self.add_axis]]
+
+
+class BatchOnlyModule(SeedModule):
+    def forward(self, x):
+        if x.dim() != 3:
+            raise ValueError("expected a batch")
+        return super().forward(x)
+
+
+class AlwaysBatchModule(SeedModule):
+    def forward(self, x):
+        return super().forward(x if x.dim() == 3 else x[None])
+
+
+@pytest.mark.parametrize("module,status,words", [
+    (FrontAxisModule(), "mistake", "fails on one sentence, x of shape (seq, d_model) = (10, 6)"),  # the review's module
+    (FrontAxisModule(add_axis=-2), "mistake", "For one sentence of 11 positions, (11, 6), it raised (RuntimeError"),  # check only
+    (BatchOnlyModule(refuse_with(ValueError, "<=")), "mistake", "refuses one sentence"),
+    (AlwaysBatchModule(refuse_with(ValueError, "<=")), "wrong", "should return x's shape, got (1, 10, 6)"),
+])
+def test_a_module_that_takes_a_batch_but_not_one_sentence_is_named(module, status, words):
+    # 04's Exercise 4 asks for one sentence (positions, d_model) or a batch: both 3-D shapes pass, the 2-D one does not.
+    feedback = exercises.check_positional_module(module)
+    assert feedback.status == status and words in feedback.message, feedback.message
+    if "x.shape[1]" in feedback.message:
+        assert "x.shape[-2]" in feedback.message
+
+
+def test_a_module_that_takes_one_sentence_and_a_batch_is_correct():
+    for module in (SeedModule(refuse_with(ValueError, "<=")), FrontAxisModule(check_axis=-2, add_axis=-2)):
+        feedback = exercises.check_positional_module(module)
+        assert feedback.correct and "one sentence (10, 6)" in feedback.message and "(11, 6)" in feedback.message, feedback
+    # A module that reshapes one sentence into a batch of one, and back, is right too.
+
+    class Reshaping(SeedModule):
+        def forward(self, x):
+            return super().forward(x[None])[0] if x.dim() == 2 else super().forward(x)
+
+    assert exercises.check_positional_module(Reshaping(refuse_with(ValueError, "<="))).correct

@@ -185,6 +185,10 @@ def test_the_row_a_token_gets_takes_the_row_typed_with_quotes_and_names_the_naiv
         assert exercises.check_row_a_token_gets(answer, actual=0).correct, answer
     naive = exercises.check_row_a_token_gets("7", actual=0)
     assert not naive.correct and "7" in naive.message and "row 0, not row 7" in naive.message
+    # 11 computes the row in no cell before the prediction: the checker runs the module itself.
+    assert exercises.check_row_a_token_gets(0).correct
+    assert exercises.check_row_a_token_gets(None).status == "not attempted"
+    assert not exercises.check_row_a_token_gets(7).correct
 
 
 def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_the_position_term():

@@ -3,7 +3,7 @@
     feedback      the core: Feedback, progress(), reading an answer, first_mistake
     tokens        a padding function that refuses a sentence too long, the shape of a one-hot matrix
     embedding     the rows of W_E a loss reaches and their gradient, the rows one AdamW step changes
-    encoding      the table, the shape of a table built with its sizes swapped
+    encoding      the table, the shape of a table built from X.shape
     modules       a positional-encoding module with its length check fixed, one module for both layouts of a batch
     wavelengths   where a column first turns negative, any column's wavelength, the last column that turns once
                   within a table, the columns that repeat within a table, the shift as a rotation

@@ -30,7 +30,7 @@ from .feedback import (
     not_attempted,
 )
 
-__all__ = ["check_encoding", "check_swapped_table_shape",
+__all__ = ["check_encoding", "check_table_shape",
            "check_encoding_function"]
 
 
@@ -261,8 +261,8 @@ def check_encoding(answer: torch.Tensor | None, *, max_sequence_length: int, d_m
                            f"position {row}, column {column}.")
 
 
-@exercise("the shape of a table built with its sizes swapped", prediction=True)
-def check_swapped_table_shape(answer: object, *, max_sequence_length: int, d_model: int) -> Feedback:
+@exercise("the shape of a table built from X.shape", prediction=True)
+def check_table_shape(answer: object, *, max_sequence_length: int, d_model: int) -> Feedback:
     """The shape of the table that stack + flatten builds when `d, L = X.shape` reads X of shape
     (max_sequence_length, d_model) the wrong way round. A tuple, a list or a torch.Size is read."""
     L = check_size("max_sequence_length", max_sequence_length, maximum=100_000)

@@ -29,17 +29,45 @@ def _changes_its_input(module: torch.nn.Module, x: torch.Tensor) -> Feedback | N
                              "`return x + ...`, which makes a new tensor.")
 
 
+def _one_sentence(module: torch.nn.Module, full: torch.Tensor, too_long: torch.Tensor, expected: torch.Tensor) -> Feedback | None:
+    """The mistakes of a module that takes a batch but not one sentence, x of shape (seq, d_model): most often a length
+    read as x.shape[1], which is d_model for one sentence. None if it adds the table to `full` and refuses `too_long`."""
+    L = expected.shape[0]
+    shape, longer = f"x of shape (seq, d_model) = {tuple(full.shape)}", f"{tuple(too_long.shape)}"
+    front = ("If forward reads the length as x.shape[1], that is d_model for one sentence. Count the positions from the "
+             "end, x.shape[-2], the length in both shapes.")
+    kind, out = _forward(module, full)
+    if kind == "raised":
+        if isinstance(out, ValueError):
+            return Feedback(MISTAKE, f"forward takes a batch but refuses one sentence, {shape} ({error_line(out)}). "
+                                     "It should take both.")
+        return Feedback(MISTAKE, f"forward takes a batch but fails on one sentence, {shape} ({error_line(out)}). {front}")
+    if not isinstance(out, torch.Tensor) or out.shape != full.shape:
+        return Feedback(WRONG, f"For one sentence, {shape}, forward should return x's shape, got "
+                               f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}.")
+    if not close(out, full + expected):
+        return Feedback(WRONG, f"For one sentence, {shape}, forward(x) should equal x + PE: the table's {L} rows added "
+                               f"to its {L} positions.")
+    kind, out = _forward(module, too_long)
+    if kind == "raised" and isinstance(out, ValueError):
+        return None
+    got = f"raised ({error_line(out)})" if kind == "raised" else f"returned {describe(out)}"
+    return Feedback(MISTAKE, f"forward refuses a batch of {L + 1} positions with ValueError. For one sentence of {L + 1} "
+                             f"positions, {longer}, it {got}. {front}")
+
+
 @exercise("a positional-encoding module")
 def check_positional_module(module: object, *, d_model: int = 6, max_sequence_length: int = 10) -> Feedback:
-    """A module whose forward adds the table to (batch, seq, d_model) inputs up to max_sequence_length positions,
-    and refuses a longer input with ValueError.
+    """A module whose forward adds the table to (batch, seq, d_model) or (seq, d_model) inputs up to
+    max_sequence_length positions, and refuses a longer input with ValueError.
 
     It is called on a batch of 2 sequences of exactly max_sequence_length positions, on a shorter one, and on one
     with a position more than the table has: the fix of the stack-and-flatten exercise must accept the
     first two and refuse the third with ValueError, and give the same output on a further call on a tensor the
-    checker keeps. The exhibit's bugs, and the usual wrong ways to fix its length check (a deleted check, a cut
-    input, ...), are named (tests/test_exercises.py lists them). Every message names the shape of the x it fed,
-    (batch, seq, d_model): a module written for (seq, batch, d_model), as pytorch/examples' word_language_model is,
+    checker keeps. It must do the same for one sentence, (seq, d_model): a length read as x.shape[1] is named. The
+    exhibit's bugs, and the usual wrong ways to fix its length check (a deleted check, a cut input, ...), are named
+    (tests/test_exercises.py lists them). Every message names the shape of the x it fed, (batch, seq, d_model) or
+    (seq, d_model): a module written for (seq, batch, d_model), as pytorch/examples' word_language_model is,
     is named too, and so is the package's own PositionalEncoding (its forward running, however it is wrapped).
     """
     L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
@@ -110,9 +138,11 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
         return Feedback(MISTAKE, f"An assert refuses {L + 1} positions, but `python -O` removes every assert, and then "
                                  "nothing does: check with `if` and raise ValueError.")
     if isinstance(out, ValueError):
-        return Feedback(CORRECT, f"Correct: forward adds the table to x of shape (batch, seq, d_model) = "
-                                 f"{tuple(full.shape)} and {tuple(short.shape)}, and refuses {tuple(too_long.shape)} "
-                                 f"({error_line(out)}).")
+        # Requirement 4: one sentence, (seq, d_model), as well as a batch.
+        return _one_sentence(module, full[0], too_long[0], expected) or Feedback(
+            CORRECT, f"Correct: forward adds the table to x of shape (batch, seq, d_model) = {tuple(full.shape)} and "
+                     f"{tuple(short.shape)}, and to one sentence {tuple(full.shape[1:])}. It refuses "
+                     f"{tuple(too_long.shape)} and {tuple(too_long.shape[1:])} ({error_line(out)}).")
     if isinstance(out, RuntimeError):
         return Feedback(MISTAKE, f"Nothing checks the length: for {fed(too_long)}, {L + 1} positions, forward failed only "
                                  f"when adding ({error_line(out)}), an error about shapes that does not say what is "
