@@ -530,6 +530,33 @@ class TestSchemeCheckers:
         formula = check([2.0 ** (-8 * k / 12) for k in range(1, 13)]).message
         assert "formula for a power of two" in formula and "1/2 and 1/8" in formula, formula
         assert "every other" not in formula and "1st, 3rd" not in formula, formula
+        assert "12-head row does the same with 8 and 16" in formula and "plays the part" not in formula, formula
+
+    def test_alibi_slopes_names_the_rules_that_fit_six_heads_but_not_twelve(self):
+        # 6 heads alone also fit "the odd powers of 1/2" and "twice the first slopes"; the notebook shows 12 heads
+        # too, which rule both out, and the checker names each.
+        def rule(extra):
+            def slopes(num_heads):
+                c = 2 ** (num_heads.bit_length() - 1)
+                return [2 ** (-8 / c * k) for k in range(1, c + 1)] + [extra(j, c) for j in range(1, num_heads - c + 1)]
+            return slopes
+        odd_powers = rule(lambda j, c: 2.0 ** -(2 * j - 1))
+        twice = rule(lambda j, c: 2 * 2 ** (-8 / c * j))
+        right = rule(lambda j, c: 2 ** (-8 / (2 * c) * (2 * j - 1)))
+        for fits_six in (odd_powers, twice, right):  # all three give the notebook's 6-head row
+            assert fits_six(6) == [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8]
+            assert exercises.check_alibi_slopes(fits_six, head_counts=(6,)).correct
+        for n in (12, 20, 37):
+            check = lambda slopes, n=n: exercises.check_alibi_slopes(slopes, head_counts=(n,))  # noqa: E731
+            assert check(right).correct
+            odd = check(odd_powers)
+            assert odd.status == "mistake" and "odd powers of 1/2" in odd.message and "2^-0.5" in odd.message, odd
+            doubled = check(twice)
+            assert doubled.status == "mistake" and "twice the first ones" in doubled.message, doubled
+        # the default run: named counts 16, 20, 24, 48 (not the notebook's 6 and 12) and one unnamed
+        feedback = exercises.check_alibi_slopes(odd_powers)
+        assert feedback.status == "mistake" and "For 20 heads" in feedback.message, feedback
+        assert "Correct for 16, 20, 24 and 48 heads" in exercises.check_alibi_slopes(right).message
 
     def test_alibi_slopes_wants_a_function_it_tries_on_several_head_counts(self):
         def by_the_rule(num_heads):
@@ -538,10 +565,10 @@ class TestSchemeCheckers:
             return [2 ** (-8 / c * k) for k in range(1, c + 1)] + doubled[0::2][: num_heads - c]
 
         correct = exercises.check_alibi_slopes(by_the_rule)
-        assert correct.correct and "12, 16, 24 and 48 heads, and one more the checker keeps to itself" in correct.message
-        assert "0.7071" in correct.message
+        assert correct.correct and "16, 20, 24 and 48 heads, and one more the checker keeps to itself" in correct.message
+        assert "For 20: the 16 slopes of 16 heads" in correct.message and "0.8409" in correct.message, correct.message
         # a lookup table of the named counts fails on the unnamed one
-        table = {n: by_the_rule(n) for n in (12, 16, 24, 48)}
+        table = {n: by_the_rule(n) for n in (16, 20, 24, 48)}
         assert not exercises.check_alibi_slopes(lambda n: table[n]).correct
         assert exercises.check_alibi_slopes(lambda *, num_heads: by_the_rule(num_heads)).correct  # keyword-only
         assert exercises.check_alibi_slopes(lambda n: torch.tensor(by_the_rule(n), dtype=torch.float32)).correct
@@ -562,7 +589,7 @@ class TestSchemeCheckers:
         only_twelve = exercises.check_alibi_slopes(lambda n: by_the_rule(12))
         assert only_twelve.status == "wrong" and "For 16 heads" in only_twelve.message
         raised = exercises.check_alibi_slopes(lambda n: 1 / 0)
-        assert raised.status == "wrong" and "my_slopes(12) raised ZeroDivisionError" in raised.message
+        assert raised.status == "wrong" and "my_slopes(16) raised ZeroDivisionError" in raised.message
 
         def below(num_heads):  # c strictly below n: wrong for a power of two
             c = 2 ** ((num_heads - 1).bit_length() - 1)

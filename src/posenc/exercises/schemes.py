@@ -194,10 +194,10 @@ def _differences(answer: torch.Tensor, expected: torch.Tensor) -> str:
             f"{float(answer[k]):.{digits}g}, not {float(expected[k]):.{digits}g}.")
 
 
-# Three head counts that are not a power of two, and one that is. By default the checker adds one more that its
-# messages never name, so a table of the four named counts does not pass. It is fixed, not drawn, so that every run
-# of a notebook checks the same cases.
-_HEAD_COUNTS = (12, 16, 24, 48)
+# Three head counts that are not a power of two, and one that is, none of them the notebook's examples (6 and 12
+# heads). By default the checker adds one more that its messages never name, so a table of the four named counts
+# does not pass. It is fixed, not drawn, so that every run of a notebook checks the same cases.
+_HEAD_COUNTS = (16, 20, 24, 48)
 _UNNAMED_HEAD_COUNT = 37
 
 
@@ -233,10 +233,12 @@ _LIBRARY_ROTARY = (
 def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] | None = None) -> Feedback:
     """A function `answer(num_heads)` that returns ALiBi's slopes (a list, array or tensor, head 0 first), tried on
     each of `head_counts`. For a head count that is not a power of two, the rule of the paper's code
-    (`schemes.alibi_slopes`), which the exercise generalises from an example. A function that calls the package's
+    (`schemes.alibi_slopes`), which the exercise generalises from two examples (6 and 12 heads): two
+    rows, because 6 heads alone also fit rules that 12 heads rule out (the odd powers of 1/2, or twice the first
+    slopes), and those rules are named. A function that calls the package's
     `alibi_slopes` or `alibi_bias`, or an ALiBi function of transformers (BLOOM's `_get_alibi_slopes`,
     `build_alibi_tensor`...), is named.
-    Without `head_counts`: 12, 16, 24, 48 and one more count that no message names."""
+    Without `head_counts`: 16, 20, 24, 48 and one more count that no message names."""
     unnamed = head_counts is None
     head_counts = _HEAD_COUNTS + (_UNNAMED_HEAD_COUNT,) if unnamed else head_counts
     head_counts = tuple(check_size("head_counts", n, maximum=1024) for n in head_counts)
@@ -253,7 +255,7 @@ def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] 
     if theirs and calls_any(lambda: [_call_slopes(answer, n) for n in head_counts], theirs):
         names = ", ".join(sorted({function.__name__ for function in theirs}))
         return Feedback(MISTAKE, f"It calls Hugging Face's own ALiBi (transformers: {names}): compute the slopes "
-                                 "yourself, from the 6-head example.")
+                                 "yourself, from the 6- and 12-head examples.")
     verdicts = {}
     for n in head_counts:
         kind, slopes = _call_slopes(answer, n)
@@ -298,7 +300,9 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
                                  f"{2 * closest} heads: {', '.join(f'{float(v):.4g}' for v in expected)}.")
     k = torch.arange(num_heads, dtype=torch.float64)
     hint = ("Hint: the 6-head row starts with the 4 slopes of 4 heads. Where do its last two, 1/2 and 1/8, sit among "
-            "the 8 slopes of 8 heads?" + (f" For {num_heads} heads, {closest} plays the part of 4." if closest != 4 else ""))
+            "the 8 slopes of 8 heads? The 12-head row does the same with 8 and 16."
+            + (f" For {num_heads} heads, {closest} plays the part of 4." if closest not in (4, 8) else ""))
+    extra = torch.arange(1, num_heads - closest + 1, dtype=torch.float64)  # the extra heads, 1 .. n - c
     mistakes = [
         (f"One step too early: the first slope is {first}, not 1; the sequence starts at its ratio.",
          expected / expected[0]),
@@ -322,6 +326,12 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
              f"1st, 3rd, ... ({2 * closest}-head slopes [0::2]).",
          torch.cat([expected[:closest], doubled[1::2][: num_heads - closest]])),
             (f"Those are the first {num_heads} slopes of {2 * closest} heads. {hint}", doubled[:num_heads]),
+            # Two rules that fit the 6-head row alone, where they equal the right one; the 12-head row rules them out.
+            ("The extra slopes are the odd powers of 1/2: that fits the 6-head row, but not the 12-head row, whose "
+             f"extra slopes start at 2^-0.5. {hint}", torch.cat([expected[:closest], 2.0 ** -(2 * extra - 1)])),
+            ("The extra slopes are twice the first ones: that fits the 6-head row, but not the 12-head row, whose "
+             f"extra slopes start at 2^-0.5, not 2 × 1/2. {hint}",
+             torch.cat([expected[:closest], 2 * expected[: num_heads - closest]])),
             (f"That is 2^(-k) for k = 1 .. {num_heads}: the 8-head sequence continued. {hint}", 2.0 ** -(k + 1)),
         ]
     mistake = first_mistake(near, mistakes)
