@@ -28,13 +28,13 @@ BUDGET = {
     "09_why_positions_matter": 525,
     "10_relative_positions": 850,
     "11_pitfalls": 572,
-    "12_precision": 899,
+    "12_precision": 924,
     "13_position_schemes": 1384,
     "14_does_position_matter": 1350,
     "15_real_pipeline": 1235,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1400,
-    "17_what_real_models_set": 950,
+    "17_what_real_models_set": 975,
 }
 
 

@@ -263,7 +263,7 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it; but in every seed the "
               "half-turned model fell to chance at 64 tokens.",
-    "worse": "The data go the way the Against case predicts. Its reason, one pair that turns fully in training "
+    "worse": "The data go the way the For worse case predicts. Its reason, one pair that turns fully in training "
               "instead of two, does not explain why half heads fall all the way to chance, below the one-token "
               "match. That is still open.",
     "the same": "The two differ by far at 64 tokens: the half-turned model fell to chance in every seed.",
