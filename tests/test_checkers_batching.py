@@ -2,10 +2,14 @@
 (a function of the lengths)."""
 
 
+import json
+import math
+from pathlib import Path
+
 import pytest
 import torch
 
-from posenc import attention, exercises
+from posenc import attention, builder, exercises
 
 
 class TestDocumentMask:
@@ -70,3 +74,46 @@ class TestDocumentMask:
         feedback = exercises.check_document_mask(answer)
         assert not feedback.correct and feedback.message
 
+
+
+class TestSmallerModelWordRow:
+    """06's Exercise 2: a word row of std 0.02 times sqrt(d_model) against a PE row. The prompt names the ratio's
+    direction, so a learner who computes it the other way round is not marked wrong for a right reasoning."""
+
+    @staticmethod
+    def lengths(width):
+        generator = torch.Generator().manual_seed(0)
+        word = (torch.randn(1000, width, generator=generator) * 0.02 * math.sqrt(width)).norm(dim=1).mean().item()
+        position = builder.sinusoidal_encoding(max_sequence_length=1000, d_model=width).norm(dim=1).mean().item()
+        return word, position
+
+    def test_the_answer_key_is_what_the_numbers_give(self):
+        ratios = []
+        for width in (128, 512, 2048):
+            word, position = self.lengths(width)
+            assert word == pytest.approx(0.02 * width, rel=0.02) and position == pytest.approx(math.sqrt(width / 2))
+            ratios.append(word / position)
+        assert ratios[0] < 1 and ratios == sorted(ratios)  # shorter at 128, and word / PE grows: choice (b)
+        assert exercises.check_smaller_model_word_row("b").correct
+        assert exercises.check_smaller_model_word_row(" B ").correct
+
+    @pytest.mark.parametrize("choice", ["a", "c", "d"])
+    def test_each_wrong_choice_is_named_and_explained(self, choice):
+        feedback = exercises.check_smaller_model_word_row(choice)
+        assert feedback.status == "mistake" and f"Not {choice!r}" in feedback.message and "The answer is 'b'" in feedback.message
+
+    def test_the_one_who_reads_the_ratio_upside_down_is_told_which_way_it_goes(self):
+        assert "the question asks about word / PE" in exercises.check_smaller_model_word_row("c").message
+
+    def test_the_prompt_says_which_length_is_on_top_and_crosses_the_two_halves(self):
+        path = Path(__file__).parents[1] / "notebooks" / "06_batches_and_masks.ipynb"
+        cells = ["".join(cell["source"]) for cell in json.loads(path.read_text())["cells"]]
+        (prompt,) = [cell for cell in cells if cell.startswith("### Exercise 2")]
+        assert "word row length / `PE` row length" in prompt
+        options = [line for line in prompt.splitlines() if line.startswith("* (")]
+        assert {tuple(o.split(") ", 1)[1].split(", and the ratio ")) for o in options} == {
+            ("longer", "grows"), ("shorter", "grows"), ("shorter", "falls"), ("longer", "falls")}
+
+    def test_odd_answers_do_not_raise(self):
+        for answer in (None, 2, "e", ["b"]):
+            assert exercises.check_smaller_model_word_row(answer).status in {"not attempted", "wrong"}

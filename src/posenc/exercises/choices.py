@@ -188,21 +188,22 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
 
 
 _SMALLER_MODEL_WORD_ROW = {
-    "a": "Without the factor, both lengths would grow like sqrt(d_model). With it, a word row's entries have standard "
-         "deviation 0.02 sqrt(d_model), so the row is about 0.02 d_model long: it grows like d_model. A PE row is "
-         "sqrt(d_model / 2) long, so the ratio, 0.02 sqrt(2 d_model), grows.",
+    "a": "At std 0.02 a word row is about 0.02 d_model long, against sqrt(d_model / 2) for a PE row: at d_model = 128, "
+         "2.56 against 8. The factor makes up for a start of std 1/sqrt(d_model), not for any start.",
     "b": "A word row's entries have standard deviation 0.02 sqrt(d_model), and there are d_model of them, so the row is "
-         "about 0.02 d_model long: 2.56 at d_model = 128. A PE row is sqrt(d_model / 2) long: 8. The ratio, "
+         "about 0.02 d_model long: 2.56 at d_model = 128. A PE row is sqrt(d_model / 2) long: 8. The ratio word / PE, "
          "0.02 sqrt(2 d_model), grows with d_model, and passes 1 near d_model = 1250.",
-    "c": "The factor makes up for a start of std 1/sqrt(d_model), not for any start. At std 0.02 a word row is about "
-         "0.02 d_model long, against sqrt(d_model / 2) for a PE row: at d_model = 128, 2.56 against 8.",
-    "d": "PE's denominators set the angles, not the length: each sin, cos pair adds sin² + cos² = 1 to the squared "
-         "length. A PE row is sqrt(d_model / 2) long, a word row about 0.02 d_model, so the ratio grows.",
+    "c": "The word row is shorter, but its length grows like d_model, and a PE row's only like sqrt(d_model / 2): each "
+         "sin, cos pair adds sin² + cos² = 1 to the squared length. So word / PE, 0.02 sqrt(2 d_model), grows. "
+         "(PE / word falls, but the question asks about word / PE.)",
+    "d": "At d_model = 128 a word row is about 0.02 d_model = 2.56 long, and a PE row sqrt(d_model / 2) = 8. And "
+         "word / PE, 0.02 sqrt(2 d_model), grows with d_model.",
 }
 
 
 def check_smaller_model_word_row(answer: object) -> Feedback:
-    """A multiple choice: std 0.02 times sqrt(d_model) at d_model = 128: a word row against a PE row, as d_model grows."""
+    """A multiple choice: std 0.02 times sqrt(d_model) at d_model = 128: a word row against a PE row, and word / PE as
+    d_model grows."""
     return check_choice(answer, options=_SMALLER_MODEL_WORD_ROW, correct="b",
                         question="a word row of std 0.02 times the factor against a PE row, as d_model grows")
 

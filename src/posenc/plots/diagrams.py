@@ -27,7 +27,8 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
     attention are drawn cut into that many heads, `(num_heads, max_sequence_length, d_model / num_heads)` each.
     `formulas` names the steps that show their formula (all of them when None); the others say in words what they
     do, for a reader who has not met `W_E`, `@` or `d_k` yet. With `batch_size`, every shape from the one-hot on gets
-    the batch axis first, and `X` is drawn as the lookup `W_E[ids]` that a batch's code uses.
+    the batch axis first, the padded ids are drawn as one `(batch_size, max_sequence_length)` tensor, and `X` is drawn
+    as the lookup `W_E[ids]` that a batch's code uses.
     """
     from .. import example, tokens
 
@@ -59,6 +60,9 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
     if batch_size:
         boxes = {step: (title, body, shape.replace("(", f"({batch_size}, ")) for step, (title, body, shape) in boxes.items()}
         boxes["X"] = ("X = W_E[ids]", *boxes["X"][1:])
+        # A batch holds several sentences: the first two boxes give the batch's count and its padded ids' shape.
+        boxes["sentence"] = ("sentences", f"{batch_size} sentences,\nof any length", "")
+        boxes["pad"] = ("pad", "each padded\nwith <PAD>", f"({batch_size}, {L})")
     in_words = {
         "X": ("X", "one learned vector\nper token", f"({L}, {d})"),
         "Q, K, V": ("Q, K, V", "(X + PE) times three\nlearned matrices", f"3 x ({L}, {d})"),
