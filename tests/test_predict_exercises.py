@@ -192,7 +192,19 @@ def test_the_row_a_token_gets_takes_the_row_typed_with_quotes_and_names_the_naiv
 
 
 def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_the_position_term():
+    import torch
+
+    from posenc import attention, builder, schemes
+
+    PE = builder.sinusoidal_encoding(max_sequence_length=128, d_model=64, dtype=torch.float64)
+    weights = attention.projection_weights(d_model=64, seed=0)
+    M = weights.W_Q.double() @ weights.W_K.double().T
+    word = torch.randn(64, generator=torch.Generator().manual_seed(1)).double()
+    inputs = dict(word=word, M=M, PE=PE, placements=[(0, 5), (20, 25), (100, 105)])
     for answer in (1, "1", " 1 "):
-        assert exercises.check_constant_score_terms(answer, actual=1).correct, answer
-    guess = exercises.check_constant_score_terms(2, actual=1)  # word-word and pos-pos, as if M kept the offset
+        assert exercises.check_constant_score_terms(answer, **inputs).correct, answer
+    guess = exercises.check_constant_score_terms(2, **inputs)  # word-word and pos-pos, as if M kept the offset
     assert not guess.correct and "predicted 2" in guess.message and "not a function of q - p alone" in guess.message
+    # An M that turns and scales within each pair keeps pos-pos: then word-word and pos-pos stay.
+    turn = schemes.rotation_matrix(position=3, d=64).double()
+    assert exercises.check_constant_score_terms(2, **{**inputs, "M": 2 * turn}).correct

@@ -10,7 +10,7 @@
     precision     a table whose angles no longer drift, positions in bfloat16
     attention     how many different outputs without PE, a repair of the weights masked after the softmax, one
                   head's score from the heads', where a head lands once heads are folded into the batch
-    schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes
+    schemes       RoPE undone, RoPE's cos/sin tables column by column, ALiBi's slopes, the score terms that keep the offset
     predictions   "predict, then run": check_prediction, and check_choice for a multiple choice
     choices       the notebooks' multiple-choice questions, so the cell a learner runs holds no answer key
     explained     the predictions whose explanation would give the answer away in the learner's cell

@@ -13,17 +13,7 @@ from ..builder import sinusoidal_encoding
 from .feedback import Feedback
 from .predictions import check_prediction
 
-__all__ = ["check_constant_score_terms", "check_same_words_other_order", "check_row_a_token_gets"]
-
-
-def check_constant_score_terms(answer: object, *, actual: object) -> Feedback:
-    """A prediction: one word at three placements, all at offset 5, through random W_Q and W_K: how many of the
-    score's four terms are the same at all three placements (`actual`)?"""
-    return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
-                            explanation="Only word-word stays, since the word is the same at every placement. "
-                                        "word-pos and pos-word each read one position. In pos-pos, only the part of "
-                                        "M that turns each pair like R_k keeps the offset. A random M also stretches "
-                                        "pairs and mixes them, and those parts are not a function of q - p alone.")
+__all__ = ["check_same_words_other_order", "check_row_a_token_gets"]
 
 
 def check_same_words_other_order(answer: object, *, actual: object) -> Feedback:

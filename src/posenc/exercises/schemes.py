@@ -3,7 +3,7 @@ column by column, ALiBi's slopes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -27,8 +27,9 @@ from .feedback import (
     first_mistake,
     not_attempted,
 )
+from .predictions import check_prediction
 
-__all__ = ["check_rotary_undone", "check_rotary_tables", "check_alibi_slopes"]
+__all__ = ["check_rotary_undone", "check_rotary_tables", "check_alibi_slopes", "check_constant_score_terms"]
 
 
 _OTHER_LAYOUT = {"interleaved": "half_split", "half_split": "interleaved"}
@@ -341,3 +342,20 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
         return Feedback(WRONG, f"{_differences(answer, expected)} The slopes are the geometric sequence that starts "
                                f"at {first} with that ratio.")
     return Feedback(WRONG, f"{_differences(answer, expected)} {hint}")
+
+
+def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.Tensor, PE: torch.Tensor,
+                               placements: Sequence[tuple[int, int]]) -> Feedback:
+    """A prediction: one word at (p, q) placements all at one offset, through M = W_Q W_K^T: how many of the score's
+    four terms (word-word, word-pos, pos-word, pos-pos) are the same at every placement? The checker computes the
+    terms itself, so the cells a learner reads before predicting do not."""
+    word, M, PE = (t.detach().cpu().double() for t in (word, M, PE))
+    terms = [[word @ M @ word for _ in placements], [word @ M @ PE[q] for _, q in placements],
+             [PE[p] @ M @ word for p, _ in placements], [PE[p] @ M @ PE[q] for p, q in placements]]
+    actual = sum(all(torch.allclose(value, values[0]) for value in values) for values in terms)
+    return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
+                            explanation="Only word-word stays, since the word is the same at every placement. "
+                                        "word-pos and pos-word each read one position. In pos-pos, only a turn and "
+                                        "scale inside each pair, like [[a, -b], [b, a]], keeps the offset. A random M "
+                                        "also stretches pairs and mixes different pairs, and those parts are not a "
+                                        "function of q - p alone.")
