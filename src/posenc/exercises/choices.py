@@ -176,8 +176,9 @@ _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "b": "It goes further: the model works out most of the order from the mask.",
     "c": "The model probably works out positions, roughly, from the mask. Query t sees t + 1 keys. If it spreads its weight "
          "evenly, it averages t + 1 random rows, and the more rows, the smoother the average. So the mix itself tells "
-         "roughly how far along t is. (The notebook on heads and the causal mask shows a cleaner case, with a start "
-         "token, in its section \"The causal mask can count\".)"
+         "roughly how far along t is. Haviv et al. found that causal language models without positions still learn "
+         "position, and suggest this route [6]. (The notebook on heads and the causal mask shows a cleaner case, with a "
+         "start token, in its section \"The causal mask can count\".)"
 }
 
 
@@ -210,8 +211,8 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. "
          "Without it, a token's row starts about 0.1 long instead of about 0.6, against 4 for a row of PE. "
-         "One guess, not tested, is that the model then leans more on position, and that costs most where the rows "
-         "of PE are new.",
+         "The model may then lean on position more. That would cost most past position 15, where the rows of PE are "
+         "new. We have not tested this.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model lost more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part is 5.7 times smaller against its position."
