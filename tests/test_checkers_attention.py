@@ -108,8 +108,9 @@ def test_one_heads_score_is_the_heads_scores_summed_over_sqrt_num_heads():
     def check(answer):
         return exercises.check_one_head_score(answer, x=x, weights=weights, num_heads=2, query=1, key=0)
 
-    for answer in (one, round(one, 3), torch.tensor(one), str(one)):
-        assert check(answer).correct
+    for answer in (one, round(one, 3), round(one, 2), torch.tensor(one), str(one), f" {one:.2f} "):
+        assert check(answer).correct, answer
+    assert not check(one + 0.006).correct  # beyond rounding to 2 decimals
     assert "(s0 + s1) / sqrt(2)" in check(one).message
     for answer, words in ((s0 + s1, "wrong scale"), ((s0 + s1) / 2, "the mean"), (s0, "head 0's own"), (s1, "head 1's own")):
         feedback = check(answer)

@@ -70,6 +70,13 @@ def extending_pad(words, *, max_sequence_length):
     return words
 
 
+def one_over_pad(words, *, max_sequence_length):  # refuses only what is 2 or more over, and cuts the one over
+    if len(words) > max_sequence_length + 1:
+        raise ValueError("too long")
+    kept = words[:max_sequence_length]
+    return kept + ["<PAD>"] * (max_sequence_length - len(kept))
+
+
 def front_pad(words, *, max_sequence_length):
     if len(words) > max_sequence_length:
         raise ValueError("too long")
@@ -89,6 +96,7 @@ class TestPadFunction:
         (cutting_pad, "still cuts"), (off_by_one_pad, "exactly max_sequence_length=10"), (asserting_pad, "python -O"),
         (exception_pad, "raise ValueError"), (extending_pad, "changed the list"), (front_pad, "in front"),
         (always_refusing_pad, "asked for a cut"), (cut_without_padding_pad, "still padded"),
+        (one_over_pad, "11 tokens came back as 10"),
     ])
     def test_each_mistake_is_named(self, function, words):
         feedback = exercises.check_pad_function(function, max_sequence_length=L)

@@ -438,6 +438,11 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
     if name.endswith("check_one_head_score"):  # 07's Exercise 1
         sizes.update({"x": torch.randn(5, 6, generator=torch.Generator().manual_seed(4)), "num_heads": 2, "query": 1,
                       "key": 0, "weights": attention.multi_head_weights(d_model=6, seed=0)})
+    if name.endswith("check_constant_score_terms"):  # 10's Exercise 2: one word at three placements, offset 5
+        sizes.update({"word": torch.randn(6, generator=torch.Generator().manual_seed(7)),
+                      "M": torch.randn(6, 6, generator=torch.Generator().manual_seed(8)),
+                      "PE": torch.randn(20, 6, generator=torch.Generator().manual_seed(9)),
+                      "placements": [(0, 5), (4, 9), (10, 15)]})
     kwargs = {k: v for k, v in sizes.items() if k in parameter_names(checker)}
 
     class Broken(torch.nn.Module):

@@ -1105,3 +1105,27 @@ def test_a_module_that_takes_one_sentence_and_a_batch_is_correct():
             return super().forward(x[None])[0] if x.dim() == 2 else super().forward(x)
 
     assert exercises.check_positional_module(Reshaping(refuse_with(ValueError, "<="))).correct
+
+
+@pytest.mark.parametrize("written", ["(b)", "b.", "'B'", ' "b" ', "[b]"])
+def test_a_choice_written_as_the_notebook_prints_it_is_read(written):
+    options = {"a": "Why a.", "b": "Why b."}
+    assert exercises.check_choice(written, options=options, correct="b", question="q").correct
+
+
+def test_a_prediction_the_checker_cannot_read_is_not_kept_as_the_first_prediction():
+    # A typo is not a prediction: the first answer the checker can read is the one progress() keeps.
+    exercises.reset_progress()
+    options = {"a": "Why a.", "b": "Why b."}
+    typo = exercises.check_choice("(z)", options=options, correct="b", question="q")
+    assert typo.status == "wrong" and not typo.readable and "Expected one of 'a', 'b'" in typo.message
+    assert exercises.check_choice("b", options=options, correct="b", question="q").correct
+    assert [status for _, status in exercises.progress().entries] == ["done"]
+    exercises.reset_progress()
+    assert not exercises.check_prediction("six", actual=6, question="n").readable
+    assert exercises.check_prediction(6, actual=6, question="n").correct
+    assert [status for _, status in exercises.progress().entries] == ["done"]
+    # A readable wrong prediction is still kept.
+    exercises.check_prediction(5, actual=6, question="m")
+    assert "first prediction, 5" in exercises.check_prediction(6, actual=6, question="m").message
+    exercises.reset_progress()

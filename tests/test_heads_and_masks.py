@@ -305,7 +305,7 @@ def test_the_folded_entry_checker_accepts_the_layout_of_nn_multiheadattention():
     # head_dim), then transpose(0, 1).
     torch_fold = HEADS_X.transpose(0, 1).contiguous().view(5, 8, 2).transpose(0, 1)
     assert torch_fold[6, 0, 0] == 44
-    for answer in (44, 44.0, torch.tensor(44.0), torch.tensor([44])):
+    for answer in (44, 44.0, torch.tensor(44.0), torch.tensor([44]), "44", " 44.0 "):
         feedback = exercises.check_folded_entry(answer, x=HEADS_X, num_heads=4, index=6)
         assert feedback.correct, feedback
         assert "sequence 1, head 2" in feedback.message

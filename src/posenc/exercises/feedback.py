@@ -43,10 +43,14 @@ _SYMBOL = {CORRECT: "✔", MISTAKE: "✘", NOT_ATTEMPTED: "…", WRONG: "✘"}
 
 @dataclass(frozen=True)
 class Feedback:
-    """The verdict on one answer: `status` is correct, mistake (a known one, named), wrong, or not attempted."""
+    """The verdict on one answer: `status` is correct, mistake (a known one, named), wrong, or not attempted.
+
+    `readable` is False for an answer the checker could not read (a typo, the wrong type): a prediction checker
+    does not keep such an answer as the learner's prediction."""
 
     status: str
     message: str
+    readable: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.status, str) or self.status not in _SYMBOL:
@@ -131,7 +135,7 @@ def exercise(title: str, *, prediction: bool = False) -> Callable:
             label = f"{name} ({sizes})" if sizes else name
             key = (checker.__name__, _fingerprint(kwargs))
             _RECORDED_IN_CELL[0] += 1
-            if prediction and feedback.status != NOT_ATTEMPTED:
+            if prediction and feedback.status != NOT_ATTEMPTED and feedback.readable:
                 answer = args[0] if args else kwargs.get("answer")
                 judged = _fingerprint(answer)
                 _JUDGED.add(judged)

@@ -83,26 +83,26 @@ def check_prediction(answer: object, *, actual: object, question: str, explanati
         if isinstance(given, str) and given.strip().lower() in ("true", "false"):
             given = given.strip().lower() == "true"  # "True" typed with quotes: the same prediction
         if not isinstance(given, (bool, np.bool_)):
-            return Feedback(WRONG, f"Expected True or False, got {shown}.")
+            return Feedback(WRONG, f"Expected True or False, got {shown}.", readable=False)
         right = bool(given) == actual
     elif isinstance(actual, tuple):
         if isinstance(answer, (torch.Size, list, tuple)) and all(is_real(n, whole=True) for n in answer):
             given = tuple(int(n) for n in answer)
         else:
-            return Feedback(WRONG, f"Expected a shape such as (2, 3), got {shown}.")
+            return Feedback(WRONG, f"Expected a shape such as (2, 3), got {shown}.", readable=False)
         right = given == actual
         if not right and given == actual[::-1]:
             return Feedback(MISTAKE, f"The right sizes in the wrong order: the shape is {actual}.{why}")
     elif isinstance(actual, str):
         if not isinstance(answer, str):
-            return Feedback(WRONG, f"Expected a str, got {shown}.")
+            return Feedback(WRONG, f"Expected a str, got {shown}.", readable=False)
         right = answer.strip().lower() == actual.strip().lower()
     else:
         given = as_number(answer)
         if given is None and isinstance(answer, str):
             given = _number_in(answer)  # "5" typed with quotes: the same prediction
         if given is None:
-            return Feedback(WRONG, f"Expected a number, got {shown}.")
+            return Feedback(WRONG, f"Expected a number, got {shown}.", readable=False)
         right = abs(given - actual) <= tolerance * abs(actual) if tolerance else given == actual
     if right:
         return Feedback(CORRECT, f"Correct: {actual}.{why}")
@@ -115,7 +115,7 @@ def check_choice(answer: object, *, options: dict[str, str], correct: str, quest
 
     The feedback on a wrong choice says why that choice is wrong, then which one is right
     and why; every option's explanation is written in the notebook, so each wrong answer
-    gets its own. Choices match without regard to case or surrounding spaces.
+    gets its own. Choices match without regard to case, surrounding spaces, brackets, quotes or a full stop.
     """
     if not isinstance(options, dict) or len(options) < 2 or not all(
             isinstance(key, str) and key.strip() and isinstance(why, str) and why.strip() for key, why in options.items()):
@@ -138,9 +138,12 @@ def _recorded_choice(answer: object, *, options: dict[str, str], answer_key: tup
     listed = ", ".join(repr(key) for key in options)
     if answer is None:
         return not_attempted(f"one of {listed}")
-    chosen = {key.strip().lower(): key for key in options}.get(answer.strip().lower()) if isinstance(answer, str) else None
+    # "(b)", "b.", "'B'" and " b " all mean "b": the notebooks print their options as "(b)" or `"b"`.
+    keys = {key.strip().lower(): key for key in options}
+    chosen = (keys.get(answer.strip().lower()) or keys.get(answer.strip(" ()[]'\".").lower())) \
+        if isinstance(answer, str) else None
     if chosen is None:
-        return Feedback(WRONG, f"Expected one of {listed}, got {short(answer)}.")
+        return Feedback(WRONG, f"Expected one of {listed}, got {short(answer)}.", readable=False)
     if chosen == correct:
         return Feedback(CORRECT, f"Correct: {correct!r}. {options[correct]}")
     return Feedback(MISTAKE, f"Not {chosen!r}: {options[chosen]} The answer is {correct!r}: {options[correct]}")

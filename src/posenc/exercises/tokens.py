@@ -49,7 +49,7 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     `<PAD>`, raises ValueError for one longer than max_sequence_length, and cuts that one to its first
     max_sequence_length tokens when called with truncate=True.
 
-    It is called on three sentences: shorter than max_sequence_length, exactly as long, and 3 tokens
+    It is called on four sentences: shorter than max_sequence_length, exactly as long, 1 token longer and 3 tokens
     longer; each gets a fresh copy of its list, so a function that changes its argument is caught. Then the longest
     and the shortest again, with truncate=True. A function that calls the package's own `tokens.pad` is named: the
     exercise is to write it.
@@ -108,15 +108,21 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
         return Feedback(WRONG, f"For exactly {max_sequence_length} tokens it returned {short(result)}; such a sentence "
                                "fits and comes back as it is.")
 
-    # A sentence too long: refused with ValueError, never cut.
-    kind, result, _ = _run_pad(answer, too_long, max_sequence_length)
-    if kind == "returned":
-        dropped = " ".join(too_long[max_sequence_length:])
-        if isinstance(result, list) and result == too_long[:max_sequence_length]:
-            return Feedback(MISTAKE, f"It still cuts: {len(too_long)} tokens came back as {max_sequence_length}, and "
-                                     f"{dropped!r} is gone without a word. Check the length first and raise ValueError.")
-        return Feedback(MISTAKE, f"For {len(too_long)} tokens, more than max_sequence_length={max_sequence_length}, it "
-                                 f"returned {short(result)} instead of raising ValueError.")
+    # A sentence too long by three tokens, then by one: refused with ValueError, never cut.
+    raised = []
+    for longer in (too_long, words[:max_sequence_length + 1]):
+        kind, result, _ = _run_pad(answer, longer, max_sequence_length)
+        if kind == "returned":
+            dropped = " ".join(longer[max_sequence_length:])
+            if isinstance(result, list) and result == longer[:max_sequence_length]:
+                return Feedback(MISTAKE, f"It still cuts: {len(longer)} tokens came back as {max_sequence_length}, "
+                                         f"and {dropped!r} is gone without a word. Check the length first and raise "
+                                         "ValueError.")
+            return Feedback(MISTAKE, f"For {len(longer)} tokens, more than max_sequence_length={max_sequence_length}, "
+                                     f"it returned {short(result)} instead of raising ValueError: refuse every "
+                                     "sentence longer than max_sequence_length.")
+        raised.append(result)
+    result = raised[0]  # the error for too_long, which the messages below quote
     if isinstance(result, AssertionError):
         return Feedback(MISTAKE, "An assert refuses it, but `python -O` removes every assert, and then nothing does: "
                                  "raise ValueError.")
@@ -144,7 +150,8 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
                                  "Cutting only shortens a sentence too long: one that fits is still padded.")
     plural = "s" * (len(short_sentence) > 1)
     return Feedback(CORRECT, f"Correct: {len(short_sentence)} token{plural} padded to {max_sequence_length}, "
-                             f"{max_sequence_length} kept as they are, {len(too_long)} refused ({refused}), "
+                             f"{max_sequence_length} kept as they are, {len(too_long)} and {max_sequence_length + 1} refused "
+                             f"({refused}), "
                              f"and cut to {max_sequence_length} with truncate=True.")
 
 
