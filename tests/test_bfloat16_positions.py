@@ -61,6 +61,8 @@ def test_2_to_the_32_positions_and_its_mistakes():
     assert "short" not in message(3328) and "too few" not in message(3328)
     assert "128 numbers per stretch" in message(256 + 256 * 24 + 1)
     assert "one value per position" in message(2**32)
+    # Review 29: float32 merges whole numbers above 2^24 too, so it does not hold 2^32 positions one value each.
+    assert "float32" not in message(2**32) and "stored exactly" in message(2**32)
     assert "Got 1,000" in message(1000) and "Got 5,000" in message(5000) and "Not attempted" in message(None)
     # Past the named mistakes no message says which way the count is off, so a loop cannot bisect to it.
     for answer in (1000, 3000, 3328 - 2, 3330, 3331, 3400, 5000):

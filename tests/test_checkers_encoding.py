@@ -645,6 +645,8 @@ def test_least_like_at_base_twenty_accepts_b_and_names_the_wrong_choice():
         assert "position 39 (-10.80)" in feedback.message and "119.9" in feedback.message
     feedback = exercises.check_least_like_at_base_twenty("a")
     assert feedback.status == "mistake" and "is 39, offset 29" in feedback.message and "The answer is 'b'" in feedback.message
+    # Most pairs do turn within the table at base 20 (50 of 64); only the slowest ones do not.
+    assert "the slowest pair does not make a full turn" in feedback.message and "no pair" not in feedback.message
     assert exercises.check_least_like_at_base_twenty(None).status == "not attempted"
     feedback = exercises.check_least_like_at_base_twenty("c")
     assert feedback.status == "wrong" and "Expected one of 'a', 'b', got" in feedback.message, feedback.message
@@ -664,6 +666,7 @@ def test_least_like_at_base_twenty_states_what_the_tables_show():
     assert round(least_like_ten(20)[1], 2) == -10.80
     # "a" is wrong: at base 20 the slowest pair does not start over within 64 positions, yet the position has moved in.
     assert longest[20] > 64
+    assert sum(2 * math.pi * 20 ** (2 * i / 128) <= 63 for i in range(64)) == 50
     # "b": at base 10,000 the sum PE[p] . PE[q] = sum of cos(w k) is still falling, on average, thousands of positions on.
     frequencies = 10_000.0 ** (-np.arange(0, 128, 2) / 128)
     offsets = np.arange(0, 15_000)

@@ -688,10 +688,27 @@ def _still_drifts(*, max_sequence_length, d_model):
     return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).flatten(1).float()
 
 
+def _still_drifts_cast_after(*, max_sequence_length, d_model, cast=lambda t: t.double()):
+    """Review 29: the bug "fixed" by casting the finished denominator: its dtype is float64, its values float32's."""
+    position = torch.arange(max_sequence_length, dtype=torch.float64)[:, None]
+    denominator = cast(torch.tensor([10000.0 ** (2 * i / d_model) for i in range(d_model // 2)]))
+    assert denominator.dtype == torch.float64
+    angle = position / denominator
+    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).flatten(1).float()
+
+
+def test_drift_fix_does_not_call_a_float64_denominator_float32():
+    for cast in (lambda t: t.double(), lambda t: t.to(torch.float64), lambda t: t.type(torch.float64)):
+        feedback = exercises.check_drift_fix(functools.partial(_still_drifts_cast_after, cast=cast))
+        assert feedback.status == "mistake" and "is still float32" not in feedback.message, feedback
+        assert "later cast to float64 cannot bring the lost digits back" in feedback.message, feedback
+
+
 @pytest.mark.parametrize("builder,words", [
-    (_builder(denominator_dtype=torch.float32), "The denominator is still float32"),  # 11's pitfall
+    (_builder(denominator_dtype=torch.float32), "The denominator's values are still rounded to float32"),  # 11's pitfall
     (_builder(angle_dtype=torch.float32), "rounded to float32 before sin and cos"),
-    (_still_drifts, "The denominator is still float32"),  # the notebook's bug, as it is written there
+    (_still_drifts, "The denominator's values are still rounded to float32"),  # the notebook's bug, as it is written there
+    (_still_drifts_cast_after, "a later cast to float64 cannot bring the lost digits back"),  # a float64 dtype, float32 values
     (lambda **sizes: stepwise_encoding(**sizes), "The angles are float32"),  # stack + flatten
     (_builder(table_dtype=torch.float64), "cast the finished table to float32"),
     (_builder(table_dtype=torch.bfloat16), "bfloat16 table"),

@@ -4,7 +4,7 @@ The notebook's settings: d_model 64, base 10000, 128 positions, W_Q = 3 I, W_K =
 mask. Measured there (and recomputed from the sum of cosines without the package): every query p >= 1 puts its
 largest weight on key p - 1; that weight is at least 0.928, and it beats the next largest by at least 0.892. The
 thresholds below leave about 0.005 of room. With two pairs (d_model 4) far keys nearly tie with p - 1, and the same
-check fails: key p - 1 still takes the most weight, but only about 0.05.
+check fails: key p - 1 still takes the most weight, but only 0.04 to 0.06 (measured 0.038 to 0.055).
 """
 
 import json
@@ -62,6 +62,7 @@ def test_the_check_fails_where_far_keys_nearly_tie():
     head = hand_set_head(d_model=4)
     on_previous, least_weight, least_margin = previous_token_check(head)
     assert least_weight < LEAST_WEIGHT and least_margin < LEAST_MARGIN
-    # The notebook's side note: key p - 1 still keeps the most weight at every query, but only about 0.05.
-    weights_on_previous = head.diagonal(-1)  # query p, key p - 1, for p >= 1
-    assert on_previous and 0.03 < float(weights_on_previous.min()) and float(weights_on_previous.max()) < 0.07
+    # The notebook's side note: key p - 1 still keeps the most weight at every query, but only 0.04 to 0.06.
+    weights_on_previous = head.diagonal(-1)  # query p, key p - 1, for p >= 1 (measured 0.038 to 0.055)
+    assert on_previous and round(float(weights_on_previous.min()), 2) == 0.04
+    assert round(float(weights_on_previous.max()), 2) == 0.06

@@ -66,9 +66,9 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 
 
 _LEAST_LIKE_AT_BASE_TWENTY = {
-    "a": "At base 20 no pair makes a full turn inside the 64 positions, yet the position least like 10 is 39, offset "
-         "29 (-10.80). A pair need not start over: each pair adds cos(w (q - p)), and the sum of the pairs' cosines "
-         "reaches its lowest point before the table ends.",
+    "a": "At base 20 the slowest pair does not make a full turn inside the 64 positions, yet the position least like "
+         "10 is 39, offset 29 (-10.80). A pair need not start over: each pair adds cos(w (q - p)), and the sum of the "
+         "pairs' cosines reaches its lowest point before the table ends.",
     "b": "PE[p] . PE[q] adds one cos(w (q - p)) per pair, so it depends only on the offset q - p. As the offset "
          "grows, the slow pairs' cosines fall from 1, and the sum falls, with bumps, to a lowest point, then rises again. "
          "At base 10,000 the fall goes on for thousands of positions, so within the table the last row, 63, is the "
@@ -79,7 +79,7 @@ _LEAST_LIKE_AT_BASE_TWENTY = {
 
 def check_least_like_at_base_twenty(answer: object) -> Feedback:
     """A multiple choice: at base 20 (d_model = 128, 64 positions), whether the position least like position 10
-    stays the last one, 63, although no pair makes a full turn inside the table."""
+    stays the last one, 63, although the slowest pair does not make a full turn inside the table."""
     return check_choice(answer, options=_LEAST_LIKE_AT_BASE_TWENTY, correct="b",
                         question="whether the position least like 10 moves at base 20 (d_model=128, 64 positions)")
 

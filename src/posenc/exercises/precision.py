@@ -55,7 +55,8 @@ def _drifting_tables(length: int, d_model: int) -> list[tuple[str, torch.Tensor]
     position = torch.arange(length, dtype=torch.float64)[:, None]
     denominator = _exact_denominators(d_model)
     float32_denominators = (DEFAULT_BASE ** (torch.arange(0, d_model, 2) / d_model), denominator.float())
-    still_float32 = ("The denominator is still float32: some step before the division rounds it. Print the dtype of "
+    still_float32 = ("The denominator's values are still rounded to float32: some step stores them in float32 before "
+                     "the division, and a later cast to float64 cannot bring the lost digits back. Print the dtype of "
                      "each intermediate.")
     float32_angles = ("The angles are float32, as in stack + flatten: every position and denominator must be float64 "
                       "before the division.")
@@ -185,8 +186,8 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
     # No message gives the expected count, or how far off the answer is: either would be the answer to copy. Each
     # named mistake says which stretch to recount.
     mistakes = [
-        (f"{number:,} is one value per position, as in float32: too many. bfloat16 keeps 8 significant bits: above "
-         "256 only every 2nd whole number exists, above 512 every 4th.", max_sequence_length),
+        (f"{number:,} is one value per position, as if each were stored exactly: too many. bfloat16 keeps 8 significant "
+         "bits: above 256 only every 2nd whole number exists, above 512 every 4th.", max_sequence_length),
         (f"{number} counts only the exact positions 0 .. 256: too few. Above 256 bfloat16 still has every 2nd whole "
          "number, above 512 every 4th, and so on.", _BFLOAT16_EXACT_POSITIONS),
     ]

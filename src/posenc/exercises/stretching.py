@@ -276,7 +276,7 @@ def _judge_columns(answer: object, *, head_dim: int, rotary_dim: int, base: floa
         (f"The {unturned} unturned columns carry no angle at all: they never turn.", expected + unturned),
     ]
     if 2 * over_head == rotary_dim:  # both mistakes give every turned column: say both
-        mistakes[1] = (mistakes[1][0] + f" And not every turned pair makes a full turn within {length:,} positions.",
+        mistakes[1] = (mistakes[1][0] + f" And not every turned pair makes a full turn within {length - 1:,} positions.",
                        rotary_dim)
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
     if mistake:
