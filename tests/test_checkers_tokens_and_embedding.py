@@ -334,13 +334,14 @@ class TestRowsChanged:
 
     @pytest.mark.parametrize("answer,words", [
         (4, "rows with a gradient"), (5, "<PAD>'s included"), ([0, 2, 3, 4, 5], "<PAD>'s included"),
-        (1, "not the only one"), (7, "gradient is all zeros"),
+        (1, "not the only one"), (7, "gradient is all zeros"), (10, "all but the <PAD> row"),
+        (list(range(1, 11)), "all but the <PAD> row"),
     ])
     def test_each_mistake_is_named(self, answer, words):
         feedback = self.check(answer)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
-    @pytest.mark.parametrize("answer,words", [(10, "You said 10"), ("eleven", "whole number"), ([0, 1], "listed 2")])
+    @pytest.mark.parametrize("answer,words", [(9, "You said 9"), ("eleven", "whole number"), ([0, 1], "listed 2")])
     def test_other_answers_are_wrong_and_never_raise(self, answer, words):
         feedback = self.check(answer)
         assert feedback.status == "wrong" and words in feedback.message, feedback.message

@@ -182,7 +182,7 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     unused = [k for k in range(vocab_size) if k not in used]
     decay = expected == vocab_size
     if decay and number == len(with_gradient):
-        return Feedback(MISTAKE, f"Those are the rows with a gradient. Weight decay shrinks every row of the table at "
+        return Feedback(MISTAKE, f"Those are the rows with a gradient. AdamW's weight decay shrinks every row at "
                                  f"each step, gradient or not, so all {expected} rows change.")
     if decay and number == len(used):
         return Feedback(MISTAKE, f"Those are the rows the sentence uses, <PAD>'s included. Weight decay also shrinks "
@@ -190,6 +190,10 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     if decay and number == 1:
         return Feedback(MISTAKE, f"The <PAD> row is not the only one that shrinks: weight decay shrinks every row, and "
                                  f"rows {short(with_gradient)} also move with their gradient. All {expected} change.")
+    pad = lookup.padding_idx
+    if decay and pad is not None and pad not in with_gradient and number == vocab_size - 1:
+        return Feedback(MISTAKE, f"That is all but the <PAD> row, row {pad}. padding_idx keeps its gradient at zero, but "
+                                 f"weight decay shrinks every row, gradient or not, so all {expected} change.")
     if decay and number == vocab_size - len(with_gradient):
         return Feedback(MISTAKE, f"Those are the rows whose gradient is all zeros. Rows {short(with_gradient)} change too: their "
                                  f"gradient moves them. All {expected} change.")
