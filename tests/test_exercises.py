@@ -778,7 +778,7 @@ def test_drift_fix_answers_whatever_it_gets(answer, words):
 
 
 def test_wavelength_growth_accepts_the_factor_to_2_significant_digits():
-    for answer in (50 ** 0.25, 2.66, 2.7, torch.tensor(2.659)):
+    for answer in (50 ** 0.25, 2.66, 2.659, 2.7, 2.65, torch.tensor(2.659), torch.tensor(2.7)):
         feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
         assert feedback.correct, (answer, feedback)
     # Against wavelengths computed from the package's frequencies, at another pair and bases.
@@ -792,11 +792,19 @@ def test_wavelength_growth_accepts_the_factor_to_2_significant_digits():
 @pytest.mark.parametrize("answer,words", [
     (50, "bases' own ratio"), (1, "pair 0's factor"), (50 ** -0.25, "frequency"), (50 ** (16 / 128), "exponent"),
     (2 * math.pi * 500_000 ** 0.25, "wavelength itself"), (2 * math.pi * 10, "before the base grows"),
-    (50 ** 0.5, "pair 32's factor"),
+    (50 ** 0.5, "pair 32's factor"), (7.07, "pair 32's factor"), (50 ** (36 / 128), "pair 18's factor"),
+    (50 ** (32 / 126), "not 32/126"), (2.701, "not 32/126"),
 ])
 def test_wavelength_growth_names_the_mistake(answer, words):
     feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
     assert feedback.status == "mistake" and words in feedback.message, feedback
+
+
+@pytest.mark.parametrize("answer", [3, 2.5, 2, 4, 24, 10, 2.69, 2.72, 2.718])
+def test_wavelength_growth_names_no_mistake_for_a_round_guess(answer):
+    # 3, 2.5 and 24 are within 0.2%, 0.06% and 0.05% of pairs 18, 15 and 52's factors: guesses, not pairs.
+    feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+    assert feedback.status == "wrong" and "factor, not pair" not in feedback.message, feedback
 
 
 def test_wavelength_growth_answers_whatever_it_gets():

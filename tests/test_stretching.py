@@ -543,6 +543,21 @@ def test_saved_state_feedback_on_the_optimizer_is_true():
     assert exercises.check_saved_state("c").correct
 
 
+def test_saved_state_feedback_on_the_weights_is_true():
+    # Choice "a": load_state_dict is strict by default, so a missing or left-over weight raises, and a clean load
+    # copies every weight.
+    from posenc.models import copy_task
+
+    source, fresh = (copy_task.copy_model(copy_task.CopySettings(**TINY_COPY, seed=seed)) for seed in (0, 1))
+    state = source.state_dict()
+    assert not fresh.load_state_dict(state).missing_keys
+    assert all(torch.equal(value, fresh.state_dict()[key]) for key, value in state.items())
+    for broken in ({k: v for k, v in state.items() if k != next(iter(state))}, {**state, "extra": torch.zeros(1)}):
+        with pytest.raises(RuntimeError):
+            fresh.load_state_dict(broken)
+    assert "strict by default" in exercises.check_saved_state("a").message
+
+
 # 16's YaRN on Llama 3's head: the code's ramp, straight in the pair index between the pairs that make 32 and 1 turns -----
 
 def test_yarn_ramp_is_straight_in_the_pair_index_between_pairs_18_and_35():

@@ -63,7 +63,7 @@ def wavelengths_by_base(wavelengths: dict[str, Sequence[float]], *, context_leng
 
 def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors: Sequence[int] = (2, 4),
                   title: str = "How much of each pair's turn the inputs reach") -> Figure:
-    """For each pair, the share of a full turn that positions 0 .. n - 1 reach, at the trained length and longer.
+    """For each pair, the turns that positions 0 .. n - 1 reach (capped at 1), at the trained length and longer.
 
     Pair i at position p has turned by p * theta_i. Trained on `trained_length` positions, it has
     seen angles up to (trained_length - 1) * theta_i: a full turn if that is 2 pi or more (every
@@ -92,7 +92,7 @@ def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors:
     ax.set_yscale("log")
     ax.set_ylim(min(reached(trained_length)) / 2, 1.5)
     ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
-    ax.set_ylabel("share of a full turn reached (log, at most 1)")
+    ax.set_ylabel("turns reached (log, capped at 1)")
     full = sum(share == 1.0 for share in reached(trained_length))
     if full:  # the flat line: pairs that turned fully, drawn at 1 however often they turned
         ax.annotate(f"pairs 0 to {full - 1} turn fully in training: every angle met,\ndrawn at 1 however many turns",
