@@ -1153,7 +1153,7 @@ def test_search_forgives_typos_ranks_words_moves_with_keys_and_highlights(built)
         # first; a section's exact heading puts that section first.
         assert page.evaluate(EXACT_TITLES_NOT_FIRST) == []
         queries = {"the positonal-encoding FORMULA": ("3. The positional-encoding formula",) * 2,
-                   "why sine and cosine": ("3. The positional-encoding formula", "Why sine and cosine"),
+                   "why this formula": ("3. The positional-encoding formula", "Why this formula"),
                    # One short heading among longer ones that share its words ("... the causal mask ..." in 07).
                    "the causal mask matters": ("14. Does position matter? A tiny Transformer trained live",
                                                "The causal mask matters")}
