@@ -138,9 +138,13 @@ class TestFirstNegative:
         feedback = self.check(answer)
         assert feedback.status == "wrong" and words in feedback.message and "68" not in feedback.message
 
-    @pytest.mark.parametrize("junk", [None, "68", [68, 69], float("nan"), float("inf"), 1e300, 67.5, True, object()])
+    @pytest.mark.parametrize("junk", [None, "sixty-eight", [68, 69], float("nan"), float("inf"), 1e300, 67.5, True,
+                                      object()])
     def test_junk_is_answered_without_raising(self, junk):
         assert not self.check(junk).correct
+
+    def test_the_position_typed_with_quotes_is_read(self):
+        assert self.check("68").correct and self.check(" 68 ").correct
 
 
 def test_the_quoted_wavelengths():
@@ -294,7 +298,7 @@ class TestSwappedSizes:
         odd = self.check_shape((6, 9), max_sequence_length=9, d_model=6)
         assert odd.status == "mistake" and "10 columns, one more than d" in odd.message
 
-    @pytest.mark.parametrize("junk", [None, (10, 10), (6,), "6, 10", 60, [6, "10"], (6, -10), (True, 10)])
+    @pytest.mark.parametrize("junk", [None, (10, 10), (6,), "6, 10", 60, [6, "ten"], (6, -10), (True, 10)])
     def test_junk_is_answered_without_raising(self, junk):
         assert not self.check_shape(junk).correct
 
@@ -572,6 +576,8 @@ class TestLastFullTurnFunction:
         (lambda length, d: _last_full_turn_by_loop(length, d) + 1, "counts the columns"),
         (lambda length, d: _last_full_turn_by_loop(length + 1, d), "max_sequence_length - 1"),
         (lambda length, d: max(j for j in range(d) if 10000 ** ((j - j % 2) / d) <= length - 1), "the denominator"),
+        # The formula without its clamp: at 100,000 positions and d_model 4 every column turns, and it says 5.
+        (lambda length, d: 2 * math.floor(d / 2 * math.log((length - 1) / (2 * math.pi), 10000)) + 1, "past column 3"),
     ])
     def test_the_usual_mistakes_are_named(self, rule, words):
         feedback = self.check(rule)

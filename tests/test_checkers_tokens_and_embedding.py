@@ -352,3 +352,9 @@ class TestRowsChanged:
             exercises.check_rows_changed(11, lookup=torch.zeros(11, 6), lr=0.1, ids=self.ids)
         with pytest.raises(ValueError, match="lr"):
             exercises.check_rows_changed(11, lookup=self.lookup(), lr=-0.1, ids=self.ids)
+
+
+def test_the_gradient_column_names_the_ids_given_instead():
+    ids = [2, 10, 4, 1, 0, 0, 0, 0, 0, 0]
+    feedback = exercises.check_gradient_column(ids, ids=ids, vocab_size=11)
+    assert feedback.status == "mistake" and "Those are the ids, one per position" in feedback.message, feedback

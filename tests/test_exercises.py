@@ -808,9 +808,11 @@ def test_wavelength_growth_names_no_mistake_for_a_round_guess(answer):
 
 
 def test_wavelength_growth_answers_whatever_it_gets():
-    for answer, status in ((None, "not attempted"), ("2.66", "wrong"), (4, "wrong"), (-3, "wrong")):
+    for answer, status in ((None, "not attempted"), ("2.66", "correct"), (4, "wrong"), (-3, "wrong"), (float("inf"), "wrong"),
+                           (float("nan"), "wrong")):
         feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
         assert feedback.status == status, (answer, feedback)
+        assert "exponent" not in feedback.message or answer is None, feedback  # inf once matched every mistake
 
 
 @pytest.mark.parametrize("answer, actual, status", [
@@ -1154,3 +1156,18 @@ def test_a_prediction_the_checker_cannot_read_is_not_kept_as_the_first_predictio
     exercises.check_prediction(5, actual=6, question="m")
     assert "first prediction, 5" in exercises.check_prediction(6, actual=6, question="m").message
     exercises.reset_progress()
+
+
+def test_a_choice_reads_same_as_the_same_and_the_other_way_round():
+    options = {"the same": "Why same.", "better": "Why better."}
+    assert exercises.check_choice("same", options=options, correct="the same", question="q").correct
+    assert exercises.check_choice("The same", options=options, correct="the same", question="q").correct
+    assert exercises.check_choice("the better", options=options, correct="better", question="q").correct
+
+
+def test_the_rotary_tables_checker_speaks_of_queries_only_for_one_tensor():
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
+    three = exercises.check_rotary_tables((x, x, x), x=x)
+    assert three.status == "wrong" and "turned queries" not in three.message, three
+    one = exercises.check_rotary_tables(x, x=x)
+    assert one.status == "wrong" and "not the turned queries" in one.message, one

@@ -20,7 +20,7 @@ BUDGET = {
     "00_start_here": 669,
     "01_padding_and_one_hot": 603,
     "02_embedding": 670,
-    "03_pe_formula": 1034,
+    "03_pe_formula": 1038,
     "04_stack_and_flatten": 874,
     "05_x_plus_pe_and_qkv": 910,
     "06_batches_and_masks": 822,

@@ -47,7 +47,7 @@ def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: 
         return not_attempted("a list of row numbers")
     rows = _row_numbers(answer)
     if rows is None:
-        return Feedback(WRONG, f"Expected a list of row numbers such as [1, 4], got {describe(answer)}.")
+        return Feedback(WRONG, f"Expected a list of row numbers such as [1, 4], got {describe(answer)}.", readable=False)
     given = sorted(set(rows))
     if given == expected:
         repeated = max(expected, key=ids.count)  # the row used most (the padding's, in a padded sentence)
@@ -109,12 +109,16 @@ def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int
         return not_attempted(f"a list of {vocab_size} numbers, one per row of W_E")
     given = _numbers(answer)
     if given is None:
-        return Feedback(WRONG, f"Expected a list of {vocab_size} numbers, one per row of W_E, got {describe(answer)}.")
+        return Feedback(WRONG, f"Expected a list of {vocab_size} numbers, one per row of W_E, got {describe(answer)}.",
+                        readable=False)
     if len(given) != vocab_size:
+        if given == [float(i) for i in ids]:
+            return Feedback(MISTAKE, f"Those are the ids, one per position. Give one number per row of W_E instead: "
+                                     f"{vocab_size} numbers, each row's gradient.")
         if sorted({int(g) for g in given if g == int(g)}) == used and all(g == int(g) for g in given):
             return Feedback(MISTAKE, f"Those are the rows with a gradient. Give each row's gradient instead: "
                                      f"{vocab_size} numbers, one per row of W_E, 0 for a row no token looks up.")
-        return Feedback(WRONG, f"Expected {vocab_size} numbers, one per row of W_E; got {len(given)}.")
+        return Feedback(WRONG, f"Expected {vocab_size} numbers, one per row of W_E; got {len(given)}.", readable=False)
     if given == expected:
         return Feedback(CORRECT, "Correct: each row's gradient counts its uses in X, and a row no token looks up gets 0.")
     if given == [1 if c else 0 for c in expected] and given != expected:
@@ -175,7 +179,7 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     if number is None and rows is not None:
         number = len(set(rows))  # a list of rows: read as its count, for the feedback
     elif number is None:
-        return Feedback(WRONG, f"Expected a whole number of rows, got {describe(answer)}.")
+        return Feedback(WRONG, f"Expected a whole number of rows, got {describe(answer)}.", readable=False)
     elif number == expected:
         return Feedback(CORRECT, f"Correct: the step changed {expected} of the {vocab_size} rows.")
     used = sorted({int(i) for i in ids})

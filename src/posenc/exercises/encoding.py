@@ -272,7 +272,7 @@ def check_table_shape(answer: object, *, max_sequence_length: int, d_model: int)
         return not_attempted("a pair (rows, columns)")
     shape = as_shape(answer)
     if shape is None or len(shape) != 2:
-        return Feedback(WRONG, f"Expected a pair (rows, columns) such as (4, 7), got {describe(answer)}.")
+        return Feedback(WRONG, f"Expected a pair (rows, columns) such as (4, 7), got {describe(answer)}.", readable=False)
     read = (f"`d, L = X.shape` unpacks X's shape ({L}, {d}) in order, so d = {L} and L = {d}: the code makes L = {d} "
             f"positions and one (sin, cos) pair per even column below d = {L}, {expected[1]} columns")
     if shape == expected:
@@ -399,7 +399,7 @@ def check_encoding_function(function: object) -> Feedback:
         return Feedback(MISTAKE, f"That is a table, {describe(function)}, not a function. Write `def my_encoding("
                                  "max_sequence_length, d_model):` that builds and returns the table for any sizes.")
     if not callable(function):
-        return Feedback(WRONG, f"Expected a function, got {describe(function)}.")
+        return Feedback(WRONG, f"Expected a function, got {describe(function)}.", readable=False)
     package = [getattr(steps, name) for name in steps.__all__ if inspect.isfunction(getattr(steps, name))]
     package += [sinusoidal_encoding, PositionalEncoding.forward]
     if calls_any(lambda: [function(max_sequence_length=L, d_model=d) for L, d in _FUNCTION_SIZES], package):

@@ -305,9 +305,9 @@ def as_tensor(answer: object, what: str, *, allow_nan: bool = False) -> torch.Te
         try:  # a list of lists or an array of numbers reads as a tensor; anything ragged or non-numeric does not
             tensor = torch.as_tensor(np.asarray(answer))
         except (TypeError, ValueError, RuntimeError):
-            return Feedback(WRONG, f"Expected {what} as a tensor; could not read {describe(answer)} as one.")
+            return Feedback(WRONG, f"Expected {what} as a tensor; could not read {describe(answer)} as one.", readable=False)
     else:
-        return Feedback(WRONG, f"Expected {what} as a torch.Tensor, got {describe(answer)}.")
+        return Feedback(WRONG, f"Expected {what} as a torch.Tensor, got {describe(answer)}.", readable=False)
     if tensor.is_meta:
         return Feedback(WRONG, "Got a tensor on the 'meta' device, which holds no numbers: create it on the CPU.")
     if tensor.is_complex():
@@ -326,9 +326,9 @@ def as_function(answer: object, *, signature: str, when_a_tensor: str) -> Feedba
     if answer is None:
         return not_attempted(f"your function {signature}")
     if isinstance(answer, torch.Tensor):
-        return Feedback(WRONG, f"Expected a function, got {describe(answer)}. {when_a_tensor}")
+        return Feedback(WRONG, f"Expected a function, got {describe(answer)}. {when_a_tensor}", readable=False)
     if not callable(answer):
-        return Feedback(WRONG, f"Expected a function {signature}, got {describe(answer)}.")
+        return Feedback(WRONG, f"Expected a function {signature}, got {describe(answer)}.", readable=False)
     return None
 
 
@@ -354,7 +354,18 @@ def close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-4) -> bool:
 
 
 def _single_real(answer: object) -> numbers.Real | None:
-    """The one real number an int, a float, or a one-element tensor or array holds; else None (bool is no number here)."""
+    """The one real number an int, a float, a number typed with quotes ("154", " 2.7 "), or a one-element tensor or
+    array holds; else None (bool is no number here)."""
+    if isinstance(answer, str):
+        try:
+            answer = int(answer.strip())
+        except ValueError:
+            try:
+                answer = float(answer.strip())
+            except ValueError:
+                return None
+            if not math.isfinite(answer):  # "nan" and "inf" are words here, not numbers
+                return None
     if isinstance(answer, torch.Tensor):
         if answer.is_meta or answer.is_complex() or answer.numel() != 1:
             return None
@@ -367,7 +378,8 @@ def _single_real(answer: object) -> numbers.Real | None:
 
 
 def as_count(answer: object) -> int | None:
-    """A whole number from an int, a whole float, or a one-element tensor or array holding one; else None."""
+    """A whole number from an int, a whole float, a string of one, or a one-element tensor or array holding one; else
+    None."""
     number = _single_real(answer)
     if number is None:
         return None
@@ -377,7 +389,7 @@ def as_count(answer: object) -> int | None:
 
 
 def as_number(answer: object) -> float | None:
-    """A real number from an int, a float, or a one-element tensor or array; else None."""
+    """A real number from an int, a float, a string of one, or a one-element tensor or array; else None."""
     number = _single_real(answer)
     return None if number is None else float(number)
 

@@ -76,7 +76,7 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
     if module is None:
         return not_attempted("an instance of your module")
     if not isinstance(module, torch.nn.Module):
-        return Feedback(WRONG, f"Expected an nn.Module instance, got {describe(module)}.")
+        return Feedback(WRONG, f"Expected an nn.Module instance, got {describe(module)}.", readable=False)
     batch = 2
     x = torch.randn(batch, L + 1, d, generator=torch.Generator().manual_seed(0))
     full, short, too_long = x[:, :L], x[:, :3], x
@@ -177,7 +177,7 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
         return Feedback(MISTAKE, f"That is an instance, {type(module_class).__name__}(...). Give the class itself: the "
                                  "checker builds its own, with other sizes and both values of batch_first.")
     if not (isinstance(module_class, type) and issubclass(module_class, torch.nn.Module)):
-        return Feedback(WRONG, f"Expected an nn.Module class, got {describe(module_class)}.")
+        return Feedback(WRONG, f"Expected an nn.Module class, got {describe(module_class)}.", readable=False)
     batch = 3
     x = torch.randn(batch, L + 1, d, generator=torch.Generator().manual_seed(1))
     checked = []

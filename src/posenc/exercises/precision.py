@@ -180,7 +180,7 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
         return not_attempted("a count (a whole number)")
     number = as_count(answer)
     if number is None:
-        return Feedback(WRONG, f"Expected a count, a whole number, got {describe(answer)}.")
+        return Feedback(WRONG, f"Expected a count, a whole number, got {describe(answer)}.", readable=False)
     if number == expected:
         return Feedback(CORRECT, f"Correct: {max_sequence_length:,} positions, {expected:,} distinct bfloat16 values.")
     # No message gives the expected count, or how far off the answer is: either would be the answer to copy. Each
@@ -197,8 +197,8 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
                          "significant bits start with a 1, so only 7 can vary: 2^7 = 128 numbers per stretch.",
                          256 + 2 * above + up))
     if up:
-        mistakes.append((f"Close: every stretch is right. Now recount the end: which bfloat16 number does the last "
-                         f"position, {max_sequence_length - 1:,}, round to?", expected - 1))
+        mistakes.append((f"Close. Check both ends: 0 to 256 is 257 values, one each, and which bfloat16 number does "
+                         f"the last position, {max_sequence_length - 1:,}, round to?", expected - 1))
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
     if mistake:
         return mistake

@@ -140,8 +140,12 @@ def _recorded_choice(answer: object, *, options: dict[str, str], answer_key: tup
         return not_attempted(f"one of {listed}")
     # "(b)", "b.", "'B'" and " b " all mean "b": the notebooks print their options as "(b)" or `"b"`.
     keys = {key.strip().lower(): key for key in options}
-    chosen = (keys.get(answer.strip().lower()) or keys.get(answer.strip(" ()[]'\".").lower())) \
-        if isinstance(answer, str) else None
+    if isinstance(answer, str):
+        plain = answer.strip(" ()[]'\".").lower()
+        chosen = keys.get(answer.strip().lower()) or keys.get(plain) or keys.get(f"the {plain}") \
+            or keys.get(plain.removeprefix("the "))
+    else:
+        chosen = None
     if chosen is None:
         return Feedback(WRONG, f"Expected one of {listed}, got {short(answer)}.", readable=False)
     if chosen == correct:

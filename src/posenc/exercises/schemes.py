@@ -129,8 +129,10 @@ def check_rotary_tables(answer: object, *, x: torch.Tensor, base: float = DEFAUL
     if answer is None:
         return not_attempted(what)
     if isinstance(answer, (torch.Tensor, np.ndarray)) or not isinstance(answer, (list, tuple)) or len(answer) != 2:
-        return Feedback(WRONG, f"Expected {what}, as a tuple; got {describe(answer)}. The answer is the tables, not "
-                               "the turned queries.")
+        # A tuple of tables, only too many or too few, is not the turned queries.
+        tables = isinstance(answer, (list, tuple)) and all(isinstance(t, (torch.Tensor, np.ndarray)) for t in answer)
+        queries = "" if tables else " The answer is the tables, not the turned queries."
+        return Feedback(WRONG, f"Expected {what}, as a tuple; got {describe(answer)}.{queries}", readable=False)
     tables = [as_tensor(table, f"the {name} table, a tensor of shape {(seq, d)}")
               for table, name in zip(answer, ("cos", "sin"))]
     for table in tables:

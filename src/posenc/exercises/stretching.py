@@ -58,8 +58,8 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
     if answer is None:
         return not_attempted("a factor, a number")
     number = as_number(answer)
-    if number is None:
-        return Feedback(WRONG, f"Expected a number (how many times longer), got {describe(answer)}.")
+    if number is None or not math.isfinite(number):
+        return Feedback(WRONG, f"Expected a number (how many times longer), got {describe(answer)}.", readable=False)
     why = (f"Pair {pair}'s wavelength is 2 pi base^({2 * pair}/{head_dim}), so it grows by the bases' ratio to that "
            f"power: {ratio:g}^({2 * pair}/{head_dim}) = {expected:.2f}.")
     if abs(number - expected) <= 0.01 * expected or math.isclose(number, float(f"{expected:.2g}"), rel_tol=1e-6):
@@ -386,7 +386,7 @@ def _rule_names(answer: object) -> list[str] | Feedback:
     if isinstance(answer, (set, frozenset)):
         answer = sorted(answer, key=str)
     if not is_sequence(answer) or not all(isinstance(name, str) for name in answer):
-        return Feedback(WRONG, f"Expected two rule names, such as [\"pi\", \"ntk\"]; got {short(answer)}.")
+        return Feedback(WRONG, f"Expected two rule names, such as [\"pi\", \"ntk\"]; got {short(answer)}.", readable=False)
     names = [_RULE_NAMES.get(_normal(name)) for name in answer]
     unknown = [given for given, name in zip(answer, names) if name is None]
     if unknown:

@@ -59,7 +59,7 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
         return not_attempted("your fixed function")
     if not callable(answer):
         return Feedback(WRONG, "Expected a function such as my_pad(words, *, max_sequence_length, truncate=False), "
-                               f"got {describe(answer)}.")
+                               f"got {describe(answer)}.", readable=False)
     words = list(_WORDS) * (max_sequence_length // len(_WORDS) + 1)
     short_sentence, exact = words[:max_sequence_length // 2], words[:max_sequence_length]
     too_long = words[:max_sequence_length + 3]
@@ -171,7 +171,7 @@ def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str,
         return not_attempted("a pair (rows, columns)")
     shape = as_shape(answer)
     if shape is None or len(shape) != 2:
-        return Feedback(WRONG, f"Expected a pair (rows, columns) such as (4, 7), got {describe(answer)}.")
+        return Feedback(WRONG, f"Expected a pair (rows, columns) such as (4, 7), got {describe(answer)}.", readable=False)
     if shape == expected:
         return Feedback(CORRECT, f"Correct: {expected}, one row per padded token and one column per vocabulary entry: "
                                  f"<PAD>, <UNK> and {size - 2} tokens.")

@@ -51,7 +51,7 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
         return not_attempted("a whole position")
     number = as_number(answer)
     if number is None or not math.isfinite(number):
-        return Feedback(WRONG, f"Expected a whole position, got {describe(answer)}.")
+        return Feedback(WRONG, f"Expected a whole position, got {describe(answer)}.", readable=False)
     if number == expected:
         return Feedback(CORRECT, f"Correct: position {expected}. {name} turns negative once its angle passes "
                                  f"{limit_name}, at pos = {limit_name} x {denominator:.6g} = {crossing:.2f}; the first "
@@ -60,7 +60,7 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
         return Feedback(MISTAKE, f"{number:g} is where the angle reaches {limit_name}, between two positions: the table "
                                  f"has a row for whole positions only, and the first one past {crossing:.2f} is the answer.")
     if not float(number).is_integer():
-        return Feedback(WRONG, f"Expected a whole position, got {number:g}.")
+        return Feedback(WRONG, f"Expected a whole position, got {number:g}.", readable=False)
 
     def near(value: float) -> set[int]:
         return {math.floor(value), round(value), math.ceil(value)}
@@ -100,7 +100,9 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
     return Feedback(WRONG, f"You said {number}: there column {column} is {wave(number / denominator):+.4f}, {where}. {hint}")
 
 
-_FULL_TURN_CASES = ((10, 6), (20, 8), (63, 8), (64, 16), (64, 128), (100, 512), (1000, 64))
+# The last case turns every column (pair 1's wavelength, 628, fits in 99,999 steps): a function must stop at the
+# table's last column.
+_FULL_TURN_CASES = ((10, 6), (20, 8), (63, 8), (64, 16), (64, 128), (100, 512), (1000, 64), (100_000, 4))
 
 
 def show_column(prediction: object, *, column: int, d_model: int, positions: int, base: float = DEFAULT_BASE) -> None:
@@ -137,7 +139,7 @@ def check_last_full_turn_function(function: object) -> Feedback:
     if function is None:
         return not_attempted("a function my_last_full_turn(max_sequence_length, d_model)")
     if not callable(function):
-        return Feedback(WRONG, f"Expected a function, got {describe(function)}.")
+        return Feedback(WRONG, f"Expected a function, got {describe(function)}.", readable=False)
     package = [getattr(steps, name) for name in steps.__all__ if inspect.isfunction(getattr(steps, name))]
     package += [sinusoidal_encoding, frequencies, steps.PositionalEncoding.forward]
     if calls_any(lambda: [function(length, d) for length, d in _FULL_TURN_CASES], package):
@@ -160,7 +162,7 @@ def check_last_full_turn_function(function: object) -> Feedback:
         return all(number == rule(length, d) for number, (length, d) in zip(got, _FULL_TURN_CASES))
 
     if matches(_last_full_turn):
-        return Feedback(CORRECT, "Correct on every case tried, d_model = 6 to 512: the last pair i with "
+        return Feedback(CORRECT, "Correct on every case tried, d_model = 4 to 512: the last pair i with "
                                  "2π · 10000^(2i/d_model) <= max_sequence_length - 1, and its cosine column 2i + 1. "
                                  "For example, 64 positions at d_model = 128 give column 33.")
     mistakes = [
@@ -175,6 +177,9 @@ def check_last_full_turn_function(function: object) -> Feedback:
          lambda length, d: _last_full_turn(length, d, steps=length)),
         ("that compares the denominator with the table's length. One turn takes 2π times the denominator.",
          lambda length, d: _last_full_turn(length, d, steps=2 * math.pi * (length - 1))),
+        (f"when every column turns, the answer is the table's last column, d_model - 1. my_last_full_turn(100000, 4) "
+         f"returned {got[-1]}, past column 3: keep i at most d_model / 2 - 1.",
+         lambda length, d: 2 * math.floor(d / 2 * math.log((length - 1) / (2 * math.pi)) / math.log(DEFAULT_BASE)) + 1),
     ]
     for message, rule in mistakes:
         if matches(rule):
@@ -214,7 +219,7 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
         return not_attempted("a number of columns")
     number = as_count(answer)
     if number is None:
-        return Feedback(WRONG, f"Expected a whole number of columns, got {describe(answer)}.")
+        return Feedback(WRONG, f"Expected a whole number of columns, got {describe(answer)}.", readable=False)
     if number == expected:
         edge = [f"column {j} repeats every {float(lengths[j]):,.1f} positions" for j in (expected - 1, expected)
                 if 0 <= j < d_model]
