@@ -1171,3 +1171,10 @@ def test_the_rotary_tables_checker_speaks_of_queries_only_for_one_tensor():
     assert three.status == "wrong" and "turned queries" not in three.message, three
     one = exercises.check_rotary_tables(x, x=x)
     assert one.status == "wrong" and "not the turned queries" in one.message, one
+
+
+def test_a_written_function_without_return_is_wrong_not_unattempted():
+    turned = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
+    for verdict in (exercises.check_rotary_undone(lambda turned: None, turned=turned),
+                    exercises.check_alibi_slopes(lambda num_heads: None)):
+        assert verdict.status == "wrong" and "returned None" in verdict.message, verdict

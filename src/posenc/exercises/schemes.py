@@ -75,6 +75,8 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
         answer = function(turned.clone())
     except Exception as error:  # the learner's code: whatever it raises is part of the answer
         return Feedback(WRONG, f"my_unturn(turned) raised {error_line(error)}.")
+    if answer is None:  # a written function that forgot its return is attempted, not "not attempted"
+        return Feedback(WRONG, "my_unturn(turned) returned None: end it with return and the rows turned back.")
     seq, d = y.shape
     pairs, other = _pairs(layout, d), _OTHER_LAYOUT[layout]
     position = torch.arange(seq, dtype=torch.float64)[:, None]
@@ -264,6 +266,8 @@ def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] 
         kind, slopes = _call_slopes(answer, n)
         if kind == "raised":
             return Feedback(WRONG, f"my_slopes({n}) raised {error_line(slopes)}.")
+        if slopes is None:  # a written function that forgot its return is attempted, not "not attempted"
+            return Feedback(WRONG, f"my_slopes({n}) returned None: end it with return and the {n} slopes.")
         verdicts[n] = _judge_slopes(slopes, n)
         if not verdicts[n].correct:
             return Feedback(verdicts[n].status, f"For {n} heads: {verdicts[n].message}")
