@@ -201,54 +201,6 @@ class TestOneHotShape:
         assert not self.check(junk).correct
 
 
-class TestRowsWithGradient:
-    vocabulary = tokens.build_vocabulary(CORPUS)
-    ids = vocabulary.ids(tokens.pad(tokens.tokenize("My name is John"), max_sequence_length=L))
-
-    def rows_autograd_finds(self, ids):
-        W_E = torch.randn(self.vocabulary.vocab_size, 6, requires_grad=True)
-        (torch.eye(self.vocabulary.vocab_size)[ids] @ W_E).sum().backward()
-        return W_E.grad.abs().sum(dim=1).nonzero().flatten().tolist()
-
-    @pytest.mark.parametrize("sentence", ["My name is John", "my name is my name", "what is your name ?", "Paul"])
-    def test_the_accepted_rows_are_those_autograd_finds(self, sentence):
-        ids = self.vocabulary.ids(tokens.pad(tokens.tokenize(sentence), max_sequence_length=L))
-        rows = self.rows_autograd_finds(ids)
-        assert exercises.check_rows_with_gradient(rows, ids=ids, vocab_size=self.vocabulary.vocab_size).correct
-        for wrong in (rows[:-1], rows + [max(set(range(11)) - set(rows))]):
-            assert not exercises.check_rows_with_gradient(wrong, ids=ids, vocab_size=11).correct
-
-    def test_the_right_answer_names_the_gradient_of_the_row_used_most(self):
-        message = exercises.check_rows_with_gradient([0, 2, 3, 4, 5], ids=self.ids, vocab_size=11).message
-        assert "Each entry of row 0 has a gradient of 6, not 1" in message, message  # six <PAD>s
-        W_E = torch.randn(11, 6, requires_grad=True)
-        (torch.eye(11)[self.ids] @ W_E).sum().backward()
-        assert W_E.grad[0].tolist() == [6.0] * 6
-        assert "not 1" not in exercises.check_rows_with_gradient([2, 3], ids=[2, 3], vocab_size=11).message
-
-    def test_any_list_like_answer_and_repeats_are_read(self):
-        for answer in ([5, 4, 3, 2, 0], {0, 2, 3, 4, 5}, torch.tensor([0, 2, 3, 4, 5]), self.ids):
-            assert exercises.check_rows_with_gradient(answer, ids=self.ids, vocab_size=11).correct
-
-    @pytest.mark.parametrize("answer,words", [
-        (list(range(11)), "multiplies every row"), ([2, 3, 4, 5], "padding is a token too"),
-        (list(range(10)), "positions"), ([1, 3, 4, 5, 6], "Off by one"),
-    ])
-    def test_each_mistake_is_named(self, answer, words):
-        feedback = exercises.check_rows_with_gradient(answer, ids=self.ids, vocab_size=11)
-        assert feedback.status == "mistake" and words in feedback.message, feedback.message
-
-    def test_leaving_out_the_unknown_word_row_is_named(self):
-        ids = self.vocabulary.ids(tokens.pad(tokens.tokenize("My friend is Paul"), max_sequence_length=L))
-        assert exercises.check_rows_with_gradient([0, 1, 2, 4, 10], ids=ids, vocab_size=11).correct
-        feedback = exercises.check_rows_with_gradient([0, 2, 4, 10], ids=ids, vocab_size=11)
-        assert feedback.status == "mistake" and "becomes <UNK>, id 1" in feedback.message, feedback.message
-
-    def test_without_padding_idx_leaving_out_the_padding_is_only_wrong(self):
-        feedback = exercises.check_rows_with_gradient([2, 3, 4, 5], ids=self.ids, vocab_size=11, padding_idx=None)
-        assert feedback.status == "wrong" and "missing: rows 0" in feedback.message
-
-
 class TestGradientColumn:
     """02's Exercise 1: the gradient of each row's first entry of W_E, for the loss X.sum()."""
     vocabulary = tokens.build_vocabulary(CORPUS)

@@ -2,7 +2,7 @@
 
     feedback      the core: Feedback, progress(), reading an answer, first_mistake
     tokens        a padding function that refuses a sentence too long, the shape of a one-hot matrix
-    embedding     the rows of W_E a loss reaches and their gradient, the rows one AdamW step changes
+    embedding     the gradient a loss gives each row of W_E, the rows one AdamW step changes
     encoding      the table, the shape of a table built from X.shape
     modules       a positional-encoding module with its length check fixed, one module for both layouts of a batch
     wavelengths   where a column first turns negative, any column's wavelength, the last column that turns once

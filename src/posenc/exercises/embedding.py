@@ -1,4 +1,4 @@
-"""Checkers for the W_E projection: which rows of W_E a loss on X reaches and with what gradient, how many rows
+"""Checkers for the W_E projection: the gradient a loss on X gives each row of W_E, how many rows
 one optimizer step changes."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from .._checks import POSITIVE, check_floating_tensor, check_size, is_real, is_s
 from ..tokens import SPECIAL_TOKENS, UNK_TOKEN
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, describe, exercise, not_attempted
 
-__all__ = ["check_rows_with_gradient", "check_gradient_column", "check_rows_changed"]
+__all__ = ["check_gradient_column", "check_rows_changed"]
 
 
 def _row_numbers(answer: object) -> list[int] | None:
@@ -26,54 +26,6 @@ def _row_numbers(answer: object) -> list[int] | None:
         return None
     numbers = [as_count(value) for value in answer]
     return None if any(n is None or n < 0 for n in numbers) else numbers
-
-
-@exercise("rows of W_E with a gradient", prediction=True)
-def check_rows_with_gradient(answer: object, *, ids: Sequence[int], vocab_size: int,
-                             padding_idx: int | None = 0) -> Feedback:
-    """Which rows of W_E get a non-zero gradient from a loss on X = one_hot(ids) @ W_E (a prediction, checked by the run).
-
-    `padding_idx` is the padding's id (None if there is none), for the feedback on the padding's row.
-    """
-    if not is_sequence(ids) or not all(is_real(i, whole=True) and i >= 0 for i in ids):
-        raise TypeError(f"ids must be a list of ints >= 0, got {short(ids)}")
-    ids = [int(i) for i in ids]
-    vocab_size = check_size("vocab_size", vocab_size, maximum=100_000)
-    pad_id = None if padding_idx is None else check_size("padding_idx", padding_idx, minimum=0, maximum=vocab_size - 1)
-    if not ids or max(ids) >= vocab_size:
-        raise ValueError(f"ids must be a non-empty list of rows of W_E, below vocab_size={vocab_size}, got {short(ids)}")
-    expected = sorted(set(ids))
-    if answer is None:
-        return not_attempted("a list of row numbers")
-    rows = _row_numbers(answer)
-    if rows is None:
-        return Feedback(WRONG, f"Expected a list of row numbers such as [1, 4], got {describe(answer)}.", readable=False)
-    given = sorted(set(rows))
-    if given == expected:
-        repeated = max(expected, key=ids.count)  # the row used most (the padding's, in a padded sentence)
-        more = (f" Each entry of row {repeated} has a gradient of {ids.count(repeated)}, not 1: X holds that row "
-                f"{ids.count(repeated)} times." if ids.count(repeated) > 1 else "")
-        return Feedback(CORRECT, f"Correct: rows {expected}, the ids the sentence uses.{more}")
-    unused = sorted(set(range(vocab_size)) - set(expected))
-    if given == list(range(vocab_size)):
-        return Feedback(MISTAKE, f"The product multiplies every row of W_E, but rows {short(unused)} only by the 0s of "
-                                 f"the one-hot rows, and a product with 0 has gradient 0: only rows {expected} learn here.")
-    if pad_id is not None and pad_id in ids and given == [k for k in expected if k != pad_id]:
-        return Feedback(MISTAKE, f"The padding is a token too: <PAD> is id {pad_id}, looked up {ids.count(pad_id)} "
-                                 f"times, so row {pad_id} gets a gradient as well.")
-    unknown_id = SPECIAL_TOKENS.index(UNK_TOKEN)  # <UNK>'s id in every vocabulary tokens.build_vocabulary builds
-    if unknown_id in ids and unknown_id != pad_id and given == [k for k in expected if k != unknown_id]:
-        return Feedback(MISTAKE, f"A word the vocabulary lacks becomes <UNK>, id {unknown_id}, so row {unknown_id} gets a "
-                                 "gradient too.")
-    if given == list(range(len(ids))) != expected:
-        return Feedback(MISTAKE, f"Those are the positions 0 to {len(ids) - 1}; the rows of W_E are numbered by token id, "
-                                 f"and this sentence uses the ids {expected}.")
-    if given == sorted({k + 1 for k in expected}) or given == sorted({k - 1 for k in expected}):
-        return Feedback(MISTAKE, f"Off by one: id k is row k of W_E, counting from 0; the ids are {expected}.")
-    missing, extra = sorted(set(expected) - set(given)), sorted(set(given) - set(expected))
-    parts = ([f"missing: rows {', '.join(map(str, missing))} (ids the sentence uses)"] if missing else []) + (
-        [f"extra: rows {short(extra)[1:-1]} (ids the sentence does not use, so their gradient is 0)"] if extra else [])
-    return Feedback(WRONG, f"Not quite: {'; '.join(parts)}.")
 
 
 def _numbers(answer: object) -> list[float] | None:
