@@ -34,6 +34,13 @@ class TestDocumentMask:
             assert feedback.correct, feedback
         assert "new cases" in exercises.check_document_mask(self.right).message
 
+    def test_an_additive_mask_is_named(self):
+        def additive(lengths):
+            return torch.zeros(sum(lengths), sum(lengths)).masked_fill(~self.right(lengths), float("-inf"))
+
+        feedback = exercises.check_document_mask(additive)
+        assert feedback.status == "mistake" and "additive mask" in feedback.message, feedback
+
     def test_the_package_is_refused(self):
         for function in (lambda lengths: attention.packed_mask(attention.document_ids_from_lengths(lengths)),
                          lambda lengths: self.right(lengths) & attention.packed_mask(self.document(lengths))):

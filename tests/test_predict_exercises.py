@@ -207,4 +207,8 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
     assert not guess.correct and "predicted 2" in guess.message and "not a function of q - p alone" in guess.message
     # An M that turns and scales within each pair keeps pos-pos: then word-word and pos-pos stay.
     turn = schemes.rotation_matrix(position=3, d=64).double()
-    assert exercises.check_constant_score_terms(2, **{**inputs, "M": 2 * turn}).correct
+    kept = exercises.check_constant_score_terms(2, **{**inputs, "M": 2 * turn})
+    assert kept.correct and "word-word and pos-pos stay" in kept.message and "Only word-word" not in kept.message
+    # The two likeliest wrong counts each hear what they missed.
+    assert "counts pos-pos too" in guess.message
+    assert "same word through the same M" in exercises.check_constant_score_terms(0, **inputs).message

@@ -58,6 +58,11 @@ def check_document_mask(answer: object) -> Feedback:
                                        "the function one parameter, the list of lengths.")
             return Feedback(WRONG, f"my_document_mask({lengths}) raised {error_line(result)}.")
         n = sum(lengths)
+        if isinstance(result, torch.Tensor) and result.is_floating_point() and bool(torch.isneginf(result).any()):
+            # An additive mask (0 where a query may look, -inf where it may not) holds the right pattern the other way.
+            return Feedback(MISTAKE, f"For lengths {lengths} it returned an additive mask, 0 where a query may look "
+                                     "and -inf where it may not, the form added to the scores. Return the boolean "
+                                     "mask itself, True where a query may look.")
         given = as_tensor(result, f"the mask, a ({n}, {n}) tensor")
         if isinstance(given, Feedback):
             return Feedback(WRONG, f"my_document_mask({lengths}) returned {describe(result)}; expected a ({n}, {n}) "

@@ -18,6 +18,7 @@ from .feedback import (
     MISTAKE,
     WRONG,
     Feedback,
+    as_count,
     as_function,
     as_tensor,
     close,
@@ -359,9 +360,17 @@ def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.T
     terms = [[word @ M @ word for _ in placements], [word @ M @ PE[q] for _, q in placements],
              [PE[p] @ M @ word for p, _ in placements], [PE[p] @ M @ PE[q] for p, q in placements]]
     actual = sum(all(torch.allclose(value, values[0]) for value in values) for values in terms)
+    pos_pos = all(torch.allclose(value, terms[3][0]) for value in terms[3])
+    given = as_count(answer)
+    # The two likeliest wrong counts, each with what it missed.
+    slips = {0: "word-word reads the same word through the same M at every placement. "}
+    if not pos_pos:
+        slips[actual + 1] = "That counts pos-pos too, as PE[p] . PE[q] alone would be: here M sits between the two rows. "
+    slip = slips.get(given, "") if given is not None and given != actual else ""
+    stays = ("word-word and pos-pos stay: this M turns and scales each pair alike, so pos-pos reads q - p alone."
+             if pos_pos else "Only word-word stays, since the word is the same at every placement.")
     return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
-                            explanation="Only word-word stays, since the word is the same at every placement. "
-                                        "word-pos and pos-word each read one position. In pos-pos, only a turn and "
-                                        "scale inside each pair, like [[a, -b], [b, a]], keeps the offset. A random M "
-                                        "also stretches pairs and mixes different pairs, and those parts are not a "
-                                        "function of q - p alone.")
+                            explanation=slip + stays + " word-pos and pos-word each read one position. In pos-pos, "
+                                        "only a turn and scale inside each pair, like [[a, -b], [b, a]], keeps the "
+                                        "offset. A random M also stretches pairs and mixes different pairs, and those "
+                                        "parts are not a function of q - p alone.")
