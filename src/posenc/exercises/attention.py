@@ -54,7 +54,7 @@ def check_distinct_outputs(answer: object, *, x: torch.Tensor, x_pe: torch.Tenso
     instance_of(ProjectionWeights, "a posenc.attention.ProjectionWeights (see projection_weights)")("weights", weights)
     with torch.no_grad():
         without = _different_rows(self_attention(x.detach(), weights)[0])
-    given = _predicted_number(answer)
+    given = as_number(answer)
     slip = ""  # the likely mistake behind a wrong count, named before the reason
     if given == x.shape[0] != without:
         slip = f"{x.shape[0]} counts every token. "
@@ -65,16 +65,6 @@ def check_distinct_outputs(answer: object, *, x: torch.Tensor, x_pe: torch.Tenso
     return check_prediction(answer, actual=without, question="without PE: how many different output rows?",
                             explanation=f"{slip}Without PE, equal words have equal rows of X, so equal queries. Against "
                                         "the same keys, equal queries give equal scores, weights and outputs.")
-
-
-def _predicted_number(answer: object) -> float | None:
-    """A predicted count as a number: 5, 5.0, a one-element tensor, or "5" typed with quotes; else None."""
-    if isinstance(answer, str):
-        try:
-            return float(answer.strip())
-        except ValueError:
-            return None
-    return as_number(answer)
 
 
 def check_one_vector_everywhere(answer: object, *, x: torch.Tensor, vector: torch.Tensor, order: object,
@@ -226,7 +216,7 @@ def check_nan_rows(answer: object, *, scores: torch.Tensor, key_mask: torch.Tens
         raise ValueError(f"key_mask must be a bool (batch, L) mask for scores of shape {tuple(scores.shape)}")
     wrong_axis = torch.softmax(scores.detach().masked_fill(~key_mask[:, :, None], float("-inf")), dim=-1)
     actual = int(wrong_axis.isnan().all(dim=-1).sum())
-    given, rows = _predicted_number(answer), scores.shape[0] * scores.shape[1]
+    given, rows = as_number(answer), scores.shape[0] * scores.shape[1]
     slip = ""  # the likely mistake behind a wrong count, named before the reason
     if given == 0 != actual:
         slip = "0 would mean the mask still hides keys, as ~mask[:, None, :] does. "
@@ -268,7 +258,7 @@ def check_one_head_score(answer: object, *, x: torch.Tensor, weights: object, nu
     names = " + ".join(f"s{h}" for h in range(num_heads))
     if answer is None:
         return not_attempted(f"a number: the one head's score for query {query} and key {key}")
-    number = _predicted_number(answer)
+    number = as_number(answer)
     if number is None:
         return Feedback(WRONG, f"Expected one number, the one head's score, got {describe(answer)}.", readable=False)
     why = (f"One head's dot product runs over all {d_model} columns, so it is the sum of the heads' dot products. It "
@@ -310,7 +300,7 @@ def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index
     expected = float(split.reshape(folded)[index, 0, 0])
     if answer is None:
         return not_attempted(f"a number: the first entry of folded[{index}]")
-    number = _predicted_number(answer)
+    number = as_number(answer)
     if number is None:
         return Feedback(WRONG, f"Expected one number, the first entry of folded[{index}], got {describe(answer)}.",
                         readable=False)

@@ -40,15 +40,6 @@ def predicted(*predictions: object) -> bool:
 _PREDICTION_TYPES = (bool, int, float, str, tuple)
 
 
-def _number_in(text: str) -> float | None:
-    """The finite number a string such as "5" or " 0.25 " writes; else None."""
-    try:
-        number = float(text.strip())
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
-
-
 @exercise("a prediction", prediction=True)
 def check_prediction(answer: object, *, actual: object, question: str, explanation: str = "",
                      tolerance: float = 0.0) -> Feedback:
@@ -98,9 +89,7 @@ def check_prediction(answer: object, *, actual: object, question: str, explanati
             return Feedback(WRONG, f"Expected a str, got {shown}.", readable=False)
         right = answer.strip().lower() == actual.strip().lower()
     else:
-        given = as_number(answer)
-        if given is None and isinstance(answer, str):
-            given = _number_in(answer)  # "5" typed with quotes: the same prediction
+        given = as_number(answer)  # "5" typed with quotes too: the same prediction
         if given is None:
             return Feedback(WRONG, f"Expected a number, got {shown}.", readable=False)
         right = abs(given - actual) <= tolerance * abs(actual) if tolerance else given == actual
