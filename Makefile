@@ -24,12 +24,13 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 # run without it.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: lab teach check test test-setup test-teacher fuzz setup browser notebooks student assignment grade images site slides lock bench clean help
+.PHONY: lab teach check test test-oldest-cpu test-setup test-teacher fuzz setup browser notebooks student assignment grade images site slides lock bench clean help
 help:
 	@echo "make lab        open JupyterLab on your own copy of the notebooks, solutions removed (sets up .venv first)"
 	@echo "make teach      open JupyterLab on the teacher's edition, each solution collapsed under its exercise"
 	@echo "make check      the linter and the unit and property tests: the quick loop while changing code"
 	@echo "make test       run every test, nbval and the browser tests included"
+	@echo "make test-oldest-cpu  each notebook's learner's edition under the oldest CPU, in nbval (about 3 minutes; CI runs it)"
 	@echo "make test-setup the setup without make (docs/developing.md) in a fresh venv, about 3 minutes; CI runs it"
 	@echo "make test-teacher  a copy with another running example: make notebooks for 00-08, then the tests (about 7 minutes; CI runs it)"
 	@echo "make fuzz       the wider random hunt: new examples each run, 20 times as many (prints its seed)"
@@ -151,9 +152,17 @@ fuzz: $(DEV_STAMP)
 # worker's tests fill those waits (on 2 cores the machine went from 93% to 98% busy).
 WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
 PYTEST_EXTRA ?=
+# nbval runs each notebook as stored, under this machine's CPU (--this-cpu-only); the second run of each, its learner's
+# edition under the oldest CPU, is `make test-oldest-cpu`.
 test: setup
 	$(BIN)/ruff check .
-	POSENC_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -n $(WORKERS) $(PYTEST_EXTRA)
+	POSENC_FUZZ_SCALE=0.25 $(BIN)/python -m pytest -n $(WORKERS) --this-cpu-only $(PYTEST_EXTRA)
+
+# Each notebook's learner's edition (solutions removed, every exercise not attempted) under the oldest CPU the stored
+# outputs must hold on (tests/notebook_runs.py writes the copies into this folder, then nbval runs them): about
+# 300 CPU-seconds, so a target of its own, which CI runs after `make test` (.ci/run).
+test-oldest-cpu: setup
+	$(BIN)/python -m pytest -n $(WORKERS) build/learners-edition/notebooks $(PYTEST_EXTRA)
 
 # docs/developing.md's setup without make, line by line in a fresh venv (tests/test_setup_without_make.py): pip unpacks
 # the learner's 1.2 GB lock again, about 3 minutes of one core, so it is a target of its own, which CI runs after

@@ -6,7 +6,8 @@ explains it in prose).
 - Each notebook runs a second time, as its learner's edition, under the oldest CPU. When pytest collects a notebook,
   this file writes the copy into build/learners-edition/notebooks/ and hands it to nbval too. The copy has the
   solutions removed and the teacher's stored outputs. Its kernel sets variables that make torch and MKL compute as
-  an old CPU would (KERNELS below). `--this-cpu-only` leaves the copies out.
+  an old CPU would (KERNELS below). `--this-cpu-only` leaves the copies out: `make test` runs with it, and
+  `make test-oldest-cpu` runs the copies alone (pytest on their folder, build/learners-edition/notebooks).
 - A test marked `runs_notebook(name)` runs that notebook under this machine's CPU itself (the byte-for-byte check in
   tests/test_notebooks.py). When such a test is collected, nbval's own run of that notebook under this CPU is left
   out: equal bytes already hold every output nbval would compare.
@@ -66,10 +67,14 @@ def pytest_configure(config):
 
 
 def pytest_sessionstart(session):
-    """A learner's-edition copy named on the command line is written first, so that pytest finds it on a fresh clone."""
+    """A learner's-edition copy named on the command line is written first, so that pytest finds it on a fresh clone;
+    naming their folder writes every copy (`make test-oldest-cpu`)."""
     for argument in session.config.args:
-        path = session.config.invocation_params.dir / argument.split("::")[0]
-        if path.resolve().parent == LEARNERS_EDITION / "notebooks" and (NOTEBOOKS / path.name).is_file():
+        path = (session.config.invocation_params.dir / argument.split("::")[0]).resolve()
+        if path == LEARNERS_EDITION / "notebooks":
+            for notebook in sorted(NOTEBOOKS.glob("*.ipynb")):
+                write_copy(notebook)
+        elif path.parent == LEARNERS_EDITION / "notebooks" and (NOTEBOOKS / path.name).is_file():
             write_copy(NOTEBOOKS / path.name)
 
 
