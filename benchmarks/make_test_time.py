@@ -146,6 +146,9 @@ def one_run(*, ci: bool, cold_caches: bool) -> dict:
         after = reference_seconds()
         log = "".join(lines)
         if returncode:
+            # The whole log (with every test's duration) for a look; the tail on the screen.
+            (ROOT / "build").mkdir(exist_ok=True)
+            (ROOT / "build" / "make_test_failed.log").write_text(log)
             sys.stdout.write(log[-5000:])
             raise SystemExit(f"make test failed (exit {returncode}) in the fresh clone: nothing recorded")
         quick = subprocess.run([str(clone / ".venv" / "bin" / "python"), "-m", "pytest", "--collect-only", "-q",

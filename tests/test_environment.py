@@ -193,11 +193,11 @@ def test_make_lab_installs_a_learners_lock_only_and_the_tests_install_both(tmp_p
     assert installs_dev == (target in {"check", "fuzz", "test"}), done.stdout
 
 
-def test_ci_runs_make_test_then_the_setup_without_make_then_the_teachers_change():
+def test_ci_runs_make_test_then_the_oldest_cpu_then_the_setup_without_make_then_the_teachers_change():
     script = (ROOT / ".ci" / "run").read_text()
     commands = [line for line in script.splitlines()
                 if line.strip() and not line.startswith("#") and not line.startswith(("set ", "cd "))]
-    assert commands == ["make test", "make test-setup", "make test-teacher"]
+    assert commands == ["make test", "make test-oldest-cpu", "make test-setup", "make test-teacher"]
 
 
 def test_readme_starts_with_the_two_commands():
