@@ -28,14 +28,14 @@ BUDGET = {
     "08_explore": 674,
     "09_why_positions_matter": 525,
     "10_relative_positions": 872,
-    "11_pitfalls": 572,
+    "11_pitfalls": 627,
     "12_precision": 931,
     "13_position_schemes": 1384,
     "14_does_position_matter": 1402,
     "15_real_pipeline": 1249,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1435,
-    "17_what_real_models_set": 989,
+    "17_what_real_models_set": 1086,
 }
 
 
