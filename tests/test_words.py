@@ -30,7 +30,7 @@ BUDGET = {
     "10_relative_positions": 872,
     "11_pitfalls": 627,
     "12_precision": 931,
-    "13_position_schemes": 1384,
+    "13_position_schemes": 1473,
     "14_does_position_matter": 1402,
     "15_real_pipeline": 1372,
     # "Stretching the context" reads as two: the rules, then what real models set.
