@@ -217,7 +217,9 @@ def interleave_diagram(*, d_model: int = 6, rows: int | None = None) -> Figure:
                 label, colour = pairs[2 * k + half]
                 cell(x0 + 2 * k + 0.15 * k + half, rows - 1 - r, label.format(r=r), colour)
     x = x0 + 2.15 * n_sin
-    ax.text((x0 + x) / 2, rows + 0.35, f"stacked ({rows}, {n_sin}, 2)\n{n_sin} (sin, cos) pairs", ha="center", va="bottom",
+    # An odd d_model's last pair is (sin, dummy), not a (sin, cos) pair.
+    pairs_label = f"{n_cos} (sin, cos) pairs" + (" + (sin, dummy)" if n_cos < n_sin else "")
+    ax.text((x0 + x) / 2, rows + 0.35, f"stacked ({rows}, {n_sin}, 2)\n{pairs_label}", ha="center", va="bottom",
             fontsize=9)
     ax.annotate("", xy=(x + 1.4, rows / 2), xytext=(x + 0.2, rows / 2), arrowprops=dict(arrowstyle="-|>", color="#444444"))
     ax.text(x + 0.8, rows / 2 + 0.25, "flatten\ndims 1-2", ha="center", va="bottom", fontsize=8)

@@ -167,12 +167,13 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     values out of the cells, for a 0/1 matrix whose colours say it all, and draws thin cell borders instead.
     `value_range=(low, high)` fixes the colour scale (attention weights: `(0, 1)`); by
     default it spans the values, symmetric about 0 when `symmetric`. `hidden`, a bool
-    matrix of the same shape, draws the cells a mask hides grey and hatched, without a number.
+    matrix of the same shape (or one that broadcasts to it, such as a row of key columns), draws the cells a mask hides
+    grey and hatched, without a number.
     """
     values = _matrix("matrix", matrix)
     rows, columns = values.shape
-    if hidden is not None:
-        hidden = hidden.detach().cpu()
+    if hidden is not None:  # a row of masked columns, or a column of masked rows, stretches to the matrix
+        hidden = torch.broadcast_to(hidden.detach().cpu(), (rows, columns))
     vmin, vmax, symmetric = _colour_scale(values, value_range, symmetric=symmetric)
     fig = new_figure(min(11, 2.5 + 0.6 * columns), min(7, 1.3 + 0.42 * rows))
     ax = fig.add_subplot()
@@ -212,14 +213,14 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     fixes the scale (attention weights: `(0, 1)`); by default it spans the values. With
     `clip=True` (and a `value_range`) a value beyond `value_range` takes the colour of its end (the
     colour bar gets an arrow there, and its label should say so): one outlier no longer pales every other cell.
-    `hidden` maps a panel's title to a bool matrix, True where a mask hides the cell: drawn
-    grey and hatched, without a number; `hidden_label` names them in the key. `outline_rows` and
+    `hidden` maps a panel's title to a bool matrix (or one that broadcasts to the panel's shape), True where a mask
+    hides the cell: drawn grey and hatched, without a number; `hidden_label` names them in the key. `outline_rows` and
     `outline_columns` draw a black frame round those rows and columns in every panel, to point the eye at them.
     Matrices of whole numbers (masks as 0 and 1) get whole-number ticks on the colour bar.
     """
     panels = {title: _matrix(f"matrices[{title!r}]", m) for title, m in matrices.items()}
     rows, columns = next(iter(panels.values())).shape
-    hidden = {title: mask.detach().cpu() for title, mask in (hidden or {}).items()}
+    hidden = {title: torch.broadcast_to(mask.detach().cpu(), (rows, columns)) for title, mask in (hidden or {}).items()}
     everything = torch.stack(list(panels.values()))
     vmin, vmax, symmetric = _colour_scale(everything, value_range, symmetric=symmetric)
     fig = new_figure(min(14, 1.6 + len(panels) * (0.9 + 0.42 * columns)), min(7, 1.6 + 0.36 * rows))
