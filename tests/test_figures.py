@@ -286,6 +286,23 @@ def test_error_lines_differ_in_hue_marker_and_style_and_the_reference_line_says_
     assert "2^-24 x position: float32's rounding" in [text.get_text() for text in ax.get_legend().get_texts()]
 
 
+def test_a_second_error_figure_keeps_the_first_ones_looks_and_can_be_linear_with_a_named_level():
+    # 12's second figure: two of the five lines again, over 2^-9 on a linear axis, with f64→bf16's level at 1.
+    errors = {name: [2e-3] * 10 for name in ("a", "b", "c", "d", "e")}
+    first = plots.error_by_position(errors, positions=list(range(10, 110, 10)), title="t")
+    second = plots.error_by_position({"d": [1.5] * 10, "a": [0.5] * 10}, positions=list(range(10, 110, 10)), title="t",
+                                     like=first, linear_max=2, level=(1, "level"), ylabel="error / level")
+    looks = {line.get_label(): line for line in first.axes[0].get_lines()}
+    ax = second.axes[0]
+    for line in ax.get_lines():
+        if line.get_label() in ("a", "d"):
+            look = looks[line.get_label()]
+            assert (line.get_color(), line.get_marker(), line.get_linestyle()) == (
+                look.get_color(), look.get_marker(), look.get_linestyle())
+    assert ax.get_yscale() == "linear" and ax.get_ylim() == (0, 2) and ax.get_ylabel() == "error / level"
+    assert "level" in [text.get_text() for text in ax.get_legend().get_texts()]
+
+
 def test_error_by_position_bins_per_position_errors_into_the_worst_up_to_each_end():
     # 12's figure: one error per position 0 .. 99,999, drawn as the worst up to 8 positions a decade from 10 on.
     errors = {"grows": torch.arange(100_000, dtype=torch.float64) * 1e-9}

@@ -50,7 +50,9 @@ def sine_cosine_curves(*, d_model: int = 128, columns: Sequence[int] = (0, 1, 10
 
 
 def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positions: Sequence[float] | None = None,
-                      reference_slope: float | None = None, reference_label: str | None = None) -> Figure:
+                      reference_slope: float | None = None, reference_label: str | None = None,
+                      like: Figure | None = None, linear_max: float | None = None,
+                      level: tuple[float, str] | None = None, ylabel: str | None = None) -> Figure:
     """Max abs error against position, one line per implementation, log-log; the legend beside the plot.
 
     Without `positions`, each entry of `errors` holds one error per position 0, 1, 2, ... (e.g. a tensor), and
@@ -62,6 +64,11 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
     other, the markers of both show. `reference_slope` draws `reference_slope x position` as a dotted grey line
     on top of the others, named `reference_label` (by default the slope itself). Errors of 0 are drawn at 1e-10
     (a log axis has no 0).
+
+    For a second look at some of the same lines: `like` (an earlier figure of this function) gives each line the
+    colour, marker and line style of its namesake there; `linear_max` draws the errors on a linear axis from 0 to
+    that value (lines above it leave the plot); `level` (value, label) draws a dotted grey horizontal line, named in
+    the legend; `ylabel` replaces the axis's label (e.g. when the errors are divided by a level).
     """
     xlabel = "position"
     if positions is None:
@@ -82,11 +89,21 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
         ax.loglog(positions, [max(v, 1e-10) for v in values], color=_DISTINCT_HUES[k % len(_DISTINCT_HUES)],
                   marker=MARKERS[k % len(MARKERS)], linestyle=_ERROR_STYLES[k % len(_ERROR_STYLES)], label=name,
                   markersize=6, markevery=(k % every, every), linewidth=1.5)
+    if like is not None:
+        looks = {line.get_label(): line for line in like.axes[0].get_lines()}
+        for line in ax.get_lines():
+            if (look := looks.get(line.get_label())) is not None:
+                line.set(color=look.get_color(), marker=look.get_marker(), linestyle=look.get_linestyle())
     if reference_slope is not None:
         ax.loglog(positions, [reference_slope * p for p in positions], ":", color="#555555", linewidth=1.8,
                   zorder=3, label=reference_label or f"{reference_slope:.2g} x position")
+    if level is not None:
+        ax.axhline(float(level[0]), color="#555555", linestyle=":", linewidth=1.2, label=level[1])
+    if linear_max is not None:
+        ax.set_yscale("linear")
+        ax.set_ylim(0, float(linear_max))
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("max abs error vs float64")
+    ax.set_ylabel(ylabel or "max abs error vs float64")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig
