@@ -330,9 +330,9 @@ def _claims(record: dict):
            and margin >= 0.15, {"top two": top, "margin": round(margin, 3)})
     free = [at(full, rule, n)[k] - record["one_token_match"][str(n)] for rule in ("yarn", "llama3") for n in (64, 128)
             for k in learned]
-    yield ("learned seeds: YaRN and Llama 3.1's rule match or beat the one-token match at 64 and 128 tokens (0.00 or "
-           "more, as printed), by at most 0.21, so they stay below the 0.93 to 0.97 of 32 tokens",
-           _in(free, 0, 0.21) and max(at(full, rule, n)[k] for rule in ("yarn", "llama3") for n in (64, 128)
+    yield ("learned seeds: YaRN and Llama 3.1's rule beat the one-token match at 64 and 128 tokens by 0.01 to 0.21, "
+           "as printed, so they stay below the 0.93 to 0.97 of 32 tokens",
+           _in(free, 0.01, 0.21) and max(at(full, rule, n)[k] for rule in ("yarn", "llama3") for n in (64, 128)
                                       for k in learned) < min(pick(at(full, "none", 32), learned)),
            [round(d, 3) for d in free])
     winners = [best(full, 64, k) for k in learned]

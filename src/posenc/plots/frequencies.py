@@ -92,7 +92,7 @@ def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors:
     ax.set_yscale("log")
     ax.set_ylim(min(reached(trained_length)) / 2, 1.5)
     ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
-    ax.set_ylabel("turns reached (log, capped at 1)")
+    ax.set_ylabel("turns within the length (log, capped at 1)")
     full = sum(share == 1.0 for share in reached(trained_length))
     if full:  # the flat line: pairs that turned fully, drawn at 1 however often they turned
         ax.annotate(f"pairs 0 to {full - 1} turn fully in training: every angle met,\ndrawn at 1 however many turns",
