@@ -25,7 +25,7 @@ BUDGET = {
     "04_stack_and_flatten": 961,
     "05_x_plus_pe_and_qkv": 994,
     "06_batches_and_masks": 903,
-    "07_heads_and_causal_mask": 1132,
+    "07_heads_and_causal_mask": 1236,
     "08_explore": 674,
     "09_why_positions_matter": 525,
     "10_relative_positions": 959,

@@ -299,10 +299,10 @@ def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index
     b, h = divmod(index, num_heads)
     expected = float(split.reshape(folded)[index, 0, 0])
     if answer is None:
-        return not_attempted(f"a number: the first entry of folded[{index}]")
+        return not_attempted(f"a number: the first number of slice {index}")
     number = as_number(answer)
     if number is None:
-        return Feedback(WRONG, f"Expected one number, the first entry of folded[{index}], got {describe(answer)}.",
+        return Feedback(WRONG, f"Expected one number, the first number of slice {index}, got {describe(answer)}.",
                         readable=False)
     why = (f"Index {index} = {b} * {num_heads} + {h}: sequence {b}, head {h}. Head {h} holds columns {h * head_dim} to "
            f"{h * head_dim + head_dim - 1} of each token, so its token 0 starts at column {h * head_dim} of sequence "
@@ -311,14 +311,14 @@ def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index
         return Feedback(CORRECT, f"Correct: {expected:g}. {why}")
     mistakes = [
         (f"That is what view{folded} of the whole tensor puts there: it reads the numbers in the order they are "
-         "stored, token after token, so an entry gets whole rows of a few tokens instead of one head's columns of "
+         "stored, token after token, so a slice gets whole rows of a few tokens instead of one head's columns of "
          "every token.", float(x.reshape(folded)[index, 0, 0])),
-        (f"That is the head-major fold, entry h * {batch} + b. The layout is b * {num_heads} + h: each sequence's heads "
+        (f"That is the head-major fold, slice h * {batch} + b. The layout is b * {num_heads} + h: each sequence's heads "
          "sit together.", float(split.transpose(0, 1).reshape(folded)[index, 0, 0])),
         ("That gives each head every num_heads-th column instead of a block of head_dim neighbouring columns.",
          float(x.reshape(batch, length, head_dim, num_heads).movedim(-1, 1).reshape(folded)[index, 0, 0])),
         (f"Right head, wrong sequence: index {index} belongs to sequence {b}, since each sequence takes {num_heads} "
-         "entries.", float(split[0, h, 0, 0])),
+         "slices.", float(split[0, h, 0, 0])),
     ]
     mistake = first_mistake(lambda value: abs(number - value) < 1e-6, mistakes)
     if mistake:
