@@ -345,7 +345,7 @@ def test_a_checker_that_does_not_say_correct_is_named_with_its_exercise():
     notebook.cells[first.checker].outputs[0].data["text/plain"] = "✘ Position 12: sin is still positive there."
     notebook.cells[second.checker].outputs = []
     assert wrong_solutions(notebook, "03") == [
-        "'Exercise 1 (predict, then run): when does a cosine column turn negative?': its checker says "
+        "'Exercise 1 (predict, then run): when does column 3 turn negative?': its checker says "
         "'✘ Position 12: sin is still positive there.'",
         f"'Exercise 2 (transfer): the last column that turns once': its checker cell (cell {second.checker}) "
         "shows no verdict"]
