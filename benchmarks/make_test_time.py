@@ -145,10 +145,10 @@ def one_run(*, ci: bool, cold_caches: bool) -> dict:
         own = own_cpu_seconds() - own_before
         after = reference_seconds()
         log = "".join(lines)
+        # The whole log, with every test's duration, for a look (build/ is not committed).
+        (ROOT / "build").mkdir(exist_ok=True)
+        (ROOT / "build" / "make_test_time.log").write_text(log)
         if returncode:
-            # The whole log (with every test's duration) for a look; the tail on the screen.
-            (ROOT / "build").mkdir(exist_ok=True)
-            (ROOT / "build" / "make_test_failed.log").write_text(log)
             sys.stdout.write(log[-5000:])
             raise SystemExit(f"make test failed (exit {returncode}) in the fresh clone: nothing recorded")
         quick = subprocess.run([str(clone / ".venv" / "bin" / "python"), "-m", "pytest", "--collect-only", "-q",
