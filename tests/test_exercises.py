@@ -1038,6 +1038,45 @@ class PackageCalled(EitherLayout):
         return pe(x) if self.batch_first else pe(x.transpose(0, 1)).transpose(0, 1)
 
 
+class DefaultBatchFirst(EitherLayout):
+    """Right with the flag given, but batch first by default, unlike torch.nn.Transformer."""
+
+    def __init__(self, d_model, max_sequence_length, batch_first=True):
+        super().__init__(d_model, max_sequence_length, batch_first)
+
+
+class FlagRequired(EitherLayout):
+    def __init__(self, d_model, max_sequence_length, batch_first):
+        super().__init__(d_model, max_sequence_length, batch_first)
+
+
+class EitherLayoutTransposing(torch.nn.Module):
+    """Right, written another way: the table stored as (L, 1, d_model), x turned to (seq, batch, d_model) and back."""
+
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__()
+        self.batch_first = batch_first
+        table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model)
+        self.register_buffer("pe", table[:, None, :])
+
+    def forward(self, x):
+        x = x.transpose(0, 1) if self.batch_first else x
+        if x.size(0) > self.pe.size(0):
+            raise ValueError(f"{x.size(0)} positions, more than {self.pe.size(0)}")
+        out = x + self.pe[: x.size(0)]
+        return out.transpose(0, 1) if self.batch_first else out
+
+
+class FixedForwardOldCheck(EitherLayout):
+    """forward fixed, the length check still on axis 0."""
+
+    def forward(self, x):
+        if x.size(0) > self.pe.size(0):
+            raise ValueError("too long")
+        rows = self.pe[: self.length(x)]
+        return x + (rows if self.batch_first else rows.unsqueeze(1))
+
+
 class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
     def __init__(self, d_model, max_sequence_length):
         super().__init__()
@@ -1045,6 +1084,11 @@ class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
 
 @pytest.mark.parametrize("answer,status,words", [
     (EitherLayout, "correct", "batch_first=True and (seq, batch, d_model)"),
+    (EitherLayoutTransposing, "correct", "refuses 8 positions with ValueError"),
+    (DefaultBatchFirst, "mistake", "Built without batch_first, for x of shape (2, 3, 4), (seq, batch, d_model), your module "
+                                   "did not add one table row per position. Make batch_first default to False"),
+    (FlagRequired, "mistake", "FlagRequired(d_model=4, max_sequence_length=7) raised TypeError"),
+    (FixedForwardOldCheck, "mistake", "Check the length on the dimension that holds the positions"),
     (FlagIgnored, "mistake", "With batch_first=True, x is (batch, seq, d_model): forward read the positions from the other"),
     (AlwaysBatchFirst, "mistake", "With batch_first=False, x is (seq, batch, d_model): forward read the positions"),
     (LayoutInPlace, "mistake", "changed x itself"),

@@ -106,9 +106,8 @@ _LOFTR_TURNING_PAIRS = {
          "it shrinks by only 10000^(1/64), about 1.15, per pair.",
     "b": "As written, pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair to the next, so "
          "only pairs 0 to 3 turn by more than 0.1 radian across 256 positions, not half of the 64.",
-    "c": "As written, the scale is -1, so pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair "
-         "to the next, so only the first few pairs turn across 256 positions. The rest stay almost constant, so they "
-         "carry almost no position.",
+    "c": "Pair j's frequency, exp(-2j), shrinks by e^2, about 7.4, from one pair to the next. So only the first few "
+         "pairs turn across 256 positions, and the rest carry almost no position.",
 }
 
 

@@ -39,6 +39,5 @@ def check_row_a_token_gets(answer: object, *, actual: object = None) -> Feedback
     if actual is None and answer is not None:
         actual = _row_of_token_7()
     return check_prediction(answer, actual=actual, question="the table row of token 7 of sentence 0, fed batch first",
-                            explanation="forward reads x.size(0), the batch of 2, as the length. pe[:2] holds rows 0 "
-                                        "and 1, one per sentence, and broadcasting adds row b to every token of "
-                                        "sentence b. So token 7 of sentence 0 gets row 0, not row 7.")
+                            explanation="forward reads x.size(0), the batch of 2, as the length. So token 7 of "
+                                        "sentence 0 gets row 0, not row 7.")

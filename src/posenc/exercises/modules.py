@@ -165,6 +165,7 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
 
     The checker builds its own modules with these sizes (not the notebook's), and feeds each layout a batch of 3 whose
     size is not its length: a module that reads the positions from the other dimension adds row b to sequence b.
+    Built without `batch_first`, it must read (seq, batch, d_model), torch.nn.Transformer's default.
     An instance, a class that ignores `batch_first`, an assert, a forward that adds in place, and a module that holds
     or calls the package's own PositionalEncoding (which passes every test once wrapped in a transpose) are named.
     """
@@ -231,8 +232,21 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
             what = "returned a result" if kind == "returned" else f"raised {error_line(out)}"
             assertion = (" An assert is no check: `python -O` removes it." if isinstance(out, AssertionError) else "")
             return Feedback(MISTAKE, f"{built}: for x of shape {tuple(too_long.shape)}, {L + 1} positions, one more "
-                                     f"than the table's {L} rows, forward {what}. Refuse it with ValueError.{assertion}")
+                                     f"than the table's {L} rows, forward {what}. Check the length on the dimension "
+                                     f"that holds the positions, and refuse it with ValueError.{assertion}")
         checked.append(f"{layout} with batch_first={batch_first}")
+    # torch.nn.Transformer's batch_first defaults to False: built without it, the module reads (seq, batch, d_model).
+    try:
+        module = module_class(d_model=d, max_sequence_length=L)
+    except (Exception, SystemExit) as error:  # the learner's constructor
+        return Feedback(MISTAKE, f"{module_class.__name__}(d_model={d}, max_sequence_length={L}) raised "
+                                 f"{error_line(error)}: give batch_first a default, False, as torch.nn.Transformer does.")
+    given = x[:, :2].transpose(0, 1).contiguous()
+    kind, out = _forward(module, given)
+    if kind == "raised" or not (isinstance(out, torch.Tensor) and close(out, (x[:, :2] + table[:2]).transpose(0, 1))):
+        what = f"raised {error_line(out)}" if kind == "raised" else "did not add one table row per position"
+        return Feedback(MISTAKE, f"Built without batch_first, for x of shape {tuple(given.shape)}, (seq, batch, d_model), "
+                                 f"your module {what}. Make batch_first default to False, as torch.nn.Transformer does.")
     return Feedback(CORRECT, f"Correct: built with d_model={d} and max_sequence_length={L}, your module adds one table "
                              f"row per position for {' and '.join(checked)}, on {batch} sequences of {L} and of 2 "
                              f"positions, and refuses {L + 1} positions with ValueError.")
