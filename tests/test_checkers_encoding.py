@@ -281,7 +281,8 @@ class TestSwappedSizes:
     @pytest.mark.parametrize("length,d_model", [(10, 6), (9, 6), (4, 10), (7, 7)])
     def test_the_accepted_shape_is_what_the_code_builds(self, length, d_model):
         shape = tuple(read_the_wrong_way_round(torch.zeros(length, d_model)).shape)
-        for form in (shape, list(shape), torch.Size(shape), tuple(float(n) for n in shape)):
+        for form in (shape, list(shape), torch.Size(shape), tuple(float(n) for n in shape), torch.tensor(shape),
+                     torch.tensor(shape, dtype=torch.float32)):
             assert self.check_shape(form, length, d_model).correct, form
 
     @pytest.mark.parametrize("answer,words", [
@@ -453,6 +454,17 @@ class TestEncodingFunction:
         assert feedback.status == "mistake" and "the paper's denominators" in feedback.message, feedback.message
         feedback = self.check(_stack_and_flatten)
         assert feedback.status == "mistake" and "6 columns for d_model = 5" in feedback.message, feedback.message
+
+    def test_the_paper_denominators_message_gives_the_step(self):
+        def paper(max_sequence_length, d_model):
+            n = d_model // 2
+            angle = torch.arange(max_sequence_length, dtype=torch.float32)[:, None] / 10000 ** (2 * torch.arange(n) / d_model)
+            zeros = torch.zeros(max_sequence_length, d_model % 2)
+            return torch.cat([torch.sin(angle), torch.cos(angle), zeros], dim=1)
+
+        feedback = self.check(paper)
+        assert feedback.status == "mistake" and "the paper's denominators" in feedback.message, feedback.message
+        assert "10000^(1 / 1)" not in feedback.message, feedback.message
 
     def test_the_usual_mistakes_say_what_was_got_and_expected(self):
         def layout(order):

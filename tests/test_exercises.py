@@ -292,6 +292,18 @@ class TestMaskCheckers:
         feedback = exercises.check_mask_repair(function)
         assert feedback.status == "mistake" and words in feedback.message, f"{mistake}: {feedback}"
 
+    def test_mask_repair_accepts_an_in_place_repair_with_a_caution(self):
+        def in_place(weights, key_mask):
+            weights *= key_mask
+            weights /= weights.sum(dim=-1, keepdim=True)
+            return weights
+
+        feedback = exercises.check_mask_repair(in_place)
+        assert feedback.correct and "changed the weights it was given" in feedback.message, feedback
+        for right in (_repair, lambda w, m: (w * m) / (w * m).sum(-1, keepdim=True)):
+            feedback = exercises.check_mask_repair(right)
+            assert feedback.correct and "caution" not in feedback.message, feedback
+
     def test_mask_repair_runs_the_function_on_new_inputs(self):
         # The old exercise's answer, a tensor of the notebook's weights, and a function that returns one, both fail.
         scores = torch.randn(10, 10, generator=torch.Generator().manual_seed(0))

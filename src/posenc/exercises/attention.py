@@ -154,10 +154,13 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
                           "key_mask): and return the result.")):
         return not_a_function
     cases = _repair_cases()
+    in_place = False  # whether the repair changed the weights it was given
     for what, weights, key_mask in cases:
         kept = weights.double() * key_mask
         expected = kept / kept.sum(dim=-1, keepdim=True)
-        kind, result = run_learner(answer, weights.clone(), key_mask.clone())
+        given_weights = weights.clone()
+        kind, result = run_learner(answer, given_weights, key_mask.clone())
+        in_place = in_place or given_weights.shape != weights.shape or not bool(torch.equal(given_weights, weights))
         if kind == "raised":
             if isinstance(result, TypeError) and "argument" in str(result):
                 return Feedback(WRONG, f"Calling my_repair(weights, key_mask) failed with {error_line(result)}: give "
@@ -197,8 +200,10 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
         return Feedback(MISTAKE, "Right numbers, but through a softmax of your own: hiding the padding before a "
                                  "softmax is the -inf route the exercise rules out. Repair the weights themselves: "
                                  "zero the padding's, then divide each row by its new sum.")
+    note = (" One caution: it also changed the weights it was given, in place (`*=`, `/=`), so the caller's tensor "
+            "changed too. `kept = weights * key_mask` makes a new tensor and leaves the caller's alone.") if in_place else ""
     return Feedback(CORRECT, f"Correct on {len(cases)} new cases ({'; '.join(what for what, _, _ in cases)}): the "
-                             "padding gets 0, and each row is the softmax over its real keys alone.")
+                             "padding gets 0, and each row is the softmax over its real keys alone." + note)
 
 
 # The predictions' checkers hold their explanation, so that the notebook's checker cell does not show the answer.
