@@ -468,6 +468,15 @@ def test_cached_keys_any_answer_gets_feedback(answer):
     assert status(exercises.check_cached_keys(answer, keys=KEYS)) in ("wrong", "not attempted")
 
 
+@pytest.mark.parametrize("answer, words", [(lambda cached: cached, "a list of 6 tensors of shape (1, 8), not one tensor"),
+                                           (lambda cached: tuple(cached), "a tuple of 6 tensors"),
+                                           (lambda cached: cached[-1], "a tensor of shape (1, 8)")])
+def test_the_cache_list_itself_is_named_as_a_list(answer, words):
+    # The list the loop keeps is not one (6, 8) tensor: the message says what came back, and does not name the fix.
+    feedback = exercises.check_cached_keys(answer, keys=KEYS)
+    assert feedback.status == "wrong" and words in feedback.message and "torch.cat" not in feedback.message, feedback.message
+
+
 @pytest.mark.parametrize("keys, error", [(torch.zeros(6, 7), ValueError), (torch.zeros(6, 8, dtype=torch.long), TypeError),
                                          (torch.zeros(8), ValueError), ("keys", TypeError)])
 def test_cached_keys_bad_exercise_raises(keys, error):

@@ -142,7 +142,7 @@ def check_rope_self_score_peak(answer: object) -> Feedback:
 
 _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
          "answer: more than the order-blind guess.",
-    "b": "The next section works out why: at 16 tokens no such model can beat 0.58 on average.",
+    "b": "The next section works out why, and the most such a model can score on average.",
     "c": "That needs the key before the query told apart from the key after it."
 }
 
@@ -207,12 +207,12 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. "
-         "Without it, a token's row starts about 0.1 long instead of about 0.6, against 4 for a row of PE. "
-         "The model may then lean on position more. That would cost most past position 15, where the rows of PE are "
-         "new. We have not tested this.",
+         "With it, a token's row starts about 0.6 long, against 4 for a row of PE: position outweighs the word six to "
+         "one. Without it, the row starts about 0.1 long, and position outweighs the word some 35 to one. The model "
+         "may then lean on position more. That would cost most past position 15. We have not tested this.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model lost more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
-         "token's part is 5.7 times smaller against its position."
+         "token's part shrinks against its position."
 }
 
 

@@ -68,11 +68,10 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
 
     A pad's position is never read (no query looks at a pad, and a pad's output is thrown away), so a pad may hold
     any position the tables have a row for, 0 to max_sequence_length - 1 (the real-pipeline tables: TinyDecoder's, the
-    Llama's max_position_embeddings and GPT-2's n_positions, 64 each). transformers 5.23 puts 0 there
-    (generation/utils.py, `_prepare_position_ids_for_generation`); some of its
-    models put 1. A negative one, or one past the table, is a named mistake: the lookup raises. Float ids are a
-    mistake too: the decoder raises "must be an integer tensor". A function that calls the package's
-    positions.position_ids, or transformers' generation helpers, is named: the exercise writes the ids by hand.
+    Llama's max_position_embeddings and GPT-2's n_positions, 64 each). transformers 5.23 puts 0 there (generation/utils.py,
+    `_prepare_position_ids_for_generation`); some of its models put 1. A negative one, or one past the table, is a named
+    mistake: the lookup raises. Float ids are a mistake too: the decoder raises "must be an integer tensor". A function
+    that calls the package's positions.position_ids, or transformers' generation helpers, is named.
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=2**40)
     mask = _check_attention_mask(attention_mask)
@@ -409,17 +408,18 @@ def _check_read_cache(answer: object, *, keys: torch.Tensor) -> Feedback:
 
 
 def _judge_cached_keys(answer: object, raw: torch.Tensor) -> Feedback:
-    """The verdict on the keys one call returned for the cache of the raw keys `(n, d)` (a correct one's message is
-    not shown)."""
+    """The verdict on the keys one call returned for the cache of the raw keys `(n, d)` (a correct one's is not shown)."""
     raw = raw.double()
     n, d = raw.shape
     expected = apply_rotary(raw)
-    answer = as_tensor(answer, f"the {n} keys the step reads, a ({n}, {d}) tensor")
+    given, answer = answer, as_tensor(answer, f"the {n} keys the step reads, a ({n}, {d}) tensor")
     if isinstance(answer, Feedback):
         return answer if answer.status != NOT_ATTEMPTED else Feedback(WRONG, "Your function returned None: end it "
                                                                               "with return and the keys.")
     if tuple(answer.shape) != (n, d):
-        return Feedback(WRONG, f"Got {describe(answer)}; expected the {n} cached keys, ({n}, {d}), key j in row j.")
+        got = (f"a {type(given).__name__} of {len(given)} tensors of shape {tuple(answer.shape[1:])}, not one tensor"
+               if isinstance(given, (list, tuple)) and answer.ndim == 3 else describe(answer))
+        return Feedback(WRONG, f"Got {got}; expected the {n} cached keys as one ({n}, {d}) tensor, key j in row j.")
     answer = answer.double()
 
     def same(value: torch.Tensor) -> bool:

@@ -74,7 +74,7 @@ def position_ids_figure(panels: dict[str, torch.Tensor], *, attention_mask: torc
     batch, seq = mask.shape
     fig = new_figure(min(16, 1.2 + len(grids) * (0.9 + 0.5 * seq)), 1.3 + 0.5 * batch)
     axes = fig.subplots(1, len(grids), squeeze=False)[0]
-    colours = [OKABE_ITO[k] for k in (1, 2, 0, 4, 5, 3)]
+    colours = [OKABE_ITO[k] for k in (1, 2, 0, 4, 5, 3, 6)]  # seven: positions 0 to 6 all differ
     for ax, (title, positions) in zip(axes, grids.items()):
         for b in range(batch):
             for s in range(seq):
