@@ -389,10 +389,10 @@ def set_scheme(page, **settings) -> None:
 @pytest.mark.slow
 @pytest.mark.xdist_group("site")
 def test_the_scheme_page_starts_from_the_saved_settings_and_labels_its_controls(scheme_page):
-    # Notebook 13's call: SchemeExplorer(view="rotary", query_position=100, trained=training.train("learned")).
+    # Notebook 13's call: SchemeExplorer(view="learned", position=4, trained=training.train("learned")).
     assert scheme_page.evaluate(f"{SCHEME}.posenc.state()") == {
-        "view": "rotary", "base": 10000, "query_position": 100, "num_heads": 8, "head": 0, "max_sequence_length": 16,
-        "causal": True, "position": 0}
+        "view": "learned", "base": 10000, "query_position": 100, "num_heads": 8, "head": 0, "max_sequence_length": 16,
+        "causal": True, "position": 4}
     labels = scheme_page.evaluate("""() => Array.from(document.querySelectorAll('.posenc-scheme-explorer input'))
         .map(i => i.closest('label') ? i.closest('label').innerText.trim().split('\\n')[0] : '')""")
     assert len(labels) == 3 + 2 + 4 + 1 and all(labels), labels

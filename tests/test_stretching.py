@@ -127,7 +127,7 @@ def test_accuracy_over_seeds_marks_the_seeds_that_did_not_learn_and_leaves_them_
     assert [float(y) for y in bar[0].get_ydata()] == [0.6, 0.6]  # the median of 0.7, 0.6 and 0.5
     assert sorted(t.get_text() for t in ax.texts) == ["0", "1", "2", "3"]
     key = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
-    assert "seed 2: did not learn the task" in key and "median of the filled dots" in key, key
+    assert "seed 2: did not learn the task" in key and "median of coloured marks" in key, key
 
 
 def test_accuracy_over_seeds_draws_each_reference_line_and_names_it():
@@ -379,6 +379,7 @@ def test_turning_columns_reads_the_largest_offset_as_length_minus_one():
     (62, "turns the whole head"),
     (80, "never makes a full turn"),
     (88, "unturned columns carry no angle"),
+    (20, "A full turn is 2 pi radians"),  # review 31: 1/theta compared with 2,047
 ])
 def test_turning_columns_names_the_mistake(answer, words):
     feedback = exercises.check_turning_columns(at_24(answer), **NEOX_HEAD)
@@ -390,8 +391,17 @@ def test_turning_columns_never_gives_the_count_away(answer):
     # One wrong try must not show the answer: no wrong-answer message names 16 (or pairs 0 to 7 and pair 8).
     message = exercises.check_turning_columns(at_24(answer), **NEOX_HEAD).message
     assert not re.search(r"(?<![\d,.])16(?![\d,])", message) and "pair 8" not in message, message
-    if answer in (3, 12, 15, 17, 20):  # the fallback names what to count instead
+    if answer in (3, 12, 15, 17):  # the fallback names what to count instead
         assert message.startswith(f"Got {answer}. Expected two columns for each") and "2,047" in message, message
+
+
+def test_turning_columns_names_radians_taken_for_a_wavelength():
+    # Review 31: the likeliest slip, 1/theta (radians per position) compared with 2,047, written as a function.
+    def no_two_pi(rotary_dim):
+        return 2 * int((10_000 ** (2 * torch.arange(rotary_dim // 2) / rotary_dim) <= 2047).sum())
+    feedback = exercises.check_turning_columns(no_two_pi, **NEOX_HEAD)
+    assert feedback.status == MISTAKE and "A full turn is 2 pi radians" in feedback.message, feedback
+    assert not re.search(r"(?<![\d,.])16(?![\d,])", feedback.message), feedback
 
 
 def test_turning_columns_says_both_reasons_when_two_mistakes_give_every_turned_column():

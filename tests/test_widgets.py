@@ -64,7 +64,7 @@ class TestSchemeExplorer:
                 SchemeExplorer(**arguments)
 
     def test_where_widgets_cannot_render_a_still_picture_of_the_view_and_one_line(self, trained):
-        explorer = SchemeExplorer(view="rotary", query_position=100, trained=trained)  # notebook 13's call
+        explorer = SchemeExplorer(view="learned", position=4, trained=trained)  # notebook 13's call
         for view in SCHEME_VIEWS:
             explorer.view = view
             data, _ = explorer._repr_mimebundle_()

@@ -119,8 +119,8 @@ def check_loftr_turning_pairs(answer: object) -> Feedback:
 
 
 _ROPE_SELF_SCORE_PEAK = {
-    "a": "A word matches itself best only if its query and its key are one vector. Here q = word @ W_Q and "
-         "k = word @ W_K differ, and turning k can bring it closer to q's direction than no turn does.",
+    "a": "The self-score is sure to peak at offset 0 only if the query and the key point the same way. Here q = word @ W_Q "
+         "and k = word @ W_K point different ways, and turning k can bring it closer to q's direction than no turn does.",
     "b": "A rotation keeps lengths, so the score never exceeds |q| |k|; it rises and falls with the offset instead "
          "of growing.",
     "c": "At offset s the score is q . (R_s k), with q = word @ W_Q and k = word @ W_K: two different vectors, since "

@@ -194,10 +194,11 @@ def check_turning_columns(answer: object, *, head_dim: int = 96, rotary_dim: int
     then at widths of the checker's own (a count typed for one width fails).
 
     Named: pairs counted instead of columns, frequencies over the whole head, the whole head turned, every turned
-    column, the columns that do not turn (tests/test_stretching.py lists them), and a function that gets its
-    frequencies from the package (rope_frequencies, rotary_angles, the sinusoid's frequencies) or from transformers'
-    RoPE code. No wrong-answer message gives the count itself away. The defaults are GPT-NeoX-20B's head and trained
-    length, so the notebook's call names none of the sizes for the learner.
+    column, radians per position taken for a wavelength (no 2 pi), the columns that do not turn
+    (tests/test_stretching.py lists them), and a function that gets its frequencies from the package
+    (rope_frequencies, rotary_angles, the sinusoid's frequencies) or from transformers' RoPE code. No wrong-answer
+    message gives the count itself away. The defaults are GPT-NeoX-20B's head and trained length, so the notebook's
+    call names none of the sizes for the learner.
     """
     head_dim = check_size("head_dim", head_dim, minimum=4, maximum=2**16)
     rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=head_dim)
@@ -277,6 +278,8 @@ def _judge_columns(answer: object, *, head_dim: int, rotary_dim: int, base: floa
         ("That counts the columns whose pair never makes a full turn; the question asks for those whose pair does.",
          head_dim - expected),
         (f"The {unturned} unturned columns carry no angle at all: they never turn.", expected + unturned),
+        (f"That compares 1/theta, radians per position, with {length - 1:,}. A full turn is 2 pi radians: compare the "
+         "wavelength 2 pi / theta.", 2 * int((1 / rope_frequencies(head_dim=rotary_dim, base=base) <= length - 1).sum())),
     ]
     if 2 * over_head == rotary_dim:  # both mistakes give every turned column: say both
         mistakes[1] = (mistakes[1][0] + f" And not every turned pair makes a full turn within {length - 1:,} positions.",
