@@ -583,6 +583,9 @@ class TestLastFullTurnFunction:
         assert feedback.status == "mistake" and "package's own" in feedback.message, feedback.message
 
     @pytest.mark.parametrize("rule,words", [
+        # Column j in the exponent, the mistake 03 warns about: (10, 6) gives 0, and the right answer is 1.
+        (lambda length, d: max(j for j in range(d) if 2 * math.pi * 10000 ** (j / d) <= length - 1), "column j in the exponent"),
+        (lambda length, d: max(j for j in range(d) if 2 * math.pi * 10000 ** (j / d) < length - 1), "column j in the exponent"),
         (lambda length, d: _last_full_turn_by_loop(length, d) // 2, "the pair number i"),
         (lambda length, d: _last_full_turn_by_loop(length, d) - 1, "sine column, 2i"),
         (lambda length, d: _last_full_turn_by_loop(length, d) + 1, "counts the columns"),

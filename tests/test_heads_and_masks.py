@@ -297,6 +297,17 @@ def test_the_folded_entry_checker_names_each_mistake(answer, words):
         assert word in feedback.message
 
 
+def test_show_fold_waits_for_a_judged_prediction(capsys):
+    # The reveal of 07's Exercise 2 is the answer: a learner who calls show_fold first gets only what it waits for.
+    assert exercises.show_fold(HEADS_X, num_heads=4, index=6, prediction=None) is None
+    assert "still None" in capsys.readouterr().out
+    assert exercises.show_fold(HEADS_X, num_heads=4, index=6, prediction=-12.5) is None  # never judged
+    assert "checker above" in capsys.readouterr().out
+    exercises.check_folded_entry(45, x=HEADS_X, num_heads=4, index=6)  # a wrong prediction, judged, opens it too
+    fold = exercises.show_fold(HEADS_X, num_heads=4, index=6, prediction=45)
+    assert torch.equal(fold, attention.split_heads(HEADS_X, num_heads=4).flatten(0, 1)[6]) and fold[0, 0] == 44
+
+
 def test_the_folded_entry_checker_accepts_the_layout_of_nn_multiheadattention():
     # 07's Exercise 2: entry 6 = 1 * 4 + 2 is sequence 1's head 2, columns 4 and 5; its token 0 starts at 40 + 4 = 44.
     right = HEADS_X.view(2, 5, 4, 2).transpose(1, 2).reshape(8, 5, 2)

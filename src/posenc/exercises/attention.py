@@ -27,7 +27,7 @@ from .feedback import (
     not_attempted,
     run_learner,
 )
-from .predictions import check_prediction
+from .predictions import check_prediction, predicted
 
 __all__ = ["check_distinct_outputs", "check_one_vector_everywhere", "check_mask_repair", "check_nan_rows",
            "check_one_head_score", "check_folded_entry", "show_fold"]
@@ -89,8 +89,9 @@ def check_one_vector_everywhere(answer: object, *, x: torch.Tensor, vector: torc
         output = self_attention(x.detach() + vector.detach(), weights)[0]
         shuffled = self_attention(x.detach()[order] + vector.detach(), weights)[0]
     same = bool(torch.allclose(shuffled, output[order], atol=1e-6))
+    why = "Every row gets the same v, so reordering X + v is reordering X, then adding v."
     return check_prediction(answer, actual=same, question="one vector added at every position",
-                            explanation="Reordering X + v is reordering X, then adding v." if same else "")
+                            explanation=why if same else "")
 
 
 def _repair_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
@@ -331,9 +332,14 @@ def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index
     return Feedback(WRONG, f"You predicted {number:g}; folded[{index}, 0, 0] is {expected:g}. {why}")
 
 
-def show_fold(x: torch.Tensor, *, num_heads: int, index: int) -> torch.Tensor:
+def show_fold(x: torch.Tensor, *, num_heads: int, index: int, prediction: object) -> torch.Tensor | None:
     """Entry `index` of x, `(batch, seq, d_model)`, cut into heads and folded into the batch as nn.MultiheadAttention
-    holds it inside: `(seq, head_dim)`, one row per token. The reveal after the fold exercise prints it."""
+    holds it inside: `(seq, head_dim)`, one row per token. The reveal after the fold exercise prints it.
+
+    It is the answer, so it shows only once `prediction` is made and judged (`predicted`); until then it says what it
+    waits for and returns None."""
+    if not predicted(prediction):
+        return None
     check_tensor("x", x, ndim=(3,))
     split = split_heads(x.detach().cpu(), num_heads=num_heads)
     batch, heads, length, head_dim = split.shape

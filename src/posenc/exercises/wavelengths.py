@@ -166,6 +166,9 @@ def check_last_full_turn_function(function: object) -> Feedback:
                                  "2π · 10000^(2i/d_model) <= max_sequence_length - 1, and its cosine column 2i + 1. "
                                  "For example, 64 positions at d_model = 128 give column 33.")
     mistakes = [
+        ("that puts the column j in the exponent, 10000^(j/d_model). Columns 2i and 2i + 1 share the pair's "
+         "10000^(2i/d_model), so use 2i for both.",
+         lambda length, d: max((j for j in range(d) if 2 * math.pi * DEFAULT_BASE ** (j / d) <= length - 1), default=-1)),
         ("that is the pair number i. The column asked for is its cosine, 2i + 1, which shares its wavelength.",
          lambda length, d: _last_full_turn(length, d) // 2),
         ("that is the pair's sine column, 2i. Its cosine partner, 2i + 1, shares the wavelength and comes after it.",
