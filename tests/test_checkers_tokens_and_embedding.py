@@ -151,6 +151,49 @@ class TestPadFunction:
         assert "as given" not in changed and "len(words) > max_sequence_length" in changed, changed
         assert not re.search(r"(?i)exactly|off-by-one", text.replace(shown, "")), text
 
+    def test_the_right_answer_says_what_was_tried_in_words_that_read_right(self):
+        message = exercises.check_pad_function(fixed_pad, max_sequence_length=L).message
+        assert "a 5-token sentence was padded to 10, and a 10-token one came back unchanged" in message, message
+        assert "11, 12 and 13 tokens were refused" in message and "max_sequence_length=13 too" in message, message
+
+    def test_a_number_written_in_for_the_parameter_is_named(self):
+        def ten_pad(words, *, max_sequence_length, truncate=False):
+            if len(words) > 10 and not truncate:
+                raise ValueError("too long")
+            words = words[:10]
+            return words + ["<PAD>"] * (10 - len(words))
+
+        feedback = exercises.check_pad_function(ten_pad, max_sequence_length=10)
+        assert feedback.status == "mistake" and "not a number written in" in feedback.message, feedback.message
+        # Written in only in the test of the length: the verdict at the second length says what went wrong.
+        def ten_test_pad(words, *, max_sequence_length, truncate=False):
+            if len(words) > 10 and not truncate:
+                raise ValueError("too long")
+            words = words[:max_sequence_length]
+            return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+        feedback = exercises.check_pad_function(ten_test_pad, max_sequence_length=10)
+        assert not feedback.correct and "It passed at max_sequence_length=10, but not at 13" in feedback.message, feedback
+
+    def test_two_over_and_a_short_cut_of_one_over_are_caught(self):
+        def two_over_pad(words, *, max_sequence_length, truncate=False):
+            if len(words) > max_sequence_length and len(words) != max_sequence_length + 2 and not truncate:
+                raise ValueError("too long")
+            words = words[:max_sequence_length]
+            return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+        def short_cut_pad(words, *, max_sequence_length, truncate=False):
+            if len(words) > max_sequence_length:
+                if not truncate:
+                    raise ValueError("too long")
+                return words[:max_sequence_length - (len(words) == max_sequence_length + 1)]
+            return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+        feedback = exercises.check_pad_function(two_over_pad, max_sequence_length=L)
+        assert feedback.status == "mistake" and "12 tokens came back as 10" in feedback.message, feedback.message
+        feedback = exercises.check_pad_function(short_cut_pad, max_sequence_length=L)
+        assert feedback.status == "wrong" and "With truncate=True, for 11 tokens" in feedback.message, feedback.message
+
     def test_a_fix_without_the_truncate_option_is_told_to_add_it(self):
         feedback = exercises.check_pad_function(refusing_pad, max_sequence_length=L)
         assert feedback.status == "wrong" and "truncate=False" in feedback.message, feedback.message
@@ -190,6 +233,13 @@ class TestOneHotShape:
     def test_each_mistake_is_named(self, answer, words):
         feedback = self.check(answer)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    def test_the_full_stop_left_out_of_the_rows_is_named(self):
+        # Padded to the longer sentence, 7 tokens: counting its 6 words leaves out the full stop.
+        for answer in ((6, 9), (6, 8)):
+            feedback = self.check(answer, max_sequence_length=7)
+            assert feedback.status == "mistake" and "the full stop, is a token too" in feedback.message, feedback
+        assert "full stop" not in self.check((6, 9)).message  # padded to 8, 6 rows is not the words of a sentence
 
     def test_an_unnamed_answer_says_what_each_side_counts_without_the_numbers(self):
         feedback = self.check((5, 20))
@@ -240,6 +290,12 @@ class TestGradientColumn:
         feedback = self.check([6, 1, 1, 0, 1, 0, 0, 0, 0, 0, 2])
         assert feedback.status == "wrong" and "Row 10: you said 2" in feedback.message, feedback.message
         assert "got 3" in self.check([6, 1, 1]).message
+
+    def test_a_row_looked_up_once_is_said_once_not_1_times(self):
+        feedback = self.check([6, 1, 1, 0, 1, 0, 0, 0, 0, 0, 2])
+        assert "look that row up once." in feedback.message and "1 times" not in feedback.message, feedback.message
+        feedback = self.check([7, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1])  # Paul counted as padding
+        assert "Row 0: you said 7, but the ids look that row up 6 times." in feedback.message, feedback.message
 
     @pytest.mark.parametrize("junk", [None, "6, 1", 6, [6, None], [[6]], torch.zeros(11, 2), [float("nan")] * 11,
                                       [True] * 11, {0: 6}])

@@ -859,6 +859,7 @@ def test_progress_keeps_the_latest_verdict_per_exercise():
 
     exercises.reset_progress()
     rows(None, matrix=torch.eye(3))
+    assert str(exercises.progress()).startswith("Your progress: 1 exercise, 0 done")  # not "1 exercises"
     rows(2, matrix=torch.eye(2))
     assert exercises.progress().count("not attempted") == 1 and exercises.progress().count("done") == 1
     rows(2, matrix=torch.eye(3))

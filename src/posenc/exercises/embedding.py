@@ -90,8 +90,9 @@ def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int
                                  f"has a gradient too.")
     wrong = [k for k in range(vocab_size) if given[k] != expected[k]]
     first = wrong[0]
+    uses = "once" if expected[first] == 1 else f"{expected[first]} times"
     return Feedback(WRONG, f"Not quite: {len(wrong)} of the {vocab_size} numbers differ. Row {first}: you said "
-                           f"{given[first]:g}, but the ids look that row up {expected[first]} times.")
+                           f"{given[first]:g}, but the ids look that row up {uses}.")
 
 
 @exercise("rows of W_E one AdamW step changes", prediction=True)

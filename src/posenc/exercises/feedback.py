@@ -172,7 +172,8 @@ class Progress:
         if not self.entries:
             head = "Your progress: no exercise checked yet in this session (run the checker cells)."
         else:
-            head = (f"Your progress: {len(self.entries)} exercises, {self.count('done')} done, "
+            plural = "" if len(self.entries) == 1 else "s"
+            head = (f"Your progress: {len(self.entries)} exercise{plural}, {self.count('done')} done, "
                     f"{self.count('wrong')} wrong, {self.count('not attempted')} not attempted")
             if self.count("error"):
                 head += f", {self.count('error')} stopped by an error"

@@ -49,10 +49,11 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     `<PAD>`, raises ValueError for one longer than max_sequence_length, and cuts that one to its first
     max_sequence_length tokens when called with truncate=True.
 
-    It is called on four sentences: shorter than max_sequence_length, exactly as long, 1 token longer and 3 tokens
-    longer; each gets a fresh copy of its list, so a function that changes its argument is caught. Then the longest
-    and the shortest again, with truncate=True. A function that calls the package's own `tokens.pad` is named: the
-    exercise is to write it.
+    It is called on five sentences: shorter than max_sequence_length, exactly as long, and 1, 2 and 3 tokens longer;
+    each gets a fresh copy of its list, so a function that changes its argument is caught. Then the longest, 1 token
+    longer and the shortest again, with truncate=True. All of it is done again at max_sequence_length + 3, so that a
+    number written in for the parameter is caught. A function that calls the package's own `tokens.pad` is named:
+    the exercise is to write it.
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, minimum=2, maximum=1000)
     if answer is None:
@@ -61,15 +62,36 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
         return Feedback(WRONG, "Expected a function such as my_pad(words, *, max_sequence_length, truncate=False), "
                                f"got {describe(answer)}.", readable=False)
     words = list(_WORDS) * (max_sequence_length // len(_WORDS) + 1)
-    short_sentence, exact = words[:max_sequence_length // 2], words[:max_sequence_length]
-    too_long = words[:max_sequence_length + 3]
-    expected = short_sentence + [tokens.PAD_TOKEN] * (max_sequence_length - len(short_sentence))
     # Its numbers would be right: only its calls tell the package's own function from a fix written by hand.
-    if calls_any(lambda: [_run_pad(answer, s, max_sequence_length, **cut) for s in (short_sentence, too_long)
+    if calls_any(lambda: [_run_pad(answer, s, max_sequence_length, **cut)
+                          for s in (words[:max_sequence_length // 2], words[:max_sequence_length + 3])
                           for cut in ({}, {"truncate": True})], [tokens.pad]):
         return Feedback(MISTAKE, "It calls the package's own tokens.pad, the function this exercise asks you to write: "
                                  "check the length yourself, raise ValueError when len(words) > max_sequence_length, "
                                  "and pad with \"<PAD>\".")
+    feedback = _judge_pad(answer, max_sequence_length)
+    if not feedback.correct:
+        return feedback
+    # A number written in for max_sequence_length passes at that length only: a longer one tells.
+    other = max_sequence_length + 3
+    again = _judge_pad(answer, other)
+    if again.correct:
+        return Feedback(CORRECT, f"{feedback.message} It works at max_sequence_length={other} too.")
+    kind, result, _ = _run_pad(answer, words[:max_sequence_length // 2], other)
+    if kind == "returned" and isinstance(result, list) and len(result) == max_sequence_length:
+        return Feedback(MISTAKE, f"It passed at max_sequence_length={max_sequence_length}, but with "
+                                 f"max_sequence_length={other} it still pads to {max_sequence_length} tokens: use the "
+                                 "parameter max_sequence_length, not a number written in.")
+    return Feedback(again.status, f"It passed at max_sequence_length={max_sequence_length}, but not at {other}. "
+                                  f"{again.message}")
+
+
+def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
+    """check_pad_function's verdict at one max_sequence_length."""
+    words = list(_WORDS) * ((max_sequence_length + 3) // len(_WORDS) + 1)
+    short_sentence, exact = words[:max_sequence_length // 2], words[:max_sequence_length]
+    too_long = words[:max_sequence_length + 3]
+    expected = short_sentence + [tokens.PAD_TOKEN] * (max_sequence_length - len(short_sentence))
 
     # A sentence that fits: padded at the end, a new list, the caller's list untouched.
     kind, result, given = _run_pad(answer, short_sentence, max_sequence_length)
@@ -108,9 +130,9 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
         return Feedback(WRONG, f"For exactly {max_sequence_length} tokens it returned {short(result)}; such a sentence "
                                "fits and comes back as it is.")
 
-    # A sentence too long by three tokens, then by one: refused with ValueError, never cut.
+    # A sentence too long by three tokens, then by one and by two: refused with ValueError, never cut.
     raised = []
-    for longer in (too_long, words[:max_sequence_length + 1]):
+    for longer in (too_long, words[:max_sequence_length + 1], words[:max_sequence_length + 2]):
         kind, result, _ = _run_pad(answer, longer, max_sequence_length)
         if kind == "returned":
             dropped = " ".join(longer[max_sequence_length:])
@@ -132,27 +154,27 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     refused = error_line(result)
 
     # Asked to cut: the first max_sequence_length tokens; a sentence that fits is still padded.
-    kind, result, _ = _run_pad(answer, too_long, max_sequence_length, truncate=True)
-    if kind == "raised":
-        if isinstance(result, TypeError) and "truncate" in str(result):
-            return Feedback(WRONG, f"Calling it with truncate=True failed with {error_line(result)}: add a keyword "
-                                   "parameter, my_pad(words, *, max_sequence_length, truncate=False).")
-        return Feedback(MISTAKE, f"With truncate=True, {len(too_long)} tokens still raised {error_line(result)}: "
-                                 f"the caller asked for a cut, so return the first {max_sequence_length}.")
-    if result != too_long[:max_sequence_length]:
-        return Feedback(WRONG, f"With truncate=True, for {len(too_long)} tokens it returned {short(result)}; expected "
-                               f"the first {max_sequence_length}, {short(too_long[:max_sequence_length])}.")
+    for longer in (too_long, words[:max_sequence_length + 1]):
+        kind, result, _ = _run_pad(answer, longer, max_sequence_length, truncate=True)
+        if kind == "raised":
+            if isinstance(result, TypeError) and "truncate" in str(result):
+                return Feedback(WRONG, f"Calling it with truncate=True failed with {error_line(result)}: add a keyword "
+                                       "parameter, my_pad(words, *, max_sequence_length, truncate=False).")
+            return Feedback(MISTAKE, f"With truncate=True, {len(longer)} tokens still raised {error_line(result)}: "
+                                     f"the caller asked for a cut, so return the first {max_sequence_length}.")
+        if result != longer[:max_sequence_length]:
+            return Feedback(WRONG, f"With truncate=True, for {len(longer)} tokens it returned {short(result)}; expected "
+                                   f"the first {max_sequence_length}, {short(longer[:max_sequence_length])}.")
     kind, result, _ = _run_pad(answer, short_sentence, max_sequence_length, truncate=True)
     if kind == "raised" or result != expected:
         got = error_line(result) if kind == "raised" else short(result)
         return Feedback(MISTAKE, f"With truncate=True, {len(short_sentence)} tokens gave {got}; expected them padded to "
                                  f"{max_sequence_length}. "
                                  "Cutting only shortens a sentence too long: one that fits is still padded.")
-    plural = "s" * (len(short_sentence) > 1)
-    return Feedback(CORRECT, f"Correct: {len(short_sentence)} token{plural} padded to {max_sequence_length}, "
-                             f"{max_sequence_length} kept as they are, {len(too_long)} and {max_sequence_length + 1} refused "
-                             f"({refused}), "
-                             f"and cut to {max_sequence_length} with truncate=True.")
+    return Feedback(CORRECT, f"Correct: a {len(short_sentence)}-token sentence was padded to {max_sequence_length}, and a "
+                             f"{max_sequence_length}-token one came back unchanged. {max_sequence_length + 1}, "
+                             f"{max_sequence_length + 2} and {len(too_long)} tokens were refused ({refused}), and cut to "
+                             f"{max_sequence_length} with truncate=True.")
 
 
 @exercise("the shape of a one-hot matrix", prediction=True)
@@ -184,10 +206,16 @@ def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str,
     every_token = sum(len(tokens.tokenize(line)) for line in corpus)
     # Each side gets a note: a named mistake where one fits, else what the side counts (without the number).
     before_padding = rows == len(words) != length
-    running_length = rows == example.MAX_SEQUENCE_LENGTH != length
-    named_rows = before_padding or running_length
+    longest = max(corpus, key=lambda line: len(tokens.tokenize(line)))
+    marks = sum(1 for token in tokens.tokenize(longest) if not token.isalnum())
+    words_only = (not before_padding and marks and length == len(tokens.tokenize(longest))
+                  and rows == length - marks)
+    running_length = not words_only and rows == example.MAX_SEQUENCE_LENGTH != length
+    named_rows = before_padding or words_only or running_length
     rows_note = (f"{rows} rows is the sentence before padding: it is padded to max_sequence_length = {length} tokens, "
                  "one row each." if before_padding else
+                 f"{rows} rows counts only the words: a punctuation mark, such as the full stop, is a token too. So the "
+                 f"longer sentence has {length} tokens, one row each." if words_only else
                  f"{rows} rows pads to the running example's max_sequence_length. Here the sentence is padded to "
                  f"max_sequence_length = {length} tokens, one row each." if running_length else
                  f"{rows} rows: there is one row per token after padding." if rows != length else "")

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 
 import torch
+from matplotlib import patheffects
 from matplotlib.figure import Figure
 from matplotlib.patches import ConnectionPatch, Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
@@ -160,7 +161,7 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
                   row_labels: Sequence[str] | None = None, column_labels: Sequence[str] | None = None,
                   cmap: str = DIVERGING, symmetric: bool = True, colorbar_label: str = "value",
                   value_range: tuple[float, float] | None = None, hidden: torch.Tensor | None = None,
-                  numbers: bool = True) -> Figure:
+                  numbers: bool = True, colorbar: bool = True) -> Figure:
     """Any small matrix (one-hot rows, X, scores) as an annotated image, one tick per row and column.
 
     A matrix of whole numbers (one-hot rows) gets a colour bar with whole-number ticks. `numbers=False` leaves the
@@ -168,7 +169,7 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     `value_range=(low, high)` fixes the colour scale (attention weights: `(0, 1)`); by
     default it spans the values, symmetric about 0 when `symmetric`. `hidden`, a bool
     matrix of the same shape (or one that broadcasts to it, such as a row of key columns), draws the cells a mask hides
-    grey and hatched, without a number.
+    grey and hatched, without a number. `colorbar=False` leaves the bar out, for two colours the title names.
     """
     values = _matrix("matrix", matrix)
     rows, columns = values.shape
@@ -178,8 +179,8 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     fig = new_figure(min(11, 2.5 + 0.6 * columns), min(7, 1.3 + 0.42 * rows))
     ax = fig.add_subplot()
     image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
-    bar = fig.colorbar(image, ax=ax, shrink=0.9, label=colorbar_label)
-    if bool((values == values.round()).all()) and vmax - vmin <= 10:
+    bar = fig.colorbar(image, ax=ax, shrink=0.9, label=colorbar_label) if colorbar or hidden is not None else None
+    if bar is not None and bool((values == values.round()).all()) and vmax - vmin <= 10:
         bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
     if numbers and rows * columns <= 200:
         _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7.5, hidden=hidden)
@@ -252,7 +253,9 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
 
 # Okabe-Ito without its yellow, reordered: its orange comes after its vermillion, so five lines (a sentence of four
 # words and its padding) never pair the two, which read as one colour.
-_LOOKUP_COLOURS = (OKABE_ITO[3], OKABE_ITO[2], OKABE_ITO[5], OKABE_ITO[1], OKABE_ITO[4], OKABE_ITO[0], OKABE_ITO[7])
+# Line colours outside the blue-red heat map's (black, green, purple, orange, grey), each with a white edge, so that a
+# line stays plain where it leaves a dark cell.
+_LOOKUP_COLOURS = (OKABE_ITO[7], OKABE_ITO[2], OKABE_ITO[5], OKABE_ITO[0], "#777777", OKABE_ITO[6])
 
 
 def lookup_figure(table: torch.Tensor, rows: torch.Tensor, *, table_labels: Sequence[str], row_labels: Sequence[str],
@@ -287,7 +290,7 @@ def lookup_figure(table: torch.Tensor, rows: torch.Tensor, *, table_labels: Sequ
         met += [equal[0]] if equal[0] not in met else []
         fig.add_artist(ConnectionPatch(xyA=(columns - 0.5, equal[0]), coordsA=left.transData, xyB=(-0.5, k),
                                        coordsB=right.transData, color=_LOOKUP_COLOURS[met.index(equal[0]) % len(_LOOKUP_COLOURS)],
-                                       linewidth=1.2))
+                                       linewidth=1.2, path_effects=[patheffects.withStroke(linewidth=3, foreground="white")]))
     return fig
 
 
