@@ -819,6 +819,17 @@ def test_wavelength_growth_names_no_mistake_for_a_round_guess(answer):
     assert feedback.status == "wrong" and "factor, not pair" not in feedback.message, feedback
 
 
+def test_wavelength_growth_is_a_computation_whose_last_answer_counts():
+    # Exercise 1 of "stretching the context" asks to compute the factor: a right answer after a wrong one counts.
+    exercises.reset_progress()
+    grow = functools.partial(exercises.check_wavelength_growth, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+    assert grow(50).status == "mistake" and grow(2.6).message.startswith("You gave 2.6;")
+    again = grow(50 ** (32 / 128))
+    assert again.correct and "first prediction" not in again.message, again
+    assert [status for _, status in exercises.progress().entries] == ["done"]
+    exercises.reset_progress()
+
+
 def test_wavelength_growth_answers_whatever_it_gets():
     for answer, status in ((None, "not attempted"), ("2.66", "correct"), (4, "wrong"), (-3, "wrong"), (float("inf"), "wrong"),
                            (float("nan"), "wrong")):

@@ -127,7 +127,11 @@ def test_accuracy_over_seeds_marks_the_seeds_that_did_not_learn_and_leaves_them_
     assert [float(y) for y in bar[0].get_ydata()] == [0.6, 0.6]  # the median of 0.7, 0.6 and 0.5
     assert sorted(t.get_text() for t in ax.texts) == ["0", "1", "2", "3"]
     key = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+<<<<<<< HEAD
     assert "seed 2: did not learn the task" in key and "median of coloured marks" in key, key
+=======
+    assert "seed 2: did not learn the task" in key and "median of the filled marks" in key, key
+>>>>>>> r31-fix16
 
 
 def test_accuracy_over_seeds_draws_each_reference_line_and_names_it():
@@ -286,7 +290,7 @@ def test_yarn_kept_at_a_longer_trained_length_needs_the_32_turn_bound():
         assert exercises.check_yarn_kept(kept_by_turns(as_type=as_type), **LONGER_HEAD).status == CORRECT
     message = exercises.check_yarn_kept(kept_by_turns(), **LONGER_HEAD).message
     assert "Correct: 25" in message and "pairs 0 to 24" in message and "1,024 positions" in message, message
-    assert "by the pair index" in message, message  # the notebook says the code never tests turns
+    assert "does not count turns" in message and "pair index" in message, message  # as the notebook says
     assert exercises.check_yarn_kept(kept_by_turns(), **{k: v for k, v in LONGER_HEAD.items() if k != "factor"}).correct
 
 
@@ -502,6 +506,19 @@ def test_best_two_says_which_pairs_each_rule_takes_to_new_angles():
 def test_best_two_reads_other_names_of_a_wrong_rule(answer):
     by_seed, learned = _at_4x()
     assert exercises.check_best_two(answer, by_seed=by_seed, learned=learned).status == MISTAKE
+
+
+def test_best_two_lists_only_the_offered_rules_for_an_unknown_name():
+    by_seed, learned = _at_4x()
+    offered = {rule: by_seed[rule] for rule in ("none", "linear", "ntk", "yarn", "llama3")}  # the notebook's five
+    message = exercises.check_best_two("NTK-by-parts and llama3", by_seed=offered, learned=learned).message
+    assert "not one of 'plain', 'pi', 'ntk', 'yarn', 'llama3'." in message and "yarn_paper" not in message, message
+    assert "'yarn_paper'" in exercises.check_best_two(["alibi", "yarn"], by_seed=by_seed, learned=learned).message
+
+
+def test_saved_state_feedback_on_the_table_names_posenc():
+    first = exercises.check_saved_state("b").message.split(". ", 1)[0]
+    assert first.endswith("posenc's RoPE keeps no table of positions: it computes each angle from its position, at any length")
 
 
 def test_best_two_names_both_wrong_rules():

@@ -240,7 +240,7 @@ def check_rope_in_a_packed_row(answer: object) -> Feedback:
 _SAVED_STATE = {
     "a": "The weights did load. load_state_dict is strict by default: it raises an error if a weight is missing or "
          "left over, and it raised none.",
-    "b": "RoPE keeps no table of positions: each angle is computed from its position, at any length. The reloaded "
+    "b": "posenc's RoPE keeps no table of positions: it computes each angle from its position, at any length. The reloaded "
          "model reads 64 tokens without an error, with other angles than those it was tuned on.",
     "c": "A state dict holds the weights and the buffers a layer registers as persistent (a buffer is a tensor a "
          "layer keeps but does not train). posenc keeps the "

@@ -35,7 +35,7 @@ from .feedback import (
 __all__ = ["check_wavelength_growth", "check_yarn_kept", "check_turning_columns", "check_best_two"]
 
 
-@exercise("how much a pair's wavelength grows with the base", prediction=True)
+@exercise("how much a pair's wavelength grows with the base")
 def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, base: float, new_base: float) -> Feedback:
     """How many times longer pair `pair`'s wavelength, on a head of `head_dim` columns, gets when the base goes from
     `base` to `new_base`. Within 1%, or the answer to 2 significant digits: 50^(32/126) = 2.7008 fails.
@@ -87,7 +87,7 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
                   if other == 2 * pair else "")
         return Feedback(MISTAKE, f"That is pair {other}'s factor{' (base^0 = 1 at any base)' if other == 0 else ''}, "
                                  f"not pair {pair}'s{column}. {why}")
-    return Feedback(WRONG, f"You predicted {number:g}; the wavelength grows {expected:.2f} times. {why}")
+    return Feedback(WRONG, f"You gave {number:g}; the wavelength grows {expected:.2f} times. {why}")
 
 
 @exercise("the pairs YaRN keeps")
@@ -161,8 +161,8 @@ def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, pl
         return Feedback(WRONG, f"my_kept({length:,}) returned {describe(answer)}: expected a number of pairs, a "
                                "whole number.")
     why = (f"A pair is kept if it makes more than 32 turns within L = {length:,}, a wavelength under "
-           f"{length / 32:,g} positions: pairs 0 to {kept - 1}. (The code finds its bound by the pair index, not by "
-           "the turns, and gets the same count.)")
+           f"{length / 32:,g} positions: pairs 0 to {kept - 1}. (YaRN's code does not count turns. It solves for the "
+           "pair index at which a pair would make 32 turns, and gets the same count.)")
     if length * float(plain[0]) / (2 * math.pi) <= 32:  # the code clamps its ramp's low bound to pair 0
         why = f"No pair makes 32 turns within L = {length:,}, but the code's ramp still keeps pair 0."
     if number == kept:
@@ -382,8 +382,9 @@ def _split_names(text: str) -> list[str]:
     return names
 
 
-def _rule_names(answer: object) -> list[str] | Feedback:
-    """The learner's rule names, read from a list, tuple or set of str, or one str such as "yarn, llama3"."""
+def _rule_names(answer: object, offered) -> list[str] | Feedback:
+    """The learner's rule names, read from a list, tuple or set of str, or one str such as "yarn, llama3";
+    an unknown name is told the `offered` rules."""
     if isinstance(answer, str):
         answer = _split_names(answer)
     if isinstance(answer, (set, frozenset)):
@@ -393,7 +394,7 @@ def _rule_names(answer: object) -> list[str] | Feedback:
     names = [_RULE_NAMES.get(_normal(name)) for name in answer]
     unknown = [given for given, name in zip(answer, names) if name is None]
     if unknown:
-        listed = ", ".join(repr(_SHOWN[rule]) for rule in BEST_TWO_RULES)
+        listed = ", ".join(repr(_SHOWN[rule]) for rule in offered)
         return Feedback(WRONG, f"{', '.join(repr(u) for u in unknown)}: not one of {listed}.")
     return names
 
@@ -425,7 +426,7 @@ def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learn
     listed = ", ".join(repr(_SHOWN[rule]) for rule in by_seed)
     if answer is None:
         return not_attempted(f"two of {listed}")
-    names = _rule_names(answer)
+    names = _rule_names(answer, by_seed)
     if isinstance(names, Feedback):
         return names
     if len(names) != 2 or len(set(names)) != 2:

@@ -153,7 +153,7 @@ def loss_curve(losses: dict[str, Sequence[float]], *, title: str = "Training los
 
 
 def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
-                        title: str = "Accuracy of each rule, one dot per seed", seeds: Sequence[int] | None = None,
+                        title: str = "Accuracy of each rule, one mark per seed", seeds: Sequence[int] | None = None,
                         learned: Sequence[int] | None = None, others_are: str = "did not learn the task",
                         references: Mapping[str, Mapping[str, float]] | None = None) -> Figure:
     """One panel per entry of `panels` (e.g. an input length): each rule's accuracy per seed as dots, their median a bar.
@@ -204,7 +204,11 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                 ax.axhline(values[name], color="#333333", linestyle=dashes[j % len(dashes)], linewidth=1, zorder=2)
     others = [seed for seed in names if seed not in chosen]
     axes[0].set_ylabel("accuracy (marks: seeds; bar: median)")
+<<<<<<< HEAD
     handles = [Line2D([], [], color="#999999", linewidth=2.5, label="median of coloured marks" if others else "median")]
+=======
+    handles = [Line2D([], [], color="#999999", linewidth=2.5, label="median of the filled marks" if others else "median")]
+>>>>>>> r31-fix16
     if others:
         listed = ", ".join(map(str, others[:-1])) + (" and " if len(others) > 1 else "") + str(others[-1])
         handles.append(Line2D([], [], linestyle="none", marker="o", color="#777777", fillstyle="none",
