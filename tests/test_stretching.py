@@ -127,11 +127,7 @@ def test_accuracy_over_seeds_marks_the_seeds_that_did_not_learn_and_leaves_them_
     assert [float(y) for y in bar[0].get_ydata()] == [0.6, 0.6]  # the median of 0.7, 0.6 and 0.5
     assert sorted(t.get_text() for t in ax.texts) == ["0", "1", "2", "3"]
     key = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
-<<<<<<< HEAD
     assert "seed 2: did not learn the task" in key and "median of coloured marks" in key, key
-=======
-    assert "seed 2: did not learn the task" in key and "median of the filled marks" in key, key
->>>>>>> r31-fix16
 
 
 def test_accuracy_over_seeds_draws_each_reference_line_and_names_it():

@@ -204,11 +204,7 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                 ax.axhline(values[name], color="#333333", linestyle=dashes[j % len(dashes)], linewidth=1, zorder=2)
     others = [seed for seed in names if seed not in chosen]
     axes[0].set_ylabel("accuracy (marks: seeds; bar: median)")
-<<<<<<< HEAD
     handles = [Line2D([], [], color="#999999", linewidth=2.5, label="median of coloured marks" if others else "median")]
-=======
-    handles = [Line2D([], [], color="#999999", linewidth=2.5, label="median of the filled marks" if others else "median")]
->>>>>>> r31-fix16
     if others:
         listed = ", ".join(map(str, others[:-1])) + (" and " if len(others) > 1 else "") + str(others[-1])
         handles.append(Line2D([], [], linestyle="none", marker="o", color="#777777", fillstyle="none",
