@@ -29,7 +29,7 @@ class TestRepeatingColumns:
         (64, "half of d_model = 128 (the number of sin/cos pairs) and also max_sequence_length"),
         (0, "Column 0's wavelength is 2 pi = 6.28 positions"),
         (58, "whose denominator"),        # 2 pi forgotten: denominators below 64
-        (17, "counts pairs"), (33, "counting from column 0"), (94, "do not repeat within"), (128, "Not every column"),
+        (17, "counts pairs"), (33, "counting from column 0"), (94, "do not make a full turn within"), (128, "Not every column"),
     ])
     def test_each_mistake_is_named(self, answer, words):
         feedback = self.check(answer)
@@ -662,7 +662,7 @@ def test_show_column_prints_the_column_without_the_line_that_computes_it(capsys)
 def test_least_like_at_base_twenty_accepts_b_and_names_the_wrong_choice():
     for right in ("b", " B "):
         feedback = exercises.check_least_like_at_base_twenty(right)
-        assert feedback.correct and "depends only on the offset" in feedback.message, feedback.message
+        assert feedback.correct and "keeps falling for thousands of positions" in feedback.message, feedback.message
         assert "position 39 (-10.80)" in feedback.message and "119.9" in feedback.message
     feedback = exercises.check_least_like_at_base_twenty("a")
     assert feedback.status == "mistake" and "is 39, offset 29" in feedback.message and "The answer is 'b'" in feedback.message

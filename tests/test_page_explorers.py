@@ -81,9 +81,9 @@ def test_the_still_picture_follows_the_view_and_says_the_pages_readout():
     table = sinusoidal_encoding(max_sequence_length=40, d_model=33, dtype=torch.float64)
     assert torch.allclose(odd.similarity(), table @ table.T, atol=1e-6)  # the last sine column, from the float32 table
     explorer = EncodingExplorer(d_model=128, max_sequence_length=100, view="wavelengths")
-    assert "; 40 of 128 columns repeat within the 100 positions;" in explorer.readout()
+    assert "; 40 of 128 columns make a full turn within the 100 positions;" in explorer.readout()
     explorer = EncodingExplorer(d_model=128, view="curves", dimension=100)
-    assert explorer.readout() == ("Column 100 and its cos partner over 64 positions: column 100 (sin) repeats every "
+    assert explorer.readout() == ("Column 100 and its cos partner over 64 positions: column 100 (sin) turns once every "
                                   "8,379 positions; at position 10 it is 0.007.")
 
 
@@ -175,8 +175,8 @@ def test_the_page_starts_from_the_saved_settings_and_describes_them(page):
     page.locator(".posenc-encoding-explorer").first.locator("input[value=heatmap]").check()
     set_slider(page, "dimension", 4)
     live = page.locator(".posenc-encoding-explorer").first.locator("[aria-live=polite]")
-    # Column 4 (pair 2) repeats every 2 pi 10000^(4/128) positions.
-    assert f"column 4 (sin) repeats every {float(wavelengths(d_model=128)[4]):.4g} positions" in live.inner_text()
+    # Column 4 (pair 2) turns once every 2 pi 10000^(4/128) positions.
+    assert f"column 4 (sin) turns once every {float(wavelengths(d_model=128)[4]):.4g} positions" in live.inner_text()
     # Every control has a visible label and is reached by the keyboard (inputs: focusable by default).
     labels = page.evaluate("""() => Array.from(document.querySelector('.posenc-encoding-explorer').querySelectorAll('input'))
         .map(i => [i.type, i.closest('label') ? i.closest('label').innerText.trim().split('\\n')[0] : ''])""")
@@ -211,12 +211,13 @@ def test_the_page_numbers_equal_the_package(page):
     set_slider(page, "dimension", 32)
     page.locator(".posenc-encoding-explorer").first.locator("input[value=curves]").check()
     assert page.evaluate(f"{EXPLORER}.posenc.description()").startswith("Column 32, with no cos partner, over 40")
-    # Wavelengths: how many columns repeat within the table, as the notebook's exercise counts them.
+    # Wavelengths: how many columns make a full turn within the table, as the notebook's exercise counts them.
     for setting, value in [("max_sequence_length", 64), ("d_model", 128), ("base", 4)]:
         set_slider(page, setting, value)
     page.locator(".posenc-encoding-explorer").first.locator("input[value=wavelengths]").check()
     within = int((wavelengths(d_model=128) < 64).sum())
-    assert f"{within} of 128 columns repeat within the 64 positions" in page.evaluate(f"{EXPLORER}.posenc.description()")
+    description = page.evaluate(f"{EXPLORER}.posenc.description()")
+    assert f"{within} of 128 columns make a full turn within the 64 positions" in description
     # The still picture's readout (where widgets cannot render) is the page's description, in every view.
     set_slider(page, "dimension", 101)
     for view in VIEWS:

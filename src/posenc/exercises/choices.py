@@ -69,11 +69,11 @@ _LEAST_LIKE_AT_BASE_TWENTY = {
     "a": "At base 20 the slowest pair does not make a full turn inside the 64 positions, yet the position least like "
          "10 is 39, offset 29 (-10.80). A pair need not start over: each pair adds cos(w (q - p)), and the sum of the "
          "pairs' cosines reaches its lowest point before the table ends.",
-    "b": "PE[p] . PE[q] adds one cos(w (q - p)) per pair, so it depends only on the offset q - p. As the offset "
-         "grows, the slow pairs' cosines fall from 1, and the sum falls, with bumps, to a lowest point, then rises again. "
-         "At base 10,000 the fall goes on for thousands of positions, so within the table the last row, 63, is the "
-         "least alike. A lower base turns every pair but pair 0 faster, so the lowest point comes sooner: at base 20 "
-         "it is at offset 29, position 39 (-10.80), though the slowest pair takes 119.9 positions to turn once.",
+    "b": "As the offset grows, the slow pairs' cosines fall from 1, and the sum of all the pairs' cosines falls, with "
+         "bumps. At base 10,000 it keeps falling for thousands of positions, so within the table the last row, 63, is "
+         "the least alike. A lower base turns every pair but pair 0 faster, so the sum falls sooner: at base 20 its "
+         "lowest point in the table is at offset 29, position 39 (-10.80), though the slowest pair takes 119.9 "
+         "positions to turn once.",
 }
 
 

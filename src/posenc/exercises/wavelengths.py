@@ -1,6 +1,6 @@
 """Checkers for the wavelengths and relative positions: the first position where a column is negative, a function
-for any column's wavelength, a function for the last column that turns once within a table, the columns that repeat
-within a table, the shift as a rotation."""
+for any column's wavelength, a function for the last column that turns once within a table, the columns that make a full
+turn within a table, the shift as a rotation."""
 
 from __future__ import annotations
 
@@ -195,7 +195,7 @@ def check_last_full_turn_function(function: object) -> Feedback:
     return Feedback(WRONG, "Not the last column.")  # not reached: some case differs
 
 
-@exercise("columns that repeat within max_sequence_length positions", prediction=True)
+@exercise("columns that make a full turn within max_sequence_length positions", prediction=True)
 def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_length: int,
                             base: float = DEFAULT_BASE) -> Feedback:
     """How many of d_model columns have a wavelength, at `base`, shorter than max_sequence_length positions:
@@ -224,7 +224,7 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
     if number is None:
         return Feedback(WRONG, f"Expected a whole number of columns, got {describe(answer)}.", readable=False)
     if number == expected:
-        edge = [f"column {j} repeats every {float(lengths[j]):,.1f} positions" for j in (expected - 1, expected)
+        edge = [f"column {j} turns once every {float(lengths[j]):,.1f} positions" for j in (expected - 1, expected)
                 if 0 <= j < d_model]
         return Feedback(CORRECT, f"Correct: {expected} of the {d_model} columns ({', '.join(edge)}).")
     what_to_count = (f"count the columns whose wavelength, 2 pi x {base:,g}^(2i/{d_model}), is shorter than "
@@ -234,25 +234,25 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
         (f"That doubles the count at d_model = {d_model // 2}, which is close but not exact. d_model = {d_model} has "
          f"one more pair between every two pairs of d_model = {d_model // 2}, and the last of them may fall on either "
          f"side of the line: {what_to_count}.", lambda: 2 * count_at_width(d_model // 2) if d_model >= 4 else None),
-        ("That counts pairs: a sin column and its cos partner share one wavelength, so every pair that repeats is "
+        ("That counts pairs: a sin column and its cos partner share one wavelength, so every pair that turns is "
          "two columns.", expected // 2 if expected > 1 else None),
-        ("That is the number of the last column that repeats; counting from column 0, there is one column more.",
+        ("That is the number of the last column that turns in time; counting from column 0, there is one column more.",
          expected - 1),
-        ("Those are the columns that do not repeat within the table.", d_model - expected),
-        (f"Not every column: at base {base:,g} the slowest columns repeat only after about {float(lengths[-1]):,.0f} "
+        ("Those are the columns that do not make a full turn within the table.", d_model - expected),
+        (f"Not every column: at base {base:,g} the slowest columns make one turn only after about {float(lengths[-1]):,.0f} "
          f"positions, beyond the table's {max_sequence_length}.", d_model),
         (f"Not a single column? Column 0's wavelength is 2 pi = 6.28 positions, shorter than the table's "
-         f"{max_sequence_length}: its stripes repeat down the heatmap's left edge.",
+         f"{max_sequence_length}: its stripes come back down the heatmap's left edge.",
          0 if lengths[0] < max_sequence_length else None),
         (f"{pairs} is half of d_model = {d_model} (the number of sin/cos pairs) and also max_sequence_length (the "
          f"number of positions); the count asked for is neither: {what_to_count}.",
          pairs if pairs == positions else None),
-        (f"{pairs} is the number of sin/cos pairs, half of d_model = {d_model}; not every pair repeats within the "
+        (f"{pairs} is the number of sin/cos pairs, half of d_model = {d_model}; not every pair makes a full turn within the "
          f"table: {what_to_count}.", pairs if pairs > 0 else None),
         (f"{positions} is max_sequence_length, the number of positions; the question counts columns: {what_to_count}.",
          positions),
         (f"That counts the columns whose denominator, {base:,g}^(2i/{d_model}), is below {max_sequence_length}: "
-         "sin(pos / denominator) repeats when pos grows by 2 pi x denominator, so compare the wavelength, 2 pi times "
+         "sin(pos / denominator) makes one turn as pos grows by 2 pi x denominator, so compare the wavelength, 2 pi times "
          "the denominator.", lambda: int((lengths / (2 * math.pi) < max_sequence_length).sum())),
     ] + [(f"That is the count at base {other:,g}; this question asks about base {base:,g}.", lambda other=other: count(other))
          for other in (10.0, DEFAULT_BASE) if other != base]

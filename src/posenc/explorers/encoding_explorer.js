@@ -102,7 +102,7 @@ function render({model, el}) {
 
   function describe(s, n) {
     const {position: p, dimension: j, max_sequence_length: L, d_model: d} = s, kind = j % 2 ? "cos" : "sin";
-    const repeats = `column ${j} (${kind}) repeats every ${readable(n.lengths[j])} positions`;
+    const repeats = `column ${j} (${kind}) turns once every ${readable(n.lengths[j])} positions`;
     if (s.view === "heatmap")
       return `Heatmap of the table, ${L} positions by ${d} columns, base ${readable(s.base)}; position ${p} and column ${j} marked; ${repeats}.`;
     if (s.view === "curves") {
@@ -112,7 +112,7 @@ function render({model, el}) {
     if (s.view === "wavelengths") {
       const within = n.lengths.filter(v => v < L).length;
       return `Wavelengths from ${readable(n.lengths[0])} to ${readable(n.lengths[d - 1])} positions (base ${readable(s.base)}); ` +
-             `${within} of ${d} columns repeat within the ${L} positions; ${repeats}.`;
+             `${within} of ${d} columns make a full turn within the ${L} positions; ${repeats}.`;
     }
     const row = n.S.subarray(p * L, (p + 1) * L);
     let least = 0;

@@ -115,7 +115,7 @@ class EncodingExplorer(anywidget.AnyWidget):
         p, j, L, d = self.position, self.dimension, self.max_sequence_length, self.d_model
         kind = "cos" if j % 2 else "sin"
         lengths = self.wavelengths()
-        repeats = f"column {j} ({kind}) repeats every {readable(float(lengths[j]))} positions"
+        repeats = f"column {j} ({kind}) turns once every {readable(float(lengths[j]))} positions"
         if self.view == "heatmap":
             return (f"Heatmap of the table, {L} positions by {d} columns, base {readable(self.base)}; "
                     f"position {p} and column {j} marked; {repeats}.")
@@ -126,7 +126,8 @@ class EncodingExplorer(anywidget.AnyWidget):
         if self.view == "wavelengths":
             within = int((lengths < L).sum())
             return (f"Wavelengths from {readable(float(lengths[0]))} to {readable(float(lengths[-1]))} positions "
-                    f"(base {readable(self.base)}); {within} of {d} columns repeat within the {L} positions; {repeats}.")
+                    f"(base {readable(self.base)}); {within} of {d} columns make a full turn within the {L} positions; "
+                    f"{repeats}.")
         row = self.similarity()[p]
         least = int(row.argmin())  # the first of equal smallest values, as the page's loop
         return (f"PE[p] . PE[q] for every pair of {L} positions; row {p} is largest at itself "
@@ -142,8 +143,9 @@ class EncodingExplorer(anywidget.AnyWidget):
             sines = (d + 1) // 2
             columns = [j, sines + j // 2 if j % 2 else j // 2] if self.compare_layouts else [j]
             for ax, column in zip(fig.axes, columns):  # the chosen row and column, marked as the page marks them
-                ax.axhline(p, color="black", linewidth=0.8, linestyle="--")
-                ax.axvline(column, color="black", linewidth=0.8, linestyle="--")
+                for line, at in ((ax.axhline, p), (ax.axvline, column)):  # black dashes on a white band, seen on stripes
+                    line(at, color="white", linewidth=2.5)
+                    line(at, color="black", linewidth=1, linestyle="--")
             return fig
         if self.view == "curves":
             pair = j - j % 2
