@@ -184,8 +184,8 @@ class TestPositionSchemes:
         explorer = page.locator(".posenc-scheme-explorer").first
         explorer.scroll_into_view_if_needed()
         scores = "document.querySelector('.posenc-scheme-explorer').posenc.scores()"
-        for view, label, said in (("rotary", "query_position", "query at position 101"), ("alibi", "head", "head 1 of 8"),
-                                  ("learned", "position", "how alike row 1 is")):
+        for view, label, said in (("rotary", "query_position", "query at position {}"), ("alibi", "head", "head {} of 8"),
+                                  ("learned", "position", "how alike row {} is")):
             explorer.locator(f"input[value={view}]").check()
             control, before = explorer.locator(f"input[name={label}]"), page.evaluate(scores)
             picture = explorer.locator("canvas").evaluate("c => c.toDataURL()")
@@ -193,7 +193,7 @@ class TestPositionSchemes:
             value = int(control.input_value())
             page.keyboard.press("ArrowRight")
             assert int(control.input_value()) == value + 1
-            assert said in explorer.locator("[aria-live=polite]").inner_text()
+            assert said.format(value + 1) in explorer.locator("[aria-live=polite]").inner_text()
             assert explorer.locator("canvas").evaluate("c => c.toDataURL()") != picture
             _wait_for_kernel(page, f"print(explorer.{label})", str(value + 1))
             explorer.screenshot(path=ARTIFACTS / f"scheme_explorer_{view}.png")
