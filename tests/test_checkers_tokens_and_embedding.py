@@ -83,6 +83,23 @@ def front_pad(words, *, max_sequence_length):
     return ["<PAD>"] * (max_sequence_length - len(words)) + words
 
 
+def swapped_pad(words, *, max_sequence_length, truncate=False):  # the truncate test inverted
+    if len(words) > max_sequence_length and truncate:
+        raise ValueError("too long")
+    kept = words[:max_sequence_length]
+    return kept + ["<PAD>"] * (max_sequence_length - len(kept))
+
+
+def never_cutting_pad(words, *, max_sequence_length, truncate=False):  # truncate=True returns the long sentence
+    if len(words) > max_sequence_length and not truncate:
+        raise ValueError("too long")
+    return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+
+def empty_pad(words, *, max_sequence_length, truncate=False):  # an empty sentence comes back empty
+    return fixed_pad(words, max_sequence_length=max_sequence_length, truncate=truncate) if words else []
+
+
 class TestPadFunction:
     def test_the_fix_is_accepted_in_any_signature_that_takes_the_keyword(self):
         assert exercises.check_pad_function(fixed_pad, max_sequence_length=L).correct
@@ -93,14 +110,28 @@ class TestPadFunction:
         assert exercises.check_pad_function(fixed_pad, max_sequence_length=2).correct
 
     @pytest.mark.parametrize("function,words", [
-        (cutting_pad, "still cuts"), (off_by_one_pad, "exactly max_sequence_length=10"), (asserting_pad, "python -O"),
+        (cutting_pad, "gone without a word"), (off_by_one_pad, "exactly max_sequence_length=10"), (asserting_pad, "python -O"),
         (exception_pad, "raise ValueError"), (extending_pad, "changed the list"), (front_pad, "in front"),
         (always_refusing_pad, "asked for a cut"), (cut_without_padding_pad, "still padded"),
-        (one_over_pad, "11 tokens came back as 10"),
+        (one_over_pad, "For 11 tokens, more than max_sequence_length=10, it cut to 10"),
+        (swapped_pad, "the two cases are swapped"),
     ])
     def test_each_mistake_is_named(self, function, words):
         feedback = exercises.check_pad_function(function, max_sequence_length=L)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    @pytest.mark.parametrize("function,words", [
+        (never_cutting_pad, "for 13 tokens it returned 13 tokens; expected the first 10 tokens"),
+        (empty_pad, "For an empty sentence it gave [];"),
+    ])
+    def test_a_wrong_length_is_said_in_tokens(self, function, words):
+        feedback = exercises.check_pad_function(function, max_sequence_length=L)
+        assert feedback.status == "wrong" and words in feedback.message, feedback.message
+
+    def test_a_cut_that_checked_the_length_is_not_told_it_still_cuts(self):
+        for function in (one_over_pad, cutting_pad, swapped_pad):
+            message = exercises.check_pad_function(function, max_sequence_length=L).message
+            assert "still" not in message and "Check the length first" not in message, message
 
     def test_the_off_by_one_names_the_fix_and_no_material_the_learner_never_saw(self):
         message = exercises.check_pad_function(off_by_one_pad, max_sequence_length=L).message
@@ -190,7 +221,8 @@ class TestPadFunction:
             return words + ["<PAD>"] * (max_sequence_length - len(words))
 
         feedback = exercises.check_pad_function(two_over_pad, max_sequence_length=L)
-        assert feedback.status == "mistake" and "12 tokens came back as 10" in feedback.message, feedback.message
+        said = "For 12 tokens, more than max_sequence_length=10, it cut to 10"
+        assert feedback.status == "mistake" and said in feedback.message, feedback.message
         feedback = exercises.check_pad_function(short_cut_pad, max_sequence_length=L)
         assert feedback.status == "wrong" and "With truncate=True, for 11 tokens" in feedback.message, feedback.message
 
@@ -281,6 +313,8 @@ class TestGradientColumn:
         ([0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 1], "padding is a token too"),
         ([6, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1], "becomes <UNK>, id 1"),
         ([0, 1, 2, 4, 10], "rows with a gradient"),
+        ([0.06, 0.01, 0.01, 0, 0.01, 0, 0, 0, 0, 0, 0.01], "divided by the step"),
+        ((0.06, 0.01, 0.01, 0.0, 0.01, 0.0, 0.0, 0.0, 0.0, 0.0, 0.01), "divided by the step"),
     ])
     def test_each_mistake_is_named(self, answer, words):
         feedback = self.check(answer)

@@ -73,6 +73,9 @@ def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int
         return Feedback(WRONG, f"Expected {vocab_size} numbers, one per row of W_E; got {len(given)}.", readable=False)
     if given == expected:
         return Feedback(CORRECT, "Correct: each row's gradient counts its uses in X, and a row no token looks up gets 0.")
+    if any(expected) and all(abs(g - 0.01 * c) < 1e-4 for g, c in zip(given, expected)):
+        return Feedback(MISTAKE, "Those are the loss's rises for a step of 0.01. The gradient is each rise divided by "
+                                 "the step, 0.01.")
     if given == [1 if c else 0 for c in expected] and given != expected:
         repeated = [k for k in used if expected[k] > 1]
         return Feedback(MISTAKE, f"The right rows, but a row used more than once gets more than 1: row {repeated[0]} "

@@ -116,6 +116,12 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
         return Feedback(WRONG, f"For {short(short_sentence)} and max_sequence_length={max_sequence_length} it returned "
                                f"{short(result)}; expected {short(expected)}.")
 
+    # An empty sentence: all padding.
+    kind, result, _ = _run_pad(answer, [], max_sequence_length)
+    if kind == "raised" or result != [tokens.PAD_TOKEN] * max_sequence_length:
+        got = error_line(result) if kind == "raised" else short(result)
+        return Feedback(WRONG, f"For an empty sentence it gave {got}; expected {max_sequence_length} <PAD>s.")
+
     # A sentence of exactly max_sequence_length tokens fits: the off-by-one refuses it.
     kind, result, _ = _run_pad(answer, exact, max_sequence_length)
     if kind == "raised" and _same_as_given(answer, (short_sentence, exact, too_long), max_sequence_length):
@@ -137,9 +143,13 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
         if kind == "returned":
             dropped = " ".join(longer[max_sequence_length:])
             if isinstance(result, list) and result == longer[:max_sequence_length]:
-                return Feedback(MISTAKE, f"It still cuts: {len(longer)} tokens came back as {max_sequence_length}, "
-                                         f"and {dropped!r} is gone without a word. Check the length first and raise "
-                                         "ValueError.")
+                swapped_kind, swapped_error, _ = _run_pad(answer, longer, max_sequence_length, truncate=True)
+                if swapped_kind == "raised" and not isinstance(swapped_error, TypeError):
+                    return Feedback(MISTAKE, f"With truncate=False it cut {len(longer)} tokens to {max_sequence_length}, "
+                                             "and with truncate=True it raised: the two cases are swapped.")
+                return Feedback(MISTAKE, f"For {len(longer)} tokens, more than max_sequence_length={max_sequence_length}, "
+                                         f"it cut to {max_sequence_length}, and {dropped!r} is gone without a word. Unless "
+                                         "truncate=True, refuse every len(words) > max_sequence_length with ValueError.")
             return Feedback(MISTAKE, f"For {len(longer)} tokens, more than max_sequence_length={max_sequence_length}, "
                                      f"it returned {short(result)} instead of raising ValueError: refuse every "
                                      "sentence longer than max_sequence_length.")
@@ -163,8 +173,9 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
             return Feedback(MISTAKE, f"With truncate=True, {len(longer)} tokens still raised {error_line(result)}: "
                                      f"the caller asked for a cut, so return the first {max_sequence_length}.")
         if result != longer[:max_sequence_length]:
-            return Feedback(WRONG, f"With truncate=True, for {len(longer)} tokens it returned {short(result)}; expected "
-                                   f"the first {max_sequence_length}, {short(longer[:max_sequence_length])}.")
+            got = f"{len(result)} tokens" if isinstance(result, list) else short(result)
+            return Feedback(WRONG, f"With truncate=True, for {len(longer)} tokens it returned {got}; expected "
+                                   f"the first {max_sequence_length} tokens, {short(longer[:max_sequence_length])}.")
     kind, result, _ = _run_pad(answer, short_sentence, max_sequence_length, truncate=True)
     if kind == "raised" or result != expected:
         got = error_line(result) if kind == "raised" else short(result)
