@@ -588,7 +588,10 @@ class TestLastFullTurnFunction:
         (lambda length, d: max(j for j in range(d) if 2 * math.pi * 10000 ** (j / d) < length - 1), "column j in the exponent"),
         (lambda length, d: _last_full_turn_by_loop(length, d) // 2, "the pair number i"),
         (lambda length, d: _last_full_turn_by_loop(length, d) - 1, "sine column, 2i"),
-        (lambda length, d: _last_full_turn_by_loop(length, d) + 1, "counts the columns"),
+        (lambda length, d: _last_full_turn_by_loop(length, d) + 1, "one past the last column that turns"),
+        # The first column that does not turn (d_model when every column turns): one past the answer, reasoned otherwise.
+        (lambda length, d: next((j for j in range(d) if 2 * math.pi * 10000 ** ((j - j % 2) / d) > length - 1), d),
+         "the first column that does not turn"),
         (lambda length, d: _last_full_turn_by_loop(length + 1, d), "max_sequence_length - 1"),
         (lambda length, d: max(j for j in range(d) if 10000 ** ((j - j % 2) / d) <= length - 1), "the denominator"),
         # The formula without its clamp: at 100,000 positions and d_model 4 every column turns, and it says 5.

@@ -283,6 +283,8 @@ class TestMaskCheckers:
         ("softmax of the zeroed weights", lambda w, m: torch.softmax(w * m, -1), "second softmax"),
         ("softmax of the weights at -inf", lambda w, m: torch.softmax(w.masked_fill(~m, float("-inf")), -1),
          "second softmax"),
+        # The same, written out: exp, the mask, then each row normalised (no -inf, no torch.softmax).
+        ("exp, mask, normalise", lambda w, m: (w.exp() * m) / (w.exp() * m).sum(-1, keepdim=True), "exp of the weights"),
         ("rows", lambda w, m: w * m[:, None], "rows (queries)"),
         ("split evenly", lambda w, m: w * m + (1 - (w * m).sum(-1, keepdim=True)) / m.sum() * m, "split evenly"),
         # Right numbers through -inf and a softmax again: the route the exercise rules out.
@@ -1246,3 +1248,37 @@ def test_a_written_function_without_return_is_wrong_not_unattempted():
     for verdict in (exercises.check_rotary_undone(lambda turned: None, turned=turned),
                     exercises.check_alibi_slopes(lambda num_heads: None)):
         assert verdict.status == "wrong" and "returned None" in verdict.message, verdict
+
+
+class DetachingModule(SeedModule):
+    """Notebook 04's Exercise 4 fixed, but with the gradient to x cut, in one of several ways."""
+
+    def __init__(self, check, cut):
+        super().__init__(check)
+        self.cut = cut
+
+    def forward(self, x):
+        self.check(x.shape[-2], self.table.shape[0])
+        return self.cut(x, self.table[: x.shape[-2]])
+
+
+def _under_no_grad(x, table):
+    with torch.no_grad():
+        return x + table
+
+
+@pytest.mark.parametrize("cut", [lambda x, table: (x + table).detach(), lambda x, table: x.detach() + table,
+                                 _under_no_grad, lambda x, table: torch.from_numpy(x.detach().numpy()) + table],
+                         ids=["detach the sum", "detach x", "no_grad", "numpy"])
+def test_a_module_that_cuts_the_gradient_is_named(cut):
+    feedback = exercises.check_positional_module(DetachingModule(refuse_with(ValueError, "<="), cut))
+    assert feedback.status == "mistake" and "no gradient flows back to x" in feedback.message, feedback.message
+
+
+@pytest.mark.parametrize("add", [lambda x, table: x + table, lambda x, table: torch.add(x, table),
+                                 lambda x, table: table + x, lambda x, table: x.clone().add_(table)],
+                         ids=["plus", "torch.add", "table first", "clone then add_"])
+def test_a_module_whose_gradient_reaches_x_passes(add):
+    assert exercises.check_positional_module(DetachingModule(refuse_with(ValueError, "<="), add)).correct
+    with torch.no_grad():  # the checker turns gradients on for its own test, whatever the caller's mode
+        assert exercises.check_positional_module(DetachingModule(refuse_with(ValueError, "<="), add)).correct

@@ -124,8 +124,9 @@ def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tupl
         ("A second softmax: a softmax reads scores, and these are weights already. It gives each zeroed weight "
          "exp(0) = 1 and flattens the rest. Divide each row by its sum instead.",
          lambda: torch.softmax(kept, dim=-1)),
-        ("A second softmax: a softmax reads scores, and these are weights already, so -inf before it hides the "
-         "padding but flattens the real keys' weights. Divide each row by its sum instead.",
+        ("A second softmax, in effect: exp of the weights, the padding hidden, then each row normalised. A softmax "
+         "reads scores, and these are weights already, so it flattens the real keys' weights. Divide the weights "
+         "themselves by each row's sum instead.",
          lambda: torch.softmax(weights.masked_fill(~key_mask, float("-inf")), dim=-1)),
         ("The mask hid rows (queries) instead of columns (keys): key_mask marks the keys no query may look at, so "
          "it multiplies each row, weights * key_mask.", lambda: by_rows),

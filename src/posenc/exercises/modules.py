@@ -117,6 +117,14 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
     changed = _changes_its_input(module, full)
     if changed:
         return changed
+    # Requirement 5: the gradient reaches x (a `.detach()`, or a table added under torch.no_grad, cuts it).
+    with torch.enable_grad():
+        kind, out = run_learner(module, full.clone().requires_grad_())
+    if kind == "returned" and isinstance(out, torch.Tensor) and not out.requires_grad:
+        return Feedback(MISTAKE, f"forward returns x + PE, but no gradient flows back to x: for {fed(full)} with "
+                                 "requires_grad=True, the output has requires_grad=False. So training could not reach "
+                                 "W_E through it. Something in forward cuts the gradient, such as `.detach()`, "
+                                 "`torch.no_grad()` or a trip through NumPy. Return x + table[: x.shape[-2]].")
 
     kind, out = _forward(module, short)
     if kind == "raised":

@@ -173,7 +173,8 @@ def check_last_full_turn_function(function: object) -> Feedback:
          lambda length, d: _last_full_turn(length, d) // 2),
         ("that is the pair's sine column, 2i. Its cosine partner, 2i + 1, shares the wavelength and comes after it.",
          lambda length, d: _last_full_turn(length, d) - 1),
-        ("that counts the columns. Columns start at 0, so the last one is one less than the count.",
+        ("that is one past the last column that turns: either the count of columns, or the first column that "
+         "does not turn. Columns start at 0, so the last one that turns is one less.",
          lambda length, d: _last_full_turn(length, d) + 1),
         ("a full turn must fit between position 0 and the last position, max_sequence_length - 1. You let it take "
          "max_sequence_length steps. With 63 positions and d_model = 8, column 3's wavelength, 62.83, does not fit.",

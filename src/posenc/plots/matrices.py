@@ -129,7 +129,8 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
         sines = (columns + 1) // 2
         panels = [(table, labels, "column j", title or "interleaved: sin, cos, sin, cos, ..."),
                   (to_concatenated(table), labels[0::2] + labels[1::2],
-                   f"column: sines 0 to {sines - 1}, then cosines", "concatenated: all sines, then all cosines")]
+                   f"column: sines 0 to {sines - 1}, then cosines",
+                   "concatenated, same denominators: all sines, then all cosines")]
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     for ax, (values, column_labels, xlabel, panel_title) in zip(axes, panels):
         image = ax.imshow(values.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
