@@ -212,3 +212,9 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
     # The two likeliest wrong counts each hear what they missed.
     assert "counts pos-pos too" in guess.message
     assert "same word through the same M" in exercises.check_constant_score_terms(0, **inputs).message
+
+
+def test_the_rope_peak_at_an_end_is_answered_by_what_it_claims():
+    # Option b says the peak is at an end, not that the score keeps growing: its feedback says why no end is favoured.
+    message = choices._ROPE_SELF_SCORE_PEAK["b"]
+    assert "Nothing favours the ends" in message and "never exceeds" not in message

@@ -453,3 +453,17 @@ def test_score_by_offset_draws_one_panel_per_scheme_in_its_colour():
     for ax, scheme in zip(panels, scores, strict=True):
         assert {to_hex(line.get_color()) for line in ax.get_lines() if line.get_label() in scores[scheme]} == \
             {plots.SCHEME_COLOURS[scheme].lower()}
+
+
+def test_score_by_offset_marks_scores_and_the_peak_on_the_first_line():
+    from posenc import plots
+
+    offsets = list(range(-5, 6))
+    scores = {"rotary": {"query at 10": [float(-(k - 3) ** 2) for k in offsets], "query at 20": [0.0] * 11},
+              "sinusoidal": {"query at 10": [float(k) for k in offsets]}}
+    fig = plots.score_by_offset(offsets, scores, title="t", marks={"rotary": [0], "sinusoidal": [2]}, peak="rotary")
+    top, bottom = fig.axes[:2]
+    assert {t.get_text() for t in top.texts} == {"-9.00 at offset 0", "peak at offset +3"}
+    assert {t.get_text() for t in bottom.texts} == {"2.00 at offset +2"}
+    assert [line.get_xydata().tolist() for line in bottom.get_lines() if line.get_marker() == "o"
+            and line.get_color() == "black"] == [[[2.0, 2.0]]]

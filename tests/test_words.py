@@ -30,7 +30,7 @@ BUDGET = {
     "09_why_positions_matter": 596,
     "10_relative_positions": 991,
     "11_pitfalls": 658,
-    "12_precision": 1042,
+    "12_precision": 1073,
     "13_position_schemes": 1499,
     "14_does_position_matter": 1500,
     "15_real_pipeline": 1431,

@@ -121,8 +121,8 @@ def check_loftr_turning_pairs(answer: object) -> Feedback:
 _ROPE_SELF_SCORE_PEAK = {
     "a": "The self-score is sure to peak at offset 0 only if the query and the key point the same way. Here q = word @ W_Q "
          "and k = word @ W_K point different ways, and turning k can bring it closer to q's direction than no turn does.",
-    "b": "A rotation keeps lengths, so the score never exceeds |q| |k|; it rises and falls with the offset instead "
-         "of growing.",
+    "b": "Nothing favours the ends. Each pair adds |q_i| |k_i| cos(angle_i s + phase_i), which rises and falls with "
+         "the offset s, so the largest sum can fall at any offset. The figure below shows where it falls here.",
     "c": "At offset s the score is q . (R_s k), with q = word @ W_Q and k = word @ W_K: two different vectors, since "
          "W_Q and W_K differ. It is largest where the turn brings k closest to q's direction, which need not be "
          "offset 0. (With W_Q = W_K it would be: a rotation cannot make q . R q larger than |q|^2.)",

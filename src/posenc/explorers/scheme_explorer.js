@@ -220,7 +220,7 @@ function render({model, el}) {
     dots(ctx, P, range(0, rows - 1), n.after, COLOUR.learned, 2.4, true);
     key(ctx, P.box.x, P.box.y + P.box.h + 48, "before training", "#999999", [5, 3]);
     key(ctx, P.box.x, P.box.y + P.box.h + 64, "after training", COLOUR.learned);
-    axes(ctx, P, {title: `row p = ${p} against every row q`, xlabel: "position q", ylabel: "cosine similarity",
+    axes(ctx, P, {title: `row ${p} against every row`, xlabel: "row", ylabel: "cosine similarity",
                   yTicks: [-1, -0.5, 0, 0.5, 1]});
   }
 

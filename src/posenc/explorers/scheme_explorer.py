@@ -157,8 +157,8 @@ class SchemeExplorer(anywidget.AnyWidget):
         p = self.position
         lines = {name: torch.nn.functional.cosine_similarity(table[p : p + 1], table, dim=-1).tolist()
                  for name, table in zip(("before training", "after training"), tables)}
-        return plots.lines_figure(list(range(self._rows)), lines, title=f"A learned table: row p = {p} against every row q",
-                                  xlabel="position q", ylabel="cosine similarity of rows p and q",
+        return plots.lines_figure(list(range(self._rows)), lines, title=f"A learned table: row {p} against every row",
+                                  xlabel="row", ylabel=f"cosine similarity with row {p}",
                                   colours={"before training": "#999999", "after training": plots.SCHEME_COLOURS["learned"]})
 
     def _repr_mimebundle_(self, **kwargs):

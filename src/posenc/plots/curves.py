@@ -155,7 +155,8 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
 
 
 def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequence[float]]], *, title: str,
-                    titles: dict[str, str] | None = None, ylabel: str = "score") -> Figure:
+                    titles: dict[str, str] | None = None, ylabel: str = "score",
+                    marks: dict[str, Sequence[float]] | None = None, peak: str | None = None) -> Figure:
     """One panel per position scheme, one above the other: scores against the key's offset from the query.
 
     `scores` maps a scheme of `SCHEME_COLOURS` ("sinusoidal", "rotary", ...; at most 4) to its lines (label -> one score per
@@ -163,7 +164,8 @@ def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequen
     both axes, so the schemes' scores compare at a glance. In a panel of several lines the first is wide and pale,
     the others narrow and dark on top of it: where two lines lie on each other (RoPE's, for any query position),
     both show. `titles` (scheme -> panel title) defaults to the scheme's name. A dotted line marks offset 0, the
-    key at the query's own position.
+    key at the query's own position. `marks` (scheme -> offsets) puts a black dot on that panel's first line at each
+    offset, labelled with its score; `peak` (a scheme) points an arrow at the highest score of that panel's first line.
     """
     xs = _floats(offsets)
     panels = {scheme: {label: _floats(values) for label, values in lines.items()} for scheme, lines in scores.items()}
@@ -181,6 +183,16 @@ def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequen
                     marker=MARKERS[k % len(MARKERS)], markersize=6 if wide else 4, linewidth=4 if wide else 1.4,
                     alpha=0.4 if wide else 1.0, markevery=(k * step // len(lines), step))
         ax.axvline(0, color="#555555", linewidth=1, linestyle=":")
+        first = next(iter(lines.values()))
+        for offset in (marks or {}).get(scheme, ()):
+            value = first[xs.index(float(offset))]
+            ax.plot([float(offset)], [value], "o", color="black", markersize=4, zorder=5)
+            ax.annotate(f"{value:.2f} at offset {offset:+g}" if offset else f"{value:.2f} at offset 0", (float(offset), value),
+                        xytext=(8, 10 if offset else -14), textcoords="offset points", fontsize=8)
+        if scheme == peak:
+            at = max(range(len(xs)), key=lambda i: -math.inf if first[i] is None else first[i])
+            ax.annotate(f"peak at offset {xs[at]:+g}", (xs[at], first[at]), xytext=(-130, -8), textcoords="offset points",
+                        arrowprops={"arrowstyle": "->"}, fontsize=8)
         ax.set_ylabel(ylabel)
         ax.set_title(titles.get(scheme, scheme), fontsize=10)
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
