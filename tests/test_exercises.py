@@ -1044,6 +1044,15 @@ class LayoutAssert(EitherLayout):
         return x + (rows if self.batch_first else rows.unsqueeze(1))
 
 
+class LayoutIndexError(EitherLayout):
+    """The length checked on the right dimension, but refused with IndexError."""
+
+    def forward(self, x):
+        if self.length(x) > self.pe.size(0):
+            raise IndexError(self.length(x))
+        return super().forward(x)
+
+
 class PackageWrapped(torch.nn.Module):
     """The package's own module, which reads (batch, seq, d_model) rightly, turned by a transpose: no bug found."""
 
@@ -1119,6 +1128,7 @@ class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
     (AlwaysBatchFirst, "mistake", "With batch_first=False, x is (seq, batch, d_model): forward read the positions"),
     (LayoutInPlace, "mistake", "changed x itself"),
     (LayoutAssert, "mistake", "python -O"),
+    (LayoutIndexError, "mistake", "forward raised IndexError: 8. Refuse it with ValueError, Python's error"),
     (NoFlag, "wrong", "batch_first=True) raised TypeError"),
     (PackageWrapped, "mistake", "your module holds the package's own PositionalEncoding"),
     (PackageCalled, "mistake", "your module calls the package's own PositionalEncoding"),
@@ -1129,6 +1139,8 @@ class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
 def test_the_layout_module_is_built_fresh_and_checked_in_both_layouts(answer, status, words):
     feedback = exercises.check_layout_module(answer)
     assert feedback.status == status and words in feedback.message, feedback.message
+    if answer in (LayoutIndexError, LayoutAssert):  # the right dimension checked: no advice to move the check
+        assert "the dimension that holds the positions" not in feedback.message
     # Other sizes: the checker builds its own modules, so a right class stays right.
     assert exercises.check_layout_module(EitherLayout, d_model=6, max_sequence_length=10).correct
 

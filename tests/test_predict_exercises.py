@@ -209,6 +209,7 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
     turn = schemes.rotation_matrix(position=3, d=64).double()
     kept = exercises.check_constant_score_terms(2, **{**inputs, "M": 2 * turn})
     assert kept.correct and "word-word and pos-pos stay" in kept.message and "Only word-word" not in kept.message
+    assert "within each pair" in kept.message and "alike" not in kept.message
     # The two likeliest wrong counts each hear what they missed.
     assert "counts pos-pos too" in guess.message
     assert "same word through the same M" in exercises.check_constant_score_terms(0, **inputs).message

@@ -239,9 +239,13 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
         if kind == "returned" or not isinstance(out, ValueError):
             what = "returned a result" if kind == "returned" else f"raised {error_line(out)}"
             assertion = (" An assert is no check: `python -O` removes it." if isinstance(out, AssertionError) else "")
+            # Returned, or failed only when adding: nothing checked the positions' dimension. Another error (an
+            # IndexError, an assert) may come from a check on the right dimension: then only its kind is wrong.
+            advice = ("Check the length on the dimension that holds the positions, and refuse it with ValueError."
+                      if kind == "returned" or isinstance(out, RuntimeError)
+                      else "Refuse it with ValueError, Python's error for a value outside what is allowed.")
             return Feedback(MISTAKE, f"{built}: for x of shape {tuple(too_long.shape)}, {L + 1} positions, one more "
-                                     f"than the table's {L} rows, forward {what}. Check the length on the dimension "
-                                     f"that holds the positions, and refuse it with ValueError.{assertion}")
+                                     f"than the table's {L} rows, forward {what}. {advice}{assertion}")
         checked.append(f"{layout} with batch_first={batch_first}")
     # torch.nn.Transformer's batch_first defaults to False: built without it, the module reads (seq, batch, d_model).
     try:

@@ -365,12 +365,10 @@ def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.T
     # The two likeliest wrong counts, each with what it missed.
     slips = {0: "word-word reads the same word through the same M at every placement. "}
     if not pos_pos:
-        slips[actual + 1] = "That counts pos-pos too, as PE[p] . PE[q] alone would be: here M sits between the two rows. "
+        slips[actual + 1] = ("That counts pos-pos too, as PE[p] . PE[q] alone would be. Here M sits between the two rows, "
+                             "and this M leaves pos-pos not a function of q - p alone. ")
     slip = slips.get(given, "") if given is not None and given != actual else ""
-    stays = ("word-word and pos-pos stay: this M turns and scales each pair alike, so pos-pos reads q - p alone."
+    stays = ("word-word and pos-pos stay: this M only turns and scales within each pair, so pos-pos reads q - p alone."
              if pos_pos else "Only word-word stays, since the word is the same at every placement.")
     return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
-                            explanation=slip + stays + " word-pos and pos-word each read one position. In pos-pos, "
-                                        "only a turn and scale inside each pair, like [[a, -b], [b, a]], keeps the "
-                                        "offset. A random M also stretches pairs and mixes different pairs, and those "
-                                        "parts are not a function of q - p alone.")
+                            explanation=slip + stays + " word-pos and pos-word each read one position.")
