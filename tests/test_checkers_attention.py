@@ -95,6 +95,17 @@ def test_a_key_mask_on_the_query_axis_gives_one_nan_row_per_pad_and_hides_no_key
     assert exercises.check_nan_rows(None, scores=scores, key_mask=mask).status == "not attempted"
 
 
+def test_show_nan_rows_waits_for_a_judged_prediction(capsys):
+    # The reveal holds the line that computes the answer, so it prints nothing before the checker has judged.
+    scores = torch.randn(3, 10, 10, generator=torch.Generator().manual_seed(0))
+    mask = torch.arange(10) < torch.tensor([4, 5, 2])[:, None]
+    exercises.show_nan_rows(None, scores=scores, key_mask=mask)
+    assert "rows all NaN" not in capsys.readouterr().out
+    exercises.check_nan_rows(19, scores=scores, key_mask=mask)
+    exercises.show_nan_rows(19, scores=scores, key_mask=mask)
+    assert capsys.readouterr().out.strip() == "rows all NaN: 19 of 30"
+
+
 def test_one_heads_score_is_the_heads_scores_summed_over_sqrt_num_heads():
     # 07's Exercise 1: one head of d_model columns scores a pair (s0 + s1) / sqrt(2), from the two heads' s0 and s1.
     x = torch.randn(10, 6, generator=torch.Generator().manual_seed(0))

@@ -111,6 +111,15 @@ class TestSmallerModelWordRow:
 
     def test_the_one_who_reads_the_ratio_upside_down_is_told_which_way_it_goes(self):
         assert "the question asks about word / PE" in exercises.check_smaller_model_word_row("c").message
+        assert "shorter, not longer" in exercises.check_smaller_model_word_row("d").message
+
+    def test_the_reveal_waits_for_a_judged_prediction_then_prints_the_lengths(self, capsys):
+        exercises.show_word_and_pe_rows(None)
+        assert "word row" not in capsys.readouterr().out
+        exercises.check_smaller_model_word_row("b")
+        exercises.show_word_and_pe_rows("b", widths=(128,))
+        line = capsys.readouterr().out.strip()
+        assert line == "d_model =  128: word row  2.56, PE row  8.0, word / PE 0.32", line
 
     def test_the_prompt_says_which_length_is_on_top_and_crosses_the_two_halves(self):
         path = Path(__file__).parents[1] / "notebooks" / "06_batches_and_masks.ipynb"

@@ -666,7 +666,7 @@ def test_least_like_at_base_twenty_accepts_b_and_names_the_wrong_choice():
     for right in ("b", " B "):
         feedback = exercises.check_least_like_at_base_twenty(right)
         assert feedback.correct and "keeps falling for thousands of positions" in feedback.message, feedback.message
-        assert "position 39 (-10.80)" in feedback.message and "119.9" in feedback.message
+        assert "position 39 (-10.81)" in feedback.message and "base 19.95" in feedback.message
     feedback = exercises.check_least_like_at_base_twenty("a")
     assert feedback.status == "mistake" and "is 39, offset 29" in feedback.message and "The answer is 'b'" in feedback.message
     # Most pairs do turn within the table at base 20 (50 of 64); only the slowest ones do not.
@@ -697,3 +697,30 @@ def test_least_like_at_base_twenty_states_what_the_tables_show():
     curve = np.cos(np.outer(offsets, frequencies)).sum(axis=1)
     means = [curve[a:b].mean() for a, b in ((0, 64), (64, 1000), (1000, 5000), (5000, 10_000), (10_000, 15_000))]
     assert all(later < earlier for earlier, later in zip(means, means[1:])), means
+
+
+def test_show_least_alike_waits_for_a_judged_prediction_then_prints_the_slider_stop(capsys):
+    exercises.show_least_alike(None, bases=(19.95,))
+    assert "position least like" not in capsys.readouterr().out
+    exercises.check_least_like_at_base_twenty("b")
+    exercises.show_least_alike("b", bases=(10_000, 19.95))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["10,000", "54410.1", "63"] and lines[2].split() == ["19.95", "119.6", "39"]
+
+
+def test_repeating_columns_names_four_times_the_quarter_count_and_an_odd_count():
+    # 40 columns turn at d_model = 128; 4 x 40 = 160 is the likely scaling slip at 512 (the answer is 154).
+    assert "four times the count at d_model = 128" in exercises.check_repeating_columns(
+        160, d_model=512, max_sequence_length=100).message
+    for odd in (155, 157):
+        assert "the count is even" in exercises.check_repeating_columns(odd, d_model=512, max_sequence_length=100).message
+    assert exercises.check_repeating_columns("154", d_model=512, max_sequence_length=100).correct
+
+
+def test_show_turning_columns_waits_for_a_judged_prediction(capsys):
+    exercises.show_turning_columns(None, d_models=(512,), max_sequence_length=100)
+    assert "share" not in capsys.readouterr().out
+    exercises.check_repeating_columns(154, d_model=512, max_sequence_length=100)
+    exercises.show_turning_columns(154, d_models=(128, 512), max_sequence_length=100)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["128", "40", "0.312"] and lines[2].split() == ["512", "154", "0.301"]

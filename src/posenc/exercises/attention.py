@@ -30,7 +30,7 @@ from .feedback import (
 from .predictions import check_prediction, predicted
 
 __all__ = ["check_distinct_outputs", "check_one_vector_everywhere", "check_mask_repair", "check_nan_rows",
-           "check_one_head_score", "check_folded_entry", "show_fold"]
+           "check_one_head_score", "check_folded_entry", "show_fold", "show_nan_rows"]
 
 
 def _different_rows(outputs: torch.Tensor) -> int:
@@ -237,6 +237,19 @@ def check_nan_rows(answer: object, *, scores: torch.Tensor, key_mask: torch.Tens
                                 "rows (queries), not columns (keys): one row per <PAD> of the batch.")
 
 
+def show_nan_rows(prediction: object, *, scores: torch.Tensor, key_mask: torch.Tensor) -> None:
+    """Print how many rows of softmax(scores masked with `~key_mask[:, :, None]`) are all NaN, of how many: the run
+    after the NaN-rows prediction. It holds the one line that would compute the answer, so it prints only once a
+    checker has judged `prediction` (see `predicted`); until then it says what it waits for."""
+    if not predicted(prediction):
+        return
+    check_tensor("scores", scores, ndim=(3,))
+    if check_tensor("key_mask", key_mask, ndim=(2,)).dtype != torch.bool or key_mask.shape != scores.shape[:2]:
+        raise ValueError(f"key_mask must be a bool (batch, L) mask for scores of shape {tuple(scores.shape)}")
+    wrong_axis = torch.softmax(scores.detach().masked_fill(~key_mask[:, :, None], float("-inf")), dim=-1)
+    print("rows all NaN:", int(wrong_axis.isnan().all(dim=-1).sum()), "of", wrong_axis.shape[0] * wrong_axis.shape[1])
+
+
 @exercise("one head on the same matrices: its score", prediction=True)
 def check_one_head_score(answer: object, *, x: torch.Tensor, weights: object, num_heads: int, query: int,
                          key: int) -> Feedback:
@@ -270,8 +283,7 @@ def check_one_head_score(answer: object, *, x: torch.Tensor, weights: object, nu
         return Feedback(WRONG, f"Expected one number, the one head's score, got {describe(answer)}.", readable=False)
     why = (f"One head's dot product runs over all {d_model} columns, so it is the sum of the heads' dot products. It "
            f"divides by sqrt({d_model}) instead of sqrt({head_dim}), so the score is ({names}) / sqrt({num_heads}) = "
-           f"{expected:.4f}. One softmax of such scores is neither head's softmax: one head and {num_heads} heads give "
-           "different outputs.")
+           f"{expected:.4f}.")
     # s0 and s1 are printed to 4 decimals: an answer rounded to 2 decimals is right too.
     if abs(number - expected) <= 5e-3:
         return Feedback(CORRECT, f"Correct: {expected:.4f}. {why}")

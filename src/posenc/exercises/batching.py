@@ -1,11 +1,14 @@
-"""Checkers for batches: the mask of a packed row."""
+"""Checkers for batches: the mask of a packed row; and the run after the std-0.02 prediction on the input side."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
 from .._provenance import calls_any
 from ..attention import document_ids_from_lengths, packed_mask
+from ..builder import sinusoidal_encoding
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -19,8 +22,9 @@ from .feedback import (
     first_mistake,
     run_learner,
 )
+from .predictions import predicted
 
-__all__ = ["check_document_mask"]
+__all__ = ["check_document_mask", "show_word_and_pe_rows"]
 
 
 # The lengths a document-mask function is tried on, none of them the notebook's: a one-token document, a single
@@ -114,3 +118,16 @@ def check_document_mask(answer: object) -> Feedback:
                              "document's keys, up to itself, as if its document were alone in the row.")
 
 
+def show_word_and_pe_rows(prediction: object, *, widths: tuple[int, ...] = (128, 512, 2048), std: float = 0.02,
+                          seed: int = 0) -> None:
+    """Print, for each d_model in `widths`, the mean length of 1,000 word rows of std `std` times sqrt(d_model), of a
+    PE row, and their ratio: the run after the std-0.02 prediction. It holds the lines that would compute the answer,
+    so it prints only once a checker has judged `prediction` (see `predicted`)."""
+    if not predicted(prediction):
+        return
+    generator = torch.Generator().manual_seed(seed)
+    for width in widths:
+        word_rows = torch.randn(1000, width, generator=generator) * std * math.sqrt(width)  # times the factor
+        pe_rows = sinusoidal_encoding(max_sequence_length=1000, d_model=width)
+        word, position = word_rows.norm(dim=1).mean().item(), pe_rows.norm(dim=1).mean().item()
+        print(f"d_model = {width:4d}: word row {word:5.2f}, PE row {position:4.1f}, word / PE {word / position:.2f}")

@@ -66,22 +66,23 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 
 
 _LEAST_LIKE_AT_BASE_TWENTY = {
-    "a": "At base 20 the slowest pair does not make a full turn inside the 64 positions, yet the position least like "
-         "10 is 39, offset 29 (-10.80). A pair need not start over: each pair adds cos(w (q - p)), and the sum of the "
+    "a": "At base 19.95 the slowest pair does not make a full turn inside the 64 positions, yet the position least "
+         "like 10 is 39, offset 29 (-10.81). A pair need not start over: each pair adds cos(w (q - p)), and the sum of the "
          "pairs' cosines reaches its lowest point before the table ends.",
     "b": "As the offset grows, the slow pairs' cosines fall from 1, and the sum of all the pairs' cosines falls, with "
          "bumps. At base 10,000 it keeps falling for thousands of positions, so within the table the last row, 63, is "
-         "the least alike. A lower base turns every pair but pair 0 faster, so the sum falls sooner: at base 20 its "
-         "lowest point in the table is at offset 29, position 39 (-10.80), though the slowest pair takes 119.9 "
-         "positions to turn once.",
+         "the least alike. A lower base turns every pair but pair 0 faster, so the sum falls sooner: at base 19.95 its "
+         "lowest point in the table is at offset 29, position 39 (-10.81).",
 }
 
 
 def check_least_like_at_base_twenty(answer: object) -> Feedback:
-    """A multiple choice: at base 20 (d_model = 128, 64 positions), whether the position least like position 10
-    stays the last one, 63, although the slowest pair does not make a full turn inside the table."""
+    """A multiple choice: at base 19.95, the slider's stop nearest 20 (d_model = 128, 64 positions), whether the
+    position least like position 10 stays the last one, 63, although the slowest pair does not make a full turn inside
+    the table."""
     return check_choice(answer, options=_LEAST_LIKE_AT_BASE_TWENTY, correct="b",
-                        question="whether the position least like 10 moves at base 20 (d_model=128, 64 positions)")
+                        question="whether the position least like 10 moves at base 19.95 (d_model=128, 64 positions)")
+
 
 
 _SHIFT_BACK = {
@@ -189,12 +190,13 @@ _SMALLER_MODEL_WORD_ROW = {
     "a": "At std 0.02 a word row is about 0.02 d_model long, against sqrt(d_model / 2) for a PE row: at d_model = 128, "
          "2.56 against 8. The factor makes up for a start of std 1/sqrt(d_model), not for any start.",
     "b": "A word row's entries have standard deviation 0.02 sqrt(d_model), and there are d_model of them, so the row is "
-         "about 0.02 d_model long: 2.56 at d_model = 128. A PE row is sqrt(d_model / 2) long: 8. The ratio word / PE, "
-         "0.02 sqrt(2 d_model), grows with d_model, and passes 1 near d_model = 1250.",
+         "about 0.02 d_model long. A PE row is sqrt(d_model / 2) long. The ratio word / PE, 0.02 sqrt(2 d_model), "
+         "grows with d_model.",
     "c": "The word row is shorter, but its length grows like d_model, and a PE row's only like sqrt(d_model / 2): each "
          "sin, cos pair adds sin² + cos² = 1 to the squared length. So word / PE, 0.02 sqrt(2 d_model), grows. "
          "(PE / word falls, but the question asks about word / PE.)",
-    "d": "At d_model = 128 a word row is about 0.02 d_model = 2.56 long, and a PE row sqrt(d_model / 2) = 8. And "
+    "d": "At d_model = 128 a word row is shorter, not longer: about 0.02 d_model = 2.56 long, against sqrt(d_model / 2) "
+         "= 8 for a PE row. And "
          "word / PE, 0.02 sqrt(2 d_model), grows with d_model.",
 }
 
@@ -204,6 +206,7 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
     d_model grows."""
     return check_choice(answer, options=_SMALLER_MODEL_WORD_ROW, correct="b",
                         question="a word row of std 0.02 times the factor against a PE row, as d_model grows")
+
 
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. "

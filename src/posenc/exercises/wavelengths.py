@@ -27,7 +27,8 @@ from .feedback import (
 )
 from .predictions import predicted
 
-__all__ = ["check_first_negative", "check_last_full_turn_function", "check_repeating_columns", "show_column"]
+__all__ = ["check_first_negative", "check_last_full_turn_function", "check_repeating_columns", "show_column",
+           "show_least_alike", "show_turning_columns"]
 
 
 @exercise("where a column first turns negative", prediction=True)
@@ -120,6 +121,34 @@ def show_column(prediction: object, *, column: int, d_model: int, positions: int
     table = sinusoidal_encoding(max_sequence_length=positions, d_model=d_model, base=base)
     print(f"column {column} at d_model = {d_model}, positions 0 to {positions - 1}:")
     print(table[:, column])
+
+
+def show_turning_columns(prediction: object, *, d_models: tuple[int, ...], max_sequence_length: int) -> None:
+    """Print, for each d_model, how many columns make a full turn within max_sequence_length positions, and their
+    share: the run after the full-turn count prediction. It holds the line that would compute the answer, so it prints
+    only once a checker has judged `prediction` (see `predicted`)."""
+    if not predicted(prediction):
+        return
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=10**9)
+    print(f"d_model   columns that turn within {max_sequence_length} positions   share")
+    for d_model in d_models:
+        d_model = check_size("d_model", d_model, maximum=100_000)
+        count = int(((2 * math.pi / frequencies(d_model=d_model)).repeat_interleave(2)[:d_model] < max_sequence_length).sum())
+        print(f"{d_model:7}   {count:>20}{'':18}   {count / d_model:.3f}")
+
+
+def show_least_alike(prediction: object, *, bases: tuple[float, ...], position: int = 10, d_model: int = 128,
+                     max_sequence_length: int = 64) -> None:
+    """Print, for each base, the longest wavelength and the position least like `position` (the smallest dot product
+    PE[q] . PE[position]): the run after the least-alike prediction. It holds the lines that would compute the
+    answer, so it prints only once a checker has judged `prediction` (see `predicted`)."""
+    if not predicted(prediction):
+        return
+    print(f"  base   longest wavelength   position least like {position}")
+    for base in bases:
+        table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
+        longest = 2 * math.pi / float(frequencies(d_model=d_model, base=base).min())
+        print(f"{base:>6,g}   {longest:18.1f}   {int((table @ table[position]).argmin()):>22}")
 
 
 def _last_full_turn(max_sequence_length: int, d_model: int, steps: float | None = None) -> int:
@@ -235,6 +264,8 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
         (f"That doubles the count at d_model = {d_model // 2}, which is close but not exact. d_model = {d_model} has "
          f"one more pair between every two pairs of d_model = {d_model // 2}, and the last of them may fall on either "
          f"side of the line: {what_to_count}.", lambda: 2 * count_at_width(d_model // 2) if d_model >= 4 else None),
+        (f"That is four times the count at d_model = {d_model // 4}, which is close but not exact: the count grows a "
+         f"little slower than d_model: {what_to_count}.", lambda: 4 * count_at_width(d_model // 4) if d_model >= 8 else None),
         ("That counts pairs: a sin column and its cos partner share one wavelength, so every pair that turns is "
          "two columns.", expected // 2 if expected > 1 else None),
         ("That is the number of the last column that turns in time; counting from column 0, there is one column more.",
@@ -260,6 +291,9 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
     if mistake:
         return mistake
+    if number % 2 and not expected % 2 and abs(number - expected) <= 4:
+        return Feedback(WRONG, f"You said {number}, which is close but odd. A sin column and its cos partner share one "
+                               "wavelength, so the columns that turn come in pairs and the count is even.")
     if abs(number - expected) <= 4:
         return Feedback(WRONG, f"You said {number}, which is close. Compute the wavelength 2 pi x {base:,g}^(2i/{d_model}) "
                                f"of each pair and count the pairs below {max_sequence_length}. Both columns of a pair "
