@@ -491,6 +491,10 @@ FIGURES = {
         {"My name is John": [["M", "y"], [" name"], [" is"], [" ", "J", "ohn"]],
          "The positional encoding extrapolates": [["The"], [" positional"], [" encoding"],
                                                   [" ex", "t", "ra", "p", "ol", "at", "es"]]}, title="pieces"),
+    "subword_figure_by_word": lambda: plots.subword_figure(
+        {"Grant is my friend": [["G", "r", "ant"], [" is"], [" my"], [" f", "r", "i", "end"]],
+         "My friend is Grant": [["My"], [" f", "r", "i", "end"], [" is"], [" ", "G", "r", "ant"]]},
+        title="pieces", colour_by_word=True),
     "position_ids_figure": lambda: plots.position_ids_figure(
         {"naive": torch.arange(6).expand(3, 6), "position ids": position_ids(LEFT_PADDED)},
         attention_mask=LEFT_PADDED, row_labels=["a", "b", "c"]),
@@ -513,7 +517,15 @@ def test_figure_can_be_read(name):
 
 
 def test_every_figure_of_the_module_is_drawn_here():
-    assert set(plots.batching.__all__) == set(FIGURES)
+    assert set(plots.batching.__all__) == {name.removesuffix("_by_word") for name in FIGURES}
+
+
+def test_colour_by_word_gives_a_word_one_colour_in_every_row():
+    fig = FIGURES["subword_figure_by_word"]()
+    boxes = [patch.get_facecolor() for patch in fig.axes[0].patches]  # row 0: G r ant is my f r i end; row 1 follows
+    row_0, row_1 = boxes[:9], boxes[9:]
+    assert row_0[0] == row_1[-1] and row_0[3] == row_1[5] and row_0[5] == row_1[1]  # Grant, is, friend
+    assert len({row_0[0], row_0[3], row_0[4], row_0[5]}) == 4  # four words, four colours
 
 
 def test_a_difference_below_the_floor_gets_no_bar_and_says_so():

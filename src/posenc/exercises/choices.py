@@ -210,9 +210,9 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. "
-         "With it, a token's row starts about 0.6 long, against 4 for a row of PE: position outweighs the word six to "
-         "one. Without it, the row starts about 0.1 long, and position outweighs the word some 35 to one. The model "
-         "may then lean on position more. That would cost most past position 15. We have not tested this.",
+         "Against a PE row 4 long, position outweighs the word six to one with the factor (0.6), and some 35 to one "
+         "without it (0.1). One guess, untested: the model then leans on position more, and that costs most past "
+         "position 15.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model lost more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part shrinks against its position."

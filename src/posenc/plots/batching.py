@@ -23,26 +23,32 @@ PADDING_GREY = "#DDDDDD"
 TINTS = ("#F5D08A", "#A9D8F3", "#8ED3BE", "#8CB8D9", "#EEA77A", "#E5B9D3")
 
 
-def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str) -> Figure:
+def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str, colour_by_word: bool = False) -> Figure:
     """Each sentence as a row of boxes, one box per piece, with the position it takes underneath.
 
     `sentences` maps a row's label (the sentence, or "words" / "pieces") to its words, each
     word the list of pieces a tokenizer cut it into; a word in one piece is a list of one.
     The pieces of one word share a colour and a bracket, so a word of three pieces is seen
-    to take three positions. Up to 6 rows of 40 pieces fit on a page.
+    to take three positions. Up to 6 rows of 40 pieces fit on a page. With `colour_by_word`, a word's
+    colour follows the word itself (case and spaces aside), so the same word matches across rows;
+    with more than 6 different words, colours repeat.
     """
     rows = {label: [list(word) for word in words] for label, words in sentences.items()}
     widest = max(sum(len(word) for word in words) for words in rows.values())
     label_room = 0.7 + 0.11 * max(len(shorten(label, 40)) for label in rows)  # in boxes: the labels left of the rows
     fig = new_figure(min(16, 0.4 + 0.8 * (widest + label_room)), 0.9 + 1.25 * len(rows))
     ax = fig.add_subplot()
+    word_colours: dict[str, str] = {}  # with colour_by_word: each word's colour, in the order the words first appear
     for r, (label, words) in enumerate(rows.items()):
         y = -1.6 * r
         position = 0
         for w, word in enumerate(words):
             start = position
+            colour = TINTS[w % len(TINTS)]
+            if colour_by_word:
+                colour = word_colours.setdefault("".join(word).strip().lower(), TINTS[len(word_colours) % len(TINTS)])
             for piece in word:
-                ax.add_patch(Rectangle((position - 0.45, y - 0.35), 0.9, 0.7, facecolor=TINTS[w % len(TINTS)],
+                ax.add_patch(Rectangle((position - 0.45, y - 0.35), 0.9, 0.7, facecolor=colour,
                                        edgecolor="black", linewidth=0.6))
                 shown = piece.replace(" ", "␣")
                 ax.text(position, y, shorten(shown, 11), ha="center", va="center", fontsize=8 if len(shown) <= 6 else 6.5)
