@@ -286,12 +286,12 @@ def test_yarn_kept_at_a_longer_trained_length_needs_the_32_turn_bound():
         assert exercises.check_yarn_kept(kept_by_turns(as_type=as_type), **LONGER_HEAD).status == CORRECT
     message = exercises.check_yarn_kept(kept_by_turns(), **LONGER_HEAD).message
     assert "Correct: 25" in message and "pairs 0 to 24" in message and "1,024 positions" in message, message
-    assert "does not count turns" in message and "pair index" in message, message  # as the notebook says
     assert exercises.check_yarn_kept(kept_by_turns(), **{k: v for k, v in LONGER_HEAD.items() if k != "factor"}).correct
 
 
 @pytest.mark.parametrize("answer,words", [(19, "count at L = 8,192"), (24, "One short"), (42, "not divided by 4"),
-                                          (22, "divided by 4, those"), (17, "blended pairs"), (39, "YaRN changes")])
+                                          (22, "divided by 4, those"), (17, "blended pairs"), (39, "YaRN changes"),
+                                          (34, "1 / theta"), (59, "L x 32")])
 def test_yarn_kept_at_a_longer_length_names_the_mistake(answer, words):
     feedback = exercises.check_yarn_kept(at_the_asked_length(answer), **LONGER_HEAD)
     assert feedback.status == MISTAKE and words in feedback.message and "pairs 0 to 24" in feedback.message, feedback
@@ -375,7 +375,7 @@ def test_turning_columns_reads_the_largest_offset_as_length_minus_one():
 
 @pytest.mark.parametrize("answer,words", [
     (8, "counts pairs"),
-    (24, "not over the whole head's 96"),
+    (24, "Check the exponent, 2i/24"),
     (62, "turns the whole head"),
     (80, "never makes a full turn"),
     (88, "unturned columns carry no angle"),
@@ -404,9 +404,13 @@ def test_turning_columns_names_radians_taken_for_a_wavelength():
     assert not re.search(r"(?<![\d,.])16(?![\d,])", feedback.message), feedback
 
 
-def test_turning_columns_says_both_reasons_when_two_mistakes_give_every_turned_column():
+def test_turning_columns_says_what_to_check_when_several_mistakes_give_every_turned_column():
+    # Review 32: 24 comes from every turned column, from the whole head's exponent, and from i/rotary_dim (no 2)
+    def no_two(rotary_dim):
+        return 2 * int((2 * math.pi * 10_000 ** (torch.arange(rotary_dim // 2) / rotary_dim) <= 2047).sum())
+    assert no_two(24) == 24 and exercises.check_turning_columns(no_two, **NEOX_HEAD).status == MISTAKE
     message = exercises.check_turning_columns(at_24(24), **NEOX_HEAD).message
-    assert "not every turned pair makes a full turn" in message
+    assert "not every turned pair makes a full turn" in message and "whole head" not in message, message
     # Review 29: the exercise's offsets reach 2,047 (length 2,048), and so does the message.
     assert "within 2,047 positions" in message and "2,048" not in message, message
 
@@ -417,7 +421,8 @@ def test_turning_columns_a_count_typed_for_24_fails_at_the_checkers_own():
 
 
 @pytest.mark.parametrize("how", ["rope_frequencies", "rotary_angles", "sinusoid"])
-def test_turning_columns_refuses_the_package_frequencies(how):
+def test_turning_columns_accepts_the_package_frequencies_over_the_width_given(how):
+    # Review 32: the notebook shows rope_frequencies(head_dim=turned) one screen above; 16's checker accepts it too.
     from posenc import builder, rope_scaling, schemes
     frequencies = {
         "rope_frequencies": lambda d: rope_scaling.rope_frequencies(head_dim=d),
@@ -427,8 +432,15 @@ def test_turning_columns_refuses_the_package_frequencies(how):
 
     def my_columns(rotary_dim):
         return 2 * int((2 * math.pi / frequencies(rotary_dim) <= 2047).sum())
-    feedback = exercises.check_turning_columns(my_columns, **NEOX_HEAD)
-    assert feedback.status == MISTAKE and "from the formula" in feedback.message, feedback
+    assert exercises.check_turning_columns(my_columns, **NEOX_HEAD).status == CORRECT
+
+
+def test_turning_columns_names_both_causes_of_8():
+    # Review 32: 8 is the number of turning pairs, and also the turned columns whose pair does not turn fully.
+    def not_full(rotary_dim):
+        return 2 * int((2 * math.pi * 10_000 ** (2 * torch.arange(rotary_dim // 2) / rotary_dim) > 2047).sum())
+    message = exercises.check_turning_columns(not_full, **NEOX_HEAD).message
+    assert "counts pairs, or the turned columns whose pair does not turn fully" in message, message
 
 
 @pytest.mark.parametrize("answer", [None, 16, "16", 15.5, float("nan"), np.array([16, 16]), 3, lambda d: "16",

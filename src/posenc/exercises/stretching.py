@@ -12,10 +12,8 @@ import torch
 
 from .._checks import check_base, check_size, is_real, is_sequence, short
 from .._provenance import calls_any, loaded_library_functions
-from ..builder import frequencies, sinusoidal_encoding
 from ..models.copy_task import CopySettings, rotary_dim_of
 from ..rope_scaling import _yarn, rope_frequencies
-from ..schemes import rotary_angles
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -161,8 +159,7 @@ def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, pl
         return Feedback(WRONG, f"my_kept({length:,}) returned {describe(answer)}: expected a number of pairs, a "
                                "whole number.")
     why = (f"A pair is kept if it makes more than 32 turns within L = {length:,}, a wavelength under "
-           f"{length / 32:,g} positions: pairs 0 to {kept - 1}. (YaRN's code does not count turns. It solves for the "
-           "pair index at which a pair would make 32 turns, and gets the same count.)")
+           f"{length / 32:,g} positions: pairs 0 to {kept - 1}.")
     if length * float(plain[0]) / (2 * math.pi) <= 32:  # the code clamps its ramp's low bound to pair 0
         why = f"No pair makes 32 turns within L = {length:,}, but the code's ramp still keeps pair 0."
     if number == kept:
@@ -175,6 +172,8 @@ def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, pl
         (f"That counts the pairs divided by {factor:g}, those with less than one turn within L.", divided),
         ("That counts the blended pairs, between 1 and 32 turns within L.", blended),
         ("That counts the pairs YaRN changes.", head_dim // 2 - kept),
+        ("That takes 1 / theta for the wavelength, not 2 pi / theta.", int((plain > 32 / length).sum())),
+        ("That bounds the wavelength by L x 32, not L / 32.", int((2 * math.pi / plain < 32 * length).sum())),
     ]
     if example is not None and example[0] != length:
         mistakes.insert(0, (f"That is the count at L = {example[0]:,}, where a kept pair's wavelength is under "
@@ -195,10 +194,9 @@ def check_turning_columns(answer: object, *, head_dim: int = 96, rotary_dim: int
 
     Named: pairs counted instead of columns, frequencies over the whole head, the whole head turned, every turned
     column, radians per position taken for a wavelength (no 2 pi), the columns that do not turn
-    (tests/test_stretching.py lists them), and a function that gets its frequencies from the package
-    (rope_frequencies, rotary_angles, the sinusoid's frequencies) or from transformers' RoPE code. No wrong-answer
-    message gives the count itself away. The defaults are GPT-NeoX-20B's head and trained length, so the notebook's
-    call names none of the sizes for the learner.
+    (tests/test_stretching.py lists them), and a function that takes the partial rule from transformers' RoPE code
+    (the package's plain frequencies, over the width given, are fine). No wrong-answer message gives the count away.
+    The defaults are GPT-NeoX-20B's head and trained length, so the notebook's call names none of the sizes.
     """
     head_dim = check_size("head_dim", head_dim, minimum=4, maximum=2**16)
     rotary_dim = check_size("rotary_dim", rotary_dim, minimum=2, maximum=head_dim)
@@ -227,12 +225,11 @@ def check_turning_columns(answer: object, *, head_dim: int = 96, rotary_dim: int
             return Feedback(feedback.status, f"Right at rotary_dim = {rotary_dim}, but at a width of the checker's "
                                              f"own, my_columns({width}) gave {short(result)}; expected {expected}. "
                                              "Compute the frequencies over the rotary_dim your function is given.")
-    borrowed = [rope_frequencies, rotary_angles, frequencies, sinusoidal_encoding,
-                *loaded_library_functions(lambda name: "rope" in name.lower() and "param" in name.lower())]
+    borrowed = loaded_library_functions(lambda name: "rope" in name.lower() and "param" in name.lower())
     if calls_any(lambda: [run_learner(answer, width) for width in widths], borrowed):
-        return Feedback(MISTAKE, "Right counts, but your function takes its frequencies from the package "
-                                 "(rope_frequencies, rotary_angles or the sinusoid's frequencies) or transformers. "
-                                 "Write them from the formula, theta_i = base^(-2i/rotary_dim).")
+        return Feedback(MISTAKE, "Right counts, but your function takes its frequencies from transformers, which "
+                                 "applies partial_rotary_factor for you. Write them from the formula, "
+                                 "theta_i = base^(-2i/rotary_dim).")
     return verdicts[0]  # the verdict at rotary_dim
 
 
@@ -267,7 +264,8 @@ def _judge_columns(answer: object, *, head_dim: int, rotary_dim: int, base: floa
     over_head = turning_pairs(head_dim, rotary_dim // 2)
     exponent = f"2i/{rotary_dim}"
     mistakes = [
-        ("That counts pairs: each pair that turns is two columns.", pairs),
+        ("That counts pairs: each pair that turns is two columns." if pairs != rotary_dim - expected else "That counts "
+         "pairs, or the turned columns whose pair does not turn fully. Count two columns per pair that turns.", pairs),
         (f"The turned columns' frequencies are computed over those {rotary_dim} columns, exponent {exponent}, not over "
          f"the whole head's {head_dim}: over {head_dim}, {over_head} of the {rotary_dim // 2} turned pairs would turn.",
          2 * over_head),
@@ -281,9 +279,9 @@ def _judge_columns(answer: object, *, head_dim: int, rotary_dim: int, base: floa
         (f"That compares 1/theta, radians per position, with {length - 1:,}. A full turn is 2 pi radians: compare the "
          "wavelength 2 pi / theta.", 2 * int((1 / rope_frequencies(head_dim=rotary_dim, base=base) <= length - 1).sum())),
     ]
-    if 2 * over_head == rotary_dim:  # both mistakes give every turned column: say both
-        mistakes[1] = (mistakes[1][0] + f" And not every turned pair makes a full turn within {length - 1:,} positions.",
-                       rotary_dim)
+    if 2 * over_head == rotary_dim:  # several mistakes give every turned column (and i/rotary_dim): say what to check
+        mistakes[1] = (f"That is every turned column, but not every turned pair makes a full turn within {length - 1:,} "
+                       f"positions. Check the exponent, {exponent}, over the {rotary_dim} turned columns.", rotary_dim)
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
     if mistake:
         return mistake
@@ -347,7 +345,7 @@ _SHOWN = {"none": "plain", "linear": "pi", "ntk": "ntk", "yarn": "yarn", "yarn_p
 _WHAT_IT_DOES = {
     "none": "plain RoPE, no rule: every pair turns as in training, so the slow pairs reach angles the model never met",
     "linear": f"PI divides every pair by s, {_FAST_PAIRS} too, {_FAST_TURNS}",
-    "ntk": f"NTK-aware keeps pair 0 but divides {_ntk_new_angles()}, by less than s, so they reach angles never met",
+    "ntk": f"NTK-aware keeps pair 0. Of the pairs it slows, {_ntk_new_angles()}, slow by less than s and reach angles never met",
     "yarn_paper": "the paper's ramp keeps no pair of these heads (none makes 32 turns within 32 positions) and divides "
                   "pair 0 nearly as PI does",
     "yarn": f"YaRN, as its code computes it, keeps pair 0, divides pair 1 (it too turns more than once within the "
