@@ -221,7 +221,7 @@ bench: $(DEV_STAMP)
 	$(BIN)/python benchmarks/bench_grading.py
 	# "Stretching the context" and "What real models set" print the saved seeds' results: re-run them on the new ones.
 	$(BIN)/python -m tools.run_notebooks notebooks/16_stretching_context.ipynb notebooks/17_what_real_models_set.ipynb
-	# `make test` from a fresh clone of HEAD, timed, with its parts (about 5 minutes).
+	# `make test` from a fresh clone of HEAD, timed, with its parts (about 10 minutes).
 	$(BIN)/python benchmarks/make_test_time.py
 
 # Resolve requirements.in, then requirements-dev.in, with uv, for the Python that runs make. uv keeps the versions

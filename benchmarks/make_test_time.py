@@ -1,6 +1,6 @@
 """How long `make test` takes from a fresh clone, and where the time goes.
 
-Run with `.venv/bin/python benchmarks/make_test_time.py` (about 5 minutes a run; `--runs 2` for two,
+Run with `.venv/bin/python benchmarks/make_test_time.py` (about 10 minutes a run; `--runs 2` for two,
 `--ci` with CI=1 set, as in CI, which then runs `make test-setup` too, not timed here; `--warm-caches` keeps
 this machine's download caches). Each run clones the repository's HEAD (committed work only) into a new temporary
 folder and runs `make test` there, with pytest's `--durations=0`. By default the downloads start
