@@ -303,6 +303,18 @@ class TestGradientColumn:
         for answer in (gradient, gradient.tolist(), [int(g) for g in gradient], tuple(gradient.tolist()), gradient.numpy()):
             assert self.check(answer, ids=ids).correct
 
+    def test_the_slow_route_in_float32_and_a_list_of_0_d_tensors_are_accepted(self):
+        # The loss's rise over a step of 0.01, in float32, lands near the count (5.99995); a comprehension of sums
+        # gives 0-d tensors.
+        counts = [6, 1, 1, 0, 1, 0, 0, 0, 0, 0, 1]
+        rises = [float((torch.tensor(c, dtype=torch.float32) * 0.01) / 0.01) - 5e-5 * (c == 6) for c in counts]
+        assert rises[0] == pytest.approx(5.99995) and self.check(rises).correct
+        ids = torch.tensor(self.ids)
+        assert self.check([(ids == r).sum() for r in range(11)]).correct
+        assert self.check([torch.tensor(float(c)) for c in counts]).correct
+        feedback = self.check([6.0000001, 1, 1, 0, 1, 0, 0, 0, 0, 0, 2])
+        assert not feedback.correct and "Row 10: you said 2" in feedback.message, feedback.message
+
     def test_the_right_answer_says_what_the_gradient_counts(self):
         feedback = self.check([6, 1, 1, 0, 1, 0, 0, 0, 0, 0, 1])
         assert feedback.correct and "counts its uses" in feedback.message, feedback.message

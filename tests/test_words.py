@@ -30,13 +30,13 @@ BUDGET = {
     "09_why_positions_matter": 612,
     "10_relative_positions": 1020,
     "11_pitfalls": 677,
-    "12_precision": 1073,
+    "12_precision": 1075,
     "13_position_schemes": 1499,
     "14_does_position_matter": 1500,
     "15_real_pipeline": 1472,
     # "Stretching the context" reads as two: the rules, then what real models set.
-    "16_stretching_context": 1499,
-    "17_what_real_models_set": 1173,
+    "16_stretching_context": 1496,
+    "17_what_real_models_set": 1174,
 }
 
 

@@ -29,15 +29,26 @@ def _row_numbers(answer: object) -> list[int] | None:
 
 
 def _numbers(answer: object) -> list[float] | None:
-    """Real numbers from a list, tuple, 1-D tensor or array of them; None if the answer is not that."""
+    """Real numbers from a list, tuple, 1-D tensor or array of them (a list may hold 0-d tensors, as
+    `[(t == r).sum() for r in rows]` gives); None if the answer is not that."""
     if isinstance(answer, (torch.Tensor, np.ndarray)):
         if (isinstance(answer, torch.Tensor) and (answer.is_meta or answer.is_complex())) or answer.ndim != 1:
             return None
         answer = answer.tolist()
-    if not isinstance(answer, (list, tuple)) or len(answer) > 100_000 or not all(is_real(v) for v in answer):
+    if not isinstance(answer, (list, tuple)) or len(answer) > 100_000:
+        return None
+    answer = [v.item() if _scalar(v) else v for v in answer]
+    if not all(is_real(v) for v in answer):
         return None
     numbers = [float(v) for v in answer]
     return None if any(not np.isfinite(n) for n in numbers) else numbers
+
+
+def _scalar(v: object) -> bool:
+    """A 0-d tensor or array of a real number, which .item() reads."""
+    if isinstance(v, torch.Tensor):
+        return v.ndim == 0 and not v.is_meta and not v.is_complex()
+    return isinstance(v, np.ndarray) and v.ndim == 0 and not np.iscomplexobj(v)
 
 
 @exercise("the gradient of W_E's first column", prediction=True)
@@ -71,6 +82,8 @@ def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int
             return Feedback(MISTAKE, f"Those are the rows with a gradient. Give each row's gradient instead: "
                                      f"{vocab_size} numbers, one per row of W_E, 0 for a row no token looks up.")
         return Feedback(WRONG, f"Expected {vocab_size} numbers, one per row of W_E; got {len(given)}.", readable=False)
+    # A gradient found as the loss's rise over a step of 0.01, in float32, lands near the whole number (5.99995).
+    given = [float(round(g)) if abs(g - round(g)) < 1e-3 else g for g in given]
     if given == expected:
         return Feedback(CORRECT, "Correct: each row's gradient counts its uses in X, and a row no token looks up gets 0.")
     if any(expected) and all(abs(g - 0.01 * c) < 1e-4 for g, c in zip(given, expected)):
