@@ -616,3 +616,14 @@ def test_saved_results_are_the_benchmarks_six_seeds(monkeypatch, tmp_path):
     saved = copy_task.saved_results()
     assert saved["seeds"] == [0, 1, 2, 3, 4, 5] and set(saved["accuracy"]) == {"full", "partial"}
     assert set(saved["one_token_match"]) == {"32", "64", "128"}
+
+
+def test_the_yarn_kept_checker_refuses_ntks_exponent_at_a_length_of_its_own():
+    # 2i / (head_dim - 2), the exponent 16 shows for NTK-aware just before, gives the right count at 32,768 but not at
+    # 65,536 (28, not 29).
+    def ntk_exponent(L):
+        return sum(1 for i in range(64) if L * 500_000.0 ** (-2 * i / 126) / (2 * math.pi) > 32)
+
+    feedback = exercises.check_yarn_kept(ntk_exponent, head_dim=128, base=500_000.0, original_length=32_768,
+                                         example_length=8_192)
+    assert not feedback.correct and "65,536" in feedback.message, feedback.message

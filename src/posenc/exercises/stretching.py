@@ -117,9 +117,9 @@ def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float
             when_a_tensor="The checker tries trained lengths of its own: put your line in def my_kept(L): and return "
                           "the count.")):
         return not_a_function
-    # The checker's own lengths: 4x shorter and 4x longer, where some pair makes more than 32 turns (below that, the
-    # code's clamp keeps pair 0, a case the question does not ask about).
-    own = [length for length in (original_length // 4, original_length * 4)
+    # The checker's own lengths: 4x shorter, 2x and 4x longer (at 2x, NTK's exponent 2i / (head_dim - 2) gives another
+    # count than 2i / head_dim), where some pair makes more than 32 turns (below that, the code's clamp keeps pair 0).
+    own = [length for length in (original_length // 4, original_length * 2, original_length * 4)
            if length >= 2 and length * float(plain[0]) / (2 * math.pi) > 32 and length != example_length]
     lengths = [original_length, *own]
     example = (example_length, kept_at(example_length)) if example_length else None
