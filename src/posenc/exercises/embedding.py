@@ -10,7 +10,7 @@ import torch
 
 from .._checks import POSITIVE, check_floating_tensor, check_size, is_real, is_sequence, short
 from ..tokens import SPECIAL_TOKENS, UNK_TOKEN
-from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, describe, exercise, not_attempted
+from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_count, as_number, describe, exercise, not_attempted
 
 __all__ = ["check_gradient_column", "check_rows_changed"]
 
@@ -37,18 +37,9 @@ def _numbers(answer: object) -> list[float] | None:
         answer = answer.tolist()
     if not isinstance(answer, (list, tuple)) or len(answer) > 100_000:
         return None
-    answer = [v.item() if _scalar(v) else v for v in answer]
-    if not all(is_real(v) for v in answer):
-        return None
-    numbers = [float(v) for v in answer]
-    return None if any(not np.isfinite(n) for n in numbers) else numbers
-
-
-def _scalar(v: object) -> bool:
-    """A 0-d tensor or array of a real number, which .item() reads."""
-    if isinstance(v, torch.Tensor):
-        return v.ndim == 0 and not v.is_meta and not v.is_complex()
-    return isinstance(v, np.ndarray) and v.ndim == 0 and not np.iscomplexobj(v)
+    # feedback.as_number reads each item (0-d tensors too); a string is not a number in a list here.
+    numbers = [None if isinstance(v, str) else as_number(v) for v in answer]
+    return None if any(n is None or not np.isfinite(n) for n in numbers) else numbers
 
 
 @exercise("the gradient of W_E's first column", prediction=True)
