@@ -141,6 +141,19 @@ def test_accuracy_over_seeds_draws_each_reference_line_and_names_it():
 
 
 
+def test_accuracy_over_seeds_shades_the_rules_named_and_names_the_band():
+    # Review 33 (17): whole and half heads share a rule's colour, so the half heads stand on a pale band.
+    panels = {"64": {"yarn, whole": [0.7, 0.6], "yarn, half": [0.8, 0.9]}, "128": {"yarn, whole": [0.5, 0.4]}}
+    fig = plots.accuracy_over_seeds(panels, shaded=["yarn, half"], shaded_are="half heads")
+    bands = [[patch.get_x() for patch in ax.patches] for ax in fig.axes]
+    assert bands == [[0.5], []], bands  # the second column of the first panel only
+    key = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+    assert key[-1] == "half heads", key
+    plain = plots.accuracy_over_seeds(panels)
+    assert not any(ax.patches for ax in plain.axes)
+    assert "half heads" not in [text.get_text() for legend in plain.legends for text in legend.get_texts()]
+
+
 def test_the_ratio_axis_says_it_is_a_log_scale():
     ax = plots.frequency_ratios(PLAIN, RULES, factor=4).axes[0]
     assert ax.get_yscale() == "log" and "log scale" in ax.get_ylabel()
@@ -420,19 +433,40 @@ def test_turning_columns_a_count_typed_for_24_fails_at_the_checkers_own():
     assert feedback.status != CORRECT and "width of the checker's own" in feedback.message, feedback
 
 
-@pytest.mark.parametrize("how", ["rope_frequencies", "rotary_angles", "sinusoid"])
-def test_turning_columns_accepts_the_package_frequencies_over_the_width_given(how):
-    # Review 32: the notebook shows rope_frequencies(head_dim=turned) one screen above; 16's checker accepts it too.
+@pytest.mark.parametrize("how", ["rope_frequencies", "rotary_angles", "sinusoid", "a lambda around it"])
+def test_turning_columns_refuses_the_package_frequencies_and_asks_for_the_formula(how):
+    # Review 33: the notebook shows rope_frequencies(head_dim=turned) one screen above, so with it the exercise was one
+    # edit from a copy. Written from the formula, the width in the exponent is the learner's own choice.
     from posenc import builder, rope_scaling, schemes
     frequencies = {
         "rope_frequencies": lambda d: rope_scaling.rope_frequencies(head_dim=d),
         "rotary_angles": lambda d: schemes.rotary_angles(max_sequence_length=2, d=d)[1],
         "sinusoid": lambda d: builder.frequencies(d_model=d),
+        "a lambda around it": lambda d, f=rope_scaling.rope_frequencies: f(head_dim=d, base=10_000.0),
     }[how]
 
     def my_columns(rotary_dim):
         return 2 * int((2 * math.pi / frequencies(rotary_dim) <= 2047).sum())
-    assert exercises.check_turning_columns(my_columns, **NEOX_HEAD).status == CORRECT
+    feedback = exercises.check_turning_columns(my_columns, **NEOX_HEAD)
+    assert feedback.status == MISTAKE and "Right counts" in feedback.message, feedback
+    assert "theta_i = base^(-2i/rotary_dim)" in feedback.message, feedback
+    assert not re.search(r"(?<![\d,.])16(?![\d,])", feedback.message), feedback
+
+
+def test_turning_columns_accepts_the_formula_in_several_forms():
+    # A loop in plain Python, the angle criterion (theta x 2,047 >= 2 pi), and < 2,048: all the same count.
+    def loop(rotary_dim):
+        count = 0
+        for i in range(rotary_dim // 2):
+            if 2 * math.pi * 10_000 ** (2 * i / rotary_dim) < 2048:
+                count += 2
+        return count
+
+    def angle(rotary_dim):
+        theta = 10_000.0 ** (-np.arange(0, rotary_dim, 2) / rotary_dim)
+        return int(2 * (theta * 2047 >= 2 * np.pi).sum())
+    for my_columns in (loop, angle, columns_by_formula(as_type=float)):
+        assert exercises.check_turning_columns(my_columns, **NEOX_HEAD).status == CORRECT
 
 
 def test_turning_columns_names_both_causes_of_8():

@@ -266,9 +266,8 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it; but in every seed the "
               "half-turned model fell to chance at 64 tokens.",
-    "worse": "The data go the way the 'For worse' case predicts. Its reason, one pair that turns fully in training "
-              "instead of two, does not explain why half heads fall all the way to chance, below the one-token "
-              "match. That is still open.",
+    "worse": "The data go the way the 'For worse' case predicts. But its reason, one pair that turns fully in "
+              "training instead of two, does not explain a fall all the way to chance, below the one-token match.",
     "the same": "The two differ by far at 64 tokens: the half-turned model fell to chance in every seed.",
 }
 
@@ -280,14 +279,14 @@ def check_half_turned_heads(answer: object) -> Feedback:
 
 
 _LLAMA_4_RULE = {
-    "a": "high_freq_factor is the bound in turns within L above which a pair is kept: at 1 it falls from 4 turns "
-         "to 1, so the 6 pairs Llama 3.1 blends are now kept.",
+    "a": "The divisor 16 is right, but high_freq_factor changed too. It is the bound, in turns within L, above which "
+         "a pair is kept, and Scout moves it from 4 turns to 1.",
     "b": "The kept and blended pairs are right, but factor sets the divisor. Scout's factor is 16, so its slow pairs "
          "are divided by 16, not 8.",
-    "c": "The divided pairs are those with under low_freq_factor turns within L, and low_freq_factor stays 1: the same 29. "
-         "The 6 blended pairs move to the kept side, not to the divided one.",
-    "d": "Both bounds sit at 1 turn within L. The 35 pairs over it are kept (the 29 Llama 3.1 keeps and the 6 it "
-         "blends), the 29 under it are divided by 16, and none is left to blend.",
+    "c": "The divided pairs are those under low_freq_factor turns within L. low_freq_factor stays 1, so the same 29 "
+         "are divided.",
+    "d": "Both bounds sit at 1 turn within L, so the 6 pairs Llama 3.1 blends are now kept and none is left to "
+         "blend.",
 }
 
 

@@ -12,6 +12,7 @@ import torch
 
 from .._checks import check_base, check_size, is_real, is_sequence, short
 from .._provenance import calls_any, loaded_library_functions
+from ..builder import frequencies
 from ..models.copy_task import CopySettings, rotary_dim_of
 from ..rope_scaling import _yarn, rope_frequencies
 from .feedback import (
@@ -194,8 +195,8 @@ def check_turning_columns(answer: object, *, head_dim: int = 96, rotary_dim: int
 
     Named: pairs counted instead of columns, frequencies over the whole head, the whole head turned, every turned
     column, radians per position taken for a wavelength (no 2 pi), the columns that do not turn
-    (tests/test_stretching.py lists them), and a function that takes the partial rule from transformers' RoPE code
-    (the package's plain frequencies, over the width given, are fine). No wrong-answer message gives the count away.
+    (tests/test_stretching.py lists them), and a function that takes its frequencies ready-made, from the package
+    or from transformers' RoPE code. No wrong-answer message gives the count away.
     The defaults are GPT-NeoX-20B's head and trained length, so the notebook's call names none of the sizes.
     """
     head_dim = check_size("head_dim", head_dim, minimum=4, maximum=2**16)
@@ -225,11 +226,12 @@ def check_turning_columns(answer: object, *, head_dim: int = 96, rotary_dim: int
             return Feedback(feedback.status, f"Right at rotary_dim = {rotary_dim}, but at a width of the checker's "
                                              f"own, my_columns({width}) gave {short(result)}; expected {expected}. "
                                              "Compute the frequencies over the rotary_dim your function is given.")
-    borrowed = loaded_library_functions(lambda name: "rope" in name.lower() and "param" in name.lower())
+    # The package's frequencies (rope_frequencies, rotary_angles: all of them builder.frequencies) or transformers'.
+    borrowed = [frequencies, *loaded_library_functions(lambda name: "rope" in name.lower() and "param" in name.lower())]
     if calls_any(lambda: [run_learner(answer, width) for width in widths], borrowed):
-        return Feedback(MISTAKE, "Right counts, but your function takes its frequencies from transformers, which "
-                                 "applies partial_rotary_factor for you. Write them from the formula, "
-                                 "theta_i = base^(-2i/rotary_dim).")
+        return Feedback(MISTAKE, "Right counts, but your function takes its frequencies ready-made, from posenc or "
+                                 "from transformers. Write them from the formula, theta_i = base^(-2i/rotary_dim): "
+                                 "the width in that exponent is what this exercise asks you to choose.")
     return verdicts[0]  # the verdict at rotary_dim
 
 

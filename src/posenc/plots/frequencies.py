@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from .style import SCHEME_COLOURS, line_style, new_figure
 
@@ -155,7 +156,8 @@ def loss_curve(losses: dict[str, Sequence[float]], *, title: str = "Training los
 def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                         title: str = "Accuracy of each rule, one mark per seed", seeds: Sequence[int] | None = None,
                         learned: Sequence[int] | None = None, others_are: str = "did not learn the task",
-                        references: Mapping[str, Mapping[str, float]] | None = None) -> Figure:
+                        references: Mapping[str, Mapping[str, float]] | None = None,
+                        shaded: Sequence[str] = (), shaded_are: str = "shaded") -> Figure:
     """One panel per entry of `panels` (e.g. an input length): each rule's accuracy per seed as dots, their median a bar.
 
     `panels` maps a panel's title to {rule: one accuracy (0 to 1) per seed}; every rule of
@@ -165,7 +167,8 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     seeds (by name) that learned the task: theirs are the rule's filled markers and the median
     is theirs alone; the others are open grey circles, described in the legend by `others_are`. By default every seed
     counts as learned. `references` maps a line's description to {panel title: value}: each is drawn across the
-    panels it names, dashed, dotted, ..., and named in the legend below the panels.
+    panels it names, dashed, dotted, ..., and named in the legend below the panels. The rules named in `shaded` (one
+    kind of head, say) stand on a pale band, named in the legend by `shaded_are`.
     """
     accuracies = {name: _labelled(rules) for name, rules in panels.items()}
     count = len(next(iter(next(iter(accuracies.values())).values())))
@@ -180,6 +183,8 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
             base = rule.split(",")[0].strip()  # "pi, half" has PI's colour; "plain" is plain RoPE's
             style = _style({"plain": "rotary"}.get(base, base), k)
             offsets = [k + 0.64 * (j / max(count - 1, 1) - 0.5) for j in range(count)]
+            if rule in shaded:
+                ax.axvspan(k - 0.5, k + 0.5, color="#000000", alpha=0.07, linewidth=0, zorder=0)
             kept = sorted(v for v, seed in zip(values, names, strict=True) if seed in chosen)
             half = len(kept) // 2
             median = kept[half] if len(kept) % 2 else (kept[half - 1] + kept[half]) / 2
@@ -211,6 +216,8 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                               markeredgewidth=1.2, label=f"seed{'s' if len(others) > 1 else ''} {listed}: {others_are}"))
     handles += [Line2D([], [], color="#333333", linestyle=dashes[j % len(dashes)], linewidth=1, label=label)
                 for j, label in enumerate(references or {})]
+    if any(rule in shaded for rules in accuracies.values() for rule in rules):
+        handles.append(Patch(facecolor="#000000", alpha=0.07, linewidth=0, label=shaded_are))
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 3), fontsize=8, frameon=False)
     fig.suptitle(title, fontsize=10)
     return fig
