@@ -337,11 +337,26 @@ class TestGradientColumn:
         assert feedback.status == "wrong" and "Row 10: you said 2" in feedback.message, feedback.message
         assert "got 3" in self.check([6, 1, 1]).message
 
-    def test_a_row_looked_up_once_is_said_once_not_1_times(self):
-        feedback = self.check([6, 1, 1, 0, 1, 0, 0, 0, 0, 0, 2])
-        assert "look that row up once." in feedback.message and "1 times" not in feedback.message, feedback.message
-        feedback = self.check([7, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1])  # Paul counted as padding
-        assert "Row 0: you said 7, but the ids look that row up 6 times." in feedback.message, feedback.message
+    @pytest.mark.parametrize("answer", [[6, 1, 1, 0, 1, 0, 0, 0, 0, 0, 2], [7, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1],
+                                        [6, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0], [1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 1],
+                                        [0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 1], [1] * 11])
+    def test_a_wrong_list_names_a_wrong_row_and_the_rule_but_never_a_right_value(self, answer):
+        # Telling a row's right value would let a learner walk to the answer row by row.
+        message = self.check(answer).message
+        assert not re.search(r"\b6\b|up once|\d times|\[0, 1, 2, 4, 10\]", message), message
+
+    def test_the_count_of_wrong_rows_agrees_with_its_verb(self):
+        assert "1 of the 11 numbers differs. Row 10: you said 2. Its gradient is the number of times the ids look row " \
+               "10 up." in self.check([6, 1, 1, 0, 1, 0, 0, 0, 0, 0, 2]).message
+        assert "2 of the 11 numbers differ. Row 0: you said 7." in self.check([7, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1]).message
+
+    def test_the_sign_slip_and_a_column_not_flattened_are_named(self):
+        feedback = self.check([-6, -1, -1, 0, -1, 0, 0, 0, 0, 0, -1])
+        assert feedback.status == "mistake" and "sign flipped" in feedback.message, feedback.message
+        column = torch.tensor([6.0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 1])
+        for answer in (column[None], column[:, None], column[:, None].numpy()):
+            feedback = self.check(answer)
+            assert not feedback.correct and "Flatten it" in feedback.message, feedback.message
 
     @pytest.mark.parametrize("junk", [None, "6, 1", 6, [6, None], [[6]], torch.zeros(11, 2), [float("nan")] * 11,
                                       [True] * 11, {0: 6}])
@@ -381,10 +396,16 @@ class TestRowsChanged:
         assert self.check([2, 3, 4, 5]).correct
         assert not self.check(11).correct
 
-    def test_a_table_without_a_gradient_only_decays(self):
+    def test_a_table_without_a_gradient_is_skipped_as_adamw_skips_it(self):
         table = torch.nn.Embedding(5, 3)
-        assert exercises.check_rows_changed(5, lookup=table, lr=0.1, ids=[0, 1]).correct
+        assert exercises.check_rows_changed(0, lookup=table, lr=0.1, ids=[0, 1]).correct
+        assert "changed 0 of the 5" in exercises.check_rows_changed(5, lookup=table, lr=0.1, ids=[0, 1]).message
         assert table.weight.grad is None
+        before = table.weight.detach().clone()
+        torch.optim.AdamW(table.parameters(), lr=0.1).step()  # what the checker says: PyTorch skips it
+        assert torch.equal(table.weight.detach(), before)
+        table.weight.grad = torch.zeros_like(table.weight)  # an all-zero gradient is decayed
+        assert exercises.check_rows_changed(5, lookup=table, lr=0.1, ids=[0, 1]).correct
 
     @pytest.mark.parametrize("answer,words", [
         (4, "rows with a gradient"), (5, "<PAD>'s included"), ([0, 2, 3, 4, 5], "<PAD>'s included"),

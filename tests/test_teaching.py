@@ -69,6 +69,7 @@ FALSE_STATEMENTS = [
     r"adding \*is\* concatenating",                     # only with the two halves tied; free halves can do more
     r"a few\s+common pieces \[1\]",                     # Vaswani 5.1 says BPE was used, not why: Sennrich et al. say why
     r"and spaces its exponents\s+`1 / \(d_model/2 - 1\)` apart, not `1 / \(d_model/2\)`\. Every weight",  # two claims in one
+    r"A real model guards the `<PAD>` row",           # GPT-2 has no <PAD>; a mask is for the real words' outputs
     # Readers' reports on 10-17.
     r"knows how far, not which way",                   # only the dot product is even; PE[p + k] != PE[p - k]
     r"the table silently float64",                     # the next nn.Linear raises a dtype error on it

@@ -20,7 +20,7 @@ MOST_PER_NOTEBOOK, MOST_IN_ALL = 1500, 19500
 BUDGET = {
     "00_start_here": 769,
     "01_padding_and_one_hot": 694,
-    "02_embedding": 790,
+    "02_embedding": 813,
     "03_pe_formula": 1208,
     "04_stack_and_flatten": 1033,
     "05_x_plus_pe_and_qkv": 1070,

@@ -62,6 +62,10 @@ def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int
     if answer is None:
         return not_attempted(f"a list of {vocab_size} numbers, one per row of W_E")
     given = _numbers(answer)
+    shape = tuple(answer.shape) if isinstance(answer, (torch.Tensor, np.ndarray)) else None
+    if given is None and shape is not None and len(shape) == 2 and 1 in shape and max(shape) == vocab_size:
+        return Feedback(WRONG, f"Expected a flat list of {vocab_size} numbers, one per row of W_E, got "
+                               f"{describe(answer)}. Flatten it, with .flatten().", readable=False)
     if given is None:
         return Feedback(WRONG, f"Expected a list of {vocab_size} numbers, one per row of W_E, got {describe(answer)}.",
                         readable=False)
@@ -80,26 +84,30 @@ def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int
     if any(expected) and all(abs(g - 0.01 * c) < 1e-4 for g, c in zip(given, expected)):
         return Feedback(MISTAKE, "Those are the loss's rises for a step of 0.01. The gradient is each rise divided by "
                                  "the step, 0.01.")
+    if any(expected) and given == [-c for c in expected]:
+        return Feedback(MISTAKE, "The right sizes, but with the sign flipped. The gradient is the loss's rise per unit "
+                                 "step, and here no rise is below 0. A training step moves roughly against it.")
     if given == [1 if c else 0 for c in expected] and given != expected:
         repeated = [k for k in used if expected[k] > 1]
-        return Feedback(MISTAKE, f"The right rows, but a row used more than once gets more than 1: row {repeated[0]} "
-                                 f"is looked up {expected[repeated[0]]} times, and each use adds 1 to the loss's rise.")
+        return Feedback(MISTAKE, f"The right rows, but a row used more than once gets more than 1. Each use adds 1 to "
+                                 f"the loss's rise. Count the uses of row {repeated[0]}.")
     if given == [1.0] * vocab_size:
-        return Feedback(MISTAKE, f"A row no token looks up is multiplied only by the 0s of the one-hot rows, so its "
-                                 f"gradient is 0; only rows {short(used)} get one, once per use.")
+        return Feedback(MISTAKE, "A row no token looks up is multiplied only by the 0s of the one-hot rows, so its "
+                                 "gradient is 0.")
     if pad_id is not None and expected[pad_id] and given == [0 if k == pad_id else c for k, c in enumerate(expected)]:
-        return Feedback(MISTAKE, f"The padding is a token too: <PAD> is id {pad_id}, looked up {expected[pad_id]} "
-                                 f"times, so row {pad_id} has a gradient of {expected[pad_id]}.")
+        return Feedback(MISTAKE, f"The padding is a token too: <PAD> is id {pad_id}, and each padding slot looks up "
+                                 f"row {pad_id}.")
     unknown_id = SPECIAL_TOKENS.index(UNK_TOKEN)
     if unknown_id != pad_id and expected[unknown_id] and \
             given == [0 if k == unknown_id else c for k, c in enumerate(expected)]:
         return Feedback(MISTAKE, f"A word the vocabulary lacks becomes <UNK>, id {unknown_id}, so row {unknown_id} "
                                  f"has a gradient too.")
+    # Name the first wrong row and the rule, not its value: the value would walk the learner to the answer row by row.
     wrong = [k for k in range(vocab_size) if given[k] != expected[k]]
     first = wrong[0]
-    uses = "once" if expected[first] == 1 else f"{expected[first]} times"
-    return Feedback(WRONG, f"Not quite: {len(wrong)} of the {vocab_size} numbers differ. Row {first}: you said "
-                           f"{given[first]:g}, but the ids look that row up {uses}.")
+    differ = "differs" if len(wrong) == 1 else "differ"
+    return Feedback(WRONG, f"Not quite: {len(wrong)} of the {vocab_size} numbers {differ}. Row {first}: you said "
+                           f"{given[first]:g}. Its gradient is the number of times the ids look row {first} up.")
 
 
 @exercise("rows of W_E one AdamW step changes", prediction=True)
@@ -108,7 +116,8 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     prediction, checked by taking that step on a copy of the table, so that the answer is not on the screen before
     the run; `lookup` itself is left as it is).
 
-    The step uses the gradient in `lookup.weight.grad` (all zeros if there is none) and AdamW's defaults otherwise.
+    The step uses the gradient in `lookup.weight.grad` and AdamW's defaults otherwise; a table whose `.grad` is None
+    is skipped, as PyTorch's optimizers skip it, so no row changes.
     `ids` are the ids the loss looked up, for the feedback.
     A list of the changed rows' numbers is a right answer too.
     """
@@ -124,8 +133,9 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
         raise TypeError(f"ids must be a non-empty list of rows of the table, below {vocab_size}, got {short(ids)}")
     gradient = lookup.weight.grad
     copy = before.cpu().clone().requires_grad_(True)
-    copy.grad = torch.zeros_like(copy) if gradient is None else gradient.detach().cpu().clone().to(copy.dtype)
-    with_gradient = (copy.grad != 0).any(dim=1).nonzero().flatten().tolist()
+    if gradient is not None:  # without one, AdamW skips the table, as PyTorch's optimizers do
+        copy.grad = gradient.detach().cpu().clone().to(copy.dtype)
+    with_gradient = [] if gradient is None else (copy.grad != 0).any(dim=1).nonzero().flatten().tolist()
     torch.optim.AdamW([copy], lr=lr).step()  # AdamW's defaults otherwise, as the notebook's step
     after = copy.detach()
     changed = (before.cpu() != after).any(dim=1).nonzero().flatten().tolist()
@@ -147,7 +157,7 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     decay = expected == vocab_size
     if decay and number == len(with_gradient):
         return Feedback(MISTAKE, f"Those are the rows with a gradient. AdamW's weight decay shrinks every row at "
-                                 f"each step, gradient or not, so all {expected} rows change.")
+                                 f"each step, whether its gradient is 0 or not, so all {expected} rows change.")
     if decay and number == len(used):
         return Feedback(MISTAKE, f"Those are the rows the sentence uses, <PAD>'s included. Weight decay also shrinks "
                                  f"rows {short(unused)}, which no token looks up, so all {expected} rows change.")
@@ -157,7 +167,7 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     pad = lookup.padding_idx
     if decay and pad is not None and pad not in with_gradient and number == vocab_size - 1:
         return Feedback(MISTAKE, f"That is all but the <PAD> row, row {pad}. padding_idx keeps its gradient at zero, but "
-                                 f"weight decay shrinks every row, gradient or not, so all {expected} change.")
+                                 f"weight decay shrinks every row, whether its gradient is 0 or not, so all {expected} change.")
     if decay and number == vocab_size - len(with_gradient):
         return Feedback(MISTAKE, f"Those are the rows whose gradient is all zeros. Rows {short(with_gradient)} change too: their "
                                  f"gradient moves them. All {expected} change.")
