@@ -47,13 +47,19 @@ def test_the_two_independent_counts_agree(n):
 @pytest.mark.parametrize("n", [2**20, 2**32, 2**32 + 5, 3 * 2**35, 2**40])
 def test_a_length_too_large_to_build_is_checked_too(n):
     expected = distinct_by_stretch(n)
-    assert exercises.check_bfloat16_positions(expected, max_sequence_length=n).correct
-    assert not exercises.check_bfloat16_positions(expected + 1, max_sequence_length=n).correct
+    assert check(expected, n).correct
+    assert not check(expected + 1, n).correct
+
+
+def check(answer, max_sequence_length):
+    """The checker's verdict on a first answer: it keeps each size's first answer, so each call here starts afresh."""
+    exercises.reset_progress()
+    return exercises.check_bfloat16_positions(answer, max_sequence_length=max_sequence_length)
 
 
 def test_2_to_the_32_positions_and_its_mistakes():
     def message(answer):
-        return exercises.check_bfloat16_positions(answer, max_sequence_length=2**32).message
+        return check(answer, 2**32).message
 
     assert distinct_by_stretch(2**32) == 3329 and "Correct" in message(3329)
     # The natural first count, one short, says which position to recount but not by how much it is off.
@@ -76,14 +82,14 @@ def test_2_to_the_32_positions_and_its_mistakes():
 @pytest.mark.parametrize("max_sequence_length", [1, 10, 257, 258, 300, 1001, 4096, 70_000])
 def test_the_count_is_correct_and_one_off_is_not(max_sequence_length):
     expected = distinct(max_sequence_length)
-    assert exercises.check_bfloat16_positions(expected, max_sequence_length=max_sequence_length).correct
-    assert exercises.check_bfloat16_positions(float(expected), max_sequence_length=max_sequence_length).correct
-    assert not exercises.check_bfloat16_positions(expected + 1, max_sequence_length=max_sequence_length).correct
+    assert check(expected, max_sequence_length).correct
+    assert check(float(expected), max_sequence_length).correct
+    assert not check(expected + 1, max_sequence_length).correct
 
 
 def test_it_names_the_likely_mistakes():
     def message(answer):
-        return exercises.check_bfloat16_positions(answer, max_sequence_length=1001).message
+        return check(answer, 1001).message
 
     assert "one value per position" in message(1001)
     assert "only the exact positions" in message(257)
@@ -98,3 +104,14 @@ def test_a_bad_size_names_the_argument():
         exercises.check_bfloat16_positions(3, max_sequence_length=0)
     with pytest.raises(ValueError, match="max_sequence_length"):
         exercises.check_bfloat16_positions(3, max_sequence_length=2**41)
+
+
+def test_the_first_answer_counts_so_a_loop_over_guesses_is_kept_as_wrong():
+    # A count can be found by trying one guess after another (no message says which way it is off). progress()
+    # keeps the first answer per size, as for a prediction; each later answer is still judged, and says so.
+    exercises.check_bfloat16_positions(769, max_sequence_length=4096)  # testing the reasoning on a small size first
+    for guess in (3327, 3328, 3329):
+        feedback = exercises.check_bfloat16_positions(guess, max_sequence_length=2**32)
+    assert feedback.correct and "keeps your first prediction, 3327" in feedback.message
+    # Each size is its own exercise: the test on 4,096 positions did not spend the first answer at 2^32.
+    assert exercises.progress().count("done") == 1 and exercises.progress().count("wrong") == 1

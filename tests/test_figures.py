@@ -273,7 +273,7 @@ def test_benchmark_series_differ_in_colour_marker_and_line_style():
 
 
 def test_error_lines_differ_in_hue_marker_and_style_and_the_reference_line_says_what_it_is():
-    # 12's figure: five ways to build the table. Two lines that lie on each other (both casts to bfloat16 near 2^-9)
+    # 12's figures: the ways to build the table. Two lines that lie on each other (both casts to bfloat16 near 2^-9)
     # show their markers at other positions; the dotted line is named.
     errors = {name: [2e-3] * 10 for name in ("a", "b", "c", "d", "e")}
     fig = plots.error_by_position(errors, positions=list(range(10, 110, 10)), title="t", reference_slope=2.0**-24,
@@ -287,7 +287,7 @@ def test_error_lines_differ_in_hue_marker_and_style_and_the_reference_line_says_
 
 
 def test_a_second_error_figure_keeps_the_first_ones_looks_and_can_be_linear_with_a_named_level():
-    # 12's second figure: two of the five lines again, over 2^-9 on a linear axis, with f64→bf16's level at 1.
+    # 12's ratio figure: two of the five lines again, over 2^-9 on a linear axis, with f64→bf16's level at 1.
     errors = {name: [2e-3] * 10 for name in ("a", "b", "c", "d", "e")}
     first = plots.error_by_position(errors, positions=list(range(10, 110, 10)), title="t")
     second = plots.error_by_position({"d": [1.5] * 10, "a": [0.5] * 10}, positions=list(range(10, 110, 10)), title="t",
@@ -301,6 +301,23 @@ def test_a_second_error_figure_keeps_the_first_ones_looks_and_can_be_linear_with
                 look.get_color(), look.get_marker(), look.get_linestyle())
     assert ax.get_yscale() == "linear" and ax.get_ylim() == (0, 2) and ax.get_ylabel() == "error / level"
     assert "level" in [text.get_text() for text in ax.get_legend().get_texts()]
+    # The level is drawn over the lines: 12's f32→bf16 lies on it up to position 1,000 and must not hide it.
+    level = next(line for line in ax.get_lines() if line.get_label() == "level")
+    assert all(level.get_zorder() > line.get_zorder() for line in ax.get_lines() if line is not level)
+
+
+def test_a_figure_of_other_lines_can_start_at_a_later_look():
+    # 12's float32 figure draws two recipes, its bfloat16 figure three others: no look is drawn twice.
+    positions = list(range(10, 110, 10))
+    first = plots.error_by_position({"a": [1e-3] * 10, "b": [1e-4] * 10}, positions=positions, title="t")
+    second = plots.error_by_position({"c": [1e-3] * 10, "d": [1e-4] * 10, "e": [1e-5] * 10}, positions=positions,
+                                     title="t", first_look=2)
+    lines = [*first.axes[0].get_lines(), *second.axes[0].get_lines()]
+    assert len({line.get_color() for line in lines}) == 5 and len({line.get_marker() for line in lines}) == 5
+    assert len({str(line.get_markevery()) for line in second.axes[0].get_lines()}) == 3
+    for bad in (-1, 8, 1.5):
+        with pytest.raises((TypeError, ValueError), match="first_look"):
+            plots.error_by_position({"a": [1e-3] * 10}, positions=positions, title="t", first_look=bad)
 
 
 def test_error_by_position_bins_per_position_errors_into_the_worst_up_to_each_end():

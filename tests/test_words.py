@@ -30,7 +30,7 @@ BUDGET = {
     "09_why_positions_matter": 612,
     "10_relative_positions": 1020,
     "11_pitfalls": 677,
-    "12_precision": 1075,
+    "12_precision": 1106,
     "13_position_schemes": 1499,
     "14_does_position_matter": 1500,
     "15_real_pipeline": 1472,

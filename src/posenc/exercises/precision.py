@@ -63,7 +63,7 @@ def _drifting_tables(length: int, d_model: int) -> list[tuple[str, torch.Tensor]
     return [
         *[(still_float32, lambda d=d: _table(position / d).float()) for d in float32_denominators],
         *[(float32_angles, lambda d=d: _table(position.float() / d)) for d in float32_denominators],
-        ("The angles are rounded to float32 before sin and cos, each by up to angle x 2^-24, as blue in the figure. "
+        ("The angles are rounded to float32 before sin and cos, each by up to angle x 2^-24: a drift like the f32 line's. "
          "Find the step that stores them in float32: only the finished table should be cast.",
          lambda: _table((position / denominator).float())),
     ]
@@ -168,11 +168,13 @@ def _bfloat16_distinct(n: int) -> tuple[int, bool]:
     return whole + up, up
 
 
-@exercise("positions in bfloat16")
+@exercise("positions in bfloat16", prediction=True)
 def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) -> Feedback:
     """How many distinct values the positions 0 .. max_sequence_length - 1 take when stored in bfloat16.
 
     Counted from bfloat16's numbers, so a length too large to build as a tensor (2^32) is checked as quickly.
+    A count can be found by looping over guesses, so progress() keeps the first answer per size, as for a
+    prediction: the learner tests the reasoning on sizes small enough to count with torch before answering.
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=_MAX_BFLOAT16_POSITIONS)
     expected, up = _bfloat16_distinct(max_sequence_length)

@@ -52,7 +52,7 @@ def sine_cosine_curves(*, d_model: int = 128, columns: Sequence[int] = (0, 1, 10
 def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positions: Sequence[float] | None = None,
                       reference_slope: float | None = None, reference_label: str | None = None,
                       like: Figure | None = None, linear_max: float | None = None,
-                      level: tuple[float, str] | None = None, ylabel: str | None = None) -> Figure:
+                      level: tuple[float, str] | None = None, ylabel: str | None = None, first_look: int = 0) -> Figure:
     """Max abs error against position, one line per implementation, log-log; the legend beside the plot.
 
     Without `positions`, each entry of `errors` holds one error per position 0, 1, 2, ... (e.g. a tensor), and
@@ -67,8 +67,10 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
 
     For a second look at some of the same lines: `like` (an earlier figure of this function) gives each line the
     colour, marker and line style of its namesake there; `linear_max` draws the errors on a linear axis from 0 to
-    that value (lines above it leave the plot); `level` (value, label) draws a dotted grey horizontal line, named in
-    the legend; `ylabel` replaces the axis's label (e.g. when the errors are divided by a level).
+    that value (lines above it leave the plot); `level` (value, label) draws a dotted grey horizontal line on top of
+    the others (a line that lies on it still shows it), named in the legend; `ylabel` replaces the axis's label (e.g.
+    when the errors are divided by a level). `first_look` starts the lines at a later look (colour, marker, line
+    style), so that a figure of other lines does not reuse the looks of an earlier one (0 to 7).
     """
     xlabel = "position"
     if positions is None:
@@ -82,13 +84,14 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
     positions = [float(p) for p in positions]
     if reference_slope is not None:
         reference_slope = float(reference_slope)
+    first_look = check_size("first_look", first_look, minimum=0, maximum=len(_DISTINCT_HUES) - 1)
     fig = new_figure(9, 4.2)
     ax = fig.add_subplot()
     every = max(len(errors), 1)
-    for k, (name, values) in enumerate(errors.items()):
+    for k, (name, values) in enumerate(errors.items(), start=first_look):
         ax.loglog(positions, [max(v, 1e-10) for v in values], color=_DISTINCT_HUES[k % len(_DISTINCT_HUES)],
                   marker=MARKERS[k % len(MARKERS)], linestyle=_ERROR_STYLES[k % len(_ERROR_STYLES)], label=name,
-                  markersize=6, markevery=(k % every, every), linewidth=1.5)
+                  markersize=6, markevery=((k - first_look) % every, every), linewidth=1.5)
     if like is not None:
         looks = {line.get_label(): line for line in like.axes[0].get_lines()}
         for line in ax.get_lines():
@@ -98,7 +101,7 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
         ax.loglog(positions, [reference_slope * p for p in positions], ":", color="#555555", linewidth=1.8,
                   zorder=3, label=reference_label or f"{reference_slope:.2g} x position")
     if level is not None:
-        ax.axhline(float(level[0]), color="#555555", linestyle=":", linewidth=1.2, label=level[1])
+        ax.axhline(float(level[0]), color="#555555", linestyle=":", linewidth=1.8, zorder=3, label=level[1])
     if linear_max is not None:
         ax.set_yscale("linear")
         ax.set_ylim(0, float(linear_max))
