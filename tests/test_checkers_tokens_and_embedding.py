@@ -5,6 +5,7 @@ gradient rows)."""
 import re
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -96,6 +97,14 @@ def never_cutting_pad(words, *, max_sequence_length, truncate=False):  # truncat
     return words + ["<PAD>"] * (max_sequence_length - len(words))
 
 
+def last_tokens_pad(words, *, max_sequence_length, truncate=False):  # truncate=True keeps the end of the sentence
+    if len(words) > max_sequence_length:
+        if not truncate:
+            raise ValueError("too long")
+        return words[-max_sequence_length:]
+    return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+
 def empty_pad(words, *, max_sequence_length, truncate=False):  # an empty sentence comes back empty
     return fixed_pad(words, max_sequence_length=max_sequence_length, truncate=truncate) if words else []
 
@@ -115,6 +124,7 @@ class TestPadFunction:
         (always_refusing_pad, "asked for a cut"), (cut_without_padding_pad, "still padded"),
         (one_over_pad, "For 11 tokens, more than max_sequence_length=10, it cut to 10"),
         (swapped_pad, "the two cases are swapped"),
+        (last_tokens_pad, "for 13 tokens it kept the last 10: keep the first ones"),
     ])
     def test_each_mistake_is_named(self, function, words):
         feedback = exercises.check_pad_function(function, max_sequence_length=L)
@@ -252,8 +262,11 @@ class TestOneHotShape:
         ids = tokens.sentence_to_ids("the dog sat", vocabulary, max_sequence_length=8)
         shape = tuple(tokens.one_hot(ids, vocab_size=vocabulary.vocab_size).shape)
         assert shape == (8, 9)
-        for form in (shape, list(shape), torch.Size(shape), (8.0, 9.0)):
+        for form in (shape, list(shape), torch.Size(shape), (8.0, 9.0), torch.tensor(shape), np.array(shape),
+                     np.array(shape, dtype=float), tuple(np.int64(size) for size in shape)):
             assert self.check(form).correct, form
+        for form in (np.array([8.5, 9]), np.array(["8", "9"]), np.zeros((8, 9))):
+            assert not self.check(form).correct, form
 
     @pytest.mark.parametrize("answer,words", [
         ((9, 8), "Transposed"), ((3, 9), "before padding"), ((8, 7), "leaves out the special tokens"),
@@ -265,6 +278,25 @@ class TestOneHotShape:
     def test_each_mistake_is_named(self, answer, words):
         feedback = self.check(answer)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
+
+    @pytest.mark.original_example
+    def test_the_running_examples_vocab_size_is_named_where_it_was_copied(self):
+        # The running example's shape is (10, 11); this corpus has 11 tokens in all, so 11 columns is also every
+        # occurrence counted: the message says both, and says the running example's shape when the rows do too.
+        for answer in ((7, 11), (8, 11)):
+            feedback = self.check(answer, max_sequence_length=7)
+            assert feedback.status == "mistake", feedback
+            assert "11 columns is the running example's vocab_size" in feedback.message, feedback
+            assert "counting a token each time it occurs gives" in feedback.message, feedback
+        feedback = self.check((10, 11), max_sequence_length=7)
+        assert feedback.status == "mistake" and "(10, 11), the running example's shape" in feedback.message, feedback
+        assert "max_sequence_length = 7 tokens" in feedback.message and "each time" not in feedback.message, feedback
+        # Another corpus, whose every occurrence is not 11: only the running example is named.
+        feedback = exercises.check_one_hot_shape((4, 11), corpus=("a b c", "a b d"), sentence="a b", max_sequence_length=4)
+        assert "the running example's vocab_size. Here the vocabulary" in feedback.message, feedback
+        # 13, every occurrence with <PAD> and <UNK>, is not the running example's.
+        feedback = self.check((7, 13), max_sequence_length=7)
+        assert "each time it occurs" in feedback.message and "running example" not in feedback.message, feedback
 
     def test_the_full_stop_left_out_of_the_rows_is_named(self):
         # Padded to the longer sentence, 7 tokens: counting its 6 words leaves out the full stop.

@@ -396,8 +396,11 @@ def as_number(answer: object) -> float | None:
 
 
 def as_shape(answer: object) -> tuple[int, ...] | None:
-    """A shape from a tuple, list, torch.Size or 1-D tensor of whole numbers (2.0 counts as 2); else None."""
+    """A shape from a tuple, list, torch.Size or 1-D tensor or numpy array of whole numbers (2.0 counts as 2); else
+    None."""
     if isinstance(answer, torch.Tensor) and answer.ndim == 1 and answer.numel() <= 32 and not answer.is_complex():
+        answer = answer.tolist()
+    elif isinstance(answer, np.ndarray) and answer.ndim == 1 and answer.size <= 32 and answer.dtype.kind in "iuf":
         answer = answer.tolist()
     if not isinstance(answer, (tuple, list, torch.Size)) or len(answer) > 32:
         return None

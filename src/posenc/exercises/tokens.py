@@ -173,6 +173,9 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
             return Feedback(MISTAKE, f"With truncate=True, {len(longer)} tokens still raised {error_line(result)}: "
                                      f"the caller asked for a cut, so return the first {max_sequence_length}.")
         if result != longer[:max_sequence_length]:
+            if result == longer[-max_sequence_length:]:
+                return Feedback(MISTAKE, f"With truncate=True, for {len(longer)} tokens it kept the last "
+                                         f"{max_sequence_length}: keep the first ones, words[:max_sequence_length].")
             got = f"{len(result)} tokens" if isinstance(result, list) else short(result)
             return Feedback(WRONG, f"With truncate=True, for {len(longer)} tokens it returned {got}; expected "
                                    f"the first {max_sequence_length} tokens, {short(longer[:max_sequence_length])}.")
@@ -191,7 +194,7 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
 @exercise("the shape of a one-hot matrix", prediction=True)
 def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str, max_sequence_length: int) -> Feedback:
     """The shape of the one-hot matrix of `sentence`, padded to max_sequence_length, against the vocabulary built from
-    `corpus`, as `tokens.build_vocabulary` builds it. A tuple, a list or a torch.Size is read."""
+    `corpus`, as `tokens.build_vocabulary` builds it. A tuple, a list, a torch.Size or a 1-D tensor or array is read."""
     corpus = check_str_list("corpus", corpus, if_str="wrap it in a list")
     words = tokens.tokenize(check_str("sentence", sentence))
     length = check_size("max_sequence_length", max_sequence_length, maximum=100_000)
@@ -241,6 +244,19 @@ def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str,
                                           "<PAD>, <UNK> and each token of the corpus once, lower-cased, punctuation "
                                           "marks included."),
     ]
+    # The running example's vocab_size, copied: for a small corpus it can equal a count of every occurrence too.
+    running_size = tokens.build_vocabulary(example.CORPUS).vocab_size
+    if running_length and columns == running_size != size:
+        return Feedback(MISTAKE, f"You said {shape}, the running example's shape. Here the sentence is padded to "
+                                 f"max_sequence_length = {length} tokens, one row each. The vocabulary is built from the "
+                                 "exercise's corpus: <PAD>, <UNK> and each of its tokens once.")
+    if columns == running_size != size:
+        also = [f"It is also what counting {what} gives. " for matches, what in (
+            (columns == every_token, "a token each time it occurs"),
+            (columns == every_token + special, "<PAD>, <UNK> and a token each time it occurs")) if matches]
+        columns_mistakes.insert(0, (True, f"{columns} columns is the running example's vocab_size. {''.join(also)}Here "
+                                          "the vocabulary is built from the exercise's corpus: <PAD>, <UNK> and "
+                                          "each of its tokens once."))
     named_columns = next((note for matches, note in columns_mistakes if matches), None) if columns != size else None
     columns_note = named_columns or (f"{columns} columns: there is one column per vocabulary entry, <PAD> and <UNK> "
                                      "included." if columns != size else "")
