@@ -26,7 +26,6 @@ FIGURES = {
     "wavelengths_by_base": lambda: plots.wavelengths_by_base(
         {f"base {b:,.0f}": 2 * math.pi / rope_scaling.rope_frequencies(head_dim=128, base=b) for b in (1e4, 5e5, 1e6)},
         context_length=8192),
-    "unseen_angles": lambda: plots.unseen_angles(PLAIN, trained_length=8192),
     "frequency_ratios": lambda: plots.frequency_ratios(PLAIN, RULES, factor=4),
     "accuracy_over_seeds": lambda: plots.accuracy_over_seeds(
         {"64 tokens": {"rotary": [0.3, 0.4, 0.5], "pi": [0.2, 0.4, 0.1], "yarn": [0.7, 0.6, 0.2]},
@@ -64,15 +63,6 @@ def test_ratios_sit_between_1_over_factor_and_1():
     for line in fig.axes[0].lines:
         if not line.get_label().startswith("_"):
             assert min(line.get_ydata()) >= 0.25 - 1e-12 and max(line.get_ydata()) <= 1 + 1e-12
-
-
-def test_unseen_angles_marks_the_pairs_that_never_turned_fully():
-    fig = plots.unseen_angles(PLAIN, trained_length=8192, factors=(2, 4))
-    trained = fig.axes[0].lines[0].get_ydata()
-    # A pair whose wavelength is shorter than the trained length has seen every angle: share 1.
-    wavelengths = 2 * math.pi / PLAIN
-    assert all((share == 1.0) == bool(w <= 8191) for share, w in zip(trained, wavelengths.tolist()))
-
 
 
 # posenc.models.copy_task: the fine-tune control (no rule) and its seed ----------------------------------------------
@@ -138,6 +128,13 @@ def test_accuracy_over_seeds_draws_each_reference_line_and_names_it():
     assert styles == [[("--", 0.6), (":", 0.03)], [("--", 0.4)]]
     key = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
     assert key == ["median", "one-token match", "chance"], key
+
+
+def test_accuracy_over_seeds_puts_the_numbers_of_level_neighbours_on_either_side_of_their_marks():
+    # Side by side under their marks, the numbers of two seeds at one accuracy would read as one ("0 1" as 01).
+    fig = plots.accuracy_over_seeds({"128": {"pi": [0.14, 0.14, 0.08, 0.08, 0.5]}})
+    sides = [text.xyann[1] for text in fig.axes[0].texts]
+    assert sides == [-9, 9, -9, 9, -9], sides
 
 
 
@@ -641,6 +638,11 @@ def test_yarn_ramp_is_straight_in_the_pair_index_between_pairs_18_and_35():
     yarn = rope_scaling.rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=4.0,
                                          original_max_position_embeddings=length)
     assert torch.allclose(yarn, (1 - ramp) * theta + ramp * theta / 4, rtol=1e-12, atol=0)
+    # The paper's ramp, straight in the turns r from 1 to 32: every blended pair is slower under it than under the code's.
+    gamma = ((length * theta / (2 * math.pi) - 1) / 31).clamp(0, 1)
+    paper = (1 - gamma) * theta / 4 + gamma * theta
+    blended = (ramp > 0) & (ramp < 1)
+    assert int(blended.sum()) == 16 and bool((yarn[blended] > paper[blended]).all())
 
 
 def test_saved_results_are_the_benchmarks_six_seeds(monkeypatch, tmp_path):

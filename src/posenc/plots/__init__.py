@@ -31,7 +31,6 @@ from .diagrams import transformer_diagram as transformer_diagram
 from .frequencies import accuracy_over_seeds as accuracy_over_seeds
 from .frequencies import frequency_ratios as frequency_ratios
 from .frequencies import loss_curve as loss_curve
-from .frequencies import unseen_angles as unseen_angles
 from .frequencies import wavelengths_by_base as wavelengths_by_base
 from .matrices import encoding_heatmap as encoding_heatmap
 from .matrices import lookup_figure as lookup_figure

@@ -1,5 +1,5 @@
-"""Figures for stretching the context: wavelengths per base, the angles a longer input adds,
-the ratio of each rule's frequencies to plain RoPE's, a loss curve, accuracies over seeds.
+"""Figures for stretching the context: wavelengths per base, the ratio of each rule's frequencies to plain RoPE's,
+a loss curve, accuracies over seeds.
 
 Each function takes numbers (the notebook computes them with `posenc.rope_scaling.rope_frequencies`)
 and returns a Figure. A rule's line has its colour from `SCHEME_COLOURS` ("pi", "ntk", "yarn",
@@ -17,8 +17,7 @@ from matplotlib.patches import Patch
 
 from .style import SCHEME_COLOURS, line_style, new_figure
 
-__all__ = ["wavelengths_by_base", "unseen_angles", "frequency_ratios", "loss_curve",
-           "accuracy_over_seeds"]
+__all__ = ["wavelengths_by_base", "frequency_ratios", "loss_curve", "accuracy_over_seeds"]
 
 # How the legends name the rules: the names the prose uses, not the code's.
 RULE_NAMES = {"rotary": "plain RoPE", "pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN", "llama3": "Llama 3.1's rule"}
@@ -59,48 +58,6 @@ def wavelengths_by_base(wavelengths: dict[str, Sequence[float]], *, context_leng
     ax.set_ylabel("wavelength (positions per turn)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
-    return fig
-
-
-def unseen_angles(frequencies: Sequence[float], *, trained_length: int, factors: Sequence[int] = (2, 4),
-                  title: str = "How much of each pair's turn the inputs reach") -> Figure:
-    """For each pair, the turns that positions 0 .. n - 1 reach (capped at 1), at the trained length and longer.
-
-    Pair i at position p has turned by p * theta_i. Trained on `trained_length` positions, it has
-    seen angles up to (trained_length - 1) * theta_i: a full turn if that is 2 pi or more (every
-    angle seen), otherwise only part of the circle. At `factor` times the length it reaches
-    further: the shaded bands are angles the model never saw in training. A share is capped at 1,
-    a full turn, since a pair that has turned fully has met every angle; the y label says so.
-    """
-    theta = _numbers(frequencies)
-
-    def reached(length: int) -> list[float]:
-        return [min(1.0, (length - 1) * t / (2 * math.pi)) for t in theta]
-
-    pairs = range(len(theta))
-    fig = new_figure(8, 4)
-    ax = fig.add_subplot()
-    previous = reached(trained_length)
-    ax.plot(pairs, previous, color=SCHEME_COLOURS["rotary"], label=f"trained: {trained_length:,} positions", linewidth=2)
-    shades = ["#E69F00", "#D55E00", "#CC79A7", "#882255"]
-    for k, factor in enumerate(factors):
-        now = reached(factor * trained_length)
-        ax.fill_between(pairs, previous, now, color=shades[k % len(shades)], alpha=0.45,
-                        label=f"{'further ' if k else ''}new angles at {factor}x ({factor * trained_length:,} positions)")
-        ax.plot(pairs, now, color=shades[k % len(shades)], linewidth=1)
-        previous = now
-    # A log scale: the slowest pairs reach a thousandth of a turn, and 4x that is as new to them as a whole turn.
-    ax.set_yscale("log")
-    ax.set_ylim(min(reached(trained_length)) / 2, 1.5)
-    ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
-    ax.set_ylabel("turns within the length (log, capped at 1)")
-    full = sum(share == 1.0 for share in reached(trained_length))
-    if full:  # the flat line: pairs that turned fully, drawn at 1 however often they turned
-        ax.annotate(f"pairs 0 to {full - 1} turn fully in training: every angle met,\ndrawn at 1 however many turns",
-                    ((full - 1) / 2, 1.0), xytext=(0, -8), textcoords="offset points", ha="center", va="top",
-                    fontsize=8, color="#333333")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, loc="lower left")
     return fig
 
 
@@ -190,14 +147,18 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
             median = kept[half] if len(kept) % 2 else (kept[half - 1] + kept[half]) / 2
             # The median first, thin and pale: the dots and their seed numbers are drawn over it.
             ax.plot([k - 0.36, k + 0.36], [median, median], color="#999999", linewidth=2.5, zorder=1, solid_capstyle="butt")
-            for x, value, seed in zip(offsets, values, names, strict=True):
+            below = None  # where the last seed's number went: under its mark (True) or over it
+            for j, (x, value, seed) in enumerate(zip(offsets, values, names, strict=True)):
+                # A number goes under its mark, or over it when the seed before sits level and its number went under:
+                # two numbers side by side would read as one ("0 1" as 01).
+                below = not (below and abs(value - values[j - 1]) < 0.035)
                 if seed in chosen:
                     ax.plot([x], [value], linestyle="none", marker=style.get("marker", "o"), color=style["color"],
                             markersize=5, alpha=0.9, zorder=3)
                 else:  # a seed that did not learn the task: an open grey circle, whatever the rule's marker
                     ax.plot([x], [value], linestyle="none", marker="o", color="#777777", markersize=5,
                             fillstyle="none", markeredgewidth=1.2, zorder=3)
-                ax.annotate(str(seed), (x, value), xytext=(0, -9), textcoords="offset points", ha="center",
+                ax.annotate(str(seed), (x, value), xytext=(0, -9 if below else 9), textcoords="offset points", ha="center",
                             va="center", fontsize=7.5, color="#333333", zorder=4)
         ax.set_xticks(range(len(rules)), list(rules), fontsize=8, rotation=30, ha="right")
         ax.set_xlim(-0.6, len(rules) - 0.4)
