@@ -527,9 +527,29 @@ class TestEncodingFunction:
             feedback = self.check(answer)
             assert feedback.status == "mistake" and "package's own" in feedback.message, feedback.message
 
+    def test_the_parameters_may_have_any_names_but_come_in_order(self):
+        # Called as my_encoding(L, d), as 03's wavelength checker calls its function: the prompt's signature is
+        # positional, so a right function passes whatever its parameters are called.
+        def star(*sizes):
+            return _t2t(*sizes)
+
+        for answer in (lambda length, d: _t2t(length, d), lambda L, width: _t2t(L, width), star,
+                       lambda max_sequence_length, d_model=6: _t2t(max_sequence_length, d_model)):
+            feedback = self.check(answer)
+            assert feedback.correct, feedback.message
+
+        def keywords_only(*, max_sequence_length, d_model):
+            return _t2t(max_sequence_length, d_model)
+
+        for answer in (keywords_only, lambda max_sequence_length: _t2t(max_sequence_length, 6),
+                       lambda max_sequence_length, d_model, dtype: _t2t(max_sequence_length, d_model)):
+            feedback = self.check(answer)
+            assert feedback.status == "mistake" and "calls my_encoding(10, 5), max_sequence_length first" in (
+                feedback.message) and "Give it two parameters" in feedback.message, feedback.message
+        feedback = self.check(lambda d_model, max_sequence_length: _t2t(max_sequence_length, d_model))  # swapped
+        assert feedback.status == "wrong" and "Shape (5, 10), expected" in feedback.message, feedback.message
+
     def test_odd_answers_never_raise(self):
-        feedback = self.check(lambda length, d: _t2t(length, d))
-        assert feedback.status == "mistake" and "Name its parameters" in feedback.message
         assert self.check(None).status == "not attempted"
         assert self.check(3).status == "wrong"
         for returned in (None, "a table", torch.zeros(0), torch.zeros(10, 5, dtype=torch.int64),
@@ -619,7 +639,7 @@ def test_transposed_row_meaning_accepts_b_and_names_each_wrong_choice():
     for right in ("b", " B "):
         feedback = exercises.check_transposed_row_meaning(right)
         assert feedback.correct and "slice of one sine wave" in feedback.message, feedback.message
-    for wrong, words in (("a", "does not compute new ones"), ("c", "not the numbers of position 2 in another order")):
+    for wrong, words in (("a", "column 2 of table, not row 2"), ("c", "not the numbers of position 2 in another order")):
         feedback = exercises.check_transposed_row_meaning(wrong)
         assert feedback.status == "mistake" and words in feedback.message and "The answer is 'b'" in feedback.message
     assert exercises.check_transposed_row_meaning(None).status == "not attempted"

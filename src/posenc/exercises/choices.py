@@ -296,8 +296,8 @@ def check_llama_4_rule(answer: object) -> Feedback:
 
 
 _TRANSPOSED_ROW_MEANING = {
-    "a": "A transpose moves numbers. It does not compute new ones. Row 2 of table.T is column 2 of table, and table "
-         "was built with its sizes swapped.",
+    "a": "Row 2 of table.T is column 2 of table, not row 2. A column of the table holds one wave, read at each "
+         "position, not the sines and cosines of one position.",
     "b": "Row 2 of table.T is column 2 of table: sin(pos / 10000^(2/d)) for pos = 0 to L - 1, with the swapped "
          "sizes d = max_sequence_length and L = d_model. Its entries share one denominator, and each belongs to a "
          "different position. So token 2 gets a slice of one sine wave, not the pairs of position 2.",

@@ -317,7 +317,7 @@ def _judge_t2t(table: object, length: int, d_model: int) -> Feedback | None:
                                  "exponent divides by zero. tensor2tensor divides by max(pairs - 1, 1): its one "
                                  "denominator is 1.")
     if isinstance(answer, Feedback):
-        return Feedback(WRONG, f"my_encoding(max_sequence_length={L}, d_model={d}) returned {describe(table)}, not "
+        return Feedback(WRONG, f"my_encoding({L}, {d}) returned {describe(table)}, not "
                                f"a table of numbers: {answer.message}")
     expected = _t2t(L, d)
     tolerance = _tolerance(L, DEFAULT_BASE)
@@ -393,7 +393,9 @@ def check_encoding_function(function: object) -> Feedback:
     """A function `function(max_sequence_length, d_model)` that builds tensor2tensor's table with torch alone
     (d_model // 2 denominators, geometric from 1 to 10000; all sines, all cosines, then a zero column for an odd
     d_model), for sizes of the checker's own: the first wrong table is named, with what it got and expected. A
-    function that calls the package's steps or builders (even_denominator, to_concatenated, ...) is named."""
+    function that calls the package's steps or builders (even_denominator, to_concatenated, ...) is named. It is
+    called with the sizes in that order, not by name, as the wavelength checker calls its function: the learner may
+    name the parameters as they like."""
     if function is None:
         return not_attempted("a function my_encoding(max_sequence_length, d_model)")
     if isinstance(function, (torch.Tensor, np.ndarray, list, tuple)):
@@ -403,22 +405,30 @@ def check_encoding_function(function: object) -> Feedback:
         return Feedback(WRONG, f"Expected a function, got {describe(function)}.", readable=False)
     package = [getattr(steps, name) for name in steps.__all__ if inspect.isfunction(getattr(steps, name))]
     package += [sinusoidal_encoding, PositionalEncoding.forward]
-    if calls_any(lambda: [function(max_sequence_length=L, d_model=d) for L, d in _FUNCTION_SIZES], package):
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # no signature to read: calling the function will tell
+        signature = None
+    L, d = _FUNCTION_SIZES[0]
+    try:
+        signature is None or signature.bind(L, d)
+    except TypeError as error:
+        return Feedback(MISTAKE, f"The checker calls my_encoding({L}, {d}), max_sequence_length first, but your "
+                                 f"function cannot take those two ({error}). Give it two parameters, "
+                                 "max_sequence_length and d_model, in that order.")
+    if calls_any(lambda: [function(L, d) for L, d in _FUNCTION_SIZES], package):
         return Feedback(MISTAKE, "Your function calls the package's own steps or builders. Build the table with torch "
                                  "alone: positions, denominators from the formula, torch.sin and torch.cos.")
     for L, d in _FUNCTION_SIZES:
         try:
-            table = function(max_sequence_length=L, d_model=d)
+            table = function(L, d)
         except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
             text = str(error)[:100]
-            if isinstance(error, TypeError) and "keyword argument" in str(error):
-                return Feedback(MISTAKE, f"The checker calls my_encoding(max_sequence_length={L}, d_model={d}), and "
-                                         f"your function raised TypeError: {text}. Name its parameters "
-                                         "max_sequence_length and d_model.")
             one_pair = (f" With d_model = {d} there is one pair, so pairs - 1 = 0: its one denominator is 1."
                         if d // 2 == 1 else "")
-            return Feedback(WRONG, f"my_encoding(max_sequence_length={L}, d_model={d}) raised {type(error).__name__}: "
-                                   f"{text}. It must work for any sizes, odd d_model included.{one_pair}")
+            return Feedback(WRONG, f"my_encoding({L}, {d}), for max_sequence_length={L} and d_model={d}, raised "
+                                   f"{type(error).__name__}: {text}. It must work for any sizes, odd d_model "
+                                   f"included.{one_pair}")
         verdict = _judge_t2t(table, L, d)
         if verdict is not None:
             return Feedback(verdict.status, f"For max_sequence_length={L}, d_model={d}: {verdict.message}")

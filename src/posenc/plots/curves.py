@@ -305,8 +305,8 @@ def pair_rotation(*, d_model: int = 6, pair: int = 0, max_sequence_length: int =
                   shift: int | None = None, base: float = DEFAULT_BASE) -> Figure:
     """One (sin, cos) pair of PE as a point on the unit circle, one dot per position, sine across and cosine up.
 
-    Position 0 sits at the top, (0, 1); each position turns the point clockwise by the pair's angle per position.
-    With `start` and `shift`, an arrow from the origin marks position `start` and an arc shows the turn to
+    Position 0 sits at the top, (0, 1); each position rotates the point clockwise by the pair's angle per position.
+    With `start` and `shift`, an arrow from the origin marks position `start` and an arc shows the rotation to
     position `start + shift`.
     """
     d_model = check_size("d_model", d_model, minimum=2)
@@ -350,5 +350,5 @@ def pair_rotation(*, d_model: int = 6, pair: int = 0, max_sequence_length: int =
     ax.set_xlabel(f"sin, column {2 * pair}")
     ax.set_ylabel(f"cos, column {2 * pair + 1}")
     ax.set_title(f"pair {pair} over positions 0 to {max_sequence_length - 1}:\n"
-                 f"each step turns it {angle_per_position:.3g} rad clockwise", fontsize=10)
+                 f"each step rotates it {angle_per_position:.3g} rad clockwise", fontsize=10)
     return fig
