@@ -2,6 +2,7 @@
 
 import functools
 import math
+import re
 
 import pytest
 import torch
@@ -316,6 +317,24 @@ class TestMaskCheckers:
         assert copied.status == "wrong" and "not from the notebook's variables" in copied.message
         hard_coded = exercises.check_mask_repair(lambda w, m: _repair(w, torch.arange(w.shape[-1]) < 3))
         assert hard_coded.status == "wrong" and "padded key still gets weight" in hard_coded.message
+
+    def test_mask_repair_names_dropped_padded_columns(self):
+        # A round-34 reader: a repair that keeps only the real keys' columns built its result from its own arguments,
+        # so the message must name the dropped columns, not the notebook's variables.
+        right_values = exercises.check_mask_repair(lambda w, m: w[:, m] / w[:, m].sum(-1, keepdim=True))
+        assert right_values.status == "wrong" and "one column per real key, with the right weights" in right_values.message
+        assert "notebook's variables" not in right_values.message
+        unrepaired = exercises.check_mask_repair(lambda w, m: w[:, m])
+        assert unrepaired.status == "wrong" and "one column per real key. Keep every key's column" in unrepaired.message
+
+    def test_mask_repair_prints_only_the_rows_that_miss_1(self):
+        # A right repair rounded to 3 decimals misses by up to 1e-3: the rows named are those, not the ones at 1.0.
+        rounded = exercises.check_mask_repair(lambda w, m: _repair(w, m).round(decimals=3))
+        assert rounded.status == "wrong" and "within 1e-4" in rounded.message
+        assert "sums to 1.0," not in rounded.message and "sums to 1;" not in rounded.message
+        assert re.search(r"row \d sums to (1\.001|0\.999)", rounded.message), rounded
+        scaled = exercises.check_mask_repair(lambda w, m: 1.01 * _repair(w, m))
+        assert "row 0 sums to 1.01, row 1 sums to 1.01, row 2 sums to 1.01, ...;" in scaled.message, scaled
 
     @pytest.mark.parametrize("answer,status,words", [
         (None, "not attempted", "Not attempted"),

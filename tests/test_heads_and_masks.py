@@ -168,13 +168,28 @@ def test_multi_head_attention_equals_sdpa_with_a_boolean_mask(causal):
 
 
 def test_sdpa_on_this_build_takes_a_mask_and_is_causal_together():
-    # 07's side note: the documentation says attn_mask with is_causal=True raises; torch 2.13 on a CPU combines them.
+    # 07's side note: the documentation says attn_mask with is_causal=True raises; torch 2.13 on a CPU, given 4-D
+    # inputs (batch, heads, L, head_dim), takes another code path that combines them.
     # If this fails, PyTorch now does what its documentation says: update the side note.
     x, weights, key_mask = example(seed=6)
     ours, _ = attention.multi_head_attention(x, weights, num_heads=3, key_mask=key_mask, causal=True)
     real = key_mask[:, :, None].expand(-1, -1, x.shape[-1])  # the <PAD> rows differ: a row with no key is NaN or not
     combined = torch_sdpa(x, weights, 3, attn_mask=key_mask[:, None, None, :], is_causal=True)
     torch.testing.assert_close(ours[real], combined[real], atol=ATOL, rtol=0)
+
+
+def test_sdpa_on_this_build_refuses_a_mask_and_is_causal_for_3d_inputs_and_the_math_kernel():
+    # 07's side note, the other half (a round-34 reader found it): 3-D inputs (batch, L, d), as 06's Q, K and V, raise
+    # the documented error, and so do 4-D inputs once the plain math kernel is forced.
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    x, weights, key_mask = example(seed=6)
+    Q, K, V = (x @ W for W in weights[:3])  # (batch, L, d_model): no heads axis
+    refused = "attn_mask should not be set when is_causal=True"
+    with pytest.raises(RuntimeError, match=refused):
+        F.scaled_dot_product_attention(Q, K, V, attn_mask=key_mask[:, None, :], is_causal=True)
+    with sdpa_kernel(SDPBackend.MATH), pytest.raises(RuntimeError, match=refused):
+        torch_sdpa(x, weights, 3, attn_mask=key_mask[:, None, None, :], is_causal=True)
 
 
 def test_each_head_is_single_head_attention_on_its_block_of_columns():

@@ -173,6 +173,13 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
             return Feedback(WRONG, f"On new weights ({what}) it returned {describe(result)}; expected a tensor of the "
                                    f"weights' shape, {tuple(weights.shape)}.")
         nan = given.is_floating_point() and bool(given.isnan().any())
+        real = int(key_mask.sum())
+        if given.shape == (weights.shape[0], real) and real < weights.shape[1]:
+            right = given.is_floating_point() and close(given.double(), expected[:, key_mask])
+            return Feedback(WRONG, f"On weights of shape {tuple(weights.shape)} ({what}) it returned shape "
+                                   f"{tuple(given.shape)}, one column per real key"
+                                   f"{', with the right weights on them' if right else ''}. Keep every key's column, "
+                                   "with 0 on the padded ones: weights @ V needs one weight per key.")
         if given.shape != weights.shape:
             return Feedback(WRONG, f"On weights of shape {tuple(weights.shape)} ({what}) it returned shape "
                                    f"{tuple(given.shape)}: build the result from the function's own arguments, "
@@ -192,9 +199,11 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
         if padded.numel() and bool((padded.abs() > 1e-4).any()):
             return Feedback(WRONG, f"On new weights ({what}) a padded key still gets weight (up to "
                                    f"{float(padded.abs().max()):.3f}); it should get 0.")
-        if not bool(torch.allclose(sums, torch.ones_like(sums), atol=1e-4, rtol=0)):
-            return Feedback(WRONG, f"On new weights ({what}) the rows sum to {short([round(s, 3) for s in sums.tolist()])}; "
-                                   "each should sum to 1.")
+        off = [(row, total) for row, total in enumerate(sums.tolist()) if not abs(total - 1) <= 1e-4]
+        if off:  # only the rows that miss, so that no sum printed as 1.0 is called wrong
+            rows = ", ".join(f"row {row} sums to {total:.6g}" for row, total in off[:3])
+            return Feedback(WRONG, f"On new weights ({what}) {rows}{', ...' if len(off) > 3 else ''}; each row should "
+                                   "sum to 1, within 1e-4.")
         return Feedback(WRONG, f"On new weights ({what}) the padding gets 0 and each row sums to 1, but the real keys' "
                                "weights are not in their old proportions: divide each row by its sum.")
     if calls_builtin(lambda: [run_learner(answer, weights.clone(), key_mask.clone()) for _, weights, key_mask in cases],
@@ -258,8 +267,8 @@ def check_one_head_score(answer: object, *, x: torch.Tensor, weights: object, nu
     (s_0 + s_1 + ...) / sqrt(num_heads), taken within 5e-3 (the notebook prints the s_h with four decimals, and an
     answer rounded to two decimals is right), and so are the named mistakes.
 
-    Named, each by the number it gives: the plain sum of the heads' scores (the wrong scale), their mean, and one
-    head's own score.
+    Named, each by the number it gives: the plain sum of the heads' scores (the wrong scale), their mean, their sum
+    divided by sqrt(d_model) (a second division), and one head's own score.
     """
     check_tensor("x", x, ndim=(2,))
     seq, d_model = x.shape
@@ -289,7 +298,10 @@ def check_one_head_score(answer: object, *, x: torch.Tensor, weights: object, nu
         return Feedback(CORRECT, f"Correct: {expected:.4f}. {why}")
     mistakes = [(f"That is {names}, the right sum at the wrong scale.", sum(heads)),
                 (f"That is the mean of the heads' scores. The factor is 1 / sqrt({num_heads}), not 1 / {num_heads}.",
-                 sum(heads) / num_heads)]
+                 sum(heads) / num_heads),
+                (f"That is ({names}) / sqrt({d_model}). Each head's score is already divided by sqrt({head_dim}), so that "
+                 f"divides twice. Only sqrt({d_model}) / sqrt({head_dim}) = sqrt({num_heads}) is left to divide by.",
+                 sum(heads) / d_model ** 0.5)]
     mistakes += [(f"That is head {h}'s own score. The one head reads every column.", s) for h, s in enumerate(heads)]
     mistake = first_mistake(lambda value: abs(number - value) <= 5e-3, mistakes)
     if mistake:
