@@ -18,7 +18,8 @@ from posenc.builder import sinusoidal_encoding
 
 
 def count_by_hand(d_model, max_sequence_length, base=10_000.0):
-    return sum(2 * math.pi * base ** ((j - j % 2) / d_model) < max_sequence_length for j in range(d_model))
+    # A full turn fits within positions 0 to max_sequence_length - 1: the wavelength is at most the last position.
+    return sum(2 * math.pi * base ** ((j - j % 2) / d_model) <= max_sequence_length - 1 for j in range(d_model))
 
 
 class TestRepeatingColumns:
@@ -63,7 +64,7 @@ class TestRepeatingColumns:
                 assert not re.search(r"\b34\b", feedback.message), (answer, feedback.message)
 
     def test_the_fallback_says_which_way_and_what_to_count(self):
-        assert "too many" in self.check(50).message and "shorter than 64 positions" in self.check(50).message
+        assert "too many" in self.check(50).message and "at most 63 positions" in self.check(50).message
         assert "too few" in self.check(20).message
 
     @pytest.mark.parametrize("d_model,length,base", [(128, 64, 10_000.0), (128, 64, 10.0), (6, 10, 10_000.0),
@@ -77,6 +78,15 @@ class TestRepeatingColumns:
 
     def test_the_notebooks_answer(self):
         assert count_by_hand(128, 64) == 34
+
+    def test_a_turn_that_takes_max_sequence_length_steps_is_named(self):
+        # At base 19.95 (the explorer's stop nearest 20), 100 positions: columns 118 and 119 turn once every 99.2
+        # positions, within 0 to 99; columns 120 and 121 take 99.x < 100 steps, more than the table's 99.
+        assert (count_by_hand(128, 100, 19.95), sum(2 * math.pi * 19.95 ** ((j - j % 2) / 128) < 100
+                                                    for j in range(128))) == (118, 120)
+        assert self.check(118, max_sequence_length=100, base=19.95).correct
+        feedback = self.check(120, max_sequence_length=100, base=19.95)
+        assert feedback.status == "mistake" and "last position, 99" in feedback.message, feedback.message
 
     def test_the_other_base_is_named(self):
         feedback = exercises.check_repeating_columns(34, d_model=128, max_sequence_length=64, base=10.0)
@@ -685,12 +695,10 @@ def test_show_column_prints_the_column_without_the_line_that_computes_it(capsys)
 def test_least_like_at_base_twenty_accepts_b_and_names_the_wrong_choice():
     for right in ("b", " B "):
         feedback = exercises.check_least_like_at_base_twenty(right)
-        assert feedback.correct and "keeps falling for thousands of positions" in feedback.message, feedback.message
-        assert "position 39 (-10.81)" in feedback.message and "base 19.95" in feedback.message
+        assert feedback.correct and "lowest 59.8 positions from 10, past the table" in feedback.message, feedback.message
+        assert "down to -10.81" in feedback.message and "position 39 is the least like 10" in feedback.message
     feedback = exercises.check_least_like_at_base_twenty("a")
-    assert feedback.status == "mistake" and "is 39, offset 29" in feedback.message and "The answer is 'b'" in feedback.message
-    # Most pairs do turn within the table at base 20 (50 of 64); only the slowest ones do not.
-    assert "the slowest pair does not make a full turn" in feedback.message and "no pair" not in feedback.message
+    assert feedback.status == "mistake" and "one pair of 64" in feedback.message and "The answer is 'b'" in feedback.message
     assert exercises.check_least_like_at_base_twenty(None).status == "not attempted"
     feedback = exercises.check_least_like_at_base_twenty("c")
     assert feedback.status == "wrong" and "Expected one of 'a', 'b', got" in feedback.message, feedback.message
@@ -703,29 +711,28 @@ def least_like_ten(base, d_model=128, positions=64):
 
 
 def test_least_like_at_base_twenty_states_what_the_tables_show():
-    longest = {base: 2 * math.pi * base ** (126 / 128) for base in (10_000, 30, 20, 10)}
-    assert [round(longest[b], 1) for b in (30, 20, 10)] == [178.7, 119.9, 60.6]
-    # "b": the last row at base 10,000 (and 100), then the lowest point comes sooner as the base falls.
-    assert [least_like_ten(base)[0] for base in (10_000, 100, 30, 20, 10)] == [63, 63, 57, 39, 27]
-    assert round(least_like_ten(20)[1], 2) == -10.80
-    # "a" is wrong: at base 20 the slowest pair does not start over within 64 positions, yet the position has moved in.
-    assert longest[20] > 64
-    assert sum(2 * math.pi * 20 ** (2 * i / 128) <= 63 for i in range(64)) == 50
-    # "b": at base 10,000 the sum PE[p] . PE[q] = sum of cos(w k) is still falling, on average, thousands of positions on.
-    frequencies = 10_000.0 ** (-np.arange(0, 128, 2) / 128)
-    offsets = np.arange(0, 15_000)
-    curve = np.cos(np.outer(offsets, frequencies)).sum(axis=1)
-    means = [curve[a:b].mean() for a, b in ((0, 64), (64, 1000), (1000, 5000), (5000, 10_000), (10_000, 15_000))]
-    assert all(later < earlier for earlier, later in zip(means, means[1:])), means
+    longest = {base: 2 * math.pi * base ** (126 / 128) for base in (10_000, 30, 19.95, 10)}
+    assert [round(longest[b], 1) for b in (30, 19.95, 10)] == [178.7, 119.6, 60.6]
+    # All pairs: the last row at base 10,000 (and 100), then the lowest point comes sooner as the base falls.
+    assert [least_like_ten(base)[0] for base in (10_000, 100, 30, 19.95, 10)] == [63, 63, 57, 39, 27]
+    assert round(least_like_ten(19.95)[1], 2) == -10.81
+    # The slowest pair alone is lowest half a turn on: 59.8 positions from 10 at base 19.95, past the last position, 63.
+    assert round(longest[19.95] / 2, 1) == 59.8 and 10 + longest[19.95] / 2 > 63
+    # At offset 29, 40 of the 64 pairs' cosines are negative at once.
+    frequencies = 19.95 ** (-np.arange(0, 128, 2) / 128)
+    assert int((np.cos(29 * frequencies) < 0).sum()) == 40
 
 
 def test_show_least_alike_waits_for_a_judged_prediction_then_prints_the_slider_stop(capsys):
     exercises.show_least_alike(None, bases=(19.95,))
     assert "position least like" not in capsys.readouterr().out
     exercises.check_least_like_at_base_twenty("b")
-    exercises.show_least_alike("b", bases=(10_000, 19.95))
+    exercises.show_least_alike("b", bases=(10_000, 19.95, 10))
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1].split() == ["10,000", "54410.1", "63"] and lines[2].split() == ["19.95", "119.6", "39"]
+    assert "position least like 10" in lines[0] and "by the slowest pair alone" in lines[1]
+    # base, longest wavelength, least like 10 by the slowest pair alone (half its turn past 10, or the end), by all pairs
+    assert [line.split() for line in lines[2:]] == [["10,000", "54410.1", "63", "63"], ["19.95", "119.6", "63", "39"],
+                                                    ["10", "60.6", "40", "27"]]
 
 
 def test_repeating_columns_names_four_times_the_quarter_count_and_an_odd_count():
@@ -744,3 +751,5 @@ def test_show_turning_columns_waits_for_a_judged_prediction(capsys):
     exercises.show_turning_columns(154, d_models=(128, 512), max_sequence_length=100)
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split() == ["128", "40", "0.312"] and lines[2].split() == ["512", "154", "0.301"]
+    # The share's limit: 2i/d_model <= log(99 / 2 pi) / log(10000).
+    assert "= 0.299" in lines[3] and round(math.log(99 / (2 * math.pi)) / math.log(10_000), 3) == 0.299

@@ -183,6 +183,30 @@ def test_one_hot_cells_read_0_and_1():
     assert written == {"0", "1"}
 
 
+def test_small_numbers_can_be_left_blank_and_the_colours_stay():
+    weights = torch.tensor([[0.93, 0.036, 0.001], [0.004, 0.5, 0.496], [0.0, 0.0, 1.0]])
+    fig = plots.matrix_figure(weights, title="head", value_range=(0, 1), symmetric=False, blank_below=0.005)
+    assert sorted(text.get_text() for text in fig.axes[0].texts) == ["0.04", "0.50", "0.50", "0.93", "1.00"]
+    assert fig.axes[0].images[0].get_array().shape == (3, 3)
+    assert len(plots.matrix_figure(weights, title="head", value_range=(0, 1), symmetric=False).axes[0].texts) == 9
+
+
+def test_each_panel_can_carry_its_own_word_order_and_outline():
+    # One sentence in two word orders: each attention map labelled with its own words, its own row framed.
+    first, second = torch.softmax(_matrix(4, 4), dim=-1), torch.softmax(_matrix(4, 4, 1), dim=-1)
+    words, shuffled = ["my", "name", "is", "john"], ["john", "is", "my", "name"]
+    fig = plots.matrices_figure({"a": first, "b": second}, value_range=(0, 1), labels={"a": words, "b": shuffled},
+                                outline_rows={"a": [3], "b": [0]})
+    left, right = fig.axes[:2]
+    for ax, labels in ((left, words), (right, shuffled)):
+        assert [t.get_text() for t in ax.get_yticklabels()] == labels
+        assert [t.get_text() for t in ax.get_xticklabels()] == labels
+        assert all(t.get_rotation() == 0 for t in ax.get_xticklabels())  # four short words fit level
+    assert [p.get_y() for p in left.patches] == [2.5] and [p.get_y() for p in right.patches] == [-0.5]
+    with pytest.raises(ValueError, match="same panels"):
+        plots.matrices_figure({"a": first, "b": second}, labels={"a": words})
+
+
 def test_masked_cells_are_grey_hatched_and_carry_no_number():
     # A weight the mask set to 0 must not read like a weight that rounds to 0.00.
     weights = torch.softmax(_matrix(4, 4), dim=-1)
@@ -226,7 +250,10 @@ def test_similarity_has_one_diverging_scale_for_every_base():
         image, profile = plots.artist(fig, "matrix"), plots.artist(fig, "profile")
         low, high = image.get_clim()
         assert image.get_cmap().name == plots.DIVERGING and low == -high == -float((table @ table.T).abs().max())
-        assert tuple(profile.axes.get_ylim()) == (1.05 * low, 1.05 * high)
+        # The profile: from 0, or the row's lowest value below it, to the peak.
+        assert profile.axes.get_ylim() == pytest.approx((min(0.0, float(profile.get_ydata().min())) - 0.05 * high,
+                                                         1.05 * high))
+    assert profile.axes.get_ylim()[0] < -0.05 * high  # base 10: the row dips below 0
 
 
 def test_similarity_profile_is_fitted_to_its_data():

@@ -70,3 +70,17 @@ def test_the_check_fails_where_far_keys_nearly_tie():
     runner_up = head[1:].topk(2, dim=-1)
     distance = (runner_up.indices[:, 1] - torch.arange(1, LENGTH)).abs()
     assert int(distance.min()) >= 18 and float((weights_on_previous - runner_up.values[:, 1]).max()) < 0.01
+
+
+def test_the_side_note_row_64_at_two_pairs_and_why():
+    # The notebook's side note: with d_model = 4, row 64 gives key 63 only 0.038, and the keys 6, 19 and 25 steps to
+    # either side of it 0.034 to 0.035 (the next best keys of the row, apart from 63).
+    row = hand_set_head(d_model=4)[64]
+    assert round(float(row[63]), 3) == 0.038 and int(row.argmax()) == 63
+    near = [float(row[63 + side * step]) for step in (6, 19, 25) for side in (-1, 1)]
+    assert all(0.0335 <= weight < 0.0355 for weight in near), near
+    assert set(row.topk(7).indices.tolist()) == {63} | {63 + side * step for step in (6, 19, 25) for side in (-1, 1)}
+    # Why: those offsets are close to whole turns of pair 0 (w = 1), 2 pi, 6 pi and 8 pi, and pair 1 (w = 0.01)
+    # turns by at most a quarter of a radian over 25 steps.
+    assert all(abs(step - turns * 2 * math.pi) < 0.3 for step, turns in ((6, 1), (19, 3), (25, 4)))
+    assert float(builder.frequencies(d_model=4)[1]) * 25 <= 0.25 + 1e-12

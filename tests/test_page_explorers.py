@@ -81,7 +81,13 @@ def test_the_still_picture_follows_the_view_and_says_the_pages_readout():
     table = sinusoidal_encoding(max_sequence_length=40, d_model=33, dtype=torch.float64)
     assert torch.allclose(odd.similarity(), table @ table.T, atol=1e-6)  # the last sine column, from the float32 table
     explorer = EncodingExplorer(d_model=128, max_sequence_length=100, view="wavelengths")
-    assert "; 40 of 128 columns make a full turn within the 100 positions;" in explorer.readout()
+    assert "; 40 of 128 columns make a full turn within positions 0 to 99;" in explorer.readout()
+    # A full turn must fit in the table's 99 steps: at base 19.95, columns 120 and 121 (99.x positions) do not.
+    explorer.base = 10**1.3
+    assert "; 118 of 128 columns make a full turn within positions 0 to 99;" in explorer.readout()
+    layouts = EncodingExplorer(d_model=128, dimension=100, compare_layouts=True)
+    assert "column 100 (column 50 on the right) marked" in layouts.readout()
+    assert "column 101 (column 114 on the right) marked" in EncodingExplorer(dimension=101, compare_layouts=True).readout()
     explorer = EncodingExplorer(d_model=128, view="curves", dimension=100)
     assert explorer.readout() == ("Column 100 and its cos partner over 64 positions: column 100 (sin) turns once every "
                                   "8,379 positions; at position 10 it is 0.007.")
@@ -215,9 +221,9 @@ def test_the_page_numbers_equal_the_package(page):
     for setting, value in [("max_sequence_length", 64), ("d_model", 128), ("base", 4)]:
         set_slider(page, setting, value)
     page.locator(".posenc-encoding-explorer").first.locator("input[value=wavelengths]").check()
-    within = int((wavelengths(d_model=128) < 64).sum())
+    within = int((wavelengths(d_model=128) <= 63).sum())
     description = page.evaluate(f"{EXPLORER}.posenc.description()")
-    assert f"{within} of 128 columns make a full turn within the 64 positions" in description
+    assert f"{within} of 128 columns make a full turn within positions 0 to 63" in description
     # The still picture's readout (where widgets cannot render) is the page's description, in every view.
     set_slider(page, "dimension", 101)
     for view in VIEWS:

@@ -187,6 +187,7 @@ def test_the_row_a_token_gets_takes_the_row_typed_with_quotes_and_names_the_naiv
     assert not naive.correct and "7" in naive.message and "row 0, not row 7" in naive.message
     # 11 computes the row in no cell before the prediction: the checker runs the module itself.
     assert exercises.check_row_a_token_gets(0).correct
+    assert "copies its row b to all ten tokens of sentence b" in exercises.check_row_a_token_gets(1, actual=0).message
     assert exercises.check_row_a_token_gets(None).status == "not attempted"
     assert not exercises.check_row_a_token_gets(7).correct
 
@@ -213,6 +214,19 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
     # The two likeliest wrong counts each hear what they missed.
     assert "counts pos-pos too" in guess.message
     assert "same word through the same M" in exercises.check_constant_score_terms(0, **inputs).message
+    # The right count hears that pos-pos moves too (no cell below the exercise says it), the slip for 2 hears it once.
+    right = exercises.check_constant_score_terms(1, **inputs).message
+    assert "pos-pos changes too" in right and "depends on where the pair sits" in right
+    assert guess.message.count("pos-pos") == 2 and "pos-pos changes too" not in guess.message
+    assert "pos-pos changes too" not in kept.message and "mixes pairs" not in kept.message
+    assert "stretches each pair unevenly and mixes pairs together" in right and "mixes pairs" in guess.message
+    # Each part is said only when true of the M given.
+    stretch = torch.block_diag(*[torch.diag(torch.tensor([1.0 + k, 2.0])) for k in range(32)]).double()
+    uneven = exercises.check_constant_score_terms(1, **{**inputs, "M": stretch}).message
+    assert "stretches each pair unevenly." in uneven and "mixes" not in uneven
+    mixed = 2 * turn + 0.5 * torch.roll(torch.eye(64, dtype=torch.float64), 2, dims=1)
+    assert exercises.check_constant_score_terms(1, **{**inputs, "M": mixed}).correct
+    assert "This M mixes pairs together." in exercises.check_constant_score_terms(1, **{**inputs, "M": mixed}).message
 
 
 def test_the_rope_peak_at_an_end_is_answered_by_what_it_claims():

@@ -52,8 +52,10 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
          "only their order.",
     "b": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds.",
-    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. The "
-         "causal mask lets each query see only the keys up to its own place, so the output rows themselves change.",
+    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. So a "
+         "classifier that pools them, with no mask and no PE, gives 'The dog bit the man' and 'The man bit the dog' one "
+         "vector. The causal mask lets each query see only the keys up to its own place, so the output rows themselves "
+         "change.",
     "d": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds. It is the causal mask that changes the output rows themselves.",
 }
@@ -66,20 +68,17 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 
 
 _LEAST_LIKE_AT_BASE_TWENTY = {
-    "a": "At base 19.95 the slowest pair does not make a full turn inside the 64 positions, yet the position least "
-         "like 10 is 39, offset 29 (-10.81). A pair need not start over: each pair adds cos(w (q - p)), and the sum of the "
-         "pairs' cosines reaches its lowest point before the table ends.",
-    "b": "As the offset grows, the slow pairs' cosines fall from 1, and the sum of all the pairs' cosines falls, with "
-         "bumps. At base 10,000 it keeps falling for thousands of positions, so within the table the last row, 63, is "
-         "the least alike. A lower base turns every pair but pair 0 faster, so the sum falls sooner: at base 19.95 its "
-         "lowest point in the table is at offset 29, position 39 (-10.81).",
+    "a": "The slowest pair does not set the least-alike position alone. It is one pair of 64.",
+    "b": "At base 19.95 the other pairs turn much faster than at base 10,000. At offset 29 enough of them are negative "
+         "at once to pull the sum down to -10.81. So position 39 is the least like 10, though the slowest pair alone "
+         "would be lowest 59.8 positions from 10, past the table.",
 }
 
 
 def check_least_like_at_base_twenty(answer: object) -> Feedback:
     """A multiple choice: at base 19.95, the slider's stop nearest 20 (d_model = 128, 64 positions), whether the
-    position least like position 10 stays the last one, 63, although the slowest pair does not make a full turn inside
-    the table."""
+    position least like position 10 stays the last one, 63, as the slowest pair alone would have it (its cosine is
+    lowest half a turn on, 59.8 positions, past the table), or moves in."""
     return check_choice(answer, options=_LEAST_LIKE_AT_BASE_TWENTY, correct="b",
                         question="whether the position least like 10 moves at base 19.95 (d_model=128, 64 positions)")
 

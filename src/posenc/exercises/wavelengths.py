@@ -123,32 +123,48 @@ def show_column(prediction: object, *, column: int, d_model: int, positions: int
     print(table[:, column])
 
 
+def _column_wavelengths(d_model: int, base: float) -> torch.Tensor:
+    """Each column's wavelength, 2 pi / frequency: columns 2i and 2i + 1 share pair i's."""
+    return (2 * math.pi / frequencies(d_model=d_model, base=base)).repeat_interleave(2)[:d_model]
+
+
 def show_turning_columns(prediction: object, *, d_models: tuple[int, ...], max_sequence_length: int) -> None:
-    """Print, for each d_model, how many columns make a full turn within max_sequence_length positions, and their
-    share: the run after the full-turn count prediction. It holds the line that would compute the answer, so it prints
-    only once a checker has judged `prediction` (see `predicted`)."""
+    """Print, for each d_model, how many columns make a full turn within positions 0 to max_sequence_length - 1, and
+    their share, then the share's limit as d_model grows: the run after the full-turn count prediction. It holds the
+    line that would compute the answer, so it prints only once a checker has judged `prediction` (see `predicted`)."""
     if not predicted(prediction):
         return
-    max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=10**9)
-    print(f"d_model   columns that turn within {max_sequence_length} positions   share")
+    max_sequence_length = check_size("max_sequence_length", max_sequence_length, minimum=2, maximum=10**9)
+    last = max_sequence_length - 1
+    header = f"columns that turn within positions 0 to {last}"
+    print(f"d_model   {header}   share")
     for d_model in d_models:
         d_model = check_size("d_model", d_model, maximum=100_000)
-        count = int(((2 * math.pi / frequencies(d_model=d_model)).repeat_interleave(2)[:d_model] < max_sequence_length).sum())
-        print(f"{d_model:7}   {count:>20}{'':18}   {count / d_model:.3f}")
+        count = int((_column_wavelengths(d_model, DEFAULT_BASE) <= last).sum())
+        print(f"{d_model:7}   {count:^{len(header)}}   {count / d_model:.3f}")
+    limit = math.log(last / (2 * math.pi)) / math.log(DEFAULT_BASE)
+    print(f"Pair i turns when 2π · 10000^(2i/d_model) <= {last}, that is when 2i/d_model <= log({last} / 2π) / "
+          f"log(10000) = {limit:.3f}.\nSo the share tends to {limit:.3f} as d_model grows.")
 
 
 def show_least_alike(prediction: object, *, bases: tuple[float, ...], position: int = 10, d_model: int = 128,
                      max_sequence_length: int = 64) -> None:
-    """Print, for each base, the longest wavelength and the position least like `position` (the smallest dot product
-    PE[q] . PE[position]): the run after the least-alike prediction. It holds the lines that would compute the
-    answer, so it prints only once a checker has judged `prediction` (see `predicted`)."""
+    """Print, for each base, the longest wavelength, the position least like `position` by the slowest pair alone
+    (the smallest cos(w (q - position)) for its w), and by all pairs (the smallest dot product PE[q] . PE[position]):
+    the run after the least-alike prediction. It holds the lines that would compute the answer, so it prints only once
+    a checker has judged `prediction` (see `predicted`)."""
     if not predicted(prediction):
         return
-    print(f"  base   longest wavelength   position least like {position}")
+    alone, together = "by the slowest pair alone", "by all pairs"
+    print(f"{'':6}   {'':18}   position least like {position}")
+    print(f"  base   longest wavelength   {alone}   {together}")
+    positions = torch.arange(max_sequence_length, dtype=torch.float64)
     for base in bases:
         table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
-        longest = 2 * math.pi / float(frequencies(d_model=d_model, base=base).min())
-        print(f"{base:>6,g}   {longest:18.1f}   {int((table @ table[position]).argmin()):>22}")
+        slowest = float(frequencies(d_model=d_model, base=base).min())
+        by_slowest = int(torch.cos(slowest * (positions - position)).argmin())
+        print(f"{base:>6,g}   {2 * math.pi / slowest:18.1f}   {by_slowest:>{len(alone)}}   "
+              f"{int((table @ table[position]).argmin()):>{len(together)}}")
 
 
 def _last_full_turn(max_sequence_length: int, d_model: int, steps: float | None = None) -> int:
@@ -228,23 +244,23 @@ def check_last_full_turn_function(function: object) -> Feedback:
 @exercise("columns that make a full turn within max_sequence_length positions", prediction=True)
 def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_length: int,
                             base: float = DEFAULT_BASE) -> Feedback:
-    """How many of d_model columns have a wavelength, at `base`, shorter than max_sequence_length positions:
-    in the explorer's wavelengths view, the dots below the max_sequence_length line."""
+    """How many of d_model columns make a full turn within positions 0 to max_sequence_length - 1: their wavelength
+    at `base` is at most max_sequence_length - 1 positions. In the explorer's wavelengths view, the dots on or below the
+    dashed line at the last position."""
     d_model = check_size("d_model", d_model, maximum=100_000)
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=10**9)
     base = check_base("base", base)
+    last = max_sequence_length - 1
 
     def column_wavelengths(at_base: float) -> torch.Tensor:
-        # Columns 2i and 2i + 1 share pair i's wavelength, 2 pi / frequency.
-        return (2 * math.pi / frequencies(d_model=d_model, base=at_base)).repeat_interleave(2)[:d_model]
+        return _column_wavelengths(d_model, at_base)
 
     def count(at_base: float) -> int:
-        return int((column_wavelengths(at_base) < max_sequence_length).sum())
+        return int((column_wavelengths(at_base) <= last).sum())
 
     def count_at_width(width: int) -> int:
         # The same count at another d_model (the explorer's slider stops at 256).
-        lengths_there = (2 * math.pi / frequencies(d_model=width, base=base)).repeat_interleave(2)[:width]
-        return int((lengths_there < max_sequence_length).sum())
+        return int((_column_wavelengths(width, base) <= last).sum())
 
     lengths = column_wavelengths(base)
     expected = count(base)
@@ -257,10 +273,12 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
         edge = [f"column {j} turns once every {float(lengths[j]):,.1f} positions" for j in (expected - 1, expected)
                 if 0 <= j < d_model]
         return Feedback(CORRECT, f"Correct: {expected} of the {d_model} columns ({', '.join(edge)}).")
-    what_to_count = (f"count the columns whose wavelength, 2 pi x {base:,g}^(2i/{d_model}), is shorter than "
-                     f"{max_sequence_length} positions")
+    what_to_count = (f"count the columns whose wavelength, 2 pi x {base:,g}^(2i/{d_model}), is at most {last} "
+                     f"positions, the table's last position")
     pairs, positions = d_model // 2, max_sequence_length
     mistakes = [
+        (f"A full turn must fit between position 0 and the last position, {last}. You counted the wavelengths shorter "
+         f"than {max_sequence_length}.", int((lengths < max_sequence_length).sum())),
         (f"That doubles the count at d_model = {d_model // 2}, which is close but not exact. d_model = {d_model} has "
          f"one more pair between every two pairs of d_model = {d_model // 2}, and the last of them may fall on either "
          f"side of the line: {what_to_count}.", lambda: 2 * count_at_width(d_model // 2) if d_model >= 4 else None),
@@ -272,10 +290,9 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
          expected - 1),
         ("Those are the columns that do not make a full turn within the table.", d_model - expected),
         (f"Not every column: at base {base:,g} the slowest columns make one turn only after about {float(lengths[-1]):,.0f} "
-         f"positions, beyond the table's {max_sequence_length}.", d_model),
-        (f"Not a single column? Column 0's wavelength is 2 pi = 6.28 positions, shorter than the table's "
-         f"{max_sequence_length}: its stripes come back down the heatmap's left edge.",
-         0 if lengths[0] < max_sequence_length else None),
+         f"positions, beyond the table's last position, {last}.", d_model),
+        (f"Not a single column? Column 0's wavelength is 2 pi = 6.28 positions, less than the table's last position, "
+         f"{last}: its stripes come back down the heatmap's left edge.", 0 if lengths[0] <= last else None),
         (f"{pairs} is half of d_model = {d_model} (the number of sin/cos pairs) and also max_sequence_length (the "
          f"number of positions); the count asked for is neither: {what_to_count}.",
          pairs if pairs == positions else None),
@@ -283,9 +300,9 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
          f"table: {what_to_count}.", pairs if pairs > 0 else None),
         (f"{positions} is max_sequence_length, the number of positions; the question counts columns: {what_to_count}.",
          positions),
-        (f"That counts the columns whose denominator, {base:,g}^(2i/{d_model}), is below {max_sequence_length}: "
+        (f"That counts the columns whose denominator, {base:,g}^(2i/{d_model}), is at most {last}: "
          "sin(pos / denominator) makes one turn as pos grows by 2 pi x denominator, so compare the wavelength, 2 pi times "
-         "the denominator.", lambda: int((lengths / (2 * math.pi) < max_sequence_length).sum())),
+         "the denominator.", lambda: int((lengths / (2 * math.pi) <= last).sum())),
     ] + [(f"That is the count at base {other:,g}; this question asks about base {base:,g}.", lambda other=other: count(other))
          for other in (10.0, DEFAULT_BASE) if other != base]
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
@@ -296,7 +313,7 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
                                "wavelength, so the columns that turn come in pairs and the count is even.")
     if abs(number - expected) <= 4:
         return Feedback(WRONG, f"You said {number}, which is close. Compute the wavelength 2 pi x {base:,g}^(2i/{d_model}) "
-                               f"of each pair and count the pairs below {max_sequence_length}. Both columns of a pair "
+                               f"of each pair and count the pairs whose wavelength is at most {last}. Both columns of a pair "
                                "count, since they share one wavelength.")
     if not 0 <= number <= d_model:
         return Feedback(WRONG, f"You said {number}; the table has {d_model} columns, so the count is between 0 and "

@@ -103,16 +103,19 @@ function render({model, el}) {
   function describe(s, n) {
     const {position: p, dimension: j, max_sequence_length: L, d_model: d} = s, kind = j % 2 ? "cos" : "sin";
     const repeats = `column ${j} (${kind}) turns once every ${readable(n.lengths[j])} positions`;
-    if (s.view === "heatmap")
-      return `Heatmap of the table, ${L} positions by ${d} columns, base ${readable(s.base)}; position ${p} and column ${j} marked; ${repeats}.`;
+    if (s.view === "heatmap") {
+      const right = s.compare_layouts ? ` (column ${j % 2 ? ((d + 1) >> 1) + (j >> 1) : j >> 1} on the right)` : "";
+      return `Heatmap of the table, ${L} positions by ${d} columns, base ${readable(s.base)}; position ${p} and column ${j}${right} marked; ${repeats}.`;
+    }
     if (s.view === "curves") {
       const value = n.T[p * d + j];
       return `Column ${j}${d % 2 && j === d - 1 ? ", with no cos partner," : ` and its ${kind === "sin" ? "cos" : "sin"} partner`} over ${L} positions: ${repeats}; at position ${p} it is ${value.toFixed(3)}.`;
     }
     if (s.view === "wavelengths") {
-      const within = n.lengths.filter(v => v < L).length;
+      // A full turn fits within positions 0 to L - 1 when the wavelength is at most the last position, L - 1.
+      const within = n.lengths.filter(v => v <= L - 1).length;
       return `Wavelengths from ${readable(n.lengths[0])} to ${readable(n.lengths[d - 1])} positions (base ${readable(s.base)}); ` +
-             `${within} of ${d} columns make a full turn within the ${L} positions; ${repeats}.`;
+             `${within} of ${d} columns make a full turn within positions 0 to ${L - 1}; ${repeats}.`;
     }
     const row = n.S.subarray(p * L, (p + 1) * L);
     let least = 0;
@@ -180,8 +183,9 @@ function render({model, el}) {
       const P = panel({x: left + 22, y: top, w: plotW + bar - 42, h: plotH}, [-0.5, d - 0.5],
                       [3, Math.max(s.base * 6.3 * 1.5, L * 2)], {log: true});
       ctx.setLineDash([2, 3]); ctx.strokeStyle = "#555"; ctx.lineWidth = 1;
-      ctx.beginPath(); ctx.moveTo(P.box.x, P.Y(L)); ctx.lineTo(P.box.x + P.box.w, P.Y(L)); ctx.stroke(); ctx.setLineDash([]);
-      text(ctx, `max_sequence_length = ${L}`, P.box.x + P.box.w - 4, P.Y(L) - 3, "right", "bottom", "#333");
+      const last = Math.max(L - 1, 1); // the table's last position (a one-position table: drawn at 1, on the log axis)
+      ctx.beginPath(); ctx.moveTo(P.box.x, P.Y(last)); ctx.lineTo(P.box.x + P.box.w, P.Y(last)); ctx.stroke(); ctx.setLineDash([]);
+      text(ctx, `last position, ${L - 1}`, P.box.x + P.box.w - 4, P.Y(last) - 3, "right", "bottom", "#333");
       const columns = [...Array(d).keys()];
       for (const parity of [0, 1]) {
         const cs = columns.filter(c => c % 2 === parity);
@@ -204,11 +208,14 @@ function render({model, el}) {
               `every pair of positions, base ${readable(s.base)}`, "position q");
       colourBar(ctx, {x: left + size + 8, y: top, w: 10, h: size}, -limit, limit, "");
       const x = left + size + (narrow ? 56 : 90), row = Array.from(n.S.subarray(p * L, (p + 1) * L));
-      const P = panel({x, y: top, w: width - x - 50, h: plotH}, [-p - 0.5, L - p - 0.5], [-1.05 * limit, 1.05 * limit]);
+      // The profile's axis runs from 0 (or the row's lowest value, if below 0) to the peak: the bumps fill the panel,
+      // and whether the row comes near 0 still shows (as posenc.plots.similarity_figure).
+      const low = Math.min(0, ...row) - 0.05 * limit;
+      const P = panel({x, y: top, w: width - x - 50, h: plotH}, [-p - 0.5, L - p - 0.5], [low, 1.05 * limit]);
       ctx.lineWidth = 1;
       dots(ctx, P, row.map((_, q) => q - p), row, PROFILE, L > 128 ? 0 : 1.8, true); // past 128 points, the line alone
       axes(ctx, P, {title: narrow ? `row p = ${p}` : `row p = ${p} against the offset q - p`, xlabel: "offset q - p", yRight: true,
-                    yTicks: decimalTicks(-limit, limit, 4), ylabel: "PE[p] . PE[q]"});
+                    yTicks: decimalTicks(low, 1.05 * limit, 4), ylabel: "PE[p] . PE[q]"});
     }
     description.textContent = describe(s, n);
     painted += 1;

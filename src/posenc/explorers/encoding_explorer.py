@@ -117,17 +117,18 @@ class EncodingExplorer(anywidget.AnyWidget):
         lengths = self.wavelengths()
         repeats = f"column {j} ({kind}) turns once every {readable(float(lengths[j]))} positions"
         if self.view == "heatmap":
+            right = f" (column {(d + 1) // 2 + j // 2 if j % 2 else j // 2} on the right)" if self.compare_layouts else ""
             return (f"Heatmap of the table, {L} positions by {d} columns, base {readable(self.base)}; "
-                    f"position {p} and column {j} marked; {repeats}.")
+                    f"position {p} and column {j}{right} marked; {repeats}.")
         if self.view == "curves":
             value = float(sinusoidal_encoding(max_sequence_length=L, d_model=d, base=self.base)[p, j])
             partner = ", with no cos partner," if d % 2 and j == d - 1 else f" and its {'sin' if j % 2 else 'cos'} partner"
             return f"Column {j}{partner} over {L} positions: {repeats}; at position {p} it is {value:.3f}."
         if self.view == "wavelengths":
-            within = int((lengths < L).sum())
+            within = int((lengths <= L - 1).sum())  # a full turn within positions 0 to L - 1
             return (f"Wavelengths from {readable(float(lengths[0]))} to {readable(float(lengths[-1]))} positions "
-                    f"(base {readable(self.base)}); {within} of {d} columns make a full turn within the {L} positions; "
-                    f"{repeats}.")
+                    f"(base {readable(self.base)}); {within} of {d} columns make a full turn within positions 0 to "
+                    f"{L - 1}; {repeats}.")
         row = self.similarity()[p]
         least = int(row.argmin())  # the first of equal smallest values, as the page's loop
         return (f"PE[p] . PE[q] for every pair of {L} positions; row {p} is largest at itself "
@@ -176,13 +177,14 @@ class EncodingExplorer(anywidget.AnyWidget):
 
 def _wavelengths_figure(lengths: torch.Tensor, *, length: int, dimension: int, base: float) -> Figure:
     """The wavelengths view: each column's wavelength as a dot (sines orange, cosines blue) on a log axis, a dashed
-    line at `length` positions, the chosen column circled."""
+    line at the last position, `length` - 1 (a dot on or below it turns once within the table), the chosen column
+    circled."""
     fig = plots.new_figure(8, 4)
     ax = fig.add_subplot()
     columns = torch.arange(len(lengths))
     for parity, colour, name in ((0, plots.SINE_COLOUR, "sin columns"), (1, plots.COSINE_COLOUR, "cos columns")):
         ax.plot(columns[parity::2].numpy(), lengths[parity::2].numpy(), "o", color=colour, markersize=3, label=name)
-    ax.axhline(length, color="#555555", linestyle="--", linewidth=1, label=f"max_sequence_length = {length}")
+    ax.axhline(max(length - 1, 1), color="#555555", linestyle="--", linewidth=1, label=f"last position, {length - 1}")
     ax.plot([dimension], [float(lengths[dimension])], "o", markersize=10, markerfacecolor="none", color="black")
     ax.set_yscale("log")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

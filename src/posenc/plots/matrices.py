@@ -44,8 +44,9 @@ def _cell_text(value: float) -> str:
 
 
 def _write_values(ax, values: torch.Tensor, vmin: float, vmax: float, *, symmetric: bool, fontsize: float,
-                  hidden: torch.Tensor | None = None) -> None:
-    """Each value in its cell: white on the dark ends of the colour map, black elsewhere; none in a hidden cell."""
+                  hidden: torch.Tensor | None = None, blank_below: float = 0.0) -> None:
+    """Each value in its cell: white on the dark ends of the colour map, black elsewhere; none in a hidden cell, nor
+    in a cell whose size is below `blank_below`."""
     limit = max(abs(vmin), abs(vmax)) or 1.0
     whole = bool((values == values.round()).all())  # one-hot rows, counts: "1", not "1.00"
     for r in range(values.shape[0]):
@@ -53,6 +54,8 @@ def _write_values(ax, values: torch.Tensor, vmin: float, vmax: float, *, symmetr
             if hidden is not None and bool(hidden[r, c]):
                 continue
             value = float(values[r, c])
+            if abs(value) < blank_below:
+                continue
             strength = abs(value) / limit if symmetric else (value - vmin) / ((vmax - vmin) or 1.0)
             ax.text(c, r, f"{value:.0f}" if whole else _cell_text(value), ha="center", va="center", fontsize=fontsize,
                     color="white" if strength > 0.6 else "black")
@@ -162,7 +165,7 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
                   row_labels: Sequence[str] | None = None, column_labels: Sequence[str] | None = None,
                   cmap: str = DIVERGING, symmetric: bool = True, colorbar_label: str = "value",
                   value_range: tuple[float, float] | None = None, hidden: torch.Tensor | None = None,
-                  numbers: bool = True, colorbar: bool = True) -> Figure:
+                  numbers: bool = True, colorbar: bool = True, blank_below: float = 0.0) -> Figure:
     """Any small matrix (one-hot rows, X, scores) as an annotated image, one tick per row and column.
 
     A matrix of whole numbers (one-hot rows) gets a colour bar with whole-number ticks. `numbers=False` leaves the
@@ -171,6 +174,8 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     default it spans the values, symmetric about 0 when `symmetric`. `hidden`, a bool
     matrix of the same shape (or one that broadcasts to it, such as a row of key columns), draws the cells a mask hides
     grey and hatched, without a number. `colorbar=False` leaves the bar out, for two colours the title names.
+    `blank_below` leaves out the numbers smaller than it in size (0.005: the weights that print as 0.00), so that the
+    few large ones stand out; the colours still show them.
     """
     values = _matrix("matrix", matrix)
     rows, columns = values.shape
@@ -184,7 +189,7 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     if bar is not None and bool((values == values.round()).all()) and vmax - vmin <= 10:
         bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
     if numbers and rows * columns <= 200:
-        _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7.5, hidden=hidden)
+        _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7.5, hidden=hidden, blank_below=blank_below)
     if hidden is not None and bool(hidden.any()):
         _draw_hidden(ax, hidden)
         _hidden_legend(bar)
@@ -207,7 +212,8 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
                     colorbar_label: str = "value", xlabel: str = "column", ylabel: str = "row",
                     value_range: tuple[float, float] | None = None, clip: bool = False,
                     hidden: dict[str, torch.Tensor] | None = None, hidden_label: str = "masked",
-                    outline_rows: Sequence[int] = (), outline_columns: Sequence[int] = ()) -> Figure:
+                    outline_rows: Sequence[int] | dict[str, Sequence[int]] = (), outline_columns: Sequence[int] = (),
+                    labels: dict[str, Sequence[str]] | None = None) -> Figure:
     """Small matrices side by side on ONE colour scale, so equal colours mean equal numbers across panels.
 
     `matrices` maps each panel's title to its matrix (1 to 4 panels); all must have one shape
@@ -217,7 +223,10 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     colour bar gets an arrow there, and its label should say so): one outlier no longer pales every other cell.
     `hidden` maps a panel's title to a bool matrix (or one that broadcasts to the panel's shape), True where a mask
     hides the cell: drawn grey and hatched, without a number; `hidden_label` names them in the key. `outline_rows` and
-    `outline_columns` draw a black frame round those rows and columns in every panel, to point the eye at them.
+    `outline_columns` draw a black frame round those rows and columns in every panel, to point the eye at them;
+    `outline_rows` may also map a panel's title to its own rows. `labels` maps each panel's title to its own labels,
+    for its rows and its columns alike (square maps, such as the attention weights of one sentence in two word orders):
+    each panel then gets its own row ticks, and short labels stay level under the columns.
     Matrices of whole numbers (masks as 0 and 1) get whole-number ticks on the colour bar.
     """
     panels = {title: _matrix(f"matrices[{title!r}]", m) for title, m in matrices.items()}
@@ -226,22 +235,29 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     everything = torch.stack(list(panels.values()))
     vmin, vmax, symmetric = _colour_scale(everything, value_range, symmetric=symmetric)
     fig = new_figure(min(14, 1.6 + len(panels) * (0.9 + 0.42 * columns)), min(7, 1.6 + 0.36 * rows))
-    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    axes = fig.subplots(1, len(panels), sharey=labels is None, squeeze=False)[0]
+    if labels is not None and set(labels) != set(panels):
+        raise ValueError(f"labels must name the same panels as matrices, {sorted(panels)}, got {sorted(labels)}")
     for ax, (title, values) in zip(axes, panels.items()):
         image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
         if rows * columns <= 120:
             _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7, hidden=hidden.get(title))
         if title in hidden:
             _draw_hidden(ax, hidden[title])
-        for r in outline_rows:
+        for r in (outline_rows.get(title, ()) if isinstance(outline_rows, dict) else outline_rows):
             ax.add_patch(Rectangle((-0.5, r - 0.5), columns, 1, fill=False, edgecolor="black", linewidth=2))
         for c in outline_columns:
             ax.add_patch(Rectangle((c - 0.5, -0.5), 1, rows, fill=False, edgecolor="black", linewidth=2))
         ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
                       rotation=90 if column_labels is not None else 0, fontsize=8)
+        if labels is not None:  # this panel's own word order, on both axes
+            own = list(labels[title])
+            ax.set_xticks(range(columns), own, rotation=0 if max(map(len, own)) <= 5 else 90, fontsize=8)
+            ax.set_yticks(range(rows), own, fontsize=8)
         ax.set_title(title, fontsize=10)
         ax.set_xlabel(xlabel)
-    axes[0].set_yticks(range(rows), row_labels if row_labels is not None else range(rows), fontsize=8)
+    if labels is None:
+        axes[0].set_yticks(range(rows), row_labels if row_labels is not None else range(rows), fontsize=8)
     axes[0].set_ylabel(ylabel)
     extend = _colour_extend(everything, vmin, vmax) if clip else "neither"
     bar = fig.colorbar(image, ax=list(axes), shrink=0.9, label=colorbar_label, extend=extend)
@@ -345,7 +361,9 @@ def update_similarity(fig: Figure, table: torch.Tensor, *, position: int) -> lis
     profile.set_data(offsets.numpy(), similarity[position].numpy())
     # Fitted to the offsets this row has (from -position to length - 1 - position), not to every possible one.
     profile.axes.set_xlim(float(offsets[0]) - 0.5, float(offsets[-1]) + 0.5)
-    profile.axes.set_ylim(-1.05 * limit, limit * 1.05)
+    # From 0 (or the row's lowest value, if below 0) to the peak: the bumps fill the panel, and whether the row comes
+    # near 0 still shows. The colours keep the symmetric scale.
+    profile.axes.set_ylim(min(0.0, float(similarity[position].min())) - 0.05 * limit, limit * 1.05)
     title.set_text(f"row p = {position} of the matrix, against the offset q - p")
     return [image, row, profile, title]
 
