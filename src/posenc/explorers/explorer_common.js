@@ -170,14 +170,16 @@ function heatmap(ctx, box, picture, rows, columns, marks, title, xlabel) {
   const P = panel(box, [-0.5, columns - 0.5], [-0.5, rows - 0.5], {down: true});
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(picture, box.x, box.y, box.w, box.h);
-  ctx.strokeStyle = "#000";
-  ctx.lineWidth = 1.5;
-  if (marks.row !== undefined) { ctx.beginPath(); ctx.moveTo(box.x, P.Y(marks.row)); ctx.lineTo(box.x + box.w, P.Y(marks.row)); ctx.stroke(); }
-  if (marks.column !== undefined) {
-    ctx.setLineDash([5, 3]);
-    ctx.beginPath(); ctx.moveTo(P.X(marks.column), box.y); ctx.lineTo(P.X(marks.column), box.y + box.h); ctx.stroke();
+  // The chosen row and column as black dashes on a white band, seen on any stripe (as the kernel's picture draws them).
+  const mark = (x0, y0, x1, y1) => {
+    for (const [colour, width, dash] of [["#fff", 2.5, []], ["#000", 1.2, [5, 3]]]) {
+      ctx.strokeStyle = colour; ctx.lineWidth = width; ctx.setLineDash(dash);
+      ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
+    }
     ctx.setLineDash([]);
-  }
+  };
+  if (marks.row !== undefined) mark(box.x, P.Y(marks.row), box.x + box.w, P.Y(marks.row));
+  if (marks.column !== undefined) mark(P.X(marks.column), box.y, P.X(marks.column), box.y + box.h);
   axes(ctx, P, {xlabel, ylabel: marks.ylabel, title});
 }
 
