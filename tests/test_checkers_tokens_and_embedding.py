@@ -236,6 +236,46 @@ class TestPadFunction:
         feedback = exercises.check_pad_function(short_cut_pad, max_sequence_length=L)
         assert feedback.status == "wrong" and "With truncate=True, for 11 tokens" in feedback.message, feedback.message
 
+    def test_a_fix_written_another_way_is_accepted(self):
+        def while_pad(words, max_sequence_length, truncate=False):  # positional, a loop, a copy cut in place
+            if len(words) > max_sequence_length and not truncate:
+                raise ValueError("too long")
+            padded = list(words)
+            del padded[max_sequence_length:]
+            while len(padded) < max_sequence_length:
+                padded.append("<PAD>")
+            return padded
+
+        def slice_pad(words, *, max_sequence_length, truncate=False):
+            if len(words) - 1 >= max_sequence_length and not truncate:
+                raise ValueError("too long")
+            return (words + ["<PAD>"] * max_sequence_length)[:max_sequence_length]
+
+        for function in (while_pad, slice_pad):
+            assert exercises.check_pad_function(function, max_sequence_length=L).correct, function
+
+    def test_a_cut_that_shortens_the_callers_list_is_named(self):
+        # The harm a silent cut does, done to the caller's own sentence: the result is right, the caller's list is not.
+        def del_pad(words, *, max_sequence_length, truncate=False):
+            if len(words) > max_sequence_length:
+                if not truncate:
+                    raise ValueError("too long")
+                del words[max_sequence_length:]
+                return words
+            return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+        def slice_assign_pad(words, *, max_sequence_length, truncate=False):
+            if len(words) > max_sequence_length and not truncate:
+                raise ValueError("too long")
+            words[:] = words[:max_sequence_length]
+            return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+        for function in (del_pad, slice_assign_pad):
+            feedback = exercises.check_pad_function(function, max_sequence_length=L)
+            assert feedback.status == "mistake", feedback
+            assert "With truncate=True, it changed the list it was given: the caller's 13 tokens are now 10" in \
+                feedback.message, feedback.message
+
     def test_a_fix_without_the_truncate_option_is_told_to_add_it(self):
         feedback = exercises.check_pad_function(refusing_pad, max_sequence_length=L)
         assert feedback.status == "wrong" and "truncate=False" in feedback.message, feedback.message
@@ -304,6 +344,17 @@ class TestOneHotShape:
             feedback = self.check(answer, max_sequence_length=7)
             assert feedback.status == "mistake" and "the full stop, is a token too" in feedback.message, feedback
         assert "full stop" not in self.check((6, 9)).message  # padded to 8, 6 rows is not the words of a sentence
+
+    def test_rows_padded_to_the_shorter_sentence_are_named(self):
+        # Padded to the longer sentence, 7 tokens: 4 rows is the shorter one's length.
+        for answer in ((4, 9), (4, 11)):
+            feedback = self.check(answer, max_sequence_length=7)
+            assert feedback.status == "mistake" and "4 rows pads to the shorter sentence of the corpus: pad to the " \
+                "longer one's 7 tokens" in feedback.message, feedback
+        assert "shorter" not in self.check((4, 9)).message  # padded to 8, not the longer sentence's length
+        feedback = exercises.check_one_hot_shape((2, 7), corpus=("a b", "a b c", "a b c d e"), sentence="a b c",
+                                                 max_sequence_length=5)
+        assert "2 rows pads to the shortest sentence of the corpus: pad to the longest one's 5" in feedback.message
 
     def test_an_unnamed_answer_says_what_each_side_counts_without_the_numbers(self):
         feedback = self.check((5, 20))

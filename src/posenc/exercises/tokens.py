@@ -50,16 +50,16 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     max_sequence_length tokens when called with truncate=True.
 
     It is called on five sentences: shorter than max_sequence_length, exactly as long, and 1, 2 and 3 tokens longer;
-    each gets a fresh copy of its list, so a function that changes its argument is caught. Then the longest, 1 token
-    longer and the shortest again, with truncate=True. All of it is done again at max_sequence_length + 3, so that a
-    number written in for the parameter is caught. A function that calls the package's own `tokens.pad` is named:
-    the exercise is to write it.
+    each gets a fresh copy of its list. Then the longest, 1 token longer and the shortest again, with truncate=True. A
+    function that changes its argument, the short sentence or a long one it cuts, is named. All of it is done again at
+    max_sequence_length + 3, so that a number written in for the parameter is caught. A function that calls the
+    package's own `tokens.pad` is named: the exercise is to write it.
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, minimum=2, maximum=1000)
     if answer is None:
         return not_attempted("your fixed function")
     if not callable(answer):
-        return Feedback(WRONG, "Expected a function such as my_pad(words, *, max_sequence_length, truncate=False), "
+        return Feedback(WRONG, "Expected a function such as my_pad(words, max_sequence_length, truncate=False), "
                                f"got {describe(answer)}.", readable=False)
     words = list(_WORDS) * (max_sequence_length // len(_WORDS) + 1)
     # Its numbers would be right: only its calls tell the package's own function from a fix written by hand.
@@ -98,7 +98,7 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
     if kind == "raised":
         if isinstance(result, TypeError) and "argument" in str(result):
             return Feedback(WRONG, f"Calling my_pad(words, max_sequence_length={max_sequence_length}) failed with "
-                                   f"{error_line(result)}: give the function the parameters (words, *, max_sequence_length, "
+                                   f"{error_line(result)}: give the function the parameters (words, max_sequence_length, "
                                    "truncate=False).")
         return Feedback(WRONG, f"For {len(short_sentence)} tokens it raised {error_line(result)}; "
                                "a sentence that fits is padded.")
@@ -165,11 +165,15 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
 
     # Asked to cut: the first max_sequence_length tokens; a sentence that fits is still padded.
     for longer in (too_long, words[:max_sequence_length + 1]):
-        kind, result, _ = _run_pad(answer, longer, max_sequence_length, truncate=True)
+        kind, result, given = _run_pad(answer, longer, max_sequence_length, truncate=True)
+        if given != longer:
+            return Feedback(MISTAKE, f"With truncate=True, it changed the list it was given: the caller's {len(longer)} "
+                                     f"tokens are now {len(given)}. Return a new list, such as "
+                                     "words[:max_sequence_length], so the caller's sentence stays as it was.")
         if kind == "raised":
             if isinstance(result, TypeError) and "truncate" in str(result):
-                return Feedback(WRONG, f"Calling it with truncate=True failed with {error_line(result)}: add a keyword "
-                                       "parameter, my_pad(words, *, max_sequence_length, truncate=False).")
+                return Feedback(WRONG, f"Calling it with truncate=True failed with {error_line(result)}: add the "
+                                       "parameter, my_pad(words, max_sequence_length, truncate=False).")
             return Feedback(MISTAKE, f"With truncate=True, {len(longer)} tokens still raised {error_line(result)}: "
                                      f"the caller asked for a cut, so return the first {max_sequence_length}.")
         if result != longer[:max_sequence_length]:
@@ -224,12 +228,17 @@ def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str,
     marks = sum(1 for token in tokens.tokenize(longest) if not token.isalnum())
     words_only = (not before_padding and marks and length == len(tokens.tokenize(longest))
                   and rows == length - marks)
-    running_length = not words_only and rows == example.MAX_SEQUENCE_LENGTH != length
-    named_rows = before_padding or words_only or running_length
+    lengths = [len(tokens.tokenize(line)) for line in corpus]
+    shorter = not before_padding and not words_only and length == max(lengths) and rows == min(lengths) != length
+    running_length = not words_only and not shorter and rows == example.MAX_SEQUENCE_LENGTH != length
+    named_rows = before_padding or words_only or shorter or running_length
     rows_note = (f"{rows} rows is the sentence before padding: it is padded to max_sequence_length = {length} tokens, "
                  "one row each." if before_padding else
                  f"{rows} rows counts only the words: a punctuation mark, such as the full stop, is a token too. So the "
                  f"longer sentence has {length} tokens, one row each." if words_only else
+                 f"{rows} rows pads to the {'shorter' if len(corpus) == 2 else 'shortest'} sentence of the corpus: "
+                 f"pad to the {'longer' if len(corpus) == 2 else 'longest'} one's {length} tokens, one row each."
+                 if shorter else
                  f"{rows} rows pads to the running example's max_sequence_length. Here the sentence is padded to "
                  f"max_sequence_length = {length} tokens, one row each." if running_length else
                  f"{rows} rows: there is one row per token after padding." if rows != length else "")

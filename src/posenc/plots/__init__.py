@@ -36,6 +36,7 @@ from .matrices import encoding_heatmap as encoding_heatmap
 from .matrices import lookup_figure as lookup_figure
 from .matrices import matrices_figure as matrices_figure
 from .matrices import matrix_figure as matrix_figure
+from .matrices import one_hot_figure as one_hot_figure
 from .matrices import previous_token_attention as previous_token_attention
 from .matrices import similarity_figure as similarity_figure
 from .matrices import update_similarity as update_similarity

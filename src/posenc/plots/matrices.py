@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import torch
 from matplotlib import patheffects
+from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import ConnectionPatch, Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
@@ -25,8 +26,8 @@ from .style import (
     shorten,
 )
 
-__all__ = ["encoding_heatmap", "matrix_figure", "matrices_figure", "lookup_figure", "similarity_figure",
-           "update_similarity", "previous_token_attention"]
+__all__ = ["encoding_heatmap", "matrix_figure", "one_hot_figure", "matrices_figure", "lookup_figure",
+           "similarity_figure", "update_similarity", "previous_token_attention"]
 
 
 
@@ -205,6 +206,19 @@ def matrix_figure(matrix: torch.Tensor, *, title: str, xlabel: str = "column", y
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     return fig
+
+
+def one_hot_figure(one_hot: torch.Tensor, *, row_labels: Sequence[str], vocabulary: Sequence[str]) -> Figure:
+    """A one-hot matrix in black (1) and white (0), its shape in the title: one row per token (`row_labels`), one
+    column per vocabulary entry, labelled with its id and token (`vocabulary`, the tokens in id order)."""
+    values = _matrix("one_hot", one_hot)
+    if len(row_labels) != values.shape[0] or len(vocabulary) != values.shape[1]:
+        raise ValueError(f"give one label per row and one token per column, {values.shape[0]} and {values.shape[1]}; "
+                         f"got {len(row_labels)} and {len(vocabulary)}")
+    return matrix_figure(values, title=f"one-hot matrix, shape {tuple(values.shape)}: black = 1, white = 0",
+                         symmetric=False, value_range=(0, 1), cmap=ListedColormap(["white", "black"]), colorbar=False,
+                         xlabel="vocabulary entry: id and token", ylabel="token", row_labels=row_labels,
+                         column_labels=[f"{token_id} {token}" for token_id, token in enumerate(vocabulary)], numbers=False)
 
 
 def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[str] | None = None,
