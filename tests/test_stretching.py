@@ -36,6 +36,9 @@ FIGURES = {
     "accuracy_over_seeds, a dashed reference line": lambda: plots.accuracy_over_seeds(
         {"64 tokens": {"rotary": [0.3, 0.4, 0.5]}, "128 tokens": {"rotary": [0.1, 0.0, 0.2]}},
         references={"the one-token match": {"64 tokens": 0.6, "128 tokens": 0.4}, "chance": {"64 tokens": 0.03}}),
+    "accuracy_over_seeds, a reference line tagged with its value": lambda: plots.accuracy_over_seeds(
+        {"64 tokens": {"rotary": [0.03, 0.04, 0.5]}, "128 tokens": {"rotary": [0.1, 0.0, 0.2]}},
+        references={"chance, 1/32": {"64 tokens": 1 / 32, "128 tokens": 1 / 32}}, tags={"chance, 1/32": "1/32"}),
     "loss_curve": lambda: plots.loss_curve({"train": [2.0 * 0.99**k + 0.01 for k in range(300)],
                                             "fine-tune": [0.5 * 0.98**k + 0.01 for k in range(50)]}),
 }
@@ -128,6 +131,18 @@ def test_accuracy_over_seeds_draws_each_reference_line_and_names_it():
     assert styles == [[("--", 0.6), (":", 0.03)], [("--", 0.4)]]
     key = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
     assert key == ["median", "one-token match", "chance"], key
+
+
+def test_accuracy_over_seeds_tags_a_reference_line_at_its_right_end():
+    # Review 35 (17): marks at chance hide the dotted chance line, so its value is written over the line's right end.
+    references = {"one-token match": {"64": 0.6, "128": 0.4}, "chance": {"64": 0.03, "128": 0.03}}
+    fig = plots.accuracy_over_seeds({"64": {"yarn": [0.03, 0.6]}, "128": {"yarn": [0.5, 0.4]}}, references=references,
+                                    tags={"chance": "1/32"})
+    for ax in fig.axes:
+        tagged = [text for text in ax.texts if text.get_text() == "1/32"]
+        assert len(tagged) == 1 and tagged[0].xy == (1, 0.03) and tagged[0].get_ha() == "right", tagged
+    untagged = plots.accuracy_over_seeds({"64": {"yarn": [0.03, 0.6]}}, references=references)
+    assert "1/32" not in [text.get_text() for text in untagged.axes[0].texts]
 
 
 def test_accuracy_over_seeds_puts_the_numbers_of_level_neighbours_on_either_side_of_their_marks():
@@ -371,6 +386,7 @@ def test_turning_columns_counts_two_columns_per_fast_turned_pair():
         assert exercises.check_turning_columns(columns_by_formula(as_type=as_type), **NEOX_HEAD).status == CORRECT
     message = exercises.check_turning_columns(columns_by_formula(), **NEOX_HEAD).message
     assert "Correct: 16 columns" in message and "pair 8 turns once every 2,916" in message, message
+    assert "Past offset 2,047, only these meet no new angle; the 72 unturned columns carry none." in message, message
     assert exercises.check_turning_columns(columns_by_formula()).message == message
 
 
@@ -389,7 +405,6 @@ def test_turning_columns_reads_the_largest_offset_as_length_minus_one():
     (62, "turns the whole head"),
     (80, "never makes a full turn"),
     (88, "unturned columns carry no angle"),
-    (20, "A full turn is 2 pi radians"),  # review 31: 1/theta compared with 2,047
 ])
 def test_turning_columns_names_the_mistake(answer, words):
     feedback = exercises.check_turning_columns(at_24(answer), **NEOX_HEAD)
@@ -412,6 +427,17 @@ def test_turning_columns_names_radians_taken_for_a_wavelength():
     feedback = exercises.check_turning_columns(no_two_pi, **NEOX_HEAD)
     assert feedback.status == MISTAKE and "A full turn is 2 pi radians" in feedback.message, feedback
     assert not re.search(r"(?<![\d,.])16(?![\d,])", feedback.message), feedback
+
+
+@pytest.mark.parametrize("answer", ["offsets up to 8,191", "20 at 24 only"])
+def test_turning_columns_names_radians_only_if_the_next_width_confirms_it(answer):
+    # Review 35: offsets up to 8,191 (2,048 and 8,192 mixed up) also give 20 at 24 columns, but 26 at 32 where 1/theta
+    # gives 28. Neither that function nor a 20 typed for 24 is told about 1/theta: the generic message is true of both.
+    my_columns = columns_by_formula(length=8192) if answer == "offsets up to 8,191" else at_24(20)
+    assert my_columns(24) == 20 and my_columns(32) != 28
+    feedback = exercises.check_turning_columns(my_columns, **NEOX_HEAD)
+    assert feedback.status == WRONG and feedback.message.startswith("Got 20. Expected two columns for each"), feedback
+    assert "1/theta" not in feedback.message, feedback
 
 
 def test_turning_columns_says_what_to_check_when_several_mistakes_give_every_turned_column():

@@ -264,8 +264,8 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it; but in every seed the "
               "half-turned model fell to chance at 64 tokens.",
-    "worse": "The data go the way the 'For worse' case predicts. But its reason, one pair that turns fully in "
-              "training instead of two, does not explain a fall all the way to chance, below the one-token match.",
+    "worse": "The data go the way the 'For worse' case predicts. But one safe pair fewer does not explain a fall "
+              "all the way to chance, below the one-token match.",
     "the same": "The two differ by far at 64 tokens: the half-turned model fell to chance in every seed.",
 }
 
@@ -284,7 +284,8 @@ _LLAMA_4_RULE = {
     "c": "The divided pairs are those under low_freq_factor turns within L. low_freq_factor stays 1, so the same 29 "
          "are divided.",
     "d": "Both bounds sit at 1 turn within L, so the 6 pairs Llama 3.1 blends are now kept and none is left to "
-         "blend.",
+         "blend. Side note: transformers warns when it loads Scout's config, since it expects high_freq_factor above "
+         "low_freq_factor.",
 }
 
 

@@ -114,7 +114,8 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                         title: str = "Accuracy of each rule, one mark per seed", seeds: Sequence[int] | None = None,
                         learned: Sequence[int] | None = None, others_are: str = "did not learn the task",
                         references: Mapping[str, Mapping[str, float]] | None = None,
-                        shaded: Sequence[str] = (), shaded_are: str = "shaded") -> Figure:
+                        shaded: Sequence[str] = (), shaded_are: str = "shaded",
+                        tags: Mapping[str, str] | None = None) -> Figure:
     """One panel per entry of `panels` (e.g. an input length): each rule's accuracy per seed as dots, their median a bar.
 
     `panels` maps a panel's title to {rule: one accuracy (0 to 1) per seed}; every rule of
@@ -125,7 +126,8 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     is theirs alone; the others are open grey circles, described in the legend by `others_are`. By default every seed
     counts as learned. `references` maps a line's description to {panel title: value}: each is drawn across the
     panels it names, dashed, dotted, ..., and named in the legend below the panels. The rules named in `shaded` (one
-    kind of head, say) stand on a pale band, named in the legend by `shaded_are`.
+    kind of head, say) stand on a pale band, named in the legend by `shaded_are`. `tags` maps a reference line's
+    description to a short text (its value, say) written over the line's right end, for a line that marks may hide.
     """
     accuracies = {name: _labelled(rules) for name, rules in panels.items()}
     count = len(next(iter(next(iter(accuracies.values())).values())))
@@ -165,9 +167,12 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
         ax.set_ylim(-0.06, 1.02)  # room below 0 for the seed labels
         ax.set_title(name, fontsize=9)
         ax.grid(axis="y", alpha=0.3)
-        for j, values in enumerate((references or {}).values()):
+        for j, (line, values) in enumerate((references or {}).items()):
             if name in values:
                 ax.axhline(values[name], color="#333333", linestyle=dashes[j % len(dashes)], linewidth=1, zorder=2)
+                if line in (tags or {}):
+                    ax.annotate(tags[line], (1, values[name]), xycoords=("axes fraction", "data"), xytext=(-3, 2),
+                                textcoords="offset points", ha="right", va="bottom", fontsize=7.5, color="#333333")
     others = [seed for seed in names if seed not in chosen]
     axes[0].set_ylabel("accuracy (marks: seeds; bar: median)")
     handles = [Line2D([], [], color="#999999", linewidth=2.5, label="median of coloured marks" if others else "median")]
