@@ -339,6 +339,15 @@ def test_a_second_error_figure_keeps_the_first_ones_looks_and_can_be_linear_with
     assert all(level.get_zorder() > line.get_zorder() for line in ax.get_lines() if line is not level)
 
 
+def test_a_level_and_a_reference_slope_in_one_figure_look_different():
+    # 12's float32 figure: the dotted bound and the rounding level are both grey; the legend tells them apart by style.
+    fig = plots.error_by_position({"a": [1e-7] * 3}, positions=[10, 100, 1000], title="t", reference_slope=1e-9,
+                                  reference_label="bound", level=(3e-8, "level"))
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    assert lines["bound"].get_linestyle() != lines["level"].get_linestyle()
+    assert lines["level"].get_zorder() > lines["a"].get_zorder()
+
+
 def test_a_figure_of_other_lines_can_start_at_a_later_look():
     # 12's float32 figure draws two recipes, its bfloat16 figure three others: no look is drawn twice.
     positions = list(range(10, 110, 10))

@@ -20,7 +20,7 @@ MOST_PER_NOTEBOOK, MOST_IN_ALL = 1500, 19500
 BUDGET = {
     "00_start_here": 809,
     "01_padding_and_one_hot": 719,
-    "02_embedding": 813,
+    "02_embedding": 835,
     "03_pe_formula": 1241,
     "04_stack_and_flatten": 1061,
     "05_x_plus_pe_and_qkv": 1102,
@@ -30,7 +30,7 @@ BUDGET = {
     "09_why_positions_matter": 628,
     "10_relative_positions": 1050,
     "11_pitfalls": 697,
-    "12_precision": 1106,
+    "12_precision": 1139,
     "13_position_schemes": 1499,
     "14_does_position_matter": 1500,
     "15_real_pipeline": 1472,

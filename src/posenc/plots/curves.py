@@ -67,7 +67,7 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
 
     For a second look at some of the same lines: `like` (an earlier figure of this function) gives each line the
     colour, marker and line style of its namesake there; `linear_max` draws the errors on a linear axis from 0 to
-    that value (lines above it leave the plot); `level` (value, label) draws a dotted grey horizontal line on top of
+    that value (lines above it leave the plot); `level` (value, label) draws a dashed grey horizontal line on top of
     the others (a line that lies on it still shows it), named in the legend; `ylabel` replaces the axis's label (e.g.
     when the errors are divided by a level). `first_look` starts the lines at a later look (colour, marker, line
     style), so that a figure of other lines does not reuse the looks of an earlier one (0 to 7).
@@ -101,7 +101,8 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
         ax.loglog(positions, [reference_slope * p for p in positions], ":", color="#555555", linewidth=1.8,
                   zorder=3, label=reference_label or f"{reference_slope:.2g} x position")
     if level is not None:
-        ax.axhline(float(level[0]), color="#555555", linestyle=":", linewidth=1.8, zorder=3, label=level[1])
+        # Dashed, not dotted: the legend tells it from the dotted reference line; over the lines and their markers.
+        ax.axhline(float(level[0]), color="#555555", linestyle=(0, (5, 2.5)), linewidth=1.8, zorder=3, label=level[1])
     if linear_max is not None:
         ax.set_yscale("linear")
         ax.set_ylim(0, float(linear_max))
