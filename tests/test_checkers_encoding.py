@@ -133,6 +133,8 @@ class TestFirstNegative:
         (15, "One too early"), (15.71, "where the angle reaches pi / 2"), (32, "where a sine would turn negative"),
         (50, "That uses 10000^(3/8) as the denominator"), (49, "10000^((3 - 1)/8) = 10"), (63, "whole wavelength"),
         (10, "the denominator 10000^(2/8) itself"),
+        # i taken as the column: 10000^(6/8) = 1000, and pi / 2 x 1000 = 1570.8.
+        (1570, "That takes i = j = 3"), (1571, "column 3 is in pair i = 1"),
     ])
     def test_the_notebooks_mistakes_are_named(self, answer, words):
         feedback = self.check(answer, column=3, d_model=8)
@@ -308,6 +310,15 @@ class TestSwappedSizes:
         assert "wrong order" in self.check_shape((10, 6), max_sequence_length=9, d_model=6).message
         odd = self.check_shape((6, 9), max_sequence_length=9, d_model=6)
         assert odd.status == "mistake" and "10 columns, one more than d" in odd.message
+
+    @pytest.mark.parametrize("answer,words", [
+        ((6, 5), "6 rows is right"), ((6, 5), "You counted the denominators"), ((6, 6), "2 columns per pair: 10"),
+    ])
+    def test_the_right_rows_with_too_few_columns_are_named(self, answer, words):
+        feedback = self.check_shape(answer)
+        assert feedback.status == "mistake" and words in feedback.message, feedback.message
+        assert "Read the first line" not in feedback.message
+        assert (answer == (6, 5)) == ("You counted" in feedback.message)
 
     @pytest.mark.parametrize("junk", [None, (10, 10), (6,), "6, 10", 60, [6, "ten"], (6, -10), (True, 10)])
     def test_junk_is_answered_without_raising(self, junk):
@@ -635,7 +646,7 @@ class TestLastFullTurnFunction:
         assert self.check(None).status == "not attempted"
         assert self.check(3).status == "wrong" and "Expected a function" in self.check(3).message
         feedback = self.check(lambda length, d: 0)
-        assert feedback.status == "wrong" and "returned 0; the last column that turns once is 1" in feedback.message
+        assert feedback.status == "wrong" and "returned 0; the last column that completes a full turn is 1" in feedback.message
         feedback = self.check(lambda length, d: "many")
         assert feedback.status == "wrong" and "not a whole column number" in feedback.message
         feedback = self.check(lambda length, d: 1 / 0)

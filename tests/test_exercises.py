@@ -1001,9 +1001,19 @@ class InPlaceModule(SeedModule):
         return x
 
 
+class AddUnderscoreModule(SeedModule):
+    """The same with `x.add_(...)`: the message names both ways of adding in place."""
+
+    def forward(self, x):
+        self.check(x.shape[-2], self.table.shape[0])
+        return x.add_(self.table[: x.shape[-2]])
+
+
 def test_a_module_that_adds_in_place_is_named():
     feedback = exercises.check_positional_module(InPlaceModule(refuse_with(ValueError, "<=")))
     assert feedback.status == "mistake" and "changed x itself" in feedback.message, feedback.message
+    feedback = exercises.check_positional_module(AddUnderscoreModule(refuse_with(ValueError, "<=")))
+    assert feedback.status == "mistake" and "`x.add_(...)`" in feedback.message, feedback.message
     # Both bugs: the off-by-one is named first.
     feedback = exercises.check_positional_module(InPlaceModule(asserting("<")))
     assert feedback.status == "mistake" and "uses < where it needs <=" in feedback.message

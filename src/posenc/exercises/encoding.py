@@ -284,6 +284,12 @@ def check_table_shape(answer: object, *, max_sequence_length: int, d_model: int)
     if shape == (d, L) and L % 2:
         return Feedback(MISTAKE, f"Stack + flatten makes two columns per denominator: with d = {L}, odd, that is "
                                  f"{expected[1]} columns, one more than d. The rows are right: L = {d} positions.")
+    if shape[0] == expected[0]:
+        pairs = expected[1] // 2
+        counted = " You counted the denominators, not the columns." if shape[1] == pairs else ""
+        return Feedback(MISTAKE, f"{expected[0]} rows is right: L = {d} positions.{counted} The code makes {pairs} "
+                                 f"denominators, one per even number below d = {L}. `stack` pairs each one's sine with "
+                                 f"its cosine, and `flatten` makes 2 columns per pair: {expected[1]}.")
     return Feedback(WRONG, f"You said {shape}. Read the first line as Python does: which number lands in d, which in L?")
 
 

@@ -24,8 +24,8 @@ def _changes_its_input(module: torch.nn.Module, x: torch.Tensor) -> Feedback | N
     run_learner(module, given)
     if torch.equal(given, x):
         return None
-    return Feedback(MISTAKE, "forward returns x + PE, but it changed x itself: `x += ...` adds in place, into the "
-                             "caller's tensor. So a second call on the same x adds the table twice. Write "
+    return Feedback(MISTAKE, "forward returns x + PE, but it changed x itself: `x += ...` or `x.add_(...)` adds in "
+                             "place, into the caller's tensor. So a second call on the same x adds the table twice. Write "
                              "`return x + ...`, which makes a new tensor.")
 
 

@@ -1,6 +1,6 @@
 """Checkers for the wavelengths and relative positions: the first position where a column is negative, a function
-for any column's wavelength, a function for the last column that turns once within a table, the columns that make a full
-turn within a table, the shift as a rotation."""
+for any column's wavelength, a function for the last column that completes a full turn within a table, the columns
+that make a full turn within a table, the shift as a rotation."""
 
 from __future__ import annotations
 
@@ -84,6 +84,9 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
         (f"That uses {base:g}^({column}/{d_model}) as the denominator. A cosine column j shares the denominator of "
          f"the sine column before it, {base:g}^(({column} - 1)/{d_model}) = {denominator:.6g}.",
          set() if sine else near(limit * base ** (column / d_model))),
+        (f"That takes i = j = {column}, so the denominator {base:g}^({2 * column}/{d_model}). But i counts pairs: "
+         f"column {column} is in pair i = {column // 2}, whose denominator is {base:g}^({two_i}/{d_model}) = "
+         f"{denominator:.6g}.", near(limit * base ** (2 * column / d_model))),
     ]
     mistake = first_mistake(lambda values: number in values and number != expected, mistakes)
     if mistake:
@@ -174,7 +177,7 @@ def _last_full_turn(max_sequence_length: int, d_model: int, steps: float | None 
     return fits[-1] if fits else -1
 
 
-@exercise("the last column that turns once within the table")
+@exercise("the last column that completes a full turn within the table")
 def check_last_full_turn_function(function: object) -> Feedback:
     """A function `function(max_sequence_length, d_model)` that returns the last column j whose wave completes at
     least one full turn within positions 0 to max_sequence_length - 1: its wavelength is at most
@@ -236,8 +239,8 @@ def check_last_full_turn_function(function: object) -> Feedback:
     for number, (length, d) in zip(got, _FULL_TURN_CASES):
         expected = _last_full_turn(length, d)
         if number != expected:
-            return Feedback(WRONG, f"my_last_full_turn({length}, {d}) returned {number}; the last column that turns "
-                                   f"once is {expected}.")
+            return Feedback(WRONG, f"my_last_full_turn({length}, {d}) returned {number}; the last column that "
+                                   f"completes a full turn is {expected}.")
     return Feedback(WRONG, "Not the last column.")  # not reached: some case differs
 
 
