@@ -810,8 +810,8 @@ def test_drift_fix_answers_whatever_it_gets(answer, words):
     assert words in exercises.check_drift_fix(answer).message
 
 
-def test_wavelength_growth_accepts_the_factor_to_2_significant_digits():
-    for answer in (50 ** 0.25, 2.66, 2.659, 2.7, 2.65, torch.tensor(2.659), torch.tensor(2.7)):
+def test_wavelength_growth_accepts_the_factor_to_3_significant_digits():
+    for answer in (50 ** 0.25, 2.66, 2.659, 2.65, "2.66", torch.tensor(2.659), 50 ** (1 / 4)):
         feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
         assert feedback.correct, (answer, feedback)
     # Against wavelengths computed from the package's frequencies, at another pair and bases.
@@ -820,6 +820,13 @@ def test_wavelength_growth_accepts_the_factor_to_2_significant_digits():
     old, new = (2 * math.pi / rope_scaling.rope_frequencies(head_dim=64, base=b) for b in (10_000.0, 1_000_000.0))
     factor = float(new[5] / old[5])
     assert exercises.check_wavelength_growth(factor, pair=5, head_dim=64, base=10_000.0, new_base=1_000_000.0).correct
+
+
+@pytest.mark.parametrize("answer", [2.7, "2.7", torch.tensor(2.7)])
+def test_wavelength_growth_asks_two_digits_for_a_third(answer):
+    # 2.7 is 2.66 rounded, but also 50^(32/126) = 2.7008 rounded, the exponent over head_dim - 2: not praised.
+    feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+    assert feedback.status == "wrong" and feedback.message.startswith("Give three digits: 2.7 cannot tell 2.66"), feedback
 
 
 @pytest.mark.parametrize("answer,words", [

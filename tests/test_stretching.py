@@ -169,7 +169,7 @@ def test_accuracy_over_seeds_shades_the_rules_named_and_names_the_band():
 def test_the_ratio_axis_says_it_is_a_log_scale():
     ax = plots.frequency_ratios(PLAIN, RULES, factor=4).axes[0]
     assert ax.get_yscale() == "log" and "log scale" in ax.get_ylabel()
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["1/4: interpolated", "1/2", "1: kept"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["1/4: divided by 4", "1/2", "1: kept"]
 
 
 
@@ -513,7 +513,7 @@ def test_turning_columns_refuses_bad_arguments(change):
         exercises.check_turning_columns(columns_by_formula(), **{**NEOX_HEAD, **change})
 
 
-# The two rules that read 4x best, over the saved seeds -----------------------------------------------------
+# The two rules that score best at 4x, over the saved seeds -------------------------------------------------------
 
 def _at_4x():
     saved = _saved()
@@ -671,6 +671,18 @@ def test_yarn_ramp_is_straight_in_the_pair_index_between_pairs_18_and_35():
     assert int(blended.sum()) == 16 and bool((yarn[blended] > paper[blended]).all())
 
 
+def test_the_codes_ramp_is_not_faster_than_the_papers_on_every_head():
+    # 16 says "for this head" (Llama 3's at L = 8,192): the code rounds its bounds outwards, so on Llama 2's head
+    # (base 10,000, L = 4,096) pair 21, at 31.75 turns, keeps less of its speed than under the paper's ramp.
+    theta = rope_scaling.rope_frequencies(head_dim=128, base=10_000.0)
+    yarn = rope_scaling.rope_frequencies(head_dim=128, base=10_000.0, scaling="yarn", factor=4.0,
+                                         original_max_position_embeddings=4096)
+    gamma = ((4096 * theta / (2 * math.pi) - 1) / 31).clamp(0, 1)
+    paper = (1 - gamma) * theta / 4 + gamma * theta
+    slower = [i for i in range(64) if yarn[i] < paper[i] * (1 - 1e-9)]
+    assert slower == [21] and round(float(yarn[21] / theta[21]), 3) == 0.971 and round(float(paper[21] / theta[21]), 3) == 0.994
+
+
 def test_saved_results_are_the_benchmarks_six_seeds(monkeypatch, tmp_path):
     from posenc.models import copy_task
 
@@ -689,3 +701,18 @@ def test_the_yarn_kept_checker_refuses_ntks_exponent_at_a_length_of_its_own():
     feedback = exercises.check_yarn_kept(ntk_exponent, head_dim=128, base=500_000.0, original_length=32_768,
                                          example_length=8_192)
     assert not feedback.correct and "65,536" in feedback.message, feedback.message
+    # At 65,536 it is one short of 29: both causes are named, and the count there is not given away.
+    assert "One short, or NTK-aware's exponent 2i/126" in feedback.message and "29" not in feedback.message, feedback
+
+
+def test_the_yarn_kept_checker_gives_no_count_at_its_own_lengths():
+    # A learner who copies each count the checker prints into a dict must not pass: no message names the counts at
+    # 65,536 (29) or 131,072 (32); the count at the asked 32,768 (25) may be given.
+    right = kept_by_turns()
+    for wrong_at in (65_536, 131_072):
+        for answer in [lambda L, w=wrong_at, d=d: right(L) + d if L == w else right(L) for d in (-3, -1, 1, 5, 20)]:
+            feedback = exercises.check_yarn_kept(answer, **LONGER_HEAD)
+            assert not feedback.correct and "checker's own" in feedback.message, feedback
+            told = re.sub(rf"{wrong_at:,}|32,768|more than 32 turns|Got \d+", "", feedback.message)  # lengths, bound, theirs
+            assert str(right(wrong_at)) not in re.findall(r"\d+", told), feedback.message
+

@@ -249,7 +249,7 @@ _SAVED_STATE = {
          "persistent=False, so neither saves them. The fresh model turns with plain RoPE, its slow pairs twice as fast "
          "as in the fine-tune. The rule belongs with the settings (in transformers, the config file saved with the "
          "weights). Applied again, as "
-         "copy_task.stretched(reloaded, scaling=\"llama3\", factor=2.0), it reads 64 tokens far better.",
+         "copy_task.stretched(reloaded, scaling=\"llama3\", factor=2.0), it scores far better on 64 tokens.",
     "d": "The state dict does leave out the optimizer's state, but only further training reads it. Reading an input "
          "uses the weights and the frequencies alone.",
 }

@@ -1,6 +1,5 @@
-"""Checkers for stretching the context: how much a pair's wavelength grows with the base, the pairs YaRN keeps, the
-columns of a partly turned head whose pair makes a full turn within a length, and the two rules that carry the copy model
-furthest over several seeds."""
+"""Checkers for stretching the context: a pair's wavelength growth with the base, the pairs YaRN keeps, the columns of a
+partly turned head whose pair turns fully within a length, and the two rules that carry the copy model furthest."""
 
 from __future__ import annotations
 
@@ -37,11 +36,9 @@ __all__ = ["check_wavelength_growth", "check_yarn_kept", "check_turning_columns"
 @exercise("how much a pair's wavelength grows with the base")
 def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, base: float, new_base: float) -> Feedback:
     """How many times longer pair `pair`'s wavelength, on a head of `head_dim` columns, gets when the base goes from
-    `base` to `new_base`. Within 1%, or the answer to 2 significant digits: 50^(32/126) = 2.7008 fails.
-
-    Named: the bases' own ratio, the frequency's factor (its inverse), a wrong exponent, the wavelength itself at
-    either base, and another pair's factor. The exponent over head_dim - 2 and another pair are named only within
-    0.02%, so that a round guess is not.
+    `base` to `new_base`, within 1%. Two digits (2.7) are asked for a third: 50^(32/126) = 2.70 rounds to them too.
+    Named: the bases' own ratio, the frequency's factor (its inverse), a wrong exponent, the wavelength itself at either
+    base, and another pair's factor; the exponent over head_dim - 2 and another pair only within 0.02% (not a guess).
     """
     head_dim = check_size("head_dim", head_dim, minimum=2, maximum=2**16)
     if head_dim % 2:
@@ -61,8 +58,10 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
         return Feedback(WRONG, f"Expected a number (how many times longer), got {describe(answer)}.", readable=False)
     why = (f"Pair {pair}'s wavelength is 2 pi base^({2 * pair}/{head_dim}), so it grows by the bases' ratio to that "
            f"power: {ratio:g}^({2 * pair}/{head_dim}) = {expected:.2f}.")
-    if abs(number - expected) <= 0.01 * expected or math.isclose(number, float(f"{expected:.2g}"), rel_tol=1e-6):
+    if abs(number - expected) <= 0.01 * expected:
         return Feedback(CORRECT, f"Correct: {expected:.2f}. {why}")
+    if math.isclose(number, float(f"{expected:.2g}"), rel_tol=1e-6):  # 2.7: 2.66 rounded, or 50^(32/126) = 2.70
+        return Feedback(WRONG, f"Give three digits: {number:g} cannot tell {expected:.2f} from a near miss. {why}")
     old, new = 2 * math.pi * base ** (2 * pair / head_dim), 2 * math.pi * new_base ** (2 * pair / head_dim)
     mistakes = [
         (f"{ratio:g} is the bases' own ratio. A pair's wavelength grows by it to the power 2i/{head_dim}, which is "
@@ -96,11 +95,10 @@ def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float
     it) keeps unchanged on a head of `head_dim` columns at `base`, stretched by `factor` over a trained length `L`.
     Judged at `original_length` first, then at lengths of the checker's own (a count typed for one length fails).
 
-    Computed here, so that the notebook shows no line the learner could paste. Named: the blend's low bound (one
-    pair short), the pairs not divided by `factor` (kept and blended), the pairs divided, the pairs blended, and the
-    count at `example_length`, the trained length the notebook works with elsewhere (its YaRN call there gives that
-    count, not this one). A function that calls `rope_frequencies` (or a loaded transformers function with "yarn" in
-    its name) is named: the exercise counts the turns from the formula.
+    Computed here, so that the notebook shows no line the learner could paste; no message gives the count at the
+    checker's own lengths away. Named: one short, NTK-aware's exponent, the pairs not divided by `factor`, divided or
+    blended, and the count at `example_length`, the trained length the notebook works with elsewhere. A function that
+    calls `rope_frequencies` (or a transformers function with "yarn" in its name) is named: count from the formula.
     """
     head_dim = check_size("head_dim", head_dim, minimum=2, maximum=2**16)
     original_length = check_size("original_length", original_length, minimum=2, maximum=2**40)
@@ -113,10 +111,8 @@ def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float
                                 original_max_position_embeddings=length)
         return int((yarn == plain).sum())
 
-    if (not_a_function := as_function(
-            answer, signature="my_kept(L)",
-            when_a_tensor="The checker tries trained lengths of its own: put your line in def my_kept(L): and return "
-                          "the count.")):
+    if (not_a_function := as_function(answer, signature="my_kept(L)", when_a_tensor="The checker tries trained lengths "
+                                      "of its own: put your line in def my_kept(L): and return the count.")):
         return not_a_function
     # The checker's own lengths: 4x shorter, 2x and 4x longer (at 2x, NTK's exponent 2i / (head_dim - 2) gives another
     # count than 2i / head_dim), where some pair makes more than 32 turns (below that, the code's clamp keeps pair 0).
@@ -131,7 +127,7 @@ def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float
             return Feedback(WRONG, f"my_kept({length:,}) raised {error_line(result)}.")
         feedback = _judge_kept(result, head_dim=head_dim, factor=factor, length=length, plain=plain,
                                kept=kept_at(length), divided_at=lambda n: _divided(plain, head_dim, base, factor, n),
-                               example=example)
+                               example=example, reveal=length == original_length)
         if feedback.status != CORRECT:
             return feedback if length == original_length else Feedback(
                 feedback.status, f"Right at L = {original_length:,}, but at a length of the checker's own, "
@@ -153,23 +149,27 @@ def _divided(plain: torch.Tensor, head_dim: int, base: float, factor: float, len
 
 
 def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, plain: torch.Tensor, kept: int,
-                divided_at, example: tuple[int, int] | None) -> Feedback:
-    """The verdict on one count the learner's function returned for trained length `length`."""
+                divided_at, example: tuple[int, int] | None, reveal: bool = True) -> Feedback:
+    """The verdict on one count for trained length `length`; without `reveal`, no message gives the count away."""
     number = as_count(answer)
     if number is None:
         return Feedback(WRONG, f"my_kept({length:,}) returned {describe(answer)}: expected a number of pairs, a "
                                "whole number.")
     why = (f"A pair is kept if it makes more than 32 turns within L = {length:,}, a wavelength under "
-           f"{length / 32:,g} positions: pairs 0 to {kept - 1}.")
+           f"{length / 32:,g} positions" + (f": pairs 0 to {kept - 1}." if reveal else "."))
     if length * float(plain[0]) / (2 * math.pi) <= 32:  # the code clamps its ramp's low bound to pair 0
         why = f"No pair makes 32 turns within L = {length:,}, but the code's ramp still keeps pair 0."
     if number == kept:
         return Feedback(CORRECT, f"Correct: {kept}. {why}")
     divided = divided_at(length) if divided_at else 0
     blended = head_dim // 2 - kept - divided
+    # NTK-aware's exponent 2i / (head_dim - 2), shown just before, gives the count or one less: then both are named.
+    ntk, exponent = int((2 * math.pi * plain ** (-head_dim / max(head_dim - 2, 1)) < length / 32).sum()), (
+        f"NTK-aware's exponent 2i/{head_dim - 2} instead of RoPE's 2i/{head_dim}")
     mistakes = [
-        (f"One short: pairs 0 to {kept - 1} are {kept} pairs.", kept - 1),
-        (f"That counts every pair not divided by {factor:g}, the {blended} blended ones too.", kept + blended),
+        (f"One short{', or ' + exponent if ntk == kept - 1 else ''}." + reveal * f" Pairs 0 to {kept - 1} are {kept} "
+         "pairs.", kept - 1),
+        (f"That counts every pair not divided by {factor:g}, the{reveal * f' {blended}'} blended ones too.", kept + blended),
         (f"That counts the pairs divided by {factor:g}, those with less than one turn within L.", divided),
         ("That counts the blended pairs, between 1 and 32 turns within L.", blended),
         ("That counts the pairs YaRN changes.", head_dim // 2 - kept),
@@ -182,7 +182,7 @@ def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, pl
     mistake = first_mistake(lambda value: number == value, mistakes)
     if mistake:
         return Feedback(MISTAKE, f"{mistake.message} {why}")
-    return Feedback(WRONG, f"Got {number}, expected {kept}. {why}")
+    return Feedback(WRONG, f"Got {number}{reveal * f', expected {kept}'}. {why}")
 
 
 @exercise("the columns whose pair makes a full turn")
@@ -399,7 +399,7 @@ def _rule_names(answer: object, offered) -> list[str] | Feedback:
     return names
 
 
-@exercise("the two rules that read 4x best, over the seeds", prediction=True)
+@exercise("the two rules that score best at 4x, over the seeds", prediction=True)
 def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learned: Sequence[int]) -> Feedback:
     """The two rules of `by_seed` (rule -> one accuracy per seed) that score highest in every seed of `learned`.
 

@@ -20,7 +20,12 @@ from .style import SCHEME_COLOURS, line_style, new_figure
 __all__ = ["wavelengths_by_base", "frequency_ratios", "loss_curve", "accuracy_over_seeds"]
 
 # How the legends name the rules: the names the prose uses, not the code's.
-RULE_NAMES = {"rotary": "plain RoPE", "pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN", "llama3": "Llama 3.1's rule"}
+RULE_NAMES = {"rotary": "plain RoPE", "pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN (code's ramp)", "llama3": "Llama 3.1's rule"}
+# In the ratio figure, no rule is dotted like the reference lines at 1 and 1/factor, which lie under the rules. PI, flat
+# at 1/factor, is a broad pale band, so that the rules that reach 1/factor too show their lines over it; YaRN's dashes
+# lie over Llama 3.1's line where both keep pairs.
+RATIO_LINES = {"pi": {"linestyle": "-", "linewidth": 5, "alpha": 0.45}, "ntk": {"linestyle": "-."},
+               "yarn": {"linestyle": "--", "zorder": 3}, "llama3": {"linestyle": "-"}}
 
 def _numbers(values: Sequence[float]) -> list[float]:
     """The numbers (a list, or a tensor) as a list of floats."""
@@ -39,11 +44,12 @@ def _style(label: str, k: int) -> dict:
 
 
 def wavelengths_by_base(wavelengths: dict[str, Sequence[float]], *, context_length: int,
-                        title: str = "Wavelength of each pair") -> Figure:
+                        title: str = "Wavelength of each pair", context_label: str | None = None) -> Figure:
     """The wavelength (positions per full turn) of each pair, one line per base, on a log scale.
 
     `wavelengths` maps a label (e.g. "base 10,000") to one wavelength per pair. A dotted line
-    marks `context_length`: pairs below it turn at least once within that many positions.
+    marks `context_length`: pairs below it turn at least once within that many positions. Its legend says
+    `context_label` (by default, the length in positions).
     """
     series = _labelled(wavelengths)
     fig = new_figure(8, 4)
@@ -52,7 +58,7 @@ def wavelengths_by_base(wavelengths: dict[str, Sequence[float]], *, context_leng
         ax.plot(range(len(values)), values, label=label, markersize=3, markevery=max(1, len(values) // 16),
                 **line_style(k))
     ax.axhline(context_length, color="#555555", linestyle=":", linewidth=1.5,
-               label=f"{context_length:,} positions")
+               label=context_label or f"{context_length:,} positions")
     ax.set_yscale("log")
     ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
     ax.set_ylabel("wavelength (positions per turn)")
@@ -67,21 +73,22 @@ def frequency_ratios(plain: Sequence[float], scaled: dict[str, Sequence[float]],
 
     `plain` and each entry of `scaled` hold one frequency per pair (angle per position).
     The ratio is on a log scale, as the axis says: a ratio that falls exponentially with the pair
-    (NTK-aware's) is a straight line there, and a ramp linear in the ratio itself (YaRN's) a curve.
+    (NTK-aware's) is a straight line there, and a ramp linear in the ratio itself (YaRN's) a curve. The rules are drawn in
+    the order given, each in its `RATIO_LINES` style.
     """
     theta = _numbers(plain)
     rules = _labelled(scaled)
     fig = new_figure(8, 3.8)
     ax = fig.add_subplot()
     for k, (rule, values) in enumerate(rules.items()):
-        style = _style(rule, k)
+        style = _style(rule, k) | RATIO_LINES.get(rule, {})
         ax.plot(range(len(theta)), [v / t for v, t in zip(values, theta)], label=RULE_NAMES.get(rule, rule), markersize=3,
                 markevery=(k, max(1, len(theta) // 12)), **style)
-    ax.axhline(1, color="#555555", linestyle=":", linewidth=1)
-    ax.axhline(1 / factor, color="#555555", linestyle=":", linewidth=1)
+    ax.axhline(1, color="#555555", linestyle=":", linewidth=1, zorder=1)
+    ax.axhline(1 / factor, color="#555555", linestyle=":", linewidth=1, zorder=1)
     ax.set_yscale("log", base=2)
     ticks = [1 / factor] + [2.0**-k for k in range(math.ceil(math.log2(factor)) - 1, 0, -1)] + [1]
-    ax.set_yticks(ticks, [f"1/{factor:g}: interpolated"] + [f"1/{2**k:g}" for k in range(len(ticks) - 2, 0, -1)]
+    ax.set_yticks(ticks, [f"1/{factor:g}: divided by {factor:g}"] + [f"1/{2**k:g}" for k in range(len(ticks) - 2, 0, -1)]
                   + ["1: kept"])
     ax.set_yticks([], minor=True)
     ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
@@ -115,7 +122,8 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                         learned: Sequence[int] | None = None, others_are: str = "did not learn the task",
                         references: Mapping[str, Mapping[str, float]] | None = None,
                         shaded: Sequence[str] = (), shaded_are: str = "shaded",
-                        tags: Mapping[str, str] | None = None) -> Figure:
+                        tags: Mapping[str, str] | None = None,
+                        ylabel: str = "accuracy (marks: seeds; bar: median)") -> Figure:
     """One panel per entry of `panels` (e.g. an input length): each rule's accuracy per seed as dots, their median a bar.
 
     `panels` maps a panel's title to {rule: one accuracy (0 to 1) per seed}; every rule of
@@ -128,6 +136,7 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     panels it names, dashed, dotted, ..., and named in the legend below the panels. The rules named in `shaded` (one
     kind of head, say) stand on a pale band, named in the legend by `shaded_are`. `tags` maps a reference line's
     description to a short text (its value, say) written over the line's right end, for a line that marks may hide.
+    `ylabel` names the accuracy.
     """
     accuracies = {name: _labelled(rules) for name, rules in panels.items()}
     count = len(next(iter(next(iter(accuracies.values())).values())))
@@ -174,7 +183,7 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                     ax.annotate(tags[line], (1, values[name]), xycoords=("axes fraction", "data"), xytext=(-3, 2),
                                 textcoords="offset points", ha="right", va="bottom", fontsize=7.5, color="#333333")
     others = [seed for seed in names if seed not in chosen]
-    axes[0].set_ylabel("accuracy (marks: seeds; bar: median)")
+    axes[0].set_ylabel(ylabel)
     handles = [Line2D([], [], color="#999999", linewidth=2.5, label="median of coloured marks" if others else "median")]
     if others:
         listed = ", ".join(map(str, others[:-1])) + (" and " if len(others) > 1 else "") + str(others[-1])
