@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from posenc import attention, embedding, encoding, exercises, tokens
+from posenc import attention, embedding, encoding, example, exercises, tokens
 
 
 def test_a_whole_encoder_without_a_causal_mask_is_permutation_equivariant():
@@ -65,6 +65,38 @@ def test_without_pe_attention_gives_one_output_row_per_different_word():
     assert exercises.check_distinct_outputs(None, x=x, x_pe=x_pe, weights=weights).status == "not attempted"
 
 
+def test_show_distinct_outputs_waits_for_a_judged_prediction_then_groups_the_equal_rows(capsys):
+    # 05's Exercise 1: the run holds the lines that count the rows, so it prints nothing before the checker has judged.
+    sentence = "the dog saw the cat and the cat saw the dog"
+    words, x, x_pe = example.sentence_rows(sentence, d_model=6)
+    weights = attention.projection_weights(d_model=6, seed=0)
+    exercises.reset_progress()
+    exercises.show_distinct_outputs(None, words=words, x=x, x_pe=x_pe, weights=weights)
+    assert "different rows" not in capsys.readouterr().out
+    exercises.show_distinct_outputs(7, words=words, x=x, x_pe=x_pe, weights=weights)  # never judged
+    assert "different rows" not in capsys.readouterr().out
+    exercises.check_distinct_outputs(7, x=x, x_pe=x_pe, weights=weights)  # a wrong prediction, judged, opens it too
+    exercises.show_distinct_outputs(7, words=words, x=x, x_pe=x_pe, weights=weights)
+    assert capsys.readouterr().out.splitlines() == [
+        "without PE: 5 different rows", "    the [0, 3, 6, 9] | dog [1, 10] | saw [2, 8] | cat [4, 7]",
+        "with PE: 11 different rows", "    no two rows equal"]
+    exercises.reset_progress()
+
+
+def test_show_every_score_plus_five_waits_then_shows_no_weight_moves(capsys):
+    scores = torch.randn(10, 10, generator=torch.Generator().manual_seed(0))
+    key_mask = torch.arange(10) < 4
+    exercises.reset_progress()
+    exercises.show_every_score_plus_five(None, scores=scores, key_mask=key_mask)
+    assert "largest change" not in capsys.readouterr().out
+    exercises.check_every_score_plus_five("b")
+    exercises.show_every_score_plus_five("b", scores=scores, key_mask=key_mask)
+    assert capsys.readouterr().out.strip() == "every score + 5: the largest change of a weight is 0.000000"
+    with pytest.raises(TypeError, match="key_mask"):
+        exercises.show_every_score_plus_five("b", scores=scores, key_mask=key_mask.int())
+    exercises.reset_progress()
+
+
 def test_the_distinct_outputs_checker_refuses_a_bad_exercise():
     weights = attention.projection_weights(d_model=6, seed=0)
     x = torch.randn(4, 6)
@@ -106,6 +138,18 @@ def test_show_nan_rows_waits_for_a_judged_prediction(capsys):
     assert capsys.readouterr().out.strip() == "rows all NaN: 19 of 30"
 
 
+def test_the_nan_rows_checker_names_a_count_of_sentences_and_one_sentences_pads():
+    scores = torch.randn(3, 10, 10, generator=torch.Generator().manual_seed(0))
+    mask = torch.arange(10) < torch.tensor([4, 5, 2])[:, None]  # sentence 0 has 6 <PAD>s, the batch 19
+    sentences = exercises.check_nan_rows(3, scores=scores, key_mask=mask).message
+    assert "3 counts the sentences" in sentences and "one row per <PAD>" in sentences
+    first = exercises.check_nan_rows("6", scores=scores, key_mask=mask).message
+    assert "6 counts only sentence 0's <PAD>s" in first and "the answer is 19" in first
+    for other in (18, 20, 57):
+        message = exercises.check_nan_rows(other, scores=scores, key_mask=mask).message
+        assert "counts the sentences" not in message and "counts only" not in message
+
+
 def test_one_heads_score_is_the_heads_scores_summed_over_sqrt_num_heads():
     # 07's Exercise 1: one head of d_model columns scores a pair (s0 + s1) / sqrt(2), from the two heads' s0 and s1.
     x = torch.randn(10, 6, generator=torch.Generator().manual_seed(0))
@@ -128,12 +172,31 @@ def test_one_heads_score_is_the_heads_scores_summed_over_sqrt_num_heads():
         feedback = check(answer)
         assert feedback.status == "mistake" and words in feedback.message
     wrong = check(one + 1)
-    assert wrong.status == "wrong" and f"{one:.4f}" in wrong.message
+    assert wrong.status == "wrong" and f"{one:.4f}" in wrong.message and "within 1 %" not in wrong.message
+    for close in (one * 1.008, one * 0.993):  # beyond rounding, within 1 %: as (s0 + s1) / 1.41 is in 07
+        feedback = check(close)
+        assert feedback.status == "wrong" and "within 1 %" in feedback.message and "sqrt(2) = 1.4142" in feedback.message
+    assert "within 1 %" not in check(one * 1.02).message
     assert check("junk").status == "wrong" and check(None).status == "not attempted"
     with pytest.raises(ValueError):
         exercises.check_one_head_score(None, x=x, weights=weights, num_heads=4, query=1, key=0)
     with pytest.raises(ValueError):
         exercises.check_one_head_score(None, x=x, weights=weights, num_heads=2, query=10, key=0)
+
+
+def test_show_one_head_score_waits_for_a_judged_prediction_then_prints_the_score(capsys):
+    x = torch.randn(10, 6, generator=torch.Generator().manual_seed(0))
+    weights = attention.multi_head_weights(d_model=6, seed=0)
+    one = float(attention.scaled_dot_product_scores(x @ weights.W_Q, x @ weights.W_K)[1, 0])
+    exercises.reset_progress()
+    exercises.show_one_head_score(None, x=x, weights=weights, num_heads=2, query=1, key=0)
+    assert "score" not in capsys.readouterr().out.replace("The result shows", "")
+    exercises.check_one_head_score(0.5, x=x, weights=weights, num_heads=2, query=1, key=0)
+    exercises.show_one_head_score(0.5, x=x, weights=weights, num_heads=2, query=1, key=0)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"one head's score for query 1 and key 0: {one:.4f}"
+    assert lines[1] == "one head's output equals the 2 heads' within 1e-6: False" and "own softmax" in lines[2]
+    exercises.reset_progress()
 
 
 def test_one_vector_at_every_position_only_reorders_the_outputs():

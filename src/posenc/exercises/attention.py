@@ -1,6 +1,6 @@
 """Checkers for attention, masks and heads: distinct outputs without PE, one vector added at every position, a repair
 of weights masked after the softmax, the rows a mask on the wrong axis turns to NaN, one head's score against two heads',
-where a head lands once heads are folded into the batch (and that entry, shown)."""
+where a head lands once heads are folded into the batch. The show_ functions print each prediction's run, once judged."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 
 from .._checks import check_tensor, instance_of, is_real, short
 from .._provenance import calls_builtin
-from ..attention import ProjectionWeights, self_attention, split_heads
+from ..attention import ProjectionWeights, multi_head_attention, scaled_dot_product_scores, self_attention, split_heads
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -30,7 +30,8 @@ from .feedback import (
 from .predictions import check_prediction, predicted
 
 __all__ = ["check_distinct_outputs", "check_one_vector_everywhere", "check_mask_repair", "check_nan_rows",
-           "check_one_head_score", "check_folded_entry", "show_fold", "show_nan_rows"]
+           "check_one_head_score", "check_folded_entry", "show_distinct_outputs", "show_every_score_plus_five",
+           "show_fold", "show_nan_rows", "show_one_head_score"]
 
 
 def _different_rows(outputs: torch.Tensor) -> int:
@@ -65,6 +66,32 @@ def check_distinct_outputs(answer: object, *, x: torch.Tensor, x_pe: torch.Tenso
     return check_prediction(answer, actual=without, question="without PE: how many different output rows?",
                             explanation=f"{slip}Without PE, equal words have equal rows of X, so equal queries. Against "
                                         "the same keys, equal queries give equal scores, weights and outputs.")
+
+
+def show_distinct_outputs(prediction: object, *, words: list[str], x: torch.Tensor, x_pe: torch.Tensor,
+                          weights: ProjectionWeights) -> None:
+    """Print how many different output rows attention gives `x` (without PE) and `x_pe` (with it), and which words
+    share a row: the run after the distinct-outputs prediction. It holds the lines that would compute the answer, so it
+    prints only once a checker has judged `prediction` (see `predicted`)."""
+    if not predicted(prediction):
+        return
+    for name, argument, rows in (("without PE", "x", x), ("with PE", "x_pe", x_pe)):
+        outputs = self_attention(check_tensor(argument, rows, kind="floating-point", ndim=(2,)).detach(), weights)[0]
+        same = torch.cdist(outputs.double(), outputs.double()) < 1e-5
+        groups = [same[p].nonzero().flatten().tolist() for p in range(len(outputs)) if not same[p, :p].any()]
+        print(f"{name}: {len(groups)} different rows")
+        print("   ", " | ".join(f"{words[g[0]]} {g}" for g in groups if len(g) > 1) or "no two rows equal")
+
+
+def show_every_score_plus_five(prediction: object, *, scores: torch.Tensor, key_mask: torch.Tensor) -> None:
+    """Print the largest change of a masked weight when every score gets 5 more: the run after the multiple choice.
+    It prints only once a checker has judged `prediction` (see `predicted`)."""
+    if not predicted(prediction):
+        return
+    hidden = ~check_tensor("key_mask", key_mask, ndim=(1, 2), kind="bool")
+    weights = torch.softmax(scores.detach().masked_fill(hidden, float("-inf")), dim=-1)
+    shifted = torch.softmax((scores.detach() + 5).masked_fill(hidden, float("-inf")), dim=-1)
+    print(f"every score + 5: the largest change of a weight is {(shifted - weights).abs().max():.6f}")
 
 
 def check_one_vector_everywhere(answer: object, *, x: torch.Tensor, vector: torch.Tensor, order: object,
@@ -238,6 +265,10 @@ def check_nan_rows(answer: object, *, scores: torch.Tensor, key_mask: torch.Tens
         slip = "0 would mean the mask still hides keys, as ~mask[:, None, :] does. "
     elif given == rows != actual:
         slip = f"{rows} is every row. A real word's row keeps all its keys, so its softmax is fine. "
+    elif given == scores.shape[0] != actual:
+        slip = f"{scores.shape[0]} counts the sentences. The mask hides one row per <PAD>, not one per sentence. "
+    elif given == int((~key_mask[0]).sum()) != actual:
+        slip = f"{given:g} counts only sentence 0's <PAD>s. Count every sentence's. "
     elif given == int(key_mask.sum()) != actual:
         slip = (f"{int(key_mask.sum())} counts the real words. Their rows are not masked at all: they come out as numbers, with "
                 "weight on the padding and no error. Count the other rows. ")
@@ -306,7 +337,27 @@ def check_one_head_score(answer: object, *, x: torch.Tensor, weights: object, nu
     mistake = first_mistake(lambda value: abs(number - value) <= 5e-3, mistakes)
     if mistake:
         return Feedback(MISTAKE, f"{mistake.message} {why}")
-    return Feedback(WRONG, f"You predicted {number:g}; the one head's score is {expected:.4f}. {why}")
+    close_to = (f" That is within 1 %: if you divided ({names}) by sqrt({num_heads}), keep more decimals "
+                f"(sqrt({num_heads}) = {num_heads ** 0.5:.4f}).") if abs(number - expected) <= 0.01 * abs(expected) else ""
+    return Feedback(WRONG, f"You predicted {number:g}; the one head's score is {expected:.4f}.{close_to} {why}")
+
+
+def show_one_head_score(prediction: object, *, x: torch.Tensor, weights: object, num_heads: int, query: int,
+                        key: int) -> None:
+    """Print the score one head of all d_model columns gives (query, key) of x, `(seq, d_model)`, on the `num_heads`
+    heads' `weights`, and whether its output equals theirs: the run after the one-head-score prediction. It prints
+    only once a checker has judged `prediction` (see `predicted`)."""
+    if not predicted(prediction):
+        return
+    x = check_tensor("x", x, kind="floating-point", ndim=(2,)).detach()
+    one = scaled_dot_product_scores(x @ weights.W_Q, x @ weights.W_K)[query, key]
+    print(f"one head's score for query {query} and key {key}: {one.item():.4f}")
+    one_head = multi_head_attention(x[None], weights, num_heads=1)[0]
+    same = bool(torch.allclose(one_head, multi_head_attention(x[None], weights, num_heads=num_heads)[0], atol=1e-6))
+    print(f"one head's output equals the {num_heads} heads' within 1e-6:", same)
+    if not same:
+        print("The heads' dot products add up to the one head's. But each head takes its own softmax,")
+        print("so the weights, and the outputs, differ.")
 
 
 @exercise("where a head lands in the batch", prediction=True)
@@ -351,6 +402,8 @@ def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index
         (f"Right head, wrong sequence: index {index} belongs to sequence {b}, since each sequence takes {num_heads} "
          "slices.", float(split[0, h, 0, 0])),
     ]
+    mistakes += [(f"Right sequence, wrong head: that is head {other} of sequence {b}. Slice {index} is head {h}.",
+                  float(split[b, other, 0, 0])) for other in range(num_heads) if other != h]
     mistake = first_mistake(lambda value: abs(number - value) < 1e-6, mistakes)
     if mistake:
         return Feedback(MISTAKE, f"{mistake.message} {why}")
