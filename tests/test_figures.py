@@ -78,7 +78,8 @@ FIGURES = {
         list(range(1, 256)), {"a": [1 / k for k in range(1, 256)], "b": [k / 255 for k in range(1, 256)]}, title="t",
         xlabel="x", ylabel="y", marks=[1, 2, 4, 8, 16, 32, 64, 128, 255], log2_x=True),
     "accuracy_by_length": lambda: plots.accuracy_by_length({"none": {16: 0.2, 32: 0.1}, "learned": {16: 1.0, 32: None}},
-                                                           trained=(8, 16), baseline={16: 0.25, 32: 0.2}),
+                                                           trained=(8, 16), baseline={16: 0.25, 32: 0.2},
+                                                           ceiling=("ceiling", {16: 0.6, 32: 0.55})),
     "benchmark_figure": lambda: plots.benchmark_figure(_benchmark_results()),
     "score_by_offset": lambda: plots.score_by_offset([-2, -1, 0, 1, 2], {
         "sinusoidal": {"query at 0": [0.1, 0.5, 1.0, 0.5, 0.1]}, "rotary": {"query at 0": [0.2, 0.6, 1.0, 0.6, 0.2]}},
@@ -293,6 +294,14 @@ def test_lines_put_their_markers_at_the_marks_and_a_log2_axis_reads_plain_number
     assert ax.get_xscale() == "log" and "16" in [t.get_text() for t in ax.get_xticklabels()]
 
 
+def test_lines_draw_a_reference_named_in_the_legend():
+    fig = plots.lines_figure([0, 1, 2], {"a": [0.5, 0.2, 0.1]}, title="t", xlabel="x", ylabel="y",
+                             reference=("1/16, an even spread", 1 / 16))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "1/16, an even spread"]
+    assert [line.get_ydata()[0] for line in ax.get_lines() if line.get_label() == "1/16, an even spread"] == [1 / 16]
+
+
 def test_benchmark_series_differ_in_colour_marker_and_line_style():
     fig = plots.benchmark_figure(_benchmark_results())
     lines = [line for line in fig.axes[0].get_lines() if line.get_label() and not line.get_label().startswith("_")]
@@ -402,6 +411,16 @@ def test_accuracy_by_length_keeps_equal_scores_visible_and_no_rows_off_the_scale
     assert "log" in ax.get_xlabel() and ax.get_xscale() == "log"
     # Without a missing answer the scale starts at 0.
     assert plots.accuracy_by_length({"rotary": {16: 1.0, 32: 1.0}}, trained=(8, 16)).axes[0].get_ylim()[0] == 0
+
+
+def test_accuracy_by_length_draws_a_ceiling_named_in_the_legend():
+    fig = plots.accuracy_by_length({"alibi": {8: 0.58, 16: 0.54}}, trained=(8, 16), baseline={8: 0.3, 16: 0.2},
+                                   ceiling=("ceiling of symmetric ALiBi", {8: 0.61, 16: 0.58}))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()][-3:] == ["order-blind guess", "ceiling of symmetric ALiBi",
+                                                                        "alibi"]
+    bars = [c for c in ax.collections if c.get_label() == "ceiling of symmetric ALiBi"][0]
+    assert sorted(round(float(seg[0][1]), 2) for seg in bars.get_segments()) == [0.58, 0.61]
 
 
 def test_lines_take_the_colours_they_are_given_and_keep_their_own_markers():

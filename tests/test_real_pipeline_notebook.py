@@ -640,6 +640,21 @@ def test_the_same_words_in_another_order_take_one_more_token():
     assert exercises.check_same_words_other_order("one", actual=1).status != "correct"
 
 
+def test_the_checker_explains_the_bare_space_truly():
+    # Its feedback says: 10 of the 12 capital Gs after a space begin GPT or Going, BPE built those words before it
+    # joined the space on, and it never made ␣G (Ġ in the tokenizer).
+    tokenizer = subwords.train_bpe()
+    message = exercises.check_same_words_other_order(1, actual=1).message
+    assert "10 of the 12" in message and "never made ␣G" in message
+    words = [word for line in subwords.NOTEBOOK_TEXT.splitlines()
+             for word, _ in tokenizer.pre_tokenizer.pre_tokenize_str(line) if word.startswith("ĠG")]
+    assert len(words) == 12 and sum(word in ("ĠGPT", "ĠGoing") for word in words) == 10
+    vocab = tokenizer.get_vocab()
+    assert "ĠG" not in vocab
+    for word in ("GPT", "Going"):
+        assert vocab[word] < vocab["Ġ" + word]  # an id is its merge's rank: the word first, then the space on
+
+
 # Claims of notebook 15's prose -----------------------------------------------------------------------------------
 
 

@@ -467,3 +467,10 @@ def test_score_by_offset_marks_scores_and_the_peak_on_the_first_line():
     assert {t.get_text() for t in bottom.texts} == {"2.00 at offset +2"}
     assert [line.get_xydata().tolist() for line in bottom.get_lines() if line.get_marker() == "o"
             and line.get_color() == "black"] == [[[2.0, 2.0]]]
+    # Unnamed, the dots stay out of the legend; named, each panel's dots get one entry.
+    assert [t.get_text() for t in bottom.get_legend().get_texts()] == ["query at 10"]
+    named = plots.score_by_offset(offsets, scores, title="t", marks={"rotary": [0, 1], "sinusoidal": [2]},
+                                  mark_labels={"rotary": "the word-word term"})
+    top, bottom = named.axes[:2]
+    assert [t.get_text() for t in top.get_legend().get_texts()] == ["query at 10", "query at 20", "the word-word term"]
+    assert [t.get_text() for t in bottom.get_legend().get_texts()] == ["query at 10"]

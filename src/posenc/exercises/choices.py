@@ -171,18 +171,21 @@ def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
 
 
 _CAUSAL_MODEL_WITHOUT_POSITIONS = {
-    "a": "The mask gives more than the guess. Each query sees a different number of keys, and that hints at its position.",
-    "b": "It goes further: the model works out most of the order from the mask.",
-    "c": "Query t sees t + 1 keys, so the mask alone hints at how far along t is. Haviv et al. found that causal "
-         "language models without positions still learn position, and suggest the mask as the route [6]. The notebook "
-         "on heads and the causal mask shows a clean case in its section \"The causal mask can count\"."
+    "a": "The mask gives more than the guess at every length. Query t sees t + 1 keys, and that count hints at how far "
+         "along t is.",
+    "b": "Query t sees t + 1 keys, so the mask alone hints at how far along t is. Haviv et al. found that causal "
+         "language models without positions still learn position, and suggest the mask as the route [6]. At 16 tokens "
+         "our model reads most of the order from it. At 32 it meets key counts that no training input had, and it "
+         "keeps only some of the order.",
+    "c": "Most of the order holds at the trained lengths: at 16 tokens the model is right nearly 9 times in 10. At 32, "
+         "query t meets key counts that no training input had, and the hint serves it less well.",
 }
 
 
 def check_causal_model_without_positions(answer: object) -> Feedback:
-    """A multiple choice: a causal model without positions at length 16."""
-    return check_choice(answer, options=_CAUSAL_MODEL_WITHOUT_POSITIONS, correct="c",
-                        question="a causal model without positions at length 16")
+    """A multiple choice: a causal model without positions at length 32, twice the trained length."""
+    return check_choice(answer, options=_CAUSAL_MODEL_WITHOUT_POSITIONS, correct="b",
+                        question="a causal model without positions at length 32")
 
 
 _SMALLER_MODEL_WORD_ROW = {

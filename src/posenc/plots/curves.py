@@ -127,7 +127,7 @@ def _floats(values: Sequence[float | None]) -> list[float | None]:
 
 def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str, xlabel: str, ylabel: str,
                  colours: dict[str, str] | None = None, marks: Sequence[float] | None = None,
-                 log2_x: bool = False) -> Figure:
+                 log2_x: bool = False, reference: tuple[str, float] | None = None) -> Figure:
     """One line per entry of `series` against `x`, each with its own colour, marker and line style.
 
     `series` holds 1 to 8 lines, one number per x each. `colours` (label -> colour) sets the colour
@@ -135,6 +135,8 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
     differ from line to line. `marks` (values of `x`) puts the markers there, e.g. at the x of a
     printed table, so that its numbers can be read off the lines; without it, about 12 markers a
     line. `log2_x` draws x on a base-2 log scale (x must then be positive), ticks at powers of two.
+    `reference` (label, y) draws a grey dotted line across at y, named `label` in the legend, e.g. an even
+    spread of attention weights.
     """
     xs = _floats(x)
     series = {label: _floats(values) for label, values in series.items()}
@@ -148,6 +150,8 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
         style = {**line_style(k), "color": colours.get(label, line_style(k)["color"])}
         ax.plot(xs, values, label=label, markersize=4,
                 markevery=marked if marked is not None else (k * step // len(series), step), **style)
+    if reference is not None:
+        ax.axhline(float(reference[1]), color="#777777", linewidth=1, linestyle=":", zorder=5, label=reference[0])
     if log2_x:
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))  # 16, not 16.0 or 2^4
@@ -160,7 +164,8 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
 
 def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequence[float]]], *, title: str,
                     titles: dict[str, str] | None = None, ylabel: str = "score",
-                    marks: dict[str, Sequence[float]] | None = None, peak: str | None = None) -> Figure:
+                    marks: dict[str, Sequence[float]] | None = None, mark_labels: dict[str, str] | None = None,
+                    peak: str | None = None) -> Figure:
     """One panel per position scheme, one above the other: scores against the key's offset from the query.
 
     `scores` maps a scheme of `SCHEME_COLOURS` ("sinusoidal", "rotary", ...; at most 4) to its lines (label -> one score per
@@ -169,7 +174,8 @@ def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequen
     the others narrow and dark on top of it: where two lines lie on each other (RoPE's, for any query position),
     both show. `titles` (scheme -> panel title) defaults to the scheme's name. A dotted line marks offset 0, the
     key at the query's own position. `marks` (scheme -> offsets) puts a black dot on that panel's first line at each
-    offset, labelled with its score; `peak` (a scheme) points an arrow at the highest score of that panel's first line.
+    offset, labelled with its score; `mark_labels` (scheme -> text) names that panel's dots in its legend.
+    `peak` (a scheme) points an arrow at the highest score of that panel's first line.
     """
     xs = _floats(offsets)
     panels = {scheme: {label: _floats(values) for label, values in lines.items()} for scheme, lines in scores.items()}
@@ -188,9 +194,10 @@ def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequen
                     alpha=0.4 if wide else 1.0, markevery=(k * step // len(lines), step))
         ax.axvline(0, color="#555555", linewidth=1, linestyle=":")
         first = next(iter(lines.values()))
-        for offset in (marks or {}).get(scheme, ()):
+        for k, offset in enumerate((marks or {}).get(scheme, ())):
             value = first[xs.index(float(offset))]
-            ax.plot([float(offset)], [value], "o", color="black", markersize=4, zorder=5)
+            named = (mark_labels or {}).get(scheme) if k == 0 else None  # one legend entry for a panel's dots
+            ax.plot([float(offset)], [value], "o", color="black", markersize=4, zorder=5, label=named or "_dot")
             ax.annotate(f"{value:.2f} at offset {offset:+g}" if offset else f"{value:.2f} at offset 0", (float(offset), value),
                         xytext=(8, 10 if offset else -14), textcoords="offset points", fontsize=8)
         if scheme == peak:
@@ -207,7 +214,8 @@ def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequen
 
 def accuracy_by_length(accuracies: dict[str, dict[int, float | None]], *, trained: tuple[int, int],
                        baseline: dict[int, float] | None = None, title: str = "Previous-token accuracy",
-                       baseline_label: str = "order-blind guess", labels: dict[str, str] | None = None) -> Figure:
+                       baseline_label: str = "order-blind guess", labels: dict[str, str] | None = None,
+                       ceiling: tuple[str, dict[int, float]] | None = None) -> Figure:
     """Accuracy against input length, markers only (one per measured length), one scheme per colour; the trained
     lengths shaded.
 
@@ -218,7 +226,8 @@ def accuracy_by_length(accuracies: dict[str, dict[int, float | None]], *, traine
     accuracy (a learned table has no rows that far) is a cross in a band below the axis,
     marked "no rows": not on the scale, since the model was not wrong, it had nothing to say.
     `baseline` (length -> accuracy) is drawn as a grey bar across each length, named
-    `baseline_label`. `labels` (scheme -> legend label) names a scheme in the legend, e.g.
+    `baseline_label`. `ceiling` (label, length -> accuracy), e.g. the most a scheme can score, is drawn the same way,
+    dashed and black, named `label`. `labels` (scheme -> legend label) names a scheme in the legend, e.g.
     which form of ALiBi it is; its look comes from the scheme. A scheme has the same colour
     and marker in every figure of the suite.
     """
@@ -235,6 +244,9 @@ def accuracy_by_length(accuracies: dict[str, dict[int, float | None]], *, traine
     if baseline is not None:
         ax.hlines(_floats([baseline[n] for n in lengths]), [n / spread for n in lengths], [n * spread for n in lengths],
                   color="#777777", linewidth=2, label=baseline_label, zorder=1)
+    if ceiling is not None:
+        ax.hlines(_floats([ceiling[1][n] for n in lengths]), [n / spread for n in lengths], [n * spread for n in lengths],
+                  color="black", linewidth=1.4, linestyles="--", label=ceiling[0], zorder=1.5)
     missing = any(v is None for values in series.values() for v in values)
     no_rows = -0.11  # where a None is drawn: in a band below 0, off the accuracy scale
     for k, (scheme, values) in enumerate(series.items()):
