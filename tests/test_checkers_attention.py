@@ -214,3 +214,19 @@ def test_one_vector_at_every_position_only_reorders_the_outputs():
     for order in ("abc", [0, 1, 1, 3], [[3, 2], [0, 1]]):  # a notebook's bad order is named, not torch's error
         with pytest.raises(ValueError, match="order must reorder"):
             exercises.check_one_vector_everywhere(None, **{**kwargs, "order": order})
+
+
+def test_the_average_of_shuffled_outputs_takes_c_and_names_each_other_choice():
+    # The prompt lays the four choices out as a table: no mask / causal mask, match or differ.
+    for right in ("c", "C", "(c)", "c.", "'c'", " c "):
+        feedback = exercises.check_average_of_shuffled_outputs(right)
+        assert feedback.correct and "an average ignores the order of its rows" in feedback.message, feedback.message
+    # "a": the causal half, with each position's sentence named.
+    feedback = exercises.check_average_of_shuffled_outputs("a")
+    assert feedback.status == "mistake" and "position 0 (in 'john is my name')" in feedback.message
+    assert "position 3 (in 'my name is john')" in feedback.message and "The answer is 'c'" in feedback.message
+    for wrong in ("b", "d"):  # both say the averages differ with no mask
+        feedback = exercises.check_average_of_shuffled_outputs(wrong)
+        assert feedback.status == "mistake" and "an average does not depend on the order" in feedback.message
+    assert exercises.check_average_of_shuffled_outputs("e").status == "wrong"
+    assert exercises.check_average_of_shuffled_outputs(None).status == "not attempted"

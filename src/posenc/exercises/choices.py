@@ -48,8 +48,8 @@ def check_every_score_plus_five(answer: object) -> Feedback:
 
 _AVERAGE_OF_SHUFFLED_OUTPUTS = {
     "a": "With no mask the averages match. But the causal mask lets each query see only the keys up to its own "
-         "place. john sees only itself at position 0 and all four words at position 3. So the outputs change, not "
-         "only their order.",
+         "place. john sees only itself at position 0 (in 'john is my name') and all four words at position 3 (in "
+         "'my name is john'). So the outputs change, not only their order.",
     "b": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds.",
     "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. So a "
@@ -70,8 +70,8 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 _LEAST_LIKE_AT_BASE_TWENTY = {
     "a": "The slowest pair does not set the least-alike position alone. It is one pair of 64.",
     "b": "At base 19.95 the other pairs turn much faster than at base 10,000. At offset 29 enough of them are negative "
-         "at once to pull the sum down to -10.81. So position 39 is the least like 10, though the slowest pair alone "
-         "would be lowest 59.8 positions from 10, past the table.",
+         "at once to pull the sum down to -10.81, its lowest point in the table. The slowest pair's cosine is still "
+         "falling there.",
 }
 
 

@@ -273,9 +273,9 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
     if number is None:
         return Feedback(WRONG, f"Expected a whole number of columns, got {describe(answer)}.", readable=False)
     if number == expected:
-        edge = [f"column {j} turns once every {float(lengths[j]):,.1f} positions" for j in (expected - 1, expected)
+        edge = [f" Column {j} turns once every {float(lengths[j]):,.1f} positions." for j in (expected - 1, expected)
                 if 0 <= j < d_model]
-        return Feedback(CORRECT, f"Correct: {expected} of the {d_model} columns ({', '.join(edge)}).")
+        return Feedback(CORRECT, "Correct." + "".join(edge))
     what_to_count = (f"count the columns whose wavelength, 2 pi x {base:,g}^(2i/{d_model}), is at most {last} "
                      f"positions, the table's last position")
     pairs, positions = d_model // 2, max_sequence_length
@@ -291,6 +291,10 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
          "two columns.", expected // 2 if expected > 1 else None),
         ("That is the number of the last column that turns in time; counting from column 0, there is one column more.",
          expected - 1),
+        (f"That is the count at d_model = {d_model // 2}. The question asks about d_model = {d_model}.",
+         lambda: count_at_width(d_model // 2) if d_model >= 4 else None),
+        (f"That is the count at d_model = {d_model // 4}. The question asks about d_model = {d_model}.",
+         lambda: count_at_width(d_model // 4) if d_model >= 8 else None),
         ("Those are the columns that do not make a full turn within the table.", d_model - expected),
         (f"Not every column: at base {base:,g} the slowest columns make one turn only after about {float(lengths[-1]):,.0f} "
          f"positions, beyond the table's last position, {last}.", d_model),
