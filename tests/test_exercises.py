@@ -1150,6 +1150,44 @@ class FixedForwardOldCheck(EitherLayout):
         return x + (rows if self.batch_first else rows.unsqueeze(1))
 
 
+class Float64Table(EitherLayout):
+    """Right numbers, but the table is float64: a float32 x comes back float64, which the next float32 layer refuses."""
+
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__(d_model, max_sequence_length, batch_first)
+        self.pe = self.pe.double()
+
+
+class Float64TableCastOnce(EitherLayout):
+    """Right: the table built in float64 and only the finished table cast to float32."""
+
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__(d_model, max_sequence_length, batch_first)
+        table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, dtype=torch.float64)
+        self.pe = table.float()
+
+
+class Float64TableCastAtAdd(EitherLayout):
+    """Right: a float64 table kept, and cast to x's dtype where it is added."""
+
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__(d_model, max_sequence_length, batch_first)
+        self.pe = self.pe.double()
+
+    def forward(self, x):
+        if self.length(x) > self.pe.size(0):
+            raise ValueError("too long")
+        rows = self.pe[: self.length(x)].to(x.dtype)
+        return x + (rows if self.batch_first else rows.unsqueeze(1))
+
+
+class HalfOutput(EitherLayout):
+    """x + PE, rounded to float16 on the way out: a narrower dtype than x's."""
+
+    def forward(self, x):
+        return super().forward(x).half()
+
+
 class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
     def __init__(self, d_model, max_sequence_length):
         super().__init__()
@@ -1158,6 +1196,11 @@ class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
 @pytest.mark.parametrize("answer,status,words", [
     (EitherLayout, "correct", "batch_first=True and (seq, batch, d_model)"),
     (EitherLayoutTransposing, "correct", "refuses 8 positions with ValueError"),
+    (Float64TableCastOnce, "correct", "refuses 8 positions with ValueError"),
+    (Float64TableCastAtAdd, "correct", "refuses 8 positions with ValueError"),
+    (Float64Table, "mistake", "With batch_first=True, x is (batch, seq, d_model): for float32 x of shape (3, 7, 4), forward "
+                              "returned x + PE, but in float64. Adding a float64 table does that"),
+    (HalfOutput, "mistake", "forward returned x + PE, but in float16. Return x's dtype"),
     (DefaultBatchFirst, "mistake", "Built without batch_first, for x of shape (2, 3, 4), (seq, batch, d_model), your module "
                                    "did not add one table row per position. Make batch_first default to False"),
     (FlagRequired, "mistake", "FlagRequired(d_model=4, max_sequence_length=7) raised TypeError"),
@@ -1179,6 +1222,8 @@ def test_the_layout_module_is_built_fresh_and_checked_in_both_layouts(answer, st
     assert feedback.status == status and words in feedback.message, feedback.message
     if answer in (LayoutIndexError, LayoutAssert):  # the right dimension checked: no advice to move the check
         assert "the dimension that holds the positions" not in feedback.message
+    if answer is HalfOutput:  # float16 is narrower than float32: no word of a wider table
+        assert "wider" not in feedback.message
     # Other sizes: the checker builds its own modules, so a right class stays right.
     assert exercises.check_layout_module(EitherLayout, d_model=6, max_sequence_length=10).correct
 

@@ -216,7 +216,7 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
     assert "same word through the same M" in exercises.check_constant_score_terms(0, **inputs).message
     # The right count hears that pos-pos moves too (no cell below the exercise says it), the slip for 2 hears it once.
     right = exercises.check_constant_score_terms(1, **inputs).message
-    assert "pos-pos changes too" in right and "depends on where the pair sits" in right
+    assert "pos-pos changes too" in right and "depends on where the two positions sit" in right
     assert guess.message.count("pos-pos") == 2 and "pos-pos changes too" not in guess.message
     assert "pos-pos changes too" not in kept.message and "mixes pairs" not in kept.message
     assert "stretches each pair unevenly and mixes pairs together" in right and "mixes pairs" in guess.message

@@ -102,18 +102,18 @@ def check_shift_back(answer: object) -> Feedback:
 
 _LOFTR_TURNING_PAIRS = {
     "a": "As written, the scale is -1, so pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair "
-         "to the next. By pair 4 it is 0.0003, and 256 positions turn it by less than 0.1 radian. With the brackets "
-         "it shrinks by only 10000^(1/64), about 1.15, per pair.",
+         "to the next. By pair 4 it is 0.0003, and its angle is still under 0.1 radian at position 256. With the "
+         "brackets it shrinks by only 10000^(1/64), about 1.15, per pair.",
     "b": "As written, pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair to the next, so "
-         "only pairs 0 to 3 turn by more than 0.1 radian across 256 positions, not half of the 64.",
+         "only pairs 0 to 3 pass 0.1 radian by position 256, not half of the 64.",
     "c": "Pair j's frequency, exp(-2j), shrinks by e^2, about 7.4, from one pair to the next. So only the first few "
-         "pairs turn across 256 positions, and the rest carry almost no position.",
+         "pairs pass 0.1 radian by position 256, and the rest carry almost no position.",
 }
 
 
 def check_loftr_turning_pairs(answer: object) -> Feedback:
     """A multiple choice: LoFTR's scale without brackets (d_model = 256, 64 pairs per axis, positions 1 to 256): how
-    many pairs turn by more than 0.1 radian."""
+    many pairs pass 0.1 radian by position 256."""
     return check_choice(answer, options=_LOFTR_TURNING_PAIRS, correct="c",
                         question="the pairs that still turn without the brackets, d_model = 256")
 

@@ -164,6 +164,18 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
 _LAYOUTS = {True: "(batch, seq, d_model)", False: "(seq, batch, d_model)"}
 
 
+def _other_dtype(built: str, x: torch.Tensor, out: torch.Tensor) -> Feedback:
+    """The mistake of a forward that returns x + PE in another dtype than x's: a float64 table added to a float32 x
+    makes the sum float64, which the next float32 layer refuses."""
+    given, got = (str(dtype).removeprefix("torch.") for dtype in (x.dtype, out.dtype))
+    wider = torch.promote_types(x.dtype, out.dtype) == out.dtype
+    why = (f" Adding a {got} table does that, since x + table takes the wider dtype. The next {given} layer, such as "
+           f"an nn.Linear, would then refuse it. Build the table in {given}, or cast the finished table, "
+           "for example with .to(x.dtype)." if wider else " Return x's dtype, so that the next layer can take it.")
+    return Feedback(MISTAKE, f"{built}: for {given} x of shape {tuple(x.shape)}, forward returned x + PE, but in "
+                             f"{got}.{why}")
+
+
 @exercise("a positional-encoding module for both layouts")
 def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_length: int = 7) -> Feedback:
     """A module class built as `module_class(d_model=..., max_sequence_length=..., batch_first=...)`, as
@@ -174,8 +186,9 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
     The checker builds its own modules with these sizes (not the notebook's), and feeds each layout a batch of 3 whose
     size is not its length: a module that reads the positions from the other dimension adds row b to sequence b.
     Built without `batch_first`, it must read (seq, batch, d_model), torch.nn.Transformer's default.
-    An instance, a class that ignores `batch_first`, an assert, a forward that adds in place, and a module that holds
-    or calls the package's own PositionalEncoding (which passes every test once wrapped in a transpose) are named.
+    An instance, a class that ignores `batch_first`, an assert, a forward that adds in place, an output in another
+    dtype than x's (a float64 table makes the sum float64), and a module that holds or calls the package's own
+    PositionalEncoding (which passes every test once wrapped in a transpose) are named.
     """
     L = check_size("max_sequence_length", max_sequence_length, minimum=4, maximum=4096)
     d = check_size("d_model", d_model, maximum=4096)
@@ -227,6 +240,9 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
                                          f"b got table row b at every position (x of shape {shape}, {batch} "
                                          "sequences). Read the length from the dimension this layout gives the "
                                          "positions, and add one row per position.")
+            # x + PE in another dtype (to within a half-precision rounding): most often a float64 table.
+            if isinstance(out, torch.Tensor) and out.dtype != given.dtype and close(out, right, atol=0.05):
+                return _other_dtype(built, given, out)
             if not isinstance(out, torch.Tensor) or not close(out, right):
                 got = tuple(out.shape) if isinstance(out, torch.Tensor) else describe(out)
                 return Feedback(WRONG, f"{built}: for x of shape {shape}, forward should return x + PE, the table's "

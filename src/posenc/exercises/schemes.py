@@ -389,7 +389,7 @@ def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.T
              if pos_pos else "Only word-word stays, since the word is the same at every placement.")
     # Said once: the slip for 2 already names pos-pos.
     moves = "" if pos_pos or "pos-pos" in slip else (" pos-pos changes too: through this M, the score at one offset "
-                                                      "depends on where the pair sits.")
+                                                      "depends on where the two positions sit.")
     if not pos_pos:  # what this M does that one turn-and-scale block per pair would not
         moves += _what_m_does(M)
     return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
