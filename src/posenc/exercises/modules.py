@@ -68,7 +68,8 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
     exhibit's bugs, and the usual wrong ways to fix its length check (a deleted check, a cut input, ...), are named
     (tests/test_exercises.py lists them). Every message names the shape of the x it fed, (batch, seq, d_model) or
     (seq, d_model): a module written for (seq, batch, d_model), as pytorch/examples' word_language_model is,
-    is named too, and so is the package's own PositionalEncoding (its forward running, however it is wrapped).
+    is named too, and so is the package's own PositionalEncoding (its forward running, however it is wrapped), and a
+    float64 table that turns a float32 x into a float64 output.
     """
     L = check_size("max_sequence_length", max_sequence_length, maximum=4096)
     d = check_size("d_model", d_model, maximum=4096)
@@ -114,6 +115,8 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
     if not close(out, full + expected):
         return Feedback(WRONG, f"For {fed(full)}, forward(x) should equal x + PE: the table's {L} rows added to each "
                                f"of the {batch} sequences.")
+    if out.dtype != full.dtype:
+        return _other_dtype("Right numbers", full, out)
     changed = _changes_its_input(module, full)
     if changed:
         return changed
