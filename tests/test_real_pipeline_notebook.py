@@ -536,7 +536,7 @@ def test_a_difference_below_the_floor_gets_no_bar_and_says_so():
     heights = sorted(round(bar.get_y() + bar.get_height(), 9) for bar in bars if bar.get_height() > 0)
     assert heights == [2e-5, 0.5]  # two bars, each up to its value; none for the two below the floor
     texts = [t.get_text() for t in ax.texts]
-    assert texts.count("below\n1e-5") == 2 and "0.50" in texts and "2.0e-05" in texts
+    assert not any("below" in text for text in texts) and "0.50" in texts and "2.0e-05" in texts  # the legend says it once
     assert all(text.get_rotation() == 0 for text in ax.texts) and ax.get_ylim()[1] < 0.5 * 10
     assert any("below 1e-5" in t.get_text() for t in ax.get_legend().get_texts())
 
@@ -552,6 +552,16 @@ def test_the_position_ids_figure_writes_each_real_tokens_position():
     fig = plots.position_ids_figure({"ids": position_ids(LEFT_PADDED)}, attention_mask=LEFT_PADDED)
     texts = [t.get_text() for t in fig.axes[0].texts if not t.get_text().startswith("pad")]
     assert texts == [str(int(p)) for p in position_ids(LEFT_PADDED)[LEFT_PADDED.bool()]]
+
+
+def test_the_position_ids_figure_can_write_each_real_tokens_text_above_its_position():
+    words = [[f"w{b}{s}" for s in range(LEFT_PADDED.shape[1])] for b in range(LEFT_PADDED.shape[0])]
+    fig = plots.position_ids_figure({"naive": torch.arange(6).expand(3, 6), "ids": position_ids(LEFT_PADDED)},
+                                    attention_mask=LEFT_PADDED, tokens=words)
+    assert not check_figure(fig)
+    texts = [t.get_text() for t in fig.axes[1].texts if not t.get_text().startswith("pad")]
+    real = LEFT_PADDED.bool()
+    assert texts == [f"w{b}{s}\n{int(position_ids(LEFT_PADDED)[b, s])}" for b, s in real.nonzero().tolist()]
 
 
 

@@ -403,8 +403,8 @@ def _check_read_cache(answer: object, *, keys: torch.Tensor) -> Feedback:
                                  "rotate_pairs. The cache already holds each key turned by its position: read the "
                                  "keys as they are, with no new turn.")
     return Feedback(CORRECT, f"Correct on this cache and on {len(_KEY_CASES)} of the checker's own: key j turned "
-                             "once, by position j. The cache holds keys already turned; reading them is taking them "
-                             "as they are.")
+                             "once, by position j. The cache holds keys already turned, so a step reads them as they are. "
+                             "transformers caches turned keys too: each key is turned once, not at every step.")
 
 
 def _judge_cached_keys(answer: object, raw: torch.Tensor) -> Feedback:

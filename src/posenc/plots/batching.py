@@ -67,18 +67,20 @@ def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str,
 
 
 def position_ids_figure(panels: dict[str, torch.Tensor], *, attention_mask: torch.Tensor,
-                        row_labels: Sequence[str] | None = None) -> Figure:
+                        row_labels: Sequence[str] | None = None, tokens: Sequence[Sequence[str]] | None = None) -> Figure:
     """A padded batch as a grid per panel: each slot shows the position it is given; padded slots are grey.
 
     `panels` maps a title to a `(batch, seq)` integer tensor of positions (at most 4 panels);
     `attention_mask` is the batch's `(batch, seq)` mask, 1 (True) for a real token. A real
     token's cell is coloured by the position it gets, so the same token coloured alike in two
-    rows means it gets the same position in both.
+    rows means it gets the same position in both. `tokens` (a string per slot, as the mask) writes each real
+    token's text above its position, so a token is seen to move from one position to another.
     """
     mask = attention_mask.detach().long().cpu()
     grids = {title: value.detach().cpu().long() for title, value in panels.items()}
     batch, seq = mask.shape
-    fig = new_figure(min(16, 1.2 + len(grids) * (0.9 + 0.5 * seq)), 1.3 + 0.5 * batch)
+    tall = 0.75 if tokens is not None else 0.5  # a box holds two lines when it writes its token too
+    fig = new_figure(min(16, 1.2 + len(grids) * (0.9 + 0.5 * seq)), 1.3 + tall * batch)
     axes = fig.subplots(1, len(grids), squeeze=False)[0]
     colours = [OKABE_ITO[k] for k in (1, 2, 0, 4, 5, 3, 6)]  # seven: positions 0 to 6 all differ
     for ax, (title, positions) in zip(axes, grids.items()):
@@ -89,7 +91,8 @@ def position_ids_figure(panels: dict[str, torch.Tensor], *, attention_mask: torc
                 colour = colours[value % len(colours)] if real else PADDING_GREY
                 ax.add_patch(Rectangle((s - 0.47, b - 0.42), 0.94, 0.84, facecolor=colour, edgecolor="white",
                                        alpha=1.0 if real else 0.9))
-                ax.text(s, b, str(value) if real else f"pad\n{value}", ha="center", va="center",
+                text = str(value) if tokens is None else f"{shorten(str(tokens[b][s]), 6)}\n{value}"
+                ax.text(s, b, text if real else f"pad\n{value}", ha="center", va="center",
                         fontsize=8 if real else 7.5, color="black" if real else "#333333")
         ax.set_xlim(-0.6, seq - 0.4)
         ax.set_ylim(batch - 0.5, -0.5)
@@ -161,8 +164,8 @@ def differences_figure(differences: dict[str, dict[str, float]], *, title: str, 
     label whose first word is a scheme of `SCHEME_COLOURS` ("rotary (tiny Llama)") gets that
     scheme's colour; ways are told apart by hatching as well. A difference below `floor` (0 included) gets no bar: on a log axis 0
     has no place, and below float32 rounding the digits mean nothing. It is drawn as a triangle
-    pointing down in the grey band under the dashed floor line, and written "below <floor>": filled for the first
-    way, hollow for the others, as the legend shows beside each way's bar. The axis ends just above the highest bar,
+    pointing down in the grey band under the dashed floor line: filled for the first way, hollow for the others,
+    as the legend shows beside each way's bar (the legend says "below <floor>", once). The axis ends just above the highest bar,
     and every number is written level.
     """
     ways = list(next(iter(differences.values())))
@@ -192,7 +195,6 @@ def differences_figure(differences: dict[str, dict[str, float]], *, title: str, 
                 # Filled for the first way, hollow for the others: hatching cannot mark a triangle.
                 ax.plot(x, floor / 2.5, marker="v", markersize=8, color=colour, markeredgecolor="black" if k == 0 else colour,
                         markerfacecolor=colour if k == 0 else "white", markeredgewidth=0.6 if k == 0 else 1.6, zorder=3)
-                ax.text(x, floor * 1.3, f"below\n{floor_text}", ha="center", va="bottom", fontsize=7.5)
     ax.set_xticks(range(len(differences)), list(differences))
     ax.set_xlim(-0.55, len(differences) - 0.45)
     ax.set_ylim(bottom, max(highest, floor) * 8)  # room for the highest bar's number, and no more
