@@ -406,6 +406,7 @@ class TestSchemeCheckers:
         ("i for 2i", lambda p, i, d: p * 10000.0 ** (-i / d), "i instead of 2i"),
         ("multiplied", lambda p, i, d: p * 10000.0 ** (2 * i / d), "instead of dividing"),
         ("nothing", lambda p, i, d: p * 0.0 * i, "Nothing was undone"),
+        ("d/2 for d", lambda p, i, d: p * 10000.0 ** (-2 * i / (d // 2)), "head size, 8, not the number of pairs, 4"),
     ])
     def test_rotary_undone_mistakes_are_named(self, mistake, angles, words):
         p = torch.arange(6, dtype=torch.float64)[:, None]
@@ -426,7 +427,17 @@ class TestSchemeCheckers:
 
     def test_rotary_undone_wrong_shape_and_garbage_answer(self):
         assert "keeps the shape" in exercises.check_rotary_undone(lambda t: torch.zeros(6, 4), turned=self.x).message
-        assert exercises.check_rotary_undone(lambda t: torch.zeros(6, 8), turned=self.x).status == "wrong"
+        zeros = exercises.check_rotary_undone(lambda t: torch.zeros(6, 8), turned=self.x)
+        # Review 35: the shape is right there, so the message starts with the values, not with what it got.
+        assert zeros.status == "wrong" and zeros.message.startswith("The shape is right, but the values are not."), zeros
+        assert "turn back by the angle p * 10000^(-2i/8)" in zeros.message
+        p, i = torch.arange(6, dtype=torch.float64)[:, None], torch.arange(4, dtype=torch.float64)[None, :]
+        y1, y2 = self.x[:, 0::2].double(), self.x[:, 1::2].double()
+        t = p * 10000.0 ** (-2 * i / 8)
+        swapped = torch.stack([y1 * t.sin() + y2 * t.cos(), -y1 * t.cos() + y2 * t.sin()], -1).flatten(-2)  # cos, sin swapped
+        for wrong in (swapped, self.turn_back(p * 1000.0 ** (-2 * i / 8))):  # and base 1000
+            assert exercises.check_rotary_undone(lambda t, wrong=wrong: wrong, turned=self.x).message.startswith(
+                "The shape is right, but the values are not.")
         assert exercises.check_rotary_undone(lambda t: "back", turned=self.x).status == "wrong"
         assert exercises.check_rotary_undone("back", turned=self.x).status == "wrong"
         with pytest.raises(ValueError, match="turned"):
@@ -533,7 +544,8 @@ class TestSchemeCheckers:
         six = six.repeat_interleave(2, -1)
         transposed = exercises.check_rotary_tables((six.cos().T, six.sin().T), x=self.x[:, :6])
         assert transposed.status == "mistake" and "transposed" in transposed.message
-        for answer, words in [((halves.cos(), halves.sin()), "the cell above, unchanged"),
+        for answer, words in [((halves.cos(), halves.sin()), "These equal the tables of the cell above"),
+                              ((angles.repeat(1, 2).cos(), angles.repeat(1, 2).sin()), "These equal the tables"),
                               ((cos, halves.sin()), "sin still comes"),
                               ((halves.cos(), sin), "cos still comes"),
                               ((sin, cos), "wrong order"),
@@ -546,6 +558,8 @@ class TestSchemeCheckers:
         # The unchanged tables get a question, not the diagnosis the solution gives.
         unchanged = check((halves.cos(), halves.sin())).message
         assert "columns 0 and 1" in unchanged and "torch.cat" not in unchanged and "repeat" not in unchanged
+        # Review 35: .repeat(1, 2) is a change that gives the same tables; the message says they are equal, not unchanged.
+        assert "unchanged" not in unchanged and check((angles.repeat(1, 2).cos(), angles.repeat(1, 2).sin())).message == unchanged
 
     def test_rotary_tables_refuse_the_turned_queries_and_junk(self):
         from posenc import schemes
@@ -580,7 +594,7 @@ class TestSchemeCheckers:
         assert "0.7071" not in check([1.0] * 12).message
         # the first natural wrong answer gets a hint, not the rule in words
         formula = check([2.0 ** (-8 * k / 12) for k in range(1, 13)]).message
-        assert "formula for a power of two" in formula and "1/2 and 1/8" in formula, formula
+        assert "formula for a power of two" in formula and "2^-1 and 2^-3" in formula, formula
         assert "every other" not in formula and "1st, 3rd" not in formula, formula
         assert "12-head row does the same with 8 and 16" in formula and "plays the part" not in formula, formula
 

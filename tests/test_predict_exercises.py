@@ -233,3 +233,10 @@ def test_the_rope_peak_at_an_end_is_answered_by_what_it_claims():
     # Option b says the peak is at an end, not that the score keeps growing: its feedback says why no end is favoured.
     message = choices._ROPE_SELF_SCORE_PEAK["b"]
     assert "Nothing favours the ends" in message and "never exceeds" not in message
+
+
+def test_the_rope_peak_at_offset_zero_is_said_with_its_subject():
+    # Review 35: "it would be" had no clear subject; the message names the peak and where it would be.
+    message = choices._ROPE_SELF_SCORE_PEAK["c"]
+    assert "With W_Q = W_K the peak would be at offset 0, since a rotation cannot make q . R q larger" in message
+    assert "it would be" not in message

@@ -32,7 +32,7 @@ BUDGET = {
     "10_relative_positions": 1081,
     "11_pitfalls": 715,
     "12_precision": 1139,
-    "13_position_schemes": 1496,
+    "13_position_schemes": 1498,
     "14_does_position_matter": 1497,
     "15_real_pipeline": 1487,
     # "Stretching the context" reads as two: the rules, then what real models set.

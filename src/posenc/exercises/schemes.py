@@ -111,12 +111,14 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
          lambda: back_by(position * base ** (-pair / d))),
         ("Multiplied by base^(2i/d) instead of dividing: the angle is p / base^(2i/d) = p * base^(-2i/d).",
          lambda: back_by(position * base ** (2 * pair / d))),
+        (f"The exponent's d is the head size, {d}, not the number of pairs, {d // 2}: the angle is "
+         f"p / base^(2i/{d}).", lambda: back_by(position * base ** (-2 * pair / (d // 2)))),
     ]
     mistake = first_mistake(lambda candidate: close(answer, candidate), mistakes)
     if mistake:
         return mistake
-    return Feedback(WRONG, f"Got {describe(answer)}; expected each pair {pairs} of row p turned back by the angle "
-                           f"p * {base:g}^(-2i/{d}), the angle R_p turned it by, the other way.")
+    return Feedback(WRONG, f"The shape is right, but the values are not. Each pair {pairs} of row p must turn back by "
+                           f"the angle p * {base:g}^(-2i/{d}), the angle R_p turned it by, the other way.")
 
 
 @exercise("RoPE column by column")
@@ -161,7 +163,7 @@ def check_rotary_tables(answer: object, *, x: torch.Tensor, base: float = DEFAUL
                                  "The torch.cat tables, the whole row of angles twice side by side, are right for the "
                                  f"half-split layout, whose pairs are (i, i + {d // 2}).")
     mistakes = [
-        ("Those are the tables of the cell above, unchanged. Print the angle that columns 0 and 1 get at position 1. "
+        ("These equal the tables of the cell above. Print the angle that columns 0 and 1 get at position 1. "
          "The two columns are one pair: should their angles differ?", lambda: are(halves.cos(), halves.sin())),
         ("cos is right now, but sin still comes from torch.cat([pair_angles, pair_angles]): both tables need each pair's "
          "angle in both of its columns.", lambda: are(in_place.cos(), halves.sin())),
@@ -308,8 +310,8 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
         return Feedback(CORRECT, f"the {closest} slopes of {closest} heads, then the 1st, 3rd, ... of "
                                  f"{2 * closest} heads: {', '.join(f'{float(v):.4g}' for v in expected)}.")
     k = torch.arange(num_heads, dtype=torch.float64)
-    hint = ("Hint: the 6-head row starts with the 4 slopes of 4 heads. Where do its last two, 1/2 and 1/8, sit among "
-            "the 8 slopes of 8 heads? The 12-head row does the same with 8 and 16."
+    hint = ("Hint: the 6-head row starts with the 4 slopes of 4 heads. Where do its last two, 2^-1 and 2^-3, sit "
+            "among the 8 slopes of 8 heads? The 12-head row does the same with 8 and 16."
             + (f" For {num_heads} heads, {closest} plays the part of 4." if closest not in (4, 8) else ""))
     extra = torch.arange(1, num_heads - closest + 1, dtype=torch.float64)  # the extra heads, 1 .. n - c
     mistakes = [

@@ -157,7 +157,9 @@ class SchemeExplorer(anywidget.AnyWidget):
         p = self.position
         lines = {name: torch.nn.functional.cosine_similarity(table[p : p + 1], table, dim=-1).tolist()
                  for name, table in zip(("before training", "after training"), tables)}
-        return plots.lines_figure(list(range(self._rows)), lines, title=f"A learned table: row {p} against every row",
+        rows, d_model = tables[0].shape  # as the page's caption says it
+        return plots.lines_figure(list(range(self._rows)), lines,
+                                  title=f"A learned table ({rows} positions x d_model = {d_model}): row {p} against every row",
                                   xlabel="row", ylabel=f"cosine similarity with row {p}",
                                   colours={"before training": "#999999", "after training": plots.SCHEME_COLOURS["learned"]})
 
