@@ -4,6 +4,9 @@
     .venv/bin/python benchmarks/bench_previous_token.py --check  only assert the claims on the saved results
     .venv/bin/python benchmarks/bench_previous_token.py --encoder-heads  retrain only the encoders whose heads the
                                                                          notebook draws, and rewrite those heads
+    .venv/bin/python benchmarks/bench_previous_token.py --embedding-rows  retrain only the sinusoidal models of the
+                                                                          embedding-factor runs, and write how long
+                                                                          their token rows are
 
 Trained with `transformer.Settings` defaults (seeds 0-2), each scheme both ways:
 
@@ -16,7 +19,8 @@ Each model is scored (`training.accuracy`: 256 inputs, evaluation seed 1) at 8 a
 the same model `training.train` returns for that many steps (the learning rate is constant; the script
 checks it once). Also: the previous-token head's weights (`training.previous_token_head`) of the encoders
 at 32 tokens and of the rotary decoder at 64; and the embedding factor of the notebook's exercise 4,
-sinusoidal over seeds 0-9 and rotary over seeds 0-2, with and without `scale_embeddings`.
+sinusoidal over seeds 0-9 and rotary over seeds 0-2, with and without `scale_embeddings` (and, for sinusoidal,
+the mean length of the trained token rows, factor included).
 
 Writes benchmarks/results/previous_token.json (lists over seeds, rounded to 3 decimals; no timestamps,
 no paths), then asserts each claim with its margin, printing the worst seed against the bound, and
@@ -95,11 +99,37 @@ def previous_token_weights(model: transformer.TinyTransformer, length: int) -> t
 
 
 def encoder_heads(model: transformer.TinyTransformer) -> dict:
-    """What the notebook's attention figure reads, at 32 tokens: the head's weight on i - 1 by query."""
+    """What the notebook's attention figure reads, at 32 tokens: the head's weight on i - 1 by query; and, at 64
+    tokens, the head's weight on offset -1 from queries 48-63 (the encoder's line beside the rotary decoder's)."""
     name, back, _ = previous_token_weights(model, 32)
+    long_ids, _ = training.evaluation_batch(length=64, settings=model.settings)
+    late = training.weight_by_offset(model, long_ids, queries=range(48, 64))
     return {"head": name, "min_1_31": _rounded(back.min()), "mean_1_8": _rounded(back[:8].mean()),
             "mean_17_31": _rounded(back[16:].mean()), "min_1_7": _rounded(back[:7].min()),
-            "max_17_31": _rounded(back[16:].max())}
+            "max_17_31": _rounded(back[16:].max()), "back_48_63_at_64": _rounded(late.get(-1, 0.0))}
+
+
+def token_row_length(model: transformer.TinyTransformer) -> float:
+    """The mean length of the token rows the first block reads, the factor included (a PE row is sqrt(d_model / 2))."""
+    return float((model.embedding.weight.detach() * model.embedding_scale).norm(dim=1).mean())
+
+
+def refresh_embedding_rows(record: dict) -> dict:
+    """Retrain the sinusoidal models of the embedding-factor runs (250 steps, each seed, with and without the factor)
+    and write their token rows' mean length; their accuracies must come out as saved, so the lengths describe the
+    same models."""
+    scale = record["embedding_scale"]
+    for scaled in (True, False):
+        key = "scaled" if scaled else "unscaled"
+        lengths = []
+        for k, seed in enumerate(scale["seeds"]["sinusoidal"]):
+            model = training.train("sinusoidal", settings=transformer.Settings(seed=seed, scale_embeddings=scaled)).model
+            for n in (16, 32):
+                assert _rounded(training.accuracy(model, length=n)) == scale["accuracy"]["sinusoidal"][key][str(n)][k], \
+                    (key, seed, n)
+            lengths.append(_rounded(token_row_length(model)))
+        scale.setdefault("token_row_length", {}).setdefault("sinusoidal", {})[key] = lengths
+    return record
 
 
 def refresh_encoder_heads(record: dict) -> dict:
@@ -186,6 +216,9 @@ def run() -> dict:
                 for n in (16, 32):
                     scale.setdefault(scheme, {}).setdefault("scaled" if scaled else "unscaled", {}).setdefault(
                         str(n), []).append(_rounded(training.accuracy(model, length=n)))
+                if scheme == "sinusoidal":
+                    record["embedding_scale"].setdefault("token_row_length", {}).setdefault(scheme, {}).setdefault(
+                        "scaled" if scaled else "unscaled", []).append(_rounded(token_row_length(model)))
         print(f"embedding scale {scheme}: {json.dumps(scale[scheme])} ({time.perf_counter() - start:.0f} s so far)",
               flush=True)
     print(f"{time.perf_counter() - start:.0f} s of training and scoring", flush=True)
@@ -327,6 +360,8 @@ def check_claims(record: dict) -> Claims:
                  [h["min_1_7"] for h in enc["sinusoidal"]], above=0.5)
     claims.check("encoder sinusoidal head: less than 0.3 on the previous token at each position 17-31",
                  [h["max_17_31"] for h in enc["sinusoidal"]], below=0.3)
+    claims.check("encoder rotary head at 64 tokens: more than 0.8 on offset -1 from queries 48-63 (where the rotary "
+                 "decoder's head puts less than 0.1)", [h["back_48_63_at_64"] for h in enc["rotary"]], above=0.8)
     dec = record["heads"]["decoder_rotary"]
     claims.check("decoder rotary: right at least 0.99 of the time at positions 1-31 of 64",
                  [h["accuracy_1_31"] for h in dec], above=0.99)
@@ -357,6 +392,15 @@ def check_claims(record: dict) -> Claims:
                      below=percent / 100 + 0.005)
     claims.check("sinusoidal: at least 0.999 at 16 with and without the factor",
                  scale["sinusoidal"]["scaled"]["16"] + scale["sinusoidal"]["unscaled"]["16"], above=0.9985)
+    # Exercise 4's feedback: after training, a PE row (sqrt(d_model / 2) = 4 long) still outweighs the mean token row
+    # "about two to one" with the factor and "four to one" without it (at the start: 0.6 and 0.1 long).
+    pe_row = (record["settings"]["d_model"] / 2) ** 0.5
+    rows = record["embedding_scale"]["token_row_length"]["sinusoidal"]
+    for scaled, low, high in (("scaled", 1.5, 2.5), ("unscaled", 3.5, 4.75)):
+        ratio = [pe_row / v for v in rows[scaled]]
+        claims.check(f"sinusoidal, {scaled}: a PE row over the trained token rows' mean length, seeds 0-9, "
+                     f"above {low}", ratio, above=low)
+        claims.check(f"sinusoidal, {scaled}: ... and below {high}", ratio, below=high)
     rotary_change = minus(scale["rotary"]["scaled"]["32"], scale["rotary"]["unscaled"]["32"])
     claims.check("rotary: the factor changes accuracy at 32 by less than 0.02 (seeds 0-2)",
                  [abs(v) for v in rotary_change], below=0.02)
@@ -370,12 +414,19 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="assert the claims on the saved results, no training")
     parser.add_argument("--encoder-heads", action="store_true",
                         help="retrain only the sinusoidal and rotary encoders and rewrite their heads in the saved results")
+    parser.add_argument("--embedding-rows", action="store_true",
+                        help="retrain only the sinusoidal models of the embedding-factor runs and write their token rows' "
+                             "lengths in the saved results")
     args = parser.parse_args()
     if args.check:
         record = json.loads(OUTPUT.read_text())
-    elif args.encoder_heads:
+    elif args.encoder_heads or args.embedding_rows:
         torch.set_num_threads(1)
-        record = refresh_encoder_heads(json.loads(OUTPUT.read_text()))
+        record = json.loads(OUTPUT.read_text())
+        if args.encoder_heads:
+            record = refresh_encoder_heads(record)
+        if args.embedding_rows:
+            record = refresh_embedding_rows(record)
         OUTPUT.write_text(json.dumps(record, indent=1) + "\n")
         print(f"wrote {OUTPUT.relative_to(ROOT)}")
     else:

@@ -143,7 +143,8 @@ def check_rope_self_score_peak(answer: object) -> Feedback:
 
 _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
          "answer: more than the order-blind guess.",
-    "b": "The next section works out why, and the most such a model can score on average.",
+    "b": "The bias cannot tell the key before from the key after. So the model often names the wrong neighbour, and "
+         "it is right about half of the time.",
     "c": "That needs the key before the query told apart from the key after it."
 }
 
@@ -155,8 +156,9 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
-    "a": "Rows 16 to 31 of PE were never in a training input, so the model probably never learned what they mean. "
-         "The queries there lose the token before.",
+    "a": "Past position 15 the head looks at other distances: the faint stripes parallel to the diagonal in the "
+         "figure below. Rows 16 to 31 of PE were never in a training input, so the model probably never learned what "
+         "they mean.",
     "b": "PE[p] . PE[q] depends only on q - p, as the notebook on relative positions shows. But a head compares "
          "positions only after W_Q and W_K, which mix the pairs. So its score also depends on where p and q are. "
          "Past the trained positions its weight on the token before falls low (the right panel below).",
@@ -174,10 +176,9 @@ def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
 _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "a": "The mask gives more than the guess at every length. Query t sees t + 1 keys, and that count hints at how far "
          "along t is.",
-    "b": "Query t sees t + 1 keys, so the mask alone hints at how far along t is. Haviv et al. found that causal "
-         "language models without positions still learn position, and suggest the mask as the route [6]. At 16 tokens "
-         "our model reads most of the order from it. At 32 it meets key counts that no training input had, and it "
-         "keeps only some of the order.",
+    "b": "Query t sees t + 1 keys, so the mask alone hints at how far along t is. Haviv et al. suggest this route [6], "
+         "as the notebook on heads and the causal mask showed. At 16 tokens our model reads most of the order from it. "
+         "At 32 it meets key counts that no training input had, and it keeps only some of the order.",
     "c": "Most of the order holds at the trained lengths: at 16 tokens the model is right nearly 9 times in 10. At 32, "
          "query t meets key counts that no training input had, and the hint serves it less well.",
 }
@@ -212,10 +213,10 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 
-_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. "
-         "Against a PE row 4 long, position outweighs the word six to one with the factor (0.6), and some 35 to one "
-         "without it (0.1). One guess, untested: the model then leans on position more, and that costs most past "
-         "position 15.",
+_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. The lengths "
+         "in the question are those at the start. After training, a PE row still outweighs the word about two to one "
+         "with the factor, and four to one without it [1]. One guess, untested: the model then leans on position more, "
+         "and that costs most past position 15.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model lost more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part shrinks against its position."
