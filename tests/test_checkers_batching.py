@@ -66,6 +66,10 @@ class TestDocumentMask:
         feedback = exercises.check_document_mask(lambda lengths: build(self, lengths))
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
+    def test_the_first_likely_try_is_not_handed_the_solution(self):
+        feedback = exercises.check_document_mask(lambda lengths: attention.causal_mask(sequence_length=sum(lengths)))
+        assert feedback.status == "mistake" and "[:, None]" not in feedback.message and "==" not in feedback.message
+
     def test_another_wrong_mask_names_an_entry(self):
         def one_off(lengths):
             mask = self.right(lengths).clone()

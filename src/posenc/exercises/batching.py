@@ -88,7 +88,7 @@ def check_document_mask(answer: object) -> Feedback:
         same = expected | expected.T  # the document blocks, whole
         mistakes = [
             ("The causal mask alone, GPT-3's choice: each token still sees the documents before its own. Keep a key "
-             "only if it is in the query's document too: document[:, None] == document[None, :], and the causal mask.",
+             "only if it is in the query's document too: compare each query's document with each key's.",
              causal),
             ("The document blocks without the causal triangle: each token sees the later tokens of its own document. "
              "A decoder hides the future inside each document too: and the blocks with the causal mask.", same),
