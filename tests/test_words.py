@@ -21,9 +21,9 @@ MOST_PER_NOTEBOOK, MOST_IN_ALL = 1500, 20500
 BUDGET = {
     "00_start_here": 809,
     "01_padding_and_one_hot": 719,
-    "02_embedding": 835,
-    "03_pe_formula": 1276,
-    "04_stack_and_flatten": 1092,
+    "02_embedding": 843,
+    "03_pe_formula": 1267,
+    "04_stack_and_flatten": 1100,
     "05_x_plus_pe_and_qkv": 1129,
     "06_batches_and_masks": 1026,
     "07_heads_and_causal_mask": 1414,
