@@ -353,6 +353,25 @@ class TestMaskCheckers:
         scaled = exercises.check_mask_repair(lambda w, m: 1.01 * _repair(w, m))
         assert "row 0 sums to 1.01, row 1 sums to 1.01, row 2 sums to 1.01, ...;" in scaled.message, scaled
 
+    @pytest.mark.parametrize("leaky", [
+        # A round-36 reader: right on the real keys, but NaN or inf on the padded ones, was praised.
+        lambda w, m: w.masked_fill(~m, float("nan")) / w.masked_fill(~m, float("nan")).nansum(-1, keepdim=True),
+        lambda w, m: w.masked_fill(~m, float("inf")).where(~m, _repair(w, m)),
+        lambda w, m: _repair(w, m) * m / m,  # 0 / 0 on the padded keys
+        lambda w, m: _repair(w, m).masked_fill(~m, float("-inf")),
+    ])
+    def test_mask_repair_refuses_nan_or_inf_on_the_padded_keys(self, leaky):
+        feedback = exercises.check_mask_repair(leaky)
+        assert feedback.status == "wrong" and "a padded key gets NaN or inf" in feedback.message, feedback
+
+    def test_mask_repair_names_nan_or_inf_elsewhere(self):
+        feedback = exercises.check_mask_repair(lambda w, m: _repair(w, m) / 0)
+        assert feedback.status == "wrong" and "returned NaN or inf" in feedback.message, feedback
+
+    def test_mask_repair_rows_message_says_key_mask_is_true_at_real_keys(self):
+        feedback = exercises.check_mask_repair(lambda w, m: w * m[:, None])
+        assert "True where the key is real" in feedback.message and "no query may look at" not in feedback.message
+
     @pytest.mark.parametrize("answer,status,words", [
         (None, "not attempted", "Not attempted"),
         ("abc", "wrong", "Expected a function"),

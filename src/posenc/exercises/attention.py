@@ -155,10 +155,10 @@ def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tupl
          "reads scores, and these are weights already, so it flattens the real keys' weights. Divide the weights "
          "themselves by each row's sum instead.",
          lambda: torch.softmax(weights.masked_fill(~key_mask, float("-inf")), dim=-1)),
-        ("The mask hid rows (queries) instead of columns (keys): key_mask marks the keys no query may look at, so "
-         "it multiplies each row, weights * key_mask.", lambda: by_rows),
-        ("The mask hid rows (queries) instead of columns (keys): key_mask marks the keys no query may look at, so "
-         "it multiplies each row, weights * key_mask.",
+        ("The mask hid rows (queries) instead of columns (keys). key_mask has one entry per key, True where the key "
+         "is real. Multiply each row by it: weights * key_mask.", lambda: by_rows),
+        ("The mask hid rows (queries) instead of columns (keys). key_mask has one entry per key, True where the key "
+         "is real. Multiply each row by it: weights * key_mask.",
          lambda: None if by_rows is None else by_rows / by_rows.sum(dim=-1, keepdim=True)),
         ("The padding's share was split evenly among the real keys. It goes back in proportion: dividing a row by "
          "its real keys' sum multiplies each of them by the same factor.",
@@ -199,7 +199,7 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
         if isinstance(given, Feedback):
             return Feedback(WRONG, f"On new weights ({what}) it returned {describe(result)}; expected a tensor of the "
                                    f"weights' shape, {tuple(weights.shape)}.")
-        nan = given.is_floating_point() and bool(given.isnan().any())
+        finite = not given.is_floating_point() or bool(given.isfinite().all())
         real = int(key_mask.sum())
         if given.shape == (weights.shape[0], real) and real < weights.shape[1]:
             right = given.is_floating_point() and close(given.double(), expected[:, key_mask])
@@ -211,16 +211,21 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
             return Feedback(WRONG, f"On weights of shape {tuple(weights.shape)} ({what}) it returned shape "
                                    f"{tuple(given.shape)}: build the result from the function's own arguments, "
                                    "not from the notebook's variables.")
+        padding_only = finite or bool(given[:, key_mask].isfinite().all())  # NaN or inf on padded keys alone
         given = torch.nan_to_num(given.double(), nan=0.0, posinf=0.0, neginf=0.0) if given.is_floating_point() else given
-        if close(given, expected):
+        if close(given, expected) and finite:
             continue
+        if close(given, expected) and padding_only:
+            return Feedback(WRONG, f"On new weights ({what}) the real keys' weights are right, but a padded key gets "
+                                   "NaN or inf instead of 0. A row holding one makes its row of weights @ V NaN or inf "
+                                   "too: put 0 on the padded keys, for example with weights * key_mask.")
         mistake = first_mistake(lambda built, given=given: built is not None and close(given, torch.nan_to_num(built, nan=0.0)),
                                 _repair_mistakes(weights, key_mask))
         if mistake:
             return mistake
-        if nan:
-            return Feedback(WRONG, f"On new weights ({what}) it returned NaN, which 0 / 0 gives, for example: check "
-                                   "what each row is divided by.")
+        if not finite:
+            return Feedback(WRONG, f"On new weights ({what}) it returned NaN or inf, which 0 / 0 and 1 / 0 give, for "
+                                   "example: check what each row is divided by.")
         sums = given.double().sum(dim=-1)
         padded = given[:, ~key_mask]
         if padded.numel() and bool((padded.abs() > 1e-4).any()):
