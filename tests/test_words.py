@@ -31,7 +31,7 @@ BUDGET = {
     "09_why_positions_matter": 646,
     "10_relative_positions": 1081,
     "11_pitfalls": 715,
-    "12_precision": 1139,
+    "12_precision": 1147,
     "13_position_schemes": 1498,
     "14_does_position_matter": 1497,
     "15_real_pipeline": 1487,
