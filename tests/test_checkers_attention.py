@@ -208,8 +208,8 @@ def test_one_vector_at_every_position_only_reorders_the_outputs():
     for answer in (True, "true", " True "):
         assert exercises.check_one_vector_everywhere(answer, **kwargs).correct
     wrong = exercises.check_one_vector_everywhere(False, **kwargs)
-    assert wrong.status == "wrong" and "the answer is True" in wrong.message and "then adding v" in wrong.message
-    assert "Every row gets the same v" in exercises.check_one_vector_everywhere(True, **kwargs).message
+    assert wrong.status == "wrong" and "the answer is True" in wrong.message and "then adding the vector" in wrong.message
+    assert "Every row gets the same vector," in exercises.check_one_vector_everywhere(True, **kwargs).message
     assert exercises.check_one_vector_everywhere(None, **kwargs).status == "not attempted"
     for order in ("abc", [0, 1, 1, 3], [[3, 2], [0, 1]]):  # a notebook's bad order is named, not torch's error
         with pytest.raises(ValueError, match="order must reorder"):

@@ -1238,6 +1238,46 @@ class HalfOutput(EitherLayout):
         return super().forward(x).half()
 
 
+class LayoutDetached(EitherLayout):
+    """Right numbers, but the output detached: no gradient reaches x, so training stops here."""
+
+    def forward(self, x):
+        return super().forward(x).detach()
+
+
+class LayoutNoGrad(EitherLayout):
+    """Right numbers, the sum taken under torch.no_grad."""
+
+    def forward(self, x):
+        with torch.no_grad():
+            return super().forward(x)
+
+
+class LayoutAtLeast(EitherLayout):
+    """The length check uses >= for >: exactly max_sequence_length positions are refused."""
+
+    def forward(self, x):
+        if self.length(x) >= self.pe.size(0):
+            raise ValueError("too long")
+        rows = self.pe[: self.length(x)]
+        return x + (rows if self.batch_first else rows.unsqueeze(1))
+
+
+class LayoutNarrow(torch.nn.Module):
+    """Right, written another way: the positions' dimension chosen once, the table cut with narrow and unsqueezed."""
+
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__()
+        self.dim = 1 if batch_first else 0
+        self.register_buffer("pe", sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model))
+
+    def forward(self, x):
+        n = x.shape[self.dim]
+        if n > len(self.pe):
+            raise ValueError(f"{n} > {len(self.pe)}")
+        return x + self.pe.narrow(0, 0, n).unsqueeze(1 - self.dim)
+
+
 class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
     def __init__(self, d_model, max_sequence_length):
         super().__init__()
@@ -1248,6 +1288,10 @@ class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
     (EitherLayoutTransposing, "correct", "refuses 8 positions with ValueError"),
     (Float64TableCastOnce, "correct", "refuses 8 positions with ValueError"),
     (Float64TableCastAtAdd, "correct", "refuses 8 positions with ValueError"),
+    (LayoutNarrow, "correct", "refuses 8 positions with ValueError"),
+    (LayoutDetached, "mistake", "no gradient flows back to x"),
+    (LayoutNoGrad, "mistake", "no gradient flows back to x"),
+    (LayoutAtLeast, "mistake", "The check is off by one, like >= where > is needed"),
     (Float64Table, "mistake", "With batch_first=True, x is (batch, seq, d_model): for float32 x of shape (3, 7, 4), forward "
                               "returned x + PE, but in float64. Adding a float64 table does that"),
     (HalfOutput, "mistake", "forward returned x + PE, but in float16. Return x's dtype"),

@@ -202,8 +202,11 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
     M = weights.W_Q.double() @ weights.W_K.double().T
     word = torch.randn(64, generator=torch.Generator().manual_seed(1)).double()
     inputs = dict(word=word, M=M, PE=PE, placements=[(0, 5), (20, 25), (100, 105)])
-    for answer in (1, "1", " 1 "):
+    for answer in (1, "1", " 1 ", 1.0, torch.tensor(1)):
         assert exercises.check_constant_score_terms(answer, **inputs).correct, answer
+    for answer in (1.5, -1, 5, "one", True):  # no count of four terms: unreadable, so not locked in as a prediction
+        unread = exercises.check_constant_score_terms(answer, **inputs)
+        assert not unread.correct and not unread.readable and "Expected a count from 0 to 4" in unread.message, answer
     guess = exercises.check_constant_score_terms(2, **inputs)  # word-word and pos-pos, as if M kept the offset
     assert not guess.correct and "predicted 2" in guess.message and "not a function of q - p alone" in guess.message
     # An M that turns and scales within each pair keeps pos-pos: then word-word and pos-pos stay.
@@ -219,11 +222,11 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
     assert "pos-pos changes too" in right and "depends on where the two positions sit" in right
     assert guess.message.count("pos-pos") == 2 and "pos-pos changes too" not in guess.message
     assert "pos-pos changes too" not in kept.message and "mixes pairs" not in kept.message
-    assert "stretches each pair unevenly and mixes pairs together" in right and "mixes pairs" in guess.message
+    assert "does not just turn and scale each pair, and it mixes pairs together" in right and "mixes pairs" in guess.message
     # Each part is said only when true of the M given.
     stretch = torch.block_diag(*[torch.diag(torch.tensor([1.0 + k, 2.0])) for k in range(32)]).double()
     uneven = exercises.check_constant_score_terms(1, **{**inputs, "M": stretch}).message
-    assert "stretches each pair unevenly." in uneven and "mixes" not in uneven
+    assert "does not just turn and scale each pair." in uneven and "mixes" not in uneven
     mixed = 2 * turn + 0.5 * torch.roll(torch.eye(64, dtype=torch.float64), 2, dims=1)
     assert exercises.check_constant_score_terms(1, **{**inputs, "M": mixed}).correct
     assert "This M mixes pairs together." in exercises.check_constant_score_terms(1, **{**inputs, "M": mixed}).message

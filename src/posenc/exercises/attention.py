@@ -116,7 +116,7 @@ def check_one_vector_everywhere(answer: object, *, x: torch.Tensor, vector: torc
         output = self_attention(x.detach() + vector.detach(), weights)[0]
         shuffled = self_attention(x.detach()[order] + vector.detach(), weights)[0]
     same = bool(torch.allclose(shuffled, output[order], atol=1e-6))
-    why = "Every row gets the same v, so reordering X + v is reordering X, then adding v."
+    why = "Every row gets the same vector, so reordering X + vector is reordering X, then adding the vector."
     return check_prediction(answer, actual=same, question="one vector added at every position",
                             explanation=why if same else "")
 

@@ -189,7 +189,8 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
     The checker builds its own modules with these sizes (not the notebook's), and feeds each layout a batch of 3 whose
     size is not its length: a module that reads the positions from the other dimension adds row b to sequence b.
     Built without `batch_first`, it must read (seq, batch, d_model), torch.nn.Transformer's default.
-    An instance, a class that ignores `batch_first`, an assert, a forward that adds in place, an output in another
+    An instance, a class that ignores `batch_first`, an assert, a check that uses >= for >, a forward that adds in
+    place or cuts the gradient, an output in another
     dtype than x's (a float64 table makes the sum float64), and a module that holds or calls the package's own
     PositionalEncoding (which passes every test once wrapped in a transpose) are named.
     """
@@ -235,6 +236,11 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
             kind, out = _forward(module, given)
             shape = tuple(given.shape)
             if kind == "raised":
+                if length == L and _forward(module, arrange(x[:, :L - 1]))[0] == "returned":  # `>=` for `>`
+                    return Feedback(MISTAKE, f"{built}: forward refuses x of shape {shape}, exactly "
+                                             f"max_sequence_length={L} positions ({error_line(out)}), but takes {L - 1}. "
+                                             f"The check is off by one, like >= where > is needed: the table has {L} "
+                                             f"rows, so {L} positions fit. Refuse only more than {L}.")
                 return Feedback(WRONG, f"{built}: forward raised {error_line(out)} for x of shape {shape}, "
                                        f"{length} positions, which fit.")
             right = arrange(x[:, :length] + table[:length])
@@ -253,6 +259,15 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
         changed = _changes_its_input(module, arrange(x[:, :L]))
         if changed:
             return changed
+        # The gradient must reach x: a `.detach()`, or a table added under torch.no_grad, would stop training there.
+        with torch.enable_grad():
+            kind, out = run_learner(module, arrange(x[:, :L]).requires_grad_())
+        if kind == "returned" and isinstance(out, torch.Tensor) and not out.requires_grad:
+            return Feedback(MISTAKE, f"{built}: forward returns x + PE, but no gradient flows back to x: for x of shape "
+                                     f"{tuple(arrange(x[:, :L]).shape)} with requires_grad=True, the output has "
+                                     "requires_grad=False. So training could not reach the layers before it. Something "
+                                     "in forward cuts the gradient, such as `.detach()`, `torch.no_grad()` or a trip "
+                                     "through NumPy.")
         too_long = arrange(x)
         kind, out = _forward(module, too_long)
         if kind == "returned" or not isinstance(out, ValueError):

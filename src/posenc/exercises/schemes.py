@@ -366,8 +366,8 @@ def _what_m_does(M: torch.Tensor) -> str:
         uneven = uneven or abs(float(block[0, 0] - block[1, 1])) > tolerance or abs(float(block[0, 1] + block[1, 0])) > tolerance
         outside[start:start + 2, start:start + 2] = 0
     mixes = float(outside.abs().max()) > tolerance
-    does = [what for what, done in (("stretches each pair unevenly", uneven), ("mixes pairs together", mixes)) if done]
-    return f" This M {' and '.join(does)}." if does else ""
+    does = [what for what, done in (("does not just turn and scale each pair", uneven), ("mixes pairs together", mixes)) if done]
+    return f" This M {', and it '.join(does)}." if does else ""
 
 
 def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.Tensor, PE: torch.Tensor,
@@ -381,6 +381,8 @@ def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.T
     actual = sum(all(torch.allclose(value, values[0]) for value in values) for values in terms)
     pos_pos = all(torch.allclose(value, terms[3][0]) for value in terms[3])
     given = as_count(answer)
+    if answer is not None and given not in range(len(terms) + 1):  # 1.5 or -1 is no count of four terms
+        return Feedback(WRONG, f"Expected a count from 0 to {len(terms)}, got {describe(answer)}.", readable=False)
     # The two likeliest wrong counts, each with what it missed.
     slips = {0: "word-word reads the same word through the same M at every placement. "}
     if not pos_pos:
