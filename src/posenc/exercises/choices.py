@@ -145,7 +145,7 @@ _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to 
          "answer: more than the order-blind guess.",
     "b": "The bias cannot tell the key before from the key after. So the model often names the wrong neighbour, and "
          "it is right about half of the time.",
-    "c": "That needs the key before the query told apart from the key after it."
+    "c": "Nearly always would need the model to tell the key before from the key after. The bias cannot."
 }
 
 
@@ -213,10 +213,10 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 
-_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. The lengths "
-         "in the question are those at the start. After training, a PE row still outweighs the word about two to one "
-         "with the factor, and four to one without it [1]. One guess, untested: the model then leans on position more, "
-         "and that costs most past position 15.",
+_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. The row "
+         "lengths in the question, 0.6, 0.1 and 4, are at the start of training. After training, a PE row still "
+         "outweighs the word about two to one with the factor, and four to one without it [1]. One guess, untested: "
+         "the model then leans on position more, and that costs most past position 15.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model lost more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part shrinks against its position."

@@ -131,7 +131,7 @@ def _judge_position_ids(answer: object, mask: torch.Tensor, max_sequence_length:
         if bool((given[~real] < 0).any()):
             # cumsum - 1 is -1 before a row's first real token; a lookup table has no row -1.
             return Feedback(MISTAKE, "Right on the real tokens, but some pads hold negative positions (cumsum - 1, for "
-                                     "one, gives -1 before the first real token). A learned table has no row -1: GPT-2's "
+                                     "example, gives -1 before the first real token). A learned table has no row -1: GPT-2's "
                                      "wpe raises IndexError. Give each pad a position the table has, such as 0, as transformers "
                                      "does before it generates.")
         if bool((given[~real] >= max_sequence_length).any()):
