@@ -190,9 +190,9 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
     size is not its length: a module that reads the positions from the other dimension adds row b to sequence b.
     Built without `batch_first`, it must read (seq, batch, d_model), torch.nn.Transformer's default.
     An instance, a class that ignores `batch_first`, an assert, a check that uses >= for >, a forward that adds in
-    place or cuts the gradient, an output in another
-    dtype than x's (a float64 table makes the sum float64), and a module that holds or calls the package's own
-    PositionalEncoding (which passes every test once wrapped in a transpose) are named.
+    place or cuts the gradient, an output in another dtype than x's (a float64 table makes the sum float64), and a
+    module that holds or calls the package's own PositionalEncoding (which passes every test once wrapped in a
+    transpose) are named.
     """
     L = check_size("max_sequence_length", max_sequence_length, minimum=4, maximum=4096)
     d = check_size("d_model", d_model, maximum=4096)
