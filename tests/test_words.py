@@ -21,7 +21,7 @@ MOST_PER_NOTEBOOK, MOST_IN_ALL = 1500, 20500
 BUDGET = {
     "00_start_here": 809,
     "01_padding_and_one_hot": 719,
-    "02_embedding": 843,
+    "02_embedding": 841,
     "03_pe_formula": 1266,
     "04_stack_and_flatten": 1100,
     "05_x_plus_pe_and_qkv": 1140,
