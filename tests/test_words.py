@@ -22,7 +22,7 @@ BUDGET = {
     "00_start_here": 809,
     "01_padding_and_one_hot": 719,
     "02_embedding": 841,
-    "03_pe_formula": 1266,
+    "03_pe_formula": 1262,
     "04_stack_and_flatten": 1100,
     "05_x_plus_pe_and_qkv": 1140,
     "06_batches_and_masks": 1036,
