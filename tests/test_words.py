@@ -27,7 +27,7 @@ BUDGET = {
     "05_x_plus_pe_and_qkv": 1140,
     "06_batches_and_masks": 1036,
     "07_heads_and_causal_mask": 1413,
-    "08_explore": 713,
+    "08_explore": 706,
     "09_why_positions_matter": 650,
     "10_relative_positions": 1091,
     "11_pitfalls": 718,
