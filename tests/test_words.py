@@ -29,7 +29,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1414,
     "08_explore": 713,
     "09_why_positions_matter": 650,
-    "10_relative_positions": 1091,
+    "10_relative_positions": 1088,
     "11_pitfalls": 718,
     "12_precision": 1147,
     "13_position_schemes": 1498,
