@@ -30,7 +30,7 @@ BUDGET = {
     "08_explore": 713,
     "09_why_positions_matter": 650,
     "10_relative_positions": 1088,
-    "11_pitfalls": 718,
+    "11_pitfalls": 717,
     "12_precision": 1147,
     "13_position_schemes": 1498,
     "14_does_position_matter": 1499,
