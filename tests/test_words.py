@@ -33,8 +33,8 @@ BUDGET = {
     "11_pitfalls": 717,
     "12_precision": 1147,
     "13_position_schemes": 1498,
-    "14_does_position_matter": 1499,
-    "15_real_pipeline": 1497,
+    "14_does_position_matter": 1494,
+    "15_real_pipeline": 1494,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1500,
     "17_what_real_models_set": 1255,
