@@ -61,6 +61,21 @@ def test_the_rules_keep_their_colours():
     assert colours == {plots.frequencies.RULE_NAMES[rule]: plots.SCHEME_COLOURS[rule] for rule in RULES}
 
 
+def test_the_papers_ramp_is_drawn_in_yarns_colour_and_named_apart():
+    paper = RULES["yarn"] * 0.9  # any frequencies: only the look is tested here
+    fig = plots.frequency_ratios(PLAIN, RULES | {"yarn_paper": paper}, factor=4)
+    lines = {line.get_label(): line for line in fig.axes[0].lines if not line.get_label().startswith("_")}
+    assert lines["YaRN (paper's ramp)"].get_color() == plots.SCHEME_COLOURS["yarn"]
+    assert lines["YaRN (paper's ramp)"].get_linestyle() == ":" and lines["YaRN (code's ramp)"].get_linestyle() == "--"
+
+
+def test_accuracy_over_seeds_gives_the_prose_names_of_the_rules_their_colours():
+    named = plots.accuracy_over_seeds({"64": {"PI": [0.5], "YaRN, half": [0.6], "Llama 3.1": [0.7], "plain": [0.1]}})
+    keyed = plots.accuracy_over_seeds({"64": {"pi": [0.5], "yarn, half": [0.6], "llama3": [0.7], "plain": [0.1]}})
+    colours = [[line.get_color() for line in fig.axes[0].lines if line.get_linestyle() == "None"] for fig in (named, keyed)]
+    assert colours[0] == colours[1] == [plots.SCHEME_COLOURS[rule] for rule in ("pi", "yarn", "llama3", "rotary")]
+
+
 def test_ratios_sit_between_1_over_factor_and_1():
     fig = plots.frequency_ratios(PLAIN, RULES, factor=4)
     for line in fig.axes[0].lines:
@@ -559,7 +574,7 @@ def test_best_two_says_which_pairs_each_rule_takes_to_new_angles():
     ntk = exercises.check_best_two(["ntk", "yarn"], by_seed=by_seed, learned=learned).message
     assert "pairs 2 to 6, which turn less than once" in ntk and "every pair but the slowest" not in ntk, ntk
     right = exercises.check_best_two(["yarn", "llama3"], by_seed=by_seed, learned=learned).message
-    # The right answer's feedback names no pair: the side note under the figure says whether pair 0 carries them.
+    # The right answer's feedback names no pair: the section after the figure says whether pair 0 carries them.
     assert "pair 0" not in right and "pair 1" not in right, right
     plain = rope_scaling.rope_frequencies(head_dim=16)
     ratio = plain / rope_scaling.rope_frequencies(head_dim=16, scaling="ntk", factor=4.0)

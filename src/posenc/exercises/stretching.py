@@ -354,8 +354,8 @@ _WHAT_IT_DOES = {
             f"{2 * CopySettings().longest_block} trained positions) by less than s, and the slower pairs by s",
     "llama3": "Llama 3.1's rule keeps pair 0, divides pair 1 by less than s, and the slower pairs by s",
 }
-# The right answer's feedback leaves open which of their changes carries them: a side note under the figure says.
-_BOTH = {frozenset({"yarn", "llama3"}): "The table above shows where they differ from PI. The side note under the "
+# The right answer's feedback leaves open which of their changes carries them: the section after the figure says.
+_BOTH = {frozenset({"yarn", "llama3"}): "The table above shows where they differ from PI. The section after the "
                                         "figure tests which difference carries them."}
 
 

@@ -20,12 +20,17 @@ from .style import SCHEME_COLOURS, line_style, new_figure
 __all__ = ["wavelengths_by_base", "frequency_ratios", "loss_curve", "accuracy_over_seeds"]
 
 # How the legends name the rules: the names the prose uses, not the code's.
-RULE_NAMES = {"rotary": "plain RoPE", "pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN (code's ramp)", "llama3": "Llama 3.1's rule"}
+RULE_NAMES = {"rotary": "plain RoPE", "pi": "PI", "ntk": "NTK-aware", "yarn": "YaRN (code's ramp)", "llama3": "Llama 3.1's rule",
+              "yarn_paper": "YaRN (paper's ramp)"}
+# The short names a figure's ticks may use for the rules, each with the key of its colour.
+RULE_KEYS = {"plain": "rotary", "PI": "pi", "NTK-aware": "ntk", "YaRN": "yarn", "Llama 3.1": "llama3"}
 # In the ratio figure, no rule is dotted like the reference lines at 1 and 1/factor, which lie under the rules. PI, flat
 # at 1/factor, is a broad pale band, so that the rules that reach 1/factor too show their lines over it; YaRN's dashes
-# lie over Llama 3.1's line where both keep pairs.
+# lie over Llama 3.1's line where both keep pairs. The paper's ramp for YaRN, in YaRN's colour, is dotted but thick, and
+# its markers set it apart from the thin grey reference lines.
 RATIO_LINES = {"pi": {"linestyle": "-", "linewidth": 5, "alpha": 0.45}, "ntk": {"linestyle": "-."},
-               "yarn": {"linestyle": "--", "zorder": 3}, "llama3": {"linestyle": "-"}}
+               "yarn": {"linestyle": "--", "zorder": 3}, "llama3": {"linestyle": "-"},
+               "yarn_paper": {"linestyle": ":", "linewidth": 2, "color": SCHEME_COLOURS["yarn"], "zorder": 3}}
 
 def _numbers(values: Sequence[float]) -> list[float]:
     """The numbers (a list, or a tensor) as a list of floats."""
@@ -148,8 +153,8 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     dashes = ["--", ":", "-."]
     for ax, (name, rules) in zip(axes, accuracies.items(), strict=True):
         for k, (rule, values) in enumerate(rules.items()):
-            base = rule.split(",")[0].strip()  # "pi, half" has PI's colour; "plain" is plain RoPE's
-            style = _style({"plain": "rotary"}.get(base, base), k)
+            base = rule.split(",")[0].strip()  # "pi, half" and "PI, half" have PI's colour; "plain" is plain RoPE's
+            style = _style(RULE_KEYS.get(base, base), k)
             offsets = [k + 0.64 * (j / max(count - 1, 1) - 0.5) for j in range(count)]
             if rule in shaded:
                 ax.axvspan(k - 0.5, k + 0.5, color="#000000", alpha=0.07, linewidth=0, zorder=0)
