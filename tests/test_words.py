@@ -24,7 +24,7 @@ BUDGET = {
     "02_embedding": 843,
     "03_pe_formula": 1266,
     "04_stack_and_flatten": 1100,
-    "05_x_plus_pe_and_qkv": 1140,
+    "05_x_plus_pe_and_qkv": 1146,
     "06_batches_and_masks": 1036,
     "07_heads_and_causal_mask": 1414,
     "08_explore": 713,
