@@ -28,7 +28,7 @@ BUDGET = {
     "06_batches_and_masks": 1036,
     "07_heads_and_causal_mask": 1414,
     "08_explore": 713,
-    "09_why_positions_matter": 650,
+    "09_why_positions_matter": 645,
     "10_relative_positions": 1091,
     "11_pitfalls": 718,
     "12_precision": 1147,
