@@ -31,8 +31,8 @@ BUDGET = {
     "09_why_positions_matter": 645,
     "10_relative_positions": 1091,
     "11_pitfalls": 718,
-    "12_precision": 1147,
-    "13_position_schemes": 1498,
+    "12_precision": 1144,
+    "13_position_schemes": 1497,
     "14_does_position_matter": 1499,
     "15_real_pipeline": 1497,
     # "Stretching the context" reads as two: the rules, then what real models set.
