@@ -310,7 +310,8 @@ class TestOneHotShape:
 
     @pytest.mark.parametrize("answer,words", [
         ((9, 8), "Transposed"), ((3, 9), "before padding"), ((8, 7), "leaves out the special tokens"),
-        ((8, 10), "lower-cased first"), ((8, 11), "each time it occurs"), ((8, 13), "each time it occurs"),
+        ((8, 10), "lower-cased first"), ((8, 11), "each time it occurs and leaves out <PAD> and <UNK>"),
+        ((8, 13), "each time it occurs: the vocabulary lists each token once"),
         ((8, 8), "one short"), ((3, 7), "before padding"), ((3, 7), "special tokens"),
         # Padded to the running example's length, 10: a teacher's own example has another.
         pytest.param((10, 9), "running example's max_sequence_length", marks=pytest.mark.original_example),
@@ -327,7 +328,7 @@ class TestOneHotShape:
             feedback = self.check(answer, max_sequence_length=7)
             assert feedback.status == "mistake", feedback
             assert "11 columns is the running example's vocab_size" in feedback.message, feedback
-            assert "counting a token each time it occurs gives" in feedback.message, feedback
+            assert "the corpus's tokens counted each time they occur, without <PAD> and <UNK>" in feedback.message, feedback
         feedback = self.check((10, 11), max_sequence_length=7)
         assert feedback.status == "mistake" and "(10, 11), the running example's shape" in feedback.message, feedback
         assert "max_sequence_length = 7 tokens" in feedback.message and "each time" not in feedback.message, feedback

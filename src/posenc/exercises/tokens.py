@@ -247,7 +247,10 @@ def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str,
                                     "and <UNK>."),
         (columns == cased != size, f"{columns} columns counts a word with and without its capital letter as two "
                                    "entries: the tokens are lower-cased first, so 'The' and 'the' are one."),
-        (columns in (every_token, every_token + special) and every_token != size - special,
+        (columns == every_token != size - special,
+         f"{columns} columns counts a token each time it occurs and leaves out <PAD> and <UNK>: the vocabulary lists "
+         "<PAD>, <UNK> and each token once."),
+        (columns == every_token + special and every_token != size - special,
          f"{columns} columns counts a token each time it occurs: the vocabulary lists each token once."),
         (columns in (size - 1, size + 1), f"{columns} columns is one {'short' if columns < size else 'too many'}: count "
                                           "<PAD>, <UNK> and each token of the corpus once, lower-cased, punctuation "
@@ -260,9 +263,10 @@ def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str,
                                  f"max_sequence_length = {length} tokens, one row each. The vocabulary is built from the "
                                  "exercise's corpus: <PAD>, <UNK> and each of its tokens once.")
     if columns == running_size != size:
-        also = [f"It is also what counting {what} gives. " for matches, what in (
-            (columns == every_token, "a token each time it occurs"),
-            (columns == every_token + special, "<PAD>, <UNK> and a token each time it occurs")) if matches]
+        also = [f"It is also {what}. " for matches, what in (
+            (columns == every_token, "the corpus's tokens counted each time they occur, without <PAD> and <UNK>"),
+            (columns == every_token + special, "<PAD>, <UNK> and the corpus's tokens counted each time they occur"))
+            if matches]
         columns_mistakes.insert(0, (True, f"{columns} columns is the running example's vocab_size. {''.join(also)}Here "
                                           "the vocabulary is built from the exercise's corpus: <PAD>, <UNK> and "
                                           "each of its tokens once."))
