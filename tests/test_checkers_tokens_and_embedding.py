@@ -310,7 +310,7 @@ class TestOneHotShape:
 
     @pytest.mark.parametrize("answer,words", [
         ((9, 8), "Transposed"), ((3, 9), "before padding"), ((8, 7), "leaves out the special tokens"),
-        ((8, 10), "lower-cased first"), ((8, 11), "each time it occurs and leaves out <PAD> and <UNK>"),
+        ((8, 10), "lower-cased first"), ((8, 11), "each time"), ((8, 11), "without <PAD> and <UNK>"),
         ((8, 13), "each time it occurs: the vocabulary lists each token once"),
         ((8, 8), "one short"), ((3, 7), "before padding"), ((3, 7), "special tokens"),
         # Padded to the running example's length, 10: a teacher's own example has another.

@@ -248,7 +248,7 @@ def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str,
         (columns == cased != size, f"{columns} columns counts a word with and without its capital letter as two "
                                    "entries: the tokens are lower-cased first, so 'The' and 'the' are one."),
         (columns == every_token != size - special,
-         f"{columns} columns counts a token each time it occurs and leaves out <PAD> and <UNK>: the vocabulary lists "
+         f"{columns} columns counts a token each time it occurs, without <PAD> and <UNK>: the vocabulary lists "
          "<PAD>, <UNK> and each token once."),
         (columns == every_token + special and every_token != size - special,
          f"{columns} columns counts a token each time it occurs: the vocabulary lists each token once."),
