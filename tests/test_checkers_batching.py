@@ -56,6 +56,7 @@ class TestDocumentMask:
     @pytest.mark.parametrize("words,build", [
         ("causal mask alone", lambda t, n: attention.causal_mask(sequence_length=sum(n))),
         ("without the causal triangle", lambda t, n: t.document(n)[:, None] == t.document(n)[None, :]),
+        ("combine the blocks with the causal mask using &", lambda t, n: t.document(n)[:, None] == t.document(n)[None, :]),
         ("Inverted", lambda t, n: ~t.right(n)),
         ("diagonal is hidden", lambda t, n: t.right(n) & ~torch.eye(sum(n), dtype=torch.bool)),
         ("wrong way", lambda t, n: t.right(n).T),

@@ -486,6 +486,8 @@ class TestEncodingFunction:
         feedback = self.check(paper)
         assert feedback.status == "mistake" and "the paper's denominators" in feedback.message, feedback.message
         assert "10000^(1 / 1)" not in feedback.message, feedback.message
+        assert "tensor2tensor's denominators run from 1 to exactly 10000" in feedback.message, feedback.message
+        assert "times 10000" in feedback.message and "the step is" not in feedback.message, feedback.message
 
     def test_the_usual_mistakes_say_what_was_got_and_expected(self):
         def layout(order):

@@ -194,11 +194,12 @@ class CuttingModule(SeedModule):
 
 
 @pytest.mark.parametrize("module,words", [
-    (SeedModule(asserting("<")), "uses < where it needs <="),  # the seed as it is
+    (SeedModule(asserting("<")), "stops one position too early"),  # the seed as it is
     (SeedModule(asserting("<=")), "python -O"),  # the comparison fixed, the assert kept
     (SeedModule(lambda length, rows: None), "Nothing checks the length"),  # the check deleted
     (CuttingModule(lambda length, rows: None), "cut the input without a word"),
-    (SeedModule(refuse_with(ValueError, "<")), "uses < where it needs <="),  # ValueError, still off by one
+    (SeedModule(refuse_with(ValueError, "<")), "stops one position too early"),  # ValueError, still off by one
+    (SeedModule(refuse_with(ValueError, "<")), "`>=` where it needs `>`"),  # `if length >= rows`: the message names it
     (SeedModule(refuse_with(TypeError, "<=")), "raise ValueError"),
     (SeedModule(refuse_with(IndexError, "<=")), "raise ValueError"),
 ])
@@ -1067,7 +1068,7 @@ def test_a_module_that_adds_in_place_is_named():
     assert feedback.status == "mistake" and "`x.add_(...)`" in feedback.message, feedback.message
     # Both bugs: the off-by-one is named first.
     feedback = exercises.check_positional_module(InPlaceModule(asserting("<")))
-    assert feedback.status == "mistake" and "uses < where it needs <=" in feedback.message
+    assert feedback.status == "mistake" and "stops one position too early" in feedback.message
 
 
 class EitherLayout(torch.nn.Module):

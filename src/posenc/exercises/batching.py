@@ -91,7 +91,7 @@ def check_document_mask(answer: object) -> Feedback:
              "only if it is in the query's document too: compare each query's document with each key's.",
              causal),
             ("The document blocks without the causal triangle: each token sees the later tokens of its own document. "
-             "A decoder hides the future inside each document too: and the blocks with the causal mask.", same),
+             "A decoder hides the future inside each document too: combine the blocks with the causal mask using &.", same),
             ("Inverted: True where a query may not look. That is nn.MultiheadAttention's convention; this suite's "
              "mask, like F.scaled_dot_product_attention's, is True where a query may look (06).", ~expected),
             ("The diagonal is hidden: a token may look at itself, and without it each document's first token sees "

@@ -360,10 +360,11 @@ def _judge_t2t(table: object, length: int, d_model: int) -> Feedback | None:
         pairs = torch.stack([expected[:, :n], expected[:, n:2 * n]], dim=2)
         return torch.cat([torch.flatten(pairs, 1, 2), zeros], dim=1)
 
-    step = "with 2 pairs, the step is 10000" if n == 2 else f"the step from one to the next is 10000^(1 / {max(n - 1, 1)})"
+    step = ("with 2 pairs, the second is the first times 10000" if n == 2
+            else f"each is the one before times 10000^(1 / {max(n - 1, 1)})")
     mistakes = [
         (f"those are the paper's denominators, 10000^(2i / d_model), and the last is short of 10000. tensor2tensor's "
-         f"run from 1 to exactly 10000: {step}.", paper),
+         f"denominators run from 1 to exactly 10000: {step}.", paper),
         (f"the denominators stop one step short of 10000. With both ends included, {n} denominators take "
          f"{n - 1} step{'s' if n != 2 else ''}, not {n}.", lambda: _t2t(L, d, exponent_steps=n)),
         (f"that is the interleaved layout, sin, cos, sin, cos. tensor2tensor's is {layout}.", interleaved),

@@ -98,8 +98,9 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
         also = (" And raise ValueError instead of asserting: `python -O` removes every assert."
                 if isinstance(out, AssertionError) else "")
         return Feedback(MISTAKE, f"forward refuses {fed(full)}, exactly max_sequence_length={L} positions "
-                                 f"({error_line(out)}): the check uses < where it needs <=. The table has {L} rows, "
-                                 f"so {L} positions fit; refuse only more than {L}.{also}")
+                                 f"({error_line(out)}): the check stops one position too early (`<` where it needs `<=`, or "
+                                 f"`>=` where it needs `>`). The table has {L} rows, so {L} positions fit; refuse only "
+                                 f"more than {L}.{also}")
     if kind == "raised":
         return Feedback(WRONG, f"forward raised {error_line(out)} for {fed(full)}: {L} positions, which fit.")
     if not isinstance(out, torch.Tensor) or out.shape != full.shape:

@@ -158,7 +158,7 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
     axes[0].set_ylabel("position pos")
     if compare_layouts and columns > 1:
         axes[1].axvline((columns + 1) // 2 - 0.5, color="black", linewidth=1)  # where the sines end
-    fig.colorbar(image, ax=list(axes), shrink=0.9, label="PE(pos, j)")
+    fig.colorbar(image, ax=list(axes), shrink=0.9, label="value" if compare_layouts else "PE(pos, j)")
     return fig
 
 
