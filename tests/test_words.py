@@ -27,7 +27,7 @@ BUDGET = {
     "05_x_plus_pe_and_qkv": 1146,
     "06_batches_and_masks": 1036,
     "07_heads_and_causal_mask": 1413,
-    "08_explore": 706,
+    "08_explore": 713,
     "09_why_positions_matter": 645,
     "10_relative_positions": 1088,
     "11_pitfalls": 717,
