@@ -28,7 +28,7 @@ BUDGET = {
     "06_batches_and_masks": 1036,
     "07_heads_and_causal_mask": 1413,
     "08_explore": 713,
-    "09_why_positions_matter": 645,
+    "09_why_positions_matter": 650,
     "10_relative_positions": 1088,
     "11_pitfalls": 717,
     "12_precision": 1144,
