@@ -29,7 +29,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1413,
     "08_explore": 713,
     "09_why_positions_matter": 650,
-    "10_relative_positions": 1088,
+    "10_relative_positions": 1098,
     "11_pitfalls": 717,
     "12_precision": 1144,
     "13_position_schemes": 1497,
