@@ -30,7 +30,7 @@ BUDGET = {
     "08_explore": 713,
     "09_why_positions_matter": 650,
     "10_relative_positions": 1098,
-    "11_pitfalls": 717,
+    "11_pitfalls": 724,
     "12_precision": 1144,
     "13_position_schemes": 1497,
     "14_does_position_matter": 1494,
