@@ -70,8 +70,8 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 _LEAST_LIKE_AT_BASE_TWENTY = {
     "a": "The slowest pair does not set the least-alike position alone. It is one pair of 64.",
     "b": "At base 19.95 the other pairs turn much faster than at base 10,000. At offset 29 enough of them are negative "
-         "at once to pull the sum down to -10.81, its lowest point in the table. The slowest pair alone would "
-         "still be falling at offset 29; the other pairs set the minimum.",
+         "at once to pull the sum down to -10.81, its lowest point in the table. The slowest pair alone is still "
+         "falling at offset 29; the other pairs set the minimum.",
 }
 
 
