@@ -1271,6 +1271,24 @@ class LayoutNarrow(torch.nn.Module):
         return x + self.pe.narrow(0, 0, n).unsqueeze(1 - self.dim)
 
 
+class LayoutFromOne(EitherLayout):
+    """The right shape, the wrong rows: positions counted from 1, from a table one row longer."""
+
+    def forward(self, x):
+        if self.length(x) > self.pe.size(0):
+            raise ValueError("too long")
+        table = sinusoidal_encoding(max_sequence_length=self.pe.size(0) + 1, d_model=self.pe.size(1))
+        rows = table[1: self.length(x) + 1]
+        return x + (rows if self.batch_first else rows.unsqueeze(1))
+
+
+class LayoutScaled(EitherLayout):
+    """The right shape, other values: x scaled by sqrt(d_model) before the table is added."""
+
+    def forward(self, x):
+        return super().forward(x * x.size(-1) ** 0.5)
+
+
 class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
     def __init__(self, d_model, max_sequence_length):
         super().__init__()
@@ -1297,6 +1315,9 @@ class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
     (LayoutInPlace, "mistake", "changed x itself"),
     (LayoutAssert, "mistake", "python -O"),
     (LayoutIndexError, "mistake", "forward raised IndexError: 8. Refuse it with ValueError, Python's error"),
+    (LayoutFromOne, "wrong", "it returned the right shape, (3, 7, 4), but other values: position 0 got the table's row 1, "
+                             "not row 0."),
+    (LayoutScaled, "wrong", "it returned the right shape, (3, 7, 4), but other values."),
     (NoFlag, "wrong", "batch_first=True) raised TypeError"),
     (PackageWrapped, "mistake", "your module holds the package's own PositionalEncoding"),
     (PackageCalled, "mistake", "your module calls the package's own PositionalEncoding"),

@@ -243,3 +243,17 @@ def test_the_rope_peak_at_offset_zero_is_said_with_its_subject():
     message = choices._ROPE_SELF_SCORE_PEAK["c"]
     assert "With W_Q = W_K the peak would be at offset 0, since a rotation cannot make q . R q larger" in message
     assert "it would be" not in message
+
+
+def test_shift_back_accepts_each_options_own_text_and_names_the_wrong_ones():
+    # The options print as code, so a learner may answer with the option's text rather than its letter.
+    for right in ("b", "(B)", "rotation.T", " `rotation.T` ", "rotation.t()", "rotation.mT", "rotation.transpose(0, 1)",
+                  "transpose", "the transpose"):
+        feedback = exercises.check_shift_back(right)
+        assert feedback.correct and "its transpose" in feedback.message, right
+    for wrong, why in (("-rotation", "Negating flips every entry"), ("a", "Negating flips every entry"),
+                       ("neither", "No new cosines or sines"), ("c.", "No new cosines or sines")):
+        feedback = exercises.check_shift_back(wrong)
+        assert feedback.status == "mistake" and why in feedback.message and "The answer is 'b'" in feedback.message, wrong
+    assert not exercises.check_shift_back("rotation").correct and "Expected one of" in exercises.check_shift_back(7).message
+    assert exercises.check_shift_back(None).status == "not attempted"

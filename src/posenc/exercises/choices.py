@@ -70,8 +70,8 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 _LEAST_LIKE_AT_BASE_TWENTY = {
     "a": "The slowest pair does not set the least-alike position alone. It is one pair of 64.",
     "b": "At base 19.95 the other pairs turn much faster than at base 10,000. At offset 29 enough of them are negative "
-         "at once to pull the sum down to -10.81, its lowest point in the table. The slowest pair's cosine is still "
-         "falling there.",
+         "at once to pull the sum down to -10.81, its lowest point in the table. The slowest pair alone is still "
+         "falling at offset 29; the other pairs set the minimum.",
 }
 
 
@@ -94,8 +94,15 @@ _SHIFT_BACK = {
 }
 
 
+# Each option's own text, as the notebook prints it, names that option too.
+_SHIFT_BACK_TEXTS = {"-rotation": "a", "rotation.t": "b", "rotation.t()": "b", "rotation.mt": "b",
+                     "rotation.transpose(0,1)": "b", "transpose": "b", "thetranspose": "b", "neither": "c"}
+
+
 def check_shift_back(answer: object) -> Feedback:
     """A multiple choice: which one operation on R_2 (d_model = 6) shifts a row of the table back by 2."""
+    if isinstance(answer, str):
+        answer = _SHIFT_BACK_TEXTS.get(answer.strip(" `'\".").lower().replace(" ", ""), answer)
     return check_choice(answer, options=_SHIFT_BACK, correct="b",
                         question="the shift back as one operation on rotation (k=-2, d_model=6)")
 

@@ -13,6 +13,22 @@ from .feedback import CORRECT, MISTAKE, WRONG, Feedback, close, describe, error_
 __all__ = ["check_positional_module", "check_layout_module"]
 
 
+def _rows_added(out: torch.Tensor, x: torch.Tensor, L: int, d: int) -> str:
+    """Which table rows forward added to x (both batch first), when they are the table's rows from k on for one k > 0,
+    the same for every sequence: an off-by-one start, such as positions counted from 1. Else, or if out holds no
+    numbers to compare, nothing."""
+    try:
+        added = out.detach().cpu().double() - x.detach().cpu().double()
+    except Exception:  # a meta or odd tensor: nothing to say beyond the shape
+        return ""
+    n = added.shape[1]
+    wider = sinusoidal_encoding(max_sequence_length=2 * L + n, d_model=d).double()
+    for k in range(1, 2 * L + 1):
+        if close(added, wider[k:k + n].expand_as(added)):
+            return f": position 0 got the table's row {k}, not row 0"
+    return ""
+
+
 def _forward(module: torch.nn.Module, x: torch.Tensor) -> tuple[str, object]:
     """Call the learner's module on a copy of x: ("returned", output) or ("raised", the exception)."""
     return run_learner(module, x.clone())
@@ -255,6 +271,8 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
                 return _other_dtype(built, given, out)
             if not isinstance(out, torch.Tensor) or not close(out, right):
                 got = tuple(out.shape) if isinstance(out, torch.Tensor) else describe(out)
+                if isinstance(out, torch.Tensor) and out.shape == right.shape:
+                    got = f"the right shape, {got}, but other values{_rows_added(arrange(out), x[:, :length], L, d)}"
                 return Feedback(WRONG, f"{built}: for x of shape {shape}, forward should return x + PE, the table's "
                                        f"first {length} rows added to each of the {batch} sequences; it returned {got}.")
         changed = _changes_its_input(module, arrange(x[:, :L]))

@@ -367,7 +367,7 @@ def _what_m_does(M: torch.Tensor) -> str:
         outside[start:start + 2, start:start + 2] = 0
     mixes = float(outside.abs().max()) > tolerance
     does = [what for what, done in (("does not just turn and scale each pair", uneven), ("mixes pairs together", mixes)) if done]
-    return f" This M {', and it '.join(does)}." if does else ""
+    return f" This M {', and it '.join(does)}. The cells below show which M would not." if does else ""
 
 
 def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.Tensor, PE: torch.Tensor,
