@@ -31,7 +31,7 @@ BUDGET = {
     "09_why_positions_matter": 645,
     "10_relative_positions": 1088,
     "11_pitfalls": 717,
-    "12_precision": 1144,
+    "12_precision": 1155,
     "13_position_schemes": 1497,
     "14_does_position_matter": 1494,
     "15_real_pipeline": 1494,
