@@ -32,7 +32,7 @@ BUDGET = {
     "10_relative_positions": 1088,
     "11_pitfalls": 717,
     "12_precision": 1155,
-    "13_position_schemes": 1497,
+    "13_position_schemes": 1495,
     "14_does_position_matter": 1494,
     "15_real_pipeline": 1494,
     # "Stretching the context" reads as two: the rules, then what real models set.
