@@ -33,7 +33,7 @@ BUDGET = {
     "11_pitfalls": 717,
     "12_precision": 1155,
     "13_position_schemes": 1495,
-    "14_does_position_matter": 1494,
+    "14_does_position_matter": 1491,
     "15_real_pipeline": 1494,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1497,
