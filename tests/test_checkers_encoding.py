@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from posenc import encoding, exercises
+from posenc import encoding, exercises, schemes
 from posenc.builder import sinusoidal_encoding
 
 # The columns that repeat within the table --------------------------------------------------------------------
@@ -783,3 +783,18 @@ def test_show_turning_columns_waits_for_a_judged_prediction(capsys):
     assert lines[1].split() == ["128", "40", "0.312"] and lines[2].split() == ["512", "154", "0.301"]
     # The share's limit: 2i/d_model <= log(99 / 2 pi) / log(10000).
     assert "= 0.299" in lines[3] and round(math.log(99 / (2 * math.pi)) / math.log(10_000), 3) == 0.299
+
+
+def test_rope_self_score_peak_accepts_c_and_says_only_true_things_about_a():
+    # 13 Exercise 1. Aligned whole vectors are enough for a peak at offset 0, but not needed: aligned pairs suffice too.
+    for written in ("c", "C", " (c)", "'c'"):
+        assert exercises.check_rope_self_score_peak(written).correct
+    for wrong in ("a", "b", "d", "e"):
+        assert not exercises.check_rope_self_score_peak(wrong).correct
+    a = exercises.check_rope_self_score_peak("a").message
+    assert "only if" not in a and "if the query and the key point the same way" in a
+    q = torch.tensor([1.0, 0.0, 0.0, 2.0], dtype=torch.float64)
+    k = torch.tensor([3.0, 0.0, 0.0, 0.5], dtype=torch.float64)  # each pair points as q's does, the whole vector does not
+    query = schemes.apply_rotary(q[None], offset=50)[0]  # the query at 50, keys at 0 .. 100
+    scores = schemes.apply_rotary(k.expand(101, -1)) @ query
+    assert int(scores.argmax()) == 50

@@ -31,9 +31,9 @@ BUDGET = {
     "09_why_positions_matter": 650,
     "10_relative_positions": 1098,
     "11_pitfalls": 724,
-    "12_precision": 1144,
-    "13_position_schemes": 1497,
-    "14_does_position_matter": 1494,
+    "12_precision": 1155,
+    "13_position_schemes": 1495,
+    "14_does_position_matter": 1491,
     "15_real_pipeline": 1494,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1497,

@@ -126,7 +126,7 @@ def check_loftr_turning_pairs(answer: object) -> Feedback:
 
 
 _ROPE_SELF_SCORE_PEAK = {
-    "a": "The self-score is sure to peak at offset 0 only if the query and the key point the same way. Here q = word @ W_Q "
+    "a": "The self-score is sure to peak at offset 0 if the query and the key point the same way. Here q = word @ W_Q "
          "and k = word @ W_K point different ways, and turning k can bring it closer to q's direction than no turn does.",
     "b": "Nothing favours the ends. Each pair adds |q_i| |k_i| cos(angle_i s + phase_i), which rises and falls with "
          "the offset s, so the largest sum can fall at any offset. The figure below shows where it falls here.",
