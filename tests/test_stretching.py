@@ -401,7 +401,7 @@ def test_turning_columns_counts_two_columns_per_fast_turned_pair():
         assert exercises.check_turning_columns(columns_by_formula(as_type=as_type), **NEOX_HEAD).status == CORRECT
     message = exercises.check_turning_columns(columns_by_formula(), **NEOX_HEAD).message
     assert "Correct: 16 columns" in message and "pair 8 turns once every 2,916" in message, message
-    assert "Past offset 2,047, only these meet no new angle; the 72 unturned columns carry none." in message, message
+    assert "Past offset 2,047, only these meet no new angle; the 72 unturned columns carry no angle." in message, message
     assert exercises.check_turning_columns(columns_by_formula()).message == message
 
 
@@ -540,7 +540,8 @@ def _at_4x():
 @pytest.mark.parametrize("answer", [["yarn", "llama3"], ("llama3", "YaRN"), "yarn, llama3", "Llama 3.1 and yarn",
                                     {"yarn", "llama3"}, ["yarn ", "llama3.1"], "yarn llama3", "llama3/yarn",
                                     "YaRN and Llama 3.1's rule", ["YaRN", "Llama 3.1\u2019s rule"], "['yarn', 'llama3']",
-                                    ("llama-3.1", "YARN"), "yarn; llama_3.1", "yarn + llama31"])
+                                    ("llama-3.1", "YARN"), "yarn; llama_3.1", "yarn + llama31",
+                                    ["YaRN (code's ramp)", "Llama 3.1"], "YaRN (code), llama3"])
 def test_best_two_accepts_yarn_and_llama3_in_any_order_and_form(answer):
     by_seed, learned = _at_4x()
     feedback = exercises.check_best_two(answer, by_seed=by_seed, learned=learned)
@@ -731,3 +732,18 @@ def test_the_yarn_kept_checker_gives_no_count_at_its_own_lengths():
             told = re.sub(rf"{wrong_at:,}|32,768|more than 32 turns|Got \d+", "", feedback.message)  # lengths, bound, theirs
             assert str(right(wrong_at)) not in re.findall(r"\d+", told), feedback.message
 
+
+
+# Half-turned heads at 2x: the right answer does not credit the 'For worse' case, which the notebook later finds too small
+
+@pytest.mark.parametrize("answer", ["worse", "Worse", " worse ", "WORSE"])
+def test_half_turned_heads_accepts_worse_without_crediting_one_safe_pair(answer):
+    feedback = exercises.check_half_turned_heads(answer)
+    assert feedback.correct and "more than one safe pair fewer can explain" in feedback.message, feedback
+    assert "predicts" not in feedback.message
+
+
+@pytest.mark.parametrize("answer,words", [("better", "fell to chance"), ("the same", "fell to chance")])
+def test_half_turned_heads_names_the_fall_to_chance(answer, words):
+    feedback = exercises.check_half_turned_heads(answer)
+    assert not feedback.correct and words in feedback.message, feedback

@@ -262,7 +262,7 @@ def _judge_columns(answer: object, *, head_dim: int, rotary_dim: int, base: floa
         fast = (f"pairs 0 to {pairs - 1} of the {rotary_dim // 2} turned pairs" if pairs else
                 f"none of the {rotary_dim // 2} turned pairs")
         return Feedback(CORRECT, f"Correct: {expected} columns, {fast}, two columns each{slower}. Past offset {length - 1:,}, "
-                                 f"only these meet no new angle; the {unturned} unturned columns carry none.")
+                                 f"only these meet no new angle; the {unturned} unturned columns carry no angle.")
     over_head = turning_pairs(head_dim, rotary_dim // 2)
     exponent = f"2i/{rotary_dim}"
     mistakes = [
@@ -302,10 +302,10 @@ BEST_TWO_RULES = ("none", "linear", "ntk", "yarn", "yarn_paper", "llama3")
 _RULE_NAMES = {"none": "none", "plain": "none", "plain rope": "none", "rotary": "none", "rope": "none",
                "no": "none", "pi": "linear", "linear": "linear", "position interpolation": "linear",
                "position interpolation (pi)": "linear", "ntk": "ntk", "ntk aware": "ntk", "ntk aware interpolation": "ntk",
-               "yarn": "yarn", "yarn paper": "yarn_paper", "yarn (paper ramp)": "yarn_paper",
-               "yarn (paper)": "yarn_paper", "yarn with paper ramp": "yarn_paper", "paper": "yarn_paper",
+               "yarn": "yarn", "yarn (code)": "yarn", "yarn (code ramp)": "yarn", "yarn paper": "yarn_paper",
+               "yarn (paper ramp)": "yarn_paper", "yarn (paper)": "yarn_paper", "yarn with paper ramp": "yarn_paper",
                "llama3": "llama3", "llama 3": "llama3", "llama 3.1": "llama3", "llama3.1": "llama3", "llama31": "llama3",
-               "llama": "llama3"}
+               "llama": "llama3", "paper": "yarn_paper"}
 
 
 def _listed(items: list[str]) -> str:
