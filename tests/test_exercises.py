@@ -969,6 +969,14 @@ def test_progress_keeps_a_predictions_first_answer_and_says_so():
     assert again.correct and "progress() keeps your first prediction, (4, 3)" in again.message
     assert [status for _, status in exercises.progress().entries] == ["wrong"]
     assert "first prediction" not in shape((4, 3)).message  # the first answer again: nothing to say
+    # Neither a placeholder nor an answer the checker cannot read replaces the first prediction's verdict.
+    exercises.reset_progress()
+    assert shape((3, 4)).correct
+    assert not shape("(3, 4)").correct and shape(None).status == "not attempted"
+    assert [status for _, status in exercises.progress().entries] == ["done"]
+    assert "(3, 4)" in shape((4, 3)).message  # the first prediction is still the one kept
+    exercises.reset_progress()
+    shape((4, 3))
     # A multiple choice and a plain prediction keep theirs too; another exercise starts afresh.
     exercises.check_shift_back("a")
     exercises.check_shift_back("b")

@@ -135,6 +135,8 @@ def exercise(title: str, *, prediction: bool = False) -> Callable:
             label = f"{name} ({sizes})" if sizes else name
             key = (checker.__name__, _fingerprint(kwargs))
             _RECORDED_IN_CELL[0] += 1
+            if prediction and key in _FIRST_PREDICTIONS and (feedback.status == NOT_ATTEMPTED or not feedback.readable):
+                return feedback  # a placeholder or a typo after the first prediction leaves its verdict as it was
             if prediction and feedback.status != NOT_ATTEMPTED and feedback.readable:
                 answer = args[0] if args else kwargs.get("answer")
                 judged = _fingerprint(answer)
