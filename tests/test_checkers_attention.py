@@ -78,7 +78,7 @@ def test_show_distinct_outputs_waits_for_a_judged_prediction_then_groups_the_equ
     exercises.check_distinct_outputs(7, x=x, x_pe=x_pe, weights=weights)  # a wrong prediction, judged, opens it too
     exercises.show_distinct_outputs(7, words=words, x=x, x_pe=x_pe, weights=weights)
     assert capsys.readouterr().out.splitlines() == [
-        "without PE: 5 different rows", "    the [0, 3, 6, 9] | dog [1, 10] | saw [2, 8] | cat [4, 7]",
+        "without PE: 5 different rows", "    the [0, 3, 6, 9] | dog [1, 10] | saw [2, 8] | cat [4, 7] | and [5]",
         "with PE: 11 different rows", "    no two rows equal"]
     exercises.reset_progress()
 

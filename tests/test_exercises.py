@@ -328,6 +328,15 @@ class TestMaskCheckers:
         hard_coded = exercises.check_mask_repair(lambda w, m: _repair(w, torch.arange(w.shape[-1]) < 3))
         assert hard_coded.status == "wrong" and "padded key still gets weight" in hard_coded.message
 
+    def test_mask_repair_that_reads_the_notebooks_mask_is_told_to_use_its_arguments(self):
+        # A round-37 reader: a repair that read the notebook's 10-key mask raised a bare size mismatch on 6 keys.
+        notebook_mask = torch.arange(10) < 4
+        feedback = exercises.check_mask_repair(lambda w, m: _repair(w, notebook_mask))
+        assert feedback.status == "wrong" and "must match the size" in feedback.message, feedback
+        assert "build the result from the function's own arguments" in feedback.message, feedback
+        other = exercises.check_mask_repair(lambda w, m: 1 / 0)
+        assert "ZeroDivisionError" in other.message and "own arguments" not in other.message, other
+
     def test_mask_repair_names_dropped_padded_columns(self):
         # A round-34 reader: a repair that keeps only the real keys' columns built its result from its own arguments,
         # so the message must name the dropped columns, not the notebook's variables.

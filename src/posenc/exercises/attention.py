@@ -80,7 +80,8 @@ def show_distinct_outputs(prediction: object, *, words: list[str], x: torch.Tens
         same = torch.cdist(outputs.double(), outputs.double()) < 1e-5
         groups = [same[p].nonzero().flatten().tolist() for p in range(len(outputs)) if not same[p, :p].any()]
         print(f"{name}: {len(groups)} different rows")
-        print("   ", " | ".join(f"{words[g[0]]} {g}" for g in groups if len(g) > 1) or "no two rows equal")
+        repeated = any(len(g) > 1 for g in groups)  # then every group is listed, the words that appear once too
+        print("   ", " | ".join(f"{words[g[0]]} {g}" for g in groups) if repeated else "no two rows equal")
 
 
 def show_every_score_plus_five(prediction: object, *, scores: torch.Tensor, key_mask: torch.Tensor) -> None:
@@ -194,7 +195,9 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
             if isinstance(result, TypeError) and "argument" in str(result):
                 return Feedback(WRONG, f"Calling my_repair(weights, key_mask) failed with {error_line(result)}: give "
                                        "the function the two parameters (weights, key_mask).")
-            return Feedback(WRONG, f"On new weights ({what}) it raised {error_line(result)}.")
+            tip = (" If it reads the notebook's weights or key_mask, build the result from the function's own arguments"
+                   " instead.") if "must match the size" in str(result) else ""
+            return Feedback(WRONG, f"On new weights ({what}) it raised {error_line(result)}.{tip}")
         given = as_tensor(result, "the repaired weights", allow_nan=True)
         if isinstance(given, Feedback):
             return Feedback(WRONG, f"On new weights ({what}) it returned {describe(result)}; expected a tensor of the "
