@@ -397,13 +397,24 @@ class TestSchemeCheckers:
     def angles(self, p, i, d=8):
         return p * 10000.0 ** (-2 * i / d)
 
+    @staticmethod
+    def by_hand(t, layout="interleaved"):
+        # A learner's my_unturn: each pair of row p of t turned back by p * 10000^(-2i/d), in either layout.
+        t = torch.as_tensor(t).double()
+        d = t.shape[1]
+        angles = torch.arange(t.shape[0], dtype=torch.float64)[:, None] * 10000.0 ** (-torch.arange(0, d, 2) / d)
+        y1, y2 = (t[:, 0::2], t[:, 1::2]) if layout == "interleaved" else (t[:, :d // 2], t[:, d // 2:])
+        a, b = y1 * angles.cos() + y2 * angles.sin(), -y1 * angles.sin() + y2 * angles.cos()
+        return torch.stack([a, b], -1).flatten(-2) if layout == "interleaved" else torch.cat([a, b], -1)
+
     def test_rotary_undone_correct_in_any_sensible_form(self):
         from posenc import schemes
 
         p, i = torch.arange(6, dtype=torch.float64)[:, None], torch.arange(4, dtype=torch.float64)[None, :]
         answer = self.turn_back(self.angles(p, i))
-        for form in (answer, answer.float(), answer.numpy(), answer.tolist()):
-            assert exercises.check_rotary_undone(lambda turned, form=form: form, turned=self.x).correct
+        torch.testing.assert_close(self.by_hand(self.x), answer)
+        for form in (torch.Tensor.double, torch.Tensor.float, torch.Tensor.numpy, torch.Tensor.tolist):
+            assert exercises.check_rotary_undone(lambda turned, form=form: form(self.by_hand(turned)), turned=self.x).correct
         # Undoing undoes: the package's turn of the answer gives back what was turned.
         torch.testing.assert_close(schemes.apply_rotary(answer), self.x.double())
         assert exercises.check_rotary_undone(None, turned=self.x).status == "not attempted"
@@ -421,6 +432,20 @@ class TestSchemeCheckers:
         assert bare.status == "wrong" and "Expected a function" in bare.message
         raised = exercises.check_rotary_undone(lambda t: t.no_such_method(), turned=self.x)
         assert raised.status == "wrong" and "raised" in raised.message
+
+    def test_rotary_undone_refuses_rows_worked_out_before_the_call(self):
+        # Review 37: rows turned back with the package outside the function, then handed back whatever the argument,
+        # are right on `turned` only. The checker tries other rows too, and says so; a function that raises there is named.
+        from posenc import schemes
+
+        angles = schemes.rotary_angles(max_sequence_length=6, d=8)
+        for layout in ("interleaved", "half_split"):
+            before = schemes.rotate_pairs(self.x.double(), -angles, layout=layout)
+            feedback = exercises.check_rotary_undone(lambda t, before=before: before, turned=self.x, layout=layout)
+            assert feedback.status == "wrong" and "not rows worked out before it is called" in feedback.message, feedback
+        only_turned = lambda t: self.by_hand(t) if torch.equal(t, self.x) else t.no_such_method()  # noqa: E731
+        raised = exercises.check_rotary_undone(only_turned, turned=self.x)
+        assert raised.status == "wrong" and "on other rows of the same shape it raised" in raised.message, raised
 
     @pytest.mark.parametrize("mistake,angles,words", [
         ("from 1", lambda p, i, d: (p + 1) * 10000.0 ** (-2 * i / d), "start at 1"),
@@ -472,8 +497,9 @@ class TestSchemeCheckers:
         angles = p * 10000.0 ** (-torch.arange(0, 8, 2, dtype=torch.float64) / 8)
         y1, y2 = self.x[:, :4].double(), self.x[:, 4:].double()  # pair i is the columns (i, i + 4)
         answer = torch.cat([y1 * angles.cos() + y2 * angles.sin(), -y1 * angles.sin() + y2 * angles.cos()], -1)
-        for form in (answer, answer.float(), answer.numpy(), answer.tolist()):
-            feedback = check(lambda turned, form=form: form)
+        torch.testing.assert_close(self.by_hand(self.x, "half_split"), answer)
+        for form in (torch.Tensor.double, torch.Tensor.float, torch.Tensor.numpy, torch.Tensor.tolist):
+            feedback = check(lambda turned, form=form: form(self.by_hand(turned, "half_split")))
             assert feedback.correct and "(i, i + 4)" in feedback.message, feedback
         torch.testing.assert_close(schemes.apply_rotary(answer, layout="half_split"), self.x.double())
         interleaved = check(lambda t: self.turn_back(angles))
@@ -509,9 +535,7 @@ class TestSchemeCheckers:
         for theirs in (with_rotate_half, with_apply):
             refused = check(theirs)
             assert refused.status == "mistake" and "Hugging Face's own RoPE" in refused.message, refused
-        y1, y2 = self.x[:, :4].double(), self.x[:, 4:].double()
-        by_hand = torch.cat([y1 * angles.cos() + y2 * angles.sin(), -y1 * angles.sin() + y2 * angles.cos()], -1)
-        assert check(lambda t: by_hand).correct
+        assert check(lambda t: self.by_hand(t, "half_split")).correct
 
     def test_rotary_undone_refuses_rotary_embedding_torchs_rope_once_loaded(self):
         # Review 11: rotary_embedding_torch's apply_rotary_emb takes the angles, so negative ones undo the turn (on the
@@ -540,9 +564,7 @@ class TestSchemeCheckers:
         for theirs in (with_apply, with_rotate_half):
             refused = check(theirs)
             assert refused.status == "mistake" and "rotary-embedding-torch's own RoPE" in refused.message, refused
-        y1, y2 = self.x[:, :4].double(), self.x[:, 4:].double()
-        by_hand = torch.cat([y1 * angles.cos() + y2 * angles.sin(), -y1 * angles.sin() + y2 * angles.cos()], -1)
-        assert check(lambda t: by_hand).correct
+        assert check(lambda t: self.by_hand(t, "half_split")).correct
 
     def test_rotary_tables_accept_the_fix_in_any_form_and_name_each_mistake(self):
         from posenc import schemes
@@ -659,6 +681,11 @@ class TestSchemeCheckers:
         assert not exercises.check_alibi_slopes(lambda n: table[n]).correct
         assert exercises.check_alibi_slopes(lambda *, num_heads: by_the_rule(num_heads)).correct  # keyword-only
         assert exercises.check_alibi_slopes(lambda n: torch.tensor(by_the_rule(n), dtype=torch.float32)).correct
+        # Review 37: the slopes as a column or a row are still the slopes; a (n, 2) table is not.
+        assert exercises.check_alibi_slopes(lambda n: torch.tensor(by_the_rule(n))[:, None]).correct
+        assert exercises.check_alibi_slopes(lambda n: [by_the_rule(n)]).correct
+        square = exercises.check_alibi_slopes(lambda n: torch.tensor(by_the_rule(n))[:, None].repeat(1, 2))
+        assert square.status == "wrong" and "expected 16 slopes" in square.message, square
         assert exercises.check_alibi_slopes(None).status == "not attempted"
         for copied in (by_the_rule(12), schemes.alibi_slopes(num_heads=12)):  # the slopes, not a function
             assert "Expected a function" in exercises.check_alibi_slopes(copied).message

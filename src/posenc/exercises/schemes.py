@@ -90,7 +90,8 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
     if answer.shape != expected.shape:
         return Feedback(WRONG, f"Got shape {tuple(answer.shape)}; a rotation keeps the shape, {tuple(y.shape)}.")
     if close(answer, expected):
-        return Feedback(CORRECT, f"Correct: each pair {pairs} of row p turned back by the angle p * {base:g}^(-2i/{d}).")
+        return _general(function, turned, angles, layout) or Feedback(
+            CORRECT, f"Correct: each pair {pairs} of row p turned back by the angle p * {base:g}^(-2i/{d}).")
 
     def back_by(wrong_angles: torch.Tensor) -> torch.Tensor:  # the right undoing, with a mistaken angle
         return rotate_pairs(y, -wrong_angles, layout=layout)
@@ -119,6 +120,22 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
         return mistake
     return Feedback(WRONG, f"The shape is right, but the values are not. Each pair {pairs} of row p must turn back by "
                            f"the angle p * {base:g}^(-2i/{d}), the angle R_p turned it by, the other way.")
+
+
+def _general(function: Callable, turned: torch.Tensor, angles: torch.Tensor, layout: str) -> Feedback | None:
+    """None if `function`, right on `turned`, also turns back other rows of its shape; else why not (a function that
+    returns rows worked out beforehand, e.g. with the package's rotation outside it, is right on `turned` only)."""
+    other = torch.randn(turned.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(11)).to(turned.dtype)
+    try:
+        again = function(other.clone())
+    except Exception as error:  # the learner's code: whatever it raises is part of the answer
+        return Feedback(WRONG, f"my_unturn(turned) is right, but on other rows of the same shape it raised "
+                               f"{error_line(error)}.")
+    again = as_tensor(again, "the rows turned back")
+    if isinstance(again, Feedback) or not close(again, rotate_pairs(other.double(), -angles, layout=layout)):
+        return Feedback(WRONG, "my_unturn(turned) is right, but other rows of the same shape do not come back: it must "
+                               "turn back the rows it is given, not rows worked out before it is called.")
+    return None
 
 
 @exercise("RoPE column by column")
@@ -290,7 +307,8 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
     answer = as_tensor(answer, f"the {num_heads} slopes, e.g. a list")
     if isinstance(answer, Feedback):
         return answer
-    answer = answer.double().flatten() if answer.dim() <= 1 else answer.double()
+    # A column or a row of slopes, (n, 1) or (1, n), is still n slopes.
+    answer = answer.double().flatten() if answer.numel() == max(answer.shape, default=1) else answer.double()
     if answer.shape != expected.shape:
         return Feedback(WRONG, f"Got {describe(answer)}; expected {num_heads} slopes, one per head.")
     closest = 2 ** (num_heads.bit_length() - 1)  # the largest power of two <= num_heads
