@@ -168,7 +168,8 @@ def test_one_heads_score_is_the_heads_scores_summed_over_sqrt_num_heads():
     assert not check(one + 0.006).correct  # beyond rounding to 2 decimals
     assert "(s0 + s1) / sqrt(2)" in check(one).message
     for answer, words in ((s0 + s1, "wrong scale"), ((s0 + s1) / 2, "the mean"), (s0, "head 0's own"), (s1, "head 1's own"),
-                          ((s0 + s1) / 6 ** 0.5, "divides twice"), (round((s0 + s1) / 6 ** 0.5, 2), "divides twice")):
+                          ((s0 + s1) / 6 ** 0.5, "divides twice"), (round((s0 + s1) / 6 ** 0.5, 2), "divides twice"),
+                          ((s0 + s1) * 2 ** 0.5, "times sqrt(2)"), (round((s0 + s1) * 2 ** 0.5, 2), "1 / sqrt(2)")):
         feedback = check(answer)
         assert feedback.status == "mistake" and words in feedback.message
     wrong = check(one + 1)

@@ -56,7 +56,7 @@ class TestDocumentMask:
     @pytest.mark.parametrize("words,build", [
         ("causal mask alone", lambda t, n: attention.causal_mask(sequence_length=sum(n))),
         ("without the causal triangle", lambda t, n: t.document(n)[:, None] == t.document(n)[None, :]),
-        ("combine the blocks with the causal mask using &", lambda t, n: t.document(n)[:, None] == t.document(n)[None, :]),
+        ("Combine the blocks with the causal mask using &", lambda t, n: t.document(n)[:, None] == t.document(n)[None, :]),
         ("Inverted", lambda t, n: ~t.right(n)),
         ("diagonal is hidden", lambda t, n: t.right(n) & ~torch.eye(sum(n), dtype=torch.bool)),
         ("wrong way", lambda t, n: t.right(n).T),
@@ -85,6 +85,18 @@ class TestDocumentMask:
     def test_junk_is_answered_without_raising(self, answer):
         feedback = exercises.check_document_mask(answer)
         assert not feedback.correct and feedback.message
+
+    def test_the_leak_closes_under_a_right_mask_and_waits_otherwise(self, capsys):
+        # 07's reveal after Exercise 3: the packed row's second document's first token, 0 % on the first document.
+        lengths = [3, 2, 4]
+        scores = torch.randn(9, 9, generator=torch.Generator().manual_seed(0))
+        for answer in (self.right, lambda n: self.right(n).int().tolist()):
+            exercises.show_document_leak(answer, scores=scores, lengths=lengths)
+            assert capsys.readouterr().out == "with your mask, on the first document: 0 %\n"
+        for answer in (None, lambda n: attention.causal_mask(sequence_length=sum(n)), lambda n: 1 / 0, lambda: None,
+                       lambda n: "mask", lambda n: torch.ones(2, 2)):
+            exercises.show_document_leak(answer, scores=scores, lengths=lengths)
+            assert capsys.readouterr().out == "This shows once my_document_mask([3, 2, 4]) returns the right mask.\n"
 
 
 

@@ -306,6 +306,8 @@ HEADS_X = torch.arange(80.0).reshape(2, 5, 8)
     (4, ["Right head, wrong sequence", "sequence 1"]),  # sequence 0's head 2
     (40, ["Right sequence, wrong head", "head 0 of sequence 1", "Slice 6 is head 2"]),  # one head too far left
     (46, ["Right sequence, wrong head", "head 3 of sequence 1", "Slice 6 is head 2"]),  # one head too far right
+    (52, ["slice 6's token 1", "token 0"]),  # the right slice's second row
+    (48, ["token 6 of the sequences' tokens", "sequence 1's token 1", "not one token"]),  # a slice read as a token
 ])
 def test_the_folded_entry_checker_names_each_mistake(answer, words):
     feedback = exercises.check_folded_entry(answer, x=HEADS_X, num_heads=4, index=6)

@@ -307,7 +307,7 @@ def check_one_head_score(answer: object, *, x: torch.Tensor, weights: object, nu
     answer rounded to two decimals is right), and so are the named mistakes.
 
     Named, each by the number it gives: the plain sum of the heads' scores (the wrong scale), their mean, their sum
-    divided by sqrt(d_model) (a second division), and one head's own score.
+    divided by sqrt(d_model) (a second division), their sum times sqrt(num_heads), and one head's own score.
     """
     check_tensor("x", x, ndim=(2,))
     seq, d_model = x.shape
@@ -340,7 +340,9 @@ def check_one_head_score(answer: object, *, x: torch.Tensor, weights: object, nu
                  sum(heads) / num_heads),
                 (f"That is ({names}) / sqrt({d_model}). Each head's score is already divided by sqrt({head_dim}), so that "
                  f"divides twice. Only sqrt({d_model}) / sqrt({head_dim}) = sqrt({num_heads}) is left to divide by.",
-                 sum(heads) / d_model ** 0.5)]
+                 sum(heads) / d_model ** 0.5),
+                 (f"That is ({names}) times sqrt({num_heads}). The one head divides by the larger sqrt({d_model}), so "
+                  f"the factor is 1 / sqrt({num_heads}).", sum(heads) * num_heads ** 0.5)]
     mistakes += [(f"That is head {h}'s own score. The one head reads every column.", s) for h, s in enumerate(heads)]
     mistake = first_mistake(lambda value: abs(number - value) <= 5e-3, mistakes)
     if mistake:
@@ -375,7 +377,8 @@ def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index
     has that layout). A prediction, so the answer is one number.
 
     Named, each by the number it gives: the usual wrong reads of the fold (the wrong order of heads and sequences, the
-    wrong columns, the right head of the wrong sequence); tests/test_heads_and_masks.py lists them.
+    wrong columns, the right head of the wrong sequence, the slice's token 1, token `index` of the batch);
+    tests/test_heads_and_masks.py lists them.
     """
     check_tensor("x", x, ndim=(3,))
     x = x.detach().cpu()
@@ -412,6 +415,13 @@ def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index
     ]
     mistakes += [(f"Right sequence, wrong head: that is head {other} of sequence {b}. Slice {index} is head {h}.",
                   float(split[b, other, 0, 0])) for other in range(num_heads) if other != h]
+    if length > 1:
+        mistakes.append((f"That is slice {index}'s token 1, its second row. The question asks for token 0.",
+                         float(split[b, h, 1, 0])))
+    if index < batch * length:
+        mistakes.append((f"That is token {index} of the sequences' tokens counted in a row (sequence {index // length}'s "
+                         f"token {index % length}). A slice is one head of one sequence, not one token.",
+                         float(x.reshape(batch * length, d_model)[index, 0])))
     mistake = first_mistake(lambda value: abs(number - value) < 1e-6, mistakes)
     if mistake:
         return Feedback(MISTAKE, f"{mistake.message} {why}")

@@ -24,7 +24,7 @@ from .feedback import (
 )
 from .predictions import predicted
 
-__all__ = ["check_document_mask", "show_word_and_pe_rows"]
+__all__ = ["check_document_mask", "show_document_leak", "show_word_and_pe_rows"]
 
 
 # The lengths a document-mask function is tried on, none of them the notebook's: a one-token document, a single
@@ -91,7 +91,7 @@ def check_document_mask(answer: object) -> Feedback:
              "only if it is in the query's document too: compare each query's document with each key's.",
              causal),
             ("The document blocks without the causal triangle: each token sees the later tokens of its own document. "
-             "A decoder hides the future inside each document too: combine the blocks with the causal mask using &.", same),
+             "A decoder hides the future inside each document too. Combine the blocks with the causal mask using &.", same),
             ("Inverted: True where a query may not look. That is nn.MultiheadAttention's convention; this suite's "
              "mask, like F.scaled_dot_product_attention's, is True where a query may look (06).", ~expected),
             ("The diagonal is hidden: a token may look at itself, and without it each document's first token sees "
@@ -116,6 +116,24 @@ def check_document_mask(answer: object) -> Feedback:
     tried = "; ".join(str(lengths) for lengths in _DOCUMENT_CASES)
     return Feedback(CORRECT, f"Correct on {len(_DOCUMENT_CASES)} new cases (lengths {tried}): each token sees its own "
                              "document's keys, up to itself, as if its document were alone in the row.")
+
+
+def show_document_leak(answer: object, *, scores: torch.Tensor, lengths: list[int]) -> None:
+    """The run after the document-mask exercise: softmax the packed row's `scores`, `(n, n)`, under the learner's mask
+    `answer(lengths)`, and print how much of the second document's first token's weight lands on the first document.
+    It prints only a right mask's weight; for anything else it says what it waits for, and it never raises."""
+    lengths = [int(n) for n in lengths]
+    if len(lengths) < 2:
+        raise ValueError(f"lengths must name at least two documents, got {lengths}")
+    kind, result = run_learner(answer, list(lengths)) if callable(answer) else ("raised", None)
+    given = as_tensor(result, "the mask") if kind != "raised" else None
+    if not isinstance(given, torch.Tensor) or given.numel() != sum(lengths) ** 2 \
+            or not torch.equal(given.reshape(sum(lengths), sum(lengths)) != 0, _document_mask(lengths)):
+        print(f"This shows once my_document_mask({lengths}) returns the right mask.")
+        return
+    weights = torch.softmax(scores.detach().masked_fill(~_document_mask(lengths), float("-inf")), dim=-1)
+    first = lengths[0]
+    print(f"with your mask, on the first document: {weights[first, :first].sum().item() * 100:.0f} %")
 
 
 def show_word_and_pe_rows(prediction: object, *, widths: tuple[int, ...] = (128, 512, 2048), std: float = 0.02,
