@@ -384,8 +384,11 @@ def _what_m_does(M: torch.Tensor) -> str:
         uneven = uneven or abs(float(block[0, 0] - block[1, 1])) > tolerance or abs(float(block[0, 1] + block[1, 0])) > tolerance
         outside[start:start + 2, start:start + 2] = 0
     mixes = float(outside.abs().max()) > tolerance
-    does = [what for what, done in (("does not just turn and scale each pair", uneven), ("mixes pairs together", mixes)) if done]
-    return f" This M {', and it '.join(does)}. The cells below show which M would not." if does else ""
+    parts = (("mixes pairs together", mixes), ("does more than turn each pair (as R_k does) and scale it", uneven))
+    does = [what for what, done in parts if done]
+    if not does:
+        return ""
+    return f" This M {', and it '.join(does)}. The cells below show which M keeps only the offset."
 
 
 def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.Tensor, PE: torch.Tensor,
