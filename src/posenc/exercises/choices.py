@@ -276,7 +276,7 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it; but in every seed the "
               "half-turned model fell to chance at 64 tokens.",
-    "worse": "Worse, and by far more than one safe pair fewer can explain. The figure below shows by how much.",
+    "worse": "Yes, and by far more than one safe pair fewer can explain. The figure below shows how much.",
     "the same": "The two differ by far at 64 tokens: the half-turned model fell to chance in every seed.",
 }
 
