@@ -21,7 +21,7 @@ MOST_PER_NOTEBOOK, MOST_IN_ALL = 1500, 20500
 BUDGET = {
     "00_start_here": 798,
     "01_padding_and_one_hot": 775,
-    "02_embedding": 837,
+    "02_embedding": 844,
     "03_pe_formula": 1267,
     "04_stack_and_flatten": 1108,
     "05_x_plus_pe_and_qkv": 1166,
