@@ -280,7 +280,7 @@ class TestMaskCheckers:
     @pytest.mark.parametrize("right", [
         _repair,
         lambda w, m: torch.where(m, w, torch.zeros(())) / torch.where(m, w, torch.zeros(())).sum(-1, keepdim=True),
-        lambda w, m: (w * m / (w * m).sum(dim=1)[:, None]).tolist(),  # a list of rows reads as a tensor too
+        lambda w, m: w * m / (w * m).sum(dim=1)[:, None],  # (a list of rows is refused: weights @ V needs a tensor)
     ])
     def test_mask_repair_accepts_a_right_repair(self, right):
         feedback = exercises.check_mask_repair(right)
@@ -324,9 +324,23 @@ class TestMaskCheckers:
         notebook_weights = _repair(torch.softmax(scores, -1), key_mask)
         assert "Expected a function" in exercises.check_mask_repair(notebook_weights).message
         copied = exercises.check_mask_repair(lambda w, m: notebook_weights)
-        assert copied.status == "wrong" and "not from the notebook's variables" in copied.message
+        assert copied.status == "wrong" and "10 is no size of its arguments" in copied.message
+        assert "not from the notebook's variables" in copied.message
         hard_coded = exercises.check_mask_repair(lambda w, m: _repair(w, torch.arange(w.shape[-1]) < 3))
         assert hard_coded.status == "wrong" and "padded key still gets weight" in hard_coded.message
+
+    @pytest.mark.parametrize("convert", [lambda t: t.tolist(), lambda t: t.numpy()], ids=["list", "numpy"])
+    def test_mask_repair_refuses_right_numbers_that_are_not_a_tensor(self, convert):
+        # A round-37 reader: a repair returning .tolist() was praised, but a list cannot go into weights @ V.
+        feedback = exercises.check_mask_repair(lambda w, m: convert(_repair(w, m)))
+        assert feedback.status == "wrong" and "expected a torch.Tensor" in feedback.message, feedback
+
+    @pytest.mark.parametrize("wrong_shape", [lambda w, m: m, lambda w, m: _repair(w, m)[..., None]], ids=["mask", "extra axis"])
+    def test_mask_repair_blames_the_notebook_only_for_a_size_the_arguments_lack(self, wrong_shape):
+        # A round-37 reader: returning key_mask itself, shape (6,), was told to stop reading the notebook's variables.
+        feedback = exercises.check_mask_repair(wrong_shape)
+        assert feedback.status == "wrong" and "expected (6, 6)" in feedback.message, feedback
+        assert "notebook's variables" not in feedback.message, feedback
 
     def test_mask_repair_that_reads_the_notebooks_mask_is_told_to_use_its_arguments(self):
         # A round-37 reader: a repair that read the notebook's 10-key mask raised a bare size mismatch on 6 keys.

@@ -24,7 +24,7 @@ BUDGET = {
     "02_embedding": 844,
     "03_pe_formula": 1267,
     "04_stack_and_flatten": 1108,
-    "05_x_plus_pe_and_qkv": 1166,
+    "05_x_plus_pe_and_qkv": 1175,
     "06_batches_and_masks": 1040,
     "07_heads_and_causal_mask": 1438,
     "08_explore": 713,

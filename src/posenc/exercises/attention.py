@@ -199,9 +199,9 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
                    " instead.") if "must match the size" in str(result) else ""
             return Feedback(WRONG, f"On new weights ({what}) it raised {error_line(result)}.{tip}")
         given = as_tensor(result, "the repaired weights", allow_nan=True)
-        if isinstance(given, Feedback):
-            return Feedback(WRONG, f"On new weights ({what}) it returned {describe(result)}; expected a tensor of the "
-                                   f"weights' shape, {tuple(weights.shape)}.")
+        if isinstance(given, Feedback) or not isinstance(result, torch.Tensor):  # a list or an array cannot go into weights @ V
+            return Feedback(WRONG, f"On new weights ({what}) it returned {describe(result)}; expected a torch.Tensor of the "
+                                   f"weights' shape, {tuple(weights.shape)}, for weights @ V.")
         finite = not given.is_floating_point() or bool(given.isfinite().all())
         real = int(key_mask.sum())
         if given.shape == (weights.shape[0], real) and real < weights.shape[1]:
@@ -210,10 +210,12 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
                                    f"{tuple(given.shape)}, one column per real key"
                                    f"{', with the right weights on them' if right else ''}. Keep every key's column, "
                                    "with 0 on the padded ones: weights @ V needs one weight per key.")
-        if given.shape != weights.shape:
-            return Feedback(WRONG, f"On weights of shape {tuple(weights.shape)} ({what}) it returned shape "
-                                   f"{tuple(given.shape)}: build the result from the function's own arguments, "
-                                   "not from the notebook's variables.")
+        if given.shape != weights.shape:  # a size its arguments lack is likely the notebook's
+            foreign = [size for size in given.shape if size not in (1, *weights.shape)]
+            return Feedback(WRONG, f"On weights of shape {tuple(weights.shape)} ({what}) it returned shape {tuple(given.shape)}"
+                                   + (f": {foreign[0]} is no size of its arguments. Build the result from the function's "
+                                      "own arguments, not from the notebook's variables." if foreign else
+                                      f"; expected {tuple(weights.shape)}, one weight per query and key."))
         padding_only = finite or bool(given[:, key_mask].isfinite().all())  # NaN or inf on padded keys alone
         given = torch.nan_to_num(given.double(), nan=0.0, posinf=0.0, neginf=0.0) if given.is_floating_point() else given
         if close(given, expected) and finite:
@@ -249,7 +251,7 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
     note = (" One caution: it also changed the weights it was given, in place (`*=`, `/=`), so the caller's tensor "
             "changed too. `kept = weights * key_mask` makes a new tensor and leaves the caller's alone.") if in_place else ""
     return Feedback(CORRECT, f"Correct on {len(cases)} new cases ({'; '.join(what for what, _, _ in cases)}): the "
-                             "padding gets 0, and each row is the softmax over its real keys alone." + note)
+                             "padding gets 0 and each row is the softmax over its real keys alone, within 1e-4." + note)
 
 
 # The predictions' checkers hold their explanation, so that the notebook's checker cell does not show the answer.
