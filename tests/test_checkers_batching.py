@@ -79,6 +79,18 @@ class TestDocumentMask:
         feedback = exercises.check_document_mask(one_off)
         assert feedback.status == "wrong" and "query 8, key 0 is True, expected False" in feedback.message, feedback
 
+    def test_an_error_inside_the_function_is_not_blamed_on_its_parameters(self):
+        def positional(lengths):  # one parameter; the TypeError comes from the package's keyword-only causal_mask
+            return (self.document(lengths)[:, None] == self.document(lengths)[None, :]) & attention.causal_mask(sum(lengths))
+
+        feedback = exercises.check_document_mask(positional)
+        assert feedback.status == "wrong" and "one parameter" not in feedback.message, feedback.message
+        assert "causal_mask(sequence_length=n)" in feedback.message, feedback.message
+        feedback = exercises.check_document_mask(lambda lengths: torch.ones(2, 2).tril(3, 4))
+        assert "one parameter" not in feedback.message and "raised TypeError" in feedback.message, feedback.message
+        feedback = exercises.check_document_mask(lambda lengths, n: None)
+        assert "one parameter" in feedback.message, feedback.message
+
     @pytest.mark.parametrize("answer", [None, "mask", 1.0, torch.zeros(11, 11, dtype=torch.bool), torch.nn.Identity(),
                                         lambda: None, lambda lengths: None, lambda lengths: 1 / 0,
                                         lambda lengths: [[1, 2], [3]], lambda lengths: torch.full((9, 9), float("nan"))])

@@ -26,7 +26,7 @@ BUDGET = {
     "04_stack_and_flatten": 1108,
     "05_x_plus_pe_and_qkv": 1175,
     "06_batches_and_masks": 1040,
-    "07_heads_and_causal_mask": 1438,
+    "07_heads_and_causal_mask": 1452,
     "08_explore": 713,
     "09_why_positions_matter": 650,
     "10_relative_positions": 1106,

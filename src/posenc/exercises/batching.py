@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import torch
@@ -38,6 +39,17 @@ def _document_mask(lengths: list[int]) -> torch.Tensor:
     return (document[:, None] == document[None, :]) & torch.ones(len(document), len(document), dtype=torch.bool).tril()
 
 
+def _takes_one_argument(function: object) -> bool:
+    """Whether `function` can be called with one positional argument (True when its signature cannot be read)."""
+    try:
+        inspect.signature(function).bind([1])
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
+
+
 @exercise("a mask for documents packed in one row")
 def check_document_mask(answer: object) -> Feedback:
     """A function `answer(lengths)` that returns the `(n, n)` mask of documents of `lengths` packed in one row
@@ -57,9 +69,12 @@ def check_document_mask(answer: object) -> Feedback:
     for lengths in _DOCUMENT_CASES:
         kind, result = run_learner(answer, list(lengths))
         if kind == "raised":
-            if isinstance(result, TypeError) and "argument" in str(result):
+            if isinstance(result, TypeError) and "argument" in str(result) and not _takes_one_argument(answer):
                 return Feedback(WRONG, f"Calling my_document_mask({lengths}) failed with {error_line(result)}: give "
                                        "the function one parameter, the list of lengths.")
+            if isinstance(result, TypeError) and "causal_mask() takes 0 positional" in str(result):
+                return Feedback(WRONG, f"my_document_mask({lengths}) raised {error_line(result)}. The package's "
+                                       "causal_mask takes its size by name: attention.causal_mask(sequence_length=n).")
             return Feedback(WRONG, f"my_document_mask({lengths}) raised {error_line(result)}.")
         n = sum(lengths)
         if isinstance(result, torch.Tensor) and result.is_floating_point() and bool(torch.isneginf(result).any()):
