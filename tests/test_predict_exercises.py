@@ -19,8 +19,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import torch
 
-from posenc import exercises
+from posenc import exercises, schemes
 from posenc.exercises import choices, explained
 from posenc.exercises.predictions import CHECK_FIRST, WAITING_FOR_A_PREDICTION
 from tests.notebook_runs import for_nbval
@@ -258,3 +259,17 @@ def test_shift_back_accepts_each_options_own_text_and_names_the_wrong_ones():
         assert feedback.status == "mistake" and why in feedback.message and "The answer is 'b'" in feedback.message, wrong
     assert not exercises.check_shift_back("rotation").correct and "Expected one of" in exercises.check_shift_back(7).message
     assert exercises.check_shift_back(None).status == "not attempted"
+
+
+def test_shift_back_takes_the_inverse_and_the_matrix_itself():
+    # "the inverse" names option b, and so does the tensor rotation.T; -rotation names a; any other matrix is refused.
+    rotation = schemes.rotation_matrix(position=2, d=6).double()
+    for right in ("inverse", "the inverse", "R.T", "torch.linalg.inv(rotation)", rotation.T, rotation.T.float(),
+                  torch.linalg.inv(rotation), rotation.T.requires_grad_()):
+        feedback = exercises.check_shift_back(right)
+        assert feedback.correct and "its transpose" in feedback.message, right
+    feedback = exercises.check_shift_back(-rotation)
+    assert feedback.status == "mistake" and "Negating flips every entry" in feedback.message
+    for other in (rotation, torch.zeros(6, 6), torch.empty(6, 6, device="meta"), torch.eye(6).to_sparse()):
+        feedback = exercises.check_shift_back(other)
+        assert not feedback.correct and "Expected one of" in feedback.message

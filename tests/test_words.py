@@ -29,7 +29,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1452,
     "08_explore": 713,
     "09_why_positions_matter": 650,
-    "10_relative_positions": 1106,
+    "10_relative_positions": 1111,
     "11_pitfalls": 724,
     "12_precision": 1155,
     "13_position_schemes": 1482,

@@ -7,6 +7,9 @@ right or wrong, and keeps the answer out of `progress()`.
 
 from __future__ import annotations
 
+import torch
+
+from ..schemes import rotation_matrix
 from .feedback import Feedback
 from .predictions import check_choice
 
@@ -96,13 +99,21 @@ _SHIFT_BACK = {
 
 # Each option's own text, as the notebook prints it, names that option too.
 _SHIFT_BACK_TEXTS = {"-rotation": "a", "rotation.t": "b", "rotation.t()": "b", "rotation.mt": "b",
-                     "rotation.transpose(0,1)": "b", "transpose": "b", "thetranspose": "b", "neither": "c"}
+                     "rotation.transpose(0,1)": "b", "transpose": "b", "thetranspose": "b", "neither": "c",
+                     "r.t": "b", "inverse": "b", "theinverse": "b", "rotation.inverse()": "b",
+                     "torch.linalg.inv(rotation)": "b", "torch.inverse(rotation)": "b"}
 
 
 def check_shift_back(answer: object) -> Feedback:
     """A multiple choice: which one operation on R_2 (d_model = 6) shifts a row of the table back by 2."""
     if isinstance(answer, str):
         answer = _SHIFT_BACK_TEXTS.get(answer.strip(" `'\".").lower().replace(" ", ""), answer)
+    elif isinstance(answer, torch.Tensor) and answer.shape == (6, 6) and answer.is_floating_point() \
+            and answer.layout == torch.strided and answer.device.type != "meta":
+        # The operation's result itself, -rotation or rotation.T (its inverse), names that option.
+        rotation = rotation_matrix(position=2, d=6).to(torch.float64)
+        answer = next((key for key, matrix in (("a", -rotation), ("b", rotation.T))
+                       if torch.allclose(answer.detach().cpu().to(torch.float64), matrix, atol=1e-4)), answer)
     return check_choice(answer, options=_SHIFT_BACK, correct="b",
                         question="the shift back as one operation on rotation (k=-2, d_model=6)")
 
