@@ -32,7 +32,7 @@ BUDGET = {
     "10_relative_positions": 1111,
     "11_pitfalls": 724,
     "12_precision": 1155,
-    "13_position_schemes": 1482,
+    "13_position_schemes": 1481,
     "14_does_position_matter": 1491,
     "15_real_pipeline": 1499,
     # "Stretching the context" reads as two: the rules, then what real models set.
