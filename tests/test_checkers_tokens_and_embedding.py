@@ -506,6 +506,26 @@ class TestRowsChanged:
         assert feedback.status == "wrong" and words in feedback.message, feedback.message
         assert self.check(None).status == "not attempted"
 
+    @pytest.mark.parametrize("answer", [[11], (11,), [11.0]])
+    def test_a_count_in_a_list_is_read_as_a_count_since_no_row_has_that_number(self, answer):
+        assert self.check(answer).correct, answer
+        feedback = self.check([12])
+        assert feedback.status == "wrong" and "You said 12" in feedback.message, feedback.message
+        assert self.check((4,)).status == "wrong" and self.check([4]).status == "wrong"
+
+    @pytest.mark.parametrize("answer", [(4,), [4], [1]])
+    def test_one_listed_row_that_is_not_pad_is_not_called_the_pad_row(self, answer):
+        feedback = self.check(answer)
+        assert "<PAD>" not in feedback.message, feedback.message
+        assert f"listed 1 row, [{answer[0]}]" in feedback.message and "plain number" in feedback.message
+        assert self.check([0]).status == "mistake" and "not the only one" in self.check([0]).message
+
+    def test_a_list_is_named_by_its_rows_not_by_its_length(self):
+        assert self.check([2, 3, 4, 5]).status == "mistake"  # the rows with a gradient
+        for answer in ([0, 1, 6, 7], list(range(7))):  # as many rows as a mistake, but other rows
+            feedback = self.check(answer)
+            assert feedback.status == "wrong" and f"listed {len(answer)} rows" in feedback.message, feedback.message
+
     def test_what_is_not_a_lookup_is_refused_by_name(self):
         with pytest.raises(TypeError, match="lookup"):
             exercises.check_rows_changed(11, lookup=torch.zeros(11, 6), lr=0.1, ids=self.ids)

@@ -146,30 +146,39 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     if rows is not None and sorted(set(rows)) == changed:
         return Feedback(CORRECT, f"Correct: the step changed rows {short(changed)}, {expected} of {vocab_size}.")
     number = as_count(answer)
-    if number is None and rows is not None:
-        number = len(set(rows))  # a list of rows: read as its count, for the feedback
-    elif number is None:
+    if number is None and rows is not None and len(rows) == 1 and rows[0] >= vocab_size:
+        number, rows = rows[0], None  # [11]: no row has that number, so it is a count in a list
+    listed = None if number is not None or rows is None else set(rows)
+    if number is None and listed is None:
         return Feedback(WRONG, f"Expected a whole number of rows, got {describe(answer)}.", readable=False)
-    elif number == expected:
+    if number == expected:
         return Feedback(CORRECT, f"Correct: the step changed {expected} of the {vocab_size} rows.")
+
+    def means(these: Sequence[int]) -> bool:  # a count names a set by its size, a list by its rows
+        return number == len(these) if listed is None else listed == set(these)
+
     used = sorted({int(i) for i in ids})
     unused = [k for k in range(vocab_size) if k not in used]
     decay = expected == vocab_size
-    if decay and number == len(with_gradient):
+    if decay and means(with_gradient):
         return Feedback(MISTAKE, f"Those are the rows with a gradient. AdamW's weight decay shrinks every row at "
                                  f"each step, whether its gradient is 0 or not, so all {expected} rows change.")
-    if decay and number == len(used):
+    if decay and means(used):
         return Feedback(MISTAKE, f"Those are the rows the sentence uses, <PAD>'s included. Weight decay also shrinks "
                                  f"rows {short(unused)}, which no token looks up, so all {expected} rows change.")
-    if decay and number == 1:
+    pad = lookup.padding_idx
+    if decay and (number == 1 if pad is None else means([pad])):
         return Feedback(MISTAKE, f"The <PAD> row is not the only one that shrinks: weight decay shrinks every row, and "
                                  f"rows {short(with_gradient)} also move with their gradient. All {expected} change.")
-    pad = lookup.padding_idx
-    if decay and pad is not None and pad not in with_gradient and number == vocab_size - 1:
+    if decay and pad is not None and pad not in with_gradient and means([k for k in range(vocab_size) if k != pad]):
         return Feedback(MISTAKE, f"That is all but the <PAD> row, row {pad}. padding_idx keeps its gradient at zero, but "
                                  f"weight decay shrinks every row, whether its gradient is 0 or not, so all {expected} change.")
-    if decay and number == vocab_size - len(with_gradient):
+    if decay and means([k for k in range(vocab_size) if k not in with_gradient]):
         return Feedback(MISTAKE, f"Those are the rows whose gradient is all zeros. Rows {short(with_gradient)} change too: their "
                                  f"gradient moves them. All {expected} change.")
-    said = f"You listed {number} rows" if as_count(answer) is None else f"You said {number}"
-    return Feedback(WRONG, f"{said}; the step changed {expected} of the {vocab_size} rows.")
+    if listed is None:
+        return Feedback(WRONG, f"You said {number}; the step changed {expected} of the {vocab_size} rows.")
+    count = f"{len(listed)} row{'' if len(listed) == 1 else 's'}"
+    plain = " For a count, give a plain number, not a list." if len(rows) == 1 else ""
+    return Feedback(WRONG, f"You listed {count}, {short(sorted(listed))}; the step changed {expected} of the "
+                           f"{vocab_size} rows.{plain}")
