@@ -61,7 +61,7 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
         boxes = {step: (title, body, shape.replace("(", f"({batch_size}, ")) for step, (title, body, shape) in boxes.items()}
         boxes["X"] = ("X = W_E[ids]", *boxes["X"][1:])
         # A batch holds several sentences: the first two boxes give the batch's count and its padded ids' shape.
-        boxes["sentence"] = ("sentences", f"{batch_size} sentences,\nof any length", "")
+        boxes["sentence"] = ("sentences", f"{batch_size} sentences,\nof up to {L} tokens", "")
         boxes["pad"] = ("pad", "each padded\nwith <PAD>", f"({batch_size}, {L})")
     in_words = {
         "X": ("X", "one learned vector\nper token", f"({L}, {d})"),
