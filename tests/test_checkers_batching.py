@@ -26,13 +26,33 @@ class TestDocumentMask:
 
     def test_every_right_form_is_right(self):
         for function in (self.right,
-                         lambda lengths: self.right(lengths).int(),  # 1 = may look
-                         lambda lengths: self.right(lengths).float()[None],  # a leading dimension of 1
+                         lambda lengths: self.right(lengths)[None],  # a leading dimension of 1
                          lambda lengths: self.right(lengths).tolist(),
                          lambda lengths: torch.block_diag(*(torch.ones(n, n) for n in lengths)).tril().bool()):
             feedback = exercises.check_document_mask(function)
             assert feedback.correct, feedback
         assert "new cases" in exercises.check_document_mask(self.right).message
+
+    def test_a_mask_of_numbers_is_named(self):
+        """PyTorch adds a float 0/1 mask to the scores, so it would hide nothing; it refuses an integer one."""
+        for function, words in ((lambda lengths: self.right(lengths).float(), "1.0 and 0.0 would hide nothing"),
+                                (lambda lengths: self.right(lengths).float()[None], "adds a float mask to the scores"),
+                                (lambda lengths: self.right(lengths).int(), "refuse an integer mask")):
+            feedback = exercises.check_document_mask(function)
+            assert feedback.status == "mistake" and words in feedback.message and ".bool()" in feedback.message, feedback
+        feedback = exercises.check_document_mask(lambda lengths: self.right(lengths).int().tolist())
+        assert feedback.status == "mistake" and "integers 0 and 1" in feedback.message and ".bool()" not in feedback.message
+        q = torch.randn(1, 1, 4, 2)
+        mask = self.right([2, 2])
+        values = torch.eye(4)[None, None]  # the output is the weights themselves
+        float_weights = torch.nn.functional.scaled_dot_product_attention(q, q, values, attn_mask=mask.float())
+        assert bool((float_weights > 0).all())  # the float mask hides no key
+        bool_weights = torch.nn.functional.scaled_dot_product_attention(q, q, values, attn_mask=mask)
+        assert torch.equal(bool_weights[0, 0] > 0, mask)
+        with pytest.raises(RuntimeError):
+            torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask.int())
+        with pytest.raises(RuntimeError):
+            torch.zeros(4, 4).masked_fill(mask.int(), 0.0)
 
     def test_an_additive_mask_is_named(self):
         def additive(lengths):

@@ -56,7 +56,8 @@ def check_document_mask(answer: object) -> Feedback:
     (n = sum(lengths)): True where query r may look at key c, i.e. both are in one document and c <= r.
 
     It is run on lengths of the checker's own, none of them the notebook's, so a mask built for the notebook cannot
-    pass. A 0/1 mask of numbers is right too. Named: the causal mask alone (GPT-3's plain mask), the blocks without the triangle,
+    pass. A 0/1 mask of numbers is named: PyTorch would add a float one to the scores and refuses an integer one.
+    Named too: the causal mask alone (GPT-3's plain mask), the blocks without the triangle,
     the mask inverted (nn.MultiheadAttention's convention), the diagonal hidden, the triangle the wrong way, no mask,
     and weights instead of a mask. A function that calls the package's packed_mask or document_ids_from_lengths is
     named: the exercise builds the mask by hand.
@@ -96,6 +97,15 @@ def check_document_mask(answer: object) -> Feedback:
         if given.dtype != torch.bool and not bool(((given == 0) | (given == 1)).all()):
             return Feedback(MISTAKE, f"For lengths {lengths} it returned numbers other than 0 and 1, such as weights. "
                                      "Return the mask itself, True where a query may look.")
+        if given.dtype != torch.bool and torch.equal(given != 0, expected):
+            # The right pattern in 0/1 numbers: PyTorch adds a float mask to the scores and refuses an integer one.
+            return Feedback(MISTAKE, f"For lengths {lengths} the pattern is right, but in "
+                                     + ("the numbers 0.0 and 1.0" if given.is_floating_point() else "the integers 0 and 1")
+                                     + ", not True and False. " + (
+                                         "F.scaled_dot_product_attention adds a float mask to the scores, so 1.0 and "
+                                         "0.0 would hide nothing." if given.is_floating_point() else
+                                         "masked_fill and F.scaled_dot_product_attention refuse an integer mask.")
+                                     + " Return a boolean mask" + (": add .bool()." if isinstance(result, torch.Tensor) else "."))
         given = given != 0
         if torch.equal(given, expected):
             continue
