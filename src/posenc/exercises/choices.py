@@ -58,7 +58,7 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
     "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. So a "
          "classifier that pools them, with no mask and no PE, gives 'The dog bit the man' and 'The man bit the dog' one "
          "vector. The causal mask lets each query see only the keys up to its own place, so the output rows themselves "
-         "change.",
+         "change, and in general their average with them.",
     "d": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds. It is the causal mask that changes the output rows themselves.",
 }
