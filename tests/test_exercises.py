@@ -863,6 +863,14 @@ def test_drift_fix_runs_the_builder_on_new_sizes():
         return torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(1).float()
     refused = exercises.check_drift_fix(with_frequencies)
     assert refused.status == "mistake" and "builder.frequencies" in refused.message
+    # Through another package function: the message says so, not only the name the learner never typed.
+    from posenc import rope_scaling
+
+    def with_rope_frequencies(*, max_sequence_length, d_model):
+        angle = torch.arange(max_sequence_length, dtype=torch.float64)[:, None] * rope_scaling.rope_frequencies(head_dim=d_model)
+        return torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(1).float()
+    through = exercises.check_drift_fix(with_rope_frequencies)
+    assert through.status == "mistake" and "through another package function" in through.message
     swapped = exercises.check_drift_fix(lambda **sizes: _builder()(**sizes).roll(1, dims=1))
     assert swapped.status == "wrong" and "check the formula" in swapped.message
 

@@ -31,8 +31,8 @@ BUDGET = {
     "09_why_positions_matter": 656,
     "10_relative_positions": 1115,
     "11_pitfalls": 731,
-    "12_precision": 1155,
-    "13_position_schemes": 1481,
+    "12_precision": 1166,
+    "13_position_schemes": 1492,
     "14_does_position_matter": 1491,
     "15_real_pipeline": 1499,
     # "Stretching the context" reads as two: the rules, then what real models set.

@@ -91,8 +91,9 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
                                  "another route: fix the function above by hand, so that each angle is computed in "
                                  "float64.")
     if calls_any(lambda: run_learner(answer, max_sequence_length=5, d_model=10), [frequencies]):
-        return Feedback(MISTAKE, "It calls the package's builder.frequencies: fix the function above by hand, by "
-                                 "finding the step of still_drifts that rounds to float32.")
+        return Feedback(MISTAKE, "It calls the package's builder.frequencies, directly or through another package "
+                                 "function built on it (such as rope_scaling.rope_frequencies): fix the function above "
+                                 "by hand, by finding the step of still_drifts that rounds to float32.")
     # XLM's function, and Marian's method (the sine and cosine halves side by side, which a permutation reorders).
     theirs = loaded_library_functions(lambda name: name in ("create_sinusoidal_embeddings", "create_weight"))
     if theirs and calls_any(lambda: run_learner(answer, max_sequence_length=5, d_model=10), theirs):
