@@ -33,7 +33,7 @@ BUDGET = {
     "11_pitfalls": 724,
     "12_precision": 1155,
     "13_position_schemes": 1481,
-    "14_does_position_matter": 1491,
+    "14_does_position_matter": 1499,
     "15_real_pipeline": 1499,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1496,
