@@ -33,7 +33,7 @@ BUDGET = {
     "11_pitfalls": 731,
     "12_precision": 1166,
     "13_position_schemes": 1492,
-    "14_does_position_matter": 1491,
+    "14_does_position_matter": 1499,
     "15_real_pipeline": 1499,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1496,
