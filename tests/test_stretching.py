@@ -329,12 +329,23 @@ def test_yarn_kept_at_a_longer_trained_length_needs_the_32_turn_bound():
     assert exercises.check_yarn_kept(kept_by_turns(), **{k: v for k, v in LONGER_HEAD.items() if k != "factor"}).correct
 
 
-@pytest.mark.parametrize("answer,words", [(19, "count at L = 8,192"), (24, "One short"), (42, "not divided by 4"),
+@pytest.mark.parametrize("answer,words", [(24, "One short"), (42, "not divided by 4"),
                                           (22, "divided by 4, those"), (17, "blended pairs"), (39, "YaRN changes"),
                                           (34, "1 / theta"), (59, "L x 32")])
 def test_yarn_kept_at_a_longer_length_names_the_mistake(answer, words):
     feedback = exercises.check_yarn_kept(at_the_asked_length(answer), **LONGER_HEAD)
     assert feedback.status == MISTAKE and words in feedback.message and "pairs 0 to 24" in feedback.message, feedback
+
+
+def test_yarn_kept_names_the_count_at_8192_only_when_it_is_given_at_every_length():
+    feedback = exercises.check_yarn_kept(lambda L: 19, **LONGER_HEAD)  # L = 8,192's count, whatever L
+    assert feedback.status == MISTAKE and "count at L = 8,192" in feedback.message, feedback
+    # Review 38: a wavelength bounded by L / 128 gives 19 at L = 32,768 only because 32,768 / 128 = 8,192 / 32; it
+    # grows with L, so "the count at L = 8,192 ... The bound grows with L" would not be true of it.
+    wavelengths = 2 * math.pi * 500_000 ** (2 * torch.arange(64) / 128)
+    feedback = exercises.check_yarn_kept(lambda L: int((wavelengths < L / 128).sum()), **LONGER_HEAD)
+    assert feedback.status != CORRECT and "8,192" not in feedback.message and "Got 19, expected 25" in feedback.message, \
+        feedback
 
 
 def test_yarn_kept_a_count_typed_for_one_length_fails_at_the_checkers_own():
@@ -549,13 +560,13 @@ def test_best_two_accepts_yarn_and_llama3_in_any_order_and_form(answer):
 
 
 @pytest.mark.parametrize("answer,words", [
-    (["yarn", "ntk"], "Not ntk"), (["pi", "llama3"], "pair 0 and pair 1 too"), (["none", "pi"], "Not plain"),
-    (["yarn_paper", "llama3"], "keeps no pair"), ("yarn (paper's ramp), yarn", "Not yarn_paper"),
+    (["yarn", "ntk"], "Not NTK-aware"), (["pi", "llama3"], "pair 0 and pair 1 too"), (["none", "pi"], "Not plain"),
+    (["yarn_paper", "llama3"], "keeps no pair"), ("yarn (paper's ramp), yarn", "Not YaRN (paper)"),
 ])
 def test_best_two_names_what_each_wrong_rule_does(answer, words):
     by_seed, learned = _at_4x()
     feedback = exercises.check_best_two(answer, by_seed=by_seed, learned=learned)
-    assert feedback.status == MISTAKE and words in feedback.message and "yarn and llama3" in feedback.message, feedback
+    assert feedback.status == MISTAKE and words in feedback.message and "YaRN and Llama 3.1" in feedback.message, feedback
 
 
 def test_best_two_counts_the_turns_of_the_fast_pairs():
@@ -593,8 +604,11 @@ def test_best_two_lists_only_the_offered_rules_for_an_unknown_name():
     by_seed, learned = _at_4x()
     offered = {rule: by_seed[rule] for rule in ("none", "linear", "ntk", "yarn", "llama3")}  # the notebook's five
     message = exercises.check_best_two("NTK-by-parts and llama3", by_seed=offered, learned=learned).message
-    assert "not one of 'plain', 'pi', 'ntk', 'yarn', 'llama3'." in message and "yarn_paper" not in message, message
-    assert "'yarn_paper'" in exercises.check_best_two(["alibi", "yarn"], by_seed=by_seed, learned=learned).message
+    # Review 38: by the notebook's names, each of which the checker reads back.
+    assert "not one of 'plain', 'PI', 'NTK-aware', 'YaRN', 'Llama 3.1'." in message and "paper" not in message, message
+    assert "'YaRN (paper)'" in exercises.check_best_two(["alibi", "yarn"], by_seed=by_seed, learned=learned).message
+    for rule, shown in exercises.stretching._SHOWN.items():
+        assert exercises.stretching._RULE_NAMES[exercises.stretching._normal(shown)] == rule
 
 
 def test_saved_state_feedback_on_the_table_names_posenc():
@@ -605,7 +619,7 @@ def test_saved_state_feedback_on_the_table_names_posenc():
 def test_best_two_names_both_wrong_rules():
     by_seed, learned = _at_4x()
     message = exercises.check_best_two(["none", "pi"], by_seed=by_seed, learned=learned).message
-    assert "Not plain" in message and "Not pi" in message
+    assert "Not plain" in message and "Not PI" in message
 
 
 @pytest.mark.parametrize("answer,words", [(None, "Not attempted"), (["yarn"], "two different"),

@@ -259,7 +259,7 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     on batches of its own. Right: every new token at that position (a `(batch,)` tensor or a list is fine); the
     feedback says how far the loop's logits then are from the full pass's. The named mistakes: the exhibit's bug,
     the usual slips in the offset (tests/test_real_pipeline_notebook.py lists them), the whole row of position ids,
-    floats, and a function that calls the package's positions.position_ids or transformers' generation helpers.
+    and floats (a call to positions.position_ids or transformers' generation helpers is right: the feedback names it).
     """
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a posenc.models.decoder.TinyDecoder, got {short(model)}")
@@ -294,9 +294,8 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
         if feedback.status != CORRECT:
             return feedback
         new = read[0] if new is None else new
-    if (library := _borrowed(lambda: [_new_positions(answer, case, start) for case, start in cases])):
-        return Feedback(MISTAKE, f"Right positions, but through {library}. The exercise asks you to count the real "
-                                 "tokens in mask_so_far yourself.")
+    library = _borrowed(lambda: [_new_positions(answer, case, start) for case, start in cases])
+    through = f" You reached them through {library}, which is fine here." if library else ""
     right = mask_position_ids(mask)
     with torch.no_grad():
         looped = decode_with_cache(model, ids, attention_mask=mask, prefill=prefill,
@@ -307,7 +306,7 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     rows = (f" In row {padded[0]}, which has pads, these are not its slots in the cache." if len(padded) == 1 else
             f" In rows {', '.join(padded)}, which have pads, these are not their slots in the cache." if padded else "")
     return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own. The new tokens sit "
-                             f"at {_rows(new)}, row by row.{rows} "
+                             f"at {_rows(new)}, row by row.{rows}{through} "
                              "The cached loop against the full pass: "
                              f"{'equal' if difference < 1e-5 else f'{difference:.2g}'}. transformers' generate reaches "
                              "the same positions: it takes the prompt's position ids from the mask, then adds 1 per step.")
@@ -357,7 +356,8 @@ def _judge_turn(turn: object) -> Feedback | None:
     why = (f"Key {_KEY} is turned by {_KEY} when it is cached, and apply_rotary(torch.cat(cached)) turns row {_KEY} by "
            f"{_KEY} again: {_KEY} + {_KEY} = {_TURN}.")
     if value == _TURN:
-        return Feedback(CORRECT, f"{why} Query {_STEP} then sees the offset {_STEP} - {_TURN}, not {_STEP} - {_KEY}.")
+        return Feedback(CORRECT, f"{why} Query {_STEP} then sees key {_KEY} at offset {_TURN} - {_STEP} = {_TURN - _STEP} "
+                                 f"instead of {_KEY} - {_STEP} = {_KEY - _STEP}: ahead of it, not {_STEP - _KEY} back.")
     # A wrong turn gets the rule, not the number: a second try would otherwise copy it (this is no prediction).
     named = {_KEY: f"my_turn = {_KEY} is the turn key {_KEY} gets when it is cached, once. Reading it turns it again.",
              _KEY + _STEP: f"my_turn = {_KEY + _STEP} adds the step, {_STEP}. apply_rotary with no offset turns row "

@@ -97,7 +97,7 @@ def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float
 
     Computed here, so that the notebook shows no line the learner could paste; no message gives the count at the
     checker's own lengths away. Named: one short, NTK-aware's exponent, the pairs not divided by `factor`, divided or
-    blended, and the count at `example_length`, the trained length the notebook works with elsewhere. A function that
+    blended, and the count at `example_length` (the notebook's other L) if given at every length. A function that
     calls `rope_frequencies` (or a transformers function with "yarn" in its name) is named: count from the formula.
     """
     head_dim = check_size("head_dim", head_dim, minimum=2, maximum=2**16)
@@ -119,10 +119,12 @@ def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float
     own = [length for length in (original_length // 4, original_length * 2, original_length * 4)
            if length >= 2 and length * float(plain[0]) / (2 * math.pi) > 32 and length != example_length]
     lengths = [original_length, *own]
-    example = (example_length, kept_at(example_length)) if example_length else None
+    runs = {length: run_learner(answer, length) for length in lengths}  # example_length's count, named if at every L
+    example = (example_length, kept_at(example_length)) if example_length and all(
+        kind != "raised" and as_count(result) == kept_at(example_length) for kind, result in runs.values()) else None
     verdicts = []
     for length in lengths:
-        kind, result = run_learner(answer, length)
+        kind, result = runs[length]
         if kind == "raised":
             return Feedback(WRONG, f"my_kept({length:,}) raised {error_line(result)}.")
         feedback = _judge_kept(result, head_dim=head_dim, factor=factor, length=length, plain=plain,
@@ -143,8 +145,7 @@ def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float
 
 def _divided(plain: torch.Tensor, head_dim: int, base: float, factor: float, length: int) -> int:
     """How many pairs YaRN divides by `factor` at trained length `length`."""
-    yarn = rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=factor,
-                            original_max_position_embeddings=length)
+    yarn = rope_frequencies(head_dim=head_dim, base=base, scaling="yarn", factor=factor, original_max_position_embeddings=length)
     return int(torch.isclose(yarn, plain / factor, rtol=1e-12, atol=0).sum())
 
 
@@ -299,13 +300,12 @@ def _judge_columns(answer: object, *, head_dim: int, rotary_dim: int, base: floa
 # how they are shown, and what each does to the copy model's heads (16 columns, trained on 32 positions).
 BEST_TWO_RULES = ("none", "linear", "ntk", "yarn", "yarn_paper", "llama3")
 # Each name as `_normal` writes it: lower case, "-" and "_" as spaces, "'s" and "rule" dropped.
-_RULE_NAMES = {"none": "none", "plain": "none", "plain rope": "none", "rotary": "none", "rope": "none",
-               "no": "none", "pi": "linear", "linear": "linear", "position interpolation": "linear",
-               "position interpolation (pi)": "linear", "ntk": "ntk", "ntk aware": "ntk", "ntk aware interpolation": "ntk",
-               "yarn": "yarn", "yarn (code)": "yarn", "yarn (code ramp)": "yarn", "yarn paper": "yarn_paper",
-               "yarn (paper ramp)": "yarn_paper", "yarn (paper)": "yarn_paper", "yarn with paper ramp": "yarn_paper",
-               "llama3": "llama3", "llama 3": "llama3", "llama 3.1": "llama3", "llama3.1": "llama3", "llama31": "llama3",
-               "llama": "llama3", "paper": "yarn_paper"}
+_RULE_NAMES = {"none": "none", "plain": "none", "plain rope": "none", "rotary": "none", "rope": "none", "no": "none",
+               "pi": "linear", "linear": "linear", "position interpolation": "linear", "position interpolation (pi)": "linear",
+               "ntk": "ntk", "ntk aware": "ntk", "ntk aware interpolation": "ntk", "yarn": "yarn", "yarn (code)": "yarn",
+               "yarn (code ramp)": "yarn", "yarn paper": "yarn_paper", "yarn (paper ramp)": "yarn_paper",
+               "yarn (paper)": "yarn_paper", "yarn with paper ramp": "yarn_paper", "llama3": "llama3", "llama 3": "llama3",
+               "llama 3.1": "llama3", "llama3.1": "llama3", "llama31": "llama3", "llama": "llama3", "paper": "yarn_paper"}
 
 
 def _listed(items: list[str]) -> str:
@@ -343,7 +343,8 @@ def _fast_pairs() -> tuple[str, str]:
 
 
 _FAST_PAIRS, _FAST_TURNS = _fast_pairs()
-_SHOWN = {"none": "plain", "linear": "pi", "ntk": "ntk", "yarn": "yarn", "yarn_paper": "yarn_paper", "llama3": "llama3"}
+_SHOWN = {"none": "plain", "linear": "PI", "ntk": "NTK-aware", "yarn": "YaRN", "yarn_paper": "YaRN (paper)",  # lesson's names
+          "llama3": "Llama 3.1"}
 _WHAT_IT_DOES = {
     "none": "plain RoPE, no rule: every pair turns as in training, so the slow pairs reach angles the model never met",
     "linear": f"PI divides every pair by s, {_FAST_PAIRS} too, {_FAST_TURNS}",
@@ -390,7 +391,7 @@ def _rule_names(answer: object, offered) -> list[str] | Feedback:
     if isinstance(answer, (set, frozenset)):
         answer = sorted(answer, key=str)
     if not is_sequence(answer) or not all(isinstance(name, str) for name in answer):
-        return Feedback(WRONG, f"Expected two rule names, such as [\"pi\", \"ntk\"]; got {short(answer)}.", readable=False)
+        return Feedback(WRONG, f"Expected two rule names, such as [\"PI\", \"NTK-aware\"]; got {short(answer)}.", readable=False)
     names = [_RULE_NAMES.get(_normal(name)) for name in answer]
     unknown = [given for given, name in zip(answer, names) if name is None]
     if unknown:
