@@ -99,13 +99,14 @@ def check_document_mask(answer: object) -> Feedback:
                                      "Return the mask itself, True where a query may look.")
         if given.dtype != torch.bool and torch.equal(given != 0, expected):
             # The right pattern in 0/1 numbers: PyTorch adds a float mask to the scores and refuses an integer one.
-            return Feedback(MISTAKE, f"For lengths {lengths} the pattern is right, but in "
-                                     + ("the numbers 0.0 and 1.0" if given.is_floating_point() else "the integers 0 and 1")
-                                     + ", not True and False. " + (
-                                         "F.scaled_dot_product_attention adds a float mask to the scores, so 1.0 and "
-                                         "0.0 would hide nothing." if given.is_floating_point() else
-                                         "masked_fill and F.scaled_dot_product_attention refuse an integer mask.")
-                                     + " Return a boolean mask" + (": add .bool()." if isinstance(result, torch.Tensor) else "."))
+            if given.is_floating_point():
+                numbers, why = ("the numbers 0.0 and 1.0", "F.scaled_dot_product_attention adds a float mask to the "
+                                "scores, so 1.0 and 0.0 would hide nothing.")
+            else:
+                numbers, why = "the integers 0 and 1", "masked_fill and F.scaled_dot_product_attention refuse an integer mask."
+            fix = ": add .bool()." if isinstance(result, torch.Tensor) else "."  # a list has no .bool()
+            return Feedback(MISTAKE, f"For lengths {lengths} the pattern is right, but in {numbers}, not True and False. "
+                                     f"{why} Return a boolean mask{fix}")
         given = given != 0
         if torch.equal(given, expected):
             continue
