@@ -139,6 +139,8 @@ def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tupl
     kept = weights * key_mask
     by_rows = weights * key_mask[:, None] if weights.shape[0] == key_mask.shape[0] else None
     real = int(key_mask.sum())
+    rows_hidden = ("The mask hid rows (queries) instead of columns (keys). key_mask has one entry per key, True where the "
+                   "key is real. Multiply each row by it: weights * key_mask.")
     return [
         ("Nothing was repaired: the padded keys still get their weights. Set them to 0, then divide each row by "
          "its new sum.", weights),
@@ -156,11 +158,8 @@ def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tupl
          "reads scores, and these are weights already, so it flattens the real keys' weights. Divide the weights "
          "themselves by each row's sum instead.",
          lambda: torch.softmax(weights.masked_fill(~key_mask, float("-inf")), dim=-1)),
-        ("The mask hid rows (queries) instead of columns (keys). key_mask has one entry per key, True where the key "
-         "is real. Multiply each row by it: weights * key_mask.", lambda: by_rows),
-        ("The mask hid rows (queries) instead of columns (keys). key_mask has one entry per key, True where the key "
-         "is real. Multiply each row by it: weights * key_mask.",
-         lambda: None if by_rows is None else by_rows / by_rows.sum(dim=-1, keepdim=True)),
+        (rows_hidden, lambda: by_rows),
+        (rows_hidden, lambda: None if by_rows is None else by_rows / by_rows.sum(dim=-1, keepdim=True)),
         ("The padding's share was split evenly among the real keys. It goes back in proportion: dividing a row by "
          "its real keys' sum multiplies each of them by the same factor.",
          lambda: kept + (1 - kept.sum(dim=-1, keepdim=True)) / real * key_mask),
