@@ -1,11 +1,12 @@
-"""One sitting per notebook: the prose of each notebook within its budget, and the suite within 20,500 words.
+"""One sitting per notebook: the prose of each notebook within its budget, and the suite within 23,000 words.
 
 A word is a run of letters or digits (with the apostrophes, dots, commas and hyphens inside it) in a markdown cell;
 link targets, HTML tags and the closing "Sources" list (the footnotes: reference, not reading) are not counted.
-The budgets share 20,500 words out by what each notebook teaches; none is over 1,500. (They were 20,000 and 2,500
-until the notebooks were cut by a fifth, each result said once: the caps keep that cut from growing back. A rewrite
-for clarity then grew some notebooks by up to a tenth, with terms recalled at first use and steps shown first, and
-fresh readers' fixes took the suite past 19,500.)
+The budgets share 23,000 words out by what each notebook teaches; none is over 2,000. (They were 20,000 and 2,500
+until the notebooks were cut by a fifth, each result said once, and then held at 20,500 and 1,500. Readers still
+found the prose packed: ideas chained with colons, steps left out to fit. The caps were loosened so that a packed
+sentence can become two plain ones, a step can be shown before it is named, and an output can be announced. They
+still sit below the issue's 2,500 per notebook, so a cut result cannot grow back unnoticed.)
 """
 
 import json
@@ -17,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WORD = re.compile(r"[A-Za-z0-9][\w'.,-]*")
-MOST_PER_NOTEBOOK, MOST_IN_ALL = 1500, 20500
+MOST_PER_NOTEBOOK, MOST_IN_ALL = 2000, 23000
 BUDGET = {
     "00_start_here": 792,
     "01_padding_and_one_hot": 780,
