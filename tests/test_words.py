@@ -24,7 +24,7 @@ BUDGET = {
     "01_padding_and_one_hot": 780,
     "02_embedding": 844,
     "03_pe_formula": 1465,
-    "04_stack_and_flatten": 1116,
+    "04_stack_and_flatten": 1235,
     "05_x_plus_pe_and_qkv": 1185,
     "06_batches_and_masks": 1044,
     "07_heads_and_causal_mask": 1466,
