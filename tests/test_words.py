@@ -26,7 +26,7 @@ BUDGET = {
     "03_pe_formula": 1277,
     "04_stack_and_flatten": 1116,
     "05_x_plus_pe_and_qkv": 1361,
-    "06_batches_and_masks": 1044,
+    "06_batches_and_masks": 1149,
     "07_heads_and_causal_mask": 1466,
     "08_explore": 720,
     "09_why_positions_matter": 656,
