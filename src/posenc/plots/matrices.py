@@ -66,15 +66,15 @@ def _write_values(ax, values: torch.Tensor, vmin: float, vmax: float, *, symmetr
 HIDDEN_COLOUR, HIDDEN_HATCH = "#C8C8C8", "////"
 
 
-def _draw_hidden(ax, hidden: torch.Tensor) -> None:
+def _draw_hidden(ax, hidden: torch.Tensor, hatch: str = HIDDEN_HATCH) -> None:
     for r, c in hidden.nonzero().tolist():
-        ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=HIDDEN_COLOUR, hatch=HIDDEN_HATCH,
+        ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, facecolor=HIDDEN_COLOUR, hatch=hatch,
                                edgecolor="white", linewidth=0))
 
 
-def _hidden_legend(bar, label: str = "masked") -> None:
+def _hidden_legend(bar, label: str = "masked", hatch: str = HIDDEN_HATCH) -> None:
     """The key to the grey hatched cells, under the colour bar they are not part of."""
-    bar.ax.legend(handles=[Patch(facecolor=HIDDEN_COLOUR, hatch=HIDDEN_HATCH, edgecolor="white", label=label)],
+    bar.ax.legend(handles=[Patch(facecolor=HIDDEN_COLOUR, hatch=hatch, edgecolor="white", label=label)],
                   loc="upper center", bbox_to_anchor=(0.5, -0.04), fontsize=8, frameon=False, handlelength=1.5)
 
 
@@ -226,7 +226,8 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
                     colorbar_label: str = "value", xlabel: str = "column", ylabel: str = "row",
                     value_range: tuple[float, float] | None = None, clip: bool = False,
                     hidden: dict[str, torch.Tensor] | None = None, hidden_label: str = "masked",
-                    outline_rows: Sequence[int] | dict[str, Sequence[int]] = (), outline_columns: Sequence[int] = (),
+                    hidden_hatch: str = HIDDEN_HATCH, outline_rows: Sequence[int] | dict[str, Sequence[int]] = (),
+                    outline_columns: Sequence[int] = (),
                     labels: dict[str, Sequence[str]] | None = None) -> Figure:
     """Small matrices side by side on ONE colour scale, so equal colours mean equal numbers across panels.
 
@@ -236,8 +237,9 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     `clip=True` (and a `value_range`) a value beyond `value_range` takes the colour of its end (the
     colour bar gets an arrow there, and its label should say so): one outlier no longer pales every other cell.
     `hidden` maps a panel's title to a bool matrix (or one that broadcasts to the panel's shape), True where a mask
-    hides the cell: drawn grey and hatched, without a number; `hidden_label` names them in the key. `outline_rows` and
-    `outline_columns` draw a black frame round those rows and columns in every panel, to point the eye at them;
+    hides the cell: drawn grey and hatched, without a number; `hidden_label` names them in the key. `hidden_hatch=""`
+    draws them plain grey, for cells that are not used rather than masked (the hatch then means "masked" alone).
+    `outline_rows` and `outline_columns` draw a black frame round those rows and columns in every panel, to point the eye at them;
     `outline_rows` may also map a panel's title to its own rows. `labels` maps each panel's title to its own labels,
     for its rows and its columns alike (square maps, such as the attention weights of one sentence in two word orders):
     each panel then gets its own row ticks, and short labels stay level under the columns.
@@ -257,7 +259,7 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
         if rows * columns <= 120:
             _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7, hidden=hidden.get(title))
         if title in hidden:
-            _draw_hidden(ax, hidden[title])
+            _draw_hidden(ax, hidden[title], hidden_hatch)
         for r in (outline_rows.get(title, ()) if isinstance(outline_rows, dict) else outline_rows):
             ax.add_patch(Rectangle((-0.5, r - 0.5), columns, 1, fill=False, edgecolor="black", linewidth=2))
         for c in outline_columns:
@@ -278,7 +280,7 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     if bool((everything == everything.round()).all()) and vmax - vmin <= 10:
         bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
     if any(bool(mask.any()) for mask in hidden.values()):
-        _hidden_legend(bar, hidden_label)
+        _hidden_legend(bar, hidden_label, hidden_hatch)
     return fig
 
 
