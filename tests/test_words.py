@@ -28,7 +28,7 @@ BUDGET = {
     "05_x_plus_pe_and_qkv": 1185,
     "06_batches_and_masks": 1044,
     "07_heads_and_causal_mask": 1657,
-    "08_explore": 814,
+    "08_explore": 813,
     "09_why_positions_matter": 656,
     "10_relative_positions": 1115,
     "11_pitfalls": 731,
