@@ -33,7 +33,7 @@ def test_position_ids_from_the_mask_are_correct():
     def mine(mask):
         return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
     feedback = exercises.check_position_ids(mine, attention_mask=LEFT_PADDED)
-    assert feedback.status == "correct" and "[0, 1, 2, 3]" in feedback.message, feedback.message
+    assert feedback.status == "correct" and "its row alone" in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize("answer", [position_ids, lambda mask: position_ids(mask) + 0,

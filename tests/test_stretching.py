@@ -61,11 +61,13 @@ def test_the_rules_keep_their_colours():
     assert colours == {plots.frequencies.RULE_NAMES[rule]: plots.SCHEME_COLOURS[rule] for rule in RULES}
 
 
-def test_the_papers_ramp_is_drawn_in_yarns_colour_and_named_apart():
+def test_the_papers_ramp_is_drawn_apart_from_the_codes_and_named_apart():
     paper = RULES["yarn"] * 0.9  # any frequencies: only the look is tested here
     fig = plots.frequency_ratios(PLAIN, RULES | {"yarn_paper": paper}, factor=4)
     lines = {line.get_label(): line for line in fig.axes[0].lines if not line.get_label().startswith("_")}
-    assert lines["YaRN (paper's ramp)"].get_color() == plots.SCHEME_COLOURS["yarn"]
+    assert lines["YaRN (paper's ramp)"].get_color() not in {line.get_color() for label, line in lines.items()
+                                                             if label != "YaRN (paper's ramp)"}
+    assert fig.axes[0].get_legend().get_title().get_text() == "every rule at s = 4"
     assert lines["YaRN (paper's ramp)"].get_linestyle() == ":" and lines["YaRN (code's ramp)"].get_linestyle() == "--"
 
 

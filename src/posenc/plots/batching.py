@@ -51,7 +51,11 @@ def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str,
                 ax.add_patch(Rectangle((position - 0.45, y - 0.35), 0.9, 0.7, facecolor=colour,
                                        edgecolor="black", linewidth=0.6))
                 shown = piece.replace(" ", "␣")
-                ax.text(position, y, shorten(shown, 11), ha="center", va="center", fontsize=8 if len(shown) <= 6 else 6.5)
+                if piece == " ":  # a bare space is easy to miss: drawn large, and named
+                    ax.text(position, y + 0.08, "␣", ha="center", va="center", fontsize=14)
+                    ax.text(position, y - 0.2, "(space)", ha="center", va="center", fontsize=6.5)
+                else:
+                    ax.text(position, y, shorten(shown, 11), ha="center", va="center", fontsize=8 if len(shown) <= 6 else 6.5)
                 ax.text(position, y - 0.55, str(position), ha="center", va="top", fontsize=7.5, color="#444444")
                 position += 1
             if len(word) > 1:  # a bracket over the pieces of one word

@@ -26,11 +26,12 @@ RULE_NAMES = {"rotary": "plain RoPE", "pi": "PI", "ntk": "NTK-aware", "yarn": "Y
 RULE_KEYS = {"plain": "rotary", "PI": "pi", "NTK-aware": "ntk", "YaRN": "yarn", "Llama 3.1": "llama3"}
 # In the ratio figure, no rule is dotted like the reference lines at 1 and 1/factor, which lie under the rules. PI, flat
 # at 1/factor, is a broad pale band, so that the rules that reach 1/factor too show their lines over it; YaRN's dashes
-# lie over Llama 3.1's line where both keep pairs. The paper's ramp for YaRN, in YaRN's colour, is dotted but thick, and
-# its markers set it apart from the thin grey reference lines.
+# lie over Llama 3.1's line where both keep pairs. The paper's ramp for YaRN is dotted but thick, and its markers set it
+# apart from the thin grey reference lines. It takes indigo, from the same "muted" scheme as YaRN's wine, so that the
+# two ramps differ in colour as well as in dashes.
 RATIO_LINES = {"pi": {"linestyle": "-", "linewidth": 5, "alpha": 0.45}, "ntk": {"linestyle": "-."},
                "yarn": {"linestyle": "--", "zorder": 3}, "llama3": {"linestyle": "-"},
-               "yarn_paper": {"linestyle": ":", "linewidth": 2, "color": SCHEME_COLOURS["yarn"], "zorder": 3}}
+               "yarn_paper": {"linestyle": ":", "linewidth": 2, "color": "#332288", "zorder": 3}}
 
 def _numbers(values: Sequence[float]) -> list[float]:
     """The numbers (a list, or a tensor) as a list of floats."""
@@ -99,7 +100,9 @@ def frequency_ratios(plain: Sequence[float], scaled: dict[str, Sequence[float]],
     ax.set_xlabel("pair i (fast pairs on the left, slow on the right)")
     ax.set_ylabel("rule's frequency / plain RoPE's (log scale)")
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    # Every rule at the one factor, Llama 3.1's too (its own is 8): the legend says so.
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), title=f"every rule at s = {factor:g}",
+              title_fontsize=8)
     return fig
 
 
