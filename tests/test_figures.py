@@ -348,6 +348,15 @@ def test_a_second_error_figure_keeps_the_first_ones_looks_and_can_be_linear_with
     assert all(level.get_zorder() > line.get_zorder() for line in ax.get_lines() if line is not level)
 
 
+def test_a_list_of_levels_draws_one_named_line_each():
+    # 12's ratio figure: the level 1 (f64→bf16) and the level 2 (half a gap plus a drift of 2^-9).
+    fig = plots.error_by_position({"a": [0.5] * 10}, positions=list(range(10, 110, 10)), title="t", linear_max=3,
+                                  level=[(1, "one"), (2, "two")])
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    assert list(lines["one"].get_ydata()) == [1, 1] and list(lines["two"].get_ydata()) == [2, 2]
+    assert {"one", "two"} <= {text.get_text() for text in fig.axes[0].get_legend().get_texts()}
+
+
 def test_a_level_and_a_reference_slope_in_one_figure_look_different():
     # 12's float32 figure: the dotted bound and the rounding level are both grey; the legend tells them apart by style.
     fig = plots.error_by_position({"a": [1e-7] * 3}, positions=[10, 100, 1000], title="t", reference_slope=1e-9,

@@ -32,7 +32,7 @@ BUDGET = {
     "09_why_positions_matter": 656,
     "10_relative_positions": 1115,
     "11_pitfalls": 731,
-    "12_precision": 1166,
+    "12_precision": 1336,
     "13_position_schemes": 1492,
     "14_does_position_matter": 1499,
     "15_real_pipeline": 1500,
