@@ -300,6 +300,9 @@ def test_lines_draw_a_reference_named_in_the_legend():
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "1/16, an even spread"]
     assert [line.get_ydata()[0] for line in ax.get_lines() if line.get_label() == "1/16, an even spread"] == [1 / 16]
+    # 13's head 3 lies almost on the reference, with the dotted style: the reference must look different.
+    reference = next(line for line in ax.get_lines() if line.get_label() == "1/16, an even spread")
+    assert reference.get_linestyle() == "-" and reference.get_linewidth() > 2 and reference.get_zorder() < 2
 
 
 def test_benchmark_series_differ_in_colour_marker_and_line_style():

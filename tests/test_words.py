@@ -33,7 +33,7 @@ BUDGET = {
     "10_relative_positions": 1115,
     "11_pitfalls": 731,
     "12_precision": 1336,
-    "13_position_schemes": 1492,
+    "13_position_schemes": 1595,
     "14_does_position_matter": 1499,
     "15_real_pipeline": 1500,
     # "Stretching the context" reads as two: the rules, then what real models set.

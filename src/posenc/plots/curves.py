@@ -138,8 +138,8 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
     differ from line to line. `marks` (values of `x`) puts the markers there, e.g. at the x of a
     printed table, so that its numbers can be read off the lines; without it, about 12 markers a
     line. `log2_x` draws x on a base-2 log scale (x must then be positive), ticks at powers of two.
-    `reference` (label, y) draws a grey dotted line across at y, named `label` in the legend, e.g. an even
-    spread of attention weights.
+    `reference` (label, y) draws a thick light grey solid line across at y, behind the others, named `label` in the
+    legend, e.g. an even spread of attention weights. Its look differs from every line's, the dotted one's too.
     """
     xs = _floats(x)
     series = {label: _floats(values) for label, values in series.items()}
@@ -154,7 +154,7 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
         ax.plot(xs, values, label=label, markersize=4,
                 markevery=marked if marked is not None else (k * step // len(series), step), **style)
     if reference is not None:
-        ax.axhline(float(reference[1]), color="#777777", linewidth=1, linestyle=":", zorder=5, label=reference[0])
+        ax.axhline(float(reference[1]), color="#BBBBBB", linewidth=3.5, linestyle="-", zorder=1, label=reference[0])
     if log2_x:
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))  # 16, not 16.0 or 2^4
