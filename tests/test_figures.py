@@ -300,6 +300,9 @@ def test_lines_draw_a_reference_named_in_the_legend():
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "1/16, an even spread"]
     assert [line.get_ydata()[0] for line in ax.get_lines() if line.get_label() == "1/16, an even spread"] == [1 / 16]
+    # 13's head 3 lies almost on the reference, with the dotted style: the reference must look different.
+    reference = next(line for line in ax.get_lines() if line.get_label() == "1/16, an even spread")
+    assert reference.get_linestyle() == "-" and reference.get_linewidth() > 2 and reference.get_zorder() < 2
 
 
 def test_benchmark_series_differ_in_colour_marker_and_line_style():
@@ -346,6 +349,15 @@ def test_a_second_error_figure_keeps_the_first_ones_looks_and_can_be_linear_with
     # The level is drawn over the lines: 12's f32→bf16 lies on it up to position 1,000 and must not hide it.
     level = next(line for line in ax.get_lines() if line.get_label() == "level")
     assert all(level.get_zorder() > line.get_zorder() for line in ax.get_lines() if line is not level)
+
+
+def test_a_list_of_levels_draws_one_named_line_each():
+    # 12's ratio figure: the level 1 (f64→bf16) and the level 2 (half a gap plus a drift of 2^-9).
+    fig = plots.error_by_position({"a": [0.5] * 10}, positions=list(range(10, 110, 10)), title="t", linear_max=3,
+                                  level=[(1, "one"), (2, "two")])
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    assert list(lines["one"].get_ydata()) == [1, 1] and list(lines["two"].get_ydata()) == [2, 2]
+    assert {"one", "two"} <= {text.get_text() for text in fig.axes[0].get_legend().get_texts()}
 
 
 def test_a_level_and_a_reference_slope_in_one_figure_look_different():

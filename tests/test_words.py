@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 656,
     "10_relative_positions": 1115,
     "11_pitfalls": 731,
-    "12_precision": 1166,
-    "13_position_schemes": 1492,
+    "12_precision": 1336,
+    "13_position_schemes": 1595,
     "14_does_position_matter": 1499,
     "15_real_pipeline": 1719,
     # "Stretching the context" reads as two: the rules, then what real models set.

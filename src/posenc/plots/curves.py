@@ -52,7 +52,8 @@ def sine_cosine_curves(*, d_model: int = 128, columns: Sequence[int] = (0, 1, 10
 def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positions: Sequence[float] | None = None,
                       reference_slope: float | None = None, reference_label: str | None = None,
                       like: Figure | None = None, linear_max: float | None = None,
-                      level: tuple[float, str] | None = None, ylabel: str | None = None, first_look: int = 0) -> Figure:
+                      level: tuple[float, str] | Sequence[tuple[float, str]] | None = None, ylabel: str | None = None,
+                      first_look: int = 0) -> Figure:
     """Max abs error against position, one line per implementation, log-log; the legend beside the plot.
 
     Without `positions`, each entry of `errors` holds one error per position 0, 1, 2, ... (e.g. a tensor), and
@@ -68,9 +69,10 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
     For a second look at some of the same lines: `like` (an earlier figure of this function) gives each line the
     colour, marker and line style of its namesake there; `linear_max` draws the errors on a linear axis from 0 to
     that value (lines above it leave the plot); `level` (value, label) draws a dashed grey horizontal line on top of
-    the others (a line that lies on it still shows it), named in the legend; `ylabel` replaces the axis's label (e.g.
-    when the errors are divided by a level). `first_look` starts the lines at a later look (colour, marker, line
-    style), so that a figure of other lines does not reuse the looks of an earlier one (0 to 7).
+    the others (a line that lies on it still shows it), named in the legend (a list of such pairs draws one line
+    each); `ylabel` replaces the axis's label (e.g. when the errors are divided by a level). `first_look` starts the
+    lines at a later look (colour, marker, line style), so that a figure of other lines does not reuse the looks of
+    an earlier one (0 to 7).
     """
     xlabel = "position"
     if positions is None:
@@ -100,9 +102,10 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
     if reference_slope is not None:
         ax.loglog(positions, [reference_slope * p for p in positions], ":", color="#555555", linewidth=1.8,
                   zorder=3, label=reference_label or f"{reference_slope:.2g} x position")
-    if level is not None:
+    levels = [] if level is None else [level] if isinstance(level[0], (int, float)) else list(level)
+    for value, label in levels:
         # Dashed, not dotted: the legend tells it from the dotted reference line; over the lines and their markers.
-        ax.axhline(float(level[0]), color="#555555", linestyle=(0, (5, 2.5)), linewidth=1.8, zorder=3, label=level[1])
+        ax.axhline(float(value), color="#555555", linestyle=(0, (5, 2.5)), linewidth=1.8, zorder=3, label=label)
     if linear_max is not None:
         ax.set_yscale("linear")
         ax.set_ylim(0, float(linear_max))
@@ -135,8 +138,8 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
     differ from line to line. `marks` (values of `x`) puts the markers there, e.g. at the x of a
     printed table, so that its numbers can be read off the lines; without it, about 12 markers a
     line. `log2_x` draws x on a base-2 log scale (x must then be positive), ticks at powers of two.
-    `reference` (label, y) draws a grey dotted line across at y, named `label` in the legend, e.g. an even
-    spread of attention weights.
+    `reference` (label, y) draws a thick light grey solid line across at y, behind the others, named `label` in the
+    legend, e.g. an even spread of attention weights. Its look differs from every line's, the dotted one's too.
     """
     xs = _floats(x)
     series = {label: _floats(values) for label, values in series.items()}
@@ -151,7 +154,7 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
         ax.plot(xs, values, label=label, markersize=4,
                 markevery=marked if marked is not None else (k * step // len(series), step), **style)
     if reference is not None:
-        ax.axhline(float(reference[1]), color="#777777", linewidth=1, linestyle=":", zorder=5, label=reference[0])
+        ax.axhline(float(reference[1]), color="#BBBBBB", linewidth=3.5, linestyle="-", zorder=1, label=reference[0])
     if log2_x:
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))  # 16, not 16.0 or 2^4
