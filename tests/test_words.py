@@ -29,7 +29,7 @@ BUDGET = {
     "06_batches_and_masks": 1044,
     "07_heads_and_causal_mask": 1466,
     "08_explore": 720,
-    "09_why_positions_matter": 656,
+    "09_why_positions_matter": 742,
     "10_relative_positions": 1115,
     "11_pitfalls": 731,
     "12_precision": 1166,
