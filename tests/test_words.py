@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1466,
     "08_explore": 720,
     "09_why_positions_matter": 742,
-    "10_relative_positions": 1115,
+    "10_relative_positions": 1274,
     "11_pitfalls": 731,
     "12_precision": 1166,
     "13_position_schemes": 1492,
