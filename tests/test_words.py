@@ -31,7 +31,7 @@ BUDGET = {
     "08_explore": 720,
     "09_why_positions_matter": 742,
     "10_relative_positions": 1274,
-    "11_pitfalls": 731,
+    "11_pitfalls": 831,
     "12_precision": 1166,
     "13_position_schemes": 1492,
     "14_does_position_matter": 1499,
