@@ -238,6 +238,12 @@ def test_outlines_and_the_hidden_key_are_drawn_where_asked():
         [(-0.5, -0.5, 3, 1), (-0.5, 1.5, 3, 1), (0.5, -0.5, 1, 4)]
     assert len([p for p in right.patches if not p.get_fill()]) == 3  # every panel gets the frames
     assert [t.get_text() for t in fig.axes[-1].get_legend().get_texts()] == ["not used"]
+    # Each panel its own rows and columns: one word in two word orders.
+    fig = plots.matrices_figure({"a": values, "b": values}, outline_rows={"a": [3], "b": [0]},
+                                outline_columns={"a": [0], "b": [2]})
+    left, right = fig.axes[:2]
+    assert sorted((p.get_x(), p.get_y()) for p in left.patches if not p.get_fill()) == [(-0.5, -0.5), (-0.5, 2.5)]
+    assert sorted((p.get_x(), p.get_y()) for p in right.patches if not p.get_fill()) == [(-0.5, -0.5), (1.5, -0.5)]
 
 
 def test_clipping_is_shown_on_the_colour_bar():

@@ -124,8 +124,7 @@ _LOFTR_TURNING_PAIRS = {
          "brackets it shrinks by only 10000^(1/64), about 1.15, per pair.",
     "b": "As written, pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair to the next, so "
          "only pairs 0 to 3 pass 0.1 radian by position 256, not half of the 64.",
-    "c": "Pair j's frequency, exp(-2j), shrinks by e^2, about 7.4, from one pair to the next. So only the first few "
-         "pairs pass 0.1 radian by position 256, and the rest carry almost no position.",
+    "c": "Pair j's frequency, exp(-2j), shrinks by e^2, about 7.4, from one pair to the next.",
 }
 
 

@@ -372,25 +372,6 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
     return Feedback(WRONG, f"{_differences(answer, expected)} {hint}")
 
 
-def _what_m_does(M: torch.Tensor) -> str:
-    """Why M breaks the offset: a pair's block that is not a turn and a scale, [[a, -b], [b, a]], or entries outside
-    the pairs' 2 x 2 blocks (or both)."""
-    size = M.shape[0] - M.shape[0] % 2
-    tolerance = 1e-9 * max(float(M.abs().max()), 1.0)
-    outside = M.clone()
-    uneven = M.shape[0] % 2 == 1
-    for start in range(0, size, 2):
-        block = M[start:start + 2, start:start + 2]
-        uneven = uneven or abs(float(block[0, 0] - block[1, 1])) > tolerance or abs(float(block[0, 1] + block[1, 0])) > tolerance
-        outside[start:start + 2, start:start + 2] = 0
-    mixes = float(outside.abs().max()) > tolerance
-    parts = (("mixes pairs together", mixes), ("does more than turn each pair (as R_k does) and scale it", uneven))
-    does = [what for what, done in parts if done]
-    if not does:
-        return ""
-    return f" This M {', and it '.join(does)}. The cells below show which M keeps only the offset."
-
-
 def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.Tensor, PE: torch.Tensor,
                                placements: Sequence[tuple[int, int]]) -> Feedback:
     """A prediction: one word at (p, q) placements all at one offset, through M = W_Q W_K^T: how many of the score's
@@ -415,7 +396,5 @@ def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.T
     # Said once: the slip for 2 already names pos-pos.
     moves = "" if pos_pos or "pos-pos" in slip else (" pos-pos changes too: through this M, the score at one offset "
                                                       "depends on where the two positions sit.")
-    if not pos_pos:  # what this M does that one turn-and-scale block per pair would not
-        moves += _what_m_does(M)
     return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
                             explanation=slip + stays + " word-pos and pos-word each read one position." + moves)
