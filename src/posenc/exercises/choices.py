@@ -173,9 +173,10 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
-    "a": "Past position 15 the head looks at other distances: the faint stripes parallel to the diagonal in the "
-         "figure below. Rows 16 to 31 of PE were never in a training input, so the model probably never learned what "
-         "they mean.",
+    "a": "Past position 15 the head looks at other distances. These are the faint stripes parallel to the diagonal in "
+         "the figure below. PE[p] . PE[q] depends only on q - p, but a head compares positions after W_Q and W_K, "
+         "which mix the pairs. So its score also depends on where p and q are. Rows 16 to 31 of PE were never in a "
+         "training input, so nothing tuned the head for them.",
     "b": "PE[p] . PE[q] depends only on q - p, as the notebook on relative positions shows. But a head compares "
          "positions only after W_Q and W_K, which mix the pairs. So its score also depends on where p and q are. "
          "Past the trained positions its weight on the token before falls low (the right panel below).",
@@ -191,11 +192,11 @@ def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
 
 
 _CAUSAL_MODEL_WITHOUT_POSITIONS = {
-    "a": "The mask gives more than the guess at every length. Query t sees t + 1 keys, and that count hints at how far "
-         "along t is.",
-    "b": "Query t sees t + 1 keys, so the mask alone hints at how far along t is. Haviv et al. suggest this route [6], "
-         "as the notebook on heads and the causal mask showed. At 16 tokens our model reads most of the order from it. "
-         "At 32 it meets key counts that no training input had, and it keeps only some of the order.",
+    "a": "At 32 tokens the order-blind guess is 0.29, and the model scores well above it. Query t sees t + 1 keys, and "
+         "that count hints at how far along t is.",
+    "b": "As the notebook on heads and the causal mask showed, query t sees t + 1 keys, and that count hints at how far "
+         "along t is [6]. At 16 tokens our model reads most of the order from it. At 32 it meets key counts that no "
+         "training input had, and it keeps only some of the order.",
     "c": "Most of the order holds at the trained lengths: at 16 tokens the model is right nearly 9 times in 10. At 32, "
          "query t meets key counts that no training input had, and the hint serves it less well.",
 }
@@ -230,10 +231,10 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 
-_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. The row "
-         "lengths in the question, 0.6, 0.1 and 4, are at the start of training. After training, a PE row still "
-         "outweighs the word about two to one with the factor, and four to one without it [1]. One guess, untested: "
-         "the model then leans on position more, and that costs most past position 15.",
+_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. LayerNorm "
+         "rescales the whole row, token + PE, but not the balance inside it. Without the factor, the token's part "
+         "shrinks against its position. After training, a PE row still outweighs the word about two to one with the "
+         "factor, and four to one without it [1].",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model lost more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part shrinks against its position."
@@ -284,17 +285,17 @@ def check_saved_state(answer: object) -> Feedback:
 
 
 _HALF_TURNED_HEADS = {
-    "better": "The unturned half meets no new angle at 2x, a fair reason to expect it; but in every seed the "
-              "half-turned model fell to chance at 64 tokens.",
+    "better": "The unturned half meets no new angle at 2x, a fair reason to expect it. But in every seed the "
+              "model with half heads fell to chance at 64 tokens.",
     "worse": "Yes, and by far more than one safe pair fewer can explain. The figure below shows how much.",
-    "the same": "The two differ by far at 64 tokens: the half-turned model fell to chance in every seed.",
+    "the same": "The two differ by far at 64 tokens: the model with half heads fell to chance in every seed.",
 }
 
 
 def check_half_turned_heads(answer: object) -> Feedback:
-    """A multiple choice: half-turned heads, plain RoPE at 2x."""
+    """A multiple choice: half heads, plain RoPE at 2x."""
     return check_choice(answer, options=_HALF_TURNED_HEADS, correct="worse",
-                        question="half-turned heads, plain RoPE at 2x")
+                        question="half heads, plain RoPE at 2x")
 
 
 _LLAMA_4_RULE = {

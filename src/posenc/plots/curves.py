@@ -243,7 +243,7 @@ def accuracy_by_length(accuracies: dict[str, dict[int, float | None]], *, traine
     ax = fig.add_subplot()
     spread = 2 ** (0.11 * (len(series) - 1) / 2 + 0.06)  # just past the outermost marker of a length (a factor)
     ax.axvspan(shortest / spread, longest * spread, color="#DDDDDD", zorder=0,
-               label=f"trained lengths {shortest:g}-{longest:g}\n(each length's markers side by side)")
+               label=f"trained lengths {shortest:g}-{longest:g}")
     if baseline is not None:
         ax.hlines(_floats([baseline[n] for n in lengths]), [n / spread for n in lengths], [n * spread for n in lengths],
                   color="#777777", linewidth=2, label=baseline_label, zorder=1)
@@ -278,7 +278,7 @@ def accuracy_by_length(accuracies: dict[str, dict[int, float | None]], *, traine
     else:
         ax.set_ylim(0, 1.05)
     ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    ax.set_xlabel("input length in tokens (log scale: each tick doubles it)")
+    ax.set_xlabel("input length in tokens (log scale: each tick doubles it)\neach length's markers sit side by side")
     ax.set_ylabel("accuracy (share of positions)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))

@@ -394,7 +394,8 @@ def previous_token_attention(weights: dict[str, torch.Tensor], *, trained_length
     `weights` maps a scheme (at most two) to one head's attention weights on a batch of
     sequences, shape (batch, seq, seq), as `models.training.attention_map(...)[:, head]`
     gives them; all must have one shape. For each scheme the weights of the first
-    sequence are an image (row i: how much query i takes from each key j), with dashed
+    sequence are an image (row i: how much query i takes from each key j; the colours stop at 0.5, so faint
+    weights show), with dashed
     lines after position `trained_length - 1`, the last one seen in training. The last
     panel shows, for every query i >= 1, the weight it gives key i - 1 (the previous
     token), averaged over the batch: one line per scheme in its colour (`SCHEME_COLOURS`),
@@ -407,14 +408,15 @@ def previous_token_attention(weights: dict[str, torch.Tensor], *, trained_length
     images = []
     for k, (scheme, values) in enumerate(panels.items()):
         ax = fig.add_subplot(grid[0, k])
-        images.append(ax.imshow(values[0].numpy(), cmap=SEQUENTIAL, vmin=0, vmax=1, interpolation="nearest"))
+        images.append(ax.imshow(values[0].numpy(), cmap=SEQUENTIAL, vmin=0, vmax=0.5, interpolation="nearest"))
         for line in (ax.axhline, ax.axvline):  # the edge of what the model saw in training
             line(trained_length - 0.5, color="white", linestyle="--", linewidth=1)
         label = f", {shorten(heads[scheme], 24)}" if heads else ""
         ax.set_title(f"{shorten(scheme, 16)}{label}\none sequence of {length} tokens", fontsize=9)
         ax.set_xlabel("key position j")
         ax.set_ylabel("query position i" if k == 0 else "")
-    fig.colorbar(images[-1], ax=fig.axes, shrink=0.85, label="attention weight", pad=0.04)
+    fig.colorbar(images[-1], ax=fig.axes, shrink=0.85, extend="max", label="attention weight (0.5 and above: brightest)",
+                 pad=0.04)
     ax = fig.add_subplot(grid[0, -1])
     ax.axvspan(0, trained_length - 0.5, color="#DDDDDD", zorder=0, label=f"positions seen in training (0-{trained_length - 1})")
     for k, (scheme, values) in enumerate(panels.items()):
