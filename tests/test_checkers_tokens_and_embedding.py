@@ -308,6 +308,12 @@ class TestOneHotShape:
         for form in (np.array([8.5, 9]), np.array(["8", "9"]), np.zeros((8, 9))):
             assert not self.check(form).correct, form
 
+    def test_the_right_answer_is_told_why_without_the_shape_the_run_below_prints(self):
+        for form in ((8, 9), [8, 9], torch.Size([8, 9])):
+            message = self.check(form).message
+            assert "one row per padded token" in message and "<UNK> and 7 tokens" in message, message
+            assert "(8, 9)" not in message, message
+
     @pytest.mark.parametrize("answer,words", [
         ((9, 8), "Transposed"), ((3, 9), "before padding"), ((8, 7), "leaves out the special tokens"),
         ((8, 10), "lower-cased first"), ((8, 11), "each time"), ((8, 11), "without <PAD> and <UNK>"),
