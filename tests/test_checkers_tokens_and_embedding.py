@@ -482,9 +482,14 @@ class TestRowsChanged:
     def test_without_weight_decay_only_the_rows_with_a_gradient_change(self, monkeypatch):
         adamw = torch.optim.AdamW
         monkeypatch.setattr(torch.optim, "AdamW", lambda params, **kwargs: adamw(params, weight_decay=0.0, **kwargs))
-        assert self.check(4).correct
+        assert self.check(4).correct and "changed 4 of the 11 rows" in self.check(4).message
         assert self.check([2, 3, 4, 5]).correct
         assert not self.check(11).correct
+
+    def test_the_right_answer_is_told_why_every_row_changed_not_the_rows_the_run_prints(self):
+        for answer in (11, [11], list(range(11))):
+            message = self.check(answer).message
+            assert message.startswith("Correct: weight decay shrinks every row, even the rows with no gradient."), message
 
     def test_a_table_without_a_gradient_is_skipped_as_adamw_skips_it(self):
         table = torch.nn.Embedding(5, 3)

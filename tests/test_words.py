@@ -22,7 +22,7 @@ MOST_PER_NOTEBOOK, MOST_IN_ALL = 2000, 23000
 BUDGET = {
     "00_start_here": 849,
     "01_padding_and_one_hot": 843,
-    "02_embedding": 844,
+    "02_embedding": 916,
     "03_pe_formula": 1277,
     "04_stack_and_flatten": 1116,
     "05_x_plus_pe_and_qkv": 1185,
