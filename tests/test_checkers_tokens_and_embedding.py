@@ -308,6 +308,12 @@ class TestOneHotShape:
         for form in (np.array([8.5, 9]), np.array(["8", "9"]), np.zeros((8, 9))):
             assert not self.check(form).correct, form
 
+    def test_the_right_answer_is_told_why_without_the_shape_the_run_below_prints(self):
+        for form in ((8, 9), [8, 9], torch.Size([8, 9])):
+            message = self.check(form).message
+            assert "one row per padded token" in message and "<UNK> and 7 tokens" in message, message
+            assert "(8, 9)" not in message, message
+
     @pytest.mark.parametrize("answer,words", [
         ((9, 8), "Transposed"), ((3, 9), "before padding"), ((8, 7), "leaves out the special tokens"),
         ((8, 10), "lower-cased first"), ((8, 11), "each time"), ((8, 11), "without <PAD> and <UNK>"),
@@ -476,9 +482,14 @@ class TestRowsChanged:
     def test_without_weight_decay_only_the_rows_with_a_gradient_change(self, monkeypatch):
         adamw = torch.optim.AdamW
         monkeypatch.setattr(torch.optim, "AdamW", lambda params, **kwargs: adamw(params, weight_decay=0.0, **kwargs))
-        assert self.check(4).correct
+        assert self.check(4).correct and "changed 4 of the 11 rows" in self.check(4).message
         assert self.check([2, 3, 4, 5]).correct
         assert not self.check(11).correct
+
+    def test_the_right_answer_is_told_why_every_row_changed_not_the_rows_the_run_prints(self):
+        for answer in (11, [11], list(range(11))):
+            message = self.check(answer).message
+            assert message.startswith("Correct: weight decay shrinks every row, even the rows with no gradient."), message
 
     def test_a_table_without_a_gradient_is_skipped_as_adamw_skips_it(self):
         table = torch.nn.Embedding(5, 3)

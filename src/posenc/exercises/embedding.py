@@ -143,8 +143,12 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     if answer is None:
         return not_attempted("a whole number of rows")
     rows = _row_numbers(answer)
+    # Rows with no gradient that changed moved by weight decay alone: the right answer is then told why, since the run
+    # below the checker prints the rows themselves.
+    right = ("Correct: weight decay shrinks every row, even the rows with no gradient."
+             if expected == vocab_size > len(with_gradient) else None)
     if rows is not None and sorted(set(rows)) == changed:
-        return Feedback(CORRECT, f"Correct: the step changed rows {short(changed)}, {expected} of {vocab_size}.")
+        return Feedback(CORRECT, right or f"Correct: the step changed rows {short(changed)}, {expected} of {vocab_size}.")
     number = as_count(answer)
     if number is None and rows is not None and len(rows) == 1 and rows[0] >= vocab_size:
         number, rows = rows[0], None  # [11]: no row has that number, so it is a count in a list
@@ -152,7 +156,7 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     if number is None and listed is None:
         return Feedback(WRONG, f"Expected a whole number of rows, got {describe(answer)}.", readable=False)
     if number == expected:
-        return Feedback(CORRECT, f"Correct: the step changed {expected} of the {vocab_size} rows.")
+        return Feedback(CORRECT, right or f"Correct: the step changed {expected} of the {vocab_size} rows.")
 
     def means(these: Sequence[int]) -> bool:  # a count names a set by its size, a list by its rows
         return number == len(these) if listed is None else listed == set(these)

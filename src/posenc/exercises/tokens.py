@@ -213,8 +213,9 @@ def check_one_hot_shape(answer: object, *, corpus: Sequence[str], sentence: str,
     if shape is None or len(shape) != 2:
         return Feedback(WRONG, f"Expected a pair (rows, columns) such as (4, 7), got {describe(answer)}.", readable=False)
     if shape == expected:
-        return Feedback(CORRECT, f"Correct: {expected}, one row per padded token and one column per vocabulary entry: "
-                                 f"<PAD>, <UNK> and {size - 2} tokens.")
+        # The run below the checker prints the shape, so the message gives the reason, not the numbers again.
+        return Feedback(CORRECT, f"Correct: one row per padded token, and one column per vocabulary entry "
+                                 f"(<PAD>, <UNK> and {size - 2} tokens).")
     if shape == expected[::-1]:
         return Feedback(MISTAKE, f"Transposed: rows are the {length} padded tokens, columns the {size} vocabulary "
                                  f"entries, so (max_sequence_length, vocab_size) = {expected}.")
