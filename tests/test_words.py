@@ -25,7 +25,7 @@ BUDGET = {
     "02_embedding": 916,
     "03_pe_formula": 1465,
     "04_stack_and_flatten": 1235,
-    "05_x_plus_pe_and_qkv": 1361,
+    "05_x_plus_pe_and_qkv": 1343,
     "06_batches_and_masks": 1149,
     "07_heads_and_causal_mask": 1657,
     "08_explore": 813,
