@@ -26,7 +26,7 @@ BUDGET = {
     "03_pe_formula": 1465,
     "04_stack_and_flatten": 1235,
     "05_x_plus_pe_and_qkv": 1343,
-    "06_batches_and_masks": 1149,
+    "06_batches_and_masks": 1147,
     "07_heads_and_causal_mask": 1657,
     "08_explore": 813,
     "09_why_positions_matter": 742,
