@@ -23,7 +23,7 @@ BUDGET = {
     "00_start_here": 849,
     "01_padding_and_one_hot": 843,
     "02_embedding": 916,
-    "03_pe_formula": 1465,
+    "03_pe_formula": 1462,
     "04_stack_and_flatten": 1235,
     "05_x_plus_pe_and_qkv": 1361,
     "06_batches_and_masks": 1149,
