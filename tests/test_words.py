@@ -24,7 +24,7 @@ BUDGET = {
     "01_padding_and_one_hot": 843,
     "02_embedding": 916,
     "03_pe_formula": 1462,
-    "04_stack_and_flatten": 1235,
+    "04_stack_and_flatten": 1222,
     "05_x_plus_pe_and_qkv": 1361,
     "06_batches_and_masks": 1149,
     "07_heads_and_causal_mask": 1657,
