@@ -299,11 +299,12 @@ class TestSwappedSizes:
 
     @pytest.mark.parametrize("answer,words", [
         ((10, 6), "the shape the code means to build"), ((10, 6), "d = 10 and L = 6"),
-        ((10, 6), "6 positions"),
+        ((10, 6), "6 positions"), ((10, 6), "one (sin, cos) pair per even number below d = 10, 10 columns"),
     ])
     def test_the_intended_shape_is_named(self, answer, words):
         feedback = self.check_shape(answer)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
+        assert "even column" not in feedback.message  # the pairs count even numbers below d, not columns
 
     def test_the_right_sizes_in_the_wrong_order_and_an_odd_size(self):
         # With an odd max_sequence_length the shape read the wrong way is not the intended shape transposed.

@@ -1441,6 +1441,15 @@ class BatchOnlyModule(SeedModule):
         return super().forward(x)
 
 
+class CutsOneSentenceModule(SeedModule):
+    """Checks the length of a batch only, and cuts one sentence to the table's length without a word."""
+
+    def forward(self, x):
+        if x.dim() == 2:
+            return x[: self.table.shape[0]] + self.table[: x.shape[0]]
+        return super().forward(x)
+
+
 class AlwaysBatchModule(SeedModule):
     def forward(self, x):
         return super().forward(x if x.dim() == 3 else x[None])
@@ -1451,6 +1460,8 @@ class AlwaysBatchModule(SeedModule):
     (FrontAxisModule(add_axis=-2), "mistake", "For one sentence of 11 positions, (11, 6), it raised (RuntimeError"),  # check only
     (BatchOnlyModule(refuse_with(ValueError, "<=")), "mistake", "refuses one sentence"),
     (AlwaysBatchModule(refuse_with(ValueError, "<=")), "wrong", "should return x's shape, got (1, 10, 6)"),
+    (CutsOneSentenceModule(refuse_with(ValueError, "<=")), "mistake",
+     "For one sentence of 11 positions, (11, 6), it returned 10 positions, cutting the input without a word"),
 ])
 def test_a_module_that_takes_a_batch_but_not_one_sentence_is_named(module, status, words):
     # 04's Exercise 4 asks for one sentence (positions, d_model) or a batch: both 3-D shapes pass, the 2-D one does not.
@@ -1458,6 +1469,8 @@ def test_a_module_that_takes_a_batch_but_not_one_sentence_is_named(module, statu
     assert feedback.status == status and words in feedback.message, feedback.message
     if "x.shape[1]" in feedback.message:
         assert "x.shape[-2]" in feedback.message
+    if "it returned" in feedback.message:  # nothing failed, so no axis is guessed at
+        assert "x.shape[1]" not in feedback.message and "x.shape[-2]" in feedback.message
 
 
 def test_a_module_that_takes_one_sentence_and_a_batch_is_correct():

@@ -274,7 +274,7 @@ def check_table_shape(answer: object, *, max_sequence_length: int, d_model: int)
     if shape is None or len(shape) != 2:
         return Feedback(WRONG, f"Expected a pair (rows, columns) such as (4, 7), got {describe(answer)}.", readable=False)
     read = (f"`d, L = X.shape` unpacks X's shape ({L}, {d}) in order, so d = {L} and L = {d}: the code makes L = {d} "
-            f"positions and one (sin, cos) pair per even column below d = {L}, {expected[1]} columns")
+            f"positions and one (sin, cos) pair per even number below d = {L}, {expected[1]} columns")
     if shape == expected:
         return Feedback(CORRECT, f"Correct: {expected}. `d, L = X.shape` makes d = {L} and L = {d}.")
     if shape == (L, d) and (L, d) != expected:

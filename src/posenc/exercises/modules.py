@@ -67,9 +67,14 @@ def _one_sentence(module: torch.nn.Module, full: torch.Tensor, too_long: torch.T
     kind, out = _forward(module, too_long)
     if kind == "raised" and isinstance(out, ValueError):
         return None
-    got = f"raised ({error_line(out)})" if kind == "raised" else f"returned {describe(out)}"
+    if kind == "returned":  # nothing failed: the length was never checked for one sentence, whatever axis it read
+        cut = isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(full.shape)
+        got = f"returned {L} positions, cutting the input without a word" if cut else f"returned {describe(out)}"
+        return Feedback(MISTAKE, f"forward refuses a batch of {L + 1} positions with ValueError. For one sentence of "
+                                 f"{L + 1} positions, {longer}, it {got}. Check the length of one sentence too, "
+                                 "x.shape[-2], and raise ValueError.")
     return Feedback(MISTAKE, f"forward refuses a batch of {L + 1} positions with ValueError. For one sentence of {L + 1} "
-                             f"positions, {longer}, it {got}. {front}")
+                             f"positions, {longer}, it raised ({error_line(out)}). {front}")
 
 
 @exercise("a positional-encoding module")

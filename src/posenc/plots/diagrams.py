@@ -196,10 +196,12 @@ def interleave_diagram(*, d_model: int = 6, rows: int | None = None) -> Figure:
 
     sines = [(f"s{k}" "\npos {r}", SINE_COLOUR) for k in range(n_sin)]
     cosines = [(f"c{k}" "\npos {r}", COSINE_COLOUR) for k in range(n_cos)]
-    x = block(0, sines, f"even_PE ({rows}, {n_sin})\nsin columns")
-    if d_model % 2:  # stack joins equal halves only: the dummy column is appended before it
-        x = block(x + 0.6, cosines + [("dummy", "#DDDDDD")], f"odd_PE + dummy ({rows}, {n_sin})\ncos columns, then zeros")
+    # stack joins equal halves only: for an odd d_model the dummy column is appended before it (names as in the code)
+    if d_model % 2:
+        x = block(0, sines, f"sines ({rows}, {n_sin})\nsin columns")
+        x = block(x + 0.6, cosines + [("dummy", "#DDDDDD")], f"cosines_padded ({rows}, {n_sin})\ncos columns, then zeros")
     else:
+        x = block(0, sines, f"even_PE ({rows}, {n_sin})\nsin columns")
         x = block(x + 0.6, cosines, f"odd_PE ({rows}, {n_cos})\ncos columns")
     ax.annotate("", xy=(x + 1.6, rows / 2), xytext=(x + 0.3, rows / 2), arrowprops=dict(arrowstyle="-|>", color="#444444"))
     ax.text(x + 0.95, rows / 2 + 0.25, "stack\ndim=2", ha="center", va="bottom", fontsize=8)
