@@ -27,7 +27,7 @@ BUDGET = {
     "04_stack_and_flatten": 1235,
     "05_x_plus_pe_and_qkv": 1361,
     "06_batches_and_masks": 1149,
-    "07_heads_and_causal_mask": 1657,
+    "07_heads_and_causal_mask": 1604,
     "08_explore": 813,
     "09_why_positions_matter": 742,
     "10_relative_positions": 1274,
