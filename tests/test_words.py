@@ -28,7 +28,7 @@ BUDGET = {
     "05_x_plus_pe_and_qkv": 1361,
     "06_batches_and_masks": 1149,
     "07_heads_and_causal_mask": 1604,
-    "08_explore": 813,
+    "08_explore": 774,
     "09_why_positions_matter": 742,
     "10_relative_positions": 1274,
     "11_pitfalls": 831,
