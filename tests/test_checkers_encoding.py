@@ -1,5 +1,5 @@
 """The checkers of the encoding table, fed the wrong answers a learner gives (the pitfalls' slide code, the sizes read
-the wrong way round, the columns that repeat within a table, where a column turns negative); and the facts stated about
+the wrong way round, the positions before half the columns turn, where a column turns negative); and the facts stated about
 the wavelengths and the pitfalls."""
 
 import math
@@ -14,83 +14,86 @@ import torch
 from posenc import encoding, exercises, schemes
 from posenc.builder import sinusoidal_encoding
 
-# The columns that repeat within the table --------------------------------------------------------------------
+# The positions a table needs before half its columns turn (08, Exercise 1) -----------------------------------------
 
 
-def count_by_hand(d_model, max_sequence_length, base=10_000.0):
-    # A full turn fits within positions 0 to max_sequence_length - 1: the wavelength is at most the last position.
-    return sum(2 * math.pi * base ** ((j - j % 2) / d_model) <= max_sequence_length - 1 for j in range(d_model))
+def half_turn_by_hand(d_model, base=10_000.0):
+    # The fewest positions whose last position, length - 1, reaches the wavelength of each of the first half's columns.
+    wavelengths = [2 * math.pi * base ** ((j - j % 2) / d_model) for j in range(d_model)]
+    return next(length for length in range(2, 10**6)
+                if sum(w <= length - 1 for w in wavelengths) >= (d_model + 1) // 2)
 
 
-class TestRepeatingColumns:
-    def check(self, answer, **sizes):
-        return exercises.check_repeating_columns(answer, **{"d_model": 128, "max_sequence_length": 64, **sizes})
+class TestHalfTurnLength:
+    def check(self, answer, d_model=512, **kwargs):
+        return exercises.check_half_turn_length(answer, d_model=d_model, **kwargs)
+
+    @pytest.mark.parametrize("answer", [608, "608", 608.0, np.int64(608), torch.tensor(608)])
+    def test_the_answer_in_several_forms(self, answer):
+        assert half_turn_by_hand(512) == 608
+        feedback = self.check(answer)
+        assert feedback.correct and "turns once every 606.1 positions" in feedback.message, feedback.message
+
+    @pytest.mark.parametrize("d_model,base", [(512, 10_000.0), (128, 10_000.0), (6, 10_000.0), (8, 100.0), (7, 10.0)])
+    def test_the_accepted_length_is_the_length_by_hand(self, d_model, base):
+        expected = half_turn_by_hand(d_model, base)
+        assert self.check(expected, d_model=d_model, base=base).correct
+        assert not self.check(expected + 1, d_model=d_model, base=base).correct
 
     @pytest.mark.parametrize("answer,words", [
-        (64, "half of d_model = 128 (the number of sin/cos pairs) and also max_sequence_length"),
-        (0, "Column 0's wavelength is 2 pi = 6.28 positions"),
-        (58, "whose denominator"),        # 2 pi forgotten: denominators below 64
-        (17, "counts pairs"), (33, "counting from column 0"), (94, "do not make a full turn within"), (128, "Not every column"),
+        (606, "column 255's wavelength, 606.1 positions, as a whole number"),   # the wavelength rounded down
+        (607, "must fit between position 0 and the table's last position"),   # a turn given length steps
+        (97, "One turn takes 2π times the denominator"),                       # 2 pi forgotten: 10000^(254/512) = 96.5
+        (618, "puts the column, 255, in the exponent"),                        # 2 pi 10000^(255/512) = 617.1
+        (60612, "takes column 255 for pair 255"),                              # 2 pi 10000^(510/512) = 60611.5
     ])
     def test_each_mistake_is_named(self, answer, words):
         feedback = self.check(answer)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
-    def test_a_close_count_is_sent_to_a_computation_not_to_a_view(self):
-        # 08 asks at d_model = 512; the explorer's sliders stop at 256, so no view shows that case.
-        message = self.check(150, d_model=512, max_sequence_length=100).message
-        assert "You said 150" in message and "2 pi x 10,000^(2i/512)" in message and "view" not in message
+    def test_the_mistakes_rest_on_these_numbers(self):
+        assert round(2 * math.pi * 10_000 ** (254 / 512), 1) == 606.1
+        assert round(10_000 ** (254 / 512), 1) == 96.5
+        assert round(2 * math.pi * 10_000 ** (255 / 512), 1) == 617.1
+        assert round(2 * math.pi * 10_000 ** (510 / 512), 1) == 60611.5
 
-    def test_doubling_the_count_at_half_the_width_is_named(self):
-        # 08: the explorer's readout gives 78 at d_model = 256; doubling it gives 156, but the count at 512 is 154.
-        assert (count_by_hand(256, 100), count_by_hand(512, 100)) == (78, 154)
-        feedback = self.check(156, d_model=512, max_sequence_length=100)
-        assert feedback.status == "mistake" and "doubles the count at d_model = 256" in feedback.message, feedback.message
-        assert self.check(154, d_model=512, max_sequence_length=100).correct
+    @pytest.mark.parametrize("answer,words", [
+        (609, "256 of the 512 columns make a full turn: half, but fewer positions would do"),
+        (630, "258 of the 512 columns make a full turn: more than half"),   # pair 128, 628.3, fits too
+        (500, "244 of the 512 columns make a full turn, fewer than half"),
+        (0, "no table's number of positions"), (-3, "no table's number of positions"),
+    ])
+    def test_other_lengths_get_a_true_count(self, answer, words):
+        feedback = self.check(answer)
+        assert feedback.status == "wrong" and words in feedback.message, feedback.message
+        if answer > 0:
+            wavelengths = [2 * math.pi * 10_000 ** ((j - j % 2) / 512) for j in range(512)]
+            assert f"{sum(w <= answer - 1 for w in wavelengths)} of the 512" in feedback.message
 
-    def test_the_denominator_count_is_what_forgetting_2_pi_gives(self):
-        assert sum(10_000 ** ((j - j % 2) / 128) < 64 for j in range(128)) == 58
-
-    def test_pairs_and_positions_are_told_apart_when_they_differ(self):
-        assert "number of sin/cos pairs" in self.check(64, max_sequence_length=100).message
-        assert "the number of positions" in self.check(100, max_sequence_length=100).message
-
-    def test_no_wrong_answer_gives_the_count_away(self):
-        assert count_by_hand(128, 64) == 34
-        for answer in range(0, 200):
+    def test_no_wrong_answer_gives_the_length_away(self):
+        for answer in range(0, 1000):
             feedback = self.check(answer)
-            assert feedback.correct == (answer == 34)
-            if answer != 34:
-                assert not re.search(r"\b34\b", feedback.message), (answer, feedback.message)
+            assert feedback.correct == (answer == 608)
+            if answer != 608:
+                assert not re.search(r"\b608\b", feedback.message), (answer, feedback.message)
 
-    def test_the_fallback_says_which_way_and_what_to_count(self):
-        assert "too many" in self.check(50).message and "at most 63 positions" in self.check(50).message
-        assert "too few" in self.check(20).message
+    @pytest.mark.parametrize("answer", [None, 6.5, "x", [608], float("nan")])
+    def test_anything_else_is_not_attempted_or_wrong(self, answer):
+        assert self.check(answer).status in ("not attempted", "wrong")
 
-    @pytest.mark.parametrize("d_model,length,base", [(128, 64, 10_000.0), (128, 64, 10.0), (6, 10, 10_000.0),
-                                                     (7, 1000, 100.0), (512, 2048, 10_000.0)])
-    def test_the_accepted_count_is_the_count_by_hand(self, d_model, length, base):
-        expected = count_by_hand(d_model, length, base)
-        assert exercises.check_repeating_columns(expected, d_model=d_model, max_sequence_length=length,
-                                                 base=base).correct
-        assert not exercises.check_repeating_columns(expected + 1, d_model=d_model, max_sequence_length=length,
-                                                     base=base).correct
 
-    def test_the_notebooks_answer(self):
-        assert count_by_hand(128, 64) == 34
-
-    def test_a_turn_that_takes_max_sequence_length_steps_is_named(self):
-        # At base 19.95 (the explorer's stop nearest 20), 100 positions: columns 118 and 119 turn once every 99.2
-        # positions, within 0 to 99; columns 120 and 121 take 99.x < 100 steps, more than the table's 99.
-        assert (count_by_hand(128, 100, 19.95), sum(2 * math.pi * 19.95 ** ((j - j % 2) / 128) < 100
-                                                    for j in range(128))) == (118, 120)
-        assert self.check(118, max_sequence_length=100, base=19.95).correct
-        feedback = self.check(120, max_sequence_length=100, base=19.95)
-        assert feedback.status == "mistake" and "last position, 99" in feedback.message, feedback.message
-
-    def test_the_other_base_is_named(self):
-        feedback = exercises.check_repeating_columns(34, d_model=128, max_sequence_length=64, base=10.0)
-        assert feedback.status == "mistake" and "base 10,000" in feedback.message
+def test_show_half_turn_lengths_waits_for_a_judged_prediction(capsys):
+    exercises.show_half_turn_lengths(None, d_models=(512,))
+    assert "positions needed" not in capsys.readouterr().out
+    exercises.check_half_turn_length(608, d_model=512)
+    exercises.show_half_turn_lengths(608, d_models=(128, 256, 512))
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split() for line in lines[1:4]] == [["128", "63", "544.1", "546", "628.3"],
+                                                     ["256", "127", "584.7", "586", "628.3"],
+                                                     ["512", "255", "606.1", "608", "628.3"]]
+    assert [half_turn_by_hand(d) for d in (128, 256, 512)] == [546, 586, 608]
+    # Column d_model / 2 is in pair d_model / 4, where 2i/d_model = 1/2: 2 pi 10000^(1/2) = 628.3.
+    assert "2i/d_model = 1/2" in lines[4] and "= 628.3 positions" in lines[4] and round(200 * math.pi, 1) == 628.3
 
 
 # Where a column first turns negative (03, Exercise 1) -------------------------------------------------------
@@ -703,20 +706,30 @@ def test_show_column_prints_the_column_without_the_line_that_computes_it(capsys)
     assert len(values) == 20 and min(p for p, v in enumerate(values) if v < 0) == 16
 
 
-# The explore notebook's Exercise 2: whether the position least like 10 moves at base 20 ---------------------------------
+# The explore notebook's Exercise 2: the largest base at which the position least like 10 leaves the end ------------
 
 
-def test_least_like_at_base_twenty_accepts_b_and_names_the_wrong_choice():
-    for right in ("b", " B ", "(b)", "b.", "'b'", "B)"):
-        feedback = exercises.check_least_like_at_base_twenty(right)
-        # The mechanism, not the position: the table after it shows 39.
-        assert feedback.correct and "down to -10.81, its lowest point in the table" in feedback.message, feedback.message
-        assert "still falling" in feedback.message and "39" not in feedback.message
-    feedback = exercises.check_least_like_at_base_twenty("a")
-    assert feedback.status == "mistake" and "one pair of 64" in feedback.message and "The answer is 'b'" in feedback.message
-    assert exercises.check_least_like_at_base_twenty(None).status == "not attempted"
-    feedback = exercises.check_least_like_at_base_twenty("c")
-    assert feedback.status == "wrong" and "Expected one of 'a', 'b', got" in feedback.message, feedback.message
+@pytest.mark.parametrize("right", ["30", 30, 30.0, " 30 ", "(30)", np.int64(30), torch.tensor(30.0)])
+def test_least_alike_leaves_the_end_accepts_30_in_several_forms(right):
+    feedback = exercises.check_least_alike_leaves_the_end(right)
+    # The mechanism, not the position: the table after it shows 57.
+    assert feedback.correct and "still falling at 63" in feedback.message and "57" not in feedback.message, feedback.message
+
+
+@pytest.mark.parametrize("wrong,words", [(10_000, "at base 10,000 the position least like 10 is the last one, 63"),
+                                         ("10,000", "at base 10,000"), ("10_000", "at base 10,000"),
+                                         (100, "at base 100 the position least like 10 is still the last one"),
+                                         (19.95, "it already moved at a larger base")])
+def test_least_alike_leaves_the_end_names_each_wrong_base(wrong, words):
+    feedback = exercises.check_least_alike_leaves_the_end(wrong)
+    assert feedback.status == "mistake" and words in feedback.message and "The answer is '30'" in feedback.message
+
+
+@pytest.mark.parametrize("other", ["a", 20, 10, "c", [30]])
+def test_least_alike_leaves_the_end_refuses_what_is_no_option(other):
+    feedback = exercises.check_least_alike_leaves_the_end(other)
+    assert feedback.status == "wrong" and "Expected one of '10000', '100', '30', '19.95'" in feedback.message
+    assert exercises.check_least_alike_leaves_the_end(None).status == "not attempted"
 
 
 def least_like_ten(base, d_model=128, positions=64):
@@ -725,65 +738,25 @@ def least_like_ten(base, d_model=128, positions=64):
     return int(row.argmin()), float(row.min())
 
 
-def test_least_like_at_base_twenty_states_what_the_tables_show():
+def test_least_alike_states_what_the_tables_show():
     longest = {base: 2 * math.pi * base ** (126 / 128) for base in (10_000, 30, 19.95, 10)}
     assert [round(longest[b], 1) for b in (30, 19.95, 10)] == [178.7, 119.6, 60.6]
     # All pairs: the last row at base 10,000 (and 100), then the lowest point comes sooner as the base falls.
     assert [least_like_ten(base)[0] for base in (10_000, 100, 30, 19.95, 10)] == [63, 63, 57, 39, 27]
-    assert round(least_like_ten(19.95)[1], 2) == -10.81
-    # The slowest pair alone is lowest half a turn on: 59.8 positions from 10 at base 19.95, past the last position, 63.
-    assert round(longest[19.95] / 2, 1) == 59.8 and 10 + longest[19.95] / 2 > 63
-    # At offset 29, 40 of the 64 pairs' cosines are negative at once.
-    frequencies = 19.95 ** (-np.arange(0, 128, 2) / 128)
-    assert int((np.cos(29 * frequencies) < 0).sum()) == 40
+    # At base 30 the slowest pair alone is lowest half a turn on, 89.4 positions from 10: past the last position, 63.
+    assert 10 + longest[30] / 2 > 63
 
 
 def test_show_least_alike_waits_for_a_judged_prediction_then_prints_the_slider_stop(capsys):
     exercises.show_least_alike(None, bases=(19.95,))
     assert "position least like" not in capsys.readouterr().out
-    exercises.check_least_like_at_base_twenty("b")
-    exercises.show_least_alike("b", bases=(10_000, 19.95, 10))
+    exercises.check_least_alike_leaves_the_end(30)  # a number, as the notebook's solution writes it
+    exercises.show_least_alike(30, bases=(10_000, 19.95, 10))
     lines = capsys.readouterr().out.splitlines()
     assert "position least like 10" in lines[0] and "by the slowest pair alone" in lines[1]
     # base, longest wavelength, least like 10 by the slowest pair alone (half its turn past 10, or the end), by all pairs
     assert [line.split() for line in lines[2:]] == [["10,000", "54410.1", "63", "63"], ["19.95", "119.6", "63", "39"],
                                                     ["10", "60.6", "40", "27"]]
-
-
-def test_repeating_columns_names_four_times_the_quarter_count_and_an_odd_count():
-    # 40 columns turn at d_model = 128; 4 x 40 = 160 is the likely scaling slip at 512 (the answer is 154).
-    assert "four times the count at d_model = 128" in exercises.check_repeating_columns(
-        160, d_model=512, max_sequence_length=100).message
-    for odd in (155, 157):
-        assert "the count is even" in exercises.check_repeating_columns(odd, d_model=512, max_sequence_length=100).message
-    assert exercises.check_repeating_columns("154", d_model=512, max_sequence_length=100).correct
-
-
-@pytest.mark.parametrize("answer", [154, "154", 154.0, np.int64(154), torch.tensor(154)])
-def test_repeating_columns_praises_the_count_with_the_columns_either_side_of_the_line(answer):
-    feedback = exercises.check_repeating_columns(answer, d_model=512, max_sequence_length=100)
-    assert feedback.correct and feedback.message.startswith(
-        "Correct. Column 153 turns once every 96.8 positions. Column 154 turns once every 100.3 positions."), feedback.message
-
-
-@pytest.mark.parametrize("answer,width", [(78, 256), (40, 128)])
-def test_repeating_columns_names_the_explorers_readouts(answer, width):
-    # The explorer's wavelengths view stops at d_model = 256: its readouts there and at 128 are the likely slips.
-    assert count_by_hand(width, 100) == answer
-    feedback = exercises.check_repeating_columns(answer, d_model=512, max_sequence_length=100)
-    assert feedback.status == "mistake" and f"That is the count at d_model = {width}. The question asks about d_model = 512." \
-        in feedback.message, feedback.message
-
-
-def test_show_turning_columns_waits_for_a_judged_prediction(capsys):
-    exercises.show_turning_columns(None, d_models=(512,), max_sequence_length=100)
-    assert "share" not in capsys.readouterr().out
-    exercises.check_repeating_columns(154, d_model=512, max_sequence_length=100)
-    exercises.show_turning_columns(154, d_models=(128, 512), max_sequence_length=100)
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[1].split() == ["128", "40", "0.312"] and lines[2].split() == ["512", "154", "0.301"]
-    # The share's limit: 2i/d_model <= log(99 / 2 pi) / log(10000).
-    assert "= 0.299" in lines[3] and round(math.log(99 / (2 * math.pi)) / math.log(10_000), 3) == 0.299
 
 
 def test_rope_self_score_peak_accepts_c_and_says_only_true_things_about_a():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from ..schemes import rotation_matrix
-from .feedback import Feedback
+from .feedback import Feedback, as_number
 from .predictions import check_choice
 
 __all__ = [
@@ -20,7 +20,7 @@ __all__ = [
     "check_embedding_factor",
     "check_every_score_plus_five",
     "check_half_turned_heads",
-    "check_least_like_at_base_twenty",
+    "check_least_alike_leaves_the_end",
     "check_loftr_turning_pairs",
     "check_llama_4_rule",
     "check_rope_in_a_packed_row",
@@ -70,21 +70,33 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
                         question="the average of the outputs, shuffled")
 
 
-_LEAST_LIKE_AT_BASE_TWENTY = {
-    "a": "The slowest pair does not set the least-alike position alone. It is one pair of 64.",
-    "b": "At base 19.95 the other pairs turn much faster than at base 10,000. At offset 29 enough of them are negative "
-         "at once to pull the sum down to -10.81, its lowest point in the table. The slowest pair alone is still "
-         "falling at offset 29; the other pairs set the minimum.",
+_LEAST_ALIKE_LEAVES_THE_END = {
+    "10000": "at base 10,000 the position least like 10 is the last one, 63.",
+    "100": "at base 100 the position least like 10 is still the last one, 63.",
+    "30": "At base 30 the slowest pair turns once every 178.7 positions, so alone it is still falling at 63. But the "
+          "faster pairs now turn quickly enough to pull the sum lower at a position inside the table.",
+    "19.95": "at base 19.95 the position least like 10 is no longer 63, but it already moved at a larger base.",
 }
 
 
-def check_least_like_at_base_twenty(answer: object) -> Feedback:
-    """A multiple choice: at base 19.95, the slider's stop nearest 20 (d_model = 128, 64 positions), whether the
-    position least like position 10 stays the last one, 63, as the slowest pair alone would have it (its cosine is
-    lowest half a turn on, 59.8 positions, past the table), or moves in."""
-    return check_choice(answer, options=_LEAST_LIKE_AT_BASE_TWENTY, correct="b",
-                        question="whether the position least like 10 moves at base 19.95 (d_model=128, 64 positions)")
+def as_base_choice(answer: object) -> object:
+    """The option a base names ("10,000", 10_000 and 1e4 all name "10000"), or the answer itself if it names none: the
+    checker below and the run after it (`show_least_alike`) read a base alike."""
+    if isinstance(answer, str):
+        answer = answer.strip(" ()[]'\".").replace(",", "").replace("_", "") or answer
+    number = as_number(answer)
+    if number is None:
+        return answer
+    return next((key for key in _LEAST_ALIKE_LEAVES_THE_END if abs(float(key) - number) < 1e-9), answer)
 
+
+def check_least_alike_leaves_the_end(answer: object) -> Feedback:
+    """A multiple choice (d_model = 128, 64 positions): of the bases 10,000, 100, 30 and 19.95 (the slider's stop
+    nearest 20), the largest at which the position least like position 10 is no longer the last one, 63. A base may be
+    given as a number or as text ("10,000", "10_000")."""
+    return check_choice(as_base_choice(answer), options=_LEAST_ALIKE_LEAVES_THE_END, correct="30",
+                        question="the largest base at which the position least like 10 leaves the end (d_model=128, "
+                                 "64 positions)")
 
 
 _SHIFT_BACK = {

@@ -1,6 +1,6 @@
 """Checkers for the wavelengths and relative positions: the first position where a column is negative, a function
-for any column's wavelength, a function for the last column that completes a full turn within a table, the columns
-that make a full turn within a table, the shift as a rotation."""
+for any column's wavelength, a function for the last column that completes a full turn within a table, the positions a
+table needs before half its columns make a full turn, the shift as a rotation."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from .. import encoding as steps
 from .._checks import check_base, check_size
 from .._provenance import calls_any
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
+from .choices import as_base_choice
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -27,8 +28,8 @@ from .feedback import (
 )
 from .predictions import predicted
 
-__all__ = ["check_first_negative", "check_last_full_turn_function", "check_repeating_columns", "show_column",
-           "show_least_alike", "show_turning_columns"]
+__all__ = ["check_first_negative", "check_half_turn_length", "check_last_full_turn_function", "show_column",
+           "show_half_turn_lengths", "show_least_alike"]
 
 
 @exercise("where a column first turns negative", prediction=True)
@@ -131,23 +132,23 @@ def _column_wavelengths(d_model: int, base: float) -> torch.Tensor:
     return (2 * math.pi / frequencies(d_model=d_model, base=base)).repeat_interleave(2)[:d_model]
 
 
-def show_turning_columns(prediction: object, *, d_models: tuple[int, ...], max_sequence_length: int) -> None:
-    """Print, for each d_model, how many columns make a full turn within positions 0 to max_sequence_length - 1, and
-    their share, then the share's limit as d_model grows: the run after the full-turn count prediction. It holds the
+def show_half_turn_lengths(prediction: object, *, d_models: tuple[int, ...]) -> None:
+    """Print, for each d_model, the last column of the first half, its wavelength and the fewest positions for half the
+    columns to make a full turn, then the next column's wavelength: the run after the half-turn prediction. It holds the
     line that would compute the answer, so it prints only once a checker has judged `prediction` (see `predicted`)."""
     if not predicted(prediction):
         return
-    max_sequence_length = check_size("max_sequence_length", max_sequence_length, minimum=2, maximum=10**9)
-    last = max_sequence_length - 1
-    header = f"columns that turn within positions 0 to {last}"
-    print(f"d_model   {header}   share")
+    header = ["d_model", "last column of the first half", "its wavelength", "positions needed", "next column's wavelength"]
+    print("   ".join(header))
+    widths = [len(name) for name in header]
     for d_model in d_models:
-        d_model = check_size("d_model", d_model, maximum=100_000)
-        count = int((_column_wavelengths(d_model, DEFAULT_BASE) <= last).sum())
-        print(f"{d_model:7}   {count:^{len(header)}}   {count / d_model:.3f}")
-    limit = math.log(last / (2 * math.pi)) / math.log(DEFAULT_BASE)
-    print(f"Pair i turns when 2π · 10000^(2i/d_model) <= {last}, that is when 2i/d_model <= log({last} / 2π) / "
-          f"log(10000) = {limit:.3f}.\nSo the share tends to {limit:.3f} as d_model grows.")
+        d_model = check_size("d_model", d_model, minimum=4, maximum=100_000)
+        half, needed, wavelength = _half_turn_length(d_model, DEFAULT_BASE)
+        cells = [d_model, half - 1, f"{wavelength:.1f}", needed, f"{float(_column_wavelengths(d_model, DEFAULT_BASE)[half]):.1f}"]
+        print("   ".join(f"{cell:>{width}}" for cell, width in zip(cells, widths)))
+    if all(d_model % 4 == 0 for d_model in d_models):
+        print("The next column is in pair d_model / 4, where 2i/d_model = 1/2. It turns once every 2π · 10000^(1/2) = "
+              f"{2 * math.pi * DEFAULT_BASE ** 0.5:.1f} positions, at every d_model above.")
 
 
 def show_least_alike(prediction: object, *, bases: tuple[float, ...], position: int = 10, d_model: int = 128,
@@ -155,8 +156,8 @@ def show_least_alike(prediction: object, *, bases: tuple[float, ...], position: 
     """Print, for each base, the longest wavelength, the position least like `position` by the slowest pair alone
     (the smallest cos(w (q - position)) for its w), and by all pairs (the smallest dot product PE[q] . PE[position]):
     the run after the least-alike prediction. It holds the lines that would compute the answer, so it prints only once
-    a checker has judged `prediction` (see `predicted`)."""
-    if not predicted(prediction):
+    a checker has judged `prediction` (see `predicted`). A base is read as its checker reads it."""
+    if not predicted(as_base_choice(prediction)):
         return
     alone, together = "by the slowest pair alone", "by all pairs"
     print(f"{'':6}   {'':18}   position least like {position}")
@@ -244,86 +245,61 @@ def check_last_full_turn_function(function: object) -> Feedback:
     return Feedback(WRONG, "Not the last column.")  # not reached: some case differs
 
 
-@exercise("columns that make a full turn within max_sequence_length positions", prediction=True)
-def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_length: int,
-                            base: float = DEFAULT_BASE) -> Feedback:
-    """How many of d_model columns make a full turn within positions 0 to max_sequence_length - 1: their wavelength
-    at `base` is at most max_sequence_length - 1 positions. In the explorer's wavelengths view, the dots on or below the
-    dashed line at the last position."""
-    d_model = check_size("d_model", d_model, maximum=100_000)
-    max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=10**9)
+def _half_turn_length(d_model: int, base: float) -> tuple[int, int, float]:
+    """(h, the fewest positions, w): half the columns, h = ceil(d_model / 2), make a full turn within positions 0 to
+    max_sequence_length - 1 once the last position reaches w, the wavelength of column h - 1 (the slowest of them)."""
+    half = (d_model + 1) // 2
+    wavelength = float(_column_wavelengths(d_model, base)[half - 1])
+    return half, math.ceil(wavelength) + 1, wavelength
+
+
+@exercise("positions a table needs before half its columns make a full turn", prediction=True)
+def check_half_turn_length(answer: int | None, *, d_model: int, base: float = DEFAULT_BASE) -> Feedback:
+    """The fewest positions, max_sequence_length, a table needs so that half of its d_model columns make a full turn
+    within positions 0 to max_sequence_length - 1: the slowest of columns 0 to d_model / 2 - 1 has a wavelength of at
+    most the last position. The usual mistakes are named (tests/test_checkers_encoding.py lists them)."""
+    d_model = check_size("d_model", d_model, minimum=2, maximum=100_000)
     base = check_base("base", base)
-    last = max_sequence_length - 1
-
-    def column_wavelengths(at_base: float) -> torch.Tensor:
-        return _column_wavelengths(d_model, at_base)
-
-    def count(at_base: float) -> int:
-        return int((column_wavelengths(at_base) <= last).sum())
-
-    def count_at_width(width: int) -> int:
-        # The same count at another d_model (the explorer's slider stops at 256).
-        return int((_column_wavelengths(width, base) <= last).sum())
-
-    lengths = column_wavelengths(base)
-    expected = count(base)
+    half, expected, wavelength = _half_turn_length(d_model, base)
+    column, pair = half - 1, (half - 1) // 2
+    lengths = _column_wavelengths(d_model, base)
     if answer is None:
-        return not_attempted("a number of columns")
+        return not_attempted("a number of positions")
     number = as_count(answer)
     if number is None:
-        return Feedback(WRONG, f"Expected a whole number of columns, got {describe(answer)}.", readable=False)
+        return Feedback(WRONG, f"Expected a whole number of positions, got {describe(answer)}.", readable=False)
     if number == expected:
-        edge = [f" Column {j} turns once every {float(lengths[j]):,.1f} positions." for j in (expected - 1, expected)
-                if 0 <= j < d_model]
-        return Feedback(CORRECT, "Correct." + "".join(edge))
-    what_to_count = (f"count the columns whose wavelength, 2 pi x {base:,g}^(2i/{d_model}), is at most {last} "
-                     f"positions, the table's last position")
-    pairs, positions = d_model // 2, max_sequence_length
+        return Feedback(CORRECT, f"Correct: {expected}. Half of {d_model} columns is columns 0 to {column}. The last of "
+                                 f"them, in pair {pair}, turns once every {wavelength:.1f} positions, so the table's last "
+                                 f"position must be at least {expected - 1}.")
+
+    def near(value: float) -> set[int]:
+        return {math.floor(value), math.ceil(value), math.ceil(value) + 1}
+
+    denominator = base ** (2 * pair / d_model)
     mistakes = [
-        (f"A full turn must fit between position 0 and the last position, {last}. You counted the wavelengths shorter "
-         f"than {max_sequence_length}.", int((lengths < max_sequence_length).sum())),
-        (f"That doubles the count at d_model = {d_model // 2}, which is close but not exact. d_model = {d_model} has "
-         f"one more pair between every two pairs of d_model = {d_model // 2}, and the last of them may fall on either "
-         f"side of the line: {what_to_count}.", lambda: 2 * count_at_width(d_model // 2) if d_model >= 4 else None),
-        (f"That is four times the count at d_model = {d_model // 4}, which is close but not exact: the count grows a "
-         f"little slower than d_model: {what_to_count}.", lambda: 4 * count_at_width(d_model // 4) if d_model >= 8 else None),
-        ("That counts pairs: a sin column and its cos partner share one wavelength, so every pair that turns is "
-         "two columns.", expected // 2 if expected > 1 else None),
-        ("That is the number of the last column that turns in time; counting from column 0, there is one column more.",
-         expected - 1),
-        (f"That is the count at d_model = {d_model // 2}. The question asks about d_model = {d_model}.",
-         lambda: count_at_width(d_model // 2) if d_model >= 4 else None),
-        (f"That is the count at d_model = {d_model // 4}. The question asks about d_model = {d_model}.",
-         lambda: count_at_width(d_model // 4) if d_model >= 8 else None),
-        ("Those are the columns that do not make a full turn within the table.", d_model - expected),
-        (f"Not every column: at base {base:,g} the slowest columns make one turn only after about {float(lengths[-1]):,.0f} "
-         f"positions, beyond the table's last position, {last}.", d_model),
-        (f"Not a single column? Column 0's wavelength is 2 pi = 6.28 positions, less than the table's last position, "
-         f"{last}: its stripes come back down the heatmap's left edge.", 0 if lengths[0] <= last else None),
-        (f"{pairs} is half of d_model = {d_model} (the number of sin/cos pairs) and also max_sequence_length (the "
-         f"number of positions); the count asked for is neither: {what_to_count}.",
-         pairs if pairs == positions else None),
-        (f"{pairs} is the number of sin/cos pairs, half of d_model = {d_model}; not every pair makes a full turn within the "
-         f"table: {what_to_count}.", pairs if pairs > 0 else None),
-        (f"{positions} is max_sequence_length, the number of positions; the question counts columns: {what_to_count}.",
-         positions),
-        (f"That counts the columns whose denominator, {base:,g}^(2i/{d_model}), is at most {last}: "
-         "sin(pos / denominator) makes one turn as pos grows by 2 pi x denominator, so compare the wavelength, 2 pi times "
-         "the denominator.", lambda: int((lengths / (2 * math.pi) <= last).sum())),
-    ] + [(f"That is the count at base {other:,g}; this question asks about base {base:,g}.", lambda other=other: count(other))
-         for other in (10.0, DEFAULT_BASE) if other != base]
-    mistake = first_mistake(lambda value: number == value != expected, mistakes)
+        (f"That is column {column}'s wavelength, {wavelength:.1f} positions, as a whole number. A full turn must fit "
+         "between position 0 and the table's last position, max_sequence_length - 1.",
+         {math.floor(wavelength), math.ceil(wavelength)}),
+        (f"That is near column {column}'s denominator, {base:,g}^({2 * pair}/{d_model}) = {denominator:.1f}. One turn "
+         "takes 2π times the denominator.", near(denominator)),
+        (f"That puts the column, {column}, in the exponent. Columns 2i and 2i + 1 share pair i's "
+         f"{base:,g}^(2i/{d_model}), and column {column} is in pair {pair}.",
+         near(2 * math.pi * base ** (column / d_model)) if column % 2 else set()),
+        (f"That takes column {column} for pair {column}. Column {column} is in pair {pair}, with "
+         f"2i = {2 * pair}.", near(2 * math.pi * base ** (2 * column / d_model)) if column else set()),
+    ]
+    mistake = first_mistake(lambda values: number in values and number != expected, mistakes)
     if mistake:
         return mistake
-    if number % 2 and not expected % 2 and abs(number - expected) <= 4:
-        return Feedback(WRONG, f"You said {number}, which is close but odd. A sin column and its cos partner share one "
-                               "wavelength, so the columns that turn come in pairs and the count is even.")
-    if abs(number - expected) <= 4:
-        return Feedback(WRONG, f"You said {number}, which is close. Compute the wavelength 2 pi x {base:,g}^(2i/{d_model}) "
-                               f"of each pair and count the pairs whose wavelength is at most {last}. Both columns of a pair "
-                               "count, since they share one wavelength.")
-    if not 0 <= number <= d_model:
-        return Feedback(WRONG, f"You said {number}; the table has {d_model} columns, so the count is between 0 and "
-                               f"{d_model}: {what_to_count}.")
-    return Feedback(WRONG, f"You said {number}, which is too {'many' if number > expected else 'few'}: "
-                           f"{what_to_count}.")
+    if number < 1 or number > 10**12:
+        return Feedback(WRONG, f"You said {number}, which is no table's number of positions. Find the slowest of the "
+                               f"first {half} columns, then the fewest positions whose last position reaches its "
+                               "wavelength.")
+    turned = int((lengths <= number - 1).sum())
+    if turned >= half:
+        more = "more than half" if turned > half else "half, but fewer positions would do"
+        return Feedback(WRONG, f"With {number} positions, {turned} of the {d_model} columns make a full turn: {more}.")
+    return Feedback(WRONG, f"With {number} positions, {turned} of the {d_model} columns make a full turn, fewer than "
+                           f"half. Find the slowest of the first {half} columns, then the fewest positions whose last "
+                           "position reaches its wavelength.")

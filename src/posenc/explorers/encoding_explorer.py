@@ -141,6 +141,9 @@ class EncodingExplorer(anywidget.AnyWidget):
             table = sinusoidal_encoding(max_sequence_length=L, d_model=d, base=self.base)
             title = None if self.compare_layouts else f"PE: {L} positions x d_model = {d}, base = {readable(self.base)}"
             fig = plots.encoding_heatmap(table, title=title, compare_layouts=self.compare_layouts, annotate=False)
+            if self.compare_layouts:  # the page's title and colour bar, as in the heatmap alone
+                fig.axes[1].set_title("concatenated: sines, then cosines", fontsize=10)
+                fig.axes[-1].set_ylabel("PE(pos, j)")
             sines = (d + 1) // 2
             columns = [j, sines + j // 2 if j % 2 else j // 2] if self.compare_layouts else [j]
             for ax, column in zip(fig.axes, columns):  # the chosen row and column, marked as the page marks them
