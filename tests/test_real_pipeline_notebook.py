@@ -33,7 +33,7 @@ def test_position_ids_from_the_mask_are_correct():
     def mine(mask):
         return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
     feedback = exercises.check_position_ids(mine, attention_mask=LEFT_PADDED)
-    assert feedback.status == "correct" and "its row alone" in feedback.message, feedback.message
+    assert feedback.status == "correct" and "masks of the checker's own" in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize("answer", [position_ids, lambda mask: position_ids(mask) + 0,
@@ -539,6 +539,31 @@ def test_colour_by_word_gives_a_word_one_colour_in_every_row():
     row_0, row_1 = boxes[:9], boxes[9:]
     assert row_0[0] == row_1[-1] and row_0[3] == row_1[5] and row_0[5] == row_1[1]  # Grant, is, friend
     assert len({row_0[0], row_0[3], row_0[4], row_0[5]}) == 4  # four words, four colours
+
+
+def test_without_colour_by_word_every_box_has_one_colour():
+    # Colour means one thing in notebook 15's two subword figures: the same word. Without colour_by_word, it means nothing.
+    fig = FIGURES["subword_figure"]()
+    assert len({patch.get_facecolor() for patch in fig.axes[0].patches}) == 1
+
+
+def test_the_position_ids_figure_names_a_bare_space():
+    words = [["␣" if s == 3 else f"w{s}" for s in range(LEFT_PADDED.shape[1])] for b in range(LEFT_PADDED.shape[0])]
+    fig = plots.position_ids_figure({"ids": position_ids(LEFT_PADDED)}, attention_mask=LEFT_PADDED, tokens=words)
+    assert not check_figure(fig)
+    assert sum(t.get_text().startswith("␣\n(space)\n") for t in fig.axes[0].texts) == int(LEFT_PADDED[:, 3].sum())
+
+
+def test_exercise_3s_rope_table_is_computed_only_after_the_prediction():
+    # Notebook 15 prints the sinusoid's packing table before Exercise 3; the RoPE one, its answer, only in the reveal.
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "notebooks" / "15_real_pipeline.ipynb"
+    sources = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    exercise = next(k for k, text in enumerate(sources) if text.startswith("my_packing_choice = None"))
+    before = [text for text in sources[:exercise] if "packing_differences" in text]
+    assert before and all('["sinusoid"]' in text and "RoPE" not in text for text in before)
 
 
 def test_a_difference_below_the_floor_gets_no_bar_and_says_so():

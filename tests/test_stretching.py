@@ -57,8 +57,11 @@ def test_every_stretching_figure_is_drawn_here():
 
 def test_the_rules_keep_their_colours():
     fig = plots.frequency_ratios(PLAIN, RULES, factor=4)
-    colours = {line.get_label(): line.get_color() for line in fig.axes[0].lines if not line.get_label().startswith("_")}
+    colours = {line.get_label().split(" (pale band")[0]: line.get_color() for line in fig.axes[0].lines
+               if not line.get_label().startswith("_")}
     assert colours == {plots.frequencies.RULE_NAMES[rule]: plots.SCHEME_COLOURS[rule] for rule in RULES}
+    # PI's pale band lies under every rule that divides by s, and its legend entry says so.
+    assert "PI (pale band, under\nthe others at 1/4)" in [line.get_label() for line in fig.axes[0].lines]
 
 
 def test_the_papers_ramp_is_drawn_apart_from_the_codes_and_named_apart():

@@ -97,8 +97,7 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
     if (library := _borrowed(lambda: [run_learner(answer, case.clone()) for case in cases])):
         return Feedback(MISTAKE, f"Right ids, but through {library}. The exercise asks you to write them from "
                                  "attention_mask yourself, with a running sum along each row.")
-    return Feedback(CORRECT, f"Correct on the batch and on {len(_POSITION_CASES)} masks of the checker's own. Each "
-                             "real token gets the position it has in its row alone.")
+    return Feedback(CORRECT, f"Correct on the batch and on {len(_POSITION_CASES)} masks of the checker's own.")
 
 
 def _judge_position_ids(answer: object, mask: torch.Tensor, max_sequence_length: int) -> Feedback:
@@ -305,8 +304,8 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own. The new tokens sit "
                              f"at {_rows(new)}, row by row.{rows}{through} "
                              "The cached loop against the full pass: "
-                             f"{'equal' if difference < 1e-5 else f'{difference:.2g}'}. transformers' generate reaches "
-                             "the same positions: it takes the prompt's position ids from the mask, then adds 1 per step.")
+                             f"{'equal' if difference < 1e-5 else f'{difference:.2g}'}. transformers' generate does the "
+                             "same: at each step it adds 1 to the last position id.")
 
 
 # Keys of the checker's own, (n, d), so that keys typed for the notebook's cache cannot pass.
@@ -400,8 +399,7 @@ def _check_read_cache(answer: object, *, keys: torch.Tensor) -> Feedback:
                                  "rotate_pairs. The cache already holds each key turned by its position: read the "
                                  "keys as they are, with no new turn.")
     return Feedback(CORRECT, f"Correct on this cache and on {len(_KEY_CASES)} of the checker's own: key j turned "
-                             "once, by position j. The cache holds keys already turned, so a step reads them as they are. "
-                             "transformers caches turned keys too: each key is turned once, not at every step.")
+                             "once, by position j, when it is cached. transformers caches turned keys too.")
 
 
 def _judge_cached_keys(answer: object, raw: torch.Tensor) -> Feedback:

@@ -21,6 +21,7 @@ __all__ = ["subword_figure", "position_ids_figure", "packed_mask_figure", "diffe
 PADDING_GREY = "#DDDDDD"
 # Light tints of Okabe-Ito's colours, for boxes with black text on them.
 TINTS = ("#F5D08A", "#A9D8F3", "#8ED3BE", "#8CB8D9", "#EEA77A", "#E5B9D3")
+PLAIN_TINT = "#E4EAF1"  # one colour for every box, when colour means nothing
 
 
 def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str, colour_by_word: bool = False) -> Figure:
@@ -28,10 +29,11 @@ def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str,
 
     `sentences` maps a row's label (the sentence, or "words" / "pieces") to its words, each
     word the list of pieces a tokenizer cut it into; a word in one piece is a list of one.
-    The pieces of one word share a colour and a bracket, so a word of three pieces is seen
-    to take three positions. Up to 6 rows of 40 pieces fit on a page. With `colour_by_word`, a word's
-    colour follows the word itself (case and spaces aside), so the same word matches across rows;
-    with more than 6 different words, colours repeat.
+    The pieces of one word share a bracket, so a word of three pieces is seen to take three
+    positions. Up to 6 rows of 40 pieces fit on a page. Every box has one plain colour, unless
+    `colour_by_word`: then a word's colour follows the word itself (case and spaces aside), so the
+    same word matches across rows, and a colour never means anything else; with more than 6
+    different words, colours repeat.
     """
     rows = {label: [list(word) for word in words] for label, words in sentences.items()}
     widest = max(sum(len(word) for word in words) for words in rows.values())
@@ -42,9 +44,9 @@ def subword_figure(sentences: dict[str, Sequence[Sequence[str]]], *, title: str,
     for r, (label, words) in enumerate(rows.items()):
         y = -1.6 * r
         position = 0
-        for w, word in enumerate(words):
+        for word in words:
             start = position
-            colour = TINTS[w % len(TINTS)]
+            colour = PLAIN_TINT
             if colour_by_word:
                 colour = word_colours.setdefault("".join(word).strip().lower(), TINTS[len(word_colours) % len(TINTS)])
             for piece in word:
@@ -95,9 +97,12 @@ def position_ids_figure(panels: dict[str, torch.Tensor], *, attention_mask: torc
                 colour = colours[value % len(colours)] if real else PADDING_GREY
                 ax.add_patch(Rectangle((s - 0.47, b - 0.42), 0.94, 0.84, facecolor=colour, edgecolor="white",
                                        alpha=1.0 if real else 0.9))
-                text = str(value) if tokens is None else f"{shorten(str(tokens[b][s]), 6)}\n{value}"
+                token = None if tokens is None else str(tokens[b][s])
+                # A bare space is easy to miss: named under its glyph.
+                token = "␣\n(space)" if token in ("␣", " ") else token if token is None else shorten(token, 6)
+                text = str(value) if token is None else f"{token}\n{value}"
                 ax.text(s, b, text if real else f"pad\n{value}", ha="center", va="center",
-                        fontsize=8 if real else 7.5, color="black" if real else "#333333")
+                        fontsize=(7 if text.count("\n") > 1 else 8) if real else 7.5, color="black" if real else "#333333")
         ax.set_xlim(-0.6, seq - 0.4)
         ax.set_ylim(batch - 0.5, -0.5)
         ax.set_xticks(range(seq))

@@ -88,7 +88,10 @@ def frequency_ratios(plain: Sequence[float], scaled: dict[str, Sequence[float]],
     ax = fig.add_subplot()
     for k, (rule, values) in enumerate(rules.items()):
         style = _style(rule, k) | RATIO_LINES.get(rule, {})
-        ax.plot(range(len(theta)), [v / t for v, t in zip(values, theta)], label=RULE_NAMES.get(rule, rule), markersize=3,
+        label = RULE_NAMES.get(rule, rule)
+        if rule == "pi":  # its band hides under every rule that reaches 1 / factor: the legend says so
+            label += f" (pale band, under\nthe others at 1/{factor:g})"
+        ax.plot(range(len(theta)), [v / t for v, t in zip(values, theta)], label=label, markersize=3,
                 markevery=(k, max(1, len(theta) // 12)), **style)
     ax.axhline(1, color="#555555", linestyle=":", linewidth=1, zorder=1)
     ax.axhline(1 / factor, color="#555555", linestyle=":", linewidth=1, zorder=1)
