@@ -138,6 +138,23 @@ class TestPadFunction:
         feedback = exercises.check_pad_function(function, max_sequence_length=L)
         assert feedback.status == "wrong" and words in feedback.message, feedback.message
 
+    def test_a_padding_of_the_wrong_length_or_token_is_said_so_not_as_two_lists_cut_alike(self):
+        def one_pad_too_many(words, *, max_sequence_length, truncate=False):
+            return fixed_pad(words, max_sequence_length=max_sequence_length, truncate=truncate) + ["<PAD>"]
+
+        def no_padding(words, *, max_sequence_length, truncate=False):
+            return fixed_pad(words, max_sequence_length=max_sequence_length, truncate=truncate)[:len(words)]
+
+        def capitalised(words, *, max_sequence_length, truncate=False):
+            return [w.upper() for w in words] + fixed_pad(words, max_sequence_length=max_sequence_length)[len(words):]
+
+        for function, said in ((one_pad_too_many, "it returned 11 tokens; expected 10, the 5 words and then 5 <PAD>s."),
+                               (no_padding, "it returned 5 tokens; expected 10, the 5 words and then 5 <PAD>s."),
+                               (capitalised, "at position 0; expected ")):
+            feedback = exercises.check_pad_function(function, max_sequence_length=L)
+            assert feedback.status == "wrong" and said in feedback.message, feedback.message
+            assert "<P..." not in feedback.message, feedback.message
+
     def test_a_cut_that_checked_the_length_is_not_told_it_still_cuts(self):
         for function in (one_over_pad, cutting_pad, swapped_pad):
             message = exercises.check_pad_function(function, max_sequence_length=L).message
