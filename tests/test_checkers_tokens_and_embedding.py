@@ -138,6 +138,23 @@ class TestPadFunction:
         feedback = exercises.check_pad_function(function, max_sequence_length=L)
         assert feedback.status == "wrong" and words in feedback.message, feedback.message
 
+    def test_a_padding_of_the_wrong_length_or_token_is_said_so_not_as_two_lists_cut_alike(self):
+        def one_pad_too_many(words, *, max_sequence_length, truncate=False):
+            return fixed_pad(words, max_sequence_length=max_sequence_length, truncate=truncate) + ["<PAD>"]
+
+        def no_padding(words, *, max_sequence_length, truncate=False):
+            return fixed_pad(words, max_sequence_length=max_sequence_length, truncate=truncate)[:len(words)]
+
+        def capitalised(words, *, max_sequence_length, truncate=False):
+            return [w.upper() for w in words] + fixed_pad(words, max_sequence_length=max_sequence_length)[len(words):]
+
+        for function, said in ((one_pad_too_many, "it returned 11 tokens; expected 10, the 5 words and then 5 <PAD>s."),
+                               (no_padding, "it returned 5 tokens; expected 10, the 5 words and then 5 <PAD>s."),
+                               (capitalised, "at position 0; expected ")):
+            feedback = exercises.check_pad_function(function, max_sequence_length=L)
+            assert feedback.status == "wrong" and said in feedback.message, feedback.message
+            assert "<P..." not in feedback.message, feedback.message
+
     def test_a_cut_that_checked_the_length_is_not_told_it_still_cuts(self):
         for function in (one_over_pad, cutting_pad, swapped_pad):
             message = exercises.check_pad_function(function, max_sequence_length=L).message
@@ -486,10 +503,14 @@ class TestRowsChanged:
         assert self.check([2, 3, 4, 5]).correct
         assert not self.check(11).correct
 
-    def test_the_right_answer_is_told_why_every_row_changed_not_the_rows_the_run_prints(self):
+    def test_the_right_answer_is_told_every_row_changed_and_no_message_names_what_the_run_teaches(self):
+        # The stem does not name weight decay and the run after the prediction teaches it: no message says it first.
         for answer in (11, [11], list(range(11))):
             message = self.check(answer).message
-            assert message.startswith("Correct: weight decay shrinks every row, even the rows with no gradient."), message
+            assert message.startswith("Correct: every row changes, even the rows with no gradient."), message
+        for answer in (11, 4, 5, [0, 2, 3, 4, 5], 1, [0], 7, 10, list(range(1, 11)), 9, 0, 12):
+            message = self.check(answer).message
+            assert "decay" not in message.lower() and "'s included" not in message, (answer, message)
 
     def test_a_table_without_a_gradient_is_skipped_as_adamw_skips_it(self):
         table = torch.nn.Embedding(5, 3)
@@ -503,7 +524,7 @@ class TestRowsChanged:
         assert exercises.check_rows_changed(5, lookup=table, lr=0.1, ids=[0, 1]).correct
 
     @pytest.mark.parametrize("answer,words", [
-        (4, "rows with a gradient"), (5, "<PAD>'s included"), ([0, 2, 3, 4, 5], "<PAD>'s included"),
+        (4, "rows with a gradient"), (5, "<PAD> included"), ([0, 2, 3, 4, 5], "<PAD> included"),
         (1, "not the only one"), (7, "gradient is all zeros"), (10, "all but the <PAD> row"),
         (list(range(1, 11)), "all but the <PAD> row"),
     ])
@@ -548,3 +569,20 @@ def test_the_gradient_column_names_the_ids_given_instead():
     ids = [2, 10, 4, 1, 0, 0, 0, 0, 0, 0]
     feedback = exercises.check_gradient_column(ids, ids=ids, vocab_size=11)
     assert feedback.status == "mistake" and "Those are the ids, one per position" in feedback.message, feedback
+
+
+def test_the_counts_of_the_notebooks_own_sentence_are_named():
+    # 02's Exercise 1 asks about another sentence: counting the running sentence's ids is the likeliest slip.
+    vocabulary = tokens.build_vocabulary(CORPUS)
+    running = vocabulary.ids(tokens.pad(tokens.tokenize("My name is John"), max_sequence_length=L))
+    friend = vocabulary.ids(tokens.pad(tokens.tokenize("My friend is Paul"), max_sequence_length=L))
+    slip = [running.count(k) for k in range(11)]
+    feedback = exercises.check_gradient_column(slip, ids=friend, vocab_size=11, other_ids=running)
+    assert feedback.status == "mistake" and "the sentence the notebook follows" in feedback.message, feedback.message
+    right = [friend.count(k) for k in range(11)]
+    for answer in (right, torch.tensor(right, dtype=torch.float32), np.array(right), tuple(float(c) for c in right)):
+        assert exercises.check_gradient_column(answer, ids=friend, vocab_size=11, other_ids=running).correct, answer
+    # Without other_ids, the same slip gets the generic message, which is still true.
+    assert "differ" in exercises.check_gradient_column(slip, ids=friend, vocab_size=11).message
+    with pytest.raises(TypeError, match="other_ids"):
+        exercises.check_gradient_column(right, ids=friend, vocab_size=11, other_ids="my name")

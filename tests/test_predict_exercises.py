@@ -132,6 +132,19 @@ def test_predicted_waits_for_every_prediction_and_says_so(capsys):
     exercises.reset_progress()
 
 
+
+def test_after_an_answer_the_checker_could_not_read_the_run_says_what_to_do(capsys):
+    # The checker did run and reply: the run must not say only "run the checker cell".
+    exercises.reset_progress()
+    corpus = ("The cat sat.", "The dog sat on the mat.")
+    feedback = exercises.check_one_hot_shape("7, 9", corpus=corpus, sentence="the dog sat", max_sequence_length=7)
+    assert not feedback.correct
+    capsys.readouterr()
+    assert not exercises.predicted("7, 9")
+    assert capsys.readouterr().out == f"{CHECK_FIRST}\n"
+    assert "could not read your answer" in CHECK_FIRST and "run this cell again" in CHECK_FIRST
+    exercises.reset_progress()
+
 # Multiple choice: the answer key stays in the package (posenc.exercises.choices), not in the cell the learner runs.
 
 def test_no_notebook_cell_holds_a_multiple_choice_answer_key():

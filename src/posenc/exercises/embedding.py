@@ -44,15 +44,17 @@ def _numbers(answer: object) -> list[float] | None:
 
 @exercise("the gradient of W_E's first column", prediction=True)
 def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int,
-                          padding_idx: int | None = 0) -> Feedback:
+                          padding_idx: int | None = 0, other_ids: Sequence[int] | None = None) -> Feedback:
     """The gradient of each row's first entry of W_E, for the loss X.sum() with X = one_hot(ids) @ W_E: one number
     per row, the number of times the ids look that row up (a prediction, checked by the run).
 
-    `padding_idx` is the padding's id (None if there is none), for the feedback on the padding's row.
+    `padding_idx` is the padding's id (None if there is none), for the feedback on the padding's row. `other_ids` are
+    the ids of the sentence the notebook follows, if any: counts of those are named as the likeliest slip.
     """
-    if not is_sequence(ids) or not all(is_real(i, whole=True) and i >= 0 for i in ids):
-        raise TypeError(f"ids must be a list of ints >= 0, got {short(ids)}")
-    ids = [int(i) for i in ids]
+    for name, given_ids in (("ids", ids), ("other_ids", [] if other_ids is None else other_ids)):
+        if not is_sequence(given_ids) or not all(is_real(i, whole=True) and i >= 0 for i in given_ids):
+            raise TypeError(f"{name} must be a list of ints >= 0, got {short(given_ids)}")
+    ids, other_ids = [int(i) for i in ids], [int(i) for i in other_ids or ()]
     vocab_size = check_size("vocab_size", vocab_size, maximum=100_000)
     pad_id = None if padding_idx is None else check_size("padding_idx", padding_idx, minimum=0, maximum=vocab_size - 1)
     if not ids or max(ids) >= vocab_size:
@@ -81,6 +83,9 @@ def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int
     given = [float(round(g)) if abs(g - round(g)) < 1e-3 else g for g in given]
     if given == expected:
         return Feedback(CORRECT, "Correct: each row's gradient counts its uses in X, and a row no token looks up gets 0.")
+    if other_ids and given == [other_ids.count(k) for k in range(vocab_size)]:
+        return Feedback(MISTAKE, "Those are the counts for the sentence the notebook follows. Count each row's uses in "
+                                 "the exercise's sentence instead.")
     if any(expected) and all(abs(g - 0.01 * c) < 1e-4 for g, c in zip(given, expected)):
         return Feedback(MISTAKE, "Those are the loss's rises for a step of 0.01. The gradient is each rise divided by "
                                  "the step, 0.01.")
@@ -143,9 +148,9 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     if answer is None:
         return not_attempted("a whole number of rows")
     rows = _row_numbers(answer)
-    # Rows with no gradient that changed moved by weight decay alone: the right answer is then told why, since the run
-    # below the checker prints the rows themselves.
-    right = ("Correct: weight decay shrinks every row, even the rows with no gradient."
+    # Rows with no gradient that changed moved by weight decay alone. The stem does not name it and the run below
+    # teaches it, so the messages point there instead of saying it first.
+    right = ("Correct: every row changes, even the rows with no gradient. The run below shows why."
              if expected == vocab_size > len(with_gradient) else None)
     if rows is not None and sorted(set(rows)) == changed:
         return Feedback(CORRECT, right or f"Correct: the step changed rows {short(changed)}, {expected} of {vocab_size}.")
@@ -165,18 +170,21 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     unused = [k for k in range(vocab_size) if k not in used]
     decay = expected == vocab_size
     if decay and means(with_gradient):
-        return Feedback(MISTAKE, f"Those are the rows with a gradient. AdamW's weight decay shrinks every row at "
-                                 f"each step, whether its gradient is 0 or not, so all {expected} rows change.")
+        return Feedback(MISTAKE, f"Those are the rows with a gradient. AdamW changes a row whose gradient is 0 too, "
+                                 f"so all {expected} rows change. The run below shows how.")
     if decay and means(used):
-        return Feedback(MISTAKE, f"Those are the rows the sentence uses, <PAD>'s included. Weight decay also shrinks "
-                                 f"rows {short(unused)}, which no token looks up, so all {expected} rows change.")
+        return Feedback(MISTAKE, f"Those are the rows the sentence uses, <PAD> included. AdamW also changes rows "
+                                 f"{short(unused)}, which no token looks up, so all {expected} rows change. The run below "
+                                 "shows how.")
     pad = lookup.padding_idx
     if decay and (number == 1 if pad is None else means([pad])):
-        return Feedback(MISTAKE, f"The <PAD> row is not the only one that shrinks: weight decay shrinks every row, and "
-                                 f"rows {short(with_gradient)} also move with their gradient. All {expected} change.")
+        return Feedback(MISTAKE, f"The <PAD> row is not the only one that changes. Rows {short(with_gradient)} move with "
+                                 f"their gradient, and every other row changes too. All {expected} change. The run "
+                                 "below shows how.")
     if decay and pad is not None and pad not in with_gradient and means([k for k in range(vocab_size) if k != pad]):
         return Feedback(MISTAKE, f"That is all but the <PAD> row, row {pad}. padding_idx keeps its gradient at zero, but "
-                                 f"weight decay shrinks every row, whether its gradient is 0 or not, so all {expected} change.")
+                                 f"AdamW changes a row whose gradient is 0 too, so all {expected} change. The run below "
+                                 "shows how.")
     if decay and means([k for k in range(vocab_size) if k not in with_gradient]):
         return Feedback(MISTAKE, f"Those are the rows whose gradient is all zeros. Rows {short(with_gradient)} change too: their "
                                  f"gradient moves them. All {expected} change.")

@@ -16,8 +16,8 @@ __all__ = ["check_prediction", "check_choice", "predicted", "WAITING_FOR_A_PREDI
 # checked (`predicted`).
 WAITING_FOR_A_PREDICTION = ("The result shows once you have written your prediction above (it is still None) "
                             "and run its checker: do both, then run this cell again.")
-CHECK_FIRST = ("The result shows once the checker above has judged your prediction: run the checker cell, "
-               "then this cell again.")
+CHECK_FIRST = ("The result shows once the checker above has judged your prediction. Run the checker cell; if it "
+               "could not read your answer, write it as the checker asks. Then run this cell again.")
 
 
 def predicted(*predictions: object) -> bool:

@@ -113,8 +113,14 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
         if len(result) == max_sequence_length and result[: len(short_sentence)] == short_sentence:
             return Feedback(MISTAKE, f"Pad with {tokens.PAD_TOKEN!r}, the token the vocabulary knows as id 0; got "
                                      f"{short(result[len(short_sentence):])}.")
+        # Said in counts and at the first difference: two long lists, cut short alike, would read the same.
+        if len(result) != len(expected):
+            return Feedback(WRONG, f"For {len(short_sentence)} tokens and max_sequence_length={max_sequence_length} it "
+                                   f"returned {len(result)} tokens; expected {len(expected)}, the {len(short_sentence)} "
+                                   f"words and then {len(expected) - len(short_sentence)} <PAD>s.")
+        at = next(i for i, (got, want) in enumerate(zip(result, expected)) if got != want)
         return Feedback(WRONG, f"For {short(short_sentence)} and max_sequence_length={max_sequence_length} it returned "
-                               f"{short(result)}; expected {short(expected)}.")
+                               f"{short(result[at])} at position {at}; expected {expected[at]!r}.")
 
     # An empty sentence: all padding.
     kind, result, _ = _run_pad(answer, [], max_sequence_length)
