@@ -284,3 +284,4 @@ def test_the_alibi_and_embedding_factor_answers_leave_the_why_to_the_notebook_an
     for wrong, why in (("b", "Rotary changed by less than 0.02"), ("c.", "LayerNorm rescales the whole row")):
         feedback = exercises.check_embedding_factor(wrong)
         assert feedback.status == "mistake" and why in feedback.message and "The answer is 'a'" in feedback.message
+
