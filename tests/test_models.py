@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc import task
+from posenc.attention import split_heads
 from posenc.builder import sinusoidal_encoding
 from posenc.models import copy_task, training, transformer
 from posenc.schemes import apply_rotary
@@ -361,6 +362,42 @@ def test_weight_by_offset_adds_up_the_heads_weights_offset_by_offset(causal):
     assert all(found[o] == pytest.approx(expected[o], abs=1e-6) for o in found)
     assert list(found.values()) == sorted(found.values(), reverse=True) and sum(found.values()) == pytest.approx(1)
     assert causal == (max(found) == 0)  # a causal head sees no key ahead of its query
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_score_by_pair_splits_the_heads_own_scores_pair_by_pair(causal):
+    # The scores by hand: q . k / sqrt(head_dim) with the model's own W_Q, W_K and RoPE; their softmax must be the
+    # weights the head used, and each back's pair parts must add up to the mean of the scores `back` below the diagonal.
+    torch.manual_seed(4)
+    model = transformer.TinyTransformer(scheme="rotary", settings=transformer.Settings(
+        d_model=16, num_heads=2, shortest=4, longest=6, causal=causal))
+    ids = torch.randint(10, (3, 9), generator=torch.Generator().manual_seed(4))
+    layer, head = training.previous_token_head(model, ids)
+    with torch.no_grad():
+        x = model.embed(ids)
+        for block in model.blocks[:layer]:
+            x = block(x)
+        attention = model.blocks[layer].attention
+        q, k, _ = split_heads(attention.qkv(model.blocks[layer].norm1(x)), num_heads=6).chunk(3, dim=1)
+        q, k = attention.rotate(q[:, head]), attention.rotate(k[:, head])
+        scores = q @ k.transpose(-1, -2) / 8 ** 0.5  # (3, 9, 9)
+    if causal:
+        scores = scores.masked_fill(torch.ones(9, 9, dtype=torch.bool).triu(1), float("-inf"))
+    assert torch.allclose(scores.softmax(-1), training.attention_map(model, ids, layer=layer)[:, head], atol=1e-6)
+    found = training.score_by_pair(model, ids, backs=[1, 4, 8])
+    assert list(found) == [1, 4, 8] and all(part.shape == (4,) for part in found.values())
+    for back, part in found.items():
+        assert float(part.sum()) == pytest.approx(float(scores.diagonal(offset=-back, dim1=-2, dim2=-1).mean()), abs=1e-5)
+
+
+def test_score_by_pair_needs_a_rotary_model_and_backs_inside_the_input():
+    ids = torch.zeros(2, 5, dtype=torch.int64)
+    with pytest.raises(ValueError, match="needs a rotary model"):
+        training.score_by_pair(transformer.TinyTransformer(scheme="alibi", settings=TINY), ids, backs=[1])
+    with pytest.raises(ValueError, match="backs shorter than the 5 positions"):
+        training.score_by_pair(transformer.TinyTransformer(scheme="rotary", settings=TINY), ids, backs=[1, 5])
+    with pytest.raises(TypeError, match="backs must be a non-empty list"):
+        training.score_by_pair(transformer.TinyTransformer(scheme="rotary", settings=TINY), ids, backs=[])
 
 
 def test_compare_keeps_one_line_per_model_outside_jupyter(capsys):

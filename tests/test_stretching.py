@@ -141,6 +141,14 @@ def test_accuracy_over_seeds_marks_the_seeds_that_did_not_learn_and_leaves_them_
     assert sorted(t.get_text() for t in ax.texts) == ["0", "1", "2", "3"]
     key = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
     assert "seed 2: did not learn the task" in key and "median of coloured marks" in key, key
+    # Review 39 (17): the legend may also name the coloured marks' seeds; by default it does not (16's figure).
+    named = plots.accuracy_over_seeds({"64": {"yarn": [0.7, 0.6, 0.2, 0.5]}}, seeds=[0, 1, 2, 3], learned=[0, 1, 3],
+                                      name_learned=True)
+    key = [text.get_text() for legend in named.legends for text in legend.get_texts()]
+    assert key[:2] == ["median of coloured marks (seeds 0, 1 and 3)", "seed 2: did not learn the task"], key
+    one = plots.accuracy_over_seeds({"64": {"yarn": [0.7, 0.6]}}, learned=[1], name_learned=True)
+    key = [text.get_text() for legend in one.legends for text in legend.get_texts()]
+    assert key[:2] == ["median of coloured marks (seed 1)", "seed 0: did not learn the task"], key
 
 
 def test_accuracy_over_seeds_draws_each_reference_line_and_names_it():
@@ -504,6 +512,8 @@ def test_turning_columns_refuses_the_package_frequencies_and_asks_for_the_formul
     feedback = exercises.check_turning_columns(my_columns, **NEOX_HEAD)
     assert feedback.status == MISTAKE and "Right counts" in feedback.message, feedback
     assert "theta_i = base^(-2i/rotary_dim)" in feedback.message, feedback
+    # Review 39: the exercise does not ask the learner to choose the width; the text above it already did.
+    assert "The width in that exponent is the point of this exercise" in feedback.message and "choose" not in feedback.message
     assert not re.search(r"(?<![\d,.])16(?![\d,])", feedback.message), feedback
 
 
@@ -758,8 +768,10 @@ def test_the_yarn_kept_checker_gives_no_count_at_its_own_lengths():
 @pytest.mark.parametrize("answer", ["worse", "Worse", " worse ", "WORSE"])
 def test_half_turned_heads_accepts_worse_without_crediting_one_safe_pair(answer):
     feedback = exercises.check_half_turned_heads(answer)
-    assert feedback.correct and "more than one safe pair fewer can explain" in feedback.message, feedback
+    assert feedback.correct and "larger than one safe pair fewer can explain" in feedback.message, feedback
     assert "predicts" not in feedback.message
+    # Review 39: it began "Yes, ...", which a learner who chose "better" then read after "The answer is 'worse':".
+    assert "Yes" not in exercises.check_half_turned_heads("better").message
 
 
 @pytest.mark.parametrize("answer,words", [("better", "fell to chance"), ("the same", "fell to chance")])

@@ -34,11 +34,11 @@ BUDGET = {
     "11_pitfalls": 831,
     "12_precision": 1336,
     "13_position_schemes": 1595,
-    "14_does_position_matter": 1722,
+    "14_does_position_matter": 1720,
     "15_real_pipeline": 1697,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1701,
-    "17_what_real_models_set": 1482,
+    "17_what_real_models_set": 1476,
 }
 
 

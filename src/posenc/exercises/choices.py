@@ -172,8 +172,7 @@ def check_rope_self_score_peak(answer: object) -> Feedback:
 
 _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
          "answer: more than the order-blind guess.",
-    "b": "The bias cannot tell the key before from the key after. So the model often names the wrong neighbour, and "
-         "it is right about half of the time.",
+    "b": "The next section shows why about half is the most this encoder can score.",
     "c": "Nearly always would need the model to tell the key before from the key after. The bias cannot."
 }
 
@@ -243,11 +242,11 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 
-_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried [1]. LayerNorm "
-         "rescales the whole row, token + PE, but not the balance inside it. Without the factor, the token's part "
-         "shrinks against its position. After training, a PE row still outweighs the word about two to one with the "
-         "factor, and four to one without it [1].",
-    "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model lost more.",
+_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried, though at 16 "
+         "it scores 1.00 either way [1]. After training, a PE row outweighs the word about two to one with the factor, "
+         "and four to one without it [1]. Our guess: a smaller word part is harder to read only where the PE rows are "
+         "new to the model.",
+    "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model's accuracy dropped more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part shrinks against its position."
 }
@@ -299,7 +298,7 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it. But in every seed the "
               "model with half heads fell to chance at 64 tokens.",
-    "worse": "Yes, and by far more than one safe pair fewer can explain. The figure below shows how much.",
+    "worse": "The fall is far larger than one safe pair fewer can explain. The figure below shows how much.",
     "the same": "The two differ by far at 64 tokens: the model with half heads fell to chance in every seed.",
 }
 

@@ -228,8 +228,8 @@ def check_turning_columns(answer: object, *, head_dim: int = 96, rotary_dim: int
     borrowed = [frequencies, *loaded_library_functions(lambda name: "rope" in name.lower() and "param" in name.lower())]
     if calls_any(lambda: [run_learner(answer, width) for width in widths], borrowed):
         return Feedback(MISTAKE, "Right counts, but your function takes its frequencies ready-made, from posenc or "
-                                 "from transformers. Write them from the formula, theta_i = base^(-2i/rotary_dim): "
-                                 "the width in that exponent is what this exercise asks you to choose.")
+                                 "from transformers. Write them from the formula, theta_i = base^(-2i/rotary_dim). "
+                                 "The width in that exponent is the point of this exercise.")
     return verdicts[0]  # the verdict at rotary_dim
 
 

@@ -4,7 +4,8 @@
     train, compare          the previous-token experiment (`task.previous_token_batch`): one model per scheme,
                             scored at the trained length and beyond (`accuracy`, on `evaluation_batch`)
     attention_map           what a trained model's block attends to; `previous_token_head` finds the head
-                            that looks back one token, `weight_by_offset` how far back that head looks
+                            that looks back one token, `weight_by_offset` how far back that head looks, and
+                            `score_by_pair` each RoPE pair's part of its scores
 
 Everything is seeded and trains on one thread, so a run gives the same numbers on any number of cores (the last
 digits can still move with the CPU's kernels).
@@ -25,7 +26,7 @@ from ..task import previous_token_batch
 from .transformer import FORMULA_LENGTH, SCHEMES, Settings, TinyTransformer, _settings_or_default
 
 __all__ = ["Result", "fit", "predictions", "train", "accuracy", "evaluation_batch", "Comparison",
-           "compare", "attention_map", "previous_token_head", "weight_by_offset"]
+           "compare", "attention_map", "previous_token_head", "weight_by_offset", "score_by_pair"]
 
 # Sequences scored at once by `accuracy`.
 EVALUATION_CHUNK = 16
@@ -250,6 +251,31 @@ def weight_by_offset(model: TinyTransformer, ids: torch.Tensor, *, queries: rang
     offsets = torch.arange(length)[None, :] - rows[:, None] + length - 1  # index o + length - 1 holds offset o
     by_offset = torch.zeros(2 * length - 1).index_add_(0, offsets.flatten(), weights.flatten()) / len(rows)
     return {int(i) - length + 1: float(by_offset[i]) for i in by_offset.argsort(descending=True) if by_offset[i] > 0}
+
+
+@checked(model=_MODEL, ids=_at_least_two_positions, backs=list_of(size()))
+def score_by_pair(model: TinyTransformer, ids: torch.Tensor, *, backs: Sequence[int]) -> dict[int, torch.Tensor]:
+    """Each RoPE pair's part of the `previous_token_head`'s score for a key `back` places before its query.
+
+    The score is q . k / sqrt(head_dim), before the softmax, and q . k is a sum over the head's column pairs.
+    {back: one part per pair}, each averaged over the sequences of `ids` and over every query with a key `back`
+    before it, so the parts of one `back` add up to the head's average score there. `model` must be a rotary one.
+    """
+    if model.scheme != "rotary" or max(backs) >= ids.shape[1]:
+        raise ValueError(f"score_by_pair needs a rotary model and backs shorter than the {ids.shape[1]} positions of "
+                         f"ids, got a {model.scheme!r} model and backs={short(backs)}")
+    layer, head = previous_token_head(model, ids)
+    block = model.blocks[layer]
+    with one_thread(), torch.no_grad():
+        x = model.embed(ids)
+        for earlier in model.blocks[:layer]:
+            x = earlier(x)
+        # W_Q, W_K and W_V side by side, as Attention.forward splits them: (B, T, 3, heads, head_dim)
+        qkv = block.attention.qkv(block.norm1(x)).unflatten(-1, (3, block.attention.num_heads, -1))
+        q, k = (block.attention.rotate(qkv[:, :, part, head]) for part in (0, 1))  # each (B, T, head_dim)
+        # [i, j, p]: pair p's part of query i's score for key j, averaged over the sequences
+        by_pair = (q[:, :, None] * k[:, None]).unflatten(-1, (-1, 2)).sum(-1).mean(0) / q.shape[-1] ** 0.5
+    return {back: by_pair.diagonal(offset=-back).mean(-1) for back in backs}
 
 
 # A progress line per model ------------------------------------------------------------------------------------------

@@ -128,12 +128,18 @@ def loss_curve(losses: dict[str, Sequence[float]], *, title: str = "Training los
     return fig
 
 
+def _seeds(seeds: Sequence[int]) -> str:
+    """"seed 4", "seeds 2 and 5", "seeds 2, 4 and 5"."""
+    listed = ", ".join(map(str, seeds[:-1])) + (" and " if len(seeds) > 1 else "") + str(seeds[-1])
+    return f"seed{'s' if len(seeds) > 1 else ''} {listed}"
+
+
 def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                         title: str = "Accuracy of each rule, one mark per seed", seeds: Sequence[int] | None = None,
                         learned: Sequence[int] | None = None, others_are: str = "did not learn the task",
                         references: Mapping[str, Mapping[str, float]] | None = None,
                         shaded: Sequence[str] = (), shaded_are: str = "shaded",
-                        tags: Mapping[str, str] | None = None,
+                        tags: Mapping[str, str] | None = None, name_learned: bool = False,
                         ylabel: str = "accuracy (marks: seeds; bar: median)") -> Figure:
     """One panel per entry of `panels` (e.g. an input length): each rule's accuracy per seed as dots, their median a bar.
 
@@ -147,7 +153,7 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
     panels it names, dashed, dotted, ..., and named in the legend below the panels. The rules named in `shaded` (one
     kind of head, say) stand on a pale band, named in the legend by `shaded_are`. `tags` maps a reference line's
     description to a short text (its value, say) written over the line's right end, for a line that marks may hide.
-    `ylabel` names the accuracy.
+    `ylabel` names the accuracy. With `name_learned`, the legend also names the seeds of the coloured marks.
     """
     accuracies = {name: _labelled(rules) for name, rules in panels.items()}
     count = len(next(iter(next(iter(accuracies.values())).values())))
@@ -195,11 +201,13 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                                 textcoords="offset points", ha="right", va="bottom", fontsize=7.5, color="#333333")
     others = [seed for seed in names if seed not in chosen]
     axes[0].set_ylabel(ylabel)
-    handles = [Line2D([], [], color="#999999", linewidth=2.5, label="median of coloured marks" if others else "median")]
+    median = "median of coloured marks" if others else "median"
+    if others and name_learned:
+        median += f" ({_seeds([seed for seed in names if seed in chosen])})"
+    handles = [Line2D([], [], color="#999999", linewidth=2.5, label=median)]
     if others:
-        listed = ", ".join(map(str, others[:-1])) + (" and " if len(others) > 1 else "") + str(others[-1])
         handles.append(Line2D([], [], linestyle="none", marker="o", color="#777777", fillstyle="none",
-                              markeredgewidth=1.2, label=f"seed{'s' if len(others) > 1 else ''} {listed}: {others_are}"))
+                              markeredgewidth=1.2, label=f"{_seeds(others)}: {others_are}"))
     handles += [Line2D([], [], color="#333333", linestyle=dashes[j % len(dashes)], linewidth=1, label=label)
                 for j, label in enumerate(references or {})]
     if any(rule in shaded for rules in accuracies.values() for rule in rules):
