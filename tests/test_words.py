@@ -32,7 +32,7 @@ BUDGET = {
     "09_why_positions_matter": 742,
     "10_relative_positions": 1274,
     "11_pitfalls": 831,
-    "12_precision": 1336,
+    "12_precision": 1210,
     "13_position_schemes": 1595,
     "14_does_position_matter": 1722,
     "15_real_pipeline": 1719,
