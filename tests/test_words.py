@@ -33,7 +33,7 @@ BUDGET = {
     "10_relative_positions": 1274,
     "11_pitfalls": 831,
     "12_precision": 1210,
-    "13_position_schemes": 1595,
+    "13_position_schemes": 1594,
     "14_does_position_matter": 1722,
     "15_real_pipeline": 1719,
     # "Stretching the context" reads as two: the rules, then what real models set.
