@@ -485,6 +485,21 @@ class TestSchemeCheckers:
         half = exercises.check_rotary_undone(lambda t: half_split, turned=self.x)
         assert half.status == "mistake" and "half-split" in half.message
 
+    @pytest.mark.parametrize("layout", ["interleaved", "half_split"])
+    def test_rotary_undone_names_one_sine_flipped(self, layout):
+        # Review 39: (a cos + b sin, a sin + b cos) or (a cos - b sin, -a sin + b cos), a likely slip, is named.
+        d = self.x.shape[1]
+        t = torch.arange(6, dtype=torch.float64)[:, None] * 10000.0 ** (-torch.arange(0, d, 2) / d)
+        x = self.x.double()
+        a, b = (x[:, 0::2], x[:, 1::2]) if layout == "interleaved" else (x[:, :d // 2], x[:, d // 2:])
+        for first, second in ((a * t.cos() + b * t.sin(), a * t.sin() + b * t.cos()),
+                              (a * t.cos() - b * t.sin(), -a * t.sin() + b * t.cos())):
+            wrong = torch.stack([first, second], -1).flatten(-2) if layout == "interleaved" else torch.cat([first, second], -1)
+            feedback = exercises.check_rotary_undone(lambda turned, wrong=wrong: wrong, turned=self.x, layout=layout)
+            assert feedback.status == "mistake" and "Only one sin changed sign" in feedback.message, feedback
+        right = exercises.check_rotary_undone(lambda turned: self.by_hand(turned, layout), turned=self.x, layout=layout)
+        assert right.correct, right
+
     def test_rotary_undone_wrong_shape_and_garbage_answer(self):
         assert "keeps the shape" in exercises.check_rotary_undone(lambda t: torch.zeros(6, 4), turned=self.x).message
         zeros = exercises.check_rotary_undone(lambda t: torch.zeros(6, 8), turned=self.x)

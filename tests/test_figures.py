@@ -364,6 +364,7 @@ def test_a_list_of_levels_draws_one_named_line_each():
     lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
     assert list(lines["one"].get_ydata()) == [1, 1] and list(lines["two"].get_ydata()) == [2, 2]
     assert {"one", "two"} <= {text.get_text() for text in fig.axes[0].get_legend().get_texts()}
+    assert lines["one"].get_linestyle() != lines["two"].get_linestyle()  # the legend tells them apart
 
 
 def test_a_level_and_a_reference_slope_in_one_figure_look_different():

@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 742,
     "10_relative_positions": 1274,
     "11_pitfalls": 831,
-    "12_precision": 1336,
-    "13_position_schemes": 1595,
+    "12_precision": 1210,
+    "13_position_schemes": 1594,
     "14_does_position_matter": 1720,
     "15_real_pipeline": 1697,
     # "Stretching the context" reads as two: the rules, then what real models set.

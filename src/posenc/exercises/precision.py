@@ -200,8 +200,8 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
                          "significant bits start with a 1, so only 7 can vary: 2^7 = 128 numbers per stretch.",
                          256 + 2 * above + up))
     if up:
-        mistakes.append((f"Close. Check both ends: 0 to 256 is 257 values, one each, and which bfloat16 number does "
-                         f"the last position, {max_sequence_length - 1:,}, round to?", expected - 1))
+        mistakes.append((f"Close. Check the top end: which bfloat16 number does the last position, "
+                         f"{max_sequence_length - 1:,}, round to? Then the bottom: 0 to 256 is 257 values.", expected - 1))
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
     if mistake:
         return mistake

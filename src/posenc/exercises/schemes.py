@@ -96,6 +96,13 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
     def back_by(wrong_angles: torch.Tensor) -> torch.Tensor:  # the right undoing, with a mistaken angle
         return rotate_pairs(y, -wrong_angles, layout=layout)
 
+    def one_sine_flipped(first_back: bool) -> torch.Tensor:  # one output of each pair turned back, the other turned on
+        back, on = rotate_pairs(y, -angles, layout=layout), rotate_pairs(y, angles, layout=layout)
+        first = torch.arange(0, d, 2) if layout == "interleaved" else torch.arange(d // 2)  # each pair's a
+        mixed = (on if first_back else back).clone()
+        mixed[:, first] = (back if first_back else on)[:, first]
+        return mixed
+
     called = "schemes.apply_rotary(turned)" if layout == "interleaved" else \
         'schemes.apply_rotary(turned, layout="half_split")'
     mistakes = [
@@ -114,6 +121,9 @@ def check_rotary_undone(answer: Callable | None, *, turned: torch.Tensor, base: 
          lambda: back_by(position * base ** (2 * pair / d))),
         (f"The exponent's d is the head size, {d}, not the number of pairs, {d // 2}: the angle is "
          f"p / base^(2i/{d}).", lambda: back_by(position * base ** (-2 * pair / (d // 2)))),
+        *[("Only one sin changed sign. Turning back is R_p^T, so both do: each pair (a, b) becomes "
+           "(a cos t + b sin t, -a sin t + b cos t).", lambda first_back=first_back: one_sine_flipped(first_back))
+          for first_back in (True, False)],
     ]
     mistake = first_mistake(lambda candidate: close(answer, candidate), mistakes)
     if mistake:

@@ -70,9 +70,9 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
     colour, marker and line style of its namesake there; `linear_max` draws the errors on a linear axis from 0 to
     that value (lines above it leave the plot); `level` (value, label) draws a dashed grey horizontal line on top of
     the others (a line that lies on it still shows it), named in the legend (a list of such pairs draws one line
-    each); `ylabel` replaces the axis's label (e.g. when the errors are divided by a level). `first_look` starts the
-    lines at a later look (colour, marker, line style), so that a figure of other lines does not reuse the looks of
-    an earlier one (0 to 7).
+    each, dashed, then dash-dotted); `ylabel` replaces the axis's label (e.g. when the errors are divided by a
+    level). `first_look` starts the lines at a later look (colour, marker, line style), so that a figure of other
+    lines does not reuse the looks of an earlier one (0 to 7).
     """
     xlabel = "position"
     if positions is None:
@@ -103,9 +103,11 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
         ax.loglog(positions, [reference_slope * p for p in positions], ":", color="#555555", linewidth=1.8,
                   zorder=3, label=reference_label or f"{reference_slope:.2g} x position")
     levels = [] if level is None else [level] if isinstance(level[0], (int, float)) else list(level)
-    for value, label in levels:
+    for k, (value, label) in enumerate(levels):
         # Dashed, not dotted: the legend tells it from the dotted reference line; over the lines and their markers.
-        ax.axhline(float(value), color="#555555", linestyle=(0, (5, 2.5)), linewidth=1.8, zorder=3, label=label)
+        # A second level is dash-dotted, so the legend tells the two apart too.
+        ax.axhline(float(value), color="#555555", linestyle=_LEVEL_STYLES[k % len(_LEVEL_STYLES)], linewidth=1.8,
+                   zorder=3, label=label)
     if linear_max is not None:
         ax.set_yscale("linear")
         ax.set_ylim(0, float(linear_max))
@@ -121,6 +123,7 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
 _DISTINCT_HUES = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#000000", "#D55E00", "#56B4E9", "#F0E442")
 # The lines' styles: no dotted one, which is the reference line's.
 _ERROR_STYLES = ("-", "--", "-.", (0, (4, 1.5, 1, 1.5, 1, 1.5)), "-")
+_LEVEL_STYLES = ((0, (5, 2.5)), "-.")  # dashed, then dash-dotted
 
 
 def _floats(values: Sequence[float | None]) -> list[float | None]:
