@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1657,
     "08_explore": 813,
     "09_why_positions_matter": 742,
-    "10_relative_positions": 1274,
+    "10_relative_positions": 1219,
     "11_pitfalls": 831,
     "12_precision": 1336,
     "13_position_schemes": 1595,

@@ -7,6 +7,8 @@ right or wrong, and keeps the answer out of `progress()`.
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 from ..schemes import rotation_matrix
@@ -104,10 +106,20 @@ _SHIFT_BACK_TEXTS = {"-rotation": "a", "rotation.t": "b", "rotation.t()": "b", "
                      "torch.linalg.inv(rotation)": "b", "torch.inverse(rotation)": "b"}
 
 
+# The transpose or the inverse written out: rotation.transpose(-1, -2), torch.transpose(rotation, 0, 1),
+# "inverse of rotation", "rotation transposed", rotation^-1 (spaces already removed; rotation ** -1 is elementwise).
+_SWAP = r"\((0,1|1,0|-1,-2|-2,-1|0,-1|-1,0|1,-2|-2,1)\)"
+_SHIFT_BACK_FORMS = re.compile(
+    rf"(rotation|r)(\.transpose{_SWAP}|\.swapaxes{_SWAP}|transposed|inverted|\^t|\^-1)"
+    rf"|torch\.(transpose|swapaxes)\((rotation|r),{_SWAP[2:]}"
+    r"|(the)?(transpose|inverse)of(the)?(rotation|r|matrix)")
+
+
 def check_shift_back(answer: object) -> Feedback:
     """A multiple choice: which one operation on R_2 (d_model = 6) shifts a row of the table back by 2."""
     if isinstance(answer, str):
-        answer = _SHIFT_BACK_TEXTS.get(answer.strip(" `'\".").lower().replace(" ", ""), answer)
+        text = answer.strip(" `'\".").lower().replace(" ", "")
+        answer = "b" if _SHIFT_BACK_FORMS.fullmatch(text) else _SHIFT_BACK_TEXTS.get(text, answer)
     elif isinstance(answer, torch.Tensor) and answer.shape == (6, 6) and answer.is_floating_point() \
             and answer.layout == torch.strided and answer.device.type != "meta":
         # The operation's result itself, -rotation or rotation.T (its inverse), names that option.
