@@ -29,7 +29,7 @@ BUDGET = {
     "06_batches_and_masks": 1149,
     "07_heads_and_causal_mask": 1657,
     "08_explore": 813,
-    "09_why_positions_matter": 742,
+    "09_why_positions_matter": 735,
     "10_relative_positions": 1219,
     "11_pitfalls": 831,
     "12_precision": 1336,

@@ -57,9 +57,8 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
          "'my name is john'). So the outputs change, not only their order.",
     "b": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds.",
-    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. So a "
-         "classifier that pools them, with no mask and no PE, gives 'The dog bit the man' and 'The man bit the dog' one "
-         "vector. The causal mask lets each query see only the keys up to its own place, so the output rows themselves "
+    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. The "
+         "causal mask lets each query see only the keys up to its own place, so the output rows themselves "
          "change, and in general their average with them.",
     "d": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds. It is the causal mask that changes the output rows themselves.",
