@@ -23,7 +23,6 @@ __all__ = [
     "check_every_score_plus_five",
     "check_half_turned_heads",
     "check_least_like_at_base_twenty",
-    "check_loftr_turning_pairs",
     "check_llama_4_rule",
     "check_rope_in_a_packed_row",
     "check_rope_self_score_peak",
@@ -127,23 +126,6 @@ def check_shift_back(answer: object) -> Feedback:
                        if torch.allclose(answer.detach().cpu().to(torch.float64), matrix, atol=1e-4)), answer)
     return check_choice(answer, options=_SHIFT_BACK, correct="b",
                         question="the shift back as one operation on rotation (k=-2, d_model=6)")
-
-
-_LOFTR_TURNING_PAIRS = {
-    "a": "As written, the scale is -1, so pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair "
-         "to the next. By pair 4 it is 0.0003, and its angle is still under 0.1 radian at position 256. With the "
-         "brackets it shrinks by only 10000^(1/64), about 1.15, per pair.",
-    "b": "As written, pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair to the next, so "
-         "only pairs 0 to 3 pass 0.1 radian by position 256, not half of the 64.",
-    "c": "Pair j's frequency, exp(-2j), shrinks by e^2, about 7.4, from one pair to the next.",
-}
-
-
-def check_loftr_turning_pairs(answer: object) -> Feedback:
-    """A multiple choice: LoFTR's scale without brackets (d_model = 256, 64 pairs per axis, positions 1 to 256): how
-    many pairs pass 0.1 radian by position 256."""
-    return check_choice(answer, options=_LOFTR_TURNING_PAIRS, correct="c",
-                        question="the pairs that still turn without the brackets, d_model = 256")
 
 
 _ROPE_SELF_SCORE_PEAK = {

@@ -1,6 +1,6 @@
 """Checkers for the wavelengths and relative positions: the first position where a column is negative, a function
 for any column's wavelength, a function for the last column that completes a full turn within a table, the columns
-that make a full turn within a table, the shift as a rotation."""
+that make a full turn within a table, the shift as a rotation, the pairs that still turn with LoFTR's scale."""
 
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ from .feedback import (
     first_mistake,
     not_attempted,
 )
-from .predictions import predicted
+from .predictions import check_prediction, predicted
 
 __all__ = ["check_first_negative", "check_last_full_turn_function", "check_repeating_columns", "show_column",
-           "show_least_alike", "show_turning_columns"]
+           "show_least_alike", "show_turning_columns", "check_loftr_turning_pairs"]
 
 
 @exercise("where a column first turns negative", prediction=True)
@@ -327,3 +327,22 @@ def check_repeating_columns(answer: int | None, *, d_model: int, max_sequence_le
                                f"{d_model}: {what_to_count}.")
     return Feedback(WRONG, f"You said {number}, which is too {'many' if number > expected else 'few'}: "
                            f"{what_to_count}.")
+
+
+def check_loftr_turning_pairs(answer: object) -> Feedback:
+    """A prediction: LoFTR's scale without brackets is -1 (d_model = 256, 64 pairs per axis, positions 1 to 256), so
+    pair j's frequency is exp(-2j). How many pairs' angles pass 0.1 radian by position 256? The checker counts them."""
+    reached = [256 * math.exp(-2 * j) for j in range(64)]
+    actual = sum(angle > 0.1 for angle in reached)
+    slips = {actual - 1: "Off by one: pair 0 counts too. ",
+             actual + 1: f"Off by one: pair {actual} falls just short. ",
+             55: "55 is the count with the brackets. "}
+    given = as_count(answer)
+    if answer is not None and given not in range(len(reached) + 1):  # "c", 1.5 or -1 is no count of 64 pairs
+        return Feedback(WRONG, f"Expected a count of pairs from 0 to {len(reached)}, got {describe(answer)}.",
+                        readable=False)
+    return check_prediction(answer, actual=actual, question="the pairs that still turn without the brackets, d_model = 256",
+                            explanation=(slips.get(given, "") if given != actual else "")
+                            + f"Pair j reaches 256 e^(-2j) radian at position 256. Pair {actual - 1} reaches "
+                              f"{reached[actual - 1]:.2f}, pair {actual} only {reached[actual]:.3f}. So pairs 0 to "
+                              f"{actual - 1} pass 0.1.")
