@@ -358,8 +358,20 @@ def test_loftrs_unbracketed_scale_is_minus_one_and_leaves_four_of_64_pairs_turni
     turning = {name: int((256 * torch.exp(doubled_pair * scale) > 0.1).sum())
                for name, scale in [("as written", -1.0), ("with brackets", -math.log(10000.0) / (d_model // 2))]}
     assert turning == {"as written": 4, "with brackets": 55}
-    assert exercises.check_loftr_turning_pairs("c").correct
-    assert not exercises.check_loftr_turning_pairs("a").correct
+    # Review 39: the count itself is asked, in any form; the off-by-ones and the bracketed count are named.
+    for right in (4, "4", " 4 ", 4.0, torch.tensor(4)):
+        assert exercises.check_loftr_turning_pairs(right).correct, right
+    assert "pair 0 counts too" in exercises.check_loftr_turning_pairs(3).message
+    assert "pair 4 falls just short" in exercises.check_loftr_turning_pairs(5).message
+    assert "count with the brackets" in exercises.check_loftr_turning_pairs(55).message
+    for wrong in (3, 5, 55, 64, 0):
+        feedback = exercises.check_loftr_turning_pairs(wrong)
+        assert not feedback.correct and "Pair 3 reaches 0.63, pair 4 only 0.086" in feedback.message, wrong
+    assert "counts too" not in exercises.check_loftr_turning_pairs(64).message
+    for unread in ("c", "four", 1.5, -1, 65, True):
+        feedback = exercises.check_loftr_turning_pairs(unread)
+        assert not feedback.readable and "Expected a count of pairs from 0 to 64" in feedback.message, unread
+    assert exercises.check_loftr_turning_pairs(None).status == "not attempted"
 
 
 def _by_hand(max_sequence_length, d_model):

@@ -1579,3 +1579,51 @@ def test_a_module_whose_gradient_reaches_x_passes(add):
     assert exercises.check_positional_module(DetachingModule(refuse_with(ValueError, "<="), add)).correct
     with torch.no_grad():  # the checker turns gradients on for its own test, whatever the caller's mode
         assert exercises.check_positional_module(DetachingModule(refuse_with(ValueError, "<="), add)).correct
+
+
+class LayoutIndexForSlice(EitherLayout):
+    """Review 39 (DiffPoseTalk issue #20's slip): the right length check, but an index where a slice is needed."""
+
+    def forward(self, x):
+        if self.length(x) > self.pe.size(0):
+            raise ValueError("too long")
+        row = self.pe[self.length(x)]  # one row, and out of range at exactly max_sequence_length
+        return x + row
+
+
+class LayoutPlainTable(EitherLayout):
+    """Right, with the table kept as a plain attribute rather than a buffer."""
+
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__(d_model, max_sequence_length, batch_first)
+        del self.pe
+        self.pe = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model)
+
+
+class LayoutMaxLen(EitherLayout):
+    def __init__(self, d_model, max_len, batch_first=False):
+        super().__init__(d_model, max_len, batch_first)
+
+
+class LayoutBrokenInit(EitherLayout):
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__(d_model, max_sequence_length, batch_first)
+        raise TypeError("a slip inside __init__")
+
+
+def test_the_layout_checker_names_the_slip_it_sees_review_39():
+    # An index for a slice fails at exactly max_sequence_length, but is no off-by-one check: it is wrong at 6 too.
+    feedback = exercises.check_layout_module(LayoutIndexForSlice)
+    assert not feedback.correct and "off by one" not in feedback.message
+    assert "raised IndexError" in feedback.message and "7 positions, which fit" in feedback.message, feedback.message
+    # The real off-by-one is still named.
+    assert "The check is off by one" in exercises.check_layout_module(LayoutAtLeast).message
+    # A wrong argument name is told the names; a slip inside __init__ is not told to rename anything.
+    named = exercises.check_layout_module(LayoutMaxLen).message
+    assert "name its arguments d_model, max_sequence_length and batch_first" in named and "as keyword" not in named
+    inner = exercises.check_layout_module(LayoutBrokenInit).message
+    assert "a slip inside __init__" in inner and "name its arguments" not in inner
+    # A plain attribute passes, with one line on what a buffer adds; a buffer or no stored table hears nothing.
+    plain = exercises.check_layout_module(LayoutPlainTable)
+    assert plain.correct and "plain attribute" in plain.message
+    assert "plain attribute" not in exercises.check_layout_module(EitherLayout).message

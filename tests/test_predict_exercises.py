@@ -230,7 +230,9 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
     assert "within each pair" in kept.message and "alike" not in kept.message
     # The two likeliest wrong counts each hear what they missed.
     assert "counts pos-pos too" in guess.message
-    assert "same word through the same M" in exercises.check_constant_score_terms(0, **inputs).message
+    zero = exercises.check_constant_score_terms(0, **inputs).message
+    assert "same word through the same M" in zero and "Only word-word stays." in zero
+    assert zero.count("same word") == 1  # review 39: the reason was said twice
     # The right count hears that pos-pos moves too (no cell below the exercise says it), the slip for 2 hears it once.
     right = exercises.check_constant_score_terms(1, **inputs).message
     assert "pos-pos changes too" in right and "depends on where the two positions sit" in right
@@ -266,6 +268,18 @@ def test_shift_back_accepts_each_options_own_text_and_names_the_wrong_ones():
         assert feedback.status == "mistake" and why in feedback.message and "The answer is 'b'" in feedback.message, wrong
     assert not exercises.check_shift_back("rotation").correct and "Expected one of" in exercises.check_shift_back(7).message
     assert exercises.check_shift_back(None).status == "not attempted"
+
+
+def test_shift_back_takes_the_transpose_and_the_inverse_written_out():
+    # Review 39: right answers written as code or words were refused with "Expected one of".
+    for right in ("rotation.transpose(-1, -2)", "torch.transpose(rotation, 0, 1)", "inverse of rotation",
+                  "the transpose of rotation", "rotation transposed", "R^T", "rotation^-1", "rotation.swapaxes(0, 1)"):
+        feedback = exercises.check_shift_back(right)
+        assert feedback.correct and "its transpose" in feedback.message, right
+    # Not the transpose: no axes swapped, a negated transpose, or 1 / each entry.
+    for other in ("rotation.transpose(0, 0)", "-rotation.T", "rotation ** -1", "invert the sign"):
+        feedback = exercises.check_shift_back(other)
+        assert not feedback.correct and "Expected one of" in feedback.message, other
 
 
 def test_shift_back_takes_the_inverse_and_the_matrix_itself():

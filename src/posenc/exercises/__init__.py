@@ -6,7 +6,8 @@
     encoding      the table, the shape of a table built from X.shape
     modules       a positional-encoding module with its length check fixed, one module for both layouts of a batch
     wavelengths   where a column first turns negative, any column's wavelength, the last column that completes a
-                  full turn within a table, the positions before half the columns turn, the shift as a rotation
+                  full turn within a table, the positions before half the columns turn, the shift as a rotation,
+                  the pairs that still turn with LoFTR's unbracketed scale
     precision     a table whose angles no longer drift, positions in bfloat16
     attention     how many different outputs without PE, a repair of the weights masked after the softmax, one
                   head's score from the heads', where a head lands once heads are folded into the batch

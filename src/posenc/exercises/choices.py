@@ -7,6 +7,8 @@ right or wrong, and keeps the answer out of `progress()`.
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 from ..schemes import rotation_matrix
@@ -21,7 +23,6 @@ __all__ = [
     "check_every_score_plus_five",
     "check_half_turned_heads",
     "check_least_alike_leaves_the_end",
-    "check_loftr_turning_pairs",
     "check_llama_4_rule",
     "check_rope_in_a_packed_row",
     "check_rope_self_score_peak",
@@ -55,9 +56,8 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
          "'my name is john'). So the outputs change, not only their order.",
     "b": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds.",
-    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. So a "
-         "classifier that pools them, with no mask and no PE, gives 'The dog bit the man' and 'The man bit the dog' one "
-         "vector. The causal mask lets each query see only the keys up to its own place, so the output rows themselves "
+    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. The "
+         "causal mask lets each query see only the keys up to its own place, so the output rows themselves "
          "change, and in general their average with them.",
     "d": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds. It is the causal mask that changes the output rows themselves.",
@@ -116,10 +116,20 @@ _SHIFT_BACK_TEXTS = {"-rotation": "a", "rotation.t": "b", "rotation.t()": "b", "
                      "torch.linalg.inv(rotation)": "b", "torch.inverse(rotation)": "b"}
 
 
+# The transpose or the inverse written out: rotation.transpose(-1, -2), torch.transpose(rotation, 0, 1),
+# "inverse of rotation", "rotation transposed", rotation^-1 (spaces already removed; rotation ** -1 is elementwise).
+_SWAP = r"\((0,1|1,0|-1,-2|-2,-1|0,-1|-1,0|1,-2|-2,1)\)"
+_SHIFT_BACK_FORMS = re.compile(
+    rf"(rotation|r)(\.transpose{_SWAP}|\.swapaxes{_SWAP}|transposed|inverted|\^t|\^-1)"
+    rf"|torch\.(transpose|swapaxes)\((rotation|r),{_SWAP[2:]}"
+    r"|(the)?(transpose|inverse)of(the)?(rotation|r|matrix)")
+
+
 def check_shift_back(answer: object) -> Feedback:
     """A multiple choice: which one operation on R_2 (d_model = 6) shifts a row of the table back by 2."""
     if isinstance(answer, str):
-        answer = _SHIFT_BACK_TEXTS.get(answer.strip(" `'\".").lower().replace(" ", ""), answer)
+        text = answer.strip(" `'\".").lower().replace(" ", "")
+        answer = "b" if _SHIFT_BACK_FORMS.fullmatch(text) else _SHIFT_BACK_TEXTS.get(text, answer)
     elif isinstance(answer, torch.Tensor) and answer.shape == (6, 6) and answer.is_floating_point() \
             and answer.layout == torch.strided and answer.device.type != "meta":
         # The operation's result itself, -rotation or rotation.T (its inverse), names that option.
@@ -128,23 +138,6 @@ def check_shift_back(answer: object) -> Feedback:
                        if torch.allclose(answer.detach().cpu().to(torch.float64), matrix, atol=1e-4)), answer)
     return check_choice(answer, options=_SHIFT_BACK, correct="b",
                         question="the shift back as one operation on rotation (k=-2, d_model=6)")
-
-
-_LOFTR_TURNING_PAIRS = {
-    "a": "As written, the scale is -1, so pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair "
-         "to the next. By pair 4 it is 0.0003, and its angle is still under 0.1 radian at position 256. With the "
-         "brackets it shrinks by only 10000^(1/64), about 1.15, per pair.",
-    "b": "As written, pair j's frequency is exp(-2j). It shrinks by e^2, about 7.4, from one pair to the next, so "
-         "only pairs 0 to 3 pass 0.1 radian by position 256, not half of the 64.",
-    "c": "Pair j's frequency, exp(-2j), shrinks by e^2, about 7.4, from one pair to the next.",
-}
-
-
-def check_loftr_turning_pairs(answer: object) -> Feedback:
-    """A multiple choice: LoFTR's scale without brackets (d_model = 256, 64 pairs per axis, positions 1 to 256): how
-    many pairs pass 0.1 radian by position 256."""
-    return check_choice(answer, options=_LOFTR_TURNING_PAIRS, correct="c",
-                        question="the pairs that still turn without the brackets, d_model = 256")
 
 
 _ROPE_SELF_SCORE_PEAK = {

@@ -41,5 +41,4 @@ def check_row_a_token_gets(answer: object, *, actual: object = None) -> Feedback
     return check_prediction(answer, actual=actual, question="the table row of token 7 of sentence 0, fed batch first",
                             explanation="forward reads x.size(0), the batch of 2, as the length. So pe[:2] has shape "
                                         "(2, 1, 6), and broadcasting copies its row b to all ten tokens of sentence b. "
-                                        "Token 7 of sentence 0 gets row 0, not row 7, the row of its position. So the "
-                                        "row marks a sentence's place in the batch.")
+                                        "Token 7 of sentence 0 gets row 0, not row 7, the row of its position.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 
 from .._checks import check_size
@@ -234,9 +236,13 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
         try:
             module = module_class(d_model=d, max_sequence_length=L, batch_first=batch_first)
         except (Exception, SystemExit) as error:  # the learner's constructor
+            try:  # the arguments' names, or something inside __init__?
+                inspect.signature(module_class).bind(d_model=d, max_sequence_length=L, batch_first=batch_first)
+                advice = "."
+            except (TypeError, ValueError):
+                advice = ": name its arguments d_model, max_sequence_length and batch_first."
             return Feedback(WRONG, f"{module_class.__name__}(d_model={d}, max_sequence_length={L}, "
-                                   f"batch_first={batch_first}) raised {error_line(error)}: take the three as "
-                                   "keyword arguments.")
+                                   f"batch_first={batch_first}) raised {error_line(error)}{advice}")
         built = f"With batch_first={batch_first}, x is {layout}"
         # The package's module reads (batch, seq, d_model) rightly, and a transpose makes it read the other layout:
         # wrapped, it passes every test below without the bug being found. Holding one, or its forward running, is named.
@@ -258,7 +264,11 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
             kind, out = _forward(module, given)
             shape = tuple(given.shape)
             if kind == "raised":
-                if length == L and _forward(module, arrange(x[:, :L - 1]))[0] == "returned":  # `>=` for `>`
+                # `>=` for `>`: the module's own ValueError, or one position fewer handled right. (An index where a
+                # slice is needed, self.pe[:, n], fails at n = L too, but is wrong at every length.)
+                fewer_kind, fewer = _forward(module, arrange(x[:, :L - 1]))
+                fewer_right = isinstance(fewer, torch.Tensor) and close(fewer, arrange(x[:, :L - 1] + table[:L - 1]))
+                if length == L and fewer_kind == "returned" and (isinstance(out, ValueError) or fewer_right):
                     return Feedback(MISTAKE, f"{built}: forward refuses x of shape {shape}, exactly "
                                              f"max_sequence_length={L} positions ({error_line(out)}), but takes {L - 1}. "
                                              f"The check is off by one, like >= where > is needed: the table has {L} "
@@ -317,6 +327,10 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
         what = f"raised {error_line(out)}" if kind == "raised" else "did not add one table row per position"
         return Feedback(MISTAKE, f"Built without batch_first, for x of shape {tuple(given.shape)}, (seq, batch, d_model), "
                                  f"your module {what}. Make batch_first default to False, as torch.nn.Transformer does.")
+    # A table kept as a plain attribute passes, but model.float() and model.to(...) would leave it behind.
+    kept_plain = any(isinstance(value, torch.Tensor) for value in vars(module).values())  # parameters, buffers: not here
+    plain = "" if any(True for _ in module.buffers()) or not kept_plain else (
+        " Your table is a plain attribute, so model.float() and model.to(...) would not convert it; a buffer would.")
     return Feedback(CORRECT, f"Correct: built with d_model={d} and max_sequence_length={L}, your module adds one table "
                              f"row per position for {' and '.join(checked)}, on {batch} sequences of {L} and of 2 "
-                             f"positions, and refuses {L + 1} positions with ValueError.")
+                             f"positions, and refuses {L + 1} positions with ValueError.{plain}")

@@ -402,7 +402,8 @@ def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.T
                              "and this M leaves pos-pos not a function of q - p alone. ")
     slip = slips.get(given, "") if given is not None and given != actual else ""
     stays = ("word-word and pos-pos stay: this M only turns and scales within each pair, so pos-pos reads q - p alone."
-             if pos_pos else "Only word-word stays, since the word is the same at every placement.")
+             if pos_pos else "Only word-word stays" + ("." if given == 0 else ", since the word is the same at every "
+                                                        "placement."))  # the slip for 0 already says why
     # Said once: the slip for 2 already names pos-pos.
     moves = "" if pos_pos or "pos-pos" in slip else (" pos-pos changes too: through this M, the score at one offset "
                                                       "depends on where the two positions sit.")

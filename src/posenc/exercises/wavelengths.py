@@ -1,6 +1,7 @@
 """Checkers for the wavelengths and relative positions: the first position where a column is negative, a function
 for any column's wavelength, a function for the last column that completes a full turn within a table, the positions a
-table needs before half its columns make a full turn, the shift as a rotation."""
+table needs before half its columns make a full turn, the shift as a rotation, the pairs that still turn
+with LoFTR's scale."""
 
 from __future__ import annotations
 
@@ -26,10 +27,10 @@ from .feedback import (
     first_mistake,
     not_attempted,
 )
-from .predictions import predicted
+from .predictions import check_prediction, predicted
 
 __all__ = ["check_first_negative", "check_half_turn_length", "check_last_full_turn_function", "show_column",
-           "show_half_turn_lengths", "show_least_alike"]
+           "show_half_turn_lengths", "show_least_alike", "check_loftr_turning_pairs"]
 
 
 @exercise("where a column first turns negative", prediction=True)
@@ -303,3 +304,22 @@ def check_half_turn_length(answer: int | None, *, d_model: int, base: float = DE
     return Feedback(WRONG, f"With {number} positions, {turned} of the {d_model} columns make a full turn, fewer than "
                            f"half. Find the slowest of the first {half} columns, then the fewest positions whose last "
                            "position reaches its wavelength.")
+
+
+def check_loftr_turning_pairs(answer: object) -> Feedback:
+    """A prediction: LoFTR's scale without brackets is -1 (d_model = 256, 64 pairs per axis, positions 1 to 256), so
+    pair j's frequency is exp(-2j). How many pairs' angles pass 0.1 radian by position 256? The checker counts them."""
+    reached = [256 * math.exp(-2 * j) for j in range(64)]
+    actual = sum(angle > 0.1 for angle in reached)
+    slips = {actual - 1: "Off by one: pair 0 counts too. ",
+             actual + 1: f"Off by one: pair {actual} falls just short. ",
+             55: "55 is the count with the brackets. "}
+    given = as_count(answer)
+    if answer is not None and given not in range(len(reached) + 1):  # "c", 1.5 or -1 is no count of 64 pairs
+        return Feedback(WRONG, f"Expected a count of pairs from 0 to {len(reached)}, got {describe(answer)}.",
+                        readable=False)
+    return check_prediction(answer, actual=actual, question="the pairs that still turn without the brackets, d_model = 256",
+                            explanation=(slips.get(given, "") if given != actual else "")
+                            + f"Pair j reaches 256 e^(-2j) radian at position 256. Pair {actual - 1} reaches "
+                              f"{reached[actual - 1]:.2f}, pair {actual} only {reached[actual]:.3f}. So pairs 0 to "
+                              f"{actual - 1} pass 0.1.")
