@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1604,
     "08_explore": 774,
     "09_why_positions_matter": 730,
-    "10_relative_positions": 1219,
+    "10_relative_positions": 1205,
     "11_pitfalls": 831,
     "12_precision": 1210,
     "13_position_schemes": 1594,
