@@ -206,6 +206,16 @@ def test_the_row_a_token_gets_takes_the_row_typed_with_quotes_and_names_the_naiv
     assert not exercises.check_row_a_token_gets(7).correct
 
 
+def test_the_row_a_token_gets_takes_the_row_named_as_the_question_names_it():
+    # Review 40: "row 0" and "pe[0]" were refused with "Expected a number".
+    for answer in ("row 0", "Row 0", "pe[0]", "PE[0]", " row0 "):
+        assert exercises.check_row_a_token_gets(answer, actual=0).correct, answer
+    for answer in ("row 7", "pe[7]"):
+        wrong = exercises.check_row_a_token_gets(answer, actual=0)
+        assert wrong.readable and not wrong.correct and "not row 7" in wrong.message, answer
+    assert not exercises.check_row_a_token_gets("rows 0 and 1", actual=0).readable
+
+
 def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_the_position_term():
     import torch
 

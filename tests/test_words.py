@@ -31,7 +31,7 @@ BUDGET = {
     "08_explore": 774,
     "09_why_positions_matter": 730,
     "10_relative_positions": 1205,
-    "11_pitfalls": 831,
+    "11_pitfalls": 830,
     "12_precision": 1210,
     "13_position_schemes": 1594,
     "14_does_position_matter": 1720,
