@@ -440,7 +440,7 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
                       "key": 0, "weights": attention.multi_head_weights(d_model=6, seed=0)})
     if name.endswith("check_constant_score_terms"):  # 10's Exercise 2: one word at three placements, offset 5
         sizes.update({"word": torch.randn(6, generator=torch.Generator().manual_seed(7)),
-                      "M": torch.randn(6, 6, generator=torch.Generator().manual_seed(8)),
+                      "W_QK": torch.randn(6, 6, generator=torch.Generator().manual_seed(8)),
                       "PE": torch.randn(20, 6, generator=torch.Generator().manual_seed(9)),
                       "placements": [(0, 5), (4, 9), (10, 15)]})
     kwargs = {k: v for k, v in sizes.items() if k in parameter_names(checker)}

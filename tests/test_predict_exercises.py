@@ -206,6 +206,16 @@ def test_the_row_a_token_gets_takes_the_row_typed_with_quotes_and_names_the_naiv
     assert not exercises.check_row_a_token_gets(7).correct
 
 
+def test_the_row_a_token_gets_takes_the_row_named_as_the_question_names_it():
+    # Review 40: "row 0" and "pe[0]" were refused with "Expected a number".
+    for answer in ("row 0", "Row 0", "pe[0]", "PE[0]", " row0 "):
+        assert exercises.check_row_a_token_gets(answer, actual=0).correct, answer
+    for answer in ("row 7", "pe[7]"):
+        wrong = exercises.check_row_a_token_gets(answer, actual=0)
+        assert wrong.readable and not wrong.correct and "not row 7" in wrong.message, answer
+    assert not exercises.check_row_a_token_gets("rows 0 and 1", actual=0).readable
+
+
 def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_the_position_term():
     import torch
 
@@ -213,9 +223,9 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
 
     PE = builder.sinusoidal_encoding(max_sequence_length=128, d_model=64, dtype=torch.float64)
     weights = attention.projection_weights(d_model=64, seed=0)
-    M = weights.W_Q.double() @ weights.W_K.double().T
+    W_QK = weights.W_Q.double() @ weights.W_K.double().T
     word = torch.randn(64, generator=torch.Generator().manual_seed(1)).double()
-    inputs = dict(word=word, M=M, PE=PE, placements=[(0, 5), (20, 25), (100, 105)])
+    inputs = dict(word=word, W_QK=W_QK, PE=PE, placements=[(0, 5), (20, 25), (100, 105)])
     for answer in (1, "1", " 1 ", 1.0, torch.tensor(1)):
         assert exercises.check_constant_score_terms(answer, **inputs).correct, answer
     for answer in (1.5, -1, 5, "one", True):  # no count of four terms: unreadable, so not locked in as a prediction
@@ -225,13 +235,13 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
     assert not guess.correct and "predicted 2" in guess.message and "not a function of q - p alone" in guess.message
     # An M that turns and scales within each pair keeps pos-pos: then word-word and pos-pos stay.
     turn = schemes.rotation_matrix(position=3, d=64).double()
-    kept = exercises.check_constant_score_terms(2, **{**inputs, "M": 2 * turn})
+    kept = exercises.check_constant_score_terms(2, **{**inputs, "W_QK": 2 * turn})
     assert kept.correct and "word-word and pos-pos stay" in kept.message and "Only word-word" not in kept.message
     assert "within each pair" in kept.message and "alike" not in kept.message
     # The two likeliest wrong counts each hear what they missed.
     assert "counts pos-pos too" in guess.message
     zero = exercises.check_constant_score_terms(0, **inputs).message
-    assert "same word through the same M" in zero and "Only word-word stays." in zero
+    assert "same word through the same W_QK" in zero and "Only word-word stays." in zero
     assert zero.count("same word") == 1  # review 39: the reason was said twice
     # The right count hears that pos-pos moves too (no cell below the exercise says it), the slip for 2 hears it once.
     right = exercises.check_constant_score_terms(1, **inputs).message
@@ -280,6 +290,16 @@ def test_shift_back_takes_the_transpose_and_the_inverse_written_out():
     for other in ("rotation.transpose(0, 0)", "-rotation.T", "rotation ** -1", "invert the sign"):
         feedback = exercises.check_shift_back(other)
         assert not feedback.correct and "Expected one of" in feedback.message, other
+
+
+def test_shift_back_takes_the_notebooks_own_name_r_2():
+    # Review 40: the notebook calls the matrix R_2, and "R_2.T" was refused with "Expected one of".
+    for right in ("R_2.T", "R_2^T", "R2.T", "torch.linalg.inv(R_2)", "the transpose of R_2"):
+        feedback = exercises.check_shift_back(right)
+        assert feedback.correct and "its transpose" in feedback.message, right
+    feedback = exercises.check_shift_back("-R_2")
+    assert feedback.status == "mistake" and "Negating flips every entry" in feedback.message
+    assert not exercises.check_shift_back("R_2").correct and not exercises.check_shift_back("R_22.T").correct
 
 
 def test_shift_back_takes_the_inverse_and_the_matrix_itself():

@@ -128,7 +128,8 @@ _SHIFT_BACK_FORMS = re.compile(
 def check_shift_back(answer: object) -> Feedback:
     """A multiple choice: which one operation on R_2 (d_model = 6) shifts a row of the table back by 2."""
     if isinstance(answer, str):
-        text = answer.strip(" `'\".").lower().replace(" ", "")
+        # The notebook's own name for the matrix, R_2, reads as rotation.
+        text = re.sub(r"r_?2(?!\d)", "rotation", answer.strip(" `'\".").lower().replace(" ", ""))
         answer = "b" if _SHIFT_BACK_FORMS.fullmatch(text) else _SHIFT_BACK_TEXTS.get(text, answer)
     elif isinstance(answer, torch.Tensor) and answer.shape == (6, 6) and answer.is_floating_point() \
             and answer.layout == torch.strided and answer.device.type != "meta":

@@ -7,6 +7,8 @@ choices do the same in choices.py.)
 
 from __future__ import annotations
 
+import re
+
 import torch
 
 from ..builder import sinusoidal_encoding
@@ -36,6 +38,9 @@ def _row_of_token_7() -> int:
 def check_row_a_token_gets(answer: object, *, actual: object = None) -> Feedback:
     """A prediction: fed (batch, sequence, d_model), which table row does token 7 of sentence 0 get (`actual`; the
     checker runs the module itself when it is not given, so no cell computes the answer before the prediction)?"""
+    if isinstance(answer, str):  # "row 0" or "pe[0]" names the row as the question asks for it
+        named = re.fullmatch(r"\s*(?:row\s*|pe\s*\[\s*)?(\d+)\s*\]?\s*", answer, flags=re.IGNORECASE)
+        answer = named.group(1) if named else answer
     if actual is None and answer is not None:
         actual = _row_of_token_7()
     return check_prediction(answer, actual=actual, question="the table row of token 7 of sentence 0, fed batch first",

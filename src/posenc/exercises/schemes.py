@@ -382,12 +382,12 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
     return Feedback(WRONG, f"{_differences(answer, expected)} {hint}")
 
 
-def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.Tensor, PE: torch.Tensor,
+def check_constant_score_terms(answer: object, *, word: torch.Tensor, W_QK: torch.Tensor, PE: torch.Tensor,
                                placements: Sequence[tuple[int, int]]) -> Feedback:
-    """A prediction: one word at (p, q) placements all at one offset, through M = W_Q W_K^T: how many of the score's
+    """A prediction: one word at (p, q) placements all at one offset, through W_QK = W_Q W_K^T: how many of the score's
     four terms (word-word, word-pos, pos-word, pos-pos) are the same at every placement? The checker computes the
     terms itself, so the cells a learner reads before predicting do not."""
-    word, M, PE = (t.detach().cpu().double() for t in (word, M, PE))
+    word, M, PE = (t.detach().cpu().double() for t in (word, W_QK, PE))
     terms = [[word @ M @ word for _ in placements], [word @ M @ PE[q] for _, q in placements],
              [PE[p] @ M @ word for p, _ in placements], [PE[p] @ M @ PE[q] for p, q in placements]]
     actual = sum(all(torch.allclose(value, values[0]) for value in values) for values in terms)
@@ -396,16 +396,16 @@ def check_constant_score_terms(answer: object, *, word: torch.Tensor, M: torch.T
     if answer is not None and given not in range(len(terms) + 1):  # 1.5 or -1 is no count of four terms
         return Feedback(WRONG, f"Expected a count from 0 to {len(terms)}, got {describe(answer)}.", readable=False)
     # The two likeliest wrong counts, each with what it missed.
-    slips = {0: "word-word reads the same word through the same M at every placement. "}
+    slips = {0: "word-word reads the same word through the same W_QK at every placement. "}
     if not pos_pos:
-        slips[actual + 1] = ("That counts pos-pos too, as PE[p] . PE[q] alone would be. Here M sits between the two rows, "
-                             "and this M leaves pos-pos not a function of q - p alone. ")
+        slips[actual + 1] = ("That counts pos-pos too, as PE[p] . PE[q] alone would be. Here W_QK sits between the two rows, "
+                             "and this W_QK leaves pos-pos not a function of q - p alone. ")
     slip = slips.get(given, "") if given is not None and given != actual else ""
-    stays = ("word-word and pos-pos stay: this M only turns and scales within each pair, so pos-pos reads q - p alone."
+    stays = ("word-word and pos-pos stay: this W_QK only turns and scales within each pair, so pos-pos reads q - p alone."
              if pos_pos else "Only word-word stays" + ("." if given == 0 else ", since the word is the same at every "
                                                         "placement."))  # the slip for 0 already says why
     # Said once: the slip for 2 already names pos-pos.
-    moves = "" if pos_pos or "pos-pos" in slip else (" pos-pos changes too: through this M, the score at one offset "
+    moves = "" if pos_pos or "pos-pos" in slip else (" pos-pos changes too: through this W_QK, the score at one offset "
                                                       "depends on where the two positions sit.")
     return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
                             explanation=slip + stays + " word-pos and pos-word each read one position." + moves)
