@@ -226,6 +226,16 @@ def test_the_notebooks_packing_table_is_exercise_3s_answer():
     assert exercises.check_rope_in_a_packed_row("b").status == "correct"
 
 
+def test_the_packing_table_prints_each_row_and_column():
+    table = decoder.packing_table({"restarted": {"plain causal": 0.5, "block-diagonal": 0.0},
+                                   "along the row": {"plain causal": 1.234, "block-diagonal": 2e-6}}, "RoPE")
+    assert table.splitlines() == [f"{'RoPE':<24}{'plain causal':>15}{'block-diagonal':>16}",
+                                  f"positions {'restarted':<14}{'0.50':>15}{'equal':>16}",
+                                  f"positions {'along the row':<14}{'1.23':>15}{'equal':>16}"]
+    with pytest.raises(TypeError, match="by_positions"):
+        decoder.packing_table({"restarted": {"plain causal": 0.5}}, "RoPE")
+
+
 def test_packing_one_document_is_its_own_run_alone():
     # Nothing to keep apart, and positions along the row are the restarted ones: every run equals the run alone.
     differences = decoder.packing_differences(PACKED_DOCUMENTS[:1], vocab_size=10)
@@ -380,15 +390,27 @@ def test_new_position_bad_exercise_raises(sizes, error):
 KEYS = torch.randn(6, 8, generator=torch.Generator().manual_seed(3))
 
 
-def read_as_they_are(cached):
-    return torch.cat(cached)
+def step_scores(query, cached):
+    return schemes.apply_rotary(query, offset=len(cached) - 1) @ torch.cat(cached).T
 
 
-def test_keys_turned_once_are_correct():
-    feedback = exercises.check_cached_keys(read_as_they_are, 6, keys=KEYS)
-    assert feedback.status == "correct" and "2 of the checker's own" in feedback.message, feedback.message
+def the_bug(query, cached):  # the exhibit's two lines, as functions of the cache
+    return schemes.apply_rotary(query, offset=len(cached) - 1) @ schemes.apply_rotary(torch.cat(cached)).T
+
+
+@pytest.mark.parametrize("answer", [
+    step_scores,
+    lambda query, cached: (schemes.apply_rotary(query, offset=len(cached) - 1) @ torch.stack(cached)[:, 0].T).double(),
+    lambda query, cached: torch.cat(cached) @ schemes.apply_rotary(query, offset=len(cached) - 1).T,  # (t + 1, 1)
+    lambda query, cached: torch.stack([(schemes.apply_rotary(query, offset=len(cached) - 1) * key).sum()
+                                       for key in cached]),  # (t + 1,), a loop over the keys
+    lambda query, cached: (schemes.apply_rotary(torch.cat([torch.zeros(len(cached) - 1, query.shape[-1]), query]))[-1:]
+                           @ torch.cat(cached).T),  # the query as the last row of a block
+])
+def test_right_scores_are_correct_however_written(answer):
+    feedback = exercises.check_cached_keys(answer, 6, keys=KEYS)
+    assert feedback.status == "correct" and "2 caches of the checker's own" in feedback.message, feedback.message
     assert "3 + 3 = 6" in feedback.message, feedback.message
-    assert status(exercises.check_cached_keys(lambda cached: torch.stack(cached)[:, 0].double(), 6, keys=KEYS)) == "correct"
 
 
 def test_the_exhibits_loop_turns_key_3_by_6_when_step_5_reads_it():
@@ -400,16 +422,25 @@ def test_the_exhibits_loop_turns_key_3_by_6_when_step_5_reads_it():
     assert not torch.allclose(keys[3], cached[3][0], atol=1e-3)  # not by 3, as it was cached
 
 
+def test_the_right_scores_are_the_full_pass_row():
+    # What the checker calls right: query t's row of the full pass, from the cache alone.
+    q = torch.randn(6, 8, generator=torch.Generator().manual_seed(2))
+    cached = [schemes.apply_rotary(KEYS[j:j + 1], offset=j) for j in range(6)]
+    full = schemes.apply_rotary(q) @ schemes.apply_rotary(KEYS).T
+    assert torch.allclose(step_scores(q[5:6], cached)[0], full[5], atol=1e-5)
+    assert torch.isclose(the_bug(q[5:6], cached)[0], full[5], atol=1e-5).tolist() == [True] + [False] * 5
+
+
 @pytest.mark.parametrize("turn", [6, 6.0, "6", " 6 ", torch.tensor(6), torch.tensor([6.0]), np.int64(6), np.array(6)])
 def test_every_form_of_the_right_turn_is_accepted(turn):
-    feedback = exercises.check_cached_keys(read_as_they_are, turn, keys=KEYS)
+    feedback = exercises.check_cached_keys(step_scores, turn, keys=KEYS)
     assert feedback.status == "correct", feedback.message
 
 
 def test_the_right_turn_states_the_offset_as_the_suite_defines_it():
     # Review 38: an offset is the key's position minus the query's (13, 14), so key 3, turned by 6, sits at
     # 6 - 5 = 1 from query 5, ahead of it, instead of 3 - 5 = -2.
-    message = exercises.check_cached_keys(read_as_they_are, 6, keys=KEYS).message
+    message = exercises.check_cached_keys(step_scores, 6, keys=KEYS).message
     assert "key 3 at offset 6 - 5 = 1 instead of 3 - 5 = -2: ahead of it, not 2 back" in message, message
     assert "5 - 6" not in message, message
 
@@ -421,7 +452,7 @@ def test_the_right_turn_states_the_offset_as_the_suite_defines_it():
     (True, "wrong", "got True"), (math.nan, "wrong", "a whole number"), ([6, 6], "wrong", "a whole number"),
 ])
 def test_a_wrong_turn_is_named_with_what_it_got_and_expected(turn, status_, words):
-    for answer in (read_as_they_are, None):  # judged before the function, whatever the function is
+    for answer in (step_scores, None):  # judged before the function, whatever the function is
         feedback = exercises.check_cached_keys(answer, turn, keys=KEYS)
         assert feedback.status == status_ and words in feedback.message, feedback.message
         assert "expected" in feedback.message.lower(), feedback.message
@@ -431,41 +462,44 @@ def test_a_wrong_turn_is_named_with_what_it_got_and_expected(turn, status_, word
 
 
 def test_a_right_function_without_the_turn_is_not_done_yet():
-    feedback = exercises.check_cached_keys(read_as_they_are, keys=KEYS)
+    feedback = exercises.check_cached_keys(step_scores, keys=KEYS)
     assert feedback.status == "not attempted" and "my_turn" in feedback.message, feedback.message
-    feedback = exercises.check_cached_keys(lambda cached: schemes.apply_rotary(torch.cat(cached)), 6, keys=KEYS)
+    feedback = exercises.check_cached_keys(the_bug, 6, keys=KEYS)
     assert feedback.status == "mistake" and "This is the bug" in feedback.message, feedback.message
 
 
-@pytest.mark.parametrize("answer", [lambda cached: schemes.apply_rotary(KEYS) + 0,
-                                    lambda cached: schemes.apply_rotary(KEYS[:len(cached), :cached[0].shape[-1]]),
-                                    lambda cached: schemes.apply_rotary(schemes.apply_rotary(torch.cat(cached)),
-                                                                        offset=0) * 0 + torch.cat(cached)])
-def test_the_package_rotation_is_refused_however_copied(answer):
-    # Typed from the screen's apply_rotary(k) fails on the checker's own caches; a turn that comes out right is named.
-    assert status(exercises.check_cached_keys(answer, keys=KEYS)) in ("wrong", "mistake")
-    feedback = exercises.check_cached_keys(answer, keys=KEYS)
-    assert "apply_rotary" in feedback.message or feedback.message.startswith("For my_read_cache("), feedback.message
+def test_scores_typed_from_the_notebooks_keys_fail_on_the_checkers_caches():
+    k = torch.randn(6, 8, generator=torch.Generator().manual_seed(1))  # the notebook's keys, used instead of the cache
+    feedback = exercises.check_cached_keys(
+        lambda query, cached: schemes.apply_rotary(query, offset=5) @ schemes.apply_rotary(k).T, keys=k)
+    assert feedback.status == "wrong" and "my_step_scores(query 2, a cache of 3 keys" in feedback.message, feedback.message
 
 
-def test_a_tensor_of_keys_is_refused():
-    feedback = exercises.check_cached_keys(schemes.apply_rotary(KEYS).clone(), keys=KEYS)
-    assert feedback.status == "wrong" and "def my_read_cache(cached)" in feedback.message, feedback.message
+def test_a_tensor_of_scores_is_refused():
+    feedback = exercises.check_cached_keys(torch.zeros(1, 6), keys=KEYS)
+    assert feedback.status == "wrong" and "def my_step_scores(query, cached)" in feedback.message, feedback.message
 
 
-@pytest.mark.parametrize("make, words", [
-    (lambda raw: schemes.apply_rotary(schemes.apply_rotary(raw)), "This is the bug"),
-    (lambda raw: raw, "Never turned"),
-    (lambda raw: schemes.rotate_pairs(raw, schemes.rotary_angles(max_sequence_length=6, d=8)[-1]), "newest position"),
-    (lambda raw: schemes.apply_rotary(raw, layout="half_split"), "half-split"),
-    (lambda raw: schemes.apply_rotary(raw, offset=5), "shifted by 5"),
+@pytest.mark.parametrize("answer, words", [
+    (the_bug, "This is the bug"),
+    (lambda query, cached: query @ torch.cat(cached).T, "The query is not turned"),
+    (lambda query, cached: schemes.apply_rotary(query, offset=len(cached)) @ torch.cat(cached).T, "len(cached)."),
+    (lambda query, cached: schemes.apply_rotary(query, offset=len(cached) - 1, layout="half_split") @ torch.cat(cached).T,
+     "half-split"),
+    (lambda query, cached: schemes.apply_rotary(query, offset=len(cached) + 2) @ torch.cat(cached).T,
+     "The query turned by position 8"),
 ])
-def test_cached_keys_mistakes_are_named(make, words):
-    feedback = exercises.pipeline._judge_cached_keys(make(KEYS), KEYS)
+def test_step_scores_mistakes_are_named(answer, words):
+    feedback = exercises.check_cached_keys(answer, keys=KEYS)
     assert feedback.status == "mistake" and words in feedback.message, feedback.message
-    # The exhibit's bug, as a function of the cache:
-    feedback = exercises.check_cached_keys(lambda cached: schemes.apply_rotary(torch.cat(cached)), keys=KEYS)
-    assert feedback.status == "mistake" and "This is the bug" in feedback.message, feedback.message
+
+
+def test_the_bugs_message_is_true_only_key_0_right():
+    # "Only key 0 (turned by 0) comes out right": checked on the checker's own query for the notebook's keys.
+    query = torch.randn(1, 8, generator=torch.Generator().manual_seed(9)).double()
+    cached = [schemes.apply_rotary(KEYS[j:j + 1].double(), offset=j) for j in range(6)]
+    right = torch.isclose(the_bug(query, cached), step_scores(query, cached), atol=1e-6)[0].tolist()
+    assert right == [True] + [False] * 5
 
 
 def test_twice_turned_keys_put_key_j_at_position_2j():
@@ -474,20 +508,21 @@ def test_twice_turned_keys_put_key_j_at_position_2j():
     assert torch.allclose(schemes.apply_rotary(schemes.apply_rotary(KEYS)), doubled, atol=1e-6)
 
 
-@pytest.mark.parametrize("answer", [None, "keys", torch.zeros(6, 8), np.zeros((6, 8)), lambda cached: None,
-                                    lambda cached: torch.zeros(6, 8), lambda cached: torch.full((6, 8), math.nan),
-                                    lambda cached: cached, lambda cached: cached[-1], lambda: 0, lambda cached: 1 / 0])
+@pytest.mark.parametrize("answer", [None, "scores", torch.zeros(1, 6), np.zeros((1, 6)), lambda query, cached: None,
+                                    lambda query, cached: torch.zeros(1, 6), lambda query, cached: torch.full((1, 6), math.nan),
+                                    lambda query, cached: cached, lambda query, cached: cached[-1], lambda: 0,
+                                    lambda query, cached: 1 / 0, lambda cached: torch.cat(cached)])
 def test_cached_keys_any_answer_gets_feedback(answer):
     assert status(exercises.check_cached_keys(answer, keys=KEYS)) in ("wrong", "not attempted")
 
 
-@pytest.mark.parametrize("answer, words", [(lambda cached: cached, "a list of 6 tensors of shape (1, 8), not one tensor"),
-                                           (lambda cached: tuple(cached), "a tuple of 6 tensors"),
-                                           (lambda cached: cached[-1], "a tensor of shape (1, 8)")])
-def test_the_cache_list_itself_is_named_as_a_list(answer, words):
-    # The list the loop keeps is not one (6, 8) tensor: the message says what came back, and does not name the fix.
+@pytest.mark.parametrize("answer, words", [(lambda query, cached: cached, "a list of 6 tensors, not one tensor"),
+                                           (lambda query, cached: tuple(cached), "a tuple of 6 tensors"),
+                                           (lambda query, cached: torch.cat(cached), "a tensor of shape (6, 8)")])
+def test_keys_instead_of_scores_are_named_by_what_came_back(answer, words):
+    # The message says what came back, and does not name the fix.
     feedback = exercises.check_cached_keys(answer, keys=KEYS)
-    assert feedback.status == "wrong" and words in feedback.message and "torch.cat" not in feedback.message, feedback.message
+    assert feedback.status == "wrong" and words in feedback.message and "apply_rotary" not in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize("keys, error", [(torch.zeros(6, 7), ValueError), (torch.zeros(6, 8, dtype=torch.long), TypeError),
@@ -739,3 +774,44 @@ def test_alibi_on_a_left_padded_row_would_be_equal_even_with_slot_positions(monk
         with torch.no_grad():
             difference = (model(ids, attention_mask=mask).logits[0, real] - model(ids[0, real][None]).logits[0]).abs().max()
         assert float(difference) < 1e-5
+
+
+def test_the_notebooks_cache_figure_and_transformers_packed_mask():
+    """Notebook 15's last check, out of the reading path: its cache figure with margins, decode_with_cache on the
+    left-padded batch, and transformers' block mask for the packed row once the cache is off, as Trainer sets it."""
+    from transformers import DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM
+
+    tokenizer = subwords.train_bpe()
+    vocab_size, pad_id = tokenizer.get_vocab_size(), tokenizer.token_to_id("<PAD>")
+    prompt = torch.tensor([tokenizer.encode("What is your name? My name is Grant").ids])
+    tokenizer.enable_padding(direction="left", pad_id=pad_id, pad_token="<PAD>")
+    batch = tokenizer.encode_batch(["What is your name?", "My name is Grant"])
+    tokenizer.no_padding()
+    continued = torch.cat([torch.tensor([row.ids for row in batch]), torch.tensor([tokenizer.encode(" and you?").ids] * 2)],
+                          dim=1)
+    continued_mask = torch.cat([torch.tensor([row.attention_mask for row in batch]), torch.ones(2, 3, dtype=torch.long)],
+                               dim=1)
+    with torch.no_grad():
+        for scheme in decoder.DECODER_SCHEMES:
+            model = decoder.TinyDecoder(scheme=scheme, vocab_size=vocab_size)
+            full = model(prompt).logits
+            assert float((decoder.decode_with_cache(model, prompt) - full).abs().max()) < 1e-5, scheme
+            forgot = float((decoder.decode_with_cache(model, prompt, forget_offset=True) - full).abs().max())
+            assert forgot < 1e-5 if scheme == "alibi" else forgot > 0.1, scheme
+            full = model(continued, attention_mask=continued_mask, position_ids=position_ids(continued_mask)).logits
+            step_by_step = decoder.decode_with_cache(model, continued, attention_mask=continued_mask)
+            real = continued_mask.bool()
+            assert torch.allclose(step_by_step[real], full[real], atol=1e-5), scheme
+
+    encoded = [tokenizer.encode(d).ids for d in ("My name is Grant", "What is your name?", "John is my friend")]
+    flattened = DataCollatorWithFlattening()([{"input_ids": ids} for ids in encoded])
+    assert [int(label) for label in flattened["labels"][0]] == [label for ids in encoded for label in [-100, *ids[1:]]]
+    torch.manual_seed(0)
+    llama = LlamaForCausalLM(LlamaConfig(vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64,
+                                         pad_token_id=pad_id)).eval()
+    llama.config.use_cache = False
+    with torch.no_grad():
+        alone = torch.cat([llama(torch.tensor([ids])).logits[0] for ids in encoded])
+        trainer_like = llama(flattened["input_ids"], position_ids=flattened["position_ids"]).logits[0]
+    assert torch.allclose(trainer_like, alone, atol=1e-5)

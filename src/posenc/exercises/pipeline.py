@@ -1,5 +1,5 @@
 """Checkers for a real pipeline: the position ids of a left-padded batch, the position a decoding loop with a KV
-cache gives each new token, and the keys a RoPE cache holds."""
+cache gives each new token, and the scores one step of a RoPE cache gives."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .._provenance import calls_any, loaded_library_functions
 from ..models.decoder import TinyDecoder, decode_with_cache
 from ..positions import check_attention_mask
 from ..positions import position_ids as mask_position_ids
-from ..schemes import apply_rotary, rotary_angles, rotate_pairs
+from ..schemes import apply_rotary
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -308,34 +308,34 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
                              "same: at each step it adds 1 to the last position id.")
 
 
-# Keys of the checker's own, (n, d), so that keys typed for the notebook's cache cannot pass.
+# Keys of the checker's own, (n, d), so that scores typed for the notebook's cache cannot pass.
 _KEY_CASES = ((3, 4), (7, 6))
 
 
 @exercise("the keys a RoPE cache holds")
 def check_cached_keys(answer: object, turn: object = None, *, keys: torch.Tensor) -> Feedback:
-    """A function `answer(cached)` that returns the keys a step of a RoPE decoding loop reads from its cache, a list
-    of `(1, d)` keys, key j as the loop cached it (`schemes.apply_rotary` at offset j, interleaved pairs). It is run on
-    the cache of the raw keys `(n, d)` and on caches of the checker's own; right is each key j as the full pass
-    turns it, `(n, d)`.
+    """A function `answer(query, cached)`: one step of a RoPE decoding loop. `cached` is the list of `(1, d)` keys the
+    loop has cached after step t's append, key j turned at offset j (`schemes.apply_rotary`, interleaved pairs);
+    `query` is query t, `(1, d)`, not turned. Right is query t's scores against keys 0 to t as the full pass gives
+    them, `(1, t + 1)` (a `(t + 1,)` or `(t + 1, 1)` tensor of the same numbers too). It is run on the cache of the raw
+    keys `(n, d)` and on caches of the checker's own, each with a query of the checker's own.
 
-    Named mistakes: the exhibit's bug, and keys turned by the wrong positions or in the wrong layout
-    (tests/test_real_pipeline_notebook.py lists them). A function that calls schemes.apply_rotary or rotate_pairs
-    is named too.
+    Named mistakes: the exhibit's bug (keys turned again when read), and the query turned by the wrong position or
+    in the wrong layout (tests/test_real_pipeline_notebook.py lists them).
 
     `turn`, judged first: in the exhibit's loop, by which position is key 3 turned when step 5 reads it? A whole
     number in any form (an int, a whole float, its string, a one-element tensor).
     """
-    keys_feedback = _check_read_cache(answer, keys=keys)  # first: a bad exercise (keys) raises, whatever the turn
+    scores_feedback = _check_step_scores(answer, keys=keys)  # first: a bad exercise (keys) raises, whatever the turn
     said = _judge_turn(turn)
     if said is not None and said.status != CORRECT:
         return said
-    if keys_feedback.status != CORRECT:
-        return keys_feedback
+    if scores_feedback.status != CORRECT:
+        return scores_feedback
     if said is None:
-        return Feedback(NOT_ATTEMPTED, "Your my_read_cache is right. Not attempted yet: my_turn (replace None with the "
+        return Feedback(NOT_ATTEMPTED, "Your my_step_scores is right. Not attempted yet: my_turn (replace None with the "
                                        "position by which key 3 is turned when step 5 of the loop above reads it).")
-    return Feedback(CORRECT, f"{keys_feedback.message} And my_turn = {_TURN} is right. {said.message}")
+    return Feedback(CORRECT, f"{scores_feedback.message} And my_turn = {_TURN} is right. {said.message}")
 
 
 _KEY, _STEP, _TURN = 3, 5, 6  # the exhibit turns key j by j when it caches it, and by j again when it reads it
@@ -365,8 +365,8 @@ def _judge_turn(turn: object) -> Feedback | None:
                            "it. Count them: once when it is cached, and again when the loop turns the keys it reads.")
 
 
-def _check_read_cache(answer: object, *, keys: torch.Tensor) -> Feedback:
-    """check_cached_keys without the turn: the verdict on the function `answer(cached)`."""
+def _check_step_scores(answer: object, *, keys: torch.Tensor) -> Feedback:
+    """check_cached_keys without the turn: the verdict on the function `answer(query, cached)`."""
     raw = check_floating_tensor("keys", keys, ndim=(2,)).detach()
     n, d = raw.shape
     if n == 0 or d == 0 or d % 2 or n > 4096:
@@ -374,72 +374,70 @@ def _check_read_cache(answer: object, *, keys: torch.Tensor) -> Feedback:
     if not bool(torch.isfinite(raw).all()):
         raise ValueError("keys must hold finite numbers")
     if (not_a_function := as_function(
-            answer, signature="my_read_cache(cached)",
-            when_a_tensor="The checker tries caches of its own: put your line in def my_read_cache(cached): and "
-                          "return the keys.")):
+            answer, signature="my_step_scores(query, cached)",
+            when_a_tensor="The checker tries caches of its own: put your two lines in def my_step_scores(query, "
+                          "cached): and return the scores.")):
         return not_a_function
     generator = torch.Generator().manual_seed(0)
     cases = [raw, *(torch.randn(size, generator=generator, dtype=raw.dtype) for size in _KEY_CASES)]
-
-    def cache(case: torch.Tensor) -> list[torch.Tensor]:
-        return [apply_rotary(case[j:j + 1], offset=j) for j in range(case.shape[0])]
-
-    caches = [cache(case) for case in cases]
-    for case, cached in zip(cases, caches):
-        kind, result = run_learner(answer, [key.clone() for key in cached])
-        shown = f"my_read_cache(a cache of {case.shape[0]} keys of width {case.shape[1]})"
+    for case in cases:
+        query = torch.randn(1, case.shape[1], generator=generator, dtype=raw.dtype)
+        cached = [apply_rotary(case[j:j + 1], offset=j) for j in range(case.shape[0])]
+        kind, result = run_learner(answer, query.clone(), [key.clone() for key in cached])
+        shown = f"my_step_scores(query {case.shape[0] - 1}, a cache of {case.shape[0]} keys of width {case.shape[1]})"
         if kind == "raised":
             return Feedback(WRONG, f"{shown} raised {error_line(result)}.")
-        feedback = _judge_cached_keys(result, case)
+        feedback = _judge_step_scores(result, query, case)
         if feedback.status != CORRECT:
             return feedback if case is raw else Feedback(feedback.status, f"For {shown}: {feedback.message}")
-    if calls_any(lambda: [run_learner(answer, [key.clone() for key in cached]) for cached in caches],
-                 [apply_rotary, rotate_pairs]):
-        return Feedback(MISTAKE, "The right keys, but your function turns keys with schemes.apply_rotary or "
-                                 "rotate_pairs. The cache already holds each key turned by its position: read the "
-                                 "keys as they are, with no new turn.")
-    return Feedback(CORRECT, f"Correct on this cache and on {len(_KEY_CASES)} of the checker's own: key j turned "
-                             "once, by position j, when it is cached. transformers caches turned keys too.")
+    return Feedback(CORRECT, f"Correct on the loop's keys and on {len(_KEY_CASES)} caches of the checker's own: query t "
+                             "turned by its position, len(cached) - 1, and key j read as cached, turned once by j. "
+                             "transformers caches turned keys too.")
 
 
-def _judge_cached_keys(answer: object, raw: torch.Tensor) -> Feedback:
-    """The verdict on the keys one call returned for the cache of the raw keys `(n, d)` (a correct one's is not shown)."""
-    raw = raw.double()
+def _judge_step_scores(answer: object, query: torch.Tensor, raw: torch.Tensor) -> Feedback:
+    """The verdict on the scores one call returned for query `query` (not turned) and the cache of the raw keys
+    `(n, d)` (a correct one's message is not shown)."""
+    raw, query = raw.double(), query.double()
     n, d = raw.shape
-    expected = apply_rotary(raw)
-    given, answer = answer, as_tensor(answer, f"the {n} keys the step reads, a ({n}, {d}) tensor")
+    t, keys = n - 1, apply_rotary(raw)  # each key as the loop cached it, turned once by its position
+
+    def scores(query_turned_by: int, read: torch.Tensor = keys, layout: str = "interleaved") -> torch.Tensor:
+        return apply_rotary(query, offset=query_turned_by, layout=layout) @ read.T
+
+    given, answer = answer, as_tensor(answer, f"query {t}'s {n} scores, a (1, {n}) tensor")
     if isinstance(answer, Feedback):
         return answer if answer.status != NOT_ATTEMPTED else Feedback(WRONG, "Your function returned None: end it "
-                                                                              "with return and the keys.")
-    if tuple(answer.shape) != (n, d):
-        got = (f"a {type(given).__name__} of {len(given)} tensors of shape {tuple(answer.shape[1:])}, not one tensor"
+                                                                              "with return and the scores.")
+    if answer.numel() != n or answer.ndim > 2 or (answer.ndim == 2 and 1 not in answer.shape):
+        got = (f"a {type(given).__name__} of {len(given)} tensors, not one tensor"
                if isinstance(given, (list, tuple)) and answer.ndim == 3 else describe(answer))
-        return Feedback(WRONG, f"Got {got}; expected the {n} cached keys as one ({n}, {d}) tensor, key j in row j.")
-    answer = answer.double()
+        return Feedback(WRONG, f"Got {got}; expected query {t}'s scores against the {n} cached keys, one (1, {n}) "
+                               "tensor, key j in column j.")
+    answer = answer.double().reshape(1, n)
 
     def same(value: torch.Tensor) -> bool:
         return close(answer, value)
 
-    if same(expected):
+    if same(scores(t)):
         return Feedback(CORRECT, "Correct.")
-    newest = rotary_angles(max_sequence_length=n, d=d)[-1]
     mistakes = [
-        ("This is the bug: every key turned twice, once when cached and once when read. Turns add up, so key j sits at "
-         "position 2j and the score of query i with it depends on i - 2j, not i - j: only key 0 (turned by 0) comes "
-         "out right. Turn each key once.", lambda: apply_rotary(expected)),
-        ("Never turned: the raw keys. The score of query i with key j must depend on i - j, so the key is turned by "
-         "its position as the query is by its own.", raw),
-        (f"Every key turned by the newest position, {n - 1}: key j belongs at position j, where it was when it was "
-         "cached.", lambda: rotate_pairs(raw, newest)),
-        ("The half-split layout, pairs (i, i + d/2), while the queries turn interleaved pairs (2i, 2i + 1): queries and "
-         "keys must share one layout.", lambda: apply_rotary(raw, layout="half_split")),
+        ("This is the bug: every key turned twice, once when cached and once when read. Turns add up, so key j sits "
+         f"at position 2j, and its score with query {t} depends on 2j - {t}, not j - {t}. Only key 0 (turned by 0) "
+         "comes out right. The cache already holds each key turned once.", lambda: scores(t, apply_rotary(keys))),
+        (f"The query is not turned. Key j carries the turn of its position j, so query {t} needs the turn of its own "
+         f"position, {t}: then each score depends on j - {t}.", lambda: query.double() @ keys.T),
+        (f"The query turned by position {n}, len(cached). The cache already holds the new key, so query {t} sits at "
+         "len(cached) - 1.", lambda: scores(n)),
+        ("The query turned in the half-split layout, pairs (i, i + d/2), while the cached keys turn interleaved pairs "
+         "(2i, 2i + 1): queries and keys must share one layout.", lambda: scores(t, layout="half_split")),
     ]
     mistake = first_mistake(same, mistakes)
     if mistake:
         return mistake
-    for shift in range(1, 2 * n + 1):
-        if same(apply_rotary(raw, offset=shift)):
-            return Feedback(MISTAKE, f"Every key shifted by {shift}: key j turned by position j + {shift}. The queries "
-                                     "are not shifted, so every score sees the wrong offset: key j at position j.")
-    return Feedback(WRONG, "Not the keys the loop should read: key j turned once by position j, "
-                           "schemes.apply_rotary(raw keys).")
+    for position in range(1, 2 * n + 1):
+        if same(scores(position)):
+            return Feedback(MISTAKE, f"The query turned by position {position}. Query {t} is the newest token, so it "
+                                     "sits at len(cached) - 1, and each cached key stays at its own position.")
+    return Feedback(WRONG, f"Not query {t}'s scores: the query turned by its position, len(cached) - 1, then multiplied "
+                           "by each cached key as it is, key j in column j.")

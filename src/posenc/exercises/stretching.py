@@ -36,7 +36,7 @@ __all__ = ["check_wavelength_growth", "check_yarn_kept", "check_turning_columns"
 @exercise("how much a pair's wavelength grows with the base")
 def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, base: float, new_base: float) -> Feedback:
     """How many times longer pair `pair`'s wavelength, on a head of `head_dim` columns, gets when the base goes from
-    `base` to `new_base`, within 1%. Two digits (2.7) are asked for a third: 50^(32/126) = 2.70 rounds to them too.
+    `base` to `new_base`, within 1%. Two digits (2.7) get "two decimal places", no number: 50^(32/126) rounds to 2.7 too.
     Named: the bases' own ratio, the frequency's factor (its inverse), a wrong exponent, the wavelength itself at either
     base, and another pair's factor; the exponent over head_dim - 2 and another pair only within 0.02% (not a guess).
     """
@@ -61,7 +61,7 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
     if abs(number - expected) <= 0.01 * expected:
         return Feedback(CORRECT, f"Correct: {expected:.2f}. {why}")
     if math.isclose(number, float(f"{expected:.2g}"), rel_tol=1e-6):  # 2.7: 2.66 rounded, or 50^(32/126) = 2.70
-        return Feedback(WRONG, f"Give three digits: {number:g} cannot tell {expected:.2f} from a near miss. {why}")
+        return Feedback(WRONG, "Not yet: give two decimal places.")  # no number given away: a retry must not copy it
     old, new = 2 * math.pi * base ** (2 * pair / head_dim), 2 * math.pi * new_base ** (2 * pair / head_dim)
     mistakes = [
         (f"{ratio:g} is the bases' own ratio. A pair's wavelength grows by it to the power 2i/{head_dim}, which is "

@@ -57,7 +57,7 @@ from ..positions import position_ids as positions_of
 from ..schemes import LearnedPositionalEmbedding, alibi_slopes, linear_bias, rotary_angles, rotate_pairs
 
 __all__ = ["DECODER_SCHEMES", "KVCache", "DecoderOutput", "TinyDecoder", "decode_with_cache", "packing_differences",
-           "difference_text"]
+           "packing_table", "difference_text"]
 
 # Each scheme that gives positions (what the decoder shows is how each is told one).
 DECODER_SCHEMES = ("sinusoidal", "learned", "rotary", "alibi")
@@ -286,3 +286,16 @@ def packing_differences(documents: Sequence[Sequence[int]], *, vocab_size: int) 
 def difference_text(difference: float) -> str:
     """A largest difference of two results as printed: "equal" below 1e-5 (float32 rounding), else two decimals."""
     return "equal" if difference < 1e-5 else f"{difference:.2f}"
+
+
+def packing_table(by_positions: dict[str, dict[str, float]], scheme: str) -> str:
+    """One scheme's entry of `packing_differences` as a printed table: a row per kind of positions, a column per mask,
+    each difference as `difference_text` gives it."""
+    if not isinstance(scheme, str) or not isinstance(by_positions, dict) or not all(
+            isinstance(row, dict) and set(row) == {"plain causal", "block-diagonal"} for row in by_positions.values()):
+        raise TypeError(f"by_positions must be one scheme's entry of packing_differences, got {short(by_positions)}")
+    lines = [f"{scheme:<24}{'plain causal':>15}{'block-diagonal':>16}"]
+    for name, row in by_positions.items():
+        lines.append(f"positions {name:<14}{difference_text(row['plain causal']):>15}"
+                     f"{difference_text(row['block-diagonal']):>16}")
+    return "\n".join(lines)
