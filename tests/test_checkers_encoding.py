@@ -721,26 +721,27 @@ def test_show_column_prints_the_column_without_the_line_that_computes_it(capsys)
 # The explore notebook's Exercise 2: the largest base at which the position least like 10 leaves the end ------------
 
 
-@pytest.mark.parametrize("right", ["30", 30, 30.0, " 30 ", "(30)", np.int64(30), torch.tensor(30.0)])
-def test_least_alike_leaves_the_end_accepts_30_in_several_forms(right):
+@pytest.mark.parametrize("right", ["31.62", 31.62, 10 ** 1.5, " 31.62 ", "(31.62)", "31.623", 31.6, np.float64(31.62),
+                                   torch.tensor(31.62)])
+def test_least_alike_leaves_the_end_accepts_the_slider_stop_31_62_in_several_forms(right):
+    # 31.62 is the base slider's stop 10^1.5 as the widget prints it: every base in the question is a stop.
     feedback = exercises.check_least_alike_leaves_the_end(right)
     # The mechanism, not the position: the table after it shows 57.
     assert feedback.correct and "still falling at 63" in feedback.message and "57" not in feedback.message, feedback.message
 
 
-@pytest.mark.parametrize("wrong,words", [(10_000, "at base 10,000 the position least like 10 is the last one, 63"),
-                                         ("10,000", "at base 10,000"), ("10_000", "at base 10,000"),
-                                         (100, "at base 100 the position least like 10 is still the last one"),
-                                         (19.95, "it already moved at a larger base")])
+@pytest.mark.parametrize("wrong,words", [(100, "at base 100 the position least like 10 is still the last one"),
+                                         ("100", "at base 100"), (19.95, "it already moved at a larger base"),
+                                         (10 ** 1.3, "it already moved at a larger base")])
 def test_least_alike_leaves_the_end_names_each_wrong_base(wrong, words):
     feedback = exercises.check_least_alike_leaves_the_end(wrong)
-    assert feedback.status == "mistake" and words in feedback.message and "The answer is '30'" in feedback.message
+    assert feedback.status == "mistake" and words in feedback.message and "The answer is '31.62'" in feedback.message
 
 
-@pytest.mark.parametrize("other", ["a", 20, 10, "c", [30]])
+@pytest.mark.parametrize("other", ["a", 20, 10, 30, 10_000, "10,000", "c", [31.62]])
 def test_least_alike_leaves_the_end_refuses_what_is_no_option(other):
     feedback = exercises.check_least_alike_leaves_the_end(other)
-    assert feedback.status == "wrong" and "Expected one of '10000', '100', '30', '19.95'" in feedback.message
+    assert feedback.status == "wrong" and "Expected one of '100', '31.62', '19.95'" in feedback.message
     assert exercises.check_least_alike_leaves_the_end(None).status == "not attempted"
 
 
@@ -751,19 +752,19 @@ def least_like_ten(base, d_model=128, positions=64):
 
 
 def test_least_alike_states_what_the_tables_show():
-    longest = {base: 2 * math.pi * base ** (126 / 128) for base in (10_000, 30, 19.95, 10)}
-    assert [round(longest[b], 1) for b in (30, 19.95, 10)] == [178.7, 119.6, 60.6]
+    longest = {base: 2 * math.pi * base ** (126 / 128) for base in (10_000, 31.62, 19.95, 10)}
+    assert [round(longest[b], 1) for b in (31.62, 19.95, 10)] == [188.2, 119.6, 60.6]
     # All pairs: the last row at base 10,000 (and 100), then the lowest point comes sooner as the base falls.
-    assert [least_like_ten(base)[0] for base in (10_000, 100, 30, 19.95, 10)] == [63, 63, 57, 39, 27]
-    # At base 30 the slowest pair alone is lowest half a turn on, 89.4 positions from 10: past the last position, 63.
-    assert 10 + longest[30] / 2 > 63
+    assert [least_like_ten(base)[0] for base in (10_000, 100, 31.62, 19.95, 10)] == [63, 63, 57, 39, 27]
+    # At base 31.62 the slowest pair alone is lowest half a turn on, 94.1 positions from 10: past the last position, 63.
+    assert 10 + longest[31.62] / 2 > 63
 
 
 def test_show_least_alike_waits_for_a_judged_prediction_then_prints_the_slider_stop(capsys):
     exercises.show_least_alike(None, bases=(19.95,))
     assert "position least like" not in capsys.readouterr().out
-    exercises.check_least_alike_leaves_the_end(30)  # a number, as the notebook's solution writes it
-    exercises.show_least_alike(30, bases=(10_000, 19.95, 10))
+    exercises.check_least_alike_leaves_the_end(31.62)  # a number, as the notebook's solution writes it
+    exercises.show_least_alike(31.62, bases=(10_000, 19.95, 10))
     lines = capsys.readouterr().out.splitlines()
     assert "position least like 10" in lines[0] and "by the slowest pair alone" in lines[1]
     # base, longest wavelength, least like 10 by the slowest pair alone (half its turn past 10, or the end), by all pairs

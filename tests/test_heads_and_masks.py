@@ -308,6 +308,7 @@ HEADS_X = torch.arange(80.0).reshape(2, 5, 8)
     (46, ["Right sequence, wrong head", "head 3 of sequence 1", "Slice 6 is head 2"]),  # one head too far right
     (52, ["slice 6's token 1", "token 0"]),  # the right slice's second row
     (48, ["token 6 of the sequences' tokens", "sequence 1's token 1", "not one token"]),  # a slice read as a token
+    (12, ["sequences first", "sequence 0's token 1, head 2", "tokens first"]),  # PyTorch's view on batch-first x
 ])
 def test_the_folded_entry_checker_names_each_mistake(answer, words):
     feedback = exercises.check_folded_entry(answer, x=HEADS_X, num_heads=4, index=6)
@@ -338,11 +339,12 @@ def test_the_folded_entry_checker_accepts_the_layout_of_nn_multiheadattention():
     for answer in (44, 44.0, torch.tensor(44.0), torch.tensor([44]), "44", " 44.0 "):
         feedback = exercises.check_folded_entry(answer, x=HEADS_X, num_heads=4, index=6)
         assert feedback.correct, feedback
-        assert "sequence 1, head 2" in feedback.message
+        assert "sequence 1, head 2" in feedback.message and "columns 4 and 5" in feedback.message
     for index in range(8):  # every entry, against the fold itself
         assert exercises.check_folded_entry(float(right[index, 0, 0]), x=HEADS_X, num_heads=4, index=index).correct
     wrong = exercises.check_folded_entry(45, x=HEADS_X, num_heads=4, index=6)
-    assert wrong.status == "wrong" and "You predicted 45" in wrong.message and "is 44" in wrong.message
+    assert wrong.status == "wrong" and "You predicted 45" in wrong.message and "slice 6 is 44" in wrong.message
+    assert "folded" not in wrong.message  # a name the notebook never uses
     assert exercises.check_folded_entry(None, x=HEADS_X, num_heads=4, index=6).status == "not attempted"
     assert exercises.check_folded_entry("junk", x=HEADS_X, num_heads=4, index=6).status == "wrong"
     assert exercises.check_folded_entry(torch.zeros(3), x=HEADS_X, num_heads=4, index=6).status == "wrong"

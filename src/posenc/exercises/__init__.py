@@ -43,8 +43,8 @@ exponent's sign, the order reversed, and the rule for another head count. The en
 checker also recognises the angle multiplied by the denominator instead of divided, the
 wrong base, and degrees taken for radians; the shift checker degrees. The folded-entry checker: one `view`, folded
 head-major, every num_heads-th column, the right head of sequence 0 and another head of the right sequence. The
-one-head-score checker: the plain sum of the heads' scores, their mean, one head's own score, and an answer within 1 %
-(sqrt(num_heads) rounded too far). The module checker names a
+one-head-score checker: the plain sum of the heads' scores, their mean, one head's own score, and an answer 0.5 to 1 %
+off (sqrt(num_heads) rounded too far). The module checker names a
 module written for (seq, batch, d_model); the position-ids checker pads at a position no table need have; the
 drift-fix checker, which runs the learner's builder on new sizes, a denominator still float32, float32 angles, and
 the angle cast before its sine.

@@ -71,30 +71,29 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 
 
 _LEAST_ALIKE_LEAVES_THE_END = {
-    "10000": "at base 10,000 the position least like 10 is the last one, 63.",
     "100": "at base 100 the position least like 10 is still the last one, 63.",
-    "30": "At base 30 the slowest pair turns once every 178.7 positions, so alone it is still falling at 63. But the "
-          "faster pairs now turn quickly enough to pull the sum lower at a position inside the table.",
+    "31.62": "At base 31.62 the slowest pair turns once every 188.2 positions, so alone it is still falling at 63. But the "
+             "faster pairs now turn quickly enough to pull the sum lower at a position inside the table.",
     "19.95": "at base 19.95 the position least like 10 is no longer 63, but it already moved at a larger base.",
 }
 
 
 def as_base_choice(answer: object) -> object:
-    """The option a base names ("10,000", 10_000 and 1e4 all name "10000"), or the answer itself if it names none: the
-    checker below and the run after it (`show_least_alike`) read a base alike."""
+    """The option a base names (within 0.1 %: 31.6228 names "31.62"), or the answer itself if it names none: the
+    checker below and the run after it (`show_least_alike`) read a base alike ("1,000", 1_000 and 1e3 alike)."""
     if isinstance(answer, str):
         answer = answer.strip(" ()[]'\".").replace(",", "").replace("_", "") or answer
     number = as_number(answer)
     if number is None:
         return answer
-    return next((key for key in _LEAST_ALIKE_LEAVES_THE_END if abs(float(key) - number) < 1e-9), answer)
+    return next((key for key in _LEAST_ALIKE_LEAVES_THE_END if abs(float(key) - number) <= 1e-3 * float(key)), answer)
 
 
 def check_least_alike_leaves_the_end(answer: object) -> Feedback:
-    """A multiple choice (d_model = 128, 64 positions): of the bases 10,000, 100, 30 and 19.95 (the slider's stop
-    nearest 20), the largest at which the position least like position 10 is no longer the last one, 63. A base may be
+    """A multiple choice (d_model = 128, 64 positions): of the base slider's stops 100, 31.62 and 19.95, the largest
+    at which the position least like position 10 is no longer the last one, 63 (as at base 10,000). A base may be
     given as a number or as text ("10,000", "10_000")."""
-    return check_choice(as_base_choice(answer), options=_LEAST_ALIKE_LEAVES_THE_END, correct="30",
+    return check_choice(as_base_choice(answer), options=_LEAST_ALIKE_LEAVES_THE_END, correct="31.62",
                         question="the largest base at which the position least like 10 leaves the end (d_model=128, "
                                  "64 positions)")
 
