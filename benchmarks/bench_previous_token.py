@@ -367,6 +367,10 @@ def check_claims(record: dict) -> Claims:
                  [h["accuracy_1_31"] for h in dec], above=0.99)
     claims.check("decoder rotary: right less than 0.2 of the time at positions 48-63",
                  [h["accuracy_48_63"] for h in dec], below=0.2)
+    claims.check("decoder rotary: accuracy first below 0.9 at about position 39 (38 or later), before any key is 45 "
+                 "back", [h["first_position_below_0.9"] for h in dec], above=37.5)
+    claims.check("decoder rotary: accuracy first below 0.9 at about position 39 (39 or earlier)",
+                 [h["first_position_below_0.9"] for h in dec], below=39.5)
     claims.check("decoder rotary head: more than 0.85 on the previous token at positions 1-15",
                  [h["back_1_15"] for h in dec], above=0.85)
     claims.check("decoder rotary head: less than 0.1 on the previous token at positions 48-63",

@@ -130,6 +130,18 @@ def inspect_default(function, name):
     return inspect.signature(function).parameters[name].default
 
 
+def test_accuracy_over_seeds_writes_no_seed_number_beside_another_seeds_mark_or_on_the_median():
+    # Review 40 (17): in "YaRN, half" at 64 tokens, seed 1's number sat beside seed 2's mark and seed 2's on the median.
+    values = [0.85, 0.849, 0.894, 0.881, 0.506, 0.807]
+    ax = plots.accuracy_over_seeds({"64": {"yarn": values}}, learned=[0, 1, 3]).axes[0]
+    dots = [(float(line.get_xdata()[0]), float(line.get_ydata()[0])) for line in ax.lines if line.get_linestyle() == "None"]
+    median = float([line for line in ax.lines if line.get_linestyle() != "None"][0].get_ydata()[0])
+    step = dots[1][0] - dots[0][0]
+    at = {text.get_text(): text.get_position() for text in ax.texts}
+    assert abs(at["1"][1] - dots[2][1]) >= 0.04 and abs(at["1"][0] - dots[2][0]) < 1.2 * step, at  # clear of seed 2
+    assert abs(at["2"][1] - median) >= 0.025, at
+
+
 def test_accuracy_over_seeds_marks_the_seeds_that_did_not_learn_and_leaves_them_out_of_the_median():
     fig = plots.accuracy_over_seeds({"64": {"yarn": [0.7, 0.6, 0.2, 0.5]}}, learned=[0, 1, 3])
     ax = fig.axes[0]
@@ -176,8 +188,9 @@ def test_accuracy_over_seeds_tags_a_reference_line_at_its_right_end():
 def test_accuracy_over_seeds_puts_the_numbers_of_level_neighbours_on_either_side_of_their_marks():
     # Side by side under their marks, the numbers of two seeds at one accuracy would read as one ("0 1" as 01).
     fig = plots.accuracy_over_seeds({"128": {"pi": [0.14, 0.14, 0.08, 0.08, 0.5]}})
-    sides = [text.xyann[1] for text in fig.axes[0].texts]
-    assert sides == [-9, 9, -9, 9, -9], sides
+    values = [0.14, 0.14, 0.08, 0.08, 0.5]
+    sides = [1 if text.get_position()[1] > value else -1 for text, value in zip(fig.axes[0].texts, values, strict=True)]
+    assert sides == [-1, 1, -1, 1, -1], sides
 
 
 
@@ -493,6 +506,17 @@ def test_turning_columns_says_what_to_check_when_several_mistakes_give_every_tur
 def test_turning_columns_a_count_typed_for_24_fails_at_the_checkers_own():
     feedback = exercises.check_turning_columns(lambda rotary_dim: 16, **NEOX_HEAD)
     assert feedback.status != CORRECT and "width of the checker's own" in feedback.message, feedback
+
+
+def test_turning_columns_a_column_index_in_the_exponent_is_not_told_to_use_its_argument():
+    # Review 40: theta = base^(-j/rotary_dim) over every column j gives 16 at 24 by luck. The function already uses
+    # rotary_dim, so "compute over the rotary_dim your function is given" was false; the message names both checks.
+    def my_columns(rotary_dim):
+        wavelengths = 2 * math.pi * 10_000 ** (torch.arange(rotary_dim, dtype=torch.float64) / rotary_dim)
+        return int((wavelengths <= 2047).sum())
+    feedback = exercises.check_turning_columns(my_columns, **NEOX_HEAD)
+    assert feedback.status != CORRECT and "2i" in feedback.message and "argument rotary_dim" in feedback.message, feedback
+    assert "your function is given" not in feedback.message, feedback
 
 
 @pytest.mark.parametrize("how", ["rope_frequencies", "rotary_angles", "sinusoid", "a lambda around it"])

@@ -178,9 +178,7 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
     "a": "Past position 15 the head looks at other distances. These are the faint stripes parallel to the diagonal in "
-         "the figure below. PE[p] . PE[q] depends only on q - p, but a head compares positions after W_Q and W_K, "
-         "which mix the pairs. So its score also depends on where p and q are. Rows 16 to 31 of PE were never in a "
-         "training input, so nothing tuned the head for them.",
+         "the figure below. Rows 16 to 31 of PE were never in a training input, so nothing tuned the head for them.",
     "b": "PE[p] . PE[q] depends only on q - p, as the notebook on relative positions shows. But a head compares "
          "positions only after W_Q and W_K, which mix the pairs. So its score also depends on where p and q are. "
          "Past the trained positions its weight on the token before falls low (the right panel below).",

@@ -222,8 +222,8 @@ def check_turning_columns(answer: object, *, head_dim: int = 96, rotary_dim: int
                 return feedback
             expected = 2 * _turning_pairs(width, width // 2, base=base, length=length)
             return Feedback(feedback.status, f"Right at rotary_dim = {rotary_dim}, but at a width of the checker's "
-                                             f"own, my_columns({width}) gave {short(result)}; expected {expected}. "
-                                             "Compute the frequencies over the rotary_dim your function is given.")
+                                             f"own, my_columns({width}) gave {short(result)}; expected {expected}. Check "
+                                             "that your exponent is 2i/rotary_dim, i the pair, with the argument rotary_dim.")
     # The package's frequencies (rope_frequencies, rotary_angles: all of them builder.frequencies) or transformers'.
     borrowed = [frequencies, *loaded_library_functions(lambda name: "rope" in name.lower() and "param" in name.lower())]
     if calls_any(lambda: [run_learner(answer, width) for width in widths], borrowed):

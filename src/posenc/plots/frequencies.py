@@ -134,6 +134,19 @@ def _seeds(seeds: Sequence[int]) -> str:
     return f"seed{'s' if len(seeds) > 1 else ''} {listed}"
 
 
+def _clear_spot(x: float, value: float, *, median: float, marks, placed, step: float) -> float:
+    """Where a seed's number goes: under its mark or over it, wherever it is clearer of the other marks within a step
+    or so, the numbers already written and the median bar (under when both are as clear). A number beside another
+    seed's mark reads as that seed's."""
+    def crowding(y: float) -> float:
+        marked = sum(abs(y - v) < 0.04 for u, v in marks if abs(u - x) < 1.2 * step and (u, v) != (x, value))
+        written = sum(abs(y - v) < 0.04 for u, v in placed if abs(u - x) < 1.2 * step)  # "0 1" would read as 01
+        # Worst beside another mark, then beside another number, then on the median bar.
+        return 2 * marked + 1.5 * written + (abs(y - median) < 0.025) + 9 * (y > 1.0)  # 1.0: the top of the axes
+
+    return min([value - 0.045, value + 0.045], key=crowding)
+
+
 def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
                         title: str = "Accuracy of each rule, one mark per seed", seeds: Sequence[int] | None = None,
                         learned: Sequence[int] | None = None, others_are: str = "did not learn the task",
@@ -175,19 +188,18 @@ def accuracy_over_seeds(panels: dict[str, dict[str, Sequence[float]]], *,
             median = kept[half] if len(kept) % 2 else (kept[half - 1] + kept[half]) / 2
             # The median first, thin and pale: the dots and their seed numbers are drawn over it.
             ax.plot([k - 0.36, k + 0.36], [median, median], color="#999999", linewidth=2.5, zorder=1, solid_capstyle="butt")
-            below = None  # where the last seed's number went: under its mark (True) or over it
-            for j, (x, value, seed) in enumerate(zip(offsets, values, names, strict=True)):
-                # A number goes under its mark, or over it when the seed before sits level and its number went under:
-                # two numbers side by side would read as one ("0 1" as 01).
-                below = not (below and abs(value - values[j - 1]) < 0.035)
+            step = 0.64 / max(count - 1, 1)
+            marks, placed = list(zip(offsets, values, strict=True)), []  # placed: (x, y) of the numbers written so far
+            for x, value, seed in zip(offsets, values, names, strict=True):
                 if seed in chosen:
                     ax.plot([x], [value], linestyle="none", marker=style.get("marker", "o"), color=style["color"],
                             markersize=5, alpha=0.9, zorder=3)
                 else:  # a seed that did not learn the task: an open grey circle, whatever the rule's marker
                     ax.plot([x], [value], linestyle="none", marker="o", color="#777777", markersize=5,
                             fillstyle="none", markeredgewidth=1.2, zorder=3)
-                ax.annotate(str(seed), (x, value), xytext=(0, -9 if below else 9), textcoords="offset points", ha="center",
-                            va="center", fontsize=7.5, color="#333333", zorder=4)
+                y = _clear_spot(x, value, median=median, marks=marks, placed=placed, step=step)
+                placed.append((x, y))
+                ax.annotate(str(seed), (x, y), ha="center", va="center", fontsize=7.5, color="#333333", zorder=4)
         ax.set_xticks(range(len(rules)), list(rules), fontsize=8, rotation=30, ha="right")
         ax.set_xlim(-0.6, len(rules) - 0.4)
         ax.set_ylim(-0.06, 1.02)  # room below 0 for the seed labels
