@@ -52,6 +52,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _answers(server: subprocess.Popen, url: str, token: str, deadline: float) -> bool:
+    """Wait until the server answers (True) or exits (False); past the deadline, False too."""
+    while server.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(OSError, urllib.error.URLError):
+            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5) as response:
+                if response.status == 200:
+                    return True
+        time.sleep(0.2)
+    return False
+
+
 @contextlib.contextmanager
 def running_lab(workdir: Path, *, timeout: float = 90):
     """Start JupyterLab on a copy of the suite in `workdir`; stop it on exit."""
@@ -61,31 +72,33 @@ def running_lab(workdir: Path, *, timeout: float = 90):
     # No settings of our own here: the suite's JupyterLab defaults (no news pop-up) must come from
     # what `make` installs, tools/jupyterlab/posenc.json, as they do for a learner.
     (workdir / "lab-settings").mkdir()
-    port, token = _free_port(), secrets.token_hex(16)
+    token = secrets.token_hex(16)
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(workdir / "lab-settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(workdir / "workspaces"), "JUPYTER_RUNTIME_DIR": str(workdir / "runtime")}
-    command = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-               "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}", f"--IdentityProvider.token={token}",
-               "--LabApp.expose_app_in_browser=True"]
-    if os.geteuid() == 0:
-        command.append("--allow-root")
     log = open(workdir / "jupyterlab.log", "wb")
-    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout
+    server = None
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            with contextlib.suppress(OSError, urllib.error.URLError):
-                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5) as response:
-                    if response.status == 200:
-                        break
-            if server.poll() is not None or time.monotonic() > deadline:
-                log_text = (workdir / "jupyterlab.log").read_text()
+        # A port found free can be taken by another test worker before the server binds it: then try another.
+        for _ in range(5):
+            port = _free_port()
+            command = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1",
+                       f"--port={port}", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}",
+                       f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True"]
+            if os.geteuid() == 0:
+                command.append("--allow-root")
+            server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            url = f"http://127.0.0.1:{port}"
+            if _answers(server, url, token, deadline):
+                break
+            log_text = (workdir / "jupyterlab.log").read_text()
+            if server.poll() is None or f"port {port} is not available" not in log_text:
                 raise RuntimeError(f"JupyterLab did not start; its log:\n{log_text[-3000:]}")
-            time.sleep(0.2)
+        else:
+            raise RuntimeError("JupyterLab found no free port in 5 tries")
         yield Lab(url=url, token=token, root=root)
     finally:
-        if server.poll() is None:
+        if server is not None and server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
             try:
                 server.wait(timeout=20)

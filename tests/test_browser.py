@@ -228,3 +228,19 @@ def test_the_start_page_opens_without_a_pop_up_and_runs(browser_and_lab):
             page.wait_for_selector(".Toastify__toast, .jp-Dialog", timeout=left_ms)
         assert lab_browser.notifications_and_dialogs(page) == []
         page.screenshot(path=ARTIFACTS / "start_page.png")
+
+
+def test_the_lab_starts_on_another_port_when_its_first_is_taken(tmp_path, monkeypatch):
+    # Another worker may bind the port _free_port found before JupyterLab does: the server must start on a new one.
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        ports = iter([busy])
+        free = lab_browser._free_port
+        monkeypatch.setattr(lab_browser, "_free_port", lambda: next(ports, None) or free())
+        with lab_browser.running_lab(tmp_path) as lab:
+            assert not lab.url.endswith(f":{busy}")
+    assert f"port {busy} is not available" in (tmp_path / "jupyterlab.log").read_text()
