@@ -330,11 +330,17 @@ def test_attention_weights_are_one_row_per_query():
     assert (weights.triu(1) == 0).all()  # causal: nothing after the query
 
 
+def _untrained_rotary(seed, *, d_model=8, batch=3, causal=False):
+    """An untrained two-head rotary model set up for lengths 4-6, and a batch of 9-token inputs: longer than it trains on."""
+    torch.manual_seed(seed)
+    model = transformer.TinyTransformer(scheme="rotary", settings=transformer.Settings(
+        d_model=d_model, num_heads=2, shortest=4, longest=6, causal=causal))
+    ids = torch.randint(10, (batch, 9), generator=torch.Generator().manual_seed(seed))
+    return model, ids
+
+
 def test_the_previous_token_head_is_the_one_that_looks_back_most():
-    torch.manual_seed(3)
-    model = transformer.TinyTransformer(scheme="rotary", settings=transformer.Settings(d_model=8, num_heads=2, shortest=4,
-                                                                                    longest=6))
-    ids = torch.randint(10, (4, 9), generator=torch.Generator().manual_seed(3))
+    model, ids = _untrained_rotary(3, batch=4)
     best, where = -1.0, None
     for layer in range(2):
         weights = training.attention_map(model, ids, layer=layer)
@@ -348,10 +354,7 @@ def test_the_previous_token_head_is_the_one_that_looks_back_most():
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_weight_by_offset_adds_up_the_heads_weights_offset_by_offset(causal):
-    torch.manual_seed(2)
-    model = transformer.TinyTransformer(scheme="rotary", settings=transformer.Settings(
-        d_model=8, num_heads=2, shortest=4, longest=6, causal=causal))
-    ids = torch.randint(10, (3, 9), generator=torch.Generator().manual_seed(2))
+    model, ids = _untrained_rotary(2, causal=causal)
     layer, head = training.previous_token_head(model, ids)
     weights = training.attention_map(model, ids, layer=layer)[:, head]
     expected = Counter()
@@ -368,10 +371,7 @@ def test_weight_by_offset_adds_up_the_heads_weights_offset_by_offset(causal):
 def test_score_by_pair_splits_the_heads_own_scores_pair_by_pair(causal):
     # The scores by hand: q . k / sqrt(head_dim) with the model's own W_Q, W_K and RoPE; their softmax must be the
     # weights the head used, and each back's pair parts must add up to the mean of the scores `back` below the diagonal.
-    torch.manual_seed(4)
-    model = transformer.TinyTransformer(scheme="rotary", settings=transformer.Settings(
-        d_model=16, num_heads=2, shortest=4, longest=6, causal=causal))
-    ids = torch.randint(10, (3, 9), generator=torch.Generator().manual_seed(4))
+    model, ids = _untrained_rotary(4, d_model=16, causal=causal)
     layer, head = training.previous_token_head(model, ids)
     with torch.no_grad():
         x = model.embed(ids)
