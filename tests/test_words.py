@@ -23,7 +23,7 @@ BUDGET = {
     "00_start_here": 843,
     "01_padding_and_one_hot": 804,
     "02_embedding": 909,
-    "03_pe_formula": 1462,
+    "03_pe_formula": 1447,
     "04_stack_and_flatten": 1222,
     "05_x_plus_pe_and_qkv": 1343,
     "06_batches_and_masks": 1147,
