@@ -24,7 +24,7 @@ BUDGET = {
     "01_padding_and_one_hot": 804,
     "02_embedding": 909,
     "03_pe_formula": 1447,
-    "04_stack_and_flatten": 1222,
+    "04_stack_and_flatten": 1221,
     "05_x_plus_pe_and_qkv": 1343,
     "06_batches_and_masks": 1147,
     "07_heads_and_causal_mask": 1620,
