@@ -113,7 +113,8 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
     `compare_layouts=True` the same table in the concatenated layout (all sines, then
     all cosines: `encoding.to_concatenated`) is drawn beside it, on one colour scale.
     `column_ticks` puts the column ticks of a table too large to annotate where the text
-    needs them (say 0, 32, 64, 96, 127 for "columns 64 to 127"), in each panel.
+    needs them (say 0, 32, 64, 96, 127 for "columns 64 to 127"), in each panel; in the concatenated one a tick is
+    named by the sine or cosine it shows ("sin 32", "cos 0").
     """
     if table is None:
         table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base)
@@ -136,7 +137,7 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
                    f"column: sines 0 to {sines - 1}, then cosines",
                    "concatenated, same denominators: all sines, then all cosines")]
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
-    for ax, (values, column_labels, xlabel, panel_title) in zip(axes, panels):
+    for k, (ax, (values, column_labels, xlabel, panel_title)) in enumerate(zip(axes, panels)):
         image = ax.imshow(values.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
         ax.set_xlabel(xlabel)
         ax.set_title(panel_title, fontsize=10 if compare_layouts else None)
@@ -152,8 +153,10 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
             # Rows and columns are whole numbers: no tick at 2.5. Columns the text names get their own ticks.
             if column_ticks is None:
                 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            else:
+            elif k == 0:
                 ax.set_xticks(column_ticks)
+            else:  # the concatenated panel: a tick names the sine or cosine it shows, not a column of the table on the left
+                ax.set_xticks(column_ticks, [f"sin {j}" if j < sines else f"cos {j - sines}" for j in column_ticks])
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes[0].set_ylabel("position pos")
     if compare_layouts and columns > 1:
