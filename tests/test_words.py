@@ -25,7 +25,7 @@ BUDGET = {
     "02_embedding": 909,
     "03_pe_formula": 1462,
     "04_stack_and_flatten": 1222,
-    "05_x_plus_pe_and_qkv": 1343,
+    "05_x_plus_pe_and_qkv": 1339,
     "06_batches_and_masks": 1147,
     "07_heads_and_causal_mask": 1620,
     "08_explore": 773,
