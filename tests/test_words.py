@@ -26,7 +26,7 @@ BUDGET = {
     "03_pe_formula": 1462,
     "04_stack_and_flatten": 1222,
     "05_x_plus_pe_and_qkv": 1339,
-    "06_batches_and_masks": 1147,
+    "06_batches_and_masks": 1144,
     "07_heads_and_causal_mask": 1620,
     "08_explore": 773,
     "09_why_positions_matter": 735,
