@@ -27,7 +27,7 @@ BUDGET = {
     "04_stack_and_flatten": 1222,
     "05_x_plus_pe_and_qkv": 1343,
     "06_batches_and_masks": 1147,
-    "07_heads_and_causal_mask": 1620,
+    "07_heads_and_causal_mask": 1603,
     "08_explore": 773,
     "09_why_positions_matter": 735,
     "10_relative_positions": 1219,
