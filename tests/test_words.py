@@ -28,7 +28,7 @@ BUDGET = {
     "05_x_plus_pe_and_qkv": 1343,
     "06_batches_and_masks": 1147,
     "07_heads_and_causal_mask": 1603,
-    "08_explore": 773,
+    "08_explore": 763,
     "09_why_positions_matter": 735,
     "10_relative_positions": 1219,
     "11_pitfalls": 830,
