@@ -246,6 +246,27 @@ def test_outlines_and_the_hidden_key_are_drawn_where_asked():
     assert sorted((p.get_x(), p.get_y()) for p in right.patches if not p.get_fill()) == [(-0.5, -0.5), (1.5, -0.5)]
 
 
+def test_a_mask_can_be_keyed_by_name_and_the_hidden_key_can_sit_under_its_panel():
+    # 07's masks: one named swatch per value instead of a 0-to-1 gradient, and no digits in the cells.
+    mask = torch.ones(4, 4).tril()
+    fig = plots.matrices_figure({"a": mask, "b": mask}, value_range=(0, 1), cmap="Blues",
+                                categories={1: "may look", 0: "hidden"}, colorbar_label="mask")
+    left = fig.axes[0]
+    assert not left.texts and left.images[0].get_cmap().N == 2
+    bar = fig.axes[1].images[0].colorbar  # the last panel's image carries the bar
+    assert [t.get_text() for t in bar.ax.get_yticklabels()] == ["hidden", "may look"]
+    assert not check_figure(fig)
+    # 07's weights: the key to the hatched cells under the panel that has them, not under the colour bar.
+    hidden = torch.ones(4, 4, dtype=torch.bool).triu(diagonal=1)
+    weights = torch.softmax(_matrix(4, 4), dim=-1)
+    fig = plots.matrices_figure({"a": weights, "b": weights}, value_range=(0, 1), hidden={"b": hidden},
+                                hidden_label="hidden", hidden_key_under_panel=True, xlabel="key")
+    left, right = fig.axes[:2]
+    assert left.get_legend() is None and [t.get_text() for t in right.get_legend().get_texts()] == ["hidden"]
+    assert fig.axes[-1].get_legend() is None
+    assert not check_figure(fig)
+
+
 def test_clipping_is_shown_on_the_colour_bar():
     values = torch.tensor([[0.5, -4.0], [1.0, 0.2]])
     fig = plots.matrices_figure({"a": values}, value_range=(-2, 2), clip=True)

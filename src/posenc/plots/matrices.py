@@ -6,11 +6,12 @@ import math
 from collections.abc import Sequence
 
 import torch
-from matplotlib import patheffects
+from matplotlib import colormaps, patheffects
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import ConnectionPatch, Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import offset_copy
 
 from .._checks import check_floating_tensor
 from ..builder import DEFAULT_BASE, sinusoidal_encoding
@@ -28,7 +29,6 @@ from .style import (
 
 __all__ = ["encoding_heatmap", "matrix_figure", "one_hot_figure", "matrices_figure", "lookup_figure",
            "similarity_figure", "update_similarity", "previous_token_attention"]
-
 
 
 def _matrix(name: str, value: torch.Tensor) -> torch.Tensor:
@@ -72,10 +72,16 @@ def _draw_hidden(ax, hidden: torch.Tensor, hatch: str = HIDDEN_HATCH) -> None:
                                edgecolor="white", linewidth=0))
 
 
-def _hidden_legend(bar, label: str = "masked", hatch: str = HIDDEN_HATCH) -> None:
-    """The key to the grey hatched cells, under the colour bar they are not part of."""
-    bar.ax.legend(handles=[Patch(facecolor=HIDDEN_COLOUR, hatch=hatch, edgecolor="white", label=label)],
-                  loc="upper center", bbox_to_anchor=(0.5, -0.04), fontsize=8, frameon=False, handlelength=1.5)
+def _hidden_legend(bar, label: str = "masked", hatch: str = HIDDEN_HATCH, under=None) -> None:
+    """The key to the grey hatched cells: under the colour bar they are not part of, or right `under` a panel."""
+    key = {"handles": [Patch(facecolor=HIDDEN_COLOUR, hatch=hatch, edgecolor="white", label=label)], "fontsize": 8,
+           "frameon": False, "handlelength": 1.5, "loc": "upper center"}
+    if under is None:
+        return bar.ax.legend(**key, bbox_to_anchor=(0.5, -0.04))
+    fig = under.get_figure()
+    fig.draw_without_rendering()  # below the panel's tick labels and axis label, measured in points:
+    below = offset_copy(under.transAxes, fig=fig, y=(under.get_tightbbox().y0 - under.bbox.y0) * 72 / fig.dpi - 2, units="points")
+    under.legend(**key, bbox_to_anchor=(0.5, 0), borderaxespad=0, bbox_transform=below)
 
 
 def _colour_extend(values: torch.Tensor, low: float, high: float) -> str:
@@ -231,7 +237,8 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
                     hidden: dict[str, torch.Tensor] | None = None, hidden_label: str = "masked",
                     hidden_hatch: str = HIDDEN_HATCH, outline_rows: Sequence[int] | dict[str, Sequence[int]] = (),
                     outline_columns: Sequence[int] | dict[str, Sequence[int]] = (),
-                    labels: dict[str, Sequence[str]] | None = None) -> Figure:
+                    labels: dict[str, Sequence[str]] | None = None, hidden_key_under_panel: bool = False,
+                    categories: dict[int, str] | None = None) -> Figure:
     """Small matrices side by side on ONE colour scale, so equal colours mean equal numbers across panels.
 
     `matrices` maps each panel's title to its matrix (1 to 4 panels); all must have one shape
@@ -247,19 +254,24 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     for its rows and its columns alike (square maps, such as the attention weights of one sentence in two word orders):
     each panel then gets its own row ticks, and short labels stay level under the columns.
     Matrices of whole numbers (masks as 0 and 1) get whole-number ticks on the colour bar.
+    `hidden_key_under_panel=True` puts the key to hidden cells under the last panel with some. `categories` names each
+    value of whole-number matrices (a mask's 1 and 0): the bar then has one named swatch per value, the cells no numbers.
     """
     panels = {title: _matrix(f"matrices[{title!r}]", m) for title, m in matrices.items()}
     rows, columns = next(iter(panels.values())).shape
     hidden = {title: torch.broadcast_to(mask.detach().cpu(), (rows, columns)) for title, mask in (hidden or {}).items()}
     everything = torch.stack(list(panels.values()))
     vmin, vmax, symmetric = _colour_scale(everything, value_range, symmetric=symmetric)
+    if categories:  # one colour per named value, each taken from the map where the value sits on the scale
+        cmap = ListedColormap([colormaps[cmap]((v - vmin) / ((vmax - vmin) or 1.0)) for v in sorted(categories)])
+        vmin, vmax = min(categories) - 0.5, max(categories) + 0.5
     fig = new_figure(min(14, 1.6 + len(panels) * (0.9 + 0.42 * columns)), min(7, 1.6 + 0.36 * rows))
     axes = fig.subplots(1, len(panels), sharey=labels is None, squeeze=False)[0]
     if labels is not None and set(labels) != set(panels):
         raise ValueError(f"labels must name the same panels as matrices, {sorted(panels)}, got {sorted(labels)}")
     for ax, (title, values) in zip(axes, panels.items()):
         image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
-        if rows * columns <= 120:
+        if rows * columns <= 120 and not categories:
             _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7, hidden=hidden.get(title))
         if title in hidden:
             _draw_hidden(ax, hidden[title], hidden_hatch)
@@ -280,10 +292,13 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     axes[0].set_ylabel(ylabel)
     extend = _colour_extend(everything, vmin, vmax) if clip else "neither"
     bar = fig.colorbar(image, ax=list(axes), shrink=0.9, label=colorbar_label, extend=extend)
-    if bool((everything == everything.round()).all()) and vmax - vmin <= 10:
+    if categories:
+        bar.set_ticks(sorted(categories), labels=[categories[v] for v in sorted(categories)])
+    elif bool((everything == everything.round()).all()) and vmax - vmin <= 10:
         bar.set_ticks(range(math.ceil(vmin), math.floor(vmax) + 1))
-    if any(bool(mask.any()) for mask in hidden.values()):
-        _hidden_legend(bar, hidden_label, hidden_hatch)
+    masked = [ax for ax, title in zip(axes, panels) if title in hidden and bool(hidden[title].any())]
+    if masked:
+        _hidden_legend(bar, hidden_label, hidden_hatch, under=masked[-1] if hidden_key_under_panel else None)
     return fig
 
 
