@@ -29,7 +29,7 @@ BUDGET = {
     "06_batches_and_masks": 1147,
     "07_heads_and_causal_mask": 1620,
     "08_explore": 773,
-    "09_why_positions_matter": 735,
+    "09_why_positions_matter": 701,
     "10_relative_positions": 1219,
     "11_pitfalls": 830,
     "12_precision": 1210,
