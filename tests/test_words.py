@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1620,
     "08_explore": 773,
     "09_why_positions_matter": 701,
-    "10_relative_positions": 1178,
+    "10_relative_positions": 1182,
     "11_pitfalls": 830,
     "12_precision": 1210,
     "13_position_schemes": 1594,
