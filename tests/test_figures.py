@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 
@@ -244,6 +245,9 @@ def test_outlines_and_the_hidden_key_are_drawn_where_asked():
     left, right = fig.axes[:2]
     assert sorted((p.get_x(), p.get_y()) for p in left.patches if not p.get_fill()) == [(-0.5, -0.5), (-0.5, 2.5)]
     assert sorted((p.get_x(), p.get_y()) for p in right.patches if not p.get_fill()) == [(-0.5, -0.5), (1.5, -0.5)]
+    assert all(p.get_edgecolor() == to_rgba("black") for p in right.patches)  # black unless asked
+    fig = plots.matrices_figure({"a": values}, outline_rows=[1], outline_colour="#E69F00")
+    assert [p.get_edgecolor() for p in fig.axes[0].patches] == [to_rgba("#E69F00")]
 
 
 def test_a_mask_can_be_keyed_by_name_and_the_hidden_key_can_sit_under_its_panel():

@@ -299,6 +299,7 @@ def test_shift_back_takes_the_notebooks_own_name_r_2():
         assert feedback.correct and "its transpose" in feedback.message, right
     feedback = exercises.check_shift_back("-R_2")
     assert feedback.status == "mistake" and "Negating flips every entry" in feedback.message
+    assert "small[p] @ -R_2 = -small[p + 2]" in feedback.message  # round 41: the notebook's variable is R_2
     assert not exercises.check_shift_back("R_2").correct and not exercises.check_shift_back("R_22.T").correct
 
 

@@ -99,7 +99,7 @@ def check_least_alike_leaves_the_end(answer: object) -> Feedback:
 
 
 _SHIFT_BACK = {
-    "a": "Negating flips every entry, so each pair turns a further half turn: small[p] @ -rotation = -small[p + 2], "
+    "a": "Negating flips every entry, so each pair turns a further half turn: small[p] @ -R_2 = -small[p + 2], "
          "not small[p - 2].",
     "b": "Turning back by the same angle undoes the turn. cos(-a) = cos(a) and sin(-a) = -sin(a), so each block "
          "[[c, -s], [s, c]] becomes [[c, s], [-s, c]], its transpose. A rotation's inverse is its transpose.",
@@ -137,7 +137,7 @@ def check_shift_back(answer: object) -> Feedback:
         answer = next((key for key, matrix in (("a", -rotation), ("b", rotation.T))
                        if torch.allclose(answer.detach().cpu().to(torch.float64), matrix, atol=1e-4)), answer)
     return check_choice(answer, options=_SHIFT_BACK, correct="b",
-                        question="the shift back as one operation on rotation (k=-2, d_model=6)")
+                        question="the shift back as one operation on R_2 (k=-2, d_model=6)")
 
 
 _ROPE_SELF_SCORE_PEAK = {

@@ -236,23 +236,22 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
                     value_range: tuple[float, float] | None = None, clip: bool = False,
                     hidden: dict[str, torch.Tensor] | None = None, hidden_label: str = "masked",
                     hidden_hatch: str = HIDDEN_HATCH, outline_rows: Sequence[int] | dict[str, Sequence[int]] = (),
-                    outline_columns: Sequence[int] | dict[str, Sequence[int]] = (),
+                    outline_columns: Sequence[int] | dict[str, Sequence[int]] = (), outline_colour: str = "black",
                     labels: dict[str, Sequence[str]] | None = None, hidden_key_under_panel: bool = False,
                     categories: dict[int, str] | None = None) -> Figure:
     """Small matrices side by side on ONE colour scale, so equal colours mean equal numbers across panels.
 
-    `matrices` maps each panel's title to its matrix (1 to 4 panels); all must have one shape
-    (small: each value is written in its cell when there is room). `value_range=(low, high)`
-    fixes the scale (attention weights: `(0, 1)`); by default it spans the values. With
-    `clip=True` (and a `value_range`) a value beyond `value_range` takes the colour of its end (the
-    colour bar gets an arrow there, and its label should say so): one outlier no longer pales every other cell.
+    `matrices` maps each panel's title to its matrix (1 to 4 panels, one shape; small: each value is written in its
+    cell when there is room). `value_range=(low, high)` fixes the scale (attention weights: `(0, 1)`); by default it
+    spans the values. With `clip=True` (and a `value_range`) a value beyond it takes the colour of its end (the colour
+    bar gets an arrow there, and its label should say so): one outlier no longer pales every other cell.
     `hidden` maps a panel's title to a bool matrix (or one that broadcasts to the panel's shape), True where a mask
     hides the cell: drawn grey and hatched, without a number; `hidden_label` names them in the key. `hidden_hatch=""`
     draws them plain grey, for cells that are not used rather than masked (the hatch then means "masked" alone).
-    `outline_rows` and `outline_columns` draw a black frame round those rows and columns in every panel, to point the
-    eye at them; each may also map a panel's title to its own rows or columns. `labels` maps each panel's title to its own labels,
-    for its rows and its columns alike (square maps, such as the attention weights of one sentence in two word orders):
-    each panel then gets its own row ticks, and short labels stay level under the columns.
+    `outline_rows` and `outline_columns` draw a frame (black, or `outline_colour`) round those rows and columns in every
+    panel, to point the eye at them; each may also map a panel's title to its own rows or columns. `labels` maps each
+    panel's title to its own labels, for its rows and columns alike (square maps, such as one sentence's attention
+    weights in two word orders): each panel gets its own row ticks, and short labels stay level under the columns.
     Matrices of whole numbers (masks as 0 and 1) get whole-number ticks on the colour bar.
     `hidden_key_under_panel=True` puts the key to hidden cells under the last panel with some. `categories` names each
     value of whole-number matrices (a mask's 1 and 0): the bar then has one named swatch per value, the cells no numbers.
@@ -276,9 +275,9 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
         if title in hidden:
             _draw_hidden(ax, hidden[title], hidden_hatch)
         for r in (outline_rows.get(title, ()) if isinstance(outline_rows, dict) else outline_rows):
-            ax.add_patch(Rectangle((-0.5, r - 0.5), columns, 1, fill=False, edgecolor="black", linewidth=2))
+            ax.add_patch(Rectangle((-0.5, r - 0.5), columns, 1, fill=False, edgecolor=outline_colour, linewidth=2))
         for c in (outline_columns.get(title, ()) if isinstance(outline_columns, dict) else outline_columns):
-            ax.add_patch(Rectangle((c - 0.5, -0.5), 1, rows, fill=False, edgecolor="black", linewidth=2))
+            ax.add_patch(Rectangle((c - 0.5, -0.5), 1, rows, fill=False, edgecolor=outline_colour, linewidth=2))
         ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
                       rotation=90 if column_labels is not None else 0, fontsize=8)
         if labels is not None:  # this panel's own word order, on both axes
@@ -302,8 +301,6 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     return fig
 
 
-# Okabe-Ito without its yellow, reordered: its orange comes after its vermillion, so five lines (a sentence of four
-# words and its padding) never pair the two, which read as one colour.
 # Line colours outside the blue-red heat map's (black, green, purple, orange, grey), each with a white edge, so that a
 # line stays plain where it leaves a dark cell.
 _LOOKUP_COLOURS = (OKABE_ITO[7], OKABE_ITO[2], OKABE_ITO[5], OKABE_ITO[0], "#777777", OKABE_ITO[6])
