@@ -847,11 +847,17 @@ def test_drift_fix_does_not_call_a_float64_denominator_float32():
         assert "later cast to float64 cannot bring the lost digits back" in feedback.message, feedback
 
 
+def test_drift_fix_leaves_the_step_to_find():
+    # Review 40: the notebook's bug, run unchanged, is told a value is rounded, not which one: finding it is the exercise.
+    feedback = exercises.check_drift_fix(_still_drifts)
+    assert feedback.status == "mistake" and "denominator" not in feedback.message.lower(), feedback
+
+
 @pytest.mark.parametrize("builder,words", [
-    (_builder(denominator_dtype=torch.float32), "The denominator's values are still rounded to float32"),  # 11's pitfall
+    (_builder(denominator_dtype=torch.float32), "still rounded to float32 before the division"),  # 11's pitfall
     (_builder(angle_dtype=torch.float32), "rounded to float32 before sin and cos"),
-    (_still_drifts, "The denominator's values are still rounded to float32"),  # the notebook's bug, as it is written there
-    (_still_drifts_cast_after, "a later cast to float64 cannot bring the lost digits back"),  # a float64 dtype, float32 values
+    (_still_drifts, "still rounded to float32 before the division"),  # the notebook's bug, as it is written there
+    (_still_drifts_cast_after, "A later cast to float64 cannot bring the lost digits back"),  # a float64 dtype, float32 values
     (lambda **sizes: stepwise_encoding(**sizes), "The angles are float32"),  # stack + flatten
     (_builder(table_dtype=torch.float64), "cast the finished table to float32"),
     (_builder(table_dtype=torch.bfloat16), "bfloat16 table"),

@@ -32,7 +32,7 @@ BUDGET = {
     "09_why_positions_matter": 735,
     "10_relative_positions": 1219,
     "11_pitfalls": 830,
-    "12_precision": 1210,
+    "12_precision": 1208,
     "13_position_schemes": 1594,
     "14_does_position_matter": 1669,
     "15_real_pipeline": 1697,
