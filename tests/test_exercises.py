@@ -601,6 +601,7 @@ class TestSchemeCheckers:
         check = lambda answer: exercises.check_rotary_tables(answer, x=self.x)  # noqa: E731
         angles = torch.arange(6, dtype=torch.float64)[:, None] / 10000.0 ** (torch.arange(0, 8, 2) / 8)
         halves, in_place = torch.cat([angles, angles], -1), angles.repeat_interleave(2, -1)
+        per_column = torch.arange(6, dtype=torch.float64)[:, None] / 10000.0 ** (torch.arange(8) / 8)
         cos, sin = in_place.cos(), in_place.sin()
         for form in ((cos, sin), [cos, sin], (cos.float(), sin.float()), (cos.numpy(), sin.numpy()),
                      (cos.tolist(), sin.tolist())):
@@ -624,7 +625,9 @@ class TestSchemeCheckers:
                               ((in_place, in_place), "the angles themselves"),
                               ((cos, -sin), "sign of sin"),
                               (((in_place + in_place[1:2]).cos(), (in_place + in_place[1:2]).sin()), "start at 1"),
-                              ((angles.cos(), angles.sin()), "one entry per pair")]:
+                              ((angles.cos(), angles.sin()), "one entry per pair"),
+                              # Review 40: the odd-column slip, p / 10000^(j/d) for every column j
+                              ((per_column.cos(), per_column.sin()), "Each column j got its own angle, p / 10000^(j/8)")]:
             feedback = check(answer)
             assert feedback.status in ("mistake", "wrong") and words in feedback.message, f"{words}: {feedback}"
         # The unchanged tables get a question, not the diagnosis the solution gives.
