@@ -64,6 +64,8 @@ def test_2_to_the_32_positions_and_its_mistakes():
     assert distinct_by_stretch(2**32) == 3329 and "Correct" in message(3329)
     # The natural first count, one short, says which position to recount but not by how much it is off.
     assert "Close. Check the top end" in message(3328) and "4,294,967,295" in message(3328)
+    # Review 40: the bottom is told as the count of the first stretch does, 256 belonging to the stretch it starts.
+    assert "0 to 255 is 256 values, and 256 starts the first stretch" in message(3328)
     assert "short" not in message(3328) and "too few" not in message(3328)
     assert "128 numbers per stretch" in message(256 + 256 * 24 + 1)
     assert "one value per position" in message(2**32)

@@ -601,6 +601,7 @@ class TestSchemeCheckers:
         check = lambda answer: exercises.check_rotary_tables(answer, x=self.x)  # noqa: E731
         angles = torch.arange(6, dtype=torch.float64)[:, None] / 10000.0 ** (torch.arange(0, 8, 2) / 8)
         halves, in_place = torch.cat([angles, angles], -1), angles.repeat_interleave(2, -1)
+        per_column = torch.arange(6, dtype=torch.float64)[:, None] / 10000.0 ** (torch.arange(8) / 8)
         cos, sin = in_place.cos(), in_place.sin()
         for form in ((cos, sin), [cos, sin], (cos.float(), sin.float()), (cos.numpy(), sin.numpy()),
                      (cos.tolist(), sin.tolist())):
@@ -624,7 +625,9 @@ class TestSchemeCheckers:
                               ((in_place, in_place), "the angles themselves"),
                               ((cos, -sin), "sign of sin"),
                               (((in_place + in_place[1:2]).cos(), (in_place + in_place[1:2]).sin()), "start at 1"),
-                              ((angles.cos(), angles.sin()), "one entry per pair")]:
+                              ((angles.cos(), angles.sin()), "one entry per pair"),
+                              # Review 40: the odd-column slip, p / 10000^(j/d) for every column j
+                              ((per_column.cos(), per_column.sin()), "Each column j got its own angle, p / 10000^(j/8)")]:
             feedback = check(answer)
             assert feedback.status in ("mistake", "wrong") and words in feedback.message, f"{words}: {feedback}"
         # The unchanged tables get a question, not the diagnosis the solution gives.
@@ -847,11 +850,17 @@ def test_drift_fix_does_not_call_a_float64_denominator_float32():
         assert "later cast to float64 cannot bring the lost digits back" in feedback.message, feedback
 
 
+def test_drift_fix_leaves_the_step_to_find():
+    # Review 40: the notebook's bug, run unchanged, is told a value is rounded, not which one: finding it is the exercise.
+    feedback = exercises.check_drift_fix(_still_drifts)
+    assert feedback.status == "mistake" and "denominator" not in feedback.message.lower(), feedback
+
+
 @pytest.mark.parametrize("builder,words", [
-    (_builder(denominator_dtype=torch.float32), "The denominator's values are still rounded to float32"),  # 11's pitfall
+    (_builder(denominator_dtype=torch.float32), "still rounded to float32 before the division"),  # 11's pitfall
     (_builder(angle_dtype=torch.float32), "rounded to float32 before sin and cos"),
-    (_still_drifts, "The denominator's values are still rounded to float32"),  # the notebook's bug, as it is written there
-    (_still_drifts_cast_after, "a later cast to float64 cannot bring the lost digits back"),  # a float64 dtype, float32 values
+    (_still_drifts, "still rounded to float32 before the division"),  # the notebook's bug, as it is written there
+    (_still_drifts_cast_after, "A later cast to float64 cannot bring the lost digits back"),  # a float64 dtype, float32 values
     (lambda **sizes: stepwise_encoding(**sizes), "The angles are float32"),  # stack + flatten
     (_builder(table_dtype=torch.float64), "cast the finished table to float32"),
     (_builder(table_dtype=torch.bfloat16), "bfloat16 table"),

@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 701,
     "10_relative_positions": 1182,
     "11_pitfalls": 830,
-    "12_precision": 1210,
-    "13_position_schemes": 1594,
+    "12_precision": 1208,
+    "13_position_schemes": 1593,
     "14_does_position_matter": 1669,
     "15_real_pipeline": 1697,
     # "Stretching the context" reads as two: the rules, then what real models set.

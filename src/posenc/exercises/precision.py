@@ -55,9 +55,9 @@ def _drifting_tables(length: int, d_model: int) -> list[tuple[str, torch.Tensor]
     position = torch.arange(length, dtype=torch.float64)[:, None]
     denominator = _exact_denominators(d_model)
     float32_denominators = (DEFAULT_BASE ** (torch.arange(0, d_model, 2) / d_model), denominator.float())
-    still_float32 = ("The denominator's values are still rounded to float32: some step stores them in float32 before "
-                     "the division, and a later cast to float64 cannot bring the lost digits back. Print the dtype of "
-                     "each intermediate.")
+    # The message does not name the denominator: finding the step is the exercise.
+    still_float32 = ("Some value is still rounded to float32 before the division. A later cast to float64 cannot bring "
+                     "the lost digits back. Print the dtype of each intermediate.")
     float32_angles = ("The angles are float32, as in stack + flatten: every position and denominator must be float64 "
                       "before the division.")
     return [
@@ -201,7 +201,8 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
                          256 + 2 * above + up))
     if up:
         mistakes.append((f"Close. Check the top end: which bfloat16 number does the last position, "
-                         f"{max_sequence_length - 1:,}, round to? Then the bottom: 0 to 256 is 257 values.", expected - 1))
+                         f"{max_sequence_length - 1:,}, round to? Then the bottom: 0 to 255 is 256 values, and 256 "
+                         "starts the first stretch.", expected - 1))
     mistake = first_mistake(lambda value: number == value != expected, mistakes)
     if mistake:
         return mistake

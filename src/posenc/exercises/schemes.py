@@ -180,6 +180,7 @@ def check_rotary_tables(answer: object, *, x: torch.Tensor, base: float = DEFAUL
                                    "position, an entry per column.")
     angles = torch.arange(seq, dtype=torch.float64)[:, None] * frequencies(d_model=d, base=base)[None, :]
     halves, in_place = torch.cat([angles, angles], dim=-1), angles.repeat_interleave(2, dim=-1)
+    per_column = torch.arange(seq, dtype=torch.float64)[:, None] * base ** (-torch.arange(d, dtype=torch.float64) / d)
 
     def are(right_cos: torch.Tensor, right_sin: torch.Tensor) -> bool:
         return close(cos, right_cos) and close(sin, right_sin)
@@ -197,6 +198,8 @@ def check_rotary_tables(answer: object, *, x: torch.Tensor, base: float = DEFAUL
         ("sin is right now, but cos still comes from torch.cat([pair_angles, pair_angles]): both tables need each pair's "
          "angle in both of its columns.", lambda: are(halves.cos(), in_place.sin())),
         ("The right tables in the wrong order: give (cos, sin).", lambda: are(in_place.sin(), in_place.cos())),
+        (f"Each column j got its own angle, p / {base:g}^(j/{d}), so column 2i + 1 turns at another rate than column "
+         "2i. The two columns are one pair and should share pair i's angle.", lambda: are(per_column.cos(), per_column.sin())),
         ("Those are the angles themselves: take their cos and their sin.", lambda: are(in_place, in_place)),
         ("The sign of sin is flipped: that turns the wrong way. The formula is x * cos + swapped * sin with "
          "swapped = (-b, a).", lambda: are(in_place.cos(), -in_place.sin())),
