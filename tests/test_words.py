@@ -34,8 +34,8 @@ BUDGET = {
     "11_pitfalls": 830,
     "12_precision": 1208,
     "13_position_schemes": 1593,
-    "14_does_position_matter": 1669,
-    "15_real_pipeline": 1697,
+    "14_does_position_matter": 1667,
+    "15_real_pipeline": 1678,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1701,
     "17_what_real_models_set": 1476,

@@ -197,7 +197,8 @@ _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "a": "At 32 tokens the order-blind guess is 0.29, and the model scores well above it. Query t sees t + 1 keys, and "
          "that count hints at how far along t is.",
     "b": "As the notebook on heads and the causal mask showed, query t sees t + 1 keys, and that count hints at how far "
-         "along t is [6]. At 16 tokens our model reads most of the order from it. At 32 it meets key counts that no "
+         "along t is. Haviv et al. (in Sources) suggest the same for language models. At 16 tokens our model reads "
+         "most of the order from it. At 32 it meets key counts that no "
          "training input had, and it keeps only some of the order.",
     "c": "Most of the order holds at the trained lengths: at 16 tokens the model is right nearly 9 times in 10. At 32, "
          "query t meets key counts that no training input had, and the hint serves it less well.",
@@ -234,8 +235,9 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried, though at 16 "
-         "it scores 1.00 either way [1]. After training, a PE row outweighs the word about two to one with the factor, "
-         "and four to one without it [1]. Our guess: a smaller word part is harder to read only where the PE rows are "
+         "it scores 1.00 either way. After training, a PE row outweighs the word about two to one with the factor, "
+         "and four to one without it. The benchmark in Sources checks both over seeds. Our guess: a smaller word "
+         "part is harder to read only where the PE rows are "
          "new to the model.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model's accuracy dropped more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
