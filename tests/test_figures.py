@@ -7,8 +7,10 @@ Every public function of posenc.plots that returns a Figure must be drawn here (
 that none is missed), and each explorer view as the explorers draw it.
 """
 
+import importlib
 import inspect
 import json
+import pkgutil
 import re
 from pathlib import Path
 
@@ -85,6 +87,13 @@ FIGURES = {
     "score_by_offset": lambda: plots.score_by_offset([-2, -1, 0, 1, 2], {
         "sinusoidal": {"query at 0": [0.1, 0.5, 1.0, 0.5, 0.1]}, "rotary": {"query at 0": [0.2, 0.6, 1.0, 0.6, 0.2]}},
         title="scores"),
+    "attention_maps": lambda: plots.attention_maps(
+        {"head 0": torch.softmax(_matrix(4, 6), dim=-1), "head 1": torch.softmax(_matrix(4, 6, 1), dim=-1)},
+        tokens=list("abcd"), keys=list("abcdef"), hidden={"head 1": torch.tensor([False] * 4 + [True] * 2)},
+        hidden_label="hidden"),
+    "attention_maps, each panel its own order": lambda: plots.attention_maps(
+        {"A": torch.softmax(_matrix(3, 3), dim=-1), "B": torch.softmax(_matrix(3, 3, 1), dim=-1)},
+        tokens={"A": ["x", "y", "z"], "B": ["z", "x", "y"]}),
     "previous_token_attention": lambda: plots.previous_token_attention(
         {scheme: torch.softmax(torch.randn(2, 6, 6, generator=torch.Generator().manual_seed(seed)), dim=-1)
          for seed, scheme in enumerate(("rotary", "sinusoidal"))}, trained_length=4,
@@ -106,8 +115,8 @@ def test_every_figure_function_is_drawn_here():
     # Every public function of posenc.plots and its modules; the explorers' own figures are drawn through the
     # explorers (EXPLORER_VIEWS), which fill them with data. new_figure (the empty figure all of them start
     # from) draws nothing.
-    public = [name for module in (plots.style, plots.matrices, plots.curves, plots.diagrams, plots.batching,
-                                  plots.frequencies) for name in module.__all__]
+    modules = [importlib.import_module(f"posenc.plots.{found.name}") for found in pkgutil.iter_modules(plots.__path__)]
+    public = [name for module in modules for name in module.__all__]
     returns_a_figure = {name for name in public if inspect.isfunction(getattr(plots, name))
                         and inspect.signature(getattr(plots, name)).return_annotation in (Figure, "Figure")}
     assert {"encoding_heatmap", "accuracy_by_length", "pipeline_diagram"} <= returns_a_figure  # the search finds them
@@ -485,3 +494,15 @@ def test_the_lookup_figure_joins_each_row_to_the_table_row_it_equals():
     lines = [a for a in fig.artists if isinstance(a, ConnectionPatch)]
     assert [(line.xy1[1], line.xy2[1]) for line in lines] == [(2, 0), (0, 1), (0, 2)]  # (table row, row), none for d
     assert lines[1].get_edgecolor() == lines[2].get_edgecolor() != lines[0].get_edgecolor()  # one colour per table row
+
+
+def test_attention_maps_label_queries_and_keys_and_pass_any_option_on():
+    weights = torch.softmax(_matrix(2, 3), dim=-1)
+    fig = plots.attention_maps({"w": weights}, tokens=["a", "b"], keys=["a", "b", "<PAD>"])
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "<PAD>"]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("key (looked at)", "query (looking)")
+    assert ax.images[0].get_clim() == (0.0, 1.0)
+    mask = plots.attention_maps({"m": torch.ones(2, 2)}, tokens=["a", "b"], colorbar_label="mask")
+    assert mask.axes[-1].get_ylabel() == "mask"  # an option overrides the look

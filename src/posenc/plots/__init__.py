@@ -1,5 +1,6 @@
 """Figures for the suite: pure functions that take numbers and return a matplotlib Figure.
 
+    attention    attention weights as maps, and what one trained head looks at past its training
     style        colours (one per position scheme: SCHEME_COLOURS), line looks, a new figure, show / save
     matrices     the encoding table, any small matrix, several on one scale, the similarity of rows
     curves       columns over positions, errors, accuracies, timings
@@ -13,6 +14,8 @@ lists its own; this package lists none, so that no name is public in two places)
 explorers' own figures live with their explorer, in `posenc.explorers`.
 """
 
+from .attention import attention_maps as attention_maps
+from .attention import previous_token_attention as previous_token_attention
 from .batching import differences_figure as differences_figure
 from .batching import packed_mask_figure as packed_mask_figure
 from .batching import position_ids_figure as position_ids_figure
@@ -37,7 +40,6 @@ from .matrices import lookup_figure as lookup_figure
 from .matrices import matrices_figure as matrices_figure
 from .matrices import matrix_figure as matrix_figure
 from .matrices import one_hot_figure as one_hot_figure
-from .matrices import previous_token_attention as previous_token_attention
 from .matrices import similarity_figure as similarity_figure
 from .matrices import update_similarity as update_similarity
 from .style import COSINE_COLOUR as COSINE_COLOUR

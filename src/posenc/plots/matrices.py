@@ -19,16 +19,12 @@ from ..encoding import to_concatenated
 from .style import (
     DIVERGING,
     OKABE_ITO,
-    SCHEME_COLOURS,
-    SEQUENTIAL,
     artist,
-    line_style,
     new_figure,
-    shorten,
 )
 
 __all__ = ["encoding_heatmap", "matrix_figure", "one_hot_figure", "matrices_figure", "lookup_figure",
-           "similarity_figure", "update_similarity", "previous_token_attention"]
+           "similarity_figure", "update_similarity"]
 
 
 def _matrix(name: str, value: torch.Tensor) -> torch.Tensor:
@@ -397,54 +393,3 @@ def update_similarity(fig: Figure, table: torch.Tensor, *, position: int) -> lis
     profile.axes.set_ylim(min(0.0, float(similarity[position].min())) - 0.05 * limit, limit * 1.05)
     title.set_text(f"row p = {position} of the matrix, against the offset q - p")
     return [image, row, profile, title]
-
-
-# What a head attends to (the tiny model trained live) ------------------------------------
-
-
-def previous_token_attention(weights: dict[str, torch.Tensor], *, trained_length: int,
-                             heads: dict[str, str] | None = None) -> Figure:
-    """What one attention head per model looks at, on inputs longer than the model was trained on.
-
-    `weights` maps a scheme (at most two) to one head's attention weights on a batch of
-    sequences, shape (batch, seq, seq), as `models.training.attention_map(...)[:, head]`
-    gives them; all must have one shape. For each scheme the weights of the first
-    sequence are an image (row i: how much query i takes from each key j; the colours stop at 0.5, so faint
-    weights show), with dashed
-    lines after position `trained_length - 1`, the last one seen in training. The last
-    panel shows, for every query i >= 1, the weight it gives key i - 1 (the previous
-    token), averaged over the batch: one line per scheme in its colour (`SCHEME_COLOURS`),
-    the trained positions shaded. `heads` labels each scheme's head, e.g. "layer 0, head 3".
-    """
-    panels = {scheme: values.detach().float() for scheme, values in weights.items()}
-    length = next(iter(panels.values())).shape[-1]
-    fig = new_figure(3.6 * len(panels) + 5.2, 3.9)
-    grid = fig.add_gridspec(1, len(panels) + 1, width_ratios=[1] * len(panels) + [1.45])
-    images = []
-    for k, (scheme, values) in enumerate(panels.items()):
-        ax = fig.add_subplot(grid[0, k])
-        images.append(ax.imshow(values[0].numpy(), cmap=SEQUENTIAL, vmin=0, vmax=0.5, interpolation="nearest"))
-        for line in (ax.axhline, ax.axvline):  # the edge of what the model saw in training
-            line(trained_length - 0.5, color="white", linestyle="--", linewidth=1)
-        label = f", {shorten(heads[scheme], 24)}" if heads else ""
-        ax.set_title(f"{shorten(scheme, 16)}{label}\none sequence of {length} tokens", fontsize=9)
-        ax.set_xlabel("key position j")
-        ax.set_ylabel("query position i" if k == 0 else "")
-    fig.colorbar(images[-1], ax=fig.axes, shrink=0.85, extend="max", label="attention weight (0.5 and above: brightest)",
-                 pad=0.04)
-    ax = fig.add_subplot(grid[0, -1])
-    ax.axvspan(0, trained_length - 0.5, color="#DDDDDD", zorder=0, label=f"positions seen in training (0-{trained_length - 1})")
-    for k, (scheme, values) in enumerate(panels.items()):
-        # The scheme's look in every figure of the suite (as in plots.accuracy_by_length).
-        style = line_style(list(SCHEME_COLOURS).index(scheme) if scheme in SCHEME_COLOURS else k)
-        style["color"] = SCHEME_COLOURS.get(scheme, style["color"])
-        # Entry i - 1 of the first diagonal below the main one: query i's weight on key i - 1.
-        back = values.diagonal(offset=-1, dim1=-2, dim2=-1).mean(dim=0)
-        ax.plot(range(1, length), back.numpy(), label=shorten(scheme, 16), markersize=3, **style)
-    ax.set_xlim(0, length)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("query position i")
-    ax.set_ylabel("weight on key i - 1")
-    ax.set_title(f"weight on the previous token, mean of {next(iter(panels.values())).shape[0]} sequences", fontsize=9)
-    ax.legend(fontsize=8, loc="lower left")
-    return fig
