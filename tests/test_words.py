@@ -26,7 +26,7 @@ BUDGET = {
     "03_pe_formula": 1447,
     "04_stack_and_flatten": 1221,
     "05_x_plus_pe_and_qkv": 1335,
-    "06_batches_and_masks": 1144,
+    "06_batches_and_masks": 1143,
     "07_heads_and_causal_mask": 1603,
     "08_explore": 763,
     "09_why_positions_matter": 701,
