@@ -27,7 +27,7 @@ BUDGET = {
     "04_stack_and_flatten": 1221,
     "05_x_plus_pe_and_qkv": 1339,
     "06_batches_and_masks": 1144,
-    "07_heads_and_causal_mask": 1603,
+    "07_heads_and_causal_mask": 1596,
     "08_explore": 763,
     "09_why_positions_matter": 701,
     "10_relative_positions": 1182,
