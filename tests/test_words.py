@@ -28,7 +28,7 @@ BUDGET = {
     "05_x_plus_pe_and_qkv": 1339,
     "06_batches_and_masks": 1144,
     "07_heads_and_causal_mask": 1596,
-    "08_explore": 763,
+    "08_explore": 760,
     "09_why_positions_matter": 701,
     "10_relative_positions": 1182,
     "11_pitfalls": 830,
