@@ -367,8 +367,7 @@ def show_one_head_score(prediction: object, *, x: torch.Tensor, weights: object,
     same = bool(torch.allclose(one_head, multi_head_attention(x[None], weights, num_heads=num_heads)[0], atol=1e-6))
     print(f"one head's output equals the {num_heads} heads' within 1e-6:", same)
     if not same:
-        print("The heads' dot products add up to the one head's. But each head takes its own softmax,")
-        print("so the weights, and the outputs, differ.")
+        print("Each head takes its own softmax, so the weights, and the outputs, differ.")
 
 
 @exercise("where a head lands in the batch", prediction=True)
