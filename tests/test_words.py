@@ -29,7 +29,7 @@ BUDGET = {
     "06_batches_and_masks": 1144,
     "07_heads_and_causal_mask": 1603,
     "08_explore": 763,
-    "09_why_positions_matter": 701,
+    "09_why_positions_matter": 700,
     "10_relative_positions": 1182,
     "11_pitfalls": 830,
     "12_precision": 1208,
