@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1603,
     "08_explore": 763,
     "09_why_positions_matter": 700,
-    "10_relative_positions": 1182,
+    "10_relative_positions": 1178,
     "11_pitfalls": 830,
     "12_precision": 1208,
     "13_position_schemes": 1593,
