@@ -32,7 +32,7 @@ BUDGET = {
     "09_why_positions_matter": 701,
     "10_relative_positions": 1182,
     "11_pitfalls": 830,
-    "12_precision": 1208,
+    "12_precision": 1206,
     "13_position_schemes": 1593,
     "14_does_position_matter": 1667,
     "15_real_pipeline": 1678,
