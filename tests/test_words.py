@@ -33,7 +33,7 @@ BUDGET = {
     "10_relative_positions": 1182,
     "11_pitfalls": 830,
     "12_precision": 1206,
-    "13_position_schemes": 1593,
+    "13_position_schemes": 1574,
     "14_does_position_matter": 1667,
     "15_real_pipeline": 1678,
     # "Stretching the context" reads as two: the rules, then what real models set.
