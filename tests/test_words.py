@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 700,
     "10_relative_positions": 1178,
     "11_pitfalls": 830,
-    "12_precision": 1208,
-    "13_position_schemes": 1593,
+    "12_precision": 1206,
+    "13_position_schemes": 1574,
     "14_does_position_matter": 1667,
     "15_real_pipeline": 1678,
     # "Stretching the context" reads as two: the rules, then what real models set.
