@@ -52,9 +52,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _answers(server: subprocess.Popen, url: str, token: str, deadline: float) -> bool:
-    """Wait until the server answers (True) or exits (False); past the deadline, False too."""
-    while server.poll() is None and time.monotonic() < deadline:
+def _answers(server: subprocess.Popen, url: str, token: str, deadline: float, gave_up=lambda: False) -> bool:
+    """Wait until the server answers (True), or exits or `gave_up()` (False); past the deadline, False too."""
+    while server.poll() is None and not gave_up() and time.monotonic() < deadline:
         with contextlib.suppress(OSError, urllib.error.URLError):
             with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5) as response:
                 if response.status == 200:
@@ -89,22 +89,31 @@ def running_lab(workdir: Path, *, timeout: float = 90):
                 command.append("--allow-root")
             server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             url = f"http://127.0.0.1:{port}"
-            if _answers(server, url, token, deadline):
+
+            def port_taken(port=port) -> bool:
+                return f"port {port} is not available" in (workdir / "jupyterlab.log").read_text()
+
+            if _answers(server, url, token, deadline, port_taken):
                 break
-            log_text = (workdir / "jupyterlab.log").read_text()
-            if server.poll() is None or f"port {port} is not available" not in log_text:
-                raise RuntimeError(f"JupyterLab did not start; its log:\n{log_text[-3000:]}")
+            if not port_taken():
+                raise RuntimeError(f"JupyterLab did not start; its log:\n{(workdir / 'jupyterlab.log').read_text()[-3000:]}")
+            _stop(server)  # it has said why it gives up, but may still be shutting down: the next try must not wait on it
         else:
             raise RuntimeError("JupyterLab found no free port in 5 tries")
         yield Lab(url=url, token=token, root=root)
     finally:
-        if server is not None and server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
+        if server is not None:
+            _stop(server)
         log.close()
+
+
+def _stop(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
 
 
 @contextlib.contextmanager
