@@ -121,7 +121,8 @@ class TestPadFunction:
     @pytest.mark.parametrize("function,words", [
         (cutting_pad, "gone without a word"), (off_by_one_pad, "exactly max_sequence_length=10"), (asserting_pad, "python -O"),
         (exception_pad, "raise ValueError"), (extending_pad, "changed the list"), (front_pad, "in front"),
-        (always_refusing_pad, "asked for a cut"), (cut_without_padding_pad, "still padded"),
+        (always_refusing_pad, "tokens still raised an error (ValueError: "),
+        (always_refusing_pad, "). The caller asked for a cut"), (cut_without_padding_pad, "still padded"),
         (one_over_pad, "For 11 tokens, more than max_sequence_length=10, it cut to 10"),
         (swapped_pad, "the two cases are swapped"),
         (last_tokens_pad, "for 13 tokens it kept the last 10: keep the first ones"),
@@ -212,7 +213,8 @@ class TestPadFunction:
     def test_the_right_answer_says_what_was_tried_in_words_that_read_right(self):
         message = exercises.check_pad_function(fixed_pad, max_sequence_length=L).message
         assert "a 5-token sentence was padded to 10, and a 10-token one came back unchanged" in message, message
-        assert "11, 12 and 13 tokens were refused" in message and "max_sequence_length=13 too" in message, message
+        assert "11, 12 and 13 tokens were refused" in message, message
+        assert "also works at max_sequence_length=13, a second length the checker tried" in message, message
 
     def test_a_number_written_in_for_the_parameter_is_named(self):
         def ten_pad(words, *, max_sequence_length, truncate=False):
@@ -464,6 +466,13 @@ class TestGradientColumn:
         for answer in (column[None], column[:, None], column[:, None].numpy()):
             feedback = self.check(answer)
             assert not feedback.correct and "Flatten it" in feedback.message, feedback.message
+
+    def test_the_whole_gradient_is_told_to_take_column_0(self):
+        whole = torch.tensor([6.0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 1])[:, None].repeat(1, 6)
+        feedback = self.check(whole)
+        assert feedback.status == "wrong" and "take its column 0, [:, 0]" in feedback.message, feedback.message
+        assert self.check(whole[:, 0]).correct
+        assert "column 0" not in self.check(whole[0]).message  # row 0, 6 numbers: a count, not a column
 
     @pytest.mark.parametrize("junk", [None, "6, 1", 6, [6, None], [[6]], torch.zeros(11, 2), [float("nan")] * 11,
                                       [True] * 11, {0: 6}])

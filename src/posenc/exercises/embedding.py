@@ -68,6 +68,9 @@ def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int
     if given is None and shape is not None and len(shape) == 2 and 1 in shape and max(shape) == vocab_size:
         return Feedback(WRONG, f"Expected a flat list of {vocab_size} numbers, one per row of W_E, got "
                                f"{describe(answer)}. Flatten it, with .flatten().", readable=False)
+    if given is None and shape is not None and len(shape) == 2 and shape[0] == vocab_size:
+        return Feedback(WRONG, f"Expected a list of {vocab_size} numbers, one per row of W_E, got {describe(answer)}. "
+                               "If it is the whole gradient, take its column 0, [:, 0].", readable=False)
     if given is None:
         return Feedback(WRONG, f"Expected a list of {vocab_size} numbers, one per row of W_E, got {describe(answer)}.",
                         readable=False)

@@ -76,7 +76,8 @@ def check_pad_function(answer: Callable | None, *, max_sequence_length: int = 10
     other = max_sequence_length + 3
     again = _judge_pad(answer, other)
     if again.correct:
-        return Feedback(CORRECT, f"{feedback.message} It works at max_sequence_length={other} too.")
+        return Feedback(CORRECT, f"{feedback.message} It also works at max_sequence_length={other}, a second length "
+                                  "the checker tried.")
     kind, result, _ = _run_pad(answer, words[:max_sequence_length // 2], other)
     if kind == "returned" and isinstance(result, list) and len(result) == max_sequence_length:
         return Feedback(MISTAKE, f"It passed at max_sequence_length={max_sequence_length}, but with "
@@ -180,8 +181,8 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
             if isinstance(result, TypeError) and "truncate" in str(result):
                 return Feedback(WRONG, f"Calling it with truncate=True failed with {error_line(result)}: add the "
                                        "parameter, my_pad(words, max_sequence_length, truncate=False).")
-            return Feedback(MISTAKE, f"With truncate=True, {len(longer)} tokens still raised {error_line(result)}: "
-                                     f"the caller asked for a cut, so return the first {max_sequence_length}.")
+            return Feedback(MISTAKE, f"With truncate=True, {len(longer)} tokens still raised an error ({error_line(result)}). "
+                                     f"The caller asked for a cut, so return the first {max_sequence_length}.")
         if result != longer[:max_sequence_length]:
             if result == longer[-max_sequence_length:]:
                 return Feedback(MISTAKE, f"With truncate=True, for {len(longer)} tokens it kept the last "
