@@ -23,7 +23,7 @@ BUDGET = {
     "00_start_here": 830,
     "01_padding_and_one_hot": 747,
     "02_embedding": 875,
-    "03_pe_formula": 1445,
+    "03_pe_formula": 1416,
     "04_stack_and_flatten": 1221,
     "05_x_plus_pe_and_qkv": 1335,
     "06_batches_and_masks": 1143,
