@@ -1637,3 +1637,59 @@ def test_the_layout_checker_names_the_slip_it_sees_review_39():
     plain = exercises.check_layout_module(LayoutPlainTable)
     assert plain.correct and "plain attribute" in plain.message
     assert "plain attribute" not in exercises.check_layout_module(EitherLayout).message
+
+
+# A TypeError from a line inside a function whose signature is right is reported as it is, not as a wrong signature
+# (round 41: `keep_dim=True` for `keepdim=True` was told "give the function the two parameters"). -------------------
+
+def _keep_dim_repair(weights, key_mask):
+    kept = weights * key_mask
+    return kept / kept.sum(dim=-1, keep_dim=True)
+
+
+def _keep_dim_builder(*, max_sequence_length, d_model):
+    return torch.zeros(max_sequence_length, d_model).sum(dim=-1, keep_dim=True)
+
+
+def _keep_dim_pad(words, *, max_sequence_length, truncate=False):
+    return sorted(words, keep_dim=True)
+
+
+def _keep_dim_cut(words, *, max_sequence_length, truncate=False):  # right until asked to cut
+    if len(words) > max_sequence_length:
+        if truncate:
+            return sorted(words, keep_dim=True)
+        raise ValueError("too long")
+    return words[:max_sequence_length] + ["<PAD>"] * (max_sequence_length - len(words))
+
+
+def _no_truncate_pad(words, *, max_sequence_length):  # right, but with no truncate parameter
+    if len(words) > max_sequence_length:
+        raise ValueError("too long")
+    return words + ["<PAD>"] * (max_sequence_length - len(words))
+
+
+def _keep_dim_ids(attention_mask):
+    return attention_mask.cumsum(dim=-1, keep_dim=True) - 1
+
+
+_SIGNATURE_CASES = [  # checker, a right signature with a typo inside, a wrong signature, the signature advice
+    (exercises.check_mask_repair, _keep_dim_repair, lambda weights: weights, "two parameters"),
+    (exercises.check_drift_fix, _keep_dim_builder, lambda max_sequence_length: None, "the parameters"),
+    (functools.partial(exercises.check_pad_function, max_sequence_length=4), _keep_dim_pad, lambda words, n: words,
+     "the parameters"),
+    (functools.partial(exercises.check_pad_function, max_sequence_length=4), _keep_dim_cut, _no_truncate_pad,
+     "add the parameter"),
+    (functools.partial(exercises.check_position_ids, attention_mask=torch.tensor([[0, 1, 1], [1, 1, 1]])), _keep_dim_ids,
+     lambda: None, "one parameter"),
+]
+
+
+@pytest.mark.parametrize("check, typo, wrong_signature, advice", _SIGNATURE_CASES,
+                         ids=["mask repair", "drift fix", "pad", "pad, truncate", "position ids"])
+def test_a_type_error_inside_a_right_signature_is_not_blamed_on_the_parameters(check, typo, wrong_signature, advice):
+    feedback = check(typo)
+    assert not feedback.correct and "keep_dim" in feedback.message, feedback.message
+    assert advice not in feedback.message and "give the function" not in feedback.message, feedback.message
+    feedback = check(wrong_signature)
+    assert feedback.status == "wrong" and advice in feedback.message, feedback.message

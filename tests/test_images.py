@@ -47,6 +47,18 @@ def test_the_pipeline_of_a_batch_puts_the_batch_axis_first_and_looks_up_x():
     assert "(10, 6)" not in texts
     assert {"3 sentences,\nof up to 10 tokens", "(3, 10)"} <= texts and "10 tokens" not in texts  # longer ones are refused
 
+
+def test_the_pipeline_of_one_sentence_can_look_up_x_as_its_code_does():
+    from matplotlib.text import Text
+
+    from posenc import plots
+
+    def texts(**lookup):
+        return {t.get_text() for t in plots.pipeline_diagram(max_sequence_length=10, vocab_size=11, d_model=6,
+                                                             **lookup).findobj(Text)}
+    assert "X = one_hot @ W_E" in texts() and "X = W_E[ids]" not in texts()
+    assert "X = W_E[ids]" in texts(lookup=True) and "(10, 6)" in texts(lookup=True)
+
 WALKTHROUGH = sorted((ROOT / "notebooks").glob("0[0-7]_*.ipynb"))
 DIAGRAMS = ("pipeline_diagram", "interleave_diagram")
 

@@ -815,3 +815,12 @@ def test_the_notebooks_cache_figure_and_transformers_packed_mask():
         alone = torch.cat([llama(torch.tensor([ids])).logits[0] for ids in encoded])
         trainer_like = llama(flattened["input_ids"], position_ids=flattened["position_ids"]).logits[0]
     assert torch.allclose(trainer_like, alone, atol=1e-5)
+
+
+def test_a_type_error_inside_a_right_signature_is_not_blamed_on_the_parameter():
+    # Round 41: a typo inside (keep_dim for keepdim) was reported as "give the function one parameter".
+    feedback = exercises.check_new_position(lambda mask: mask.sum(dim=-1, keep_dim=True) - 1, **CACHE_SIZES)
+    assert feedback.status == "wrong" and "keep_dim" in feedback.message and "one parameter" not in feedback.message, \
+        feedback.message
+    feedback = exercises.check_new_position(lambda: None, **CACHE_SIZES)
+    assert feedback.status == "wrong" and "one parameter" in feedback.message, feedback.message

@@ -31,6 +31,7 @@ from .feedback import (
     first_mistake,
     run_learner,
 )
+from .signature import refuses
 
 __all__ = ["check_position_ids", "check_new_position", "check_cached_keys"]
 
@@ -85,7 +86,7 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
         shown = f"my_position_ids({case.tolist()})"
         kind, result = run_learner(answer, case.clone())
         if kind == "raised":
-            if isinstance(result, TypeError) and "argument" in str(result):
+            if isinstance(result, TypeError) and refuses(answer, case):
                 return Feedback(WRONG, f"Calling {shown} failed with {error_line(result)}: give the function one "
                                        "parameter, the attention mask.")
             return Feedback(WRONG, f"{shown} raised {error_line(result)}.")
@@ -205,7 +206,7 @@ def _new_positions(answer: Callable, mask: torch.Tensor, prefill: int) -> tuple[
         shown = f"my_new_position(mask_so_far) at step {t}, mask_so_far = {mask[:, :t + 1].tolist()}"
         kind, result = run_learner(answer, mask[:, :t + 1].clone())
         if kind == "raised":
-            if isinstance(result, TypeError) and "argument" in str(result):
+            if isinstance(result, TypeError) and refuses(answer, mask):
                 return Feedback(WRONG, f"Calling {shown} failed with {error_line(result)}: give the function one "
                                        "parameter, the attention mask so far.")
             return Feedback(WRONG, f"{shown} raised {error_line(result)}.")

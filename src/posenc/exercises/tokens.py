@@ -9,6 +9,7 @@ from .. import example, tokens
 from .._checks import check_size, check_str, check_str_list, short
 from .._provenance import calls_any
 from .feedback import CORRECT, MISTAKE, WRONG, Feedback, as_shape, describe, error_line, exercise, not_attempted, run_learner
+from .signature import refuses
 
 __all__ = ["check_pad_function", "check_one_hot_shape"]
 
@@ -97,7 +98,7 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
     # A sentence that fits: padded at the end, a new list, the caller's list untouched.
     kind, result, given = _run_pad(answer, short_sentence, max_sequence_length)
     if kind == "raised":
-        if isinstance(result, TypeError) and "argument" in str(result):
+        if isinstance(result, TypeError) and refuses(answer, short_sentence, max_sequence_length=max_sequence_length):
             return Feedback(WRONG, f"Calling my_pad(words, max_sequence_length={max_sequence_length}) failed with "
                                    f"{error_line(result)}: give the function the parameters (words, max_sequence_length, "
                                    "truncate=False).")
@@ -178,7 +179,7 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
                                      f"tokens are now {len(given)}. Return a new list, such as "
                                      "words[:max_sequence_length], so the caller's sentence stays as it was.")
         if kind == "raised":
-            if isinstance(result, TypeError) and "truncate" in str(result):
+            if isinstance(result, TypeError) and refuses(answer, longer, max_sequence_length=max_sequence_length, truncate=True):
                 return Feedback(WRONG, f"Calling it with truncate=True failed with {error_line(result)}: add the "
                                        "parameter, my_pad(words, max_sequence_length, truncate=False).")
             return Feedback(MISTAKE, f"With truncate=True, {len(longer)} tokens still raised an error ({error_line(result)}). "

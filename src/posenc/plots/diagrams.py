@@ -17,7 +17,7 @@ PIPELINE_STEPS = ("sentence", "pad", "one-hot", "X", "X + PE", "Q, K, V", "atten
 def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | None = None,
                      vocab_size: int | None = None, d_model: int | None = None, num_heads: int | None = None,
                      highlight: Sequence[str] = (), note: str | None = None,
-                     formulas: Sequence[str] | None = None, batch_size: int | None = None) -> Figure:
+                     formulas: Sequence[str] | None = None, batch_size: int | None = None, lookup: bool = False) -> Figure:
     """Boxes and arrows: sentence -> padded tokens -> one-hot -> X -> X + PE -> Q, K, V -> attention, with shapes.
 
     Each notebook of 01-07 passes the values it uses; what it leaves out comes from the running example
@@ -28,7 +28,7 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
     `formulas` names the steps that show their formula (all of them when None); the others say in words what they
     do, for a reader who has not met `W_E`, `@` or `d_k` yet. With `batch_size`, every shape from the one-hot on gets
     the batch axis first, the padded ids are drawn as one `(batch_size, max_sequence_length)` tensor, and `X` is drawn
-    as the lookup `W_E[ids]` that a batch's code uses.
+    as the lookup `W_E[ids]` that a batch's code uses. With `lookup`, `X` is drawn so for one sentence too.
     """
     from .. import example, tokens
 
@@ -59,10 +59,11 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
         boxes["attention"] = ("attention", "per head, then\nside by side @ W_O", f"{cut}\n-> ({L}, {d})")
     if batch_size:
         boxes = {step: (title, body, shape.replace("(", f"({batch_size}, ")) for step, (title, body, shape) in boxes.items()}
-        boxes["X"] = ("X = W_E[ids]", *boxes["X"][1:])
         # A batch holds several sentences: the first two boxes give the batch's count and its padded ids' shape.
         boxes["sentence"] = ("sentences", f"{batch_size} sentences,\nof up to {L} tokens", "")
         boxes["pad"] = ("pad", "each padded\nwith <PAD>", f"({batch_size}, {L})")
+    if batch_size or lookup:
+        boxes["X"] = ("X = W_E[ids]", *boxes["X"][1:])
     in_words = {
         "X": ("X", "one learned vector\nper token", f"({L}, {d})"),
         "Q, K, V": ("Q, K, V", "(X + PE) times three\nlearned matrices", f"3 x ({L}, {d})"),
