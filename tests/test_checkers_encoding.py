@@ -42,7 +42,7 @@ class TestHalfTurnLength:
 
     @pytest.mark.parametrize("answer,words", [
         (606, "column 255's wavelength, 606.1 positions, as a whole number"),   # the wavelength rounded down
-        (607, "must fit between position 0 and the table's last position"),   # a turn given length steps
+        (607, "607 is the last position the table needs"),   # the last position, not yet counted as positions
         (97, "One turn takes 2π times the denominator"),                       # 2 pi forgotten: 10000^(254/512) = 96.5
         (618, "puts the column, 255, in the exponent"),                        # 2 pi 10000^(255/512) = 617.1
         (60612, "takes column 255 for pair 255"),                              # 2 pi 10000^(510/512) = 60611.5
@@ -718,31 +718,32 @@ def test_show_column_prints_the_column_without_the_line_that_computes_it(capsys)
     assert len(values) == 20 and min(p for p, v in enumerate(values) if v < 0) == 16
 
 
-# The explore notebook's Exercise 2: the largest base at which the position least like 10 leaves the end ------------
+# The explore notebook's Exercise 2: the position least like 10 by the slowest pair alone, at base 10 ------------------
 
 
-@pytest.mark.parametrize("right", ["31.62", 31.62, 10 ** 1.5, " 31.62 ", "(31.62)", "31.623", 31.6, np.float64(31.62),
-                                   torch.tensor(31.62)])
-def test_least_alike_leaves_the_end_accepts_the_slider_stop_31_62_in_several_forms(right):
-    # 31.62 is the base slider's stop 10^1.5 as the widget prints it: every base in the question is a stop.
-    feedback = exercises.check_least_alike_leaves_the_end(right)
-    # The mechanism, not the position: the table after it shows 57.
-    assert feedback.correct and "still falling at 63" in feedback.message and "57" not in feedback.message, feedback.message
+@pytest.mark.parametrize("right", [40, 40.0, "40", " 40 ", 40.3, np.int64(40), torch.tensor(40)])
+def test_least_alike_by_slowest_pair_accepts_40_and_the_exact_40_3(right):
+    feedback = exercises.check_least_alike_by_slowest_pair(right)
+    assert feedback.correct and "10 + 30.3 = 40.3" in feedback.message, feedback.message
 
 
-@pytest.mark.parametrize("wrong,words", [(100, "at base 100 the position least like 10 is still the last one"),
-                                         ("100", "at base 100"), (19.95, "it already moved at a larger base"),
-                                         (10 ** 1.3, "it already moved at a larger base")])
-def test_least_alike_leaves_the_end_names_each_wrong_base(wrong, words):
-    feedback = exercises.check_least_alike_leaves_the_end(wrong)
-    assert feedback.status == "mistake" and words in feedback.message and "The answer is '31.62'" in feedback.message
+@pytest.mark.parametrize("wrong,words", [(30, "half the wavelength, 30.3"), (30.3, "Add it to 10"),
+                                         (61, "one whole wavelength, 60.6"), (60.6, "half a turn on"),
+                                         (70, "a full turn past 10, 70.6"), (-20, "half a turn before 10"),
+                                         (63, "the last position. It was the answer at base 10,000"),
+                                         (27, "27 is the least-alike position by all pairs"),
+                                         (41, "Close: half a turn past 10 is 40.3"), (39, "the nearest position is 40")])
+def test_least_alike_by_slowest_pair_names_each_slip(wrong, words):
+    feedback = exercises.check_least_alike_by_slowest_pair(wrong)
+    assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
 
-@pytest.mark.parametrize("other", ["a", 20, 10, 30, 10_000, "10,000", "c", [31.62]])
-def test_least_alike_leaves_the_end_refuses_what_is_no_option(other):
-    feedback = exercises.check_least_alike_leaves_the_end(other)
-    assert feedback.status == "wrong" and "Expected one of '100', '31.62', '19.95'" in feedback.message
-    assert exercises.check_least_alike_leaves_the_end(None).status == "not attempted"
+def test_least_alike_by_slowest_pair_refuses_the_rest_with_a_true_message():
+    for other in (42, 57, 0, 1e9):
+        feedback = exercises.check_least_alike_by_slowest_pair(other)
+        assert feedback.status == "wrong" and "the position least like 10 is 40" in feedback.message
+    assert exercises.check_least_alike_by_slowest_pair("b").status == "wrong"
+    assert exercises.check_least_alike_by_slowest_pair(None).status == "not attempted"
 
 
 def least_like_ten(base, d_model=128, positions=64):
@@ -758,13 +759,17 @@ def test_least_alike_states_what_the_tables_show():
     assert [least_like_ten(base)[0] for base in (10_000, 100, 31.62, 19.95, 10)] == [63, 63, 57, 39, 27]
     # At base 31.62 the slowest pair alone is lowest half a turn on, 94.1 positions from 10: past the last position, 63.
     assert 10 + longest[31.62] / 2 > 63
+    # At base 10 the slowest pair alone is lowest half a turn on, 10 + 30.3 = 40.3: position 40, where the sum says 27.
+    assert round(longest[10] / 2, 1) == 30.3 and least_like_ten(10)[0] == 27
+    # Every pair's share depends on the offset alone: the stripes. From base 31.62 down, some are below 0 (blue).
+    assert least_like_ten(100)[1] > -1 and least_like_ten(31.62)[1] < -9 and least_like_ten(10_000)[1] > 28
 
 
-def test_show_least_alike_waits_for_a_judged_prediction_then_prints_the_slider_stop(capsys):
+def test_show_least_alike_waits_for_a_judged_prediction_then_prints_the_table(capsys):
     exercises.show_least_alike(None, bases=(19.95,))
     assert "position least like" not in capsys.readouterr().out
-    exercises.check_least_alike_leaves_the_end(31.62)  # a number, as the notebook's solution writes it
-    exercises.show_least_alike(31.62, bases=(10_000, 19.95, 10))
+    exercises.check_least_alike_by_slowest_pair(40)
+    exercises.show_least_alike(40, bases=(10_000, 19.95, 10))
     lines = capsys.readouterr().out.splitlines()
     assert "position least like 10" in lines[0] and "by the slowest pair alone" in lines[1]
     # base, longest wavelength, least like 10 by the slowest pair alone (half its turn past 10, or the end), by all pairs

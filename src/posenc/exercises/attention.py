@@ -350,7 +350,7 @@ def check_one_head_score(answer: object, *, x: torch.Tensor, weights: object, nu
     if mistake:
         return Feedback(MISTAKE, f"{mistake.message} {why}")
     close_to = (f" That is close. If you divided ({names}) by sqrt({num_heads}), keep more decimals "
-                f"(sqrt({num_heads}) = {num_heads ** 0.5:.4f}).") if abs(number - expected) <= 0.01 * abs(expected) else ""
+                f"(sqrt({num_heads}) = {num_heads ** 0.5:.4f}).") if abs(number - expected) <= 0.02 * abs(expected) else ""
     return Feedback(WRONG, f"You predicted {number:g}; the one head's score is {expected:.4f}.{close_to} {why}")
 
 

@@ -12,7 +12,7 @@ import re
 import torch
 
 from ..schemes import rotation_matrix
-from .feedback import Feedback, as_number
+from .feedback import Feedback
 from .predictions import check_choice
 
 __all__ = [
@@ -22,7 +22,6 @@ __all__ = [
     "check_embedding_factor",
     "check_every_score_plus_five",
     "check_half_turned_heads",
-    "check_least_alike_leaves_the_end",
     "check_llama_4_rule",
     "check_rope_in_a_packed_row",
     "check_rope_self_score_peak",
@@ -68,34 +67,6 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
     """A multiple choice: the average of the outputs, shuffled, with no mask and with the causal mask (no PE)."""
     return check_choice(answer, options=_AVERAGE_OF_SHUFFLED_OUTPUTS, correct="c",
                         question="the average of the outputs, shuffled")
-
-
-_LEAST_ALIKE_LEAVES_THE_END = {
-    "100": "at base 100 the position least like 10 is still the last one, 63.",
-    "31.62": "At base 31.62 the slowest pair turns once every 188.2 positions, so alone it is still falling at 63. But the "
-             "faster pairs now turn quickly enough to pull the sum lower at a position inside the table.",
-    "19.95": "at base 19.95 the position least like 10 is no longer 63, but it already moved at a larger base.",
-}
-
-
-def as_base_choice(answer: object) -> object:
-    """The option a base names (within 0.1 %: 31.6228 names "31.62"), or the answer itself if it names none: the
-    checker below and the run after it (`show_least_alike`) read a base alike ("1,000", 1_000 and 1e3 alike)."""
-    if isinstance(answer, str):
-        answer = answer.strip(" ()[]'\".").replace(",", "").replace("_", "") or answer
-    number = as_number(answer)
-    if number is None:
-        return answer
-    return next((key for key in _LEAST_ALIKE_LEAVES_THE_END if abs(float(key) - number) <= 1e-3 * float(key)), answer)
-
-
-def check_least_alike_leaves_the_end(answer: object) -> Feedback:
-    """A multiple choice (d_model = 128, 64 positions): of the base slider's stops 100, 31.62 and 19.95, the largest
-    at which the position least like position 10 is no longer the last one, 63 (as at base 10,000). A base may be
-    given as a number or as text ("10,000", "10_000")."""
-    return check_choice(as_base_choice(answer), options=_LEAST_ALIKE_LEAVES_THE_END, correct="31.62",
-                        question="the largest base at which the position least like 10 leaves the end (d_model=128, "
-                                 "64 positions)")
 
 
 _SHIFT_BACK = {

@@ -1,7 +1,7 @@
 """Checkers for the wavelengths and relative positions: the first position where a column is negative, a function
 for any column's wavelength, a function for the last column that completes a full turn within a table, the positions a
-table needs before half its columns make a full turn, the shift as a rotation, the pairs that still turn
-with LoFTR's scale."""
+table needs before half its columns make a full turn, the position least like 10 by the slowest pair, the shift as a
+rotation, the pairs that still turn with LoFTR's scale."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from .. import encoding as steps
 from .._checks import check_base, check_size
 from .._provenance import calls_any
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
-from .choices import as_base_choice
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -30,7 +29,7 @@ from .feedback import (
 from .predictions import check_prediction, predicted
 
 __all__ = ["check_first_negative", "check_half_turn_length", "check_last_full_turn_function", "show_column",
-           "show_half_turn_lengths", "show_least_alike", "check_loftr_turning_pairs"]
+           "show_half_turn_lengths", "check_least_alike_by_slowest_pair", "show_least_alike", "check_loftr_turning_pairs"]
 
 
 @exercise("where a column first turns negative", prediction=True)
@@ -152,13 +151,60 @@ def show_half_turn_lengths(prediction: object, *, d_models: tuple[int, ...]) -> 
               f"{2 * math.pi * DEFAULT_BASE ** 0.5:.1f} positions, at every d_model above.")
 
 
+def _least_alike(base: float, position: int = 10, d_model: int = 128, max_sequence_length: int = 64) -> tuple[int, int, float]:
+    """(by the slowest pair alone, by all pairs, the slowest pair's wavelength): the position least like `position`."""
+    table = sinusoidal_encoding(max_sequence_length=max_sequence_length, d_model=d_model, base=base).double()
+    slowest = float(frequencies(d_model=d_model, base=base).min())
+    by_slowest = int(torch.cos(slowest * (torch.arange(max_sequence_length, dtype=torch.float64) - position)).argmin())
+    return by_slowest, int((table @ table[position]).argmin()), 2 * math.pi / slowest
+
+
+@exercise("the position least like 10 by the slowest pair alone, base 10", prediction=True)
+def check_least_alike_by_slowest_pair(answer: object) -> Feedback:
+    """A prediction (d_model = 128, 64 positions, row 10, base 10): by the slowest pair alone, whose share of
+    PE[q] . PE[10] is cos(w (q - 10)), the position q least like 10. It is lowest half a turn past 10, at 10 + 30.3:
+    position 40 (40.3 is taken too). The usual slips are named (tests/test_checkers_encoding.py lists them)."""
+    expected, by_all, wavelength = _least_alike(10.0)
+    half, end, base_wavelength = wavelength / 2, 63, _least_alike(DEFAULT_BASE)[2]
+    why = (f"The slowest pair adds cos(w (q - 10)) to the dot product. It is lowest half a turn past 10: "
+           f"10 + {half:.1f} = {10 + half:.1f}, and the nearest position is {expected}.")
+    if answer is None:
+        return not_attempted("a position from 0 to 63")
+    number = as_number(answer)
+    if number is None:
+        return Feedback(WRONG, f"Expected a position, a number from 0 to 63, got {describe(answer)}.", readable=False)
+    if abs(number - expected) < 0.5:
+        return Feedback(CORRECT, f"Correct: {expected}. {why}")
+    mistakes = [
+        (f"That is half the wavelength, {half:.1f}: how far past 10 the pair is least alike. Add it to 10.",
+         lambda n: abs(n - half) <= 1),
+        (f"That is one whole wavelength, {wavelength:.1f}. After a full turn the pair is back where it started, as alike "
+         "as it gets. Least alike is half a turn on.", lambda n: abs(n - wavelength) <= 1),
+        (f"That is a full turn past 10, {10 + wavelength:.1f}. There the pair is back where it started, and it is past "
+         f"the last position, {end}.", lambda n: abs(n - 10 - wavelength) <= 1),
+        (f"That is half a turn before 10, {10 - half:.1f}, before position 0. Look half a turn after 10.",
+         lambda n: abs(n - 10 + half) <= 1),
+        (f"That is the last position. It was the answer at base 10,000, where the slowest pair turns once every "
+         f"{base_wavelength:,.1f} positions. At base 10 it turns within the table.", lambda n: n == end),
+        (f"{by_all} is the least-alike position by all pairs together, as the slider's caption shows at base 10. The "
+         "question asks about the slowest pair alone.", lambda n: n == by_all),
+        (f"Close: half a turn past 10 is {10 + half:.1f}, and the nearest position is {expected}.",
+         lambda n: abs(n - 10 - half) < 1.5),
+    ]
+    for message, slip in mistakes:
+        if slip(number):
+            return Feedback(MISTAKE, f"{message} {why}" if not message.startswith("Close") else message)
+    return Feedback(WRONG, f"You predicted {number:g}; by the slowest pair alone, the position least like 10 is "
+                           f"{expected}. {why}")
+
+
 def show_least_alike(prediction: object, *, bases: tuple[float, ...], position: int = 10, d_model: int = 128,
                      max_sequence_length: int = 64) -> None:
     """Print, for each base, the longest wavelength, the position least like `position` by the slowest pair alone
     (the smallest cos(w (q - position)) for its w), and by all pairs (the smallest dot product PE[q] . PE[position]):
     the run after the least-alike prediction. It holds the lines that would compute the answer, so it prints only once
-    a checker has judged `prediction` (see `predicted`). A base is read as its checker reads it."""
-    if not predicted(as_base_choice(prediction)):
+    a checker has judged `prediction` (see `predicted`)."""
+    if not predicted(prediction):
         return
     alone, together = "by the slowest pair alone", "by all pairs"
     print(f"{'':6}   {'':18}   position least like {position}")
@@ -279,9 +325,11 @@ def check_half_turn_length(answer: int | None, *, d_model: int, base: float = DE
 
     denominator = base ** (2 * pair / d_model)
     mistakes = [
+        (f"{expected - 1} is the last position the table needs, since column {column} turns once every "
+         f"{wavelength:.1f} positions. How many positions is that, counting position 0?", {expected - 1}),
         (f"That is column {column}'s wavelength, {wavelength:.1f} positions, as a whole number. A full turn must fit "
          "between position 0 and the table's last position, max_sequence_length - 1.",
-         {math.floor(wavelength), math.ceil(wavelength)}),
+         {math.floor(wavelength), math.ceil(wavelength)} - {expected - 1}),
         (f"That is near column {column}'s denominator, {base:,g}^({2 * pair}/{d_model}) = {denominator:.1f}. One turn "
          "takes 2π times the denominator.", near(denominator)),
         (f"That puts the column, {column}, in the exponent. Columns 2i and 2i + 1 share pair i's "
