@@ -29,7 +29,7 @@ BUDGET = {
     "06_batches_and_masks": 1143,
     "07_heads_and_causal_mask": 1596,
     "08_explore": 760,
-    "09_why_positions_matter": 700,
+    "09_why_positions_matter": 697,
     "10_relative_positions": 1178,
     "11_pitfalls": 830,
     "12_precision": 1206,
