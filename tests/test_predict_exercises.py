@@ -243,10 +243,14 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
     zero = exercises.check_constant_score_terms(0, **inputs).message
     assert "same word through the same W_QK" in zero and "Only word-word stays." in zero
     assert zero.count("same word") == 1  # review 39: the reason was said twice
-    # The right count hears that pos-pos moves too (no cell below the exercise says it), the slip for 2 hears it once.
+    # Review 41: the right count hears the verdict and its reason only. The run's table shows all four terms, and the
+    # cells after it explain pos-pos. The slip for 2 hears pos-pos once.
     right = exercises.check_constant_score_terms(1, **inputs).message
-    assert "pos-pos changes too" in right and "depends on where the two positions sit" in right
+    assert "Only word-word stays, since the word is the same at every placement." in right
+    assert "pos-pos" not in right and "word-pos" not in right
     assert guess.message.count("pos-pos") == 2 and "pos-pos changes too" not in guess.message
+    three = exercises.check_constant_score_terms(3, **inputs).message  # a wrong count still hears every term
+    assert "word-pos and pos-word each read one position" in three and "pos-pos changes too" in three
     assert "pos-pos changes too" not in kept.message and "mixes pairs" not in kept.message
     # What this M does wrong is left to the cells after the exercise: the feedback does not give them away.
     for message in (right, guess.message):

@@ -407,6 +407,9 @@ def check_constant_score_terms(answer: object, *, word: torch.Tensor, W_QK: torc
     stays = ("word-word and pos-pos stay: this W_QK only turns and scales within each pair, so pos-pos reads q - p alone."
              if pos_pos else "Only word-word stays" + ("." if given == 0 else ", since the word is the same at every "
                                                         "placement."))  # the slip for 0 already says why
+    if given == actual:  # the verdict alone: the run's table shows each term, and the cells after it explain pos-pos
+        return check_prediction(answer, actual=actual, question="the score terms that stay the same at one offset",
+                                explanation=stays)
     # Said once: the slip for 2 already names pos-pos.
     moves = "" if pos_pos or "pos-pos" in slip else (" pos-pos changes too: through this W_QK, the score at one offset "
                                                       "depends on where the two positions sit.")
