@@ -32,7 +32,7 @@ BUDGET = {
     "09_why_positions_matter": 696,
     "10_relative_positions": 1146,
     "11_pitfalls": 830,
-    "12_precision": 1206,
+    "12_precision": 1205,
     "13_position_schemes": 1574,
     "14_does_position_matter": 1667,
     "15_real_pipeline": 1677,
