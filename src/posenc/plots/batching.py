@@ -19,8 +19,9 @@ from .style import OKABE_ITO, SCHEME_COLOURS, new_figure, shorten
 __all__ = ["subword_figure", "position_ids_figure", "packed_mask_figure", "differences_figure"]
 
 PADDING_GREY = "#DDDDDD"
-# Light tints of Okabe-Ito's colours, for boxes with black text on them.
-TINTS = ("#F5D08A", "#A9D8F3", "#8ED3BE", "#8CB8D9", "#EEA77A", "#E5B9D3")
+# Light tints of Okabe-Ito's colours, for boxes with black text on them; the two blues are 4 apart, so the first
+# four words of a figure never take both.
+TINTS = ("#F5D08A", "#A9D8F3", "#EEA77A", "#E5B9D3", "#8ED3BE", "#8CB8D9")
 PLAIN_TINT = "#E4EAF1"  # one colour for every box, when colour means nothing
 
 
