@@ -36,8 +36,7 @@ __all__ = ["check_wavelength_growth", "check_yarn_kept", "check_turning_columns"
 @exercise("how much a pair's wavelength grows with the base")
 def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, base: float, new_base: float) -> Feedback:
     """How many times longer pair `pair`'s wavelength, on a head of `head_dim` columns, gets when the base goes from
-    `base` to `new_base`, to the two decimal places asked (within 0.005). Two digits (2.7) name no number: they may be
-    the factor rounded further or 50^(32/126) = 2.70, so the message asks for two places and names the exponent.
+    `base` to `new_base`, to two decimal places (within 0.005). 2.7 may be 2.66 rounded or 50^(32/126) = 2.70: told both.
     Named: the bases' own ratio, the frequency's factor (its inverse), a wrong exponent, the wavelength itself at either
     base, and another pair's factor; the exponent over head_dim - 2 and another pair only within 0.02% (not a guess).
     """
@@ -62,11 +61,10 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
     if abs(number - expected) <= 0.005 + 1e-9 * expected:  # the question asks two decimal places: 2.65 is not 2.66
         return Feedback(CORRECT, f"Correct: {expected:.2f}. {why}")
     if math.isclose(number, float(f"{expected:.2g}"), rel_tol=1e-6):  # 2.7: 2.66 rounded, or 50^(32/126) = 2.70
-        # No number given away (a retry must not copy it), and true for 2.7 and for 2.70 alike.
         slip = (f" If you worked it out as {number:.2f}, check the exponent: 2i/{head_dim}, i the pair."
                 if head_dim > 2 and round(ratio ** (2 * pair / (head_dim - 2)), 2) == round(number, 2) else "")
         return Feedback(WRONG, f"Not yet: to two decimal places, the factor is not {number:.2f}. If you rounded "
-                               f"to fewer places, give two.{slip}")
+                               f"to fewer places, give two.{slip}")  # no number given away: a retry must not copy it
     old, new = 2 * math.pi * base ** (2 * pair / head_dim), 2 * math.pi * new_base ** (2 * pair / head_dim)
     mistakes = [
         (f"{ratio:g} is the bases' own ratio. A pair's wavelength grows by it to the power 2i/{head_dim}, which is "
@@ -445,8 +443,7 @@ def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learn
     ordered = sorted(best, key=BEST_TWO_RULES.index)
     right, measured = " and ".join(_SHOWN[rule] for rule in ordered), "; ".join(map(scores, ordered))
     if set(names) == best:
-        # Review 41: the old praise ("the table above shows where they differ from PI") told nothing. The measured
-        # range is a fact the learner has not seen; no pair is named, since the section after the figure asks that.
+        # The measured range, a fact not yet seen; no pair named: the section after the figure asks which carries them.
         return Feedback(CORRECT, f"Correct: in every seed that learned the task, these two score highest ({measured}).")
     wrong = [name for name in names if name not in best]
     why = " ".join(f"Not {_SHOWN[rule]} ({scores(rule)}): {_WHAT_IT_DOES[rule]}." for rule in wrong)
