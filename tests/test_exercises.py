@@ -937,8 +937,8 @@ def test_drift_fix_answers_whatever_it_gets(answer, words):
     assert words in exercises.check_drift_fix(answer).message
 
 
-def test_wavelength_growth_accepts_the_factor_to_3_significant_digits():
-    for answer in (50 ** 0.25, 2.66, 2.659, 2.65, "2.66", torch.tensor(2.659), 50 ** (1 / 4)):
+def test_wavelength_growth_accepts_the_factor_to_two_decimal_places():
+    for answer in (50 ** 0.25, 2.66, 2.659, 2.664, "2.66", torch.tensor(2.659), 50 ** (1 / 4)):
         feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
         assert feedback.correct, (answer, feedback)
     # Against wavelengths computed from the package's frequencies, at another pair and bases.
@@ -953,8 +953,25 @@ def test_wavelength_growth_accepts_the_factor_to_3_significant_digits():
 def test_wavelength_growth_asks_two_digits_for_a_third(answer):
     # 2.7 is 2.66 rounded, but also 50^(32/126) = 2.7008 rounded, the exponent over head_dim - 2: not praised.
     feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
-    # Review 40: the message named 2.66, so the second try was a copy. Now it names no number.
-    assert feedback.status == "wrong" and feedback.message == "Not yet: give two decimal places.", feedback
+    # Review 40: the message named 2.66, so the second try was a copy. Now it names no number but the learner's.
+    # Review 41: "give two decimal places" was false for 2.70, the slip to two places; the message now fits both.
+    assert feedback.status == "wrong" and "2.66" not in feedback.message, feedback
+    assert "the factor is not 2.70" in feedback.message and "give two" in feedback.message, feedback
+    assert "check the exponent: 2i/128" in feedback.message, feedback
+
+
+@pytest.mark.parametrize("answer", [2.65, 2.68, 2.654, 2.67])
+def test_wavelength_growth_refuses_a_factor_off_in_the_second_decimal_place(answer):
+    # Review 41: within 1%, 2.65 and 2.68 were praised "Correct: 2.66", though the question asks two decimal places.
+    feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+    assert feedback.status == "wrong" and not feedback.message.startswith("Correct"), feedback
+
+
+def test_wavelength_growth_names_no_exponent_for_two_digits_that_are_not_the_slip():
+    # Pair 8: 50^(16/128) = 1.63, given as 1.6. The slip 50^(16/126) = 1.64 is not 1.60: no hint at the exponent.
+    feedback = exercises.check_wavelength_growth(1.6, pair=8, head_dim=128, base=10_000.0, new_base=500_000.0)
+    assert feedback.status == "wrong" and "give two" in feedback.message, feedback
+    assert "exponent" not in feedback.message and "1.63" not in feedback.message, feedback
 
 
 @pytest.mark.parametrize("answer,words", [

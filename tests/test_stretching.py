@@ -438,7 +438,7 @@ def test_turning_columns_counts_two_columns_per_fast_turned_pair():
         assert exercises.check_turning_columns(columns_by_formula(as_type=as_type), **NEOX_HEAD).status == CORRECT
     message = exercises.check_turning_columns(columns_by_formula(), **NEOX_HEAD).message
     assert "Correct: 16 columns" in message and "pair 8 turns once every 2,916" in message, message
-    assert "Past offset 2,047, only these meet no new angle; the 72 unturned columns carry no angle." in message, message
+    assert "Past offset 2,047, only these meet no new angle; the 72 unturned columns have no angle to meet." in message, message
     assert exercises.check_turning_columns(columns_by_formula()).message == message
 
 
@@ -595,7 +595,9 @@ def _at_4x():
 def test_best_two_accepts_yarn_and_llama3_in_any_order_and_form(answer):
     by_seed, learned = _at_4x()
     feedback = exercises.check_best_two(answer, by_seed=by_seed, learned=learned)
-    assert feedback.status == CORRECT and "where they differ from PI" in feedback.message, feedback
+    # Review 41: the praise said only "the table above shows where they differ from PI"; now it gives the measured range.
+    assert feedback.status == CORRECT and "score highest (YaRN " in feedback.message, feedback
+    assert "Llama 3.1 " in feedback.message, feedback
 
 
 @pytest.mark.parametrize("answer,words", [
@@ -792,7 +794,9 @@ def test_the_yarn_kept_checker_gives_no_count_at_its_own_lengths():
 @pytest.mark.parametrize("answer", ["worse", "Worse", " worse ", "WORSE"])
 def test_half_turned_heads_accepts_worse_without_crediting_one_safe_pair(answer):
     feedback = exercises.check_half_turned_heads(answer)
-    assert feedback.correct and "larger than one safe pair fewer can explain" in feedback.message, feedback
+    # Review 41: it said "far larger than one safe pair fewer can explain", which no run shows. Now only what they show.
+    assert feedback.correct and "fell to chance at 64 tokens" in feedback.message, feedback
+    assert "safe pair" not in feedback.message and "explain" not in feedback.message, feedback
     assert "predicts" not in feedback.message
     # Review 39: it began "Yes, ...", which a learner who chose "better" then read after "The answer is 'worse':".
     assert "Yes" not in exercises.check_half_turned_heads("better").message

@@ -262,7 +262,7 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it. But in every seed the "
               "model with half heads fell to chance at 64 tokens.",
-    "worse": "The fall is far larger than one safe pair fewer can explain. The figure below shows how much.",
+    "worse": "In every seed the model with half heads fell to chance at 64 tokens, below every seed with whole heads.",
     "the same": "The two differ by far at 64 tokens: the model with half heads fell to chance in every seed.",
 }
 
