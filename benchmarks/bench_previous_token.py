@@ -160,6 +160,8 @@ def decoder_heads(model: transformer.TinyTransformer) -> dict:
             "accuracy_1_31": _rounded(by_position[1:32].mean()), "accuracy_48_63": _rounded(by_position[48:].mean()),
             "first_position_below_0.9": int(next(t for t in range(1, 64) if by_position[t] < 0.9)),
             "back_1_15": _rounded(back[:15].mean()), "back_48_63": _rounded(back[47:].mean()),
+            # Query 39, the first with a key 39 back (key 0): its weight there and on the key just before it.
+            "query_39_on_39_back": _rounded(weights[:, 39, 0].mean()), "query_39_on_1_back": _rounded(back[38]),
             "unseen_offsets_48_63": _rounded(per_offset[UNSEEN + 1:].sum()),
             "top_offsets_48_63": {str(int(o)): _rounded(per_offset[o]) for o in top}}  # keys by how far back (query - key)
 
@@ -371,6 +373,10 @@ def check_claims(record: dict) -> Claims:
                  "back", [h["first_position_below_0.9"] for h in dec], above=37.5)
     claims.check("decoder rotary: accuracy first below 0.9 at about position 39 (39 or earlier)",
                  [h["first_position_below_0.9"] for h in dec], below=39.5)
+    claims.check("decoder rotary head at query 39: more than 0.3 of its weight on the key 39 back (key 0)",
+                 [h["query_39_on_39_back"] for h in dec], above=0.3)
+    claims.check("decoder rotary head at query 39: the keys 1 and 39 back take more than 0.8 of its weight between them",
+                 [h["query_39_on_39_back"] + h["query_39_on_1_back"] for h in dec], above=0.8)
     claims.check("decoder rotary head: more than 0.85 on the previous token at positions 1-15",
                  [h["back_1_15"] for h in dec], above=0.85)
     claims.check("decoder rotary head: less than 0.1 on the previous token at positions 48-63",
