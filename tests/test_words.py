@@ -28,7 +28,7 @@ BUDGET = {
     "05_x_plus_pe_and_qkv": 1335,
     "06_batches_and_masks": 1153,
     "07_heads_and_causal_mask": 1595,
-    "08_explore": 758,
+    "08_explore": 748,
     "09_why_positions_matter": 696,
     "10_relative_positions": 1146,
     "11_pitfalls": 830,
