@@ -337,3 +337,23 @@ def test_the_alibi_and_embedding_factor_answers_leave_the_why_to_the_notebook_an
         feedback = exercises.check_embedding_factor(wrong)
         assert feedback.status == "mistake" and why in feedback.message and "The answer is 'a'" in feedback.message
 
+
+
+def test_a_prediction_whose_explanation_follows_the_answer_is_one_exercise_that_keeps_the_first_answer():
+    # Review 42: the record's key held the explanation, which names the slip behind each answer. So answering 1, 2, 3
+    # listed the exercise three times, and "keeps your first prediction" named 2, not 1.
+    import torch
+
+    from posenc import attention, builder
+
+    PE = builder.sinusoidal_encoding(max_sequence_length=128, d_model=64, dtype=torch.float64)
+    weights = attention.projection_weights(d_model=64, seed=0)
+    W_QK = weights.W_Q.double() @ weights.W_K.double().T
+    word = torch.randn(64, generator=torch.Generator().manual_seed(1)).double()
+    inputs = dict(word=word, W_QK=W_QK, PE=PE, placements=[(0, 5), (20, 25), (100, 105)])
+    exercises.reset_progress()
+    messages = [exercises.check_constant_score_terms(answer, **inputs).message for answer in (1, 2, 3)]
+    assert "first prediction" not in messages[0]
+    assert all("progress() keeps your first prediction, 1:" in message for message in messages[1:]), messages
+    record = exercises.progress()
+    assert len(record.entries) == 1 and record.count("done") == 1, record

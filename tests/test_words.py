@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1595,
     "08_explore": 748,
     "09_why_positions_matter": 696,
-    "10_relative_positions": 1146,
+    "10_relative_positions": 1140,
     "11_pitfalls": 830,
     "12_precision": 1205,
     "13_position_schemes": 1574,

@@ -133,7 +133,8 @@ def exercise(title: str, *, prediction: bool = False) -> Callable:
             name = kwargs.get("question") if isinstance(kwargs.get("question"), str) else title
             sizes = _summary(kwargs)
             label = f"{name} ({sizes})" if sizes else name
-            key = (checker.__name__, _fingerprint(kwargs))
+            # The explanation may name the slip behind this answer: it is no size, so it is not part of the key.
+            key = (checker.__name__, _fingerprint({k: v for k, v in kwargs.items() if k != "explanation"}))
             _RECORDED_IN_CELL[0] += 1
             if prediction and key in _FIRST_PREDICTIONS and (feedback.status == NOT_ATTEMPTED or not feedback.readable):
                 return feedback  # a placeholder or a typo after the first prediction leaves its verdict as it was
