@@ -658,6 +658,9 @@ class TestSchemeCheckers:
         assert check([float(f"{s:.4g}") for s in right]).correct  # four significant digits
         assert not check([float(f"{s:.2g}") for s in right]).correct
         assert "sorted" in check(sorted(right, reverse=True)).message
+        # Review 42: the learner was told not to read the paper's code, so no message points at "the code"
+        assert "the code" not in check(sorted(right, reverse=True)).message
+        assert "the code" not in check(right[:8] + [2.0 ** -e for e in (1, 2, 3, 4)]).message
         assert "first 12 slopes of 16 heads" in check([2.0 ** (-k / 2) for k in range(1, 13)]).message
         assert "1st, 3rd" in check(right[:8] + [2.0 ** -e for e in (1, 2, 3, 4)]).message
         wrong = right[:4] + [0.0314] + right[5:]  # one slope off by more than half a unit of the 4th decimal
@@ -718,6 +721,12 @@ class TestSchemeCheckers:
         assert exercises.check_alibi_slopes(lambda n: [by_the_rule(n)]).correct
         square = exercises.check_alibi_slopes(lambda n: torch.tensor(by_the_rule(n))[:, None].repeat(1, 2))
         assert square.status == "wrong" and "expected 16 slopes" in square.message, square
+        # Review 42: a wrong count is named as the learner wrote it, not as the checker's float64 copy
+        short = exercises.check_alibi_slopes(lambda n: by_the_rule(16))
+        assert "For 20 heads: Got 16 slopes; expected 20" in short.message and "dtype" not in short.message, short
+        table = exercises.check_alibi_slopes(lambda n: [[s, s] for s in by_the_rule(n)])
+        assert "Got a list of shape (16, 2)" in table.message, table
+        assert "dtype torch.float32" in square.message, square
         assert exercises.check_alibi_slopes(None).status == "not attempted"
         for copied in (by_the_rule(12), schemes.alibi_slopes(num_heads=12)):  # the slopes, not a function
             assert "Expected a function" in exercises.check_alibi_slopes(copied).message

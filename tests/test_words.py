@@ -33,8 +33,8 @@ BUDGET = {
     "10_relative_positions": 1140,
     "11_pitfalls": 830,
     "12_precision": 1205,
-    "13_position_schemes": 1574,
-    "14_does_position_matter": 1667,
+    "13_position_schemes": 1570,
+    "14_does_position_matter": 1661,
     "15_real_pipeline": 1673,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1690,

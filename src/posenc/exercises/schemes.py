@@ -317,13 +317,20 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
     if made_by(answer) == "schemes.alibi_slopes":
         return Feedback(MISTAKE, "That is the package's own schemes.alibi_slopes: compute the slopes from the rule.")
     expected = alibi_slopes(num_heads=num_heads, dtype=torch.float64)
+    given = answer
     answer = as_tensor(answer, f"the {num_heads} slopes, e.g. a list")
     if isinstance(answer, Feedback):
         return answer
     # A column or a row of slopes, (n, 1) or (1, n), is still n slopes.
     answer = answer.double().flatten() if answer.numel() == max(answer.shape, default=1) else answer.double()
-    if answer.shape != expected.shape:
-        return Feedback(WRONG, f"Got {describe(answer)}; expected {num_heads} slopes, one per head.")
+    if answer.shape != expected.shape:  # named as the learner wrote it: a list is no float64 tensor
+        if answer.dim() == 1:
+            got = f"{answer.numel()} slopes"
+        elif isinstance(given, (torch.Tensor, np.ndarray)):
+            got = describe(given)
+        else:
+            got = f"a {type(given).__name__} of shape {tuple(answer.shape)}"
+        return Feedback(WRONG, f"Got {got}; expected {num_heads} slopes, one per head.")
     closest = 2 ** (num_heads.bit_length() - 1)  # the largest power of two <= num_heads
     power_of_two = closest == num_heads
     first = f"2^(-8/{closest}) = {float(expected[0]):.4g}"
@@ -362,9 +369,9 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
         doubled = alibi_slopes(num_heads=2 * closest, dtype=torch.float64)
         mistakes += [
             (f"That is 2^(-8k/{num_heads}), the paper's formula for a power of two. {hint}", 2.0 ** (-8 * (k + 1) / num_heads)),
-            ("The right slopes, but sorted: the code does not sort them. It lists the slopes of "
-             f"{closest} heads first, then the ones taken from {2 * closest} heads.", expected.sort(descending=True).values),
-            (f"The 2nd, 4th, ... slopes of {2 * closest} heads are the {closest}-head slopes again; the code takes the "
+            (f"The right slopes, but sorted: the rule lists the {closest}-head slopes first, then the ones taken "
+             f"from {2 * closest} heads, as the 6- and 12-head rows do. Do not sort.", expected.sort(descending=True).values),
+            (f"The 2nd, 4th, ... slopes of {2 * closest} heads are the {closest}-head slopes again; the rule takes the "
              f"1st, 3rd, ... ({2 * closest}-head slopes [0::2]).",
          torch.cat([expected[:closest], doubled[1::2][: num_heads - closest]])),
             (f"Those are the first {num_heads} slopes of {2 * closest} heads. {hint}", doubled[:num_heads]),
