@@ -1001,6 +1001,13 @@ def test_wavelength_growth_names_no_mistake_for_a_round_guess(answer):
     assert feedback.status == "wrong" and "factor, not pair" not in feedback.message, feedback
 
 
+@pytest.mark.parametrize("answer", [2.65, 2.6, 4, 10, 50, 1, 50 ** (32 / 126), 2 * math.pi * 10])
+def test_wavelength_growth_gives_no_factor_away_to_a_wrong_answer(answer):
+    # Review 42: "You gave 2.65; the wavelength grows 2.66 times": any guess, then a copy. No wrong answer sees 2.66.
+    feedback = exercises.check_wavelength_growth(answer, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+    assert not feedback.correct and "2.66" not in feedback.message and "32/128)" not in feedback.message, feedback
+
+
 def test_wavelength_growth_is_a_computation_whose_last_answer_counts():
     # Exercise 1 of "stretching the context" asks to compute the factor: a right answer after a wrong one counts.
     exercises.reset_progress()

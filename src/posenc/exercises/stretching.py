@@ -56,10 +56,9 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
     number = as_number(answer)
     if number is None or not math.isfinite(number):
         return Feedback(WRONG, f"Expected a number (how many times longer), got {describe(answer)}.", readable=False)
-    why = (f"Pair {pair}'s wavelength is 2 pi base^({2 * pair}/{head_dim}), so it grows by the bases' ratio to that "
-           f"power: {ratio:g}^({2 * pair}/{head_dim}) = {expected:.2f}.")
+    why = f"Pair i's wavelength is 2 pi base^(2i/{head_dim}), so it grows by the bases' ratio to that power."  # nothing to copy
     if abs(number - expected) <= 0.005 + 1e-9 * expected:  # the question asks two decimal places: 2.65 is not 2.66
-        return Feedback(CORRECT, f"Correct: {expected:.2f}. {why}")
+        return Feedback(CORRECT, f"Correct: {expected:.2f}. {why[:-1]}: {ratio:g}^({2 * pair}/{head_dim}) = {expected:.2f}.")
     if math.isclose(number, float(f"{expected:.2g}"), rel_tol=1e-6):  # 2.7: 2.66 rounded, or 50^(32/126) = 2.70
         slip = (f" If you worked it out as {number:.2f}, check the exponent: 2i/{head_dim}, i the pair."
                 if head_dim > 2 and round(ratio ** (2 * pair / (head_dim - 2)), 2) == round(number, 2) else "")
@@ -88,7 +87,7 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
                   if other == 2 * pair else "")
         return Feedback(MISTAKE, f"That is pair {other}'s factor{' (base^0 = 1 at any base)' if other == 0 else ''}, "
                                  f"not pair {pair}'s{column}. {why}")
-    return Feedback(WRONG, f"You gave {number:g}; the wavelength grows {expected:.2f} times. {why}")
+    return Feedback(WRONG, f"You gave {number:g}; to two decimal places, the wavelength does not grow that many times. {why}")
 
 
 @exercise("the pairs YaRN keeps")
@@ -266,7 +265,8 @@ def _judge_columns(answer: object, *, head_dim: int, rotary_dim: int, base: floa
         fast = (f"pairs 0 to {pairs - 1} of the {rotary_dim // 2} turned pairs" if pairs else
                 f"none of the {rotary_dim // 2} turned pairs")
         return Feedback(CORRECT, f"Correct: {expected} columns, {fast}, two columns each{slower}. Past offset {length - 1:,}, "
-                                 f"only these meet no new angle; the {unturned} unturned columns have no angle to meet.")
+                                 f"only these meet no angle outside the range they already covered; the {unturned} unturned "
+                                 "columns have no angle to meet.")
     over_head = turning_pairs(head_dim, rotary_dim // 2)
     exponent = f"2i/{rotary_dim}"
     mistakes = [
