@@ -216,16 +216,25 @@ def test_the_row_a_token_gets_takes_the_row_named_as_the_question_names_it():
     assert not exercises.check_row_a_token_gets("rows 0 and 1", actual=0).readable
 
 
-def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_the_position_term():
+def _constant_score_inputs() -> dict:
+    """The hand-set score of 10's Exercise 2: one word at three placements, PE of width 64, W_QK from seed 0."""
     import torch
 
-    from posenc import attention, builder, schemes
+    from posenc import attention, builder
 
     PE = builder.sinusoidal_encoding(max_sequence_length=128, d_model=64, dtype=torch.float64)
     weights = attention.projection_weights(d_model=64, seed=0)
     W_QK = weights.W_Q.double() @ weights.W_K.double().T
     word = torch.randn(64, generator=torch.Generator().manual_seed(1)).double()
-    inputs = dict(word=word, W_QK=W_QK, PE=PE, placements=[(0, 5), (20, 25), (100, 105)])
+    return dict(word=word, W_QK=W_QK, PE=PE, placements=[(0, 5), (20, 25), (100, 105)])
+
+
+def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_the_position_term():
+    import torch
+
+    from posenc import schemes
+
+    inputs = _constant_score_inputs()
     for answer in (1, "1", " 1 ", 1.0, torch.tensor(1)):
         assert exercises.check_constant_score_terms(answer, **inputs).correct, answer
     for answer in (1.5, -1, 5, "one", True):  # no count of four terms: unreadable, so not locked in as a prediction
@@ -342,15 +351,7 @@ def test_the_alibi_and_embedding_factor_answers_leave_the_why_to_the_notebook_an
 def test_a_prediction_whose_explanation_follows_the_answer_is_one_exercise_that_keeps_the_first_answer():
     # Review 42: the record's key held the explanation, which names the slip behind each answer. So answering 1, 2, 3
     # listed the exercise three times, and "keeps your first prediction" named 2, not 1.
-    import torch
-
-    from posenc import attention, builder
-
-    PE = builder.sinusoidal_encoding(max_sequence_length=128, d_model=64, dtype=torch.float64)
-    weights = attention.projection_weights(d_model=64, seed=0)
-    W_QK = weights.W_Q.double() @ weights.W_K.double().T
-    word = torch.randn(64, generator=torch.Generator().manual_seed(1)).double()
-    inputs = dict(word=word, W_QK=W_QK, PE=PE, placements=[(0, 5), (20, 25), (100, 105)])
+    inputs = _constant_score_inputs()
     exercises.reset_progress()
     messages = [exercises.check_constant_score_terms(answer, **inputs).message for answer in (1, 2, 3)]
     assert "first prediction" not in messages[0]
