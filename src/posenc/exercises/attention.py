@@ -192,7 +192,7 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
         kind, result = run_learner(answer, given_weights, key_mask.clone())
         in_place = in_place or given_weights.shape != weights.shape or not bool(torch.equal(given_weights, weights))
         if kind == "raised":
-            if isinstance(result, TypeError) and refuses(answer, weights, key_mask):
+            if refuses(result, answer, weights, key_mask):
                 return Feedback(WRONG, f"Calling my_repair(weights, key_mask) failed with {error_line(result)}: give "
                                        "the function the two parameters (weights, key_mask).")
             tip = (" If it reads the notebook's weights or key_mask, build the result from the function's own arguments"

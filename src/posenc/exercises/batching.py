@@ -59,7 +59,7 @@ def check_document_mask(answer: object) -> Feedback:
     for lengths in _DOCUMENT_CASES:
         kind, result = run_learner(answer, list(lengths))
         if kind == "raised":
-            if isinstance(result, TypeError) and refuses(answer, list(lengths)):
+            if refuses(result, answer, list(lengths)):
                 return Feedback(WRONG, f"Calling my_document_mask({lengths}) failed with {error_line(result)}: give "
                                        "the function one parameter, the list of lengths.")
             if isinstance(result, TypeError) and "causal_mask() takes 0 positional" in str(result):

@@ -86,7 +86,7 @@ def check_position_ids(answer: object, *, attention_mask: torch.Tensor, max_sequ
         shown = f"my_position_ids({case.tolist()})"
         kind, result = run_learner(answer, case.clone())
         if kind == "raised":
-            if isinstance(result, TypeError) and refuses(answer, case):
+            if refuses(result, answer, case):
                 return Feedback(WRONG, f"Calling {shown} failed with {error_line(result)}: give the function one "
                                        "parameter, the attention mask.")
             return Feedback(WRONG, f"{shown} raised {error_line(result)}.")
@@ -206,7 +206,7 @@ def _new_positions(answer: Callable, mask: torch.Tensor, prefill: int) -> tuple[
         shown = f"my_new_position(mask_so_far) at step {t}, mask_so_far = {mask[:, :t + 1].tolist()}"
         kind, result = run_learner(answer, mask[:, :t + 1].clone())
         if kind == "raised":
-            if isinstance(result, TypeError) and refuses(answer, mask):
+            if refuses(result, answer, mask):
                 return Feedback(WRONG, f"Calling {shown} failed with {error_line(result)}: give the function one "
                                        "parameter, the attention mask so far.")
             return Feedback(WRONG, f"{shown} raised {error_line(result)}.")

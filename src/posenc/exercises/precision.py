@@ -106,7 +106,7 @@ def check_drift_fix(answer: Callable | None) -> Feedback:
         sizes = f"max_sequence_length={length:,}, d_model={d_model}"
         kind, result = run_learner(answer, max_sequence_length=length, d_model=d_model)
         if kind == "raised":
-            if isinstance(result, TypeError) and refuses(answer, max_sequence_length=length, d_model=d_model):
+            if refuses(result, answer, max_sequence_length=length, d_model=d_model):
                 return Feedback(WRONG, f"Calling my_builder({sizes}) failed with {error_line(result)}: give the function "
                                        "the parameters (*, max_sequence_length, d_model).")
             return Feedback(WRONG, f"For {sizes} it raised {error_line(result)}.")

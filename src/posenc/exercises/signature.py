@@ -12,8 +12,11 @@ import inspect
 __all__: list[str] = []
 
 
-def refuses(function: object, *args: object, **kwargs: object) -> bool:
-    """Whether `function`'s signature cannot bind `args` and `kwargs` (False when it can, or cannot be read)."""
+def refuses(error: object, function: object, *args: object, **kwargs: object) -> bool:
+    """Whether `error`, raised by calling `function(*args, **kwargs)`, is a TypeError of the signature: `function`
+    cannot bind `args` and `kwargs` (False when it can, when its signature cannot be read, or for any other error)."""
+    if not isinstance(error, TypeError):
+        return False
     try:
         inspect.signature(function).bind(*args, **kwargs)
     except TypeError:

@@ -98,7 +98,7 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
     # A sentence that fits: padded at the end, a new list, the caller's list untouched.
     kind, result, given = _run_pad(answer, short_sentence, max_sequence_length)
     if kind == "raised":
-        if isinstance(result, TypeError) and refuses(answer, short_sentence, max_sequence_length=max_sequence_length):
+        if refuses(result, answer, short_sentence, max_sequence_length=max_sequence_length):
             return Feedback(WRONG, f"Calling my_pad(words, max_sequence_length={max_sequence_length}) failed with "
                                    f"{error_line(result)}: give the function the parameters (words, max_sequence_length, "
                                    "truncate=False).")
@@ -179,7 +179,7 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
                                      f"tokens are now {len(given)}. Return a new list, such as "
                                      "words[:max_sequence_length], so the caller's sentence stays as it was.")
         if kind == "raised":
-            if isinstance(result, TypeError) and refuses(answer, longer, max_sequence_length=max_sequence_length, truncate=True):
+            if refuses(result, answer, longer, max_sequence_length=max_sequence_length, truncate=True):
                 return Feedback(WRONG, f"Calling it with truncate=True failed with {error_line(result)}: add the "
                                        "parameter, my_pad(words, max_sequence_length, truncate=False).")
             return Feedback(MISTAKE, f"With truncate=True, {len(longer)} tokens still raised an error ({error_line(result)}). "
