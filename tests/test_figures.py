@@ -255,6 +255,11 @@ def test_outlines_and_the_hidden_key_are_drawn_where_asked():
     assert sorted((p.get_x(), p.get_y()) for p in left.patches if not p.get_fill()) == [(-0.5, -0.5), (-0.5, 2.5)]
     assert sorted((p.get_x(), p.get_y()) for p in right.patches if not p.get_fill()) == [(-0.5, -0.5), (1.5, -0.5)]
     assert all(p.get_edgecolor() == to_rgba("black") for p in right.patches)  # black unless asked
+    # Adjacent rows share one frame: rows 0 to 2 read as one block, row 3 of another panel stays apart.
+    fig = plots.matrices_figure({"a": values, "b": values}, outline_rows={"a": range(3), "b": [0, 2, 3]})
+    left, right = fig.axes[:2]
+    assert [(p.get_y(), p.get_height()) for p in left.patches if not p.get_fill()] == [(-0.5, 3)]
+    assert [(p.get_y(), p.get_height()) for p in right.patches if not p.get_fill()] == [(-0.5, 1), (1.5, 2)]
     fig = plots.matrices_figure({"a": values}, outline_rows=[1], outline_colour="#E69F00")
     assert [p.get_edgecolor() for p in fig.axes[0].patches] == [to_rgba("#E69F00")]
 

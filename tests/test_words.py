@@ -27,7 +27,7 @@ BUDGET = {
     "04_stack_and_flatten": 1221,
     "05_x_plus_pe_and_qkv": 1335,
     "06_batches_and_masks": 1153,
-    "07_heads_and_causal_mask": 1595,
+    "07_heads_and_causal_mask": 1594,
     "08_explore": 748,
     "09_why_positions_matter": 696,
     "10_relative_positions": 1140,

@@ -32,6 +32,17 @@ def _matrix(name: str, value: torch.Tensor) -> torch.Tensor:
     return check_floating_tensor(name, value, ndim=(2,)).detach().float()
 
 
+def _runs(indices: Sequence[int]) -> list[tuple[int, int]]:
+    """Each run of adjacent indices as (first, count): rows 0 to 3 get one frame, not four."""
+    runs: list[tuple[int, int]] = []
+    for i in sorted(set(int(i) for i in indices)):
+        if runs and runs[-1][0] + runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((i, 1))
+    return runs
+
+
 def _cell_text(value: float) -> str:
     """A value written in its cell: two decimals, "0" for an exact zero, never "-0.00"."""
     if not value:
@@ -245,9 +256,10 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
     hides the cell: drawn grey and hatched, without a number; `hidden_label` names them in the key. `hidden_hatch=""`
     draws them plain grey, for cells that are not used rather than masked (the hatch then means "masked" alone).
     `outline_rows` and `outline_columns` draw a frame (black, or `outline_colour`) round those rows and columns in every
-    panel, to point the eye at them; each may also map a panel's title to its own rows or columns. `labels` maps each
-    panel's title to its own labels, for its rows and columns alike (square maps, such as one sentence's attention
-    weights in two word orders): each panel gets its own row ticks, and short labels stay level under the columns.
+    panel (one frame round each run of adjacent ones), to point the eye at them; each may also map a panel's title to
+    its own rows or columns. `labels` maps each panel's title to its own labels, for its rows and columns alike (square
+    maps, such as one sentence's attention weights in two word orders): each panel gets its own row ticks, and short
+    labels stay level under the columns.
     Matrices of whole numbers (masks as 0 and 1) get whole-number ticks on the colour bar.
     `hidden_key_under_panel=True` puts the key to hidden cells under the last panel with some. `categories` names each
     value of whole-number matrices (a mask's 1 and 0): the bar then has one named swatch per value, the cells no numbers.
@@ -270,10 +282,10 @@ def matrices_figure(matrices: dict[str, torch.Tensor], *, row_labels: Sequence[s
             _write_values(ax, values, vmin, vmax, symmetric=symmetric, fontsize=7, hidden=hidden.get(title))
         if title in hidden:
             _draw_hidden(ax, hidden[title], hidden_hatch)
-        for r in (outline_rows.get(title, ()) if isinstance(outline_rows, dict) else outline_rows):
-            ax.add_patch(Rectangle((-0.5, r - 0.5), columns, 1, fill=False, edgecolor=outline_colour, linewidth=2))
-        for c in (outline_columns.get(title, ()) if isinstance(outline_columns, dict) else outline_columns):
-            ax.add_patch(Rectangle((c - 0.5, -0.5), 1, rows, fill=False, edgecolor=outline_colour, linewidth=2))
+        for first, count in _runs(outline_rows.get(title, ()) if isinstance(outline_rows, dict) else outline_rows):
+            ax.add_patch(Rectangle((-0.5, first - 0.5), columns, count, fill=False, edgecolor=outline_colour, linewidth=2))
+        for first, count in _runs(outline_columns.get(title, ()) if isinstance(outline_columns, dict) else outline_columns):
+            ax.add_patch(Rectangle((first - 0.5, -0.5), count, rows, fill=False, edgecolor=outline_colour, linewidth=2))
         ax.set_xticks(range(columns), column_labels if column_labels is not None else range(columns),
                       rotation=90 if column_labels is not None else 0, fontsize=8)
         if labels is not None:  # this panel's own word order, on both axes
