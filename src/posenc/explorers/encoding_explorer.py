@@ -31,6 +31,7 @@ __all__ = ["VIEWS", "MAX_ENTRIES", "STILL_HINT", "EncodingExplorer"]
 VIEWS = ("heatmap", "curves", "wavelengths", "similarity")
 # The front end computes the table directly (one float64 angle per entry), as the package does up to 2^16 entries.
 MAX_ENTRIES = 1 << 16
+MARK_TICK = 0.06  # a mark's tick at each edge, as a share of the side (explorer_common.js TICK)
 SLIDER_MAX = 256  # the size sliders' end: 256 x 256 is 2^16 entries
 # The one line beside the still picture, as every explorer says it (and tests/lab_browser.py looks for it).
 STILL_HINT = NO_FRONT_END_HINT
@@ -146,10 +147,12 @@ class EncodingExplorer(anywidget.AnyWidget):
                 fig.axes[-1].set_ylabel("PE(pos, j)")
             sines = (d + 1) // 2
             columns = [j, sines + j // 2 if j % 2 else j // 2] if self.compare_layouts else [j]
-            for ax, column in zip(fig.axes, columns):  # the chosen row and column, marked as the page marks them
-                for line, at in ((ax.axhline, p), (ax.axvline, column)):  # black dashes on a white band, seen on stripes
-                    line(at, color="white", linewidth=2.5)
-                    line(at, color="black", linewidth=1, linestyle="--")
+            for ax, column in zip(fig.axes, columns):  # the chosen row and column, marked as the page marks them:
+                # black ticks on a white band at the edges, seen on stripes, leaving the row and column in view
+                for line, at in ((ax.axhline, p), (ax.axvline, column)):
+                    for start, end in ((0, MARK_TICK), (1 - MARK_TICK, 1)):
+                        line(at, start, end, color="white", linewidth=3.5)
+                        line(at, start, end, color="black", linewidth=1.5)
             return fig
         if self.view == "curves":
             pair = j - j % 2

@@ -166,20 +166,29 @@ function colourBar(ctx, box, vmin, vmax, label) {
   axes(ctx, P, {yTicks: decimalTicks(vmin, vmax, 4), xTicks: [], yRight: true, ylabel: label});
 }
 
+const TICK = 0.06;  // a mark's tick, as a share of the picture's side (encoding_explorer.py MARK_TICK)
+
 function heatmap(ctx, box, picture, rows, columns, marks, title, xlabel) {
   const P = panel(box, [-0.5, columns - 0.5], [-0.5, rows - 0.5], {down: true});
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(picture, box.x, box.y, box.w, box.h);
-  // The chosen row and column as black dashes on a white band, seen on any stripe (as the kernel's picture draws them).
+  // The chosen row and column as black ticks on a white band at the picture's edges, seen on any stripe and leaving
+  // the row and column themselves in view (as the kernel's picture draws them): each tick is TICK of the side.
   const mark = (x0, y0, x1, y1) => {
-    for (const [colour, width, dash] of [["#fff", 2.5, []], ["#000", 1.2, [5, 3]]]) {
-      ctx.strokeStyle = colour; ctx.lineWidth = width; ctx.setLineDash(dash);
+    for (const [colour, width] of [["#fff", 3.5], ["#000", 1.5]]) {
+      ctx.strokeStyle = colour; ctx.lineWidth = width;
       ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
     }
-    ctx.setLineDash([]);
   };
-  if (marks.row !== undefined) mark(box.x, P.Y(marks.row), box.x + box.w, P.Y(marks.row));
-  if (marks.column !== undefined) mark(P.X(marks.column), box.y, P.X(marks.column), box.y + box.h);
+  const across = TICK * box.w, down = TICK * box.h;
+  if (marks.row !== undefined) {
+    mark(box.x, P.Y(marks.row), box.x + across, P.Y(marks.row));
+    mark(box.x + box.w - across, P.Y(marks.row), box.x + box.w, P.Y(marks.row));
+  }
+  if (marks.column !== undefined) {
+    mark(P.X(marks.column), box.y, P.X(marks.column), box.y + down);
+    mark(P.X(marks.column), box.y + box.h - down, P.X(marks.column), box.y + box.h);
+  }
   axes(ctx, P, {xlabel, ylabel: marks.ylabel, title});
 }
 
