@@ -32,7 +32,7 @@ BUDGET = {
     "09_why_positions_matter": 696,
     "10_relative_positions": 1140,
     "11_pitfalls": 830,
-    "12_precision": 1205,
+    "12_precision": 1204,
     "13_position_schemes": 1570,
     "14_does_position_matter": 1661,
     "15_real_pipeline": 1673,

@@ -121,8 +121,9 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
 # Okabe-Ito's colours, ordered so that the first five are five hues: blue, orange, green, reddish purple, black (its
 # vermilion and sky blue, near its orange and blue, come after).
 _DISTINCT_HUES = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#000000", "#D55E00", "#56B4E9", "#F0E442")
-# The lines' styles: no dotted one, which is the reference line's.
-_ERROR_STYLES = ("-", "--", "-.", (0, (4, 1.5, 1, 1.5, 1, 1.5)), "-")
+# The lines' styles: no dotted one (the reference line's) and no dash-dotted one (the second level's: a line that
+# reaches that level would look like part of it).
+_ERROR_STYLES = ("-", "--", "-", (0, (4, 1.5, 1, 1.5, 1, 1.5)), "-")
 _LEVEL_STYLES = ((0, (5, 2.5)), "-.")  # dashed, then dash-dotted
 
 
