@@ -137,7 +137,9 @@ def check_rope_self_score_peak(answer: object) -> Feedback:
 _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
          "answer: more than the order-blind guess.",
     "b": "The next section shows why about half is the most this encoder can score.",
-    "c": "Nearly always would need the model to tell the key before from the key after. The bias cannot."
+    "c": "Three in four is more than a symmetric ALiBi encoder can average at 16 tokens. It would need to tell the key "
+         "before from the key after, and the bias cannot.",
+    "d": "Nearly always would need the model to tell the key before from the key after. The bias cannot."
 }
 
 
@@ -148,8 +150,8 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
-    "a": "Past position 15 the head looks at other distances. These are the faint stripes parallel to the diagonal in "
-         "the figure below. Rows 16 to 31 of PE were never in a training input, so nothing tuned the head for them.",
+    "a": "Past position 15 the head looks at other distances. Rows 16 to 31 of PE were never in a training input, so "
+         "nothing tuned the head for them.",
     "b": "PE[p] . PE[q] depends only on q - p, as the notebook on relative positions shows. But a head compares "
          "positions only after W_Q and W_K, which mix the pairs. So its score also depends on where p and q are. "
          "Past the trained positions its weight on the token before falls low (the right panel below).",
@@ -167,10 +169,9 @@ def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
 _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "a": "At 32 tokens the order-blind guess is 0.29, and the model scores well above it. Query t sees t + 1 keys, and "
          "that count hints at how far along t is.",
-    "b": "As the notebook on heads and the causal mask showed, query t sees t + 1 keys, and that count hints at how far "
-         "along t is. Haviv et al. (in Sources) suggest the same for language models. At 16 tokens our model reads "
-         "most of the order from it. At 32 it meets key counts that no "
-         "training input had, and it keeps only some of the order.",
+    "b": "Query t sees t + 1 keys, and that count hints at how far along t is. Haviv et al. (in Sources) suggest the "
+         "same for language models. At 16 tokens our model reads most of the order from it. At 32 it meets key counts "
+         "that no training input had, and it keeps only some of the order.",
     "c": "Most of the order holds at the trained lengths: at 16 tokens the model is right nearly 9 times in 10. At 32, "
          "query t meets key counts that no training input had, and the hint serves it less well.",
 }
@@ -205,8 +206,8 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 
-_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried, though at 16 "
-         "it scores 1.00 either way. After training, a PE row outweighs the word about two to one with the factor, "
+_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried. "
+         "After training, a PE row outweighs the word about two to one with the factor, "
          "and four to one without it. The benchmark in Sources checks both over seeds. Our guess: a smaller word "
          "part is harder to read only where the PE rows are "
          "new to the model.",
