@@ -282,8 +282,7 @@ _LLAMA_4_RULE = {
     "c": "The divided pairs are those under low_freq_factor turns within L. low_freq_factor stays 1, so the same 29 "
          "are divided.",
     "d": "Both bounds sit at 1 turn within L, so the 6 pairs Llama 3.1 blends are now kept and none is left to "
-         "blend. Side note: transformers warns when it loads Scout's config, since it expects high_freq_factor above "
-         "low_freq_factor.",
+         "blend.",
 }
 
 
