@@ -289,6 +289,7 @@ class TestMaskCheckers:
     @pytest.mark.parametrize("mistake,function,words", [
         ("nothing", lambda w, m: w, "Nothing was repaired"),
         ("the bug", lambda w, m: w * m, "the bug itself"),
+        ("the old row sum", lambda w, m: (w * m) / w.sum(-1, keepdim=True), "dividing by them changes nothing"),
         ("no keepdim", lambda w, m: (w * m) / (w * m).sum(-1), "without keepdim=True"),
         ("columns", lambda w, m: (w * m) / (w * m).sum(0, keepdim=True), "Each column"),
         ("softmax of the zeroed weights", lambda w, m: torch.softmax(w * m, -1), "second softmax"),

@@ -145,8 +145,8 @@ def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tupl
     return [
         ("Nothing was repaired: the padded keys still get their weights. Set them to 0, then divide each row by "
          "its new sum.", weights),
-        ("That is the bug itself: the padding's weights are 0, but each row now sums to less than 1. Divide each "
-         "row by its new sum.", kept),
+        ("That is the bug itself: the padding's weights are 0, but each row now sums to less than 1. The old rows summed "
+         "to 1, so dividing by them changes nothing. Divide each row by the sum of the weights you kept.", kept),
         ("Each row was divided by its sum without keepdim=True: the (queries,) vector of sums lines up with the last "
          "dimension, so column j was divided by row j's sum. Use kept.sum(dim=-1, keepdim=True).",
          lambda: kept / kept.sum(dim=-1) if kept.shape[0] == kept.shape[1] else None),
@@ -173,10 +173,9 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
     `(keys,)`, True where a key is real, and returns the weights with the padded keys at 0 and each row summing to 1:
     the softmax over the real keys alone.
 
-    It is run on three cases of its own, none of them the notebook's: a square one with the padding at the end, more
-    keys than queries with the padding scattered, and no padding. So a tensor computed in the notebook cannot pass,
-    and a repair that masks the scores with -inf cannot be written: the function never sees the scores. A softmax of
-    its own (the -inf route again, on the weights' logarithms) is named.
+    It is run on three cases of its own, none of them the notebook's, so a tensor computed in the notebook cannot
+    pass, and a repair that masks the scores with -inf cannot be written: the function never sees the scores. A
+    softmax of its own (the -inf route again, on the weights' logarithms) is named.
     """
     if (not_a_function := as_function(
             answer, signature="my_repair(weights, key_mask)",
@@ -251,7 +250,9 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
     note = (" One caution: it also changed the weights it was given, in place (`*=`, `/=`), so the caller's tensor "
             "changed too. `kept = weights * key_mask` makes a new tensor and leaves the caller's alone.") if in_place else ""
     return Feedback(CORRECT, f"Correct on {len(cases)} new cases ({'; '.join(what for what, _, _ in cases)}): the "
-                             "padding gets 0 and each row is the softmax over its real keys alone, within 1e-4." + note)
+                             "padding gets 0 and each row is the softmax over its real keys alone, within 1e-4. On paper it "
+                             "is exact: with S the sum of e^s over all keys and R over the real ones, key j's weight e^s_j / S, "
+                             "divided by the real keys' total R / S, is e^s_j / R, the -inf mask's weight." + note)
 
 
 # The predictions' checkers hold their explanation, so that the notebook's checker cell does not show the answer.
