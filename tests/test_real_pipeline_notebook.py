@@ -76,7 +76,8 @@ def test_position_ids_agree_with_transformers_generation():
     assert feedback.status == "mistake" and "_prepare_position_ids_for_generation" in feedback.message, feedback.message
 
 
-def test_transformers_generation_helpers_are_accepted_in_the_loop():
+def test_transformers_generation_helpers_are_refused_in_the_loop():
+    # Review 41: Exercise 4 asks for the count by hand, as Exercise 2 does; a library call skips it.
     from transformers.generation.candidate_generator import _prepare_position_ids
     from transformers.generation.utils import GenerationMixin
 
@@ -88,8 +89,9 @@ def test_transformers_generation_helpers_are_accepted_in_the_loop():
         return _prepare_position_ids({"position_ids": before}, m.shape[1], False)["position_ids"][:, -1:]
     for answer in (prepared, extended):
         feedback = exercises.check_new_position(answer, **CACHE_SIZES)
-        assert feedback.status == "correct" and "through transformers' own generation helpers" in feedback.message, \
+        assert feedback.status == "mistake" and "through transformers' own generation helpers" in feedback.message, \
             feedback.message
+        assert "yourself" in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize("answer, words", [
@@ -308,13 +310,13 @@ def test_the_right_positions_give_the_full_pass_in_the_loop():
 
 @pytest.mark.parametrize("answer", [lambda m: position_ids(m)[:, -1:], lambda m: position_ids(m)[:, -1:].clone() + 0,
                                     lambda m: torch.stack([position_ids(row)[-1:] for row in m])])
-def test_the_package_position_ids_are_accepted_in_the_loop(answer):
-    # Review 38: Exercise 4 asks only for the new token's position ids, not for a count by hand, and the notebook has
-    # just shown positions.position_ids: reusing it is right, and the feedback says so.
+def test_the_package_position_ids_are_refused_in_the_loop(answer):
+    # Review 41 (reversing review 38): positions.position_ids(mask_so_far)[:, -1:] copies a line the notebook printed
+    # and skips the exercise's step, the count of real tokens. Exercise 2 refuses the same route; so does this one.
     feedback = exercises.check_new_position(answer, **CACHE_SIZES)
-    assert feedback.status == "correct" and "through the package's own positions.position_ids, which is fine" in \
+    assert feedback.status == "mistake" and "Right positions, but through the package's own positions.position_ids" in \
         feedback.message, feedback.message
-    assert "yourself" not in feedback.message, feedback.message
+    assert "mask_so_far yourself" in feedback.message, feedback.message
 
 
 def test_the_full_pass_and_typed_numbers_are_refused():
@@ -488,6 +490,8 @@ def test_a_tensor_of_scores_is_refused():
      "half-split"),
     (lambda query, cached: schemes.apply_rotary(query, offset=len(cached) + 2) @ torch.cat(cached).T,
      "The query turned by position 8"),
+    (lambda query, cached: step_scores(query, cached) / math.sqrt(query.shape[-1]), "divided by √d = √8"),
+    (lambda query, cached: step_scores(query, cached) / torch.tensor(query.shape[-1]).sqrt(), "divided by √d"),
 ])
 def test_step_scores_mistakes_are_named(answer, words):
     feedback = exercises.check_cached_keys(answer, keys=KEYS)

@@ -256,7 +256,8 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     on batches of its own. Right: every new token at that position (a `(batch,)` tensor or a list is fine); the
     feedback says how far the loop's logits then are from the full pass's. The named mistakes: the exhibit's bug,
     the usual slips in the offset (tests/test_real_pipeline_notebook.py lists them), the whole row of position ids,
-    and floats (a call to positions.position_ids or transformers' generation helpers is right: the feedback names it).
+    and floats. A function that calls the package's positions.position_ids, or transformers' generation helpers, is
+    named too: the exercise asks for the count by hand.
     """
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a posenc.models.decoder.TinyDecoder, got {short(model)}")
@@ -291,8 +292,9 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
         if feedback.status != CORRECT:
             return feedback
         new = read[0] if new is None else new
-    library = _borrowed(lambda: [_new_positions(answer, case, start) for case, start in cases])
-    through = f" You reached them through {library}, which is fine here." if library else ""
+    if (library := _borrowed(lambda: [_new_positions(answer, case, start) for case, start in cases])):
+        return Feedback(MISTAKE, f"Right positions, but through {library}. The exercise asks you to write them from "
+                                 "mask_so_far yourself: count the real tokens before the new one.")
     right = mask_position_ids(mask)
     with torch.no_grad():
         looped = decode_with_cache(model, ids, attention_mask=mask, prefill=prefill,
@@ -303,7 +305,7 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     rows = (f" In row {padded[0]}, which has pads, these are not its slots in the cache." if len(padded) == 1 else
             f" In rows {', '.join(padded)}, which have pads, these are not their slots in the cache." if padded else "")
     return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own. The new tokens sit "
-                             f"at {_rows(new)}, row by row.{rows}{through} "
+                             f"at {_rows(new)}, row by row.{rows} "
                              "The cached loop against the full pass: "
                              f"{'equal' if difference < 1e-5 else f'{difference:.2g}'}. transformers' generate does the "
                              "same: at each step it adds 1 to the last position id.")
@@ -321,8 +323,8 @@ def check_cached_keys(answer: object, turn: object = None, *, keys: torch.Tensor
     them, `(1, t + 1)` (a `(t + 1,)` or `(t + 1, 1)` tensor of the same numbers too). It is run on the cache of the raw
     keys `(n, d)` and on caches of the checker's own, each with a query of the checker's own.
 
-    Named mistakes: the exhibit's bug (keys turned again when read), and the query turned by the wrong position or
-    in the wrong layout (tests/test_real_pipeline_notebook.py lists them).
+    Named mistakes: the exhibit's bug (keys turned again when read), the query turned by the wrong position or
+    in the wrong layout, and the scores divided by √d (tests/test_real_pipeline_notebook.py lists them).
 
     `turn`, judged first: in the exhibit's loop, by which position is key 3 turned when step 5 reads it? A whole
     number in any form (an int, a whole float, its string, a one-element tensor).
@@ -432,6 +434,8 @@ def _judge_step_scores(answer: object, query: torch.Tensor, raw: torch.Tensor) -
          "len(cached) - 1.", lambda: scores(n)),
         ("The query turned in the half-split layout, pairs (i, i + d/2), while the cached keys turn interleaved pairs "
          "(2i, 2i + 1): queries and keys must share one layout.", lambda: scores(t, layout="half_split")),
+        (f"These are the right scores divided by √d = √{d}, as attention scales them. The loop's scores, and the full "
+         "pass's, are plain dot products: drop the division.", lambda: scores(t) / math.sqrt(d)),
     ]
     mistake = first_mistake(same, mistakes)
     if mistake:
