@@ -43,7 +43,7 @@ def sine_cosine_curves(*, d_model: int = 128, columns: Sequence[int] = (0, 1, 10
         name = "sin" if j % 2 == 0 else "cos"
         ax.set_ylabel(f"j = {j}", rotation=0, ha="right", va="center")
         ax.text(1.0, 1.0, f"{name}(pos / {denominator:.4g}),  wavelength {2 * math.pi * denominator:.4g}",
-                transform=ax.transAxes, ha="right", va="bottom", fontsize=8.5)
+                transform=ax.transAxes, ha="right", va="bottom", fontsize=10)
     axes[-1].set_xlabel("position pos")
     fig.suptitle(f"columns of PE, d_model = {d_model}: low columns turn fast, high columns slowly", fontsize=11)
     return fig
