@@ -202,21 +202,18 @@ def test_show_one_head_score_waits_for_a_judged_prediction_then_prints_the_score
     exercises.reset_progress()
 
 
-def test_one_vector_at_every_position_only_reorders_the_outputs():
-    # 09's Exercise 1: the checker runs attention itself on X + v and on the reordered X + v.
-    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
-    vector = torch.randn(8, generator=torch.Generator().manual_seed(1))
-    kwargs = {"x": x, "vector": vector, "order": torch.tensor([3, 2, 0, 1]),
-              "weights": attention.projection_weights(d_model=8, seed=0)}
-    for answer in (True, "true", " True "):
-        assert exercises.check_one_vector_everywhere(answer, **kwargs).correct
-    wrong = exercises.check_one_vector_everywhere(False, **kwargs)
-    assert wrong.status == "wrong" and "the answer is True" in wrong.message and "then adding the vector" in wrong.message
-    assert "Every row gets the same vector," in exercises.check_one_vector_everywhere(True, **kwargs).message
-    assert exercises.check_one_vector_everywhere(None, **kwargs).status == "not attempted"
-    for order in ("abc", [0, 1, 1, 3], [[3, 2], [0, 1]]):  # a notebook's bad order is named, not torch's error
-        with pytest.raises(ValueError, match="order must reorder"):
-            exercises.check_one_vector_everywhere(None, **{**kwargs, "order": order})
+def test_what_can_be_added_takes_one_vector_at_every_position_and_names_each_other_choice():
+    # 09's Exercise 1: in place of PE, add PE[1] at every row, PE reversed, a small PE, or none of them keeps the True.
+    for right in ("a", "A", "(a)", "'a'", "PE[1]", " pe[1] ", "`PE[1]`"):
+        feedback = exercises.check_added_at_every_position(right)
+        assert feedback.correct and "the same at every position" in feedback.message, feedback.message
+    for wrong, why in (("b", "still differ"), ("PE.flip(0)", "still differ"), ("c", "within 1e-6"),
+                       ("0.01 * PE", "within 1e-6"), ("d", "One of them keeps the True"), ("none", "One of them")):
+        feedback = exercises.check_added_at_every_position(wrong)
+        assert feedback.status == "mistake" and why in feedback.message and "The answer is 'a'" in feedback.message
+    assert exercises.check_added_at_every_position("PE").status == "wrong"  # not an option: the choices are listed
+    assert exercises.check_added_at_every_position(True).status == "wrong"
+    assert exercises.check_added_at_every_position(None).status == "not attempted"
 
 
 def test_the_average_of_shuffled_outputs_takes_c_and_names_each_other_choice():

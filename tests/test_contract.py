@@ -429,9 +429,6 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
         sizes.update({"x": torch.randn(11, 6, generator=torch.Generator().manual_seed(4)),  # 05's Exercise 1
                       "x_pe": torch.randn(11, 6, generator=torch.Generator().manual_seed(5)),
                       "weights": attention.projection_weights(d_model=6, seed=0)})
-    if name.endswith("check_one_vector_everywhere"):  # 09's Exercise 1
-        sizes.update({"vector": torch.randn(6, generator=torch.Generator().manual_seed(6)), "order": [3, 2, 0, 1, 4],
-                      "weights": attention.projection_weights(d_model=6, seed=0)})
     if name.endswith("check_folded_entry"):
         sizes["x"] = torch.arange(80.0).reshape(2, 5, 8)  # 8 columns: num_heads = 8 heads of one column
         sizes["index"] = 6

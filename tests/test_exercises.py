@@ -1414,6 +1414,28 @@ class LayoutScaled(EitherLayout):
         return super().forward(x * x.size(-1) ** 0.5)
 
 
+class LayoutWithDropout(EitherLayout):
+    """pytorch/examples keeps nn.Dropout(0.1) after the sum: right, since the checker turns dropout off (review 41)."""
+
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__(d_model, max_sequence_length, batch_first)
+        self.dropout = torch.nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.dropout(super().forward(x))
+
+
+class AlwaysBatchFirstWithDropout(AlwaysBatchFirst):
+    """The bug with the example's dropout kept: still named, not hidden behind "other values"."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.dropout = torch.nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.dropout(super().forward(x))
+
+
 class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
     def __init__(self, d_model, max_sequence_length):
         super().__init__()
@@ -1444,6 +1466,8 @@ class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
                              "not row 0."),
     (LayoutScaled, "wrong", "it returned the right shape, (3, 7, 4), but other values."),
     (NoFlag, "wrong", "batch_first=True) raised TypeError"),
+    (LayoutWithDropout, "correct", "refuses 8 positions with ValueError"),
+    (AlwaysBatchFirstWithDropout, "mistake", "With batch_first=False, x is (seq, batch, d_model): forward read the positions"),
     (PackageWrapped, "mistake", "your module holds the package's own PositionalEncoding"),
     (PackageCalled, "mistake", "your module calls the package's own PositionalEncoding"),
     (EitherLayout(d_model=6, max_sequence_length=10), "mistake", "Give the class itself"),
@@ -1478,6 +1502,12 @@ def test_a_number_typed_with_quotes_is_the_same_prediction(answer, status):
         assert "Expected a number" in feedback.message
     # The named predictions hand the answer on, so they read it the same way.
     assert exercises.check_row_a_token_gets("0", actual=0).correct
+    # Predicting an error is a prediction too: the message says why nothing raises (review 41).
+    for error in ("error", "IndexError", "it raises"):
+        feedback = exercises.check_row_a_token_gets(error)
+        assert feedback.status == "wrong" and "Nothing raises" in feedback.message, feedback.message
+    assert "Nothing raises" not in exercises.check_row_a_token_gets("seven").message
+    assert "Nothing raises" not in exercises.check_row_a_token_gets(7).message
 
 
 class FrontAxisModule(SeedModule):

@@ -31,7 +31,7 @@ BUDGET = {
     "08_explore": 748,
     "09_why_positions_matter": 696,
     "10_relative_positions": 1140,
-    "11_pitfalls": 830,
+    "11_pitfalls": 829,
     "12_precision": 1204,
     "13_position_schemes": 1569,
     "14_does_position_matter": 1661,

@@ -1,5 +1,5 @@
-"""Checkers for attention, masks and heads: distinct outputs without PE, one vector added at every position, a repair
-of weights masked after the softmax, the rows a mask on the wrong axis turns to NaN, one head's score against two heads',
+"""Checkers for attention, masks and heads: distinct outputs without PE, a repair of weights
+masked after the softmax, the rows a mask on the wrong axis turns to NaN, one head's score against two heads',
 where a head lands once heads are folded into the batch. The show_ functions print each prediction's run, once judged."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .feedback import (
 from .predictions import check_prediction, predicted
 from .signature import refuses
 
-__all__ = ["check_distinct_outputs", "check_one_vector_everywhere", "check_mask_repair", "check_nan_rows",
+__all__ = ["check_distinct_outputs", "check_mask_repair", "check_nan_rows",
            "check_one_head_score", "check_folded_entry", "show_distinct_outputs", "show_every_score_plus_five",
            "show_fold", "show_nan_rows", "show_one_head_score"]
 
@@ -94,33 +94,6 @@ def show_every_score_plus_five(prediction: object, *, scores: torch.Tensor, key_
     weights = torch.softmax(scores.detach().masked_fill(hidden, float("-inf")), dim=-1)
     shifted = torch.softmax((scores.detach() + 5).masked_fill(hidden, float("-inf")), dim=-1)
     print(f"every score + 5: the largest change of a weight is {(shifted - weights).abs().max():.6f}")
-
-
-def check_one_vector_everywhere(answer: object, *, x: torch.Tensor, vector: torch.Tensor, order: object,
-                                weights: ProjectionWeights) -> Feedback:
-    """A prediction (the first exercise on why positions matter): with one `vector` added at every row of `x`,
-    `(seq, d_model)`, are attention's outputs for the rows in `order` those of `x` reordered, within 1e-6? The checker
-    runs attention itself, so the notebook computes no answer before it."""
-    check_tensor("x", x, kind="floating-point", ndim=(2,))
-    if check_tensor("vector", vector, kind="floating-point", ndim=(1,)).shape[0] != x.shape[1]:
-        raise ValueError(f"vector must have x's {x.shape[1]} columns, got shape {tuple(vector.shape)}")
-    try:
-        indices = torch.as_tensor(order)
-    except (TypeError, ValueError, RuntimeError):
-        indices = None
-    if indices is None or indices.dtype not in (torch.int32, torch.int64) or indices.ndim != 1 \
-            or not torch.equal(indices.sort().values, torch.arange(x.shape[0])):
-        raise ValueError(f"order must reorder x's {x.shape[0]} rows (each of 0 to {x.shape[0] - 1} once), "
-                         f"got {short(order)}")
-    order = indices
-    instance_of(ProjectionWeights, "a posenc.attention.ProjectionWeights (see projection_weights)")("weights", weights)
-    with torch.no_grad():
-        output = self_attention(x.detach() + vector.detach(), weights)[0]
-        shuffled = self_attention(x.detach()[order] + vector.detach(), weights)[0]
-    same = bool(torch.allclose(shuffled, output[order], atol=1e-6))
-    why = "Every row gets the same vector, so reordering X + vector is reordering X, then adding the vector."
-    return check_prediction(answer, actual=same, question="one vector added at every position",
-                            explanation=why if same else "")
 
 
 def _repair_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:

@@ -17,6 +17,7 @@ from .predictions import check_choice
 
 __all__ = [
     "check_alibi_without_the_mask",
+    "check_added_at_every_position",
     "check_average_of_shuffled_outputs",
     "check_causal_model_without_positions",
     "check_embedding_factor",
@@ -47,6 +48,28 @@ def check_every_score_plus_five(answer: object) -> Feedback:
     """A multiple choice: every score + 5: what happens to the weights."""
     return check_choice(answer, options=_EVERY_SCORE_PLUS_FIVE, correct="d",
                         question="every score + 5: what happens to the weights?")
+
+
+_ADDED_AT_EVERY_POSITION = {
+    "a": "PE[1] is the same at every position. So adding it and then reordering the rows is reordering, then "
+         "adding.",
+    "b": "Reversed, PE's rows still differ from one position to the next. john gets the row of position 0 in one "
+         "order and the row of position 3 in the other, so its output changes.",
+    "c": "A small PE is still a PE. Its rows differ, so john's output changes a little. The test compares to within "
+         "1e-6, and the change is far larger than that.",
+    "d": "One of them keeps the True: the one that adds the same vector at every position.",
+}
+
+# The notebook's own code for each option names that option too.
+_ADDED_AT_EVERY_POSITION_TEXTS = {"pe[1]": "a", "pe.flip(0)": "b", "0.01*pe": "c", "none": "d", "noneofthem": "d"}
+
+
+def check_added_at_every_position(answer: object) -> Feedback:
+    """A multiple choice: which one, added in place of PE in both runs, keeps the shuffle test True (no mask)."""
+    if isinstance(answer, str):
+        answer = _ADDED_AT_EVERY_POSITION_TEXTS.get(answer.strip(" `'\".").lower().replace(" ", ""), answer)
+    return check_choice(answer, options=_ADDED_AT_EVERY_POSITION, correct="a",
+                        question="what can be added and keep the shuffle test True")
 
 
 _AVERAGE_OF_SHUFFLED_OUTPUTS = {
