@@ -143,6 +143,11 @@ class TestFirstNegative:
         feedback = self.check(answer, column=3, d_model=8)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
+    def test_a_number_just_off_a_whole_one_is_shown_as_it_was_given(self):
+        # %g would print 16.000000001 as 16, and "Expected a whole position, got 16." contradicts itself.
+        feedback = self.check(16.000000001, column=3, d_model=8)
+        assert feedback.status == "wrong" and "got 16.000000001." in feedback.message, feedback.message
+
     def test_a_sine_column_never_hears_of_the_cosines_exponent(self):
         # 10000^(2/6) = 21.5 is column 2's own denominator: no "That uses" mistake for a sine column.
         assert "That uses" not in self.check(34, column=2).message
@@ -669,6 +674,9 @@ class TestLastFullTurnFunction:
         assert feedback.status == "wrong" and "not a whole column number" in feedback.message
         feedback = self.check(lambda length, d: 1 / 0)
         assert feedback.status == "wrong" and "ZeroDivisionError" in feedback.message
+        # A function returns a column, not text: the string of the right number is refused.
+        feedback = self.check(lambda length, d: str(_last_full_turn_by_loop(length, d)))
+        assert feedback.status == "wrong" and "returned str '1', not a whole column number" in feedback.message, feedback.message
 
 
 # 04's Exercise 2: what row 2 of table.T holds ---------------------------------------------------------------------

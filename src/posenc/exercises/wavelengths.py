@@ -62,7 +62,7 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
         return Feedback(MISTAKE, f"{number:g} is where the angle reaches {limit_name}, between two positions: the table "
                                  f"has a row for whole positions only, and the first one past {crossing:.2f} is the answer.")
     if not float(number).is_integer():
-        return Feedback(WRONG, f"Expected a whole position, got {number:g}.", readable=False)
+        return Feedback(WRONG, f"Expected a whole position, got {number!r}.", readable=False)
 
     def near(value: float) -> set[int]:
         return {math.floor(value), round(value), math.ceil(value)}
@@ -248,7 +248,7 @@ def check_last_full_turn_function(function: object) -> Feedback:
         except (Exception, SystemExit) as error:  # the learner's code: whatever it raises is part of the answer
             return Feedback(WRONG, f"my_last_full_turn({length}, {d}) raised {type(error).__name__}: "
                                    f"{str(error)[:100]}.")
-        number = as_count(value)
+        number = None if isinstance(value, (str, bytes)) else as_count(value)  # "33" is text, not a column
         if number is None:
             return Feedback(WRONG, f"my_last_full_turn({length}, {d}) returned {describe(value)}, not a whole "
                                    "column number.")
