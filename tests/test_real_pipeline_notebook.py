@@ -76,24 +76,6 @@ def test_position_ids_agree_with_transformers_generation():
     assert feedback.status == "mistake" and "_prepare_position_ids_for_generation" in feedback.message, feedback.message
 
 
-def test_transformers_generation_helpers_are_refused_in_the_loop():
-    # Review 41: Exercise 4 asks for the count by hand, as Exercise 2 does; a library call skips it.
-    from transformers.generation.candidate_generator import _prepare_position_ids
-    from transformers.generation.utils import GenerationMixin
-
-    def prepared(m):
-        return GenerationMixin._prepare_position_ids_for_generation(None, m, {"attention_mask": m})[:, -1:]
-
-    def extended(m):  # the ids before the new token, carried on by one as generate does after each step
-        before = (m[:, :-1].cumsum(-1) - 1).masked_fill(m[:, :-1] == 0, 0)
-        return _prepare_position_ids({"position_ids": before}, m.shape[1], False)["position_ids"][:, -1:]
-    for answer in (prepared, extended):
-        feedback = exercises.check_new_position(answer, **CACHE_SIZES)
-        assert feedback.status == "mistake" and "through transformers' own generation helpers" in feedback.message, \
-            feedback.message
-        assert "yourself" in feedback.message, feedback.message
-
-
 @pytest.mark.parametrize("answer, words", [
     (lambda mask: mask.cumsum(-1), "Off by one"),
     (lambda mask: torch.arange(mask.shape[1]).expand_as(mask), "slots of the tensor"),
@@ -279,25 +261,43 @@ def decoding_loop(offset):
     return torch.cat(logits, dim=1)
 
 
-def _own_position_ids(mask):  # Exercise 2's answer, written by hand
-    return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+def test_transformers_generate_adds_1_to_the_last_position_id():
+    # Review 43: Exercise 4 asks for generate's own rule (transformers 5.23, generation/utils.py,
+    # _update_model_kwargs_for_generation: position_ids[..., -1:] + 1), which the checker's feedback states.
+    from transformers.generation.utils import GenerationMixin
+    last = torch.tensor([[4], [6]])
+    kwargs = GenerationMixin._update_model_kwargs_for_generation(None, {}, {"position_ids": last})
+    assert torch.equal(kwargs["position_ids"], torch.tensor([[4, 5], [6, 7]]))
 
 
 @pytest.mark.parametrize("answer", [
-    lambda m: m.sum(dim=-1, keepdim=True) - 1,  # the solution
-    lambda m: m[:, :-1].sum(dim=-1, keepdim=True),  # count before the new slot
-    lambda m: (m.cumsum(-1) - 1)[:, -1:],
-    lambda m: _own_position_ids(m)[:, -1:],  # the learner's own Exercise 2
-    lambda m: m.sum(-1) - 1,  # (batch,): one position per row is enough
-    lambda m: (m.sum(-1, keepdim=True) - 1).tolist(),
-    lambda m: m.bool().sum(-1, keepdim=True) - 1,
+    lambda last: last + 1,  # the solution
+    lambda last: last.add(1),
+    lambda last: (last + 1).squeeze(-1),  # (batch,): one position per row is enough
+    lambda last: (last + 1).tolist(),
+    lambda last: torch.stack([row + 1 for row in last]),
+    lambda last: (last + 1).float(),  # floats: named below
 ])
 def test_every_right_new_position_is_correct(answer):
     feedback = exercises.check_new_position(answer, **CACHE_SIZES)
+    if feedback.status == "mistake":  # the float answer
+        assert "integers" in feedback.message, feedback.message
+        return
     assert feedback.status == "correct", feedback.message
     assert "[5, 6, 7], [7, 8, 9]" in feedback.message and "equal" in feedback.message, feedback.message
     # Review 9: only row 0 has pads, so only its positions differ from its slots in the cache.
     assert "In row 0, which has pads" in feedback.message, feedback.message
+    assert "adds 1 to the last position id" in feedback.message, feedback.message
+
+
+def test_the_checker_feeds_each_answer_back_as_the_next_last():
+    seen = []
+
+    def mine(last):
+        seen.append(last[:, 0].tolist())
+        return last + 1
+    assert exercises.check_new_position(mine, **CACHE_SIZES).status == "correct"
+    assert seen[:3] == [[4, 6], [5, 7], [6, 8]], seen  # the prompt's last, then the function's own answers
 
 
 def test_the_right_positions_give_the_full_pass_in_the_loop():
@@ -308,15 +308,20 @@ def test_the_right_positions_give_the_full_pass_in_the_loop():
     assert torch.allclose(fixed[CACHE_MASK.bool()], full[CACHE_MASK.bool()], atol=1e-5)
 
 
-@pytest.mark.parametrize("answer", [lambda m: position_ids(m)[:, -1:], lambda m: position_ids(m)[:, -1:].clone() + 0,
-                                    lambda m: torch.stack([position_ids(row)[-1:] for row in m])])
-def test_the_package_position_ids_are_refused_in_the_loop(answer):
-    # Review 41 (reversing review 38): positions.position_ids(mask_so_far)[:, -1:] copies a line the notebook printed
-    # and skips the exercise's step, the count of real tokens. Exercise 2 refuses the same route; so does this one.
-    feedback = exercises.check_new_position(answer, **CACHE_SIZES)
-    assert feedback.status == "mistake" and "Right positions, but through the package's own positions.position_ids" in \
-        feedback.message, feedback.message
-    assert "mask_so_far yourself" in feedback.message, feedback.message
+def test_slot_numbers_everywhere_also_give_the_full_pass_for_rope():
+    # Review 43: with RoPE the bug is the mix (the prompt at real-token positions, new tokens at slots), not slots.
+    slots = torch.arange(CACHE_IDS.shape[1]).expand_as(CACHE_IDS)
+    with torch.no_grad():
+        full = DECODER(CACHE_IDS, attention_mask=CACHE_MASK, position_ids=position_ids(CACHE_MASK)).logits
+        out = DECODER(CACHE_IDS[:, :PREFILL], attention_mask=CACHE_MASK[:, :PREFILL], position_ids=slots[:, :PREFILL])
+        cache, logits = out.cache, [out.logits]
+        for t in range(PREFILL, CACHE_IDS.shape[1]):
+            out = DECODER(CACHE_IDS[:, t:t + 1], attention_mask=CACHE_MASK[:, :t + 1], position_ids=slots[:, t:t + 1],
+                          cache=cache)
+            cache = out.cache
+            logits.append(out.logits)
+    looped = torch.cat(logits, dim=1)
+    assert torch.allclose(looped[CACHE_MASK.bool()], full[CACHE_MASK.bool()], atol=1e-5)
 
 
 def test_the_full_pass_and_typed_numbers_are_refused():
@@ -325,34 +330,42 @@ def test_the_full_pass_and_typed_numbers_are_refused():
         full = DECODER(CACHE_IDS, attention_mask=CACHE_MASK, position_ids=position_ids(CACHE_MASK)).logits
     for given in (full, decoder.decode_with_cache(DECODER, CACHE_IDS, attention_mask=CACHE_MASK, prefill=PREFILL)):
         feedback = exercises.check_new_position(given, **CACHE_SIZES)
-        assert feedback.status == "wrong" and "def my_new_position(mask_so_far)" in feedback.message, feedback.message
-    feedback = exercises.check_new_position(lambda m: full, **CACHE_SIZES)
+        assert feedback.status == "wrong" and "def my_new_position(last_position_ids)" in feedback.message, \
+            feedback.message
+    feedback = exercises.check_new_position(lambda last: full, **CACHE_SIZES)
     assert feedback.status == "wrong" and "(2, 1)" in feedback.message, feedback.message
-    # The notebook's positions typed in, read from its variables: right on its batch, wrong on the checker's own.
-    typed = lambda m: (CACHE_MASK[:, :m.shape[1] - 1].sum(dim=-1, keepdim=True))  # noqa: E731
+    # The notebook's positions typed in: right on its batch, wrong on the checker's own.
+    answers = iter([torch.tensor([[5], [7]]), torch.tensor([[6], [8]]), torch.tensor([[7], [9]])])
+    typed = lambda last: next(answers, torch.zeros(last.shape[0], 1, dtype=torch.long))  # noqa: E731
     feedback = exercises.check_new_position(typed, **CACHE_SIZES)
     assert feedback.status != "correct" and "checker's own" in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize("answer, words", [
-    (lambda m: torch.full((m.shape[0], 1), m.shape[1] - 1), "This is the bug"),  # the cache's length
-    (lambda m: torch.zeros(m.shape[0], 1, dtype=torch.long), "forgotten offset"),
-    (lambda m: CACHE_MASK[:, :PREFILL].sum(dim=-1, keepdim=True), "not advanced"),
-    (lambda m: m.sum(dim=-1, keepdim=True), "Off by one"),
-    (lambda m: _own_position_ids(m), "the last column"),
-    (lambda m: (m.sum(dim=-1, keepdim=True) - 1).float(), "integers"),
+    (lambda last: torch.zeros(last.shape[0], 1, dtype=torch.long), "forgotten offset"),
+    (lambda last: last, "not advanced"),
+    (lambda last: last + 2, "two positions after"),
 ])
 def test_new_position_mistakes_are_named(answer, words):
     feedback = exercises.check_new_position(answer, **CACHE_SIZES)
     assert feedback.status == "mistake" and words in feedback.message, feedback.message
-    assert "sum(-1) - 1" not in feedback.message and "cumsum" not in feedback.message, feedback.message
+    assert "+ 1" not in feedback.message, feedback.message
+
+
+def test_the_exhibits_bug_is_named():
+    # The notebook's line reads the cache's length, a number the function's argument does not hold: a learner's
+    # function can reach it only through the loop's variables. The verdict on those positions names the bug.
+    given = torch.tensor([[7, 8, 9], [7, 8, 9]])
+    feedback = exercises.pipeline._judge_new_positions(given, CACHE_MASK, PREFILL)
+    assert feedback.status == "mistake" and "This is the bug" in feedback.message, feedback.message
+    assert "number of slots cached, pads included" in feedback.message, feedback.message
 
 
 def test_a_wrong_answer_says_what_it_got_and_what_was_expected():
-    feedback = exercises.check_new_position(lambda m: torch.full((m.shape[0], 1), m.shape[1] - 1), **CACHE_SIZES)
-    assert "Got the new tokens at [7, 8, 9], [7, 8, 9]" in feedback.message, feedback.message
+    feedback = exercises.check_new_position(lambda last: last, **CACHE_SIZES)
+    assert "Got the new tokens at [4, 4, 4], [6, 6, 6]" in feedback.message, feedback.message
     assert "expected [5, 6, 7], [7, 8, 9]" in feedback.message, feedback.message
-    feedback = exercises.check_new_position(lambda m: m.sum(dim=-1, keepdim=True) * 3, **CACHE_SIZES)
+    feedback = exercises.check_new_position(lambda last: last * 3, **CACHE_SIZES)
     assert feedback.status == "wrong" and "Got the new tokens at" in feedback.message, feedback.message
 
 
@@ -364,15 +377,16 @@ def test_the_slot_bug_leaves_the_unpadded_row_right_and_moves_the_padded_one():
     assert float((bug[0, PREFILL:] - fixed[0, PREFILL:]).abs().max()) > 0.01
 
 
-def _raises(mask):
+def _raises(last):
     raise RuntimeError("no")
 
 
 @pytest.mark.parametrize("answer", [None, "logits", torch.zeros(2, 1), [[1.0]], 3, _raises, lambda: 0,
-                                    lambda m: None, lambda m: torch.full((2, 1), math.nan),
-                                    lambda m: torch.full((m.shape[0], 1), 10**30), lambda m: -m[:, -1:],
-                                    lambda m: torch.full((m.shape[0], 1), 1e30), lambda m: m.bool()[:, -1:],
-                                    lambda m: 0.5 + m[:, -1:], lambda m: "5", lambda m: m.T])
+                                    lambda last: None, lambda last: torch.full((2, 1), math.nan),
+                                    lambda last: torch.full((last.shape[0], 1), 10**30), lambda last: -last,
+                                    lambda last: torch.full((last.shape[0], 1), 1e30), lambda last: last.bool(),
+                                    lambda last: 0.5 + last, lambda last: "5", lambda last: last.T,
+                                    lambda last: torch.cat([last, last + 1], dim=1)])
 def test_new_position_any_answer_gets_feedback(answer):
     assert status(exercises.check_new_position(answer, **CACHE_SIZES)) in ("wrong", "not attempted", "mistake")
 

@@ -173,20 +173,15 @@ def _rows(positions: torch.Tensor) -> str:
     return ", ".join(str(row) for row in positions.tolist())
 
 
-def _read_step(result: object, batch: int, seen: int) -> tuple[torch.Tensor, bool] | Feedback:
-    """One step's answer as `(batch,)` whole numbers and whether it was a float tensor, or the feedback on it.
-    `seen`: the slots of the mask the step passed, the new token's included."""
+def _read_step(result: object, batch: int) -> tuple[torch.Tensor, bool] | Feedback:
+    """One step's answer as `(batch,)` whole numbers and whether it was a float tensor, or the feedback on it."""
     value = as_tensor(result, f"the new token's position ids, a ({batch}, 1) tensor of whole numbers")
     if isinstance(value, Feedback):
         return value if value.status != NOT_ATTEMPTED else Feedback(WRONG, "Your function returned None: end it with "
                                                                            "return and the new token's position ids.")
     if value.dtype == torch.bool:
         return Feedback(WRONG, "Got a tensor of True/False: that is a mask. The new token's position id is a whole "
-                               "number per row, the count of real tokens before it.")
-    if tuple(value.shape) == (batch, seen):
-        return Feedback(MISTAKE, f"Got a position for every slot so far, shape {(batch, seen)}. The step feeds the "
-                                 f"model one token per row, so it needs one position per row, ({batch}, 1): the new "
-                                 "token's, the last column.")
+                               "number per row.")
     if tuple(value.shape) not in ((batch, 1), (batch,)):
         return Feedback(WRONG, f"Got {describe(value)}; the step feeds one token per row: expected its position ids, "
                                f"({batch}, 1).")
@@ -198,23 +193,26 @@ def _read_step(result: object, batch: int, seen: int) -> tuple[torch.Tensor, boo
 
 
 def _new_positions(answer: Callable, mask: torch.Tensor, prefill: int) -> tuple[torch.Tensor, bool] | Feedback:
-    """The learner's positions for the new tokens, `(batch, seq - prefill)`, called as the loop calls it: at step t on
-    the mask of slots 0 .. t (and whether any step gave floats); or the feedback on the first step that went wrong."""
+    """The learner's positions for the new tokens, `(batch, seq - prefill)`, called as the loop calls it: at each step
+    on the last token's position ids, the prompt's last and then the function's own previous answer (and whether any
+    step gave floats); or the feedback on the first step that went wrong."""
     batch, seq = mask.shape
+    last = mask_position_ids(mask)[:, prefill - 1:prefill]
     columns, floating = [], False
     for t in range(prefill, seq):
-        shown = f"my_new_position(mask_so_far) at step {t}, mask_so_far = {mask[:, :t + 1].tolist()}"
-        kind, result = run_learner(answer, mask[:, :t + 1].clone())
+        shown = f"my_new_position(last_position_ids) at step {t}, last_position_ids = {last.tolist()}"
+        kind, result = run_learner(answer, last.clone())
         if kind == "raised":
-            if refuses(result, answer, mask):
+            if refuses(result, answer, last):
                 return Feedback(WRONG, f"Calling {shown} failed with {error_line(result)}: give the function one "
-                                       "parameter, the attention mask so far.")
+                                       "parameter, the last token's position ids.")
             return Feedback(WRONG, f"{shown} raised {error_line(result)}.")
-        step = _read_step(result, batch, t + 1)
+        step = _read_step(result, batch)
         if isinstance(step, Feedback):
             return Feedback(step.status, f"At step {t}: {step.message}")
         columns.append(step[0])
         floating = floating or step[1]
+        last = step[0][:, None]
     return torch.stack(columns, dim=1), floating
 
 
@@ -228,36 +226,35 @@ def _judge_new_positions(given: torch.Tensor, mask: torch.Tensor, prefill: int) 
         return Feedback(CORRECT, "Correct.")
     pads = int((~mask.bool()).sum(dim=-1).max())
     mistakes = [
-        (f"This is the bug: each new token at the cache's length, its slots, pads included (up to {pads} too far in "
-         "a padded row; an unpadded row is right). The prompt's positions count only real tokens, so the new ones "
-         "must too: count the real tokens before the new one in mask_so_far.", (prefill + steps).expand(batch, -1)),
+        (f"This is the bug: each new token at the number of slots cached, pads included (up to {pads} too far in a "
+         "padded row; an unpadded row is right). The prompt's positions count only real tokens, so the new ones must "
+         "carry on from them.", (prefill + steps).expand(batch, -1)),
         ("Every new token at position 0: the forgotten offset. Alone in its call, a new token is still not the first "
-         "of its sequence: its position is the number of real tokens before it.", torch.zeros_like(expected)),
-        ("The offset was not advanced: every new token at the position of the first new one. mask_so_far grows by "
-         "one slot each step: count its real tokens again at every step.", before.expand(batch, seq - prefill)),
-        ("Off by one: each new token one position too far. mask_so_far already holds the new token's slot, so its "
-         "count of real tokens includes the new token.", expected + 1),
+         "of its sequence.", torch.zeros_like(expected)),
+        ("The offset was not advanced: every new token at the prompt's last position. Each new token comes one "
+         "position after the token before it.", (before - 1).expand(batch, seq - prefill)),
+        ("Each new token two positions after the one before it. The new token comes just one after.",
+         before + 1 + 2 * steps),
     ]
     mistake = first_mistake(lambda value: torch.equal(given, value), mistakes)
     got = f" Got the new tokens at {_rows(given)}, row by row; expected {_rows(expected)}."
     if mistake:
         return Feedback(MISTAKE, mistake.message + got)
-    return Feedback(WRONG, "Not the real tokens before each new token." + got)
+    return Feedback(WRONG, "Not one position after the token before each new token." + got)
 
 
 @exercise("a KV cache's positions in a left-padded batch")
 def check_new_position(answer: object, *, model: object, ids: torch.Tensor, attention_mask: torch.Tensor,
                        prefill: int) -> Feedback:
-    """A function `answer(mask_so_far)` that gives the token a decoding loop feeds at step t its position id, `(batch,
-    1)`, from the attention mask of slots 0 .. t (the new token's included): its position in its row run alone.
+    """A function `answer(last_position_ids)` that gives the token a decoding loop feeds at step t its position id,
+    `(batch, 1)`, from the position ids of the token before it, `(batch, 1)`: its position in its row run alone.
 
     The checker runs the loop of the exercise (`models.decoder.TinyDecoder`): the first `prefill` tokens of ids
-    `(batch, seq)` in one call, then one token per call, each at the position the function gives, on this batch and
-    on batches of its own. Right: every new token at that position (a `(batch,)` tensor or a list is fine); the
-    feedback says how far the loop's logits then are from the full pass's. The named mistakes: the exhibit's bug,
-    the usual slips in the offset (tests/test_real_pipeline_notebook.py lists them), the whole row of position ids,
-    and floats. A function that calls the package's positions.position_ids, or transformers' generation helpers, is
-    named too: the exercise asks for the count by hand.
+    `(batch, seq)` in one call, at the mask's position ids, then one token per call, each at the position the
+    function gives from the last one it gave (the prompt's last at the first step), on this batch and on batches of
+    its own. Right: every new token at its position (a `(batch,)` tensor or a list is fine); the feedback says how far
+    the loop's logits then are from the full pass's. The named mistakes: the exhibit's bug, the usual slips in the
+    offset (tests/test_real_pipeline_notebook.py lists them), and floats.
     """
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a posenc.models.decoder.TinyDecoder, got {short(model)}")
@@ -273,9 +270,9 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     if not bool(mask[:, prefill:].all()):
         raise ValueError("attention_mask must mark every token after the prefill as real (left padding only)")
     if (not_a_function := as_function(
-            answer, signature="my_new_position(mask_so_far)",
+            answer, signature="my_new_position(last_position_ids)",
             when_a_tensor="The checker runs the loop itself, on this batch and on batches of its own: put your line in "
-                          "def my_new_position(mask_so_far): and return the new token's position ids, (batch, 1).")):
+                          "def my_new_position(last_position_ids): and return the new token's position ids, (batch, 1).")):
         return not_a_function
     cases = [(mask, prefill), *((case.to(mask.dtype), start) for case, start in _STEP_CASES)]
     new = None  # the notebook's batch's new positions, read in the first case
@@ -288,13 +285,10 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
         if feedback.status == CORRECT and read[1]:
             feedback = Feedback(MISTAKE, "The right numbers, but as floats: position ids index a table, so they must "
                                          "be integers (the decoder raises \"must be an integer tensor\"). Keep the "
-                                         "mask's integer dtype, or convert with .long().")
+                                         "integer dtype of last_position_ids, or convert with .long().")
         if feedback.status != CORRECT:
             return feedback
         new = read[0] if new is None else new
-    if (library := _borrowed(lambda: [_new_positions(answer, case, start) for case, start in cases])):
-        return Feedback(MISTAKE, f"Right positions, but through {library}. The exercise asks you to write them from "
-                                 "mask_so_far yourself: count the real tokens before the new one.")
     right = mask_position_ids(mask)
     with torch.no_grad():
         looped = decode_with_cache(model, ids, attention_mask=mask, prefill=prefill,
