@@ -161,6 +161,7 @@ class TestSmallerModelWordRow:
     def test_the_one_who_reads_the_ratio_upside_down_is_told_which_way_it_goes(self):
         assert "the question asks about word / PE" in exercises.check_smaller_model_word_row("c").message
         assert "shorter, not longer" in exercises.check_smaller_model_word_row("d").message
+        assert "restores the length only when W_E starts at std 1/sqrt" in exercises.check_smaller_model_word_row("a").message
 
     def test_the_reveal_waits_for_a_judged_prediction_then_prints_the_lengths(self, capsys):
         exercises.show_word_and_pe_rows(None)

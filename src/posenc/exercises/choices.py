@@ -208,7 +208,7 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
 
 _SMALLER_MODEL_WORD_ROW = {
     "a": "At std 0.02 a word row is about 0.02 d_model long, against sqrt(d_model / 2) for a PE row: at d_model = 128, "
-         "2.56 against 8. The factor makes up for a start of std 1/sqrt(d_model), not for any start.",
+         "2.56 against 8. The factor restores the length only when W_E starts at std 1/sqrt(d_model).",
     "b": "A word row's entries have standard deviation 0.02 sqrt(d_model), and there are d_model of them, so the row is "
          "about 0.02 d_model long. A PE row is sqrt(d_model / 2) long. The ratio word / PE, 0.02 sqrt(2 d_model), "
          "grows with d_model.",
