@@ -117,3 +117,10 @@ def test_the_first_answer_counts_so_a_loop_over_guesses_is_kept_as_wrong():
     assert feedback.correct and "keeps your first prediction, 3327" in feedback.message
     # Each size is its own exercise: the test on 4,096 positions did not spend the first answer at 2^32.
     assert exercises.progress().count("done") == 1 and exercises.progress().count("wrong") == 1
+
+
+def test_a_count_written_with_commas_reads_as_the_notebooks_print_it():
+    # Review 43: "3,329", written the way the notebook prints counts, was refused while "3_329" passed.
+    assert check("3,329", 2**32).correct and check(" 3,329 ", 2**32).correct and check("3_329", 2**32).correct
+    assert not check("3,328", 2**32).correct and "Close. Check the top end" in check("3,328", 2**32).message
+    assert "Expected a count" in check("3,32", 2**32).message and not check("3,32", 2**32).readable

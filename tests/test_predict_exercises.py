@@ -358,3 +358,17 @@ def test_a_prediction_whose_explanation_follows_the_answer_is_one_exercise_that_
     assert all("progress() keeps your first prediction, 1:" in message for message in messages[1:]), messages
     record = exercises.progress()
     assert len(record.entries) == 1 and record.count("done") == 1, record
+
+
+def test_shift_back_takes_the_inverse_sign_and_names_r_minus_2():
+    # Review 43: "R_2⁻¹" and "transpose R_2" name option b and were refused; "R_{-2}" is the right matrix, not an
+    # option, and its refusal now says so and asks which option builds it.
+    for right in ("R_2⁻¹", "R_2ᵀ", "R_2^{-1}", "transpose R_2", "invert R_2"):
+        feedback = exercises.check_shift_back(right)
+        assert feedback.correct and "its transpose" in feedback.message, right
+    for backward in ("R_{-2}", "R_-2", "rotation_matrix(-2)", "schemes.rotation_matrix(position=-2, d=6)"):
+        feedback = exercises.check_shift_back(backward)
+        assert not feedback.correct and not feedback.readable, backward
+        assert "Expected one of" in feedback.message and "is the right matrix. Which option builds it" in feedback.message
+    assert "right matrix" not in exercises.check_shift_back("R_{-3}").message
+    assert not exercises.check_shift_back("invert the sign").correct

@@ -113,9 +113,11 @@ _SHIFT_BACK_TEXTS = {"-rotation": "a", "rotation.t": "b", "rotation.t()": "b", "
 # "inverse of rotation", "rotation transposed", rotation^-1 (spaces already removed; rotation ** -1 is elementwise).
 _SWAP = r"\((0,1|1,0|-1,-2|-2,-1|0,-1|-1,0|1,-2|-2,1)\)"
 _SHIFT_BACK_FORMS = re.compile(
-    rf"(rotation|r)(\.transpose{_SWAP}|\.swapaxes{_SWAP}|transposed|inverted|\^t|\^-1)"
+    rf"(rotation|r)(\.transpose{_SWAP}|\.swapaxes{_SWAP}|transposed|inverted|\^t|ᵀ|\^-1|\^\{{-1\}}|\^\(-1\)|⁻¹)"
     rf"|torch\.(transpose|swapaxes)\((rotation|r),{_SWAP[2:]}"
-    r"|(the)?(transpose|inverse)of(the)?(rotation|r|matrix)")
+    r"|(the)?(transpose|inverse|invert)(of)?(the)?(rotation|r|matrix)")
+# R_{-2}, the backward shift itself: the right matrix, but not one of the options.
+_BACKWARD_SHIFT = re.compile(r"r_\{?-2\}?|(schemes\.)?rotation_matrix\((position=)?-2(,d=6)?\)")
 
 
 def check_shift_back(answer: object) -> Feedback:
@@ -123,6 +125,11 @@ def check_shift_back(answer: object) -> Feedback:
     if isinstance(answer, str):
         # The notebook's own name for the matrix, R_2, reads as rotation.
         text = re.sub(r"r_?2(?!\d)", "rotation", answer.strip(" `'\".").lower().replace(" ", ""))
+        if _BACKWARD_SHIFT.fullmatch(text):
+            refused = check_choice(answer, options=_SHIFT_BACK, correct="b",
+                                   question="the shift back as one operation on R_2 (k=-2, d_model=6)")
+            return Feedback(refused.status, f"{refused.message} {answer.strip()} is the right matrix. Which option "
+                                            "builds it from R_2's own numbers?", readable=False)
         answer = "b" if _SHIFT_BACK_FORMS.fullmatch(text) else _SHIFT_BACK_TEXTS.get(text, answer)
     elif isinstance(answer, torch.Tensor) and answer.shape == (6, 6) and answer.is_floating_point() \
             and answer.layout == torch.strided and answer.device.type != "meta":

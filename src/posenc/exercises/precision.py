@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import torch
@@ -182,6 +183,8 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
     expected, up = _bfloat16_distinct(max_sequence_length)
     if answer is None:
         return not_attempted("a count (a whole number)")
+    if isinstance(answer, str) and re.fullmatch(r"\s*\d{1,3}(,\d{3})+\s*", answer):
+        answer = answer.replace(",", "")  # "3,329", written the way the notebooks print counts
     number = as_count(answer)
     if number is None:
         return Feedback(WRONG, f"Expected a count, a whole number, got {describe(answer)}.", readable=False)
