@@ -24,7 +24,7 @@ BUDGET = {
     "01_padding_and_one_hot": 747,
     "02_embedding": 874,
     "03_pe_formula": 1421,
-    "04_stack_and_flatten": 1221,
+    "04_stack_and_flatten": 1213,
     "05_x_plus_pe_and_qkv": 1334,
     "06_batches_and_masks": 1152,
     "07_heads_and_causal_mask": 1594,
