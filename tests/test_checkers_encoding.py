@@ -686,6 +686,7 @@ def test_transposed_row_meaning_accepts_b_and_names_each_wrong_choice():
     for right in ("b", " B "):
         feedback = exercises.check_transposed_row_meaning(right)
         assert feedback.correct and "slice of one sine wave" in feedback.message, feedback.message
+        assert "10000^" not in feedback.message, feedback.message  # the run after it prints the row: one sentence here
     for wrong, words in (("a", "column 2 of table, not row 2"), ("c", "not the numbers of position 2 in another order")):
         feedback = exercises.check_transposed_row_meaning(wrong)
         assert feedback.status == "mistake" and words in feedback.message and "The answer is 'b'" in feedback.message

@@ -512,11 +512,12 @@ class TestRowsChanged:
         assert self.check([2, 3, 4, 5]).correct
         assert not self.check(11).correct
 
-    def test_the_right_answer_is_told_every_row_changed_and_no_message_names_what_the_run_teaches(self):
+    def test_the_right_answer_points_to_the_run_and_no_message_names_what_the_run_teaches(self):
         # The stem does not name weight decay and the run after the prediction teaches it: no message says it first.
+        # The run and the text below it say that every row changed, so the right answer's message does not repeat it.
         for answer in (11, [11], list(range(11))):
             message = self.check(answer).message
-            assert message.startswith("Correct: every row changes, even the rows with no gradient."), message
+            assert message.startswith("Correct. The run below shows why."), message
         for answer in (11, 4, 5, [0, 2, 3, 4, 5], 1, [0], 7, 10, list(range(1, 11)), 9, 0, 12):
             message = self.check(answer).message
             assert "decay" not in message.lower() and "'s included" not in message, (answer, message)

@@ -289,7 +289,7 @@ class TestMaskCheckers:
     @pytest.mark.parametrize("mistake,function,words", [
         ("nothing", lambda w, m: w, "Nothing was repaired"),
         ("the bug", lambda w, m: w * m, "the bug itself"),
-        ("the old row sum", lambda w, m: (w * m) / w.sum(-1, keepdim=True), "dividing by them changes nothing"),
+        ("the old row sum", lambda w, m: (w * m) / w.sum(-1, keepdim=True), "old row sums would change nothing"),
         ("no keepdim", lambda w, m: (w * m) / (w * m).sum(-1), "without keepdim=True"),
         ("columns", lambda w, m: (w * m) / (w * m).sum(0, keepdim=True), "Each column"),
         ("softmax of the zeroed weights", lambda w, m: torch.softmax(w * m, -1), "second softmax"),
@@ -305,6 +305,18 @@ class TestMaskCheckers:
     def test_mask_repair_names_the_mistake(self, mistake, function, words):
         feedback = exercises.check_mask_repair(function)
         assert feedback.status == "mistake" and words in feedback.message, f"{mistake}: {feedback}"
+
+    def test_mask_repair_names_the_parameter_unmasked_as_the_notebook_does(self):
+        # In the notebook `weights` is the masked table; the function's first parameter is the unmasked one.
+        message = exercises.check_mask_repair(torch.zeros(3, 3)).message
+        assert "my_repair(unmasked, key_mask)" in message and "my_repair(weights" not in message, message
+        message = exercises.check_mask_repair(lambda w, m: w * m[:, None]).message
+        assert "unmasked * key_mask" in message, message
+
+    def test_the_bug_itself_is_not_told_of_a_division_it_did_not_make(self):
+        # No division and a division by the old row sums (each 1) give the same numbers: one message true of both.
+        message = exercises.check_mask_repair(lambda w, m: w * m).message
+        assert "dividing by them" not in message and "would change nothing" in message, message
 
     def test_mask_repair_accepts_an_in_place_repair_with_a_caution(self):
         def in_place(weights, key_mask):

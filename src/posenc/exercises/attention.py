@@ -114,12 +114,12 @@ def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tupl
     by_rows = weights * key_mask[:, None] if weights.shape[0] == key_mask.shape[0] else None
     real = int(key_mask.sum())
     rows_hidden = ("The mask hid rows (queries) instead of columns (keys). key_mask has one entry per key, True where the "
-                   "key is real. Multiply each row by it: weights * key_mask.")
+                   "key is real. Multiply each row by it: unmasked * key_mask.")
     return [
         ("Nothing was repaired: the padded keys still get their weights. Set them to 0, then divide each row by "
          "its new sum.", weights),
-        ("That is the bug itself: the padding's weights are 0, but each row now sums to less than 1. The old rows summed "
-         "to 1, so dividing by them changes nothing. Divide each row by the sum of the weights you kept.", kept),
+        ("That is the bug itself: the padding's weights are 0, but each row now sums to less than 1. Dividing by the "
+         "old row sums would change nothing, since each is 1. Divide each row by the sum of the weights you kept.", kept),
         ("Each row was divided by its sum without keepdim=True: the (queries,) vector of sums lines up with the last "
          "dimension, so column j was divided by row j's sum. Use kept.sum(dim=-1, keepdim=True).",
          lambda: kept / kept.sum(dim=-1) if kept.shape[0] == kept.shape[1] else None),
@@ -142,7 +142,7 @@ def _repair_mistakes(weights: torch.Tensor, key_mask: torch.Tensor) -> list[tupl
 
 @exercise("a repair of the weights masked after the softmax")
 def check_mask_repair(answer: Callable | None) -> Feedback:
-    """A function `answer(weights, key_mask)` that takes a softmax's weights, `(queries, keys)`, and a key mask,
+    """A function `answer(unmasked, key_mask)` that takes a softmax's weights, `(queries, keys)`, and a key mask,
     `(keys,)`, True where a key is real, and returns the weights with the padded keys at 0 and each row summing to 1:
     the softmax over the real keys alone.
 
@@ -151,8 +151,8 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
     softmax of its own (the -inf route again, on the weights' logarithms) is named.
     """
     if (not_a_function := as_function(
-            answer, signature="my_repair(weights, key_mask)",
-            when_a_tensor="The checker runs your repair on new weights: put your lines in def my_repair(weights, "
+            answer, signature="my_repair(unmasked, key_mask)",
+            when_a_tensor="The checker runs your repair on new weights: put your lines in def my_repair(unmasked, "
                           "key_mask): and return the result.")):
         return not_a_function
     cases = _repair_cases()
@@ -165,8 +165,8 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
         in_place = in_place or given_weights.shape != weights.shape or not bool(torch.equal(given_weights, weights))
         if kind == "raised":
             if refuses(result, answer, weights, key_mask):
-                return Feedback(WRONG, f"Calling my_repair(weights, key_mask) failed with {error_line(result)}: give "
-                                       "the function the two parameters (weights, key_mask).")
+                return Feedback(WRONG, f"Calling my_repair(unmasked, key_mask) failed with {error_line(result)}: give "
+                                       "the function the two parameters (unmasked, key_mask).")
             tip = (" If it reads the notebook's weights or key_mask, build the result from the function's own arguments"
                    " instead.") if "must match the size" in str(result) else ""
             return Feedback(WRONG, f"On new weights ({what}) it raised {error_line(result)}.{tip}")
@@ -195,7 +195,7 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
         if close(given, expected) and padding_only:
             return Feedback(WRONG, f"On new weights ({what}) the real keys' weights are right, but a padded key gets "
                                    "NaN or inf instead of 0. A row holding one makes its row of weights @ V NaN or inf "
-                                   "too: put 0 on the padded keys, for example with weights * key_mask.")
+                                   "too: put 0 on the padded keys, for example with unmasked * key_mask.")
         mistake = first_mistake(lambda built, given=given: built is not None and close(given, torch.nan_to_num(built, nan=0.0)),
                                 _repair_mistakes(weights, key_mask))
         if mistake:
@@ -221,7 +221,7 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
                                  "softmax is the -inf route the exercise rules out. Repair the weights themselves: "
                                  "zero the padding's, then divide each row by its new sum.")
     note = (" One caution: it also changed the weights it was given, in place (`*=`, `/=`), so the caller's tensor "
-            "changed too. `kept = weights * key_mask` makes a new tensor and leaves the caller's alone.") if in_place else ""
+            "changed too. `kept = unmasked * key_mask` makes a new tensor and leaves the caller's alone.") if in_place else ""
     return Feedback(CORRECT, f"Correct on {len(cases)} new cases ({'; '.join(what for what, _, _ in cases)}): the "
                              "padding gets 0 and each row is the softmax over its real keys alone, within 1e-4. On paper it "
                              "is exact: with S the sum of e^s over all keys and R over the real ones, key j's weight e^s_j / S, "

@@ -325,9 +325,8 @@ def check_llama_4_rule(answer: object) -> Feedback:
 _TRANSPOSED_ROW_MEANING = {
     "a": "Row 2 of table.T is column 2 of table, not row 2. A column of the table holds one wave, read at each "
          "position, not the sines and cosines of one position.",
-    "b": "Row 2 of table.T is column 2 of table: sin(pos / 10000^(2/d)) for pos = 0 to L - 1, with the swapped "
-         "sizes d = max_sequence_length and L = d_model. Its entries share one denominator, and each belongs to a "
-         "different position. So token 2 gets a slice of one sine wave, not the pairs of position 2.",
+    # One sentence: the run below prints the row next to row 2 of PE, so the message does not explain it again.
+    "b": "Row 2 of table.T is column 2 of table, a slice of one sine wave across positions.",
     "c": "Each entry of row 2 of table.T comes from a different position of the swapped table, sin(pos / 10000^(2/d)) "
          "for pos = 0 to L - 1. Its first entry is sin(0) = 0. These are not the numbers of position 2 in another "
          "order.",

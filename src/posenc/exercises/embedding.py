@@ -153,7 +153,7 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     rows = _row_numbers(answer)
     # Rows with no gradient that changed moved by weight decay alone. The stem does not name it and the run below
     # teaches it, so the messages point there instead of saying it first.
-    right = ("Correct: every row changes, even the rows with no gradient. The run below shows why."
+    right = ("Correct. The run below shows why."
              if expected == vocab_size > len(with_gradient) else None)
     if rows is not None and sorted(set(rows)) == changed:
         return Feedback(CORRECT, right or f"Correct: the step changed rows {short(changed)}, {expected} of {vocab_size}.")
