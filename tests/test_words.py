@@ -33,7 +33,7 @@ BUDGET = {
     "10_relative_positions": 1140,
     "11_pitfalls": 829,
     "12_precision": 1204,
-    "13_position_schemes": 1569,
+    "13_position_schemes": 1560,
     "14_does_position_matter": 1661,
     "15_real_pipeline": 1673,
     # "Stretching the context" reads as two: the rules, then what real models set.
