@@ -101,12 +101,16 @@ def previous_token_weights(model: transformer.TinyTransformer, length: int) -> t
 def encoder_heads(model: transformer.TinyTransformer) -> dict:
     """What the notebook's attention figure reads, at 32 tokens: the head's weight on i - 1 by query; and, at 64
     tokens, the head's weight on offset -1 from queries 48-63 (the encoder's line beside the rotary decoder's)."""
-    name, back, _ = previous_token_weights(model, 32)
+    name, back, weights = previous_token_weights(model, 32)
+    others = weights.mean(dim=0)  # (query, key): the mean weight, then key i - 1 of each query i left out
+    others[torch.arange(1, 32), torch.arange(31)] = -1.0
     long_ids, _ = training.evaluation_batch(length=64, settings=model.settings)
     late = training.weight_by_offset(model, long_ids, queries=range(48, 64))
     return {"head": name, "min_1_31": _rounded(back.min()), "mean_1_8": _rounded(back[:8].mean()),
             "mean_17_31": _rounded(back[16:].mean()), "min_1_7": _rounded(back[:7].min()),
-            "max_17_31": _rounded(back[16:].max()), "back_48_63_at_64": _rounded(late.get(-1, 0.0))}
+            "max_17_31": _rounded(back[16:].max()), "back_48_63_at_64": _rounded(late.get(-1, 0.0)),
+            # queries 1-15: the weight on key i - 1 less the most on any other key, at its smallest
+            "lead_1_15": _rounded((back[:15] - others[1:16].max(dim=-1).values).min())}
 
 
 def token_row_length(model: transformer.TinyTransformer) -> float:
@@ -360,6 +364,8 @@ def check_claims(record: dict) -> Claims:
                  [h["min_1_31"] for h in enc["rotary"]], above=0.8)
     claims.check("encoder sinusoidal head: more than 0.5 on the previous token at each position 1-7",
                  [h["min_1_7"] for h in enc["sinusoidal"]], above=0.5)
+    claims.check("encoder sinusoidal head: at each position 1-15, more weight on the previous token than on any other key "
+                 "(exercise 2, option a)", [h["lead_1_15"] for h in enc["sinusoidal"]], above=0.0)
     claims.check("encoder sinusoidal head: less than 0.3 on the previous token at each position 17-31",
                  [h["max_17_31"] for h in enc["sinusoidal"]], below=0.3)
     claims.check("encoder rotary head at 64 tokens: more than 0.8 on offset -1 from queries 48-63 (where the rotary "

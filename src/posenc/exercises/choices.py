@@ -147,9 +147,9 @@ _ROPE_SELF_SCORE_PEAK = {
     "b": "Nothing favours the ends. Each pair adds |q_i| |k_i| cos(angle_i s + phase_i), which rises and falls with "
          "the offset s, so the largest sum can fall at any offset. The figure below shows where it falls here.",
     "c": "At offset s the score is q . (R_s k), with q = word @ W_Q and k = word @ W_K: two different vectors, since "
-         "W_Q and W_K differ. It is largest where the turn brings k closest to q's direction, which need not be "
-         "offset 0. With W_Q = W_K the peak would be at offset 0, since a rotation cannot make q . R q larger than "
-         "|q|^2.",
+         "W_Q and W_K differ. It is largest where the turn brings k closest to q's direction (a turn keeps k's length), "
+         "which need not be offset 0. With W_Q = W_K the peak would be at offset 0, since a rotation cannot make "
+         "q . R q larger than |q|^2.",
     "d": "The score is the same at every position for a given offset (the two curves below lie on each other), not the "
          "same at every offset.",
     "e": "The angles grow with the position, but the score depends on the positions only through the offset "
