@@ -319,6 +319,19 @@ def at_the_asked_length(value, right=None):
     return lambda L: value if L in (8192, 32_768) else right(L)
 
 
+def test_no_cell_above_exercise_2_computes_a_pair_bound_the_learner_could_paste():
+    # The checker computes its counts itself so that no line on screen gives them: a cell that finds the bounds from a
+    # logarithm (as the one printing them once did) would answer Exercise 2 for a learner who changes three numbers.
+    import json
+    from pathlib import Path
+    notebook = Path(__file__).resolve().parent.parent / "notebooks" / "16_stretching_context.ipynb"
+    cells = json.loads(notebook.read_text())["cells"]
+    check = next(k for k, c in enumerate(cells) if "check_yarn_kept" in "".join(c["source"]))
+    shown = ["".join(c["source"]) for c in cells[:check]
+             if c["cell_type"] == "code" and "solution" not in c.get("metadata", {}).get("tags", [])]
+    assert not [text for text in shown if re.search(r"\blog\(|\.log\b|log2|log10", text)], "a bound from a logarithm"
+
+
 def test_yarn_kept_counts_the_pairs_with_more_than_32_turns():
     wavelengths = [2 * math.pi * 500_000 ** (2 * i / 128) for i in range(64)]
     assert wavelengths[18] < 8192 / 32 < wavelengths[19]  # pairs 0 to 18: 19 pairs
