@@ -29,7 +29,7 @@ BUDGET = {
     "06_batches_and_masks": 1152,
     "07_heads_and_causal_mask": 1594,
     "08_explore": 748,
-    "09_why_positions_matter": 696,
+    "09_why_positions_matter": 693,
     "10_relative_positions": 1140,
     "11_pitfalls": 829,
     "12_precision": 1204,
