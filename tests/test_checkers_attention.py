@@ -204,13 +204,15 @@ def test_show_one_head_score_waits_for_a_judged_prediction_then_prints_the_score
 
 def test_what_can_be_added_takes_one_vector_at_every_position_and_names_each_other_choice():
     # 09's Exercise 1: in place of PE, add PE[1] at every row, PE reversed, a small PE, or none of them keeps the True.
-    for right in ("a", "A", "(a)", "'a'", "PE[1]", " pe[1] ", "`PE[1]`"):
+    for right in ("a", "A", "(a)", "'a'", "PE[1]", " pe[1] ", "`PE[1]`", "PE[1, :]", "PE[1] at every position"):
         feedback = exercises.check_added_at_every_position(right)
         assert feedback.correct and "the same at every position" in feedback.message, feedback.message
     for wrong, why in (("b", "still differ"), ("PE.flip(0)", "still differ"), ("c", "within 1e-6"),
                        ("0.01 * PE", "within 1e-6"), ("d", "One of them keeps the True"), ("none", "One of them")):
         feedback = exercises.check_added_at_every_position(wrong)
         assert feedback.status == "mistake" and why in feedback.message and "The answer is 'a'" in feedback.message
+    for wrong in ("PE.flip(0), the rows of PE in reverse order", "none of them"):  # the table's own text
+        assert exercises.check_added_at_every_position(wrong).status == "mistake"
     assert exercises.check_added_at_every_position("PE").status == "wrong"  # not an option: the choices are listed
     assert exercises.check_added_at_every_position(True).status == "wrong"
     assert exercises.check_added_at_every_position(None).status == "not attempted"
@@ -218,8 +220,9 @@ def test_what_can_be_added_takes_one_vector_at_every_position_and_names_each_oth
 
 def test_the_average_of_shuffled_outputs_takes_c_and_names_each_other_choice():
     # The prompt lays the four choices out as a table: no mask / causal mask, match or differ.
-    for right in ("c", "C", "(c)", "c.", "'c'", " c "):
+    for right in ("c", "C", "(c)", "c.", "'c'", " c ", "match, differ", "Match and differ", "match differ"):
         feedback = exercises.check_average_of_shuffled_outputs(right)
+        assert "permutation-invariant" in feedback.message, feedback.message  # the name 09 gives the average
         assert feedback.correct and "an average ignores the order of its rows" in feedback.message, feedback.message
         assert "their average with them" in feedback.message  # the question asks about the average, not the rows
         assert "dog" not in feedback.message  # review 39: the goal's example, said again, made every message longer
@@ -227,7 +230,7 @@ def test_the_average_of_shuffled_outputs_takes_c_and_names_each_other_choice():
     feedback = exercises.check_average_of_shuffled_outputs("a")
     assert feedback.status == "mistake" and "position 0 (in 'john is my name')" in feedback.message
     assert "position 3 (in 'my name is john')" in feedback.message and "The answer is 'c'" in feedback.message
-    for wrong in ("b", "d"):  # both say the averages differ with no mask
+    for wrong in ("b", "d", "differ, differ", "differ, match"):  # both say the averages differ with no mask
         feedback = exercises.check_average_of_shuffled_outputs(wrong)
         assert feedback.status == "mistake" and "an average does not depend on the order" in feedback.message
     assert exercises.check_average_of_shuffled_outputs("e").status == "wrong"

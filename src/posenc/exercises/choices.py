@@ -60,8 +60,10 @@ _ADDED_AT_EVERY_POSITION = {
     "d": "One of them keeps the True: the one that adds the same vector at every position.",
 }
 
-# The notebook's own code for each option names that option too.
-_ADDED_AT_EVERY_POSITION_TEXTS = {"pe[1]": "a", "pe.flip(0)": "b", "0.01*pe": "c", "none": "d", "noneofthem": "d"}
+# The notebook's own code or table text for each option names that option too.
+_ADDED_AT_EVERY_POSITION_TEXTS = {"pe[1]": "a", "pe[1,:]": "a", "pe[1]ateveryposition": "a", "pe.flip(0)": "b",
+                                  "pe.flip(0),therowsofpeinreverseorder": "b", "0.01*pe": "c", "none": "d",
+                                  "noneofthem": "d"}
 
 
 def check_added_at_every_position(answer: object) -> Feedback:
@@ -78,16 +80,23 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
          "'my name is john'). So the outputs change, not only their order.",
     "b": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds.",
-    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. The "
-         "causal mask lets each query see only the keys up to its own place, so the output rows themselves "
-         "change, and in general their average with them.",
+    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. So the "
+         "average is permutation-invariant: shuffling the words leaves it as it is. The causal mask lets each query "
+         "see only the keys up to its own place, so the output rows themselves change, and in general their "
+         "average with them.",
     "d": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds. It is the causal mask that changes the output rows themselves.",
 }
 
 
+# Each row of the notebook's table, "no mask, causal mask", names that option too.
+_AVERAGE_OF_SHUFFLED_OUTPUTS_TEXTS = {"matchmatch": "a", "differdiffer": "b", "matchdiffer": "c", "differmatch": "d"}
+
+
 def check_average_of_shuffled_outputs(answer: object) -> Feedback:
     """A multiple choice: the average of the outputs, shuffled, with no mask and with the causal mask (no PE)."""
+    if isinstance(answer, str):
+        answer = _AVERAGE_OF_SHUFFLED_OUTPUTS_TEXTS.get(re.sub(r"[\s,;/'\".()]+|\band\b", "", answer.lower()), answer)
     return check_choice(answer, options=_AVERAGE_OF_SHUFFLED_OUTPUTS, correct="c",
                         question="the average of the outputs, shuffled")
 
