@@ -108,7 +108,8 @@ def test_the_stored_pictures_show_the_running_examples_values(path):
     vocabulary = example.vocabulary()
     values = {"plots": plots, "example": example, "sentence": example.SENTENCE, "vocabulary": vocabulary,
               "vocab_size": vocabulary.vocab_size, "max_sequence_length": example.MAX_SEQUENCE_LENGTH,
-              "d_model": example.D_MODEL, "d_odd": 7, "num_heads": 2}  # 04's own odd d_model, 07's own heads
+              "d_model": example.D_MODEL, "d_odd": 7, "num_heads": 2,  # 04's own odd d_model, 07's own heads
+              "batch": 3}  # 06's and 07's batch of three sentences
     for k, call, png in drawn_pictures(path):
         assert plots.png_bytes(eval(call, values)) == png, f"{path.name} cell {k}: {call} shows other values"
 
