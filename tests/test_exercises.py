@@ -1697,6 +1697,39 @@ class LayoutBrokenInit(EitherLayout):
         raise TypeError("a slip inside __init__")
 
 
+class LayoutParameterTable(EitherLayout):
+    """Right sums, with the table stored as a trainable nn.Parameter: training would change it (review 44)."""
+
+    def __init__(self, d_model, max_sequence_length, batch_first=False, requires_grad=True):
+        super().__init__(d_model, max_sequence_length, batch_first)
+        table = self.pe
+        del self.pe
+        self.pe = torch.nn.Parameter(table, requires_grad=requires_grad)
+
+
+class LayoutFrozenParameterTable(LayoutParameterTable):
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__(d_model, max_sequence_length, batch_first, requires_grad=False)
+
+
+class LayoutUnusedParameter(EitherLayout):
+    def __init__(self, d_model, max_sequence_length, batch_first=False):
+        super().__init__(d_model, max_sequence_length, batch_first)
+        self.unused = torch.nn.Parameter(torch.ones(2))
+
+
+def test_a_table_stored_as_a_trainable_parameter_is_named_review_44():
+    feedback = exercises.check_layout_module(LayoutParameterTable)
+    assert feedback.status == "mistake", feedback.message
+    assert "trainable nn.Parameter (pe of shape (7, 4))" in feedback.message and "buffer" in feedback.message
+    # A frozen one is never trained, and a parameter forward does not use is not the table: both pass as before.
+    for answer in (LayoutFrozenParameterTable, LayoutUnusedParameter, EitherLayout):
+        feedback = exercises.check_layout_module(answer)
+        assert feedback.correct and "nn.Parameter" not in feedback.message, feedback.message
+    with torch.no_grad():  # the checker turns gradients on for its own test, whatever the caller's mode
+        assert exercises.check_layout_module(LayoutParameterTable).status == "mistake"
+
+
 def test_the_layout_checker_names_the_slip_it_sees_review_39():
     # An index for a slice fails at exactly max_sequence_length, but is no off-by-one check: it is wrong at 6 too.
     feedback = exercises.check_layout_module(LayoutIndexForSlice)

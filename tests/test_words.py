@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1594,
     "08_explore": 748,
     "09_why_positions_matter": 693,
-    "10_relative_positions": 1139,
+    "10_relative_positions": 1136,
     "11_pitfalls": 829,
     "12_precision": 1204,
     "13_position_schemes": 1560,

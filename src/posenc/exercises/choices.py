@@ -53,8 +53,8 @@ def check_every_score_plus_five(answer: object) -> Feedback:
 _ADDED_AT_EVERY_POSITION = {
     "a": "PE[1] is the same at every position. So adding it and then reordering the rows is reordering, then "
          "adding.",
-    "b": "Reversed, PE's rows still differ from one position to the next. john gets the row of position 0 in one "
-         "order and the row of position 3 in the other, so its output changes.",
+    "b": "Reversed, PE's rows still differ from one position to the next. john gets PE[0] in one order and PE[3] "
+         "in the other, so its output changes.",
     "c": "A small PE is still a PE. Its rows differ, so john's output changes a little. The test compares to within "
          "1e-6, and the change is far larger than that.",
     "d": "One of them keeps the True: the one that adds the same vector at every position.",

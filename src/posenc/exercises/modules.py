@@ -203,6 +203,24 @@ def _other_dtype(built: str, x: torch.Tensor, out: torch.Tensor) -> Feedback:
                              f"{got}.{why}")
 
 
+def _trained(module: torch.nn.Module, x: torch.Tensor) -> str:
+    """The trainable parameters that forward's output on x depends on (a gradient reaches them), named with their
+    shapes; empty if none, or if forward cannot be differentiated."""
+    parameters = [(name, part) for name, part in module.named_parameters() if part.requires_grad]
+    if not parameters:
+        return ""
+    with torch.enable_grad():
+        kind, out = run_learner(module, x.clone())
+        if kind != "returned" or not isinstance(out, torch.Tensor) or not out.requires_grad:
+            return ""
+        try:
+            grads = torch.autograd.grad(out.sum(), [part for _, part in parameters], allow_unused=True)
+        except (Exception, SystemExit):  # the learner's graph
+            return ""
+    return ", ".join(f"{name} of shape {tuple(part.shape)}" for (name, part), grad in zip(parameters, grads)
+                     if grad is not None and bool(grad.abs().sum() > 0))
+
+
 def _evaluate(module: torch.nn.Module) -> None:
     """Dropout off, as pytorch/examples' module has it: the checker compares exact sums, and dropout is not the exercise."""
     for part in module.modules():
@@ -336,6 +354,13 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
         what = f"raised {error_line(out)}" if kind == "raised" else "did not add one table row per position"
         return Feedback(MISTAKE, f"Built without batch_first, for x of shape {tuple(given.shape)}, (seq, batch, d_model), "
                                  f"your module {what}. Make batch_first default to False, as torch.nn.Transformer does.")
+    # A trainable nn.Parameter gives the right sums too, but an optimizer would change the table in training.
+    trained = _trained(module, given)
+    if trained:
+        return Feedback(MISTAKE, f"Your module adds one table row per position in both layouts, but forward uses a "
+                                 f"trainable nn.Parameter ({trained}). Training would change it, so the rows added would "
+                                 "drift from the sinusoid table. Register the table as a buffer: it moves with the "
+                                 "model but is never trained.")
     # A table kept as a plain attribute passes, but model.float() and model.to(...) would leave it behind.
     kept_plain = any(isinstance(value, torch.Tensor) for value in vars(module).values())  # parameters, buffers: not here
     plain = "" if any(True for _ in module.buffers()) or not kept_plain else (
