@@ -32,7 +32,7 @@ BUDGET = {
     "09_why_positions_matter": 693,
     "10_relative_positions": 1139,
     "11_pitfalls": 829,
-    "12_precision": 1204,
+    "12_precision": 1164,
     "13_position_schemes": 1560,
     "14_does_position_matter": 1657,
     "15_real_pipeline": 1660,
