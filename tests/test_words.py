@@ -33,7 +33,7 @@ BUDGET = {
     "10_relative_positions": 1139,
     "11_pitfalls": 829,
     "12_precision": 1164,
-    "13_position_schemes": 1560,
+    "13_position_schemes": 1556,
     "14_does_position_matter": 1657,
     "15_real_pipeline": 1660,
     # "Stretching the context" reads as two: the rules, then what real models set.
