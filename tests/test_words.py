@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 693,
     "10_relative_positions": 1136,
     "11_pitfalls": 829,
-    "12_precision": 1204,
-    "13_position_schemes": 1560,
+    "12_precision": 1164,
+    "13_position_schemes": 1556,
     "14_does_position_matter": 1657,
     "15_real_pipeline": 1660,
     # "Stretching the context" reads as two: the rules, then what real models set.

@@ -161,9 +161,8 @@ _ROPE_SELF_SCORE_PEAK = {
          "q . R q larger than |q|^2.",
     "d": "The score is the same at every position for a given offset (the two curves below lie on each other), not the "
          "same at every offset.",
-    "e": "The angles grow with the position, but the score depends on the positions only through the offset "
-         "(R_m^T R_n = R_{n-m}). So the peak sits at the same offset for the query at 100 and at 150: the two curves "
-         "below lie on each other.",
+    "e": "The angles grow with the position, but the score depends on the positions only through the offset, as the "
+         "next section proves. So the peak sits at the same offset for the query at 100 and at 150.",
 }
 
 
