@@ -168,9 +168,9 @@ def test_multi_head_attention_equals_sdpa_with_a_boolean_mask(causal):
 
 
 def test_sdpa_on_this_build_takes_a_mask_and_is_causal_together():
-    # 07's side note: the documentation says attn_mask with is_causal=True raises; torch 2.13 on a CPU, given 4-D
-    # inputs (batch, heads, L, head_dim), takes another code path that combines them.
-    # If this fails, PyTorch now does what its documentation says: update the side note.
+    # The documentation says attn_mask with is_causal=True raises; torch 2.13 on a CPU, given 4-D inputs
+    # (batch, heads, L, head_dim), takes another code path that combines them. 07's side note teaches neither: it
+    # passes the combined mask as attn_mask, without is_causal. If this fails, PyTorch now does what its documentation says.
     x, weights, key_mask = example(seed=6)
     ours, _ = attention.multi_head_attention(x, weights, num_heads=3, key_mask=key_mask, causal=True)
     real = key_mask[:, :, None].expand(-1, -1, x.shape[-1])  # the <PAD> rows differ: a row with no key is NaN or not
@@ -179,7 +179,7 @@ def test_sdpa_on_this_build_takes_a_mask_and_is_causal_together():
 
 
 def test_sdpa_on_this_build_refuses_a_mask_and_is_causal_for_3d_inputs_and_the_math_kernel():
-    # 07's side note, the other half (a round-34 reader found it): 3-D inputs (batch, L, d), as 06's Q, K and V, raise
+    # The other half (a round-34 reader found it): 3-D inputs (batch, L, d), as 06's Q, K and V, raise
     # the documented error, and so do 4-D inputs once the plain math kernel is forced.
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
