@@ -285,6 +285,9 @@ class TestMaskCheckers:
     def test_mask_repair_accepts_a_right_repair(self, right):
         feedback = exercises.check_mask_repair(right)
         assert feedback.correct and "3 new cases" in feedback.message, feedback
+        # The verdict fits one short line; the proof sits on the next.
+        first, proof = feedback.message.split("\n")
+        assert len(first.split()) <= 20 and "softmax over its real keys" in first and "R / S" in proof, feedback
 
     @pytest.mark.parametrize("mistake,function,words", [
         ("nothing", lambda w, m: w, "Nothing was repaired"),

@@ -222,10 +222,9 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
                                  "zero the padding's, then divide each row by its new sum.")
     note = (" One caution: it also changed the weights it was given, in place (`*=`, `/=`), so the caller's tensor "
             "changed too. `kept = unmasked * key_mask` makes a new tensor and leaves the caller's alone.") if in_place else ""
-    return Feedback(CORRECT, f"Correct on {len(cases)} new cases ({'; '.join(what for what, _, _ in cases)}): the "
-                             "padding gets 0 and each row is the softmax over its real keys alone, within 1e-4. On paper it "
-                             "is exact: with S the sum of e^s over all keys and R over the real ones, key j's weight e^s_j / S, "
-                             "divided by the real keys' total R / S, is e^s_j / R, the -inf mask's weight." + note)
+    return Feedback(CORRECT, f"Correct on {len(cases)} new cases: each row is the softmax over its real keys alone, "
+                             "within 1e-4.\nOn paper it is exact. With S the sum of e^s over all keys and R over the real "
+                             "ones, e^s_j / S divided by R / S is e^s_j / R, the -inf mask's weight." + note)
 
 
 # The predictions' checkers hold their explanation, so that the notebook's checker cell does not show the answer.
