@@ -300,7 +300,7 @@ def test_every_page_loads_offline_reads_like_a_book_and_passes_axe(built, name):
         # every figure says what it shows, not nbconvert's "No description has been provided for this image".
         for shown in (built.out / "notebooks" / f"{name}.html", built.out / "slides" / f"{name}.slides.html"):
             text = page_text(shown)
-            assert "pip install" not in text and "Colab or Binder: install posenc" not in text, shown
+            assert "pip install" not in text and install_cell.MARKER not in text, shown
             assert build_site.DEFAULT_ALT not in shown.read_text(), shown
         assert "pip install" in (built.out / "notebooks" / f"{name}.ipynb").read_text()
         alts = page.eval_on_selector_all(".jp-RenderedImage img", "imgs => imgs.map(i => i.alt)")

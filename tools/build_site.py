@@ -87,7 +87,7 @@ from nbconvert.filters.strings import clean_html
 from traitlets.config import Config
 
 from tools import student_edition
-from tools.install_cell import MARKER, OLD_MARKER, repository
+from tools.install_cell import MARKER, OLD_MARKERS, repository
 from tools.run_notebooks import NOTEBOOK_INPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,7 +200,7 @@ def collapse_progress(text: str) -> str:
 def is_install_cell(cell: nbformat.NotebookNode) -> bool:
     """The Colab/Binder install cell (tools/install_cell.py writes it, recognised by its first line): the downloadable
     notebooks keep it, pages and slides do not show it."""
-    return cell.cell_type == "code" and cell.source.startswith((MARKER, OLD_MARKER))
+    return cell.cell_type == "code" and cell.source.startswith((MARKER, *OLD_MARKERS))
 
 
 # A code cell that only checks: a step against the package, or a claim against its margin (asserts, or a print of

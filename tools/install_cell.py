@@ -1,4 +1,4 @@
-"""The first code cell of every notebook: where posenc is missing (Colab, Binder), install it.
+"""The first code cell of every notebook: where posenc is missing (as on Colab), install it.
 
     python -m tools.install_cell     put the cell in every notebook (run by `make notebooks`)
 
@@ -16,9 +16,10 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
-MARKER = "# Colab or Binder: install posenc"
-# The cell's first line before it was made short enough to read at 1280 px; a cell that starts so is replaced too.
-OLD_MARKER = "# Where the suite's package is missing"
+MARKER = "# If posenc is missing (as on Colab), install it"
+# The cell's earlier first lines (before it was made short enough to read at 1280 px, and before it stopped saying that
+# it does nothing outside Colab and Binder: it installs wherever posenc is missing); a cell that starts so is replaced too.
+OLD_MARKERS = ("# Colab or Binder: install posenc", "# Where the suite's package is missing")
 
 
 def repository() -> str:
@@ -26,7 +27,7 @@ def repository() -> str:
 
 
 def source() -> str:
-    return (f"{MARKER} (elsewhere this does nothing)\n"
+    return (f"{MARKER}.\n"
             "import importlib.util\n"
             "import os\n\n"
             f"posenc_repository = \"{repository()}\"\n"
@@ -46,7 +47,7 @@ def put_in(path: Path) -> bool:
     cell = notebook.cells[index]
     if cell.source == source():
         return False
-    if cell.source.startswith((MARKER, OLD_MARKER)):
+    if cell.source.startswith((MARKER, *OLD_MARKERS)):
         cell.source = source()
     else:
         new = nbformat.v4.new_code_cell(source())

@@ -151,8 +151,8 @@ def check_rows_changed(answer: object, *, lookup: torch.nn.Embedding, lr: float,
     if answer is None:
         return not_attempted("a whole number of rows")
     rows = _row_numbers(answer)
-    # Rows with no gradient that changed moved by weight decay alone. The stem does not name it and the run below
-    # teaches it, so the messages point there instead of saying it first.
+    # Rows with no gradient that changed moved by weight decay alone. The stem gives weight_decay's value, not what it
+    # does, and the run below teaches it, so the messages point there instead of saying it first.
     right = ("Correct. The run below shows why."
              if expected == vocab_size > len(with_gradient) else None)
     if rows is not None and sorted(set(rows)) == changed:
