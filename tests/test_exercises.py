@@ -1661,6 +1661,35 @@ def test_a_module_that_cuts_the_gradient_is_named(cut):
     assert feedback.status == "mistake" and "no gradient flows back to x" in feedback.message, feedback.message
 
 
+def test_a_module_that_raises_once_x_requires_grad_is_named():
+    # x.numpy() raises on a tensor that requires grad: right numbers for a plain x, but training could not run it.
+    def through_numpy(x, table):
+        return torch.from_numpy(x.numpy() + table.numpy())
+
+    plain = torch.zeros(2, 3, 6)
+    assert torch.equal(through_numpy(plain, plain[0]), plain)
+    with pytest.raises(RuntimeError):
+        through_numpy(plain.clone().requires_grad_(), plain[0])
+    feedback = exercises.check_positional_module(DetachingModule(refuse_with(ValueError, "<="), through_numpy))
+    assert feedback.status == "mistake" and "fails once x has requires_grad=True (RuntimeError" in feedback.message, feedback
+    assert "gradients must flow back through forward to x" in feedback.message
+
+
+class LayoutThroughNumpy(EitherLayout):
+    """Right numbers through NumPy: fine for a plain x, but it raises once x requires grad."""
+
+    def forward(self, x):
+        return torch.from_numpy(super().forward(x).numpy())
+
+
+def test_a_layout_module_that_raises_once_x_requires_grad_is_named():
+    feedback = exercises.check_layout_module(LayoutThroughNumpy)
+    assert feedback.status == "mistake", feedback
+    message = feedback.message
+    assert message.startswith("With batch_first=True, x is (batch, seq, d_model): forward adds the table to x of shape "
+                              "(3, 7, 4), but it fails once x has requires_grad=True (RuntimeError"), message
+
+
 @pytest.mark.parametrize("add", [lambda x, table: x + table, lambda x, table: torch.add(x, table),
                                  lambda x, table: table + x, lambda x, table: x.clone().add_(table)],
                          ids=["plus", "torch.add", "table first", "clone then add_"])

@@ -47,6 +47,14 @@ def _changes_its_input(module: torch.nn.Module, x: torch.Tensor) -> Feedback | N
                              "`return x + ...`, which makes a new tensor.")
 
 
+def _raised_with_grad(prefix: str, given: str, error: BaseException) -> Feedback:
+    """The mistake of a forward that adds the table to x, but raises once x requires grad: the gradient cannot reach x."""
+    return Feedback(MISTAKE, f"{prefix}forward adds the table to {given}, but it fails once x has requires_grad=True "
+                             f"({error_line(error)}). In training x requires grad, and gradients must flow back through "
+                             "forward to x. Something in forward needs x outside autograd, such as `x.numpy()`. Keep "
+                             "every step in torch.")
+
+
 def _one_sentence(module: torch.nn.Module, full: torch.Tensor, too_long: torch.Tensor, expected: torch.Tensor) -> Feedback | None:
     """The mistakes of a module that takes a batch but not one sentence, x of shape (seq, d_model): most often a length
     read as x.shape[1], which is d_model for one sentence. None if it adds the table to `full` and refuses `too_long`."""
@@ -147,6 +155,8 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
     # Requirement 5: the gradient reaches x (a `.detach()`, or a table added under torch.no_grad, cuts it).
     with torch.enable_grad():
         kind, out = run_learner(module, full.clone().requires_grad_())
+    if kind == "raised":  # the same x ran without requires_grad: only the gradient differs, as through x.numpy()
+        return _raised_with_grad("", fed(full), out)
     if kind == "returned" and isinstance(out, torch.Tensor) and not out.requires_grad:
         return Feedback(MISTAKE, f"forward returns x + PE, but no gradient flows back to x: for {fed(full)} with "
                                  "requires_grad=True, the output has requires_grad=False. So training could not reach "
@@ -322,6 +332,8 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
         # The gradient must reach x: a `.detach()`, or a table added under torch.no_grad, would stop training there.
         with torch.enable_grad():
             kind, out = run_learner(module, arrange(x[:, :L]).requires_grad_())
+        if kind == "raised":
+            return _raised_with_grad(f"{built}: ", f"x of shape {tuple(arrange(x[:, :L]).shape)}", out)
         if kind == "returned" and isinstance(out, torch.Tensor) and not out.requires_grad:
             return Feedback(MISTAKE, f"{built}: forward returns x + PE, but no gradient flows back to x: for x of shape "
                                      f"{tuple(arrange(x[:, :L]).shape)} with requires_grad=True, the output has "

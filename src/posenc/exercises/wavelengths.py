@@ -74,12 +74,13 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
         (f"One too early: {entry(expected - 1)}, not yet below zero. The angle passes {limit_name} only after "
          f"{crossing:.2f}.", {expected - 1}),
         (f"That is a whole wavelength, 2 pi x {denominator:.6g}, where the wave is back where it started; "
-         f"{'a sine' if sine else 'a cosine'} is negative from {'half' if sine else 'a quarter of'} a wavelength on.",
+         + ("a sine is negative only from half a wavelength to a whole one." if sine else
+          "a cosine is negative only from a quarter to three quarters of a wavelength."),
          near(2 * math.pi * denominator)),
         (f"There the sine is at its peak ({entry(round(math.pi / 2 * denominator))}): it falls to zero only at an "
          "angle of pi.", near(math.pi / 2 * denominator) if sine else set()),
-        (f"That is where a sine would turn negative (angle pi); a cosine, {name}, starts at 1 and is negative from "
-         "angle pi / 2 on.", set() if sine else near(math.pi * denominator)),
+        (f"That is where a sine would turn negative (angle pi); a cosine, {name}, starts at 1 and first turns "
+         "negative at angle pi / 2.", set() if sine else near(math.pi * denominator)),
         (f"That is the denominator {base:g}^({two_i}/{d_model}) itself, where the angle is 1 radian; "
          f"{'a sine' if sine else 'a cosine'} turns negative at {limit_name}.", near(denominator)),
         (f"That uses {base:g}^({column}/{d_model}) as the denominator. A cosine column j shares the denominator of "
