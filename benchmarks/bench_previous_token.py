@@ -4,6 +4,9 @@
     .venv/bin/python benchmarks/bench_previous_token.py --check  only assert the claims on the saved results
     .venv/bin/python benchmarks/bench_previous_token.py --encoder-heads  retrain only the encoders whose heads the
                                                                          notebook draws, and rewrite those heads
+    .venv/bin/python benchmarks/bench_previous_token.py --pair-peaks      retrain only the rotary encoders and
+                                                                          decoders, and write where each RoPE
+                                                                          pair's part of their head peaks
     .venv/bin/python benchmarks/bench_previous_token.py --embedding-rows  retrain only the sinusoidal models of the
                                                                           embedding-factor runs, and write how long
                                                                           their token rows are
@@ -113,6 +116,39 @@ def encoder_heads(model: transformer.TinyTransformer) -> dict:
             "lead_1_15": _rounded((back[:15] - others[1:16].max(dim=-1).values).min())}
 
 
+def pair_peaks(model: transformer.TinyTransformer) -> dict:
+    """At 64 tokens, the offset (key - query, -31 to 31: one turn of RoPE pair 1) where each pair's part of the
+    previous-token head's score, averaged over the inputs and over every query with a key there, is largest. The part
+    is taken before the causal mask, so a decoder has one for keys ahead too."""
+    ids, _ = training.evaluation_batch(length=64, settings=model.settings)
+    layer, head = training.previous_token_head(model, ids)
+    block = model.blocks[layer]
+    with torch.no_grad():
+        x = model.embed(ids)
+        for earlier in model.blocks[:layer]:
+            x = earlier(x)
+        qkv = block.attention.qkv(block.norm1(x)).unflatten(-1, (3, block.attention.num_heads, -1))
+        q, k = (block.attention.rotate(qkv[:, :, part, head]) for part in (0, 1))
+        by_pair = (q[:, :, None] * k[:, None]).unflatten(-1, (-1, 2)).sum(-1).mean(0)  # [query, key, pair]
+    parts = torch.stack([by_pair.diagonal(offset=o).mean(-1) for o in range(-31, 32)])  # [offset + 31, pair]
+    return {"head": f"layer {layer}, head {head}", "peak_offsets": [int(i) - 31 for i in parts.argmax(dim=0)]}
+
+
+def refresh_pair_peaks(record: dict) -> dict:
+    """Retrain the rotary encoders and decoders (250 steps, each seed) and write where each pair's part of their
+    previous-token head peaks; their saved heads must come out the same, so the peaks describe the same models."""
+    peaks: dict = {"encoder": [], "decoder": []}
+    for k, seed in enumerate(SEEDS):
+        encoder = training.train("rotary", settings=transformer.Settings(seed=seed)).model
+        assert encoder_heads(encoder) == record["heads"]["encoder"]["rotary"][k], seed
+        decoder = training.train("rotary", settings=transformer.Settings(causal=True, seed=seed)).model
+        assert decoder_heads(decoder) == record["heads"]["decoder_rotary"][k], seed
+        peaks["encoder"].append(pair_peaks(encoder))
+        peaks["decoder"].append(pair_peaks(decoder))
+    record["pair_peaks_rotary"] = peaks
+    return record
+
+
 def token_row_length(model: transformer.TinyTransformer) -> float:
     """The mean length of the token rows the first block reads, the factor included (a PE row is sqrt(d_model / 2))."""
     return float((model.embedding.weight.detach() * model.embedding_scale).norm(dim=1).mean())
@@ -211,6 +247,9 @@ def run() -> dict:
                     record["heads"]["encoder"].setdefault(scheme, []).append(encoder_heads(model_250))
                 if scheme == "rotary" and mode == "decoder":
                     record["heads"]["decoder_rotary"].append(decoder_heads(model_250))
+                if scheme == "rotary":
+                    record.setdefault("pair_peaks_rotary", {"encoder": [], "decoder": []})[mode].append(
+                        pair_peaks(model_250))
                 print(f"{mode} {scheme} seed {seed}: {json.dumps(out['accuracy'])} "
                       f"({time.perf_counter() - start:.0f} s so far)", flush=True)
     scale = record["embedding_scale"]["accuracy"]
@@ -392,6 +431,16 @@ def check_claims(record: dict) -> Claims:
     claims.check("decoder rotary head: keys 45 and 51 back (offsets -45 and -51, key - query) take more than half of "
                  "its weight at positions 48-63",
                  [sum(v for o, v in h["top_offsets_48_63"].items() if o in ("45", "51")) for h in dec], above=0.5)
+    # Why the rotary decoder's far keys win and the encoder's do not: pair 1 (0.1 radian a token) turns once in about 63
+    # tokens, so 49-51 back has the angle of a key 12-14 ahead. The decoder's pair 1 peaks there, at keys its mask hides;
+    # the encoder, which sees keys up to 15 ahead, peaks next to offset 0.
+    peaks = record["pair_peaks_rotary"]
+    claims.check("decoder rotary head: pair 1's part peaks at a key 10 or more ahead, which the mask hides",
+                 [p["peak_offsets"][1] for p in peaks["decoder"]], above=9.5)
+    claims.check("decoder rotary head: pair 1's part peaks at most 15 ahead",
+                 [p["peak_offsets"][1] for p in peaks["decoder"]], below=15.5)
+    claims.check("encoder rotary head: pair 1's part peaks within 3 of offset 0",
+                 [abs(p["peak_offsets"][1]) for p in peaks["encoder"]], below=3.5)
     # Exercise 4 (option a: sinusoidal loses more; rotary changes by less than 0.02) and the paragraph after it.
     scale = record["embedding_scale"]["accuracy"]
     gain = minus(scale["sinusoidal"]["scaled"]["32"], scale["sinusoidal"]["unscaled"]["32"])
@@ -430,19 +479,23 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="assert the claims on the saved results, no training")
     parser.add_argument("--encoder-heads", action="store_true",
                         help="retrain only the sinusoidal and rotary encoders and rewrite their heads in the saved results")
+    parser.add_argument("--pair-peaks", action="store_true",
+                        help="retrain only the rotary encoders and decoders and write where each RoPE pair's part peaks")
     parser.add_argument("--embedding-rows", action="store_true",
                         help="retrain only the sinusoidal models of the embedding-factor runs and write their token rows' "
                              "lengths in the saved results")
     args = parser.parse_args()
     if args.check:
         record = json.loads(OUTPUT.read_text())
-    elif args.encoder_heads or args.embedding_rows:
+    elif args.encoder_heads or args.embedding_rows or args.pair_peaks:
         torch.set_num_threads(1)
         record = json.loads(OUTPUT.read_text())
         if args.encoder_heads:
             record = refresh_encoder_heads(record)
         if args.embedding_rows:
             record = refresh_embedding_rows(record)
+        if args.pair_peaks:
+            record = refresh_pair_peaks(record)
         OUTPUT.write_text(json.dumps(record, indent=1) + "\n")
         print(f"wrote {OUTPUT.relative_to(ROOT)}")
     else:

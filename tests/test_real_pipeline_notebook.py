@@ -273,7 +273,6 @@ def test_transformers_generate_adds_1_to_the_last_position_id():
 @pytest.mark.parametrize("answer", [
     lambda last: last + 1,  # the solution
     lambda last: last.add(1),
-    lambda last: (last + 1).squeeze(-1),  # (batch,): one position per row is enough
     lambda last: (last + 1).tolist(),
     lambda last: torch.stack([row + 1 for row in last]),
     lambda last: (last + 1).float(),  # floats: named below
@@ -288,6 +287,12 @@ def test_every_right_new_position_is_correct(answer):
     # Review 9: only row 0 has pads, so only its positions differ from its slots in the cache.
     assert "In row 0, which has pads" in feedback.message, feedback.message
     assert "adds 1 to the last position id" in feedback.message, feedback.message
+
+
+def test_a_new_position_the_loop_cannot_pass_is_refused():
+    # Review 44: a (batch,) answer raises in the notebook's loop ("position_ids must be (2, 1) or (1,)").
+    feedback = exercises.check_new_position(lambda last: (last + 1).squeeze(-1), **CACHE_SIZES)
+    assert feedback.status == "wrong" and "(2, 1)" in feedback.message, feedback.message
 
 
 def test_the_checker_feeds_each_answer_back_as_the_next_last():

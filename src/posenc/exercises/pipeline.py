@@ -182,9 +182,9 @@ def _read_step(result: object, batch: int) -> tuple[torch.Tensor, bool] | Feedba
     if value.dtype == torch.bool:
         return Feedback(WRONG, "Got a tensor of True/False: that is a mask. The new token's position id is a whole "
                                "number per row.")
-    if tuple(value.shape) not in ((batch, 1), (batch,)):
+    if tuple(value.shape) != (batch, 1):  # the loop passes it as position_ids, one column: a (batch,) one raises there
         return Feedback(WRONG, f"Got {describe(value)}; the step feeds one token per row: expected its position ids, "
-                               f"({batch}, 1).")
+                               f"({batch}, 1), as the loop passes them to the model.")
     if value.is_floating_point() and not bool((value == value.round()).all()):
         return Feedback(WRONG, f"Got {value.flatten().tolist()}: positions are whole numbers, yours have fractions.")
     floating = value.is_floating_point()
@@ -252,7 +252,7 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     The checker runs the loop of the exercise (`models.decoder.TinyDecoder`): the first `prefill` tokens of ids
     `(batch, seq)` in one call, at the mask's position ids, then one token per call, each at the position the
     function gives from the last one it gave (the prompt's last at the first step), on this batch and on batches of
-    its own. Right: every new token at its position (a `(batch,)` tensor or a list is fine); the feedback says how far
+    its own. Right: every new token at its position, `(batch, 1)` (a list of that shape too); the feedback says how far
     the loop's logits then are from the full pass's. The named mistakes: the exhibit's bug, the usual slips in the
     offset (tests/test_real_pipeline_notebook.py lists them), and floats.
     """
