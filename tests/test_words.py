@@ -26,7 +26,7 @@ BUDGET = {
     "03_pe_formula": 1418,
     "04_stack_and_flatten": 1213,
     "05_x_plus_pe_and_qkv": 1324,
-    "06_batches_and_masks": 1150,
+    "06_batches_and_masks": 1133,
     "07_heads_and_causal_mask": 1553,
     "08_explore": 748,
     "09_why_positions_matter": 693,
