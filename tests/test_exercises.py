@@ -633,7 +633,7 @@ class TestSchemeCheckers:
         six = six.repeat_interleave(2, -1)
         transposed = exercises.check_rotary_tables((six.cos().T, six.sin().T), x=self.x[:, :6])
         assert transposed.status == "mistake" and "transposed" in transposed.message
-        for answer, words in [((halves.cos(), halves.sin()), "These equal the tables of the cell above"),
+        for answer, words in [((halves.cos(), halves.sin()), "These equal the tables of the first cell of this exercise"),
                               ((angles.repeat(1, 2).cos(), angles.repeat(1, 2).sin()), "These equal the tables"),
                               ((cos, halves.sin()), "sin still comes"),
                               ((halves.cos(), sin), "cos still comes"),
@@ -730,6 +730,19 @@ class TestSchemeCheckers:
         # a lookup table of the named counts fails on the unnamed one
         table = {n: by_the_rule(n) for n in (16, 20, 24, 48)}
         assert not exercises.check_alibi_slopes(lambda n: table[n]).correct
+        # Review 45: a failure on the unnamed count names neither the count nor its slopes
+        hidden = (exercises.check_alibi_slopes(lambda n: table[n]),  # raises KeyError: 37
+                  exercises.check_alibi_slopes(lambda n: table.get(n)),  # returns None
+                  exercises.check_alibi_slopes(lambda n: table.get(n, by_the_rule(n)[:-1] + [0.5])))
+        for verdict in hidden:
+            assert not verdict.correct and "37" not in verdict.message, verdict
+            assert "Right for 16, 20, 24 and 48 heads, but for one more head count" in verdict.message, verdict
+        assert "it raised KeyError" in hidden[0].message and "returned None" in hidden[1].message
+        assert "not right" in hidden[2].message
+        # Review 45: an answer of the wrong type is told the types that work, not "a list as a torch.Tensor"
+        generator = exercises.check_alibi_slopes(lambda n: (s for s in by_the_rule(n)))
+        assert generator.status == "wrong" and "as a list or a tensor, got" in generator.message, generator
+        assert "a list as a" not in generator.message
         assert exercises.check_alibi_slopes(lambda *, num_heads: by_the_rule(num_heads)).correct  # keyword-only
         assert exercises.check_alibi_slopes(lambda n: torch.tensor(by_the_rule(n), dtype=torch.float32)).correct
         # Review 37: the slopes as a column or a row are still the slopes; a (n, 2) table is not.

@@ -33,7 +33,7 @@ BUDGET = {
     "10_relative_positions": 1136,
     "11_pitfalls": 829,
     "12_precision": 1163,
-    "13_position_schemes": 1556,
+    "13_position_schemes": 1513,
     "14_does_position_matter": 1657,
     "15_real_pipeline": 1635,
     # "Stretching the context" reads as two: the rules, then what real models set.

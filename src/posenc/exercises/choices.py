@@ -155,7 +155,8 @@ _ROPE_SELF_SCORE_PEAK = {
          "and k = word @ W_K point different ways, and turning k can bring it closer to q's direction than no turn does.",
     "b": "Nothing favours the ends. Each pair adds |q_i| |k_i| cos(angle_i s + phase_i), which rises and falls with "
          "the offset s, so the largest sum can fall at any offset. The figure below shows where it falls here.",
-    "c": "At offset s the score is q . (R_s k), with q = word @ W_Q and k = word @ W_K: two different vectors, since "
+    "c": "The score depends on the two positions only through the offset, so both query positions peak at the same "
+         "offset. At offset s the score is q . (R_s k), with q = word @ W_Q and k = word @ W_K: two different vectors, since "
          "W_Q and W_K differ. It is largest where the turn brings k closest to q's direction (a turn keeps k's length), "
          "which need not be offset 0. With W_Q = W_K the peak would be at offset 0, since a rotation cannot make "
          "q . R q larger than |q|^2.",

@@ -191,7 +191,7 @@ def check_rotary_tables(answer: object, *, x: torch.Tensor, base: float = DEFAUL
                                  "The torch.cat tables, the whole row of angles twice side by side, are right for the "
                                  f"half-split layout, whose pairs are (i, i + {d // 2}).")
     mistakes = [
-        ("These equal the tables of the cell above. Print the angle that columns 0 and 1 get at position 1. "
+        ("These equal the tables of the first cell of this exercise. Print the angle that columns 0 and 1 get at position 1. "
          "The two columns are one pair: should their angles differ?", lambda: are(halves.cos(), halves.sin())),
         ("cos is right now, but sin still comes from torch.cat([pair_angles, pair_angles]): both tables need each pair's "
          "angle in both of its columns.", lambda: are(in_place.cos(), halves.sin())),
@@ -298,6 +298,16 @@ def check_alibi_slopes(answer: Callable | None, *, head_counts: tuple[int, ...] 
     verdicts = {}
     for n in head_counts:
         kind, slopes = _call_slopes(answer, n)
+        if unnamed and n == head_counts[-1]:  # the unnamed count: messages name neither it nor its slopes
+            fails = ("it raised " + type(slopes).__name__ if kind == "raised" else "it returned None" if slopes is None
+                     else None if (verdict := _judge_slopes(slopes, n)).correct else "the slopes are not right")
+            if fails:
+                return Feedback(WRONG if kind == "raised" or slopes is None else verdict.status,
+                                f"Right for {', '.join(map(str, head_counts[:-2]))} and {head_counts[-2]} heads, but for "
+                                f"one more head count, which the checker keeps to itself, {fails}. The rule must work "
+                                "for any count.")
+            verdicts[n] = verdict
+            continue
         if kind == "raised":
             return Feedback(WRONG, f"my_slopes({n}) raised {error_line(slopes)}.")
         if slopes is None:  # a written function that forgot its return is attempted, not "not attempted"
@@ -318,7 +328,10 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
         return Feedback(MISTAKE, "That is the package's own schemes.alibi_slopes: compute the slopes from the rule.")
     expected = alibi_slopes(num_heads=num_heads, dtype=torch.float64)
     given = answer
-    answer = as_tensor(answer, f"the {num_heads} slopes, e.g. a list")
+    if not isinstance(answer, (list, tuple, np.ndarray, torch.Tensor)):
+        return Feedback(WRONG, f"Expected the {num_heads} slopes as a list or a tensor, got "
+                               f"{describe(answer)}.", readable=False)
+    answer = as_tensor(answer, f"the {num_heads} slopes")
     if isinstance(answer, Feedback):
         return answer
     # A column or a row of slopes, (n, 1) or (1, n), is still n slopes.
