@@ -362,8 +362,15 @@ def test_the_exhibits_bug_is_named():
     # function can reach it only through the loop's variables. The verdict on those positions names the bug.
     given = torch.tensor([[7, 8, 9], [7, 8, 9]])
     feedback = exercises.pipeline._judge_new_positions(given, CACHE_MASK, PREFILL)
-    assert feedback.status == "mistake" and "This is the bug" in feedback.message, feedback.message
+    assert feedback.status == "mistake" and "as the loop's bug puts them" in feedback.message, feedback.message
     assert "number of slots cached, pads included" in feedback.message, feedback.message
+
+
+def test_every_row_at_the_largest_plus_1_is_not_called_the_bug():
+    # Review 45: max + 1 in every row gives the slot numbers on this batch, but it is not the loop's line.
+    feedback = exercises.check_new_position(lambda last: torch.full_like(last, int(last.max()) + 1), **CACHE_SIZES)
+    assert feedback.status == "mistake" and "This is the bug" not in feedback.message, feedback.message
+    assert "Every row's new tokens at the same positions" in feedback.message, feedback.message
 
 
 def test_a_wrong_answer_says_what_it_got_and_what_was_expected():
@@ -422,7 +429,6 @@ def the_bug(query, cached):  # the exhibit's two lines, as functions of the cach
 @pytest.mark.parametrize("answer", [
     step_scores,
     lambda query, cached: (schemes.apply_rotary(query, offset=len(cached) - 1) @ torch.stack(cached)[:, 0].T).double(),
-    lambda query, cached: torch.cat(cached) @ schemes.apply_rotary(query, offset=len(cached) - 1).T,  # (t + 1, 1)
     lambda query, cached: torch.stack([(schemes.apply_rotary(query, offset=len(cached) - 1) * key).sum()
                                        for key in cached]),  # (t + 1,), a loop over the keys
     lambda query, cached: (schemes.apply_rotary(torch.cat([torch.zeros(len(cached) - 1, query.shape[-1]), query]))[-1:]
@@ -432,6 +438,13 @@ def test_right_scores_are_correct_however_written(answer):
     feedback = exercises.check_cached_keys(answer, 6, keys=KEYS)
     assert feedback.status == "correct" and "2 caches of the checker's own" in feedback.message, feedback.message
     assert "3 + 3 = 6" in feedback.message, feedback.message
+
+
+def test_a_column_of_scores_is_refused():
+    # Review 45: a (t + 1, 1) column of the right numbers breaks a softmax over dim=-1; the exercise asks (1, t + 1).
+    column = lambda query, cached: torch.cat(cached) @ schemes.apply_rotary(query, offset=len(cached) - 1).T  # noqa: E731
+    feedback = exercises.check_cached_keys(column, 6, keys=KEYS)
+    assert feedback.status == "wrong" and "(6, 1)" in feedback.message and "(1, 6)" in feedback.message, feedback.message
 
 
 def test_the_exhibits_loop_turns_key_3_by_6_when_step_5_reads_it():

@@ -226,9 +226,9 @@ def _judge_new_positions(given: torch.Tensor, mask: torch.Tensor, prefill: int) 
         return Feedback(CORRECT, "Correct.")
     pads = int((~mask.bool()).sum(dim=-1).max())
     mistakes = [
-        (f"This is the bug: each new token at the number of slots cached, pads included (up to {pads} too far in a "
-         "padded row; an unpadded row is right). The prompt's positions count only real tokens, so the new ones must "
-         "carry on from them.", (prefill + steps).expand(batch, -1)),
+        (f"Every row's new tokens at the same positions, the number of slots cached, pads included, as the loop's bug "
+         f"puts them (up to {pads} too far in a padded row; an unpadded row is right). The prompt's positions count "
+         "only real tokens, so each row's new ones must carry on from its own.", (prefill + steps).expand(batch, -1)),
         ("Every new token at position 0: the forgotten offset. Alone in its call, a new token is still not the first "
          "of its sequence.", torch.zeros_like(expected)),
         ("The offset was not advanced: every new token at the prompt's last position. Each new token comes one "
@@ -314,7 +314,7 @@ def check_cached_keys(answer: object, turn: object = None, *, keys: torch.Tensor
     """A function `answer(query, cached)`: one step of a RoPE decoding loop. `cached` is the list of `(1, d)` keys the
     loop has cached after step t's append, key j turned at offset j (`schemes.apply_rotary`, interleaved pairs);
     `query` is query t, `(1, d)`, not turned. Right is query t's scores against keys 0 to t as the full pass gives
-    them, `(1, t + 1)` (a `(t + 1,)` or `(t + 1, 1)` tensor of the same numbers too). It is run on the cache of the raw
+    them, `(1, t + 1)` (a `(t + 1,)` tensor too; a `(t + 1, 1)` column is refused). It is run on the cache of the raw
     keys `(n, d)` and on caches of the checker's own, each with a query of the checker's own.
 
     Named mistakes: the exhibit's bug (keys turned again when read), the query turned by the wrong position or
@@ -406,7 +406,7 @@ def _judge_step_scores(answer: object, query: torch.Tensor, raw: torch.Tensor) -
     if isinstance(answer, Feedback):
         return answer if answer.status != NOT_ATTEMPTED else Feedback(WRONG, "Your function returned None: end it "
                                                                               "with return and the scores.")
-    if answer.numel() != n or answer.ndim > 2 or (answer.ndim == 2 and 1 not in answer.shape):
+    if answer.numel() != n or answer.ndim > 2 or (answer.ndim == 2 and answer.shape[0] != 1):
         got = (f"a {type(given).__name__} of {len(given)} tensors, not one tensor"
                if isinstance(given, (list, tuple)) and answer.ndim == 3 else describe(answer))
         return Feedback(WRONG, f"Got {got}; expected query {t}'s scores against the {n} cached keys, one (1, {n}) "
