@@ -376,6 +376,22 @@ def test_yarn_kept_at_a_longer_length_names_the_mistake(answer, words):
     assert feedback.status == MISTAKE and words in feedback.message and "pairs 0 to 24" in feedback.message, feedback
 
 
+def turns_over(bound, head_dim, base):
+    """A learner who keeps the pairs with more than `bound` turns within L."""
+    return lambda L: int((L * rope_scaling.rope_frequencies(head_dim=head_dim, base=base) / (2 * math.pi) > bound).sum())
+
+
+def test_yarn_kept_names_neither_slip_where_llama31s_bound_and_1_over_theta_give_one_count():
+    # Review 45: on the notebook's head (64 columns, base 1e6, L = 32,768) "over 4 turns" gives 17, as 1 / theta does;
+    # the message named 1 / theta, a slip this learner did not make. Where the two counts meet, neither is named.
+    notebook = {"head_dim": 64, "base": 1_000_000.0, "original_length": 32_768, "example_length": 8192}
+    feedback = exercises.check_yarn_kept(turns_over(4, 64, 1_000_000.0), **notebook)
+    assert feedback.status == WRONG and "Got 17, expected 12" in feedback.message, feedback
+    assert "theta" not in feedback.message and "4 turns" not in feedback.message, feedback
+    feedback = exercises.check_yarn_kept(turns_over(4, 128, 500_000.0), **LONGER_HEAD)  # 35 against 1 / theta's 34
+    assert feedback.status == MISTAKE and "over 4 turns within L, Llama 3.1's bound" in feedback.message, feedback
+
+
 def test_yarn_kept_names_the_count_at_8192_only_when_it_is_given_at_every_length():
     feedback = exercises.check_yarn_kept(lambda L: 19, **LONGER_HEAD)  # L = 8,192's count, whatever L
     assert feedback.status == MISTAKE and "count at L = 8,192" in feedback.message, feedback
@@ -452,7 +468,7 @@ def test_turning_columns_counts_two_columns_per_fast_turned_pair():
     message = exercises.check_turning_columns(columns_by_formula(), **NEOX_HEAD).message
     assert "Correct: 16 columns" in message and "pair 8 turns once every 2,916" in message, message
     # Review 42: "no new angle" was overstated; at integer positions a longer input meets new angles within the circle.
-    assert ("Past offset 2,047, only these meet no angle outside the range they already covered; the 72 unturned columns "
+    assert ("Past distance 2,047, only these meet no angle outside the range they already covered; the 72 unturned columns "
             "have no angle to meet.") in message, message
     assert exercises.check_turning_columns(columns_by_formula()).message == message
 
@@ -521,6 +537,8 @@ def test_turning_columns_says_what_to_check_when_several_mistakes_give_every_tur
 def test_turning_columns_a_count_typed_for_24_fails_at_the_checkers_own():
     feedback = exercises.check_turning_columns(lambda rotary_dim: 16, **NEOX_HEAD)
     assert feedback.status != CORRECT and "width of the checker's own" in feedback.message, feedback
+    # Review 45: the message gave the count at the checker's own width ("expected 22"), for a retry to copy.
+    assert "gave 16, not the count there" in feedback.message and "22" not in feedback.message, feedback
 
 
 def test_turning_columns_a_column_index_in_the_exponent_is_not_told_to_use_its_argument():
@@ -623,6 +641,14 @@ def test_best_two_names_what_each_wrong_rule_does(answer, words):
     by_seed, learned = _at_4x()
     feedback = exercises.check_best_two(answer, by_seed=by_seed, learned=learned)
     assert feedback.status == MISTAKE and words in feedback.message and "YaRN and Llama 3.1" in feedback.message, feedback
+
+
+@pytest.mark.parametrize("answer", [["YaRN", "Llama 3"], "yarn and llama 3", ("llama-3", "yarn")])
+def test_best_two_refuses_llama_3_which_ships_no_rule(answer):
+    # Review 45: "Llama 3" was praised; Llama 3 ships no scaling rule (use_scaled_rope False), Llama 3.1 does.
+    by_seed, learned = _at_4x()
+    feedback = exercises.check_best_two(answer, by_seed=by_seed, learned=learned)
+    assert feedback.status == WRONG and "Llama 3 ships no rule" in feedback.message, feedback
 
 
 def test_best_two_counts_the_turns_of_the_fast_pairs():

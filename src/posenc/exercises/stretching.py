@@ -104,8 +104,7 @@ def check_yarn_kept(answer: object, *, head_dim: int, base: float, factor: float
     """
     head_dim = check_size("head_dim", head_dim, minimum=2, maximum=2**16)
     original_length = check_size("original_length", original_length, minimum=2, maximum=2**40)
-    if example_length is not None:
-        example_length = check_size("example_length", example_length, minimum=2, maximum=2**40)
+    example_length = None if example_length is None else check_size("example_length", example_length, minimum=2, maximum=2**40)
     plain = rope_frequencies(head_dim=head_dim, base=base)
 
     def kept_at(length: int) -> int:
@@ -156,8 +155,7 @@ def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, pl
     """The verdict on one count for trained length `length`; without `reveal`, no message gives the count away."""
     number = as_count(answer)
     if number is None:
-        return Feedback(WRONG, f"my_kept({length:,}) returned {describe(answer)}: expected a number of pairs, a "
-                               "whole number.")
+        return Feedback(WRONG, f"my_kept({length:,}) returned {describe(answer)}: expected a number of pairs, a whole number.")
     why = (f"A pair is kept if it makes more than 32 turns within L = {length:,}, a wavelength under "
            f"{length / 32:,g} positions" + (f": pairs 0 to {kept - 1}." if reveal else "."))
     if length * float(plain[0]) / (2 * math.pi) <= 32:  # the code clamps its ramp's low bound to pair 0
@@ -167,6 +165,7 @@ def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, pl
     divided = divided_at(length) if divided_at else 0
     blended = head_dim // 2 - kept - divided
     # NTK-aware's exponent 2i / (head_dim - 2), shown just before, gives the count or one less: then both are named.
+    slip, four = int((plain > 32 / length).sum()), int((length * plain / (2 * math.pi) > 4).sum())  # named if they differ
     ntk, exponent = int((2 * math.pi * plain ** (-head_dim / max(head_dim - 2, 1)) < length / 32).sum()), (
         f"NTK-aware's exponent 2i/{head_dim - 2} instead of RoPE's 2i/{head_dim}")
     mistakes = [
@@ -176,7 +175,8 @@ def _judge_kept(answer: object, *, head_dim: int, factor: float, length: int, pl
         (f"That counts the pairs divided by {factor:g}, those with less than one turn within L.", divided),
         ("That counts the blended pairs, between 1 and 32 turns within L.", blended),
         ("That counts the pairs YaRN changes.", head_dim // 2 - kept),
-        ("That takes 1 / theta for the wavelength, not 2 pi / theta.", int((plain > 32 / length).sum())),
+        ("That takes 1 / theta for the wavelength, not 2 pi / theta.", slip if slip != four else None),
+        ("That keeps the pairs over 4 turns within L, Llama 3.1's bound. YaRN's is 32.", four if slip != four else None),
         ("That bounds the wavelength by L x 32, not L / 32.", int((2 * math.pi / plain < 32 * length).sum())),
     ]
     if example is not None and example[0] != length:
@@ -222,9 +222,8 @@ def check_turning_columns(answer: object, *, head_dim: int = 96, rotary_dim: int
         if feedback.status != CORRECT:
             if width == rotary_dim:
                 return feedback
-            expected = 2 * _turning_pairs(width, width // 2, base=base, length=length)
-            return Feedback(feedback.status, f"Right at rotary_dim = {rotary_dim}, but at a width of the checker's "
-                                             f"own, my_columns({width}) gave {short(result)}; expected {expected}. Check "
+            return Feedback(feedback.status, f"Right at rotary_dim = {rotary_dim}, but at a width of the checker's "  # no count
+                                             f"own, my_columns({width}) gave {short(result)}, not the count there. Check "
                                              "that your exponent is 2i/rotary_dim, i the pair, with the argument rotary_dim.")
     # The package's frequencies (rope_frequencies, rotary_angles: all of them builder.frequencies) or transformers'.
     borrowed = [frequencies, *loaded_library_functions(lambda name: "rope" in name.lower() and "param" in name.lower())]
@@ -264,7 +263,7 @@ def _judge_columns(answer: object, *, head_dim: int, rotary_dim: int, base: floa
     if number == expected:
         fast = (f"pairs 0 to {pairs - 1} of the {rotary_dim // 2} turned pairs" if pairs else
                 f"none of the {rotary_dim // 2} turned pairs")
-        return Feedback(CORRECT, f"Correct: {expected} columns, {fast}, two columns each{slower}. Past offset {length - 1:,}, "
+        return Feedback(CORRECT, f"Correct: {expected} columns, {fast}, two columns each{slower}. Past distance {length - 1:,}, "
                                  f"only these meet no angle outside the range they already covered; the {unturned} unturned "
                                  "columns have no angle to meet.")
     over_head = turning_pairs(head_dim, rotary_dim // 2)
@@ -307,7 +306,7 @@ _RULE_NAMES = {"none": "none", "plain": "none", "plain rope": "none", "rotary": 
                "pi": "linear", "linear": "linear", "position interpolation": "linear", "position interpolation (pi)": "linear",
                "ntk": "ntk", "ntk aware": "ntk", "ntk aware interpolation": "ntk", "yarn": "yarn", "yarn (code)": "yarn",
                "yarn (code ramp)": "yarn", "yarn paper": "yarn_paper", "yarn (paper ramp)": "yarn_paper",
-               "yarn (paper)": "yarn_paper", "yarn with paper ramp": "yarn_paper", "llama3": "llama3", "llama 3": "llama3",
+               "yarn (paper)": "yarn_paper", "yarn with paper ramp": "yarn_paper", "llama3": "llama3", "llama 3": "llama_3",
                "llama 3.1": "llama3", "llama3.1": "llama3", "llama31": "llama3", "llama": "llama3", "paper": "yarn_paper"}
 
 
@@ -408,8 +407,7 @@ def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learn
     The rules are those of `BEST_TWO_RULES`; `learned` holds the indices of the seeds that learned the task. Raises
     ValueError if the two best differ between those seeds: the question then has no one answer.
     """
-    if not isinstance(by_seed, dict) or not 2 < len(by_seed) <= len(BEST_TWO_RULES) or not set(by_seed) <= set(
-            BEST_TWO_RULES):
+    if not isinstance(by_seed, dict) or not 2 < len(by_seed) <= len(BEST_TWO_RULES) or not set(by_seed) <= set(BEST_TWO_RULES):
         raise TypeError(f"by_seed must be a dict of 3 to 6 of {BEST_TWO_RULES} -> accuracies, got {short(by_seed)}")
     seeds = None
     for rule, values in by_seed.items():
@@ -433,8 +431,9 @@ def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learn
         return names
     if len(names) != 2 or len(set(names)) != 2:
         return Feedback(WRONG, f"Name two different rules of {listed}; got {short(answer)}.")
-    if any(name not in by_seed for name in names):
-        return Feedback(WRONG, f"Name two of {listed}; got {short(answer)}.")
+    if any(name not in by_seed for name in names):  # "Llama 3" too
+        no_rule = " Llama 3 ships no rule (its use_scaled_rope is False); Llama 3.1 does." * ("llama_3" in names)
+        return Feedback(WRONG, f"Name two of {listed}; got {short(answer)}.{no_rule}")
 
     def scores(rule: str) -> str:
         values = [float(by_seed[rule][k]) for k in learned]
