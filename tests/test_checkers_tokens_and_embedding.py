@@ -513,7 +513,8 @@ class TestRowsChanged:
         assert not self.check(11).correct
 
     def test_the_right_answer_points_to_the_run_and_no_message_names_what_the_run_teaches(self):
-        # The stem does not name weight decay and the run after the prediction teaches it: no message says it first.
+        # The stem gives weight_decay's value but not what it does to a row with no gradient, which the run after the
+        # prediction teaches: no message says it first.
         # The run and the text below it say that every row changed, so the right answer's message does not repeat it.
         for answer in (11, [11], list(range(11))):
             message = self.check(answer).message

@@ -1530,10 +1530,12 @@ def test_a_number_typed_with_quotes_is_the_same_prediction(answer, status):
         assert "Expected a number" in feedback.message
     # The named predictions hand the answer on, so they read it the same way.
     assert exercises.check_row_a_token_gets("0", actual=0).correct
-    # Predicting an error is a prediction too: the message says why nothing raises (review 41).
+    # Predicting an error is not a row, so it is not kept as the prediction: the message says only that nothing
+    # raises, and keeps how the shapes meet (the answer) until a row is predicted.
     for error in ("error", "IndexError", "it raises"):
         feedback = exercises.check_row_a_token_gets(error)
-        assert feedback.status == "wrong" and "Nothing raises" in feedback.message, feedback.message
+        assert feedback.status == "wrong" and not feedback.readable and "Nothing raises" in feedback.message
+        assert "(2, 1, 6)" not in feedback.message and "row 0" not in feedback.message, feedback.message
     assert "Nothing raises" not in exercises.check_row_a_token_gets("seven").message
     assert "Nothing raises" not in exercises.check_row_a_token_gets(7).message
 

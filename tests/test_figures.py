@@ -362,7 +362,7 @@ def test_benchmark_series_differ_in_colour_marker_and_line_style():
     assert len({line.get_markersize() for line in lines}) == 5
 
 
-def test_error_lines_differ_in_hue_marker_and_style_and_the_reference_line_says_what_it_is():
+def test_error_lines_differ_in_hue_and_marker_and_the_reference_line_says_what_it_is():
     # 12's figures: the ways to build the table. Two lines that lie on each other (both casts to bfloat16 near 2^-9)
     # show their markers at other positions; the dotted line is named.
     errors = {name: [2e-3] * 10 for name in ("a", "b", "c", "d", "e")}

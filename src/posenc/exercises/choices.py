@@ -126,7 +126,7 @@ _SHIFT_BACK_FORMS = re.compile(
     rf"|torch\.(transpose|swapaxes)\((rotation|r),{_SWAP[2:]}"
     r"|(the)?(transpose|inverse|invert)(of)?(the)?(rotation|r|matrix)")
 # R_{-2}, the backward shift itself: the right matrix, but not one of the options.
-_BACKWARD_SHIFT = re.compile(r"r_\{?-2\}?|(schemes\.)?rotation_matrix\((position=)?-2(,d=6)?\)")
+_BACKWARD_SHIFT = re.compile(r"r_(-2|\{-2\})|(schemes\.)?rotation_matrix\((position=)?-2(,d=6)?\)")
 
 
 def check_shift_back(answer: object) -> Feedback:

@@ -371,8 +371,8 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
     if trained:
         return Feedback(MISTAKE, f"Your module adds one table row per position in both layouts, but forward uses a "
                                  f"trainable nn.Parameter ({trained}). Training would change it, so the rows added would "
-                                 "drift from the sinusoid table. Register the table as a buffer: it moves with the "
-                                 "model but is never trained.")
+                                 "drift from the sinusoid table. Keep the table in a buffer, which moves with the model "
+                                 "but is never trained, and add nothing trainable.")
     # A table kept as a plain attribute passes, but model.float() and model.to(...) would leave it behind.
     kept_plain = any(isinstance(value, torch.Tensor) for value in vars(module).values())  # parameters, buffers: not here
     plain = "" if any(True for _ in module.buffers()) or not kept_plain else (

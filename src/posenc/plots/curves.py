@@ -60,9 +60,9 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
     each line shows the worst error up to 8 positions a decade, from 10 on. With `positions`, each entry holds one
     error per given position, drawn as it is.
 
-    Each line has its own colour (no two of one hue), marker and line style. Its markers sit at every
-    len(errors)-th position, each line's one position later than the line before: where two lines lie on each
-    other, the markers of both show. `reference_slope` draws `reference_slope x position` as a dotted grey line
+    Each line has its own colour (no two of one hue) and marker; no line is dotted or dash-dotted like the reference
+    and level lines. Its markers sit at every len(errors)-th position, each line's one position later than the line
+    before: where two lines lie on each other, the markers of both show. `reference_slope` draws `reference_slope x position` as a dotted grey line
     on top of the others, named `reference_label` (by default the slope itself). Errors of 0 are drawn at 1e-10
     (a log axis has no 0).
 
