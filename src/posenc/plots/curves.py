@@ -62,9 +62,9 @@ def error_by_position(errors: dict[str, Sequence[float]], *, title: str, positio
 
     Each line has its own colour (no two of one hue) and marker; no line is dotted or dash-dotted like the reference
     and level lines. Its markers sit at every len(errors)-th position, each line's one position later than the line
-    before: where two lines lie on each other, the markers of both show. `reference_slope` draws `reference_slope x position` as a dotted grey line
-    on top of the others, named `reference_label` (by default the slope itself). Errors of 0 are drawn at 1e-10
-    (a log axis has no 0).
+    before: where two lines lie on each other, the markers of both show. `reference_slope` draws
+    `reference_slope x position` as a dotted grey line on top of the others, named `reference_label` (by default the
+    slope itself). Errors of 0 are drawn at 1e-10 (a log axis has no 0).
 
     For a second look at some of the same lines: `like` (an earlier figure of this function) gives each line the
     colour, marker and line style of its namesake there; `linear_max` draws the errors on a linear axis from 0 to
