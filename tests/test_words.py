@@ -33,7 +33,7 @@ BUDGET = {
     "10_relative_positions": 1136,
     "11_pitfalls": 829,
     "12_precision": 1163,
-    "13_position_schemes": 1513,
+    "13_position_schemes": 1541,
     "14_does_position_matter": 1655,
     "15_real_pipeline": 1624,
     # "Stretching the context" reads as two: the rules, then what real models set.
