@@ -27,7 +27,7 @@ BUDGET = {
     "04_stack_and_flatten": 1213,
     "05_x_plus_pe_and_qkv": 1329,
     "06_batches_and_masks": 1133,
-    "07_heads_and_causal_mask": 1546,
+    "07_heads_and_causal_mask": 1621,
     "08_explore": 747,
     "09_why_positions_matter": 693,
     "10_relative_positions": 1136,
