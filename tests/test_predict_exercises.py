@@ -235,9 +235,11 @@ def test_the_constant_score_terms_take_the_count_typed_with_quotes_and_explain_t
     from posenc import schemes
 
     inputs = _constant_score_inputs()
-    for answer in (1, "1", " 1 ", 1.0, torch.tensor(1)):
+    for answer in (1, "1", " 1 ", 1.0, torch.tensor(1), "one", " One "):  # the count as a word too
         assert exercises.check_constant_score_terms(answer, **inputs).correct, answer
-    for answer in (1.5, -1, 5, "one", True):  # no count of four terms: unreadable, so not locked in as a prediction
+    two = exercises.check_constant_score_terms("two", **inputs)  # a wrong count as a word is read, and judged
+    assert two.readable and not two.correct and "counts pos-pos too" in two.message
+    for answer in (1.5, -1, 5, "five", "won", True):  # no count of four terms: unreadable, so not locked in as a prediction
         unread = exercises.check_constant_score_terms(answer, **inputs)
         assert not unread.correct and not unread.readable and "Expected a count from 0 to 4" in unread.message, answer
     guess = exercises.check_constant_score_terms(2, **inputs)  # word-word and pos-pos, as if M kept the offset

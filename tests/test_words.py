@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1621,
     "08_explore": 747,
     "09_why_positions_matter": 693,
-    "10_relative_positions": 1136,
+    "10_relative_positions": 1194,
     "11_pitfalls": 829,
     "12_precision": 1163,
     "13_position_schemes": 1541,

@@ -415,6 +415,9 @@ def check_constant_score_terms(answer: object, *, word: torch.Tensor, W_QK: torc
              [PE[p] @ M @ word for p, _ in placements], [PE[p] @ M @ PE[q] for p, q in placements]]
     actual = sum(all(torch.allclose(value, values[0]) for value in values) for values in terms)
     pos_pos = all(torch.allclose(value, terms[3][0]) for value in terms[3])
+    count_words = ("zero", "one", "two", "three", "four")  # "one" typed as a word is the count 1
+    if isinstance(answer, str) and answer.strip().lower() in count_words:
+        answer = count_words.index(answer.strip().lower())
     given = as_count(answer)
     if answer is not None and given not in range(len(terms) + 1):  # 1.5 or -1 is no count of four terms
         return Feedback(WRONG, f"Expected a count from 0 to {len(terms)}, got {describe(answer)}.", readable=False)
