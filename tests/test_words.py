@@ -26,7 +26,7 @@ BUDGET = {
     "03_pe_formula": 1418,
     "04_stack_and_flatten": 1213,
     "05_x_plus_pe_and_qkv": 1329,
-    "06_batches_and_masks": 1133,
+    "06_batches_and_masks": 1223,
     "07_heads_and_causal_mask": 1621,
     "08_explore": 747,
     "09_why_positions_matter": 693,
