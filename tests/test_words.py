@@ -32,7 +32,7 @@ BUDGET = {
     "09_why_positions_matter": 693,
     "10_relative_positions": 1194,
     "11_pitfalls": 829,
-    "12_precision": 1163,
+    "12_precision": 1218,
     "13_position_schemes": 1541,
     "14_does_position_matter": 1655,
     "15_real_pipeline": 1624,

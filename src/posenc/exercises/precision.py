@@ -171,13 +171,13 @@ def _bfloat16_distinct(n: int) -> tuple[int, bool]:
     return whole + up, up
 
 
-@exercise("positions in bfloat16", prediction=True)
+@exercise("positions in bfloat16")
 def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) -> Feedback:
     """How many distinct values the positions 0 .. max_sequence_length - 1 take when stored in bfloat16.
 
     Counted from bfloat16's numbers, so a length too large to build as a tensor (2^32) is checked as quickly.
-    A count can be found by looping over guesses, so progress() keeps the first answer per size, as for a
-    prediction: the learner tests the reasoning on sizes small enough to count with torch before answering.
+    It is a transfer exercise, not a prediction: a learner who recounts after a named mistake is done, so progress()
+    keeps the latest answer per size. No message says which way a count is off, so a loop cannot bisect to it.
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=_MAX_BFLOAT16_POSITIONS)
     expected, up = _bfloat16_distinct(max_sequence_length)
