@@ -25,7 +25,7 @@ BUDGET = {
     "02_embedding": 874,
     "03_pe_formula": 1418,
     "04_stack_and_flatten": 1213,
-    "05_x_plus_pe_and_qkv": 1329,
+    "05_x_plus_pe_and_qkv": 1378,
     "06_batches_and_masks": 1223,
     "07_heads_and_causal_mask": 1621,
     "08_explore": 781,
