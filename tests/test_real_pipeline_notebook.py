@@ -442,6 +442,18 @@ def test_right_scores_are_correct_however_written(answer):
     assert "3 + 3 = 6" in feedback.message, feedback.message
 
 
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_sparse_answers_get_feedback_and_do_not_raise(layout):
+    # Review 45: a sparse tensor raised inside both checkers (reshape, isfinite); a checker must never raise.
+    sparse = (lambda t: t.to_sparse()) if layout == "coo" else (lambda t: t.to_sparse_csr())
+    feedback = exercises.check_new_position(lambda last: sparse(last + 1), **CACHE_SIZES)
+    assert feedback.status == "correct", feedback.message
+    feedback = exercises.check_cached_keys(lambda query, cached: sparse(step_scores(query, cached)), 6, keys=KEYS)
+    assert feedback.status == "correct", feedback.message
+    wrong = exercises.check_cached_keys(lambda query, cached: sparse(the_bug(query, cached)), 6, keys=KEYS)
+    assert wrong.status == "mistake", wrong.message
+
+
 def test_a_column_of_scores_is_refused():
     # Review 45: a (t + 1, 1) column of the right numbers breaks a softmax over dim=-1; the exercise asks (1, t + 1).
     column = lambda query, cached: torch.cat(cached) @ schemes.apply_rotary(query, offset=len(cached) - 1).T  # noqa: E731

@@ -314,6 +314,11 @@ def as_tensor(answer: object, what: str, *, allow_nan: bool = False) -> torch.Te
         return Feedback(WRONG, f"Expected {what} as a torch.Tensor, got {describe(answer)}.", readable=False)
     if tensor.is_meta:
         return Feedback(WRONG, "Got a tensor on the 'meta' device, which holds no numbers: create it on the CPU.")
+    if tensor.layout != torch.strided:  # sparse (COO, CSR, ...): most operations a checker runs raise on these
+        try:
+            tensor = tensor.detach().to_dense()
+        except (RuntimeError, NotImplementedError, TypeError):
+            return Feedback(WRONG, f"Got a tensor in the {tensor.layout} layout; return an ordinary (dense) tensor.")
     if tensor.is_complex():
         return Feedback(WRONG, f"Got complex numbers ({tensor.dtype}); the answer holds real numbers.")
     tensor = tensor.detach().cpu()
