@@ -23,7 +23,7 @@ BUDGET = {
     "00_start_here": 830,
     "01_padding_and_one_hot": 745,
     "02_embedding": 874,
-    "03_pe_formula": 1418,
+    "03_pe_formula": 1437,
     "04_stack_and_flatten": 1213,
     "05_x_plus_pe_and_qkv": 1378,
     "06_batches_and_masks": 1223,
