@@ -22,7 +22,7 @@ MOST_PER_NOTEBOOK, MOST_IN_ALL = 2000, 23000
 BUDGET = {
     "00_start_here": 891,
     "01_padding_and_one_hot": 745,
-    "02_embedding": 874,
+    "02_embedding": 928,
     "03_pe_formula": 1437,
     "04_stack_and_flatten": 1213,
     "05_x_plus_pe_and_qkv": 1378,
