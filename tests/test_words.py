@@ -31,7 +31,7 @@ BUDGET = {
     "08_explore": 781,
     "09_why_positions_matter": 693,
     "10_relative_positions": 1194,
-    "11_pitfalls": 829,
+    "11_pitfalls": 900,
     "12_precision": 1218,
     "13_position_schemes": 1541,
     "14_does_position_matter": 1655,
