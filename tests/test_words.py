@@ -24,7 +24,7 @@ BUDGET = {
     "01_padding_and_one_hot": 745,
     "02_embedding": 928,
     "03_pe_formula": 1437,
-    "04_stack_and_flatten": 1213,
+    "04_stack_and_flatten": 1266,
     "05_x_plus_pe_and_qkv": 1378,
     "06_batches_and_masks": 1223,
     "07_heads_and_causal_mask": 1621,
