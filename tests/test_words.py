@@ -29,7 +29,7 @@ BUDGET = {
     "06_batches_and_masks": 1223,
     "07_heads_and_causal_mask": 1621,
     "08_explore": 781,
-    "09_why_positions_matter": 693,
+    "09_why_positions_matter": 745,
     "10_relative_positions": 1194,
     "11_pitfalls": 900,
     "12_precision": 1218,
