@@ -34,7 +34,7 @@ BUDGET = {
     "11_pitfalls": 829,
     "12_precision": 1163,
     "13_position_schemes": 1513,
-    "14_does_position_matter": 1655,
+    "14_does_position_matter": 1706,
     "15_real_pipeline": 1624,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1634,
