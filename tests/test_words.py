@@ -27,7 +27,7 @@ BUDGET = {
     "04_stack_and_flatten": 1266,
     "05_x_plus_pe_and_qkv": 1378,
     "06_batches_and_masks": 1223,
-    "07_heads_and_causal_mask": 1621,
+    "07_heads_and_causal_mask": 1609,
     "08_explore": 781,
     "09_why_positions_matter": 745,
     "10_relative_positions": 1194,
