@@ -47,10 +47,9 @@ FIXED_IN = {
     # 08's own explorer settings (d_model 33 and its last column, 32; 2π), its exercise at the paper's d_model,
     # sentences to type in, the pipeline explorer's steps 4 and 5, and column 80 of the heatmap's 128, from which
     # each sine stays within 0.2 of 0 over its 64 positions; Exercise 2's option "b", within 20 positions of 10;
-    # the encoding explorer's largest d_model, 256 (SLIDER_MAX), which Exercise 1 names; column 100's sine in the
-    # concatenated layout, 100 / 2 = 50, where the layouts view draws its dashed line
+    # the encoding explorer's largest d_model, 256 (SLIDER_MAX), which Exercise 1 names
     "08": {"33", "32", "6.28", "0.30", "152", "77", '"What is your name?"', '"What is his name?"', "4", "5", "80",
-           "20", "256", "50"},
+           "20", "256"},
 }
 # A number that names a place, not a quantity: "section 3.4", "Table 3", "torch 2.13", a notebook in the route's
 # table, "20 min".

@@ -28,7 +28,7 @@ BUDGET = {
     "05_x_plus_pe_and_qkv": 1378,
     "06_batches_and_masks": 1223,
     "07_heads_and_causal_mask": 1609,
-    "08_explore": 781,
+    "08_explore": 724,
     "09_why_positions_matter": 745,
     "10_relative_positions": 1194,
     "11_pitfalls": 900,
