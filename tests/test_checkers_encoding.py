@@ -143,6 +143,14 @@ class TestFirstNegative:
         feedback = self.check(answer, column=3, d_model=8)
         assert feedback.status == "mistake" and words in feedback.message, feedback.message
 
+    @pytest.mark.original_example
+    def test_the_answer_at_the_running_examples_width_is_named(self):
+        # At d_model = 6, column 3 is cos(pos / 10000^(2/6)) = cos(pos / 21.5443), negative from pi / 2 x 21.5443 = 33.8.
+        assert math.floor(math.pi / 2 * 10_000 ** (2 / 6)) + 1 == 34
+        feedback = self.check(34, column=3, d_model=8)
+        assert feedback.status == "mistake" and "running example's d_model = 6" in feedback.message, feedback.message
+        assert "cos(pos / 10)" in feedback.message
+
     @pytest.mark.parametrize("column,answer,words", [(3, 63, "from a quarter to three quarters of a wavelength"),
                                                      (2, 135, "from half a wavelength to a whole one")])
     def test_the_whole_wavelength_message_says_where_the_wave_is_negative(self, column, answer, words):

@@ -11,6 +11,7 @@ import math
 import torch
 
 from .. import encoding as steps
+from .. import example
 from .._checks import check_base, check_size
 from .._provenance import calls_any
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
@@ -90,6 +91,11 @@ def check_first_negative(answer: int | None, *, column: int, d_model: int, base:
          f"column {column} is in pair i = {column // 2}, whose denominator is {base:g}^({two_i}/{d_model}) = "
          f"{denominator:.6g}.", near(limit * base ** (2 * column / d_model))),
     ]
+    if column < example.D_MODEL != d_model:  # the column at the width the learner has on screen
+        other = base ** (two_i / example.D_MODEL)
+        mistakes.append((f"That is column {column} at the running example's d_model = {example.D_MODEL}, "
+                         f"{'sin' if sine else 'cos'}(pos / {other:.6g}). Here d_model = {d_model}, so the column is "
+                         f"{name}.", {math.floor(limit * other) + 1}))
     mistake = first_mistake(lambda values: number in values and number != expected, mistakes)
     if mistake:
         return mistake
