@@ -145,6 +145,9 @@ def test_the_nan_rows_checker_names_a_count_of_sentences_and_one_sentences_pads(
     assert "3 counts the sentences" in sentences and "one row per <PAD>" in sentences
     first = exercises.check_nan_rows("6", scores=scores, key_mask=mask).message
     assert "6 counts only sentence 0's <PAD>s" in first and "the answer is 19" in first
+    for count, sentence in ((5, 1), (8, 2)):  # any one sentence's <PAD>s, not only the first's
+        assert f"{count} counts only sentence {sentence}'s <PAD>s" in exercises.check_nan_rows(
+            count, scores=scores, key_mask=mask).message
     for other in (18, 20, 57):
         message = exercises.check_nan_rows(other, scores=scores, key_mask=mask).message
         assert "counts the sentences" not in message and "counts only" not in message

@@ -250,8 +250,8 @@ def check_nan_rows(answer: object, *, scores: torch.Tensor, key_mask: torch.Tens
         slip = f"{rows} is every row. A real word's row keeps all its keys, so its softmax is fine. "
     elif given == scores.shape[0] != actual:
         slip = f"{scores.shape[0]} counts the sentences. The mask hides one row per <PAD>, not one per sentence. "
-    elif given == int((~key_mask[0]).sum()) != actual:
-        slip = f"{given:g} counts only sentence 0's <PAD>s. Count every sentence's. "
+    elif given != actual and given in (per_sentence := [int(n) for n in (~key_mask).sum(dim=1)]):
+        slip = f"{given:g} counts only sentence {per_sentence.index(given)}'s <PAD>s. Count every sentence's. "
     elif given == int(key_mask.sum()) != actual:
         slip = (f"{int(key_mask.sum())} counts the real words. Their rows are not masked at all: they come out as numbers, with "
                 "weight on the padding and no error. Count the other rows. ")
