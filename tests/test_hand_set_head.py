@@ -84,3 +84,25 @@ def test_the_side_note_row_64_at_two_pairs_and_why():
     # turns by at most a quarter of a radian over 25 steps.
     assert all(abs(step - turns * 2 * math.pi) < 0.3 for step, turns in ((6, 1), (19, 3), (25, 4)))
     assert float(builder.frequencies(d_model=4)[1]) * 25 <= 0.25 + 1e-12
+
+
+def test_notebook_10s_head_by_hand_matches_the_package_and_its_printed_weight():
+    # The notebook builds the head without the package's attention; these were its check cell.
+    table = builder.sinusoidal_encoding(max_sequence_length=LENGTH, d_model=D_MODEL, dtype=torch.float64)
+    R_1 = schemes.rotation_matrix(position=1, d=D_MODEL)
+    W_Q, W_K = SHARPNESS * torch.eye(D_MODEL, dtype=torch.float64), math.sqrt(D_MODEL) * R_1
+    head = torch.softmax((table @ W_Q) @ (table @ W_K).T / math.sqrt(D_MODEL), dim=-1)
+    assert torch.allclose(head, hand_set_head(d_model=D_MODEL))
+    assert torch.allclose(table[:-1] @ R_1, table[1:])
+    assert torch.allclose(W_Q @ W_K.T / math.sqrt(D_MODEL), SHARPNESS * R_1.T)  # a rotation and a scaling
+    assert torch.allclose(head.diagonal(offset=-1)[1:], torch.tensor(0.928, dtype=torch.float64), atol=5e-4)
+
+
+def test_same_word_scores_is_the_four_term_score():
+    # Notebook 10's Exercise 2: one word at query 100 and key 105, through seed 0's W_Q W_K^T.
+    table = builder.sinusoidal_encoding(max_sequence_length=LENGTH, d_model=D_MODEL, dtype=torch.float64)
+    weights = attention.projection_weights(d_model=D_MODEL, seed=0)
+    word = torch.randn(D_MODEL, generator=torch.Generator().manual_seed(1)).double()
+    W_QK = weights.W_Q.double() @ weights.W_K.double().T
+    package = schemes.same_word_scores(word, weights, scheme="sinusoidal", query_position=100, offsets=[5])
+    assert torch.allclose(package, (word + table[100]) @ W_QK @ (word + table[105]))

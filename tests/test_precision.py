@@ -1,0 +1,39 @@
+"""Notebook 12's claims about its five tables, at its sizes (100,000 positions, d_model 64), with their margins.
+
+These were the notebook's check cell; the reading path now shows the figures and says each result once.
+"""
+
+import torch
+
+from posenc import builder, encoding
+
+LENGTH, D_MODEL = 100_000, 64
+BF16_HALF_GAP, F32_HALF_GAP = 2.0**-9, 2.0**-25  # half a gap for values from 0.5 to 1, where the worst sines sit
+
+
+def test_the_five_recipes_stay_where_notebook_12_says():
+    reference = builder.sinusoidal_encoding(max_sequence_length=LENGTH, d_model=D_MODEL, dtype=torch.float64)
+    f32 = encoding.stepwise_encoding(max_sequence_length=LENGTH, d_model=D_MODEL)
+    differences = {name: (table.double() - reference).abs().amax(dim=1) for name, table in
+                   {"f32": f32, "f32→bf16": f32.to(torch.bfloat16), "f64→bf16": reference.to(torch.bfloat16),
+                    "f64→f32": reference.float()}.items()}
+    # A cast after float32 stays within half a bfloat16 gap plus f32's drift.
+    assert (differences["f32→bf16"] <= BF16_HALF_GAP + differences["f32"] + 1e-12).all()
+    # torch casts float64 to bfloat16 through float32: up to 2^-25 over one rounding.
+    assert differences["f64→bf16"].max() <= BF16_HALF_GAP + F32_HALF_GAP
+    assert (differences["f64→f32"] <= F32_HALF_GAP).all()
+    # The drift alone passes half a bfloat16 gap near position 33,000 (measured 32,918), a whole one near 67,000.
+    worst = differences["f32"].cummax(dim=0).values
+    assert 30_000 < int((worst > BF16_HALF_GAP).nonzero()[0]) < 35_000
+    assert 60_000 < int((worst > 2 * BF16_HALF_GAP).nonzero()[0]) < 70_000
+    # The first entry the drift tips: position 435, column 9 (the notebook prints it).
+    tipped = (f32.to(torch.bfloat16).double() - reference).abs() > BF16_HALF_GAP
+    assert [int(i) for i in tipped.nonzero()[0]] == [435, 9]
+
+
+def test_the_package_tables_round_once():
+    reference = builder.sinusoidal_encoding(max_sequence_length=LENGTH, d_model=D_MODEL, dtype=torch.float64)
+    float32 = builder.sinusoidal_encoding(max_sequence_length=LENGTH, d_model=D_MODEL)
+    bfloat16 = builder.sinusoidal_encoding(max_sequence_length=LENGTH, d_model=D_MODEL, dtype=torch.bfloat16)
+    assert float((float32.double() - reference).abs().max()) < 2e-7
+    assert float((bfloat16.double() - reference).abs().max()) < BF16_HALF_GAP + 2e-7
