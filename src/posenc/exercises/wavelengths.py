@@ -362,9 +362,9 @@ def check_half_turn_length(answer: int | None, *, d_model: int, base: float = DE
 
 
 def check_loftr_turning_pairs(answer: object) -> Feedback:
-    """A prediction: LoFTR's scale without brackets is -1 (d_model = 256, 64 pairs per axis, positions 1 to 256), so
-    pair j's frequency is exp(-2j). How many pairs' angles pass 0.1 radian by position 256? The checker counts them."""
-    reached = [256 * math.exp(-2 * j) for j in range(64)]
+    """A prediction: LoFTR's scale without brackets is -1 (d_model = 256, 64 pairs per axis, a table of positions 1 to
+    256), so pair i's frequency is exp(-2i). How many pairs' angles pass 0.1 radian by position 256? The checker counts them."""
+    reached = [256 * math.exp(-2 * i) for i in range(64)]
     actual = sum(angle > 0.1 for angle in reached)
     slips = {actual - 1: "Off by one: pair 0 counts too. ",
              actual + 1: f"Off by one: pair {actual} falls just short. ",
@@ -375,6 +375,6 @@ def check_loftr_turning_pairs(answer: object) -> Feedback:
                         readable=False)
     return check_prediction(answer, actual=actual, question="the pairs that still turn without the brackets, d_model = 256",
                             explanation=(slips.get(given, "") if given != actual else "")
-                            + f"Pair j reaches 256 e^(-2j) radian at position 256. Pair {actual - 1} reaches "
+                            + f"Pair i reaches 256 e^(-2i) radian at position 256. Pair {actual - 1} reaches "
                               f"{reached[actual - 1]:.2f}, pair {actual} only {reached[actual]:.3f}. So pairs 0 to "
                               f"{actual - 1} pass 0.1.")
