@@ -33,12 +33,12 @@ BUDGET = {
     "10_relative_positions": 1125,
     "11_pitfalls": 898,
     "12_precision": 1197,
-    "13_position_schemes": 1541,
+    "13_position_schemes": 1527,
     "14_does_position_matter": 1706,
     "15_real_pipeline": 1700,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1721,
-    "17_what_real_models_set": 1450,
+    "17_what_real_models_set": 1433,
 }
 
 

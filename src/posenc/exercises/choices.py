@@ -155,11 +155,9 @@ _ROPE_SELF_SCORE_PEAK = {
          "and k = word @ W_K point different ways, and turning k can bring it closer to q's direction than no turn does.",
     "b": "Nothing favours the ends. Each pair adds |q_i| |k_i| cos(angle_i s + phase_i), which rises and falls with "
          "the offset s, so the largest sum can fall at any offset. The figure below shows where it falls here.",
-    "c": "The score depends on the two positions only through the offset, so both query positions peak at the same "
-         "offset. At offset s the score is q . (R_s k), with q = word @ W_Q and k = word @ W_K: two different vectors, since "
-         "W_Q and W_K differ. It is largest where the turn brings k closest to q's direction (a turn keeps k's length), "
-         "which need not be offset 0. With W_Q = W_K the peak would be at offset 0, since a rotation cannot make "
-         "q . R q larger than |q|^2.",
+    "c": "The score depends on the positions only through the offset, so both query positions peak at the same "
+         "offset. That offset need not be 0, because W_Q and W_K differ. With W_Q = W_K the peak would be at offset 0, "
+         "since a rotation cannot make q . R q larger than |q|^2.",
     "d": "The score is the same at every position for a given offset (the two curves below lie on each other), not the "
          "same at every offset.",
     "e": "The angles grow with the position, but the score depends on the positions only through the offset, as the "
@@ -302,7 +300,7 @@ def check_saved_state(answer: object) -> Feedback:
 _HALF_TURNED_HEADS = {
     "better": "The unturned half meets no new angle at 2x, a fair reason to expect it. But in every seed the "
               "model with half heads fell to chance at 64 tokens.",
-    "worse": "In every seed the model with half heads fell to chance at 64 tokens, below every seed with whole heads.",
+    "worse": "The model with half heads fell to chance at 64 tokens in every seed.",
     "the same": "The two differ by far at 64 tokens: the model with half heads fell to chance in every seed.",
 }
 

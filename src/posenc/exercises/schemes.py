@@ -186,10 +186,8 @@ def check_rotary_tables(answer: object, *, x: torch.Tensor, base: float = DEFAUL
         return close(cos, right_cos) and close(sin, right_sin)
 
     if are(in_place.cos(), in_place.sin()):
-        return Feedback(CORRECT, "Correct: both columns of pair (2i, 2i+1) get pair i's angle, each angle repeated "
-                                 "in place. With these tables, x * cos + swapped * sin equals schemes.apply_rotary(x). "
-                                 "The torch.cat tables, the whole row of angles twice side by side, are right for the "
-                                 f"half-split layout, whose pairs are (i, i + {d // 2}).")
+        return Feedback(CORRECT, "Correct: both columns of pair (2i, 2i+1) get pair i's angle. The torch.cat tables "
+                                 "suit the half-split layout instead.")
     mistakes = [
         ("These equal the tables of the first cell of this exercise. Print the angle that columns 0 and 1 get at position 1. "
          "The two columns are one pair: should their angles differ?", lambda: are(halves.cos(), halves.sin())),

@@ -263,9 +263,7 @@ def _judge_columns(answer: object, *, head_dim: int, rotary_dim: int, base: floa
     if number == expected:
         fast = (f"pairs 0 to {pairs - 1} of the {rotary_dim // 2} turned pairs" if pairs else
                 f"none of the {rotary_dim // 2} turned pairs")
-        return Feedback(CORRECT, f"Correct: {expected} columns, {fast}, two columns each{slower}. Past distance {length - 1:,}, "
-                                 f"only these meet no angle outside the range they already covered; the {unturned} unturned "
-                                 "columns have no angle to meet.")
+        return Feedback(CORRECT, f"Correct: {expected} columns, {fast}, two columns each{slower}.")
     over_head = turning_pairs(head_dim, rotary_dim // 2)
     exponent = f"2i/{rotary_dim}"
     mistakes = [
