@@ -280,12 +280,9 @@ _SAVED_STATE = {
          "left over, and it raised none.",
     "b": "posenc's RoPE keeps no table of positions: it computes each angle from its position, at any length. The reloaded "
          "model reads 64 tokens without an error, with other angles than those it was tuned on.",
-    "c": "A state dict holds the weights and the buffers a layer registers as persistent (tensors it keeps but does not "
-         "train). posenc keeps the frequencies as a plain attribute, and transformers registers them with "
-         "persistent=False, so neither saves them. The fresh model turns with plain RoPE, its slow pairs twice as fast "
-         "as in the fine-tune. The rule belongs with the settings (in transformers, the config file saved with the "
-         "weights). Applied again, as "
-         "copy_task.stretched(reloaded, scaling=\"llama3\", factor=2.0), it scores far better on 64 tokens.",
+    "c": "A state dict holds the weights and the persistent buffers. posenc keeps the frequencies as a plain attribute, "
+         "and transformers registers them with persistent=False, so neither saves them. Applied again, as "
+         "copy_task.stretched(reloaded, scaling=\"llama3\", factor=2.0), the rule scores far better on 64 tokens.",
     "d": "The state dict does leave out the optimizer's state, but only further training reads it. Reading an input "
          "uses the weights and the frequencies alone.",
 }

@@ -11,7 +11,7 @@ import torch
 
 from .._checks import check_floating_tensor, check_size, check_tensor, short
 from .._provenance import calls_any, loaded_library_functions
-from ..models.decoder import TinyDecoder, decode_with_cache
+from ..models.decoder import TinyDecoder
 from ..positions import check_attention_mask
 from ..positions import position_ids as mask_position_ids
 from ..schemes import apply_rotary
@@ -275,7 +275,6 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
                           "def my_new_position(last_position_ids): and return the new token's position ids, (batch, 1).")):
         return not_a_function
     cases = [(mask, prefill), *((case.to(mask.dtype), start) for case, start in _STEP_CASES)]
-    new = None  # the notebook's batch's new positions, read in the first case
     for case, start in cases:
         read = _new_positions(answer, case, start)
         feedback = read if isinstance(read, Feedback) else _judge_new_positions(read[0], case, start)
@@ -288,21 +287,13 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
                                          "integer dtype of last_position_ids, or convert with .long().")
         if feedback.status != CORRECT:
             return feedback
-        new = read[0] if new is None else new
-    right = mask_position_ids(mask)
-    with torch.no_grad():
-        looped = decode_with_cache(model, ids, attention_mask=mask, prefill=prefill,
-                                   position_ids=torch.cat([right[:, :prefill], new], dim=1))
-        full = model(ids, attention_mask=mask, position_ids=right).logits
-    difference = float((looped - full)[mask.bool()].abs().max())
     padded = [str(b) for b in range(mask.shape[0]) if not bool(mask[b].all())]  # only there slot and position differ
-    rows = (f" In row {padded[0]}, which has pads, these are not its slots in the cache." if len(padded) == 1 else
-            f" In rows {', '.join(padded)}, which have pads, these are not their slots in the cache." if padded else "")
-    return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own. The new tokens sit "
-                             f"at {_rows(new)}, row by row.{rows} "
-                             "The cached loop against the full pass: "
-                             f"{'equal' if difference < 1e-5 else f'{difference:.2g}'}. transformers' generate does the "
-                             "same: at each step it adds 1 to the last position id.")
+    rows = (f" In row {padded[0]}, which has pads, the new positions are not its slots in the cache." if len(padded) == 1
+            else f" In rows {', '.join(padded)}, which have pads, the new positions are not their slots in the cache."
+            if padded else "")
+    return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own.{rows} transformers' "
+                             "Llama counts the slots cached when it gets no position ids, so generate passes them, 1 more "
+                             "at each step.")
 
 
 # Keys of the checker's own, (n, d), so that scores typed for the notebook's cache cannot pass.
@@ -346,10 +337,8 @@ def _judge_turn(turn: object) -> Feedback | None:
     value = as_number(float(text) if text and re.fullmatch(r"[+-]?\d+(\.\d*)?", text) else turn)
     if value is None or not math.isfinite(value):
         return Feedback(WRONG, f"my_turn: expected a whole number, a position; got {short(turn)}.")
-    why = (f"Key {_KEY} is turned by {_KEY} when it is cached, and apply_rotary(torch.cat(cached)) turns row {_KEY} by "
-           f"{_KEY} again: {_KEY} + {_KEY} = {_TURN}.")
     if value == _TURN:
-        return Feedback(CORRECT, f"{why} Query {_STEP} then sees key {_KEY} at offset {_TURN} - {_STEP} = {_TURN - _STEP} "
+        return Feedback(CORRECT, f"Query {_STEP} then sees key {_KEY} at offset {_TURN} - {_STEP} = {_TURN - _STEP} "
                                  f"instead of {_KEY} - {_STEP} = {_KEY - _STEP}: ahead of it, not {_STEP - _KEY} back.")
     # A wrong turn gets the rule, not the number: a second try would otherwise copy it (this is no prediction).
     named = {_KEY: f"my_turn = {_KEY} is the turn key {_KEY} gets when it is cached, once. Reading it turns it again.",
@@ -387,8 +376,7 @@ def _check_step_scores(answer: object, *, keys: torch.Tensor) -> Feedback:
         feedback = _judge_step_scores(result, query, case)
         if feedback.status != CORRECT:
             return feedback if case is raw else Feedback(feedback.status, f"For {shown}: {feedback.message}")
-    return Feedback(CORRECT, f"Correct on the loop's keys and on {len(_KEY_CASES)} caches of the checker's own: query t "
-                             "turned by its position, len(cached) - 1, and key j read as cached, turned once by j. "
+    return Feedback(CORRECT, f"Correct on the loop's keys and on {len(_KEY_CASES)} caches of the checker's own. "
                              "transformers caches turned keys too.")
 
 
