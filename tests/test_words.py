@@ -34,7 +34,7 @@ BUDGET = {
     "11_pitfalls": 900,
     "12_precision": 1218,
     "13_position_schemes": 1541,
-    "14_does_position_matter": 1706,
+    "14_does_position_matter": 1699,
     "15_real_pipeline": 1700,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1721,
