@@ -34,7 +34,7 @@ BUDGET = {
     "11_pitfalls": 898,
     "12_precision": 1197,
     "13_position_schemes": 1527,
-    "14_does_position_matter": 1706,
+    "14_does_position_matter": 1699,
     "15_real_pipeline": 1667,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1715,

@@ -187,8 +187,9 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
-    "a": "Past position 15 the head looks at other distances. Rows 16 to 31 of PE were never in a training input, so "
-         "nothing tuned the head for them.",
+    "a": "Past position 15 the head looks at other distances. PE[p] . PE[q] depends only on q - p, but a head compares "
+         "positions only after W_Q and W_K, which mix the pairs. So its score also depends on where p and q are, and "
+         "nothing in training tuned it for rows 16 to 31.",
     "b": "PE[p] . PE[q] depends only on q - p, as the notebook on relative positions shows. But a head compares "
          "positions only after W_Q and W_K, which mix the pairs. So its score also depends on where p and q are. "
          "Past the trained positions its weight on the token before falls low (the right panel below).",
@@ -206,9 +207,9 @@ def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
 _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "a": "At 32 tokens the order-blind guess is 0.29, and the model scores well above it. Query t sees t + 1 keys, and "
          "that count hints at how far along t is.",
-    "b": "Query t sees t + 1 keys, and that count hints at how far along t is. Haviv et al. (in Sources) suggest the "
-         "same for language models. At 16 tokens our model reads most of the order from it. At 32 it meets key counts "
-         "that no training input had, and it keeps only some of the order.",
+    "b": "Query t sees t + 1 keys, and that count hints at how far along t is, as in the notebook on heads and the "
+         "causal mask (and Haviv et al., in Sources). At 16 tokens our model reads most of the order from it. At 32 it "
+         "meets key counts that no training input had, and it keeps only some of the order.",
     "c": "Most of the order holds at the trained lengths: at 16 tokens the model is right nearly 9 times in 10. At 32, "
          "query t meets key counts that no training input had, and the hint serves it less well.",
 }
@@ -247,7 +248,7 @@ _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens i
          "After training, a PE row outweighs the word about two to one with the factor, "
          "and four to one without it. The benchmark in Sources checks both over seeds. Our guess: a smaller word "
          "part is harder to read only where the PE rows are "
-         "new to the model.",
+         "new to the model. Rotary adds nothing to the token row, so no position part can outweigh the word.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model's accuracy dropped more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part shrinks against its position."
