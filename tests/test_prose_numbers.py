@@ -39,7 +39,7 @@ FIXED_IN = {
     "00": {'"The dog bit the man"', '"The man bit the dog"'},  # the hook's pair of sentences, not the running example
     # the longest wavelength at the paper's d_model, and the paper's 10000 · 2π
     "03": {"60,600", "62,832"},
-    # 04's odd d_model, 7, and its table of 64 positions by 128 (its slow columns' bounds, asserted in a check cell;
+    # 04's odd d_model, 7, and its table of 64 positions by 128 (its slow columns' bounds, asserted in tests/test_encoding.py;
     # column 64's denominator, 10000^(64/128) = 100)
     "04": {"(0, 2, 4, 6)", "(1, 3, 5)", "63", "0.63", "0.59", "0.80", "100"},
     # 07's Exercise 2 tensor, arange(80) as (2, 5, 8): sequence 1 starts at 40; PyTorch's line it quotes, transpose(0, 1)
