@@ -46,6 +46,9 @@ def test_the_pipeline_of_a_batch_puts_the_batch_axis_first_and_looks_up_x():
     assert {"(3, 10, 11)", "(3, 10, 6)", "3 x (3, 10, 6)", "X = W_E[ids]", "W_E: (11, 6)\nlearned"} <= texts
     assert "(10, 6)" not in texts
     assert {"3 sentences,\nof up to 10 tokens", "(3, 10)"} <= texts and "10 tokens" not in texts  # longer ones are refused
+    heads = {t.get_text() for t in plots.pipeline_diagram(max_sequence_length=10, vocab_size=11, d_model=6, batch_size=3,
+                                                          num_heads=2).findobj(Text)}
+    assert "each (3, 2, 10, 3)" in heads  # not "3 x (3, ...)", where each 3 would mean something else
 
 
 def test_the_pipeline_of_one_sentence_can_look_up_x_as_its_code_does():

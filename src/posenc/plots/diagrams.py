@@ -55,7 +55,7 @@ def pipeline_diagram(*, sentence: str | None = None, max_sequence_length: int | 
     }
     if num_heads:
         cut = f"({num_heads}, {L}, {d // num_heads})"
-        boxes["Q, K, V"] = ("Q, K, V", f"X' @ W_Q, W_K, W_V,\ncut into {num_heads} heads", f"3 x {cut}")
+        boxes["Q, K, V"] = ("Q, K, V", f"X' @ W_Q, W_K, W_V,\ncut into {num_heads} heads", f"each {cut}")
         boxes["attention"] = ("attention", "per head, then\nside by side @ W_O", f"{cut}\n-> ({L}, {d})")
     if batch_size:
         boxes = {step: (title, body, shape.replace("(", f"({batch_size}, ")) for step, (title, body, shape) in boxes.items()}
