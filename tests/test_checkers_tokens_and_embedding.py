@@ -597,3 +597,11 @@ def test_the_counts_of_the_notebooks_own_sentence_are_named():
     assert "differ" in exercises.check_gradient_column(slip, ids=friend, vocab_size=11).message
     with pytest.raises(TypeError, match="other_ids"):
         exercises.check_gradient_column(right, ids=friend, vocab_size=11, other_ids="my name")
+
+
+def test_a_row_of_its_own_for_an_unknown_word_is_named():
+    # 02's Exercise 1: giving Paul a twelfth row, as if it were in the vocabulary, is named as such.
+    vocabulary = tokens.build_vocabulary(CORPUS)
+    friend = vocabulary.ids(tokens.pad(tokens.tokenize("My friend is Paul"), max_sequence_length=L))
+    feedback = exercises.check_gradient_column([6, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 1], ids=friend, vocab_size=11)
+    assert feedback.status == "mistake" and "<UNK>'s row" in feedback.message, feedback.message

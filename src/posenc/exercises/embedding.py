@@ -81,6 +81,9 @@ def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int
         if sorted({int(g) for g in given if g == int(g)}) == used and all(g == int(g) for g in given):
             return Feedback(MISTAKE, f"Those are the rows with a gradient. Give each row's gradient instead: "
                                      f"{vocab_size} numbers, one per row of W_E, 0 for a row no token looks up.")
+        if len(given) == vocab_size + 1:
+            return Feedback(MISTAKE, f"One number too many: W_E has {vocab_size} rows. A word the vocabulary does not know "
+                                     "gets no row of its own. It uses <UNK>'s row.")
         return Feedback(WRONG, f"Expected {vocab_size} numbers, one per row of W_E; got {len(given)}.", readable=False)
     # A gradient found as the loss's rise over a step of 0.01, in float32, lands near the whole number (5.99995).
     given = [float(round(g)) if abs(g - round(g)) < 1e-3 else g for g in given]
