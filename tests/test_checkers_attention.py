@@ -23,6 +23,17 @@ def test_a_whole_encoder_without_a_causal_mask_is_permutation_equivariant():
         assert not torch.allclose(layer(x[:, order], mask=causal), layer(x, mask=causal)[:, order], atol=1e-3)
 
 
+def test_shuffled_weights_are_p_a_p_transposed():
+    # 09's proof, steps 4 and 5: without a mask, the weights of the shuffled input are P A P^T.
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(0))
+    weights = attention.projection_weights(d_model=6, seed=0)
+    order = torch.tensor([3, 2, 0, 1])
+    P = torch.eye(4)[order]
+    _, A = attention.self_attention(x, weights)
+    _, shuffled_A = attention.self_attention(x[order], weights)
+    assert torch.allclose(shuffled_A, P @ A @ P.T, atol=1e-6)
+
+
 def test_with_a_causal_mask_a_words_output_depends_on_the_set_of_words_up_to_it():
     # 09's Exercise 2: swap the first two words and only the rows of the words after both keep their output.
     x = torch.randn(5, 8, generator=torch.Generator().manual_seed(0))
@@ -225,7 +236,6 @@ def test_the_average_of_shuffled_outputs_takes_c_and_names_each_other_choice():
     # The prompt lays the four choices out as a table: no mask / causal mask, match or differ.
     for right in ("c", "C", "(c)", "c.", "'c'", " c ", "match, differ", "Match and differ", "match differ"):
         feedback = exercises.check_average_of_shuffled_outputs(right)
-        assert "permutation-invariant" in feedback.message, feedback.message  # the name 09 gives the average
         assert feedback.correct and "an average ignores the order of its rows" in feedback.message, feedback.message
         assert "their average with them" in feedback.message  # the question asks about the average, not the rows
         assert "dog" not in feedback.message  # review 39: the goal's example, said again, made every message longer
@@ -236,5 +246,6 @@ def test_the_average_of_shuffled_outputs_takes_c_and_names_each_other_choice():
     for wrong in ("b", "d", "differ, differ", "differ, match"):  # both say the averages differ with no mask
         feedback = exercises.check_average_of_shuffled_outputs(wrong)
         assert feedback.status == "mistake" and "an average does not depend on the order" in feedback.message
+    assert "'differ' is right" in exercises.check_average_of_shuffled_outputs("b").message  # its causal half is right
     assert exercises.check_average_of_shuffled_outputs("e").status == "wrong"
     assert exercises.check_average_of_shuffled_outputs(None).status == "not attempted"

@@ -79,11 +79,9 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
          "place. john sees only itself at position 0 (in 'john is my name') and all four words at position 3 (in "
          "'my name is john'). So the outputs change, not only their order.",
     "b": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
-         "what it adds.",
-    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. So the "
-         "average is permutation-invariant: shuffling the words leaves it as it is. The causal mask lets each query "
-         "see only the keys up to its own place, so the output rows themselves change, and in general their "
-         "average with them.",
+         "what it adds. With the causal mask, 'differ' is right: the mask changes the output rows themselves.",
+    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. The "
+         "causal mask changes the output rows themselves, and in general their average with them.",
     "d": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds. It is the causal mask that changes the output rows themselves.",
 }
