@@ -381,13 +381,14 @@ def test_score_by_pair_splits_the_heads_own_scores_pair_by_pair(causal):
         q, k, _ = split_heads(attention.qkv(model.blocks[layer].norm1(x)), num_heads=6).chunk(3, dim=1)
         q, k = attention.rotate(q[:, head]), attention.rotate(k[:, head])
         scores = q @ k.transpose(-1, -2) / 8 ** 0.5  # (3, 9, 9)
+    unmasked = scores  # the parts are taken before the mask: keys ahead (a negative back) too
     if causal:
         scores = scores.masked_fill(torch.ones(9, 9, dtype=torch.bool).triu(1), float("-inf"))
     assert torch.allclose(scores.softmax(-1), training.attention_map(model, ids, layer=layer)[:, head], atol=1e-6)
-    found = training.score_by_pair(model, ids, backs=[1, 4, 8])
-    assert list(found) == [1, 4, 8] and all(part.shape == (4,) for part in found.values())
+    found = training.score_by_pair(model, ids, backs=[1, 4, 8, 0, -3])
+    assert list(found) == [1, 4, 8, 0, -3] and all(part.shape == (4,) for part in found.values())
     for back, part in found.items():
-        assert float(part.sum()) == pytest.approx(float(scores.diagonal(offset=-back, dim1=-2, dim2=-1).mean()), abs=1e-5)
+        assert float(part.sum()) == pytest.approx(float(unmasked.diagonal(offset=-back, dim1=-2, dim2=-1).mean()), abs=1e-5)
 
 
 def test_score_by_pair_needs_a_rotary_model_and_backs_inside_the_input():
@@ -396,6 +397,8 @@ def test_score_by_pair_needs_a_rotary_model_and_backs_inside_the_input():
         training.score_by_pair(transformer.TinyTransformer(scheme="alibi", settings=TINY), ids, backs=[1])
     with pytest.raises(ValueError, match="backs shorter than the 5 positions"):
         training.score_by_pair(transformer.TinyTransformer(scheme="rotary", settings=TINY), ids, backs=[1, 5])
+    with pytest.raises(ValueError, match="backs shorter than the 5 positions"):
+        training.score_by_pair(transformer.TinyTransformer(scheme="rotary", settings=TINY), ids, backs=[-5])
     with pytest.raises(TypeError, match="backs must be a non-empty list"):
         training.score_by_pair(transformer.TinyTransformer(scheme="rotary", settings=TINY), ids, backs=[])
 

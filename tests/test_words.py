@@ -34,8 +34,8 @@ BUDGET = {
     "11_pitfalls": 891,
     "12_precision": 1075,
     "13_position_schemes": 1459,
-    "14_does_position_matter": 1699,
-    "15_real_pipeline": 1667,
+    "14_does_position_matter": 1683,
+    "15_real_pipeline": 1626,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1651,
     "17_what_real_models_set": 1409,

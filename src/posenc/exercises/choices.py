@@ -186,10 +186,10 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
     "a": "Past position 15 the head looks at other distances. PE[p] . PE[q] depends only on q - p, but a head compares "
-         "positions only after W_Q and W_K, which mix the pairs. So its score also depends on where p and q are, and "
+         "positions only after W_Q and W_K, which mix PE's columns. So its score also depends on where p and q are, and "
          "nothing in training tuned it for rows 16 to 31.",
     "b": "PE[p] . PE[q] depends only on q - p, as the notebook on relative positions shows. But a head compares "
-         "positions only after W_Q and W_K, which mix the pairs. So its score also depends on where p and q are. "
+         "positions only after W_Q and W_K, which mix PE's columns. So its score also depends on where p and q are. "
          "Past the trained positions its weight on the token before falls low (the right panel below).",
     "c": "A query at a trained position still finds its neighbour, even with 16 new keys beside "
          "it.",
@@ -244,9 +244,9 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried. "
          "After training, a PE row outweighs the word about two to one with the factor, "
-         "and four to one without it. The benchmark in Sources checks both over seeds. Our guess: a smaller word "
-         "part is harder to read only where the PE rows are "
-         "new to the model. Rotary adds nothing to the token row, so no position part can outweigh the word.",
+         "and four to one without it. The benchmark in Sources checks both over seeds. Our guess: at the trained "
+         "positions the model still reads the small word part. Past them, the PE rows are new, and it "
+         "gets lost. Rotary adds nothing to the token row, so no position part can outweigh the word.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model's accuracy dropped more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part shrinks against its position."
@@ -262,8 +262,9 @@ def check_embedding_factor(answer: object) -> Feedback:
 _ROPE_IN_A_PACKED_ROW = {"a": "With a plain causal mask the later documents still read the earlier ones: their keys "
          "are in the softmax, and the outputs change.",
     "b": "The block mask keeps each document to itself. Along the row, a document moves on as a whole, so its offsets "
-         "do not change, and RoPE reads only offsets.",
-    "c": "Restarting does no harm, but RoPE does not need it.",
+         "do not change (the table of section 2).",
+    "c": "In this head, where we pass the mask, RoPE does not need the restart. transformers is different. It "
+         "finds the blocks from the restarts (the side note at the end).",
     "d": "Without the block mask the later documents read the earlier ones."
 }
 

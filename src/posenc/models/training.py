@@ -253,15 +253,22 @@ def weight_by_offset(model: TinyTransformer, ids: torch.Tensor, *, queries: rang
     return {int(i) - length + 1: float(by_offset[i]) for i in by_offset.argsort(descending=True) if by_offset[i] > 0}
 
 
-@checked(model=_MODEL, ids=_at_least_two_positions, backs=list_of(size()))
+def _back(name: str, value: object) -> int:
+    """A whole number of places back; negative for a key ahead of its query."""
+    check_size(name, abs(value) if isinstance(value, int) and not isinstance(value, bool) else value, minimum=0)
+    return int(value)
+
+
+@checked(model=_MODEL, ids=_at_least_two_positions, backs=list_of(_back))
 def score_by_pair(model: TinyTransformer, ids: torch.Tensor, *, backs: Sequence[int]) -> dict[int, torch.Tensor]:
     """Each RoPE pair's part of the `previous_token_head`'s score for a key `back` places before its query.
+    A negative `back` is a key ahead; the part is taken before any causal mask, so a decoder has one there too.
 
     The score is q . k / sqrt(head_dim), before the softmax, and q . k is a sum over the head's column pairs.
     {back: one part per pair}, each averaged over the sequences of `ids` and over every query with a key `back`
     before it, so the parts of one `back` add up to the head's average score there. `model` must be a rotary one.
     """
-    if model.scheme != "rotary" or max(backs) >= ids.shape[1]:
+    if model.scheme != "rotary" or max(abs(back) for back in backs) >= ids.shape[1]:
         raise ValueError(f"score_by_pair needs a rotary model and backs shorter than the {ids.shape[1]} positions of "
                          f"ids, got a {model.scheme!r} model and backs={short(backs)}")
     layer, head = previous_token_head(model, ids)
