@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 673,
     "10_relative_positions": 1111,
     "11_pitfalls": 891,
-    "12_precision": 1075,
-    "13_position_schemes": 1459,
+    "12_precision": 1036,
+    "13_position_schemes": 1441,
     "14_does_position_matter": 1683,
     "15_real_pipeline": 1626,
     # "Stretching the context" reads as two: the rules, then what real models set.
