@@ -442,3 +442,15 @@ def test_packing_bad_input_is_refused_with_a_message_naming_it(call, error, word
         call()
     for word in words:
         assert word in str(raised.value), f"{word!r} not in: {raised.value}"
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), length=st.integers(2, 12))
+def test_minus_1e9_gives_the_weights_of_minus_inf_where_a_row_has_a_real_key(seed, length):
+    # 06's side note: the Annotated Transformer's -1e9 and -inf agree wherever a row sees a real key.
+    generator = torch.Generator().manual_seed(seed)
+    scores = torch.randn(3, length, length, generator=generator) * 4
+    keep = torch.rand(3, 1, length, generator=generator) < 0.6
+    keep[..., 0] = True  # every row sees at least one key
+    assert torch.equal(torch.softmax(scores.masked_fill(~keep, -1e9), dim=-1),
+                       torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-1))

@@ -151,7 +151,7 @@ def show_document_leak(answer: object, *, scores: torch.Tensor, lengths: list[in
     print(f"with your mask, on the first document: {weights[first, :first].sum().item() * 100:.0f} %")
 
 
-def show_word_and_pe_rows(prediction: object, *, widths: tuple[int, ...] = (128, 512, 2048), std: float = 0.02,
+def show_word_and_pe_rows(prediction: object, *, widths: tuple[int, ...] = (32, 512, 2048), std: float = 0.02,
                           seed: int = 0) -> None:
     """Print, for each d_model in `widths`, the mean length of 1,000 word rows of std `std` times sqrt(d_model), of a
     PE row, and their ratio: the run after the std-0.02 prediction. It holds the lines that would compute the answer,

@@ -220,22 +220,22 @@ def check_causal_model_without_positions(answer: object) -> Feedback:
 
 
 _SMALLER_MODEL_WORD_ROW = {
-    "a": "At std 0.02 a word row is about 0.02 d_model long, against sqrt(d_model / 2) for a PE row: at d_model = 128, "
-         "2.56 against 8. The factor restores the length only when W_E starts at std 1/sqrt(d_model).",
+    "a": "At std 0.02 a word row is about 0.02 d_model long, against sqrt(d_model / 2) for a PE row: at d_model = 32, "
+         "0.64 against 4. The factor restores the length only when W_E starts at std 1/sqrt(d_model).",
     "b": "A word row's entries have standard deviation 0.02 sqrt(d_model), and there are d_model of them, so the row is "
          "about 0.02 d_model long. A PE row is sqrt(d_model / 2) long. The ratio word / PE, 0.02 sqrt(2 d_model), "
          "grows with d_model.",
     "c": "The word row is shorter, but its length grows like d_model, and a PE row's only like sqrt(d_model / 2): each "
          "sin, cos pair adds sin² + cos² = 1 to the squared length. So word / PE, 0.02 sqrt(2 d_model), grows. "
          "(PE / word falls, but the question asks about word / PE.)",
-    "d": "At d_model = 128 a word row is shorter, not longer: about 0.02 d_model = 2.56 long, against sqrt(d_model / 2) "
-         "= 8 for a PE row. And "
+    "d": "At d_model = 32 a word row is shorter, not longer: about 0.02 d_model = 0.64 long, against sqrt(d_model / 2) "
+         "= 4 for a PE row. And "
          "word / PE, 0.02 sqrt(2 d_model), grows with d_model.",
 }
 
 
 def check_smaller_model_word_row(answer: object) -> Feedback:
-    """A multiple choice: std 0.02 times sqrt(d_model) at d_model = 128: a word row against a PE row, and word / PE as
+    """A multiple choice: std 0.02 times sqrt(d_model) at d_model = 32: a word row against a PE row, and word / PE as
     d_model grows."""
     return check_choice(answer, options=_SMALLER_MODEL_WORD_ROW, correct="b",
                         question="a word row of std 0.02 times the factor against a PE row, as d_model grows")
