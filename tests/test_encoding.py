@@ -58,6 +58,16 @@ def test_even_and_odd_parts_have_the_taught_shapes():
     assert torch.equal(encoding.interleave(even_PE, odd_PE), stepwise_encoding(max_sequence_length=10, d_model=6))
 
 
+def test_the_odd_width_fix_taught_in_04_gives_the_stepwise_table():
+    """04 pairs the last sine with zeros, stacks, flattens and cuts the zeros off: the stepwise table at d_model = 7."""
+    sines = encoding.even_pe(max_sequence_length=10, d_model=7)
+    cosines = encoding.odd_pe(max_sequence_length=10, d_model=7)
+    padded = torch.cat([cosines, torch.zeros(10, 1)], dim=1)
+    fixed = torch.flatten(torch.stack([sines, padded], dim=2), start_dim=1, end_dim=2)[:, :7]
+    assert torch.equal(fixed, stepwise_encoding(max_sequence_length=10, d_model=7))
+    assert torch.equal(encoding.interleave(sines, cosines), fixed)
+
+
 @pytest.mark.parametrize("length,d_model", SIZES)
 def test_builder_matches_the_paper_formula(length, d_model):
     table = sinusoidal_encoding(max_sequence_length=length, d_model=d_model)

@@ -1849,3 +1849,16 @@ def test_a_type_error_inside_a_right_signature_is_not_blamed_on_the_parameters(c
     assert advice not in feedback.message and "give the function" not in feedback.message, feedback.message
     feedback = check(wrong_signature)
     assert feedback.status == "wrong" and advice in feedback.message, feedback.message
+
+
+def test_a_module_that_keeps_its_table_as_a_parameter_is_named():
+    learned = SeedModule(refuse_with(ValueError, "<="))
+    table = learned.table
+    del learned.table
+    learned.table = torch.nn.Parameter(table.clone())
+    feedback = exercises.check_positional_module(learned)
+    assert feedback.status == "mistake" and "trainable parameters (table)" in feedback.message
+    frozen = SeedModule(refuse_with(ValueError, "<="))
+    del frozen.table
+    frozen.table = torch.nn.Parameter(table.clone(), requires_grad=False)  # not trained, so allowed
+    assert exercises.check_positional_module(frozen).correct
