@@ -51,8 +51,7 @@ def check_every_score_plus_five(answer: object) -> Feedback:
 
 
 _ADDED_AT_EVERY_POSITION = {
-    "a": "PE[1] is the same at every position. So adding it and then reordering the rows is reordering, then "
-         "adding.",
+    "a": "PE[1] is the same at every position, so it moves with no word.",
     "b": "Reversed, PE's rows still differ from one position to the next. john gets PE[0] in one order and PE[3] "
          "in the other, so its output changes.",
     "c": "A small PE is still a PE. Its rows differ, so john's output changes a little. The test compares to within "
@@ -80,8 +79,8 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
          "'my name is john'). So the outputs change, not only their order.",
     "b": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds. With the causal mask, 'differ' is right: the mask changes the output rows themselves.",
-    "c": "With no mask the outputs only move with their words, and an average ignores the order of its rows. The "
-         "causal mask changes the output rows themselves, and in general their average with them.",
+    "c": "With no mask, an average ignores the order of its rows. The causal mask changes the rows themselves, "
+         "and in general their average with them.",
     "d": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds. It is the causal mask that changes the output rows themselves.",
 }
@@ -102,8 +101,7 @@ def check_average_of_shuffled_outputs(answer: object) -> Feedback:
 _SHIFT_BACK = {
     "a": "Negating flips every entry, so each pair turns a further half turn: small[p] @ -R_2 = -small[p + 2], "
          "not small[p - 2].",
-    "b": "Turning back by the same angle undoes the turn. cos(-a) = cos(a) and sin(-a) = -sin(a), so each block "
-         "[[c, -s], [s, c]] becomes [[c, s], [-s, c]], its transpose. A rotation's inverse is its transpose.",
+    "b": "Turning back by the same angle undoes the turn, and a rotation's inverse is its transpose.",
     "c": "No new cosines or sines are needed. cos(-a) = cos(a) and sin(-a) = -sin(a), so the backward block "
          "[[c, s], [-s, c]] holds the same numbers as [[c, -s], [s, c]]: it is its transpose.",
 }
