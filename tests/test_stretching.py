@@ -745,6 +745,8 @@ def test_saved_state_feedback_on_the_optimizer_is_true():
     for other in ("a", "b"):
         assert exercises.check_saved_state(other).status == MISTAKE
     assert exercises.check_saved_state("c").correct
+    # Review 48: a learner should not conclude that a transformers model loses its rule when saved with save_pretrained.
+    assert "config.json" in exercises.check_saved_state("c").message
 
 
 def test_saved_state_feedback_on_the_weights_is_true():

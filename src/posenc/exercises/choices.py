@@ -280,7 +280,9 @@ _SAVED_STATE = {
          "model reads 64 tokens without an error, with other angles than those it was tuned on.",
     "c": "A state dict holds the weights and the persistent buffers. posenc keeps the frequencies as a plain attribute, "
          "and transformers registers them with persistent=False, so neither saves them. Applied again, as "
-         "copy_task.stretched(reloaded, scaling=\"llama3\", factor=2.0), the rule scores far better on 64 tokens.",
+         "copy_task.stretched(reloaded, scaling=\"llama3\", factor=2.0), the rule scores far better on 64 tokens. "
+         "In transformers the rule also lives in config.json, so from_pretrained restores it. A bare state dict loaded "
+         "into a model built from another config does not.",
     "d": "The state dict does leave out the optimizer's state, but only further training reads it. Reading an input "
          "uses the weights and the frequencies alone.",
 }
