@@ -865,6 +865,14 @@ def test_the_notebooks_cache_figure_and_transformers_packed_mask():
         alone = torch.cat([llama(torch.tensor([ids])).logits[0] for ids in encoded])
         trainer_like = llama(flattened["input_ids"], position_ids=flattened["position_ids"]).logits[0]
     assert torch.allclose(trainer_like, alone, atol=1e-5)
+    # The side note's first line: a 4D block mask needs no restarted ids, with the cache on, in sdpa and eager.
+    packed = attention.packed_mask(attention.document_ids_from_lengths([len(ids) for ids in encoded]))
+    block_mask = torch.zeros(packed.shape).masked_fill(~packed, torch.finfo(torch.float32).min)[None, None]
+    for implementation in ("sdpa", "eager"):
+        llama.set_attn_implementation(implementation)
+        with torch.no_grad():
+            masked = llama(flattened["input_ids"], attention_mask=block_mask, use_cache=True).logits[0]
+        assert torch.allclose(masked, alone, atol=1e-5), implementation
 
 
 def test_a_type_error_inside_a_right_signature_is_not_blamed_on_the_parameter():

@@ -183,12 +183,11 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
-    "a": "Past position 15 the head looks at other distances. PE[p] . PE[q] depends only on q - p, but a head compares "
-         "positions only after W_Q and W_K, which mix PE's columns. So its score also depends on where p and q are, and "
-         "nothing in training tuned it for rows 16 to 31.",
-    "b": "PE[p] . PE[q] depends only on q - p, as the notebook on relative positions shows. But a head compares "
-         "positions only after W_Q and W_K, which mix PE's columns. So its score also depends on where p and q are. "
-         "Past the trained positions its weight on the token before falls low (the right panel below).",
+    "a": "Past position 15 the head looks at other distances. After W_Q and W_K its score depends on where p and q "
+         "are, not only on q - p, and training never tuned it for rows 16 to 31.",
+    "b": "PE[p] . PE[q] depends only on q - p, but after W_Q and W_K the head's score depends on where p and q are too "
+         "(the notebook on relative positions). Past the trained positions its weight on the token before falls low "
+         "(the right panel below).",
     "c": "A query at a trained position still finds its neighbour, even with 16 new keys beside "
          "it.",
 }
@@ -261,8 +260,8 @@ _ROPE_IN_A_PACKED_ROW = {"a": "With a plain causal mask the later documents stil
          "are in the softmax, and the outputs change.",
     "b": "The block mask keeps each document to itself. Along the row, a document moves on as a whole, so its offsets "
          "do not change (the table of section 2).",
-    "c": "In this head, where we pass the mask, RoPE does not need the restart. transformers is different. It "
-         "finds the blocks from the restarts (the side note at the end).",
+    "c": "With the block mask, RoPE does not need the restart. Restarted ids matter only when transformers must build "
+         "the blocks from them (the side note at the end).",
     "d": "Without the block mask the later documents read the earlier ones."
 }
 
