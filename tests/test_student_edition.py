@@ -236,4 +236,4 @@ def test_the_learners_edition_keeps_the_check_cells():
         for edition in (student_edition.handout(teacher, path.name), for_nbval(teacher, path.name)):
             assert [cell.id for cell in edition.cells if "check" in cell.metadata.get("tags", [])] == checks, path.name
         kept += len(checks)
-    assert kept > 10  # one short check cell per section at most: the suite has about fifteen
+    assert kept >= 5  # the suite keeps a few short check cells (9 now); the test must see some to mean anything
