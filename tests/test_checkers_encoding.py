@@ -479,6 +479,7 @@ class TestEncodingFunction:
             feedback = self.check(answer)
             assert feedback.status == "mistake" and "d_model=2" in feedback.message, feedback.message
             assert "holds nan" in feedback.message and "one denominator is 1" in feedback.message, feedback.message
+            assert "2017" in feedback.message and "Since 2018" in feedback.message, feedback.message
 
         def by_python_loop(max_sequence_length, d_model):
             n = d_model // 2

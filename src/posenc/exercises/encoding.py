@@ -320,8 +320,8 @@ def _judge_t2t(table: object, length: int, d_model: int) -> Feedback | None:
     answer = as_tensor(table, f"a ({L}, {d}) table") if table is not None else Feedback(WRONG, "return the table")
     if n == 1 and isinstance(table, torch.Tensor) and table.is_floating_point() and bool(table.isnan().any()):
         return Feedback(MISTAKE, f"The table holds nan. With d_model = {d} there is one pair, so pairs - 1 = 0 and the "
-                                 "exponent divides by zero. tensor2tensor divides by max(pairs - 1, 1): its one "
-                                 "denominator is 1.")
+                                 "exponent divides by zero, as in tensor2tensor's 2017 code. Since 2018 it divides by "
+                                 "max(pairs - 1, 1), so its one denominator is 1.")
     if isinstance(answer, Feedback):
         return Feedback(WRONG, f"my_encoding({L}, {d}) returned {describe(table)}, not "
                                f"a table of numbers: {answer.message}")
