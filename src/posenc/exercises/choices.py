@@ -277,11 +277,9 @@ _SAVED_STATE = {
          "left over, and it raised none.",
     "b": "posenc's RoPE keeps no table of positions: it computes each angle from its position, at any length. The reloaded "
          "model reads 64 tokens without an error, with other angles than those it was tuned on.",
-    "c": "A state dict holds the weights and the persistent buffers. posenc keeps the frequencies as a plain attribute, "
-         "and transformers registers them with persistent=False, so neither saves them. Applied again, as "
-         "copy_task.stretched(reloaded, scaling=\"llama3\", factor=2.0), the rule scores far better on 64 tokens. "
-         "In transformers the rule also lives in config.json, so from_pretrained restores it. A bare state dict loaded "
-         "into a model built from another config does not.",
+    "c": "A state dict holds the weights and the persistent buffers. The frequencies are neither, so apply the rule "
+         "again: copy_task.stretched(reloaded, scaling=\"llama3\", factor=2.0). A transformers model keeps its rule in "
+         "config.json, so from_pretrained restores it.",
     "d": "The state dict does leave out the optimizer's state, but only further training reads it. Reading an input "
          "uses the weights and the frequencies alone.",
 }
