@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from posenc import attention, embedding, encoding, example, exercises, tokens
+from posenc import attention, embedding, encoding, exercises, tokens
 
 
 def test_a_whole_encoder_without_a_causal_mask_is_permutation_equivariant():
@@ -46,7 +46,7 @@ def test_with_a_causal_mask_a_words_output_depends_on_the_set_of_words_up_to_it(
 
 
 def test_without_pe_attention_gives_one_output_row_per_different_word():
-    # 05's Exercise 1: "the dog saw the cat and the cat saw the dog" has 11 words, 5 of them different. Without PE,
+    # 00's claim: "the dog saw the cat and the cat saw the dog" has 11 words, 5 of them different. Without PE,
     # equal words get equal output rows (5 different rows); with PE, all 11 differ.
     sentence = "the dog saw the cat and the cat saw the dog"
     vocabulary = tokens.build_vocabulary([sentence])
@@ -62,36 +62,6 @@ def test_without_pe_attention_gives_one_output_row_per_different_word():
 
     assert different_rows(attention.self_attention(x, weights)[0]) == 5
     assert different_rows(attention.self_attention(x_pe, weights)[0]) == 11
-    # The checker runs attention itself, so 05 computes no count before it.
-    for right in (5, 5.0, torch.tensor(5), "5"):
-        assert exercises.check_distinct_outputs(right, x=x, x_pe=x_pe, weights=weights).status == "correct"
-    named = {11: "11 counts every token", 1: "only equal words have equal rows", 4: "Count each different word once",
-             "6": "Count each different word once"}
-    for answer, slip in named.items():
-        wrong = exercises.check_distinct_outputs(answer, x=x, x_pe=x_pe, weights=weights).message
-        assert "the answer is 5" in wrong and slip in wrong and "equal queries" in wrong, wrong
-    right = exercises.check_distinct_outputs(5, x=x, x_pe=x_pe, weights=weights).message
-    assert "equal queries" in right and "counts every token" not in right and "Count each" not in right
-    assert "Expected a number" in exercises.check_distinct_outputs("five", x=x, x_pe=x_pe, weights=weights).message
-    assert exercises.check_distinct_outputs(None, x=x, x_pe=x_pe, weights=weights).status == "not attempted"
-
-
-def test_show_distinct_outputs_waits_for_a_judged_prediction_then_groups_the_equal_rows(capsys):
-    # 05's Exercise 1: the run holds the lines that count the rows, so it prints nothing before the checker has judged.
-    sentence = "the dog saw the cat and the cat saw the dog"
-    words, x, x_pe = example.sentence_rows(sentence, d_model=6)
-    weights = attention.projection_weights(d_model=6, seed=0)
-    exercises.reset_progress()
-    exercises.show_distinct_outputs(None, words=words, x=x, x_pe=x_pe, weights=weights)
-    assert "different rows" not in capsys.readouterr().out
-    exercises.show_distinct_outputs(7, words=words, x=x, x_pe=x_pe, weights=weights)  # never judged
-    assert "different rows" not in capsys.readouterr().out
-    exercises.check_distinct_outputs(7, x=x, x_pe=x_pe, weights=weights)  # a wrong prediction, judged, opens it too
-    exercises.show_distinct_outputs(7, words=words, x=x, x_pe=x_pe, weights=weights)
-    assert capsys.readouterr().out.splitlines() == [
-        "without PE: 5 different rows", "    the [0, 3, 6, 9] | dog [1, 10] | saw [2, 8] | cat [4, 7] | and [5]",
-        "with PE: 11 different rows", "    no two rows equal"]
-    exercises.reset_progress()
 
 
 def test_show_every_score_plus_five_waits_then_shows_no_weight_moves(capsys):
@@ -106,15 +76,6 @@ def test_show_every_score_plus_five_waits_then_shows_no_weight_moves(capsys):
     with pytest.raises(TypeError, match="key_mask"):
         exercises.show_every_score_plus_five("b", scores=scores, key_mask=key_mask.int())
     exercises.reset_progress()
-
-
-def test_the_distinct_outputs_checker_refuses_a_bad_exercise():
-    weights = attention.projection_weights(d_model=6, seed=0)
-    x = torch.randn(4, 6)
-    with pytest.raises(ValueError, match="x_pe"):
-        exercises.check_distinct_outputs(None, x=x, x_pe=torch.randn(5, 6), weights=weights)
-    with pytest.raises(TypeError, match="weights"):
-        exercises.check_distinct_outputs(None, x=x, x_pe=x, weights=(weights.W_Q,))
 
 
 def test_a_key_mask_on_the_query_axis_gives_one_nan_row_per_pad_and_hides_no_key():

@@ -269,7 +269,7 @@ def test_odd_d_model_with_the_wrong_column_dropped_names_the_column(kept):
 
 
 def _repair(weights, key_mask):
-    """05's Exercise 3, repaired: the padding's weights zeroed, each row divided by its new sum."""
+    """05's Exercise 2, repaired: the padding's weights zeroed, each row divided by its new sum."""
     kept = weights * key_mask
     return kept / kept.sum(dim=-1, keepdim=True)
 
@@ -1514,7 +1514,7 @@ def test_the_layout_module_is_built_fresh_and_checked_in_both_layouts(answer, st
 
 
 def test_a_prediction_not_yet_written_does_not_read_the_run():
-    # 05's Exercise 1 counts its answer only under `if exercises.predicted(my_count):`, so until the learner predicts,
+    # A show cell counts its answer only under `if exercises.predicted(...)`, so until the learner predicts,
     # the checker is given actual=None, and says "not attempted" rather than raising.
     assert exercises.check_prediction(None, actual=None, question="q").status == "not attempted"
     with pytest.raises(TypeError, match="actual"):

@@ -447,10 +447,30 @@ def test_packing_bad_input_is_refused_with_a_message_naming_it(call, error, word
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000), length=st.integers(2, 12))
 def test_minus_1e9_gives_the_weights_of_minus_inf_where_a_row_has_a_real_key(seed, length):
-    # 06's side note: the Annotated Transformer's -1e9 and -inf agree wherever a row sees a real key.
+    # 07's side note (a row with no key): the Annotated Transformer's -1e9 and -inf agree wherever a row sees a real key.
     generator = torch.Generator().manual_seed(seed)
     scores = torch.randn(3, length, length, generator=generator) * 4
     keep = torch.rand(3, 1, length, generator=generator) < 0.6
     keep[..., 0] = True  # every row sees at least one key
     assert torch.equal(torch.softmax(scores.masked_fill(~keep, -1e9), dim=-1),
                        torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-1))
+
+
+def test_a_row_with_no_key_gives_nan_or_0_depending_on_the_call():
+    # 07's side note, on the torch this suite pins: a plain softmax and nn.MultiheadAttention with need_weights=True
+    # (which runs a plain softmax) give NaN; F.scaled_dot_product_attention, and the module with need_weights=False
+    # (which calls it), give 0 (PyTorch 2.5.0 and later); -1e9 for -inf gives equal weights.
+    generator = torch.Generator().manual_seed(0)
+    q, k, v = torch.randn(3, 1, 2, 10, 3, generator=generator)  # (batch, heads, L, head_dim)
+    x = torch.randn(1, 10, 6, generator=generator)
+    no_key = torch.zeros(1, 1, 1, 10, dtype=torch.bool)
+    scores = q @ k.transpose(-2, -1) / 3**0.5
+    assert torch.softmax(scores.masked_fill(~no_key, float("-inf")), dim=-1).isnan().all()
+    assert torch.equal(F.scaled_dot_product_attention(q, k, v, attn_mask=no_key), torch.zeros_like(v))
+    assert torch.equal(torch.softmax(scores.masked_fill(~no_key, -1e9), dim=-1), torch.full_like(scores, 0.1))
+    module = torch.nn.MultiheadAttention(6, 2, bias=False, batch_first=True)
+    with torch.no_grad():
+        hidden = module(x, x, x, key_padding_mask=torch.ones(1, 10, dtype=torch.bool), need_weights=True)[0]
+        assert hidden.isnan().all()
+        hidden = module(x, x, x, key_padding_mask=torch.ones(1, 10, dtype=torch.bool), need_weights=False)[0]
+        assert torch.equal(hidden, torch.zeros_like(x))

@@ -1,6 +1,6 @@
-"""Checkers for attention, masks and heads: distinct outputs without PE, a repair of weights
-masked after the softmax, the rows a mask on the wrong axis turns to NaN, one head's score against two heads',
-where a head lands once heads are folded into the batch. The show_ functions print each prediction's run, once judged."""
+"""Checkers for attention, masks and heads: a repair of weights masked after the softmax, the rows a mask on the
+wrong axis turns to NaN, one head's score against two heads', where a head lands once heads are folded into the batch.
+The show_ functions print each prediction's run, once judged."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import torch
 
-from .._checks import check_tensor, instance_of, is_real, short
+from .._checks import check_tensor, is_real, short
 from .._provenance import calls_builtin
-from ..attention import ProjectionWeights, multi_head_attention, scaled_dot_product_scores, self_attention, split_heads
+from ..attention import multi_head_attention, scaled_dot_product_scores, split_heads
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -30,59 +30,9 @@ from .feedback import (
 from .predictions import check_prediction, predicted
 from .signature import refuses
 
-__all__ = ["check_distinct_outputs", "check_mask_repair", "check_nan_rows",
-           "check_one_head_score", "check_folded_entry", "show_distinct_outputs", "show_every_score_plus_five",
+__all__ = ["check_mask_repair", "check_nan_rows",
+           "check_one_head_score", "check_folded_entry", "show_every_score_plus_five",
            "show_fold", "show_nan_rows", "show_one_head_score"]
-
-
-def _different_rows(outputs: torch.Tensor) -> int:
-    """How many different rows `outputs` has: a row within 1e-5 of an earlier row counts once."""
-    same = torch.cdist(outputs.double(), outputs.double()) < 1e-5
-    return int((~same.tril(diagonal=-1).any(dim=1)).sum())
-
-
-def check_distinct_outputs(answer: object, *, x: torch.Tensor, x_pe: torch.Tensor, weights: ProjectionWeights
-                           ) -> Feedback:
-    """A prediction: how many different output rows attention gives a sentence's `X` alone, without PE.
-
-    `x` is the sentence's `X`, `(seq, d_model)`, `x_pe` its `X + PE` (checked for its shape; the notebook's run cell
-    counts its outputs), and `weights` the projections. The checker runs attention itself, so the notebook computes no
-    count before it. The feedback gives the reason, whatever the prediction, and names the likely slip behind a wrong
-    count: every token counted, every row taken as equal, a word missed.
-    """
-    check_tensor("x", x, kind="floating-point", ndim=(2,))
-    if check_tensor("x_pe", x_pe, kind="floating-point", ndim=(2,)).shape != x.shape:
-        raise ValueError(f"x_pe must have x's shape {tuple(x.shape)}, got {tuple(x_pe.shape)}")
-    instance_of(ProjectionWeights, "a posenc.attention.ProjectionWeights (see projection_weights)")("weights", weights)
-    with torch.no_grad():
-        without = _different_rows(self_attention(x.detach(), weights)[0])
-    given = as_number(answer)
-    slip = ""  # the likely mistake behind a wrong count, named before the reason
-    if given == x.shape[0] != without:
-        slip = f"{x.shape[0]} counts every token. "
-    elif given == 1 != without:
-        slip = "1 would need every row of X to be equal, but only equal words have equal rows. "
-    elif given is not None and given != without:
-        slip = "Count each different word once. "
-    return check_prediction(answer, actual=without, question="without PE: how many different output rows?",
-                            explanation=f"{slip}Without PE, equal words have equal rows of X, so equal queries. Against "
-                                        "the same keys, equal queries give equal scores, weights and outputs.")
-
-
-def show_distinct_outputs(prediction: object, *, words: list[str], x: torch.Tensor, x_pe: torch.Tensor,
-                          weights: ProjectionWeights) -> None:
-    """Print how many different output rows attention gives `x` (without PE) and `x_pe` (with it), and which words
-    share a row: the run after the distinct-outputs prediction. It holds the lines that would compute the answer, so it
-    prints only once a checker has judged `prediction` (see `predicted`)."""
-    if not predicted(prediction):
-        return
-    for name, argument, rows in (("without PE", "x", x), ("with PE", "x_pe", x_pe)):
-        outputs = self_attention(check_tensor(argument, rows, kind="floating-point", ndim=(2,)).detach(), weights)[0]
-        same = torch.cdist(outputs.double(), outputs.double()) < 1e-5
-        groups = [same[p].nonzero().flatten().tolist() for p in range(len(outputs)) if not same[p, :p].any()]
-        print(f"{name}: {len(groups)} different rows")
-        repeated = any(len(g) > 1 for g in groups)  # then every group is listed, the words that appear once too
-        print("   ", " | ".join(f"{words[g[0]]} {g}" for g in groups) if repeated else "no two rows equal")
 
 
 def show_every_score_plus_five(prediction: object, *, scores: torch.Tensor, key_mask: torch.Tensor) -> None:
