@@ -269,6 +269,16 @@ def test_token_embeddings_are_scaled_by_sqrt_d_model_unless_told_not_to():
     assert 0.05 < rows.mean() < 0.2 and table.norm(dim=-1).allclose(torch.full((5,), 4.0))
 
 
+def test_only_the_learned_table_adds_trainable_numbers_one_row_per_trained_position():
+    # Notebook 14's model list: the learned table adds 16 x 32 = 512 trainable numbers; the other schemes add none.
+    settings = transformer.Settings()
+    trainable = {scheme: sum(p.numel() for p in transformer.TinyTransformer(scheme=scheme, settings=settings).parameters()
+                             if p.requires_grad) for scheme in transformer.SCHEMES}
+    assert settings.longest * settings.d_model == 512
+    assert {s: n - trainable["none"] for s, n in trainable.items()} == {
+        s: (512 if s == "learned" else 0) for s in transformer.SCHEMES}
+
+
 def test_every_scheme_starts_from_the_same_weights_for_the_same_seed():
     # The models may differ only in their position scheme: the learned table is drawn after everything else.
     starts = {}

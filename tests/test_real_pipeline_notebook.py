@@ -771,6 +771,11 @@ def test_the_same_words_in_another_order_take_one_more_token():
         assert feedback.status != "correct" and str(wrong) in feedback.message and "1" in feedback.message, feedback.message
     assert exercises.check_same_words_other_order(None, actual=1).status == "not attempted"
     assert exercises.check_same_words_other_order("one", actual=1).status != "correct"
+    # 0 is the likely slip (John kept its count): its feedback names why Grant does not; a right 0 says nothing of it.
+    for zero in (0, 0.0, "0"):
+        assert "Grant has no ␣G" in exercises.check_same_words_other_order(zero, actual=1).message
+    assert "␣J" not in exercises.check_same_words_other_order(2, actual=1).message
+    assert "␣J" not in exercises.check_same_words_other_order(0, actual=0).message
 
 
 def test_the_checker_explains_the_bare_space_truly():

@@ -183,8 +183,7 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
-    "a": "Past position 15 the head looks at other distances. After W_Q and W_K its score depends on where p and q "
-         "are, not only on q - p, and training never tuned it for rows 16 to 31.",
+    "a": "Past position 15 the head looks at other distances. Training never tuned it for rows 16 to 31 of PE.",
     "b": "PE[p] . PE[q] depends only on q - p, but after W_Q and W_K the head's score depends on where p and q are too "
          "(the notebook on relative positions). Past the trained positions its weight on the token before falls low "
          "(the right panel below).",
@@ -202,9 +201,8 @@ def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
 _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "a": "At 32 tokens the order-blind guess is 0.29, and the model scores well above it. Query t sees t + 1 keys, and "
          "that count hints at how far along t is.",
-    "b": "Query t sees t + 1 keys, and that count hints at how far along t is, as in the notebook on heads and the "
-         "causal mask (and Haviv et al., in Sources). At 16 tokens our model reads most of the order from it. At 32 it "
-         "meets key counts that no training input had, and it keeps only some of the order.",
+    "b": "At 16 tokens the model reads most of the order from the number of keys it sees. At 32 it meets key counts "
+         "that no training input had, and it keeps only some of the order.",
     "c": "Most of the order holds at the trained lengths: at 16 tokens the model is right nearly 9 times in 10. At 32, "
          "query t meets key counts that no training input had, and the hint serves it less well.",
 }
@@ -239,11 +237,9 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 
-_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model at 32 tokens in every seed we tried. "
-         "After training, a PE row outweighs the word about two to one with the factor, "
-         "and four to one without it. The benchmark in Sources checks both over seeds. Our guess: at the trained "
-         "positions the model still reads the small word part. Past them, the PE rows are new, and it "
-         "gets lost. Rotary adds nothing to the token row, so no position part can outweigh the word.",
+_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model in every seed we tried (the benchmark in Sources). "
+         "Without it, a trained PE row outweighs the word about four to one, not two to one. Our guess: past the "
+         "trained positions, the new PE rows then drown out the small word part.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model's accuracy dropped more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part shrinks against its position."
@@ -261,7 +257,7 @@ _ROPE_IN_A_PACKED_ROW = {"a": "With a plain causal mask the later documents stil
     "b": "The block mask keeps each document to itself. Along the row, a document moves on as a whole, so its offsets "
          "do not change (the table of section 2).",
     "c": "With the block mask, RoPE does not need the restart. Restarted ids matter only when transformers must build "
-         "the blocks from them (the side note at the end).",
+         "the blocks from them (the end of this section).",
     "d": "Without the block mask the later documents read the earlier ones."
 }
 
