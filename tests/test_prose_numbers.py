@@ -46,7 +46,8 @@ FIXED_IN = {
     # sentences to type in, the pipeline explorer's steps 4 and 5, and column 80 of the heatmap's 128, from which
     # each sine stays within 0.2 of 0 over its 64 positions; Exercise 2's option "b", within 20 positions of 10;
     # the encoding explorer's largest d_model, 256 (SLIDER_MAX), which Exercise 1 names
-    "08": {"33", "32", "6.28", "0.30", "152", "77", '"What is your name?"', '"What is his name?"', "4", "5", "80",
+    "08": {"33", "32", "6.28", "0.30", "152", "77", '"What is your name?"', '"What is his name?"', '"the cat sat on the mat"',
+           "4", "5", "80",
            "20", "256"},
 }
 # A number that names a place, not a quantity: "section 3.4", "Table 3", "torch 2.13", a notebook in the route's
