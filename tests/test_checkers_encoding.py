@@ -685,7 +685,12 @@ class TestLastFullTurnFunction:
         assert self.check(None).status == "not attempted"
         assert self.check(3).status == "wrong" and "Expected a function" in self.check(3).message
         feedback = self.check(lambda length, d: 0)
-        assert feedback.status == "wrong" and "returned 0; the last column that completes a full turn is 1" in feedback.message
+        assert feedback.status == "wrong" and "returned 0. That column turns, but a later column does too" in feedback.message
+        assert "is 1" not in feedback.message  # the expected column is never told: no lookup table from the messages
+        feedback = self.check(lambda length, d: _last_full_turn_by_loop(length, d) + 3)
+        assert feedback.status == "wrong" and "does not complete a full turn" in feedback.message, feedback.message
+        feedback = self.check(lambda length, d: 10**6)
+        assert feedback.status == "wrong" and "is not a column" in feedback.message, feedback.message
         feedback = self.check(lambda length, d: "many")
         assert feedback.status == "wrong" and "not a whole column number" in feedback.message
         feedback = self.check(lambda length, d: 1 / 0)

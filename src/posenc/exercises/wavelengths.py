@@ -294,8 +294,11 @@ def check_last_full_turn_function(function: object) -> Feedback:
     for number, (length, d) in zip(got, _FULL_TURN_CASES):
         expected = _last_full_turn(length, d)
         if number != expected:
-            return Feedback(WRONG, f"my_last_full_turn({length}, {d}) returned {number}; the last column that "
-                                   f"completes a full turn is {expected}.")
+            # Say which way it misses, not the expected column: eight messages must not fill a lookup table.
+            verdict = (f"is not a column of a table with d_model = {d}" if not 0 <= number < d else
+                       "does not complete a full turn there" if number > expected else
+                       "turns, but a later column does too")
+            return Feedback(WRONG, f"my_last_full_turn({length}, {d}) returned {number}. That column {verdict}.")
     return Feedback(WRONG, "Not the last column.")  # not reached: some case differs
 
 
