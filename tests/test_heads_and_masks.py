@@ -474,3 +474,20 @@ def test_a_row_with_no_key_gives_nan_or_0_depending_on_the_call():
         assert hidden.isnan().all()
         hidden = module(x, x, x, key_padding_mask=torch.ones(1, 10, dtype=torch.bool), need_weights=False)[0]
         assert torch.equal(hidden, torch.zeros_like(x))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16))
+def test_unmasking_moves_each_output_toward_the_pad_values_by_the_weight_on_pad(seed):
+    # 05's leak table: with w the weight on <PAD> without the mask, p the <PAD> values averaged with those weights
+    # and m the masked output, the unmasked output is m + w (p - m).
+    generator = torch.Generator().manual_seed(seed)
+    scores = torch.randn(7, 7, generator=generator, dtype=torch.float64)
+    V = torch.randn(7, 3, generator=generator, dtype=torch.float64)
+    key_mask = torch.tensor([True] * 4 + [False] * 3)
+    masked = torch.softmax(scores.masked_fill(~key_mask, float("-inf")), dim=-1) @ V
+    leaky_weights = torch.softmax(scores, dim=-1)
+    on_pad = leaky_weights[:, ~key_mask]
+    w = on_pad.sum(dim=-1, keepdim=True)
+    p = on_pad @ V[~key_mask] / w
+    torch.testing.assert_close(leaky_weights @ V, masked + w * (p - masked))
