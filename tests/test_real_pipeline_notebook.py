@@ -279,10 +279,9 @@ def test_transformers_generate_adds_1_to_the_last_position_id():
 def test_every_right_new_position_is_correct(answer):
     feedback = exercises.check_new_position(answer, **CACHE_SIZES)
     assert feedback.status == "correct", feedback.message
-    assert "not its slots in the cache" in feedback.message and "generate passes them" in feedback.message, feedback.message
+    assert "not its slots in the cache" in feedback.message, feedback.message
     # Review 9: only row 0 has pads, so only its positions differ from its slots in the cache.
     assert "In row 0, which has pads" in feedback.message, feedback.message
-    assert "1 more at each step" in feedback.message, feedback.message
 
 
 def test_a_new_position_the_loop_cannot_pass_is_refused():

@@ -199,8 +199,7 @@ def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
 
 
 _CAUSAL_MODEL_WITHOUT_POSITIONS = {
-    "a": "At 32 tokens the order-blind guess is 0.29, and the model scores well above it. Query t sees t + 1 keys, and "
-         "that count hints at how far along t is.",
+    "a": "At 32 tokens the order-blind guess is 0.29, and the model scores well above it.",
     "b": "At 16 tokens the model reads most of the order from the number of keys it sees. At 32 it meets key counts "
          "that no training input had, and it keeps only some of the order.",
     "c": "Most of the order holds at the trained lengths: at 16 tokens the model is right nearly 9 times in 10. At 32, "
@@ -238,7 +237,8 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model in every seed we tried (the benchmark in Sources). "
-         "Without it, a trained PE row outweighs the word about four to one, not two to one. Our guess: past the "
+         "After training, a PE row is still about four times as long as a word row without the factor, and about twice as "
+         "long with it. Our guess: past the "
          "trained positions, the new PE rows then drown out the small word part.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model's accuracy dropped more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "

@@ -291,9 +291,7 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     rows = (f" In row {padded[0]}, which has pads, the new positions are not its slots in the cache." if len(padded) == 1
             else f" In rows {', '.join(padded)}, which have pads, the new positions are not their slots in the cache."
             if padded else "")
-    return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own.{rows} transformers' "
-                             "Llama counts the slots cached when it gets no position ids, so generate passes them, 1 more "
-                             "at each step.")
+    return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own.{rows}")
 
 
 # Keys of the checker's own, (n, d), so that scores typed for the notebook's cache cannot pass.
