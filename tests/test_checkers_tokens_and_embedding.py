@@ -405,7 +405,8 @@ class TestGradientColumn:
         (torch.eye(11)[ids] @ W_E).sum().backward()
         return W_E.grad[:, 0]
 
-    @pytest.mark.parametrize("sentence", ["My friend is Paul", "My name is John", "my name is my name", "Paul"])
+    @pytest.mark.parametrize("sentence", ["My friend is Paul", "What is your name, Paul?", "My name is John",
+                                          "my name is my name", "Paul"])
     def test_what_autograd_finds_is_accepted_in_any_list_like_form(self, sentence):
         ids = self.vocabulary.ids(tokens.pad(tokens.tokenize(sentence), max_sequence_length=L))
         gradient = self.gradient_autograd_finds(ids)
