@@ -1199,3 +1199,11 @@ def test_search_forgives_typos_ranks_words_moves_with_keys_and_highlights(built)
         page.screenshot(path=ARTIFACTS / "search_highlight_1280x720.png")
         page.locator(".posenc-highlighted button").click()
         assert page.locator("main mark.posenc-hit").count() == 0
+
+
+def test_every_notebook_after_the_start_page_has_a_time_on_the_route():
+    # The page's "about N min" comes from the start page's route table; a table without its time column would
+    # give every page the same default silently.
+    times = build_site.route_times()
+    assert set(times) == set(NOTEBOOKS[1:]), sorted(set(NOTEBOOKS[1:]) - set(times))
+    assert all(re.fullmatch(r"\d+ min", t) for t in times.values())

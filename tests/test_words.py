@@ -20,7 +20,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WORD = re.compile(r"[A-Za-z0-9][\w'.,-]*")
 MOST_PER_NOTEBOOK, MOST_IN_ALL = 2000, 23000
 BUDGET = {
-    "00_start_here": 769,
+    "00_start_here": 804,
     "01_padding_and_one_hot": 713,
     "02_embedding": 893,
     "03_pe_formula": 1193,
