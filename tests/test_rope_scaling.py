@@ -229,3 +229,21 @@ def test_apply_rotary_refuses_bad_frequencies_and_rotary_dim():
         apply_rotary(x, rotary_dim=10)
     with pytest.raises(ValueError, match="frequencies"):
         apply_rotary(x, rotary_dim=4, frequencies=torch.ones(4))  # 4 columns turned: 2 pairs
+
+
+def test_casting_a_loaded_llama_to_bfloat16_rounds_its_frequencies():
+    """Notebook 12's side note: `model.to(torch.bfloat16)` rounds `inv_freq` too, and some cos/sin are then off by 2."""
+    config = LlamaConfig(hidden_size=256, num_attention_heads=2, head_dim=128, rope_theta=500_000.0,
+                         max_position_embeddings=131_072,
+                         rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                       "high_freq_factor": 4.0, "original_max_position_embeddings": 8192})
+    rotary = LlamaRotaryEmbedding(config)
+    exact = rotary.inv_freq.double()
+    rotary = rotary.to(torch.bfloat16)
+    assert rotary.inv_freq.dtype == torch.bfloat16
+    positions = torch.arange(131_072)
+    cos, sin = rotary(torch.zeros(1, dtype=torch.bfloat16), positions[None])
+    angle = positions.double()[:, None] * exact
+    angle = torch.cat([angle, angle], dim=-1)
+    worst = max(float((cos[0].double() - angle.cos()).abs().max()), float((sin[0].double() - angle.sin()).abs().max()))
+    assert worst > 1.99  # a flipped sign

@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 601,
     "10_relative_positions": 1024,
     "11_pitfalls": 866,
-    "12_precision": 964,
-    "13_position_schemes": 1428,
+    "12_precision": 958,
+    "13_position_schemes": 1395,
     "14_does_position_matter": 1595,
     "15_real_pipeline": 1590,
     # "Stretching the context" reads as two: the rules, then what real models set.
