@@ -1005,6 +1005,14 @@ def test_wavelength_growth_refuses_a_factor_off_in_the_second_decimal_place(answ
     assert feedback.status == "wrong" and not feedback.message.startswith("Correct"), feedback
 
 
+def test_wavelength_growth_says_round_for_a_truncated_factor():
+    # Review 51: 2.65, 2.659 cut short, was told "the wavelength does not grow that many times".
+    feedback = exercises.check_wavelength_growth(2.65, pair=16, head_dim=128, base=10_000.0, new_base=500_000.0)
+    assert feedback.status == "wrong" and "do not truncate" in feedback.message and "2.66" not in feedback.message, feedback
+    assert "truncate" not in exercises.check_wavelength_growth(2.64, pair=16, head_dim=128, base=10_000.0,
+                                                               new_base=500_000.0).message
+
+
 def test_wavelength_growth_names_no_exponent_for_two_digits_that_are_not_the_slip():
     # Pair 8: 50^(16/128) = 1.63, given as 1.6. The slip 50^(16/126) = 1.64 is not 1.60: no hint at the exponent.
     feedback = exercises.check_wavelength_growth(1.6, pair=8, head_dim=128, base=10_000.0, new_base=500_000.0)

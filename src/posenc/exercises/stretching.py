@@ -87,6 +87,8 @@ def check_wavelength_growth(answer: float | None, *, pair: int, head_dim: int, b
                   if other == 2 * pair else "")
         return Feedback(MISTAKE, f"That is pair {other}'s factor{' (base^0 = 1 at any base)' if other == 0 else ''}, "
                                  f"not pair {pair}'s{column}. {why}")
+    if abs(number - math.floor(expected * 100) / 100) <= 1e-9:  # 2.65 for 2.659: truncated, not rounded
+        return Feedback(WRONG, f"You gave {number:g}; round to two decimal places, do not truncate. {why}")
     return Feedback(WRONG, f"You gave {number:g}; to two decimal places, the wavelength does not grow that many times. {why}")
 
 
@@ -440,8 +442,8 @@ def check_best_two(answer: object, *, by_seed: dict[str, Sequence[float]], learn
     ordered = sorted(best, key=BEST_TWO_RULES.index)
     right, measured = " and ".join(_SHOWN[rule] for rule in ordered), "; ".join(map(scores, ordered))
     if set(names) == best:
-        # The measured range, a fact not yet seen; no pair named: the section after the figure asks which carries them.
-        return Feedback(CORRECT, f"Correct: in every seed that learned the task, these two score highest ({measured}).")
+        # No numbers: the figure after the check shows them; no pair named: the section after it asks which carries them.
+        return Feedback(CORRECT, "Correct: in every seed that learned the task, these two score highest.")
     wrong = [name for name in names if name not in best]
     why = " ".join(f"Not {_SHOWN[rule]} ({scores(rule)}): {_WHAT_IT_DOES[rule]}." for rule in wrong)
     return Feedback(MISTAKE, f"{why} The two best in every seed that learned the task: {right} ({measured}).")
