@@ -63,6 +63,7 @@ __all__ = [
     "split_heads",
     "merge_heads",
     "self_attention",
+    "shuffle_gap",
     "multi_head_attention",
 ]
 
@@ -332,6 +333,15 @@ def self_attention(
     keep = _keep(Q.shape[:-1] + K.shape[-2:-1], key_mask=key_mask, causal=check_flag("causal", causal), mask=mask)
     output, weights_matrix, _ = attend(Q, K, V, keep=keep)
     return output, weights_matrix
+
+
+def shuffle_gap(x: torch.Tensor, order: torch.Tensor, weights: ProjectionWeights, *, added: torch.Tensor | float = 0.0,
+                causal: bool = False) -> float:
+    """The shuffle test: the largest gap between self-attention on `x[order] + added` and on `x + added`, its rows then
+    put in the same order. 0 when attention is permutation-equivariant for this input."""
+    output, _ = self_attention(x + added, weights, causal=causal)
+    shuffled_output, _ = self_attention(x[order] + added, weights, causal=causal)
+    return float((shuffled_output - output[order]).abs().max())
 
 
 def multi_head_attention(
