@@ -1478,7 +1478,7 @@ class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
 
 
 @pytest.mark.parametrize("answer,status,words", [
-    (EitherLayout, "correct", "batch_first=True and (seq, batch, d_model)"),
+    (EitherLayout, "correct", "one table row per position in both layouts"),
     (EitherLayoutTransposing, "correct", "refuses 8 positions with ValueError"),
     (Float64TableCastOnce, "correct", "refuses 8 positions with ValueError"),
     (Float64TableCastAtAdd, "correct", "refuses 8 positions with ValueError"),

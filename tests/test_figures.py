@@ -350,6 +350,14 @@ def test_lines_draw_a_reference_named_in_the_legend():
     assert reference.get_linestyle() == "-" and reference.get_linewidth() > 2 and reference.get_zorder() < 2
 
 
+def test_lines_on_a_log_y_axis_with_a_thin_reference_thin_in_the_legend_too():
+    fig = plots.lines_figure([0, 1, 2], {"a": [100, 1, 0.01]}, title="t", xlabel="x", ylabel="y",
+                             reference=("0.1", 0.1), thin_reference=True, log_y=(1e-4, 1e3))
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log" and ax.get_ylim() == (1e-4, 1e3)
+    assert ax.get_lines()[-1].get_linewidth() == 1 and ax.get_legend().get_lines()[-1].get_linewidth() == 1
+
+
 def test_benchmark_series_differ_in_colour_marker_and_line_style():
     fig = plots.benchmark_figure(_benchmark_results())
     lines = [line for line in fig.axes[0].get_lines() if line.get_label() and not line.get_label().startswith("_")]

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc import attention, exercises, plots
+from posenc import attention, builder, exercises, plots
 from posenc import example as posenc_example
 
 ATOL = 1e-6
@@ -491,3 +491,14 @@ def test_unmasking_moves_each_output_toward_the_pad_values_by_the_weight_on_pad(
     w = on_pad.sum(dim=-1, keepdim=True)
     p = on_pad @ V[~key_mask] / w
     torch.testing.assert_close(leaky_weights @ V, masked + w * (p - masked))
+
+
+def test_shuffle_gap_is_zero_without_pe_and_not_with_it():
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(0))
+    weights = attention.projection_weights(d_model=6, seed=0)
+    order = torch.tensor([3, 2, 0, 1])
+    table = builder.sinusoidal_encoding(max_sequence_length=4, d_model=6)
+    assert attention.shuffle_gap(x, order, weights) < 1e-6
+    assert attention.shuffle_gap(x, order, weights, added=table[1]) < 1e-6  # one row at every position moves with no word
+    assert attention.shuffle_gap(x, order, weights, added=table) > 0.01
+    assert attention.shuffle_gap(x, order, weights, causal=True) > 0.01

@@ -204,6 +204,8 @@ def test_the_row_a_token_gets_takes_the_row_typed_with_quotes_and_names_the_naiv
     assert "copies its row b to all ten tokens of sentence b" in exercises.check_row_a_token_gets(1, actual=0).message
     assert exercises.check_row_a_token_gets(None).status == "not attempted"
     assert not exercises.check_row_a_token_gets(7).correct
+    assert "7 is the row it would get fed sequence first" in exercises.check_row_a_token_gets(7).message
+    assert "fed sequence first" not in exercises.check_row_a_token_gets(1).message
 
 
 def test_the_row_a_token_gets_takes_the_row_named_as_the_question_names_it():

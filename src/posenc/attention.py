@@ -63,6 +63,7 @@ __all__ = [
     "split_heads",
     "merge_heads",
     "self_attention",
+    "shuffle_gap",
     "multi_head_attention",
 ]
 
@@ -332,6 +333,21 @@ def self_attention(
     keep = _keep(Q.shape[:-1] + K.shape[-2:-1], key_mask=key_mask, causal=check_flag("causal", causal), mask=mask)
     output, weights_matrix, _ = attend(Q, K, V, keep=keep)
     return output, weights_matrix
+
+
+def shuffle_gap(x: torch.Tensor, order: torch.Tensor, weights: ProjectionWeights, *, added: torch.Tensor | float = 0.0,
+                causal: bool = False) -> float:
+    """The shuffle test: the largest gap between self-attention on `x[order] + added` and on `x + added`, its rows then
+    put in the same order. 0 when attention is permutation-equivariant for this input."""
+    x = check_floating_tensor("x", x, ndim=(2,))
+    order = check_tensor("order", order, ndim=(1,), kind="integer")
+    if sorted(order.tolist()) != list(range(x.shape[0])):
+        raise ValueError(f"order must put x's {x.shape[0]} rows in a new order, each once, got {short(order)}")
+    if isinstance(added, bool) or not isinstance(added, (int, float, torch.Tensor)):
+        raise TypeError(f"added must be a number or a tensor, got {short(added)}")
+    output, _ = self_attention(x + added, weights, causal=causal)
+    shuffled_output, _ = self_attention(x[order] + added, weights, causal=causal)
+    return float((shuffled_output - output[order]).abs().max())
 
 
 def multi_head_attention(

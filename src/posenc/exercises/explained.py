@@ -45,10 +45,13 @@ def check_row_a_token_gets(answer: object, *, actual: object = None) -> Feedback
         answer = named.group(1) if named else answer
     if actual is None and answer is not None:
         actual = _row_of_token_7()
+    explanation = ("forward reads x.size(0), the batch of 2, as the length. So pe[:2] has shape (2, 1, 6), and "
+                   "broadcasting copies its row b to all ten tokens of sentence b. Token 7 of sentence 0 gets row 0, not "
+                   "row 7, the row of its position.")
+    if str(answer).strip() in ("7", "7.0") and actual != 7:  # the likely slip: the answer for sequence-first input
+        explanation = f"7 is the row it would get fed sequence first. {explanation}"
     feedback = check_prediction(answer, actual=actual, question="the table row of token 7 of sentence 0, fed batch first",
-                            explanation="forward reads x.size(0), the batch of 2, as the length. So pe[:2] has shape "
-                                        "(2, 1, 6), and broadcasting copies its row b to all ten tokens of sentence b. "
-                                        "Token 7 of sentence 0 gets row 0, not row 7, the row of its position.")
+                                explanation=explanation)
     if isinstance(answer, str) and re.search(r"error|raise|exception|fail", answer, flags=re.IGNORECASE):
         # Says only that nothing raises: how the shapes meet is the answer, kept until a row is predicted.
         return Feedback(feedback.status, f"{feedback.message} Nothing raises: the module runs on this input. "

@@ -269,7 +269,6 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
         return Feedback(WRONG, f"Expected an nn.Module class, got {describe(module_class)}.", readable=False)
     batch = 3
     x = torch.randn(batch, L + 1, d, generator=torch.Generator().manual_seed(1))
-    checked = []
     for batch_first in (True, False):
         layout = _LAYOUTS[batch_first]
         try:
@@ -356,7 +355,6 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
                       else "Refuse it with ValueError, Python's error for a value outside what is allowed.")
             return Feedback(MISTAKE, f"{built}: for x of shape {tuple(too_long.shape)}, {L + 1} positions, one more "
                                      f"than the table's {L} rows, forward {what}. {advice}{assertion}")
-        checked.append(f"{layout} with batch_first={batch_first}")
     # torch.nn.Transformer's batch_first defaults to False: built without it, the module reads (seq, batch, d_model).
     try:
         module = module_class(d_model=d, max_sequence_length=L)
@@ -381,6 +379,5 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
     kept_plain = any(isinstance(value, torch.Tensor) for value in vars(module).values())  # parameters, buffers: not here
     plain = "" if any(True for _ in module.buffers()) or not kept_plain else (
         " Your table is a plain attribute, so model.float() and model.to(...) would not convert it; a buffer would.")
-    return Feedback(CORRECT, f"Correct: built with d_model={d} and max_sequence_length={L}, your module adds one table "
-                             f"row per position for {' and '.join(checked)}, on {batch} sequences of {L} and of 2 "
-                             f"positions, and refuses {L + 1} positions with ValueError.{plain}")
+    return Feedback(CORRECT, f"Correct: your module adds one table row per position in both layouts, and refuses "
+                             f"{L + 1} positions with ValueError.{plain}")

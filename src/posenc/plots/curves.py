@@ -134,7 +134,8 @@ def _floats(values: Sequence[float | None]) -> list[float | None]:
 
 def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, title: str, xlabel: str, ylabel: str,
                  colours: dict[str, str] | None = None, marks: Sequence[float] | None = None,
-                 log2_x: bool = False, reference: tuple[str, float] | None = None) -> Figure:
+                 log2_x: bool = False, reference: tuple[str, float] | None = None,
+                 log_y: tuple[float, float] | None = None, thin_reference: bool = False) -> Figure:
     """One line per entry of `series` against `x`, each with its own colour, marker and line style.
 
     `series` holds 1 to 8 lines, one number per x each. `colours` (label -> colour) sets the colour
@@ -144,6 +145,8 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
     line. `log2_x` draws x on a base-2 log scale (x must then be positive), ticks at powers of two.
     `reference` (label, y) draws a thick light grey solid line across at y, behind the others, named `label` in the
     legend, e.g. an even spread of attention weights. Its look differs from every line's, the dotted one's too.
+    `thin_reference` draws it thin, so that markers near it stay visible. `log_y` (bottom, top) draws y on a log scale
+    between those limits.
     """
     xs = _floats(x)
     series = {label: _floats(values) for label, values in series.items()}
@@ -158,10 +161,13 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
         ax.plot(xs, values, label=label, markersize=4,
                 markevery=marked if marked is not None else (k * step // len(series), step), **style)
     if reference is not None:
-        ax.axhline(float(reference[1]), color="#BBBBBB", linewidth=3.5, linestyle="-", zorder=1, label=reference[0])
+        ax.axhline(float(reference[1]), color="#BBBBBB", linewidth=1 if thin_reference else 3.5, linestyle="-", zorder=1,
+                   label=reference[0])
     if log2_x:
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))  # 16, not 16.0 or 2^4
+    if log_y is not None:
+        ax.set(yscale="log", ylim=log_y)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
