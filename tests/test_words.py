@@ -29,7 +29,7 @@ BUDGET = {
     "06_batches_and_masks": 966,
     "07_heads_and_causal_mask": 1456,
     "08_explore": 693,
-    "09_why_positions_matter": 592,
+    "09_why_positions_matter": 595,
     "10_relative_positions": 1013,
     "11_pitfalls": 865,
     "12_precision": 958,

@@ -70,7 +70,7 @@ def check_added_at_every_position(answer: object) -> Feedback:
     if isinstance(answer, str):
         answer = _ADDED_AT_EVERY_POSITION_TEXTS.get(answer.strip(" `'\".").lower().replace(" ", ""), answer)
     return check_choice(answer, options=_ADDED_AT_EVERY_POSITION, correct="a",
-                        question="what can be added and keep the shuffle test True")
+                        question="what can be added and keep the shuffle gap at 0")
 
 
 _AVERAGE_OF_SHUFFLED_OUTPUTS = {
