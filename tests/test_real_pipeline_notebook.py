@@ -182,10 +182,10 @@ PACKED_DOCUMENTS = [[5, 9, 2, 7], [3, 3, 8], [1, 4, 6, 2, 9]]
 def test_packing_every_scheme_needs_the_block_mask_and_only_the_sinusoid_restarted_positions():
     differences = decoder.packing_differences(PACKED_DOCUMENTS, vocab_size=10)
     for scheme, by_positions in differences.items():
-        assert by_positions["restarted"]["block-diagonal"] < 1e-5, scheme
+        assert by_positions["restarted"]["document mask"] < 1e-5, scheme
         assert min(by_positions[p]["plain causal"] for p in by_positions) > 0.1, scheme
-    assert differences["sinusoid"]["along the row"]["block-diagonal"] > 0.1
-    assert differences["RoPE"]["along the row"]["block-diagonal"] < 1e-5
+    assert differences["sinusoid"]["along the row"]["document mask"] > 0.1
+    assert differences["RoPE"]["along the row"]["document mask"] < 1e-5
 
 
 def test_the_notebooks_packing_table_is_exercise_3s_answer():
@@ -199,21 +199,21 @@ def test_the_notebooks_packing_table_is_exercise_3s_answer():
     equal = {scheme: {positions: {mask: d < 1e-5 for mask, d in row.items()} for positions, row in by_positions.items()}
              for scheme, by_positions in table.items()}
     assert equal == {
-        "sinusoid": {"restarted": {"plain causal": False, "block-diagonal": True},
-                     "along the row": {"plain causal": False, "block-diagonal": False}},
-        "RoPE": {"restarted": {"plain causal": False, "block-diagonal": True},
-                 "along the row": {"plain causal": False, "block-diagonal": True}},
+        "sinusoid": {"restarted": {"plain causal": False, "document mask": True},
+                     "along the row": {"plain causal": False, "document mask": False}},
+        "RoPE": {"restarted": {"plain causal": False, "document mask": True},
+                 "along the row": {"plain causal": False, "document mask": True}},
     }
     assert all(d < 1e-5 or d > 0.1 for by_positions in table.values() for row in by_positions.values()
                for d in row.values())
-    # RoPE needs the block-diagonal mask only: "b", which the checker takes.
+    # RoPE needs the document mask only: "b", which the checker takes.
     assert exercises.check_rope_in_a_packed_row("b").status == "correct"
 
 
 def test_the_packing_table_prints_each_row_and_column():
-    table = decoder.packing_table({"restarted": {"plain causal": 0.5, "block-diagonal": 0.0},
-                                   "along the row": {"plain causal": 1.234, "block-diagonal": 2e-6}}, "RoPE")
-    assert table.splitlines() == [f"{'RoPE':<24}{'plain causal':>15}{'block-diagonal':>16}",
+    table = decoder.packing_table({"restarted": {"plain causal": 0.5, "document mask": 0.0},
+                                   "along the row": {"plain causal": 1.234, "document mask": 2e-6}}, "RoPE")
+    assert table.splitlines() == [f"{'RoPE':<24}{'plain causal':>15}{'document mask':>16}",
                                   f"positions {'restarted':<14}{'0.50':>15}{'equal':>16}",
                                   f"positions {'along the row':<14}{'1.23':>15}{'equal':>16}"]
     with pytest.raises(TypeError, match="by_positions"):

@@ -200,8 +200,7 @@ def check_sinusoidal_head_on_32_tokens(answer: object) -> Feedback:
 
 _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "a": "At 32 tokens the order-blind guess is 0.29, and the model scores well above it.",
-    "b": "At 16 tokens the model reads most of the order from the number of keys it sees. At 32 it meets key counts "
-         "that no training input had, and it keeps only some of the order.",
+    "b": "At 32 tokens the model meets key counts that no training input had, and it keeps only some of the order.",
     "c": "Most of the order holds at the trained lengths: at 16 tokens the model is right nearly 9 times in 10. At 32, "
          "query t meets key counts that no training input had, and the hint serves it less well.",
 }
@@ -254,11 +253,11 @@ def check_embedding_factor(answer: object) -> Feedback:
 
 _ROPE_IN_A_PACKED_ROW = {"a": "With a plain causal mask the later documents still read the earlier ones: their keys "
          "are in the softmax, and the outputs change.",
-    "b": "The block mask keeps each document to itself. Along the row, a document moves on as a whole, so its offsets "
-         "do not change (the table of section 2).",
-    "c": "With the block mask, RoPE does not need the restart. Restarted ids matter only when transformers must build "
-         "the blocks from them (the end of this section).",
-    "d": "Without the block mask the later documents read the earlier ones."
+    "b": "The document mask keeps each document to itself. Along the row, a document moves on as a whole, so its "
+         "offsets do not change (section 2).",
+    "c": "With the document mask, RoPE does not need the restart. Restarted ids matter only when transformers must "
+         "build the mask from them (the end of this section).",
+    "d": "Without the document mask the later documents read the earlier ones."
 }
 
 

@@ -252,7 +252,7 @@ def packing_differences(documents: Sequence[Sequence[int]], *, vocab_size: int) 
 
     documents: each document's token ids, packed one after the other in one row. The head (d_model 16, seed 0)
     has the sinusoid added to X ("sinusoid") or turns Q and K ("RoPE"). Its positions are "restarted" at each
-    document or counted "along the row"; its mask is the "plain causal" one or the "block-diagonal" `packed_mask`.
+    document or counted "along the row"; its mask is the "plain causal" one or the document mask, `packed_mask`.
     Returns `{scheme: {positions: {mask: difference}}}`: the largest difference of any document's outputs from
     its outputs alone (below 1e-5, rounding, when every document is kept apart).
     """
@@ -272,7 +272,7 @@ def packing_differences(documents: Sequence[Sequence[int]], *, vocab_size: int) 
     document_ids = document_ids_from_lengths([len(document) for document in documents])
     ids = torch.tensor([token for document in documents for token in document])
     positions = {"restarted": packed_position_ids(document_ids), "along the row": torch.arange(seq)}
-    masks = {"plain causal": causal_mask(sequence_length=seq), "block-diagonal": packed_mask(document_ids)}
+    masks = {"plain causal": causal_mask(sequence_length=seq), "document mask": packed_mask(document_ids)}
     differences = {}
     for scheme in ("sinusoid", "RoPE"):
         alone = torch.cat([head(scheme, torch.tensor(document), torch.arange(len(document)),
@@ -292,10 +292,10 @@ def packing_table(by_positions: dict[str, dict[str, float]], scheme: str) -> str
     """One scheme's entry of `packing_differences` as a printed table: a row per kind of positions, a column per mask,
     each difference as `difference_text` gives it."""
     if not isinstance(scheme, str) or not isinstance(by_positions, dict) or not all(
-            isinstance(row, dict) and set(row) == {"plain causal", "block-diagonal"} for row in by_positions.values()):
+            isinstance(row, dict) and set(row) == {"plain causal", "document mask"} for row in by_positions.values()):
         raise TypeError(f"by_positions must be one scheme's entry of packing_differences, got {short(by_positions)}")
-    lines = [f"{scheme:<24}{'plain causal':>15}{'block-diagonal':>16}"]
+    lines = [f"{scheme:<24}{'plain causal':>15}{'document mask':>16}"]
     for name, row in by_positions.items():
         lines.append(f"positions {name:<14}{difference_text(row['plain causal']):>15}"
-                     f"{difference_text(row['block-diagonal']):>16}")
+                     f"{difference_text(row['document mask']):>16}")
     return "\n".join(lines)
