@@ -502,3 +502,5 @@ def test_shuffle_gap_is_zero_without_pe_and_not_with_it():
     assert attention.shuffle_gap(x, order, weights, added=table[1]) < 1e-6  # one row at every position moves with no word
     assert attention.shuffle_gap(x, order, weights, added=table) > 0.01
     assert attention.shuffle_gap(x, order, weights, causal=True) > 0.01
+    with pytest.raises(ValueError, match="added must broadcast"):
+        attention.shuffle_gap(x, order, weights, added=torch.zeros(x.shape[0] + 1, x.shape[1]))

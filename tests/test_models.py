@@ -411,6 +411,8 @@ def test_score_by_pair_needs_a_rotary_model_and_backs_inside_the_input():
         training.score_by_pair(transformer.TinyTransformer(scheme="rotary", settings=TINY), ids, backs=[-5])
     with pytest.raises(TypeError, match="backs must be a non-empty list"):
         training.score_by_pair(transformer.TinyTransformer(scheme="rotary", settings=TINY), ids, backs=[])
+    with pytest.raises(TypeError, match=r"negative: a key ahead"):
+        training.score_by_pair(transformer.TinyTransformer(scheme="rotary", settings=TINY), ids, backs=[1.5])
 
 
 def test_compare_keeps_one_line_per_model_outside_jupyter(capsys):

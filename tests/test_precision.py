@@ -22,13 +22,10 @@ def test_the_five_recipes_stay_where_notebook_12_says():
     # torch casts float64 to bfloat16 through float32: up to 2^-25 over one rounding.
     assert differences["f64→bf16"].max() <= BF16_HALF_GAP + F32_HALF_GAP
     assert (differences["f64→f32"] <= F32_HALF_GAP).all()
-    # The drift alone passes half a bfloat16 gap near position 33,000 (measured 32,918), a whole one near 67,000.
+    # The drift is small below 1,000 positions and passes a whole bfloat16 gap by 100,000 (here 0.03 and 3.50 of
+    # 2^-9; one ulp more or less in float32's pow, as on another CPU, moves where it crosses, not these bounds).
     worst = differences["f32"].cummax(dim=0).values
-    assert 30_000 < int((worst > BF16_HALF_GAP).nonzero()[0]) < 35_000
-    assert 60_000 < int((worst > 2 * BF16_HALF_GAP).nonzero()[0]) < 70_000
-    # The first entry the drift tips: position 435, column 9 (the notebook prints it).
-    tipped = (f32.to(torch.bfloat16).double() - reference).abs() > BF16_HALF_GAP
-    assert [int(i) for i in tipped.nonzero()[0]] == [435, 9]
+    assert worst[999] < 0.25 * BF16_HALF_GAP and worst[-1] > 2 * BF16_HALF_GAP
 
 
 def test_the_package_tables_round_once():

@@ -453,6 +453,13 @@ def test_sparse_answers_get_feedback_and_do_not_raise(layout):
     assert wrong.status == "mistake", wrong.message
 
 
+def test_a_nested_tensor_gets_feedback_and_does_not_raise():
+    # A nested tensor reports the strided layout but has no single shape; a checker must never raise on it.
+    nested = exercises.check_cached_keys(lambda query, cached: torch.nested.nested_tensor([step_scores(query, cached)[0]]),
+                                         6, keys=KEYS)
+    assert nested.status == "wrong" and "nested" in nested.message, nested.message
+
+
 def test_a_column_of_scores_is_refused():
     # Review 45: a (t + 1, 1) column of the right numbers breaks a softmax over dim=-1; the exercise asks (1, t + 1).
     column = lambda query, cached: torch.cat(cached) @ schemes.apply_rotary(query, offset=len(cached) - 1).T  # noqa: E731
@@ -771,7 +778,7 @@ def test_the_same_words_in_another_order_take_one_more_token():
     assert exercises.check_same_words_other_order(None, actual=1).status == "not attempted"
     assert exercises.check_same_words_other_order("one", actual=1).status != "correct"
     # 0 is the likely slip (John kept its count): its feedback names why Grant does not; a right 0 says nothing of it.
-    for zero in (0, 0.0, "0"):
+    for zero in (0, 0.0, "0", " 0.00 ", torch.tensor(0)):
         assert "Grant has no ␣G" in exercises.check_same_words_other_order(zero, actual=1).message
     assert "␣J" not in exercises.check_same_words_other_order(2, actual=1).message
     assert "␣J" not in exercises.check_same_words_other_order(0, actual=0).message

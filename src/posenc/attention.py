@@ -342,9 +342,12 @@ def shuffle_gap(x: torch.Tensor, order: torch.Tensor, weights: ProjectionWeights
     x = check_floating_tensor("x", x, ndim=(2,))
     order = check_tensor("order", order, ndim=(1,), kind="integer")
     if sorted(order.tolist()) != list(range(x.shape[0])):
-        raise ValueError(f"order must put x's {x.shape[0]} rows in a new order, each once, got {short(order)}")
+        raise ValueError(f"order must list each of x's {x.shape[0]} rows once, got {short(order)}")
     if isinstance(added, bool) or not isinstance(added, (int, float, torch.Tensor)):
         raise TypeError(f"added must be a number or a tensor, got {short(added)}")
+    if isinstance(added, torch.Tensor) and (added.ndim > 2 or any(a not in (1, b) for a, b in
+                                                                   zip(reversed(added.shape), reversed(x.shape)))):
+        raise ValueError(f"added must broadcast to x's shape {tuple(x.shape)}, got {tuple(added.shape)}")
     output, _ = self_attention(x + added, weights, causal=causal)
     shuffled_output, _ = self_attention(x[order] + added, weights, causal=causal)
     return float((shuffled_output - output[order]).abs().max())

@@ -12,7 +12,7 @@ import re
 import torch
 
 from ..builder import sinusoidal_encoding
-from .feedback import Feedback
+from .feedback import Feedback, as_number
 from .predictions import check_prediction
 
 __all__ = ["check_same_words_other_order", "check_row_a_token_gets"]
@@ -23,7 +23,7 @@ def check_same_words_other_order(answer: object, *, actual: object) -> Feedback:
     explanation = ("Only Grant changes its count. After a space, it takes one piece more, a bare ␣, as the figure below "
                    "shows. Why a bare ␣? In the training text, 10 of the 12 capital Gs after a space begin GPT or Going. "
                    "BPE built those two words before it joined the space on, and it never made ␣G.")
-    if str(answer).strip() in ("0", "0.0") and actual != 0:  # the likely slip: John kept its count, so Grant should too
+    if as_number(answer) == 0 and actual != 0:  # the likely slip: John kept its count, so Grant should too
         explanation = f"John kept its count because ␣J is a piece. Grant has no ␣G. {explanation}"
     return check_prediction(answer, actual=actual, question="how many more tokens My friend is Grant takes",
                             explanation=explanation)
@@ -48,7 +48,7 @@ def check_row_a_token_gets(answer: object, *, actual: object = None) -> Feedback
     explanation = ("forward reads x.size(0), the batch of 2, as the length. So pe[:2] has shape (2, 1, 6), and "
                    "broadcasting copies its row b to all ten tokens of sentence b. Token 7 of sentence 0 gets row 0, not "
                    "row 7, the row of its position.")
-    if str(answer).strip() in ("7", "7.0") and actual != 7:  # the likely slip: the answer for sequence-first input
+    if as_number(answer) == 7 and actual != 7:  # the likely slip: the answer for sequence-first input
         explanation = f"7 is the row it would get fed sequence first. {explanation}"
     feedback = check_prediction(answer, actual=actual, question="the table row of token 7 of sentence 0, fed batch first",
                                 explanation=explanation)

@@ -314,6 +314,8 @@ def as_tensor(answer: object, what: str, *, allow_nan: bool = False) -> torch.Te
         return Feedback(WRONG, f"Expected {what} as a torch.Tensor, got {describe(answer)}.", readable=False)
     if tensor.is_meta:
         return Feedback(WRONG, "Got a tensor on the 'meta' device, which holds no numbers: create it on the CPU.")
+    if tensor.is_nested:  # ragged rows: no single shape to compare
+        return Feedback(WRONG, "Got a nested tensor; return an ordinary tensor with one shape.")
     if tensor.layout != torch.strided:  # sparse (COO, CSR, ...): most operations a checker runs raise on these
         try:
             tensor = tensor.detach().to_dense()

@@ -249,12 +249,11 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
     """A function `answer(last_position_ids)` that gives the token a decoding loop feeds at step t its position id,
     `(batch, 1)`, from the position ids of the token before it, `(batch, 1)`: its position in its row run alone.
 
-    The checker runs the loop of the exercise (`models.decoder.TinyDecoder`): the first `prefill` tokens of ids
-    `(batch, seq)` in one call, at the mask's position ids, then one token per call, each at the position the
-    function gives from the last one it gave (the prompt's last at the first step), on this batch and on batches of
-    its own. Right: every new token at its position, `(batch, 1)` (a list of that shape too); the feedback says how far
-    the loop's logits then are from the full pass's. The named mistakes: the exhibit's bug, the usual slips in the
-    offset (tests/test_real_pipeline_notebook.py lists them), and floats.
+    The checker steps the function as the exercise's loop does: from the position ids the mask gives the first
+    `prefill` tokens of ids `(batch, seq)`, each new position from the last one it gave (the prompt's last at the first
+    step), on this batch and on batches of its own. `model` and `ids` are checked, not run: the positions alone decide.
+    Right: every new token at its position, `(batch, 1)` (a list of that shape too). The named mistakes: the exhibit's
+    bug, the usual slips in the offset (tests/test_real_pipeline_notebook.py lists them), and floats.
     """
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a posenc.models.decoder.TinyDecoder, got {short(model)}")

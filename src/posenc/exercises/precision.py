@@ -177,7 +177,8 @@ def check_bfloat16_positions(answer: int | None, *, max_sequence_length: int) ->
 
     Counted from bfloat16's numbers, so a length too large to build as a tensor (2^32) is checked as quickly.
     It is a transfer exercise, not a prediction: a learner who recounts after a named mistake is done, so progress()
-    keeps the latest answer per size. No message says which way a count is off, so a loop cannot bisect to it.
+    keeps the latest answer per size. No message gives the expected count or how far off an answer is; only the
+    slips it names (one per position, the exact positions alone, 256 per stretch, the top end) get a hint.
     """
     max_sequence_length = check_size("max_sequence_length", max_sequence_length, maximum=_MAX_BFLOAT16_POSITIONS)
     expected, up = _bfloat16_distinct(max_sequence_length)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .._checks import FLAG, SEED, check_size, check_tensor, checked, instance_of, list_of, one_of, short, size
+from .._checks import FLAG, SEED, check_size, check_tensor, checked, instance_of, is_real, list_of, one_of, short, size
 from ..task import previous_token_batch
 from .transformer import FORMULA_LENGTH, SCHEMES, Settings, TinyTransformer, _settings_or_default
 
@@ -255,7 +255,8 @@ def weight_by_offset(model: TinyTransformer, ids: torch.Tensor, *, queries: rang
 
 def _back(name: str, value: object) -> int:
     """A whole number of places back; negative for a key ahead of its query."""
-    check_size(name, abs(value) if isinstance(value, int) and not isinstance(value, bool) else value, minimum=0)
+    if not is_real(value, whole=True):
+        raise TypeError(f"{name} must be a whole number of places back (negative: a key ahead), got {short(value)}")
     return int(value)
 
 
