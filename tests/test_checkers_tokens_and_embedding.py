@@ -119,7 +119,7 @@ class TestPadFunction:
         assert exercises.check_pad_function(fixed_pad, max_sequence_length=2).correct
 
     @pytest.mark.parametrize("function,words", [
-        (cutting_pad, "gone without a word"), (off_by_one_pad, "exactly max_sequence_length=10"), (asserting_pad, "python -O"),
+        (cutting_pad, "dropped without a word"), (off_by_one_pad, "exactly max_sequence_length=10"), (asserting_pad, "python -O"),
         (exception_pad, "raise ValueError"), (extending_pad, "changed the list"), (front_pad, "in front"),
         (always_refusing_pad, "tokens still raised an error (ValueError: "),
         (always_refusing_pad, "). The caller asked for a cut"), (cut_without_padding_pad, "still padded"),
@@ -299,8 +299,9 @@ class TestPadFunction:
         feedback = exercises.check_pad_function(refusing_pad, max_sequence_length=L)
         assert feedback.status == "wrong" and "truncate=False" in feedback.message, feedback.message
 
-    def test_the_cut_words_are_named(self):
-        assert "'read their input'" in exercises.check_pad_function(cutting_pad, max_sequence_length=L).message
+    def test_the_cut_is_said_in_tokens_not_in_words_the_learner_never_saw(self):
+        message = exercises.check_pad_function(cutting_pad, max_sequence_length=L).message
+        assert "its last 3 tokens were dropped without a word" in message and "read" not in message, message
 
     def test_anything_else_is_answered(self):
         assert exercises.check_pad_function(None).status == "not attempted"
@@ -598,6 +599,19 @@ def test_the_counts_of_the_notebooks_own_sentence_are_named():
     assert "differ" in exercises.check_gradient_column(slip, ids=friend, vocab_size=11).message
     with pytest.raises(TypeError, match="other_ids"):
         exercises.check_gradient_column(right, ids=friend, vocab_size=11, other_ids="my name")
+
+
+def test_an_unknown_comma_missed_is_named_without_the_count():
+    # 02's Exercise 1: counting only Paul as <UNK> (the comma missed), or the comma as one more <PAD>, is the likeliest slip.
+    vocabulary = tokens.build_vocabulary(CORPUS)
+    question = vocabulary.ids(tokens.pad(tokens.tokenize("What is your name, Paul?"), max_sequence_length=L))
+    right = [question.count(k) for k in range(11)]
+    assert right[1] == 2 and exercises.check_gradient_column(right, ids=question, vocab_size=11).correct
+    for pad_extra in (0, 1):
+        slip = [right[0] + pad_extra, 1] + right[2:]
+        feedback = exercises.check_gradient_column(slip, ids=question, vocab_size=11)
+        assert feedback.status == "mistake" and "commas included" in feedback.message, feedback.message
+        assert not re.search(r"\b2\b", feedback.message.split(" (progress()")[0]), feedback.message
 
 
 def test_a_row_of_its_own_for_an_unknown_word_is_named():

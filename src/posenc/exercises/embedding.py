@@ -113,6 +113,13 @@ def check_gradient_column(answer: object, *, ids: Sequence[int], vocab_size: int
             given == [0 if k == unknown_id else c for k, c in enumerate(expected)]:
         return Feedback(MISTAKE, f"A word the vocabulary lacks becomes <UNK>, id {unknown_id}, so row {unknown_id} "
                                  f"has a gradient too.")
+    # Too few <UNK>s: a token missed as unknown, often punctuation (a comma); its slot may have gone to <PAD> instead.
+    missed = expected[unknown_id] - given[unknown_id] if unknown_id != pad_id else 0
+    if 0 < missed < expected[unknown_id] and all(g == c for k, (g, c) in enumerate(zip(given, expected))
+                                                  if k not in (unknown_id, pad_id)) \
+            and (pad_id is None or given[pad_id] - expected[pad_id] in (0, missed)):
+        return Feedback(MISTAKE, f"Row {unknown_id} is <UNK>'s: every token the vocabulary lacks looks it up, a "
+                                 "punctuation mark too. Is each token of the sentence, commas included, in the vocabulary?")
     # Name the first wrong row and the rule, not its value: the value would walk the learner to the answer row by row.
     wrong = [k for k in range(vocab_size) if given[k] != expected[k]]
     first = wrong[0]

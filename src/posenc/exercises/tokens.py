@@ -149,14 +149,15 @@ def _judge_pad(answer: Callable, max_sequence_length: int) -> Feedback:
     for longer in (too_long, words[:max_sequence_length + 1], words[:max_sequence_length + 2]):
         kind, result, _ = _run_pad(answer, longer, max_sequence_length)
         if kind == "returned":
-            dropped = " ".join(longer[max_sequence_length:])
+            extra = len(longer) - max_sequence_length
+            dropped = f"{extra} token was" if extra == 1 else f"{extra} tokens were"
             if isinstance(result, list) and result == longer[:max_sequence_length]:
                 swapped_kind, swapped_error, _ = _run_pad(answer, longer, max_sequence_length, truncate=True)
                 if swapped_kind == "raised" and not isinstance(swapped_error, TypeError):
                     return Feedback(MISTAKE, f"With truncate=False it cut {len(longer)} tokens to {max_sequence_length}, "
                                              "and with truncate=True it raised: the two cases are swapped.")
                 return Feedback(MISTAKE, f"For {len(longer)} tokens, more than max_sequence_length={max_sequence_length}, "
-                                         f"it cut to {max_sequence_length}, and {dropped!r} is gone without a word. Unless "
+                                         f"it cut to {max_sequence_length}: its last {dropped} dropped without a word. Unless "
                                          "truncate=True, refuse every len(words) > max_sequence_length with ValueError.")
             return Feedback(MISTAKE, f"For {len(longer)} tokens, more than max_sequence_length={max_sequence_length}, "
                                      f"it returned {short(result)} instead of raising ValueError: refuse every "
