@@ -178,12 +178,12 @@ def test_show_one_head_score_waits_for_a_judged_prediction_then_prints_the_score
 
 
 def test_what_can_be_added_takes_one_vector_at_every_position_and_names_each_other_choice():
-    # 09's Exercise 1: in place of PE, add PE[1] at every row, PE reversed, a small PE, or none of them keeps the True.
+    # 09's Exercise 1: in place of PE, add PE[1] at every row, PE reversed, a small PE, or none of them keeps the gap at 0.
     for right in ("a", "A", "(a)", "'a'", "PE[1]", " pe[1] ", "`PE[1]`", "PE[1, :]", "PE[1] at every position"):
         feedback = exercises.check_added_at_every_position(right)
         assert feedback.correct and "the same at every position" in feedback.message, feedback.message
-    for wrong, why in (("b", "still differ"), ("PE.flip(0)", "still differ"), ("c", "within 1e-6"),
-                       ("0.01 * PE", "within 1e-6"), ("d", "One of them keeps the True"), ("none", "One of them")):
+    for wrong, why in (("b", "still differ"), ("PE.flip(0)", "still differ"), ("c", "is not 0"),
+                       ("0.01 * PE", "is not 0"), ("d", "One of them keeps the gap at 0"), ("none", "One of them")):
         feedback = exercises.check_added_at_every_position(wrong)
         assert feedback.status == "mistake" and why in feedback.message and "The answer is 'a'" in feedback.message
     for wrong in ("PE.flip(0), the rows of PE in reverse order", "none of them"):  # the table's own text

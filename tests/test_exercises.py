@@ -1479,10 +1479,10 @@ class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
 
 @pytest.mark.parametrize("answer,status,words", [
     (EitherLayout, "correct", "one table row per position in both layouts"),
-    (EitherLayoutTransposing, "correct", "refuses 8 positions with ValueError"),
-    (Float64TableCastOnce, "correct", "refuses 8 positions with ValueError"),
-    (Float64TableCastAtAdd, "correct", "refuses 8 positions with ValueError"),
-    (LayoutNarrow, "correct", "refuses 8 positions with ValueError"),
+    (EitherLayoutTransposing, "correct", "refuses a sequence one longer than its table with ValueError"),
+    (Float64TableCastOnce, "correct", "refuses a sequence one longer than its table with ValueError"),
+    (Float64TableCastAtAdd, "correct", "refuses a sequence one longer than its table with ValueError"),
+    (LayoutNarrow, "correct", "refuses a sequence one longer than its table with ValueError"),
     (LayoutDetached, "mistake", "no gradient flows back to x"),
     (LayoutNoGrad, "mistake", "no gradient flows back to x"),
     (LayoutAtLeast, "mistake", "The check is off by one, like >= where > is needed"),
@@ -1502,7 +1502,7 @@ class NoFlag(torch.nn.Module):  # 04's Exercise 4 fixed, copied: no batch_first
                              "not row 0."),
     (LayoutScaled, "wrong", "it returned the right shape, (3, 7, 4), but other values."),
     (NoFlag, "wrong", "batch_first=True) raised TypeError"),
-    (LayoutWithDropout, "correct", "refuses 8 positions with ValueError"),
+    (LayoutWithDropout, "correct", "refuses a sequence one longer than its table with ValueError"),
     (AlwaysBatchFirstWithDropout, "mistake", "With batch_first=False, x is (seq, batch, d_model): forward read the positions"),
     (PackageWrapped, "mistake", "your module holds the package's own PositionalEncoding"),
     (PackageCalled, "mistake", "your module calls the package's own PositionalEncoding"),

@@ -54,9 +54,9 @@ _ADDED_AT_EVERY_POSITION = {
     "a": "PE[1] is the same at every position, so it moves with no word.",
     "b": "Reversed, PE's rows still differ from one position to the next. john gets PE[0] in one order and PE[3] "
          "in the other, so its output changes.",
-    "c": "A small PE is still a PE. Its rows differ, so john's output changes a little. The test compares to within "
-         "1e-6, and the change is far larger than that.",
-    "d": "One of them keeps the True: the one that adds the same vector at every position.",
+    "c": "A small PE is still a PE. Its rows differ, so john's output changes a little. The gap is small, but it "
+         "is not 0.",
+    "d": "One of them keeps the gap at 0: the one that adds the same vector at every position.",
 }
 
 # The notebook's own code or table text for each option names that option too.
@@ -66,7 +66,7 @@ _ADDED_AT_EVERY_POSITION_TEXTS = {"pe[1]": "a", "pe[1,:]": "a", "pe[1]ateverypos
 
 
 def check_added_at_every_position(answer: object) -> Feedback:
-    """A multiple choice: which one, added in place of PE in both runs, keeps the shuffle test True (no mask)."""
+    """A multiple choice: which one, added in place of PE in both runs, keeps the shuffle gap at 0 (no mask)."""
     if isinstance(answer, str):
         answer = _ADDED_AT_EVERY_POSITION_TEXTS.get(answer.strip(" `'\".").lower().replace(" ", ""), answer)
     return check_choice(answer, options=_ADDED_AT_EVERY_POSITION, correct="a",

@@ -379,5 +379,5 @@ def check_layout_module(module_class: object, *, d_model: int = 4, max_sequence_
     kept_plain = any(isinstance(value, torch.Tensor) for value in vars(module).values())  # parameters, buffers: not here
     plain = "" if any(True for _ in module.buffers()) or not kept_plain else (
         " Your table is a plain attribute, so model.float() and model.to(...) would not convert it; a buffer would.")
-    return Feedback(CORRECT, f"Correct: your module adds one table row per position in both layouts, and refuses "
-                             f"{L + 1} positions with ValueError.{plain}")
+    return Feedback(CORRECT, f"Correct: your module adds one table row per position in both layouts, and refuses a "
+                             f"sequence one longer than its table with ValueError.{plain}")
