@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 578,
     "10_relative_positions": 997,
     "11_pitfalls": 862,
-    "12_precision": 958,
-    "13_position_schemes": 1395,
+    "12_precision": 935,
+    "13_position_schemes": 1384,
     "14_does_position_matter": 1582,
     "15_real_pipeline": 1509,
     # "Stretching the context" reads as two: the rules, then what real models set.
