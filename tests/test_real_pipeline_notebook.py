@@ -876,7 +876,7 @@ def test_the_notebooks_cache_figure_and_transformers_packed_mask():
         alone = torch.cat([llama(torch.tensor([ids])).logits[0] for ids in encoded])
         trainer_like = llama(flattened["input_ids"], position_ids=flattened["position_ids"]).logits[0]
     assert torch.allclose(trainer_like, alone, atol=1e-5)
-    # The side note's first line: a 4D block mask needs no restarted ids, with the cache on, in sdpa and eager.
+    # 'Packing in transformers': a 4D block mask needs no restarted ids, with the cache on, in sdpa and eager.
     packed = attention.packed_mask(attention.document_ids_from_lengths([len(ids) for ids in encoded]))
     block_mask = torch.zeros(packed.shape).masked_fill(~packed, torch.finfo(torch.float32).min)[None, None]
     for implementation in ("sdpa", "eager"):

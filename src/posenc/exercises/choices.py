@@ -202,7 +202,7 @@ _CAUSAL_MODEL_WITHOUT_POSITIONS = {
     "a": "At 32 tokens the order-blind guess is 0.29, and the model scores well above it.",
     "b": "At 32 tokens the model meets key counts that no training input had, and it keeps only some of the order.",
     "c": "Most of the order holds at the trained lengths: at 16 tokens the model is right nearly 9 times in 10. At 32, "
-         "query t meets key counts that no training input had, and the hint serves it less well.",
+         "query t meets key counts that no training input had, and counting the keys serves it less well.",
 }
 
 
@@ -235,10 +235,9 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 
-_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model in every seed we tried (the benchmark in Sources). "
-         "After training, a PE row is still about four times as long as a word row without the factor, and about twice as "
-         "long with it. Our guess: past the "
-         "trained positions, the new PE rows then drown out the small word part.",
+_EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model in every seed we tried. Our guess: without it, a "
+         "trained PE row is about four times as long as a word row, so past the trained positions the new PE rows drown "
+         "out the word part.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model's accuracy dropped more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part shrinks against its position."
