@@ -26,7 +26,6 @@ __all__ = [
     "check_llama_4_rule",
     "check_rope_in_a_packed_row",
     "check_rope_self_score_peak",
-    "check_saved_state",
     "check_shift_back",
     "check_sinusoidal_head_on_32_tokens",
     "check_smaller_model_word_row",
@@ -264,25 +263,6 @@ def check_rope_in_a_packed_row(answer: object) -> Feedback:
     """A multiple choice: what RoPE needs in a packed row."""
     return check_choice(answer, options=_ROPE_IN_A_PACKED_ROW, correct="b",
                         question="what RoPE needs in a packed row")
-
-
-_SAVED_STATE = {
-    "a": "The weights did load. load_state_dict is strict by default: it raises an error if a weight is missing or "
-         "left over, and it raised none.",
-    "b": "posenc's RoPE keeps no table of positions: it computes each angle from its position, at any length. The reloaded "
-         "model reads 64 tokens without an error, with other angles than those it was tuned on.",
-    "c": "A state dict holds the weights and the persistent buffers. The frequencies are neither, so apply the rule "
-         "again: copy_task.stretched(reloaded, scaling=\"llama3\", factor=2.0). A transformers model keeps its rule in "
-         "config.json, so from_pretrained restores it.",
-    "d": "The state dict does leave out the optimizer's state, but only further training reads it. Reading an input "
-         "uses the weights and the frequencies alone.",
-}
-
-
-def check_saved_state(answer: object) -> Feedback:
-    """A multiple choice: what the saved state left out."""
-    return check_choice(answer, options=_SAVED_STATE, correct="c",
-                        question="what the saved state left out")
 
 
 _HALF_TURNED_HEADS = {
