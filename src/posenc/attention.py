@@ -345,9 +345,13 @@ def shuffle_gap(x: torch.Tensor, order: torch.Tensor, weights: ProjectionWeights
         raise ValueError(f"order must list each of x's {x.shape[0]} rows once, got {short(order)}")
     if isinstance(added, bool) or not isinstance(added, (int, float, torch.Tensor)):
         raise TypeError(f"added must be a number or a tensor, got {short(added)}")
-    if isinstance(added, torch.Tensor) and (added.ndim > 2 or any(a not in (1, b) for a, b in
-                                                                   zip(reversed(added.shape), reversed(x.shape)))):
-        raise ValueError(f"added must broadcast to x's shape {tuple(x.shape)}, got {tuple(added.shape)}")
+    if isinstance(added, torch.Tensor):
+        try:
+            fits = torch.broadcast_shapes(added.shape, x.shape) == x.shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"added must broadcast to x's shape {tuple(x.shape)}, got {tuple(added.shape)}")
     output, _ = self_attention(x + added, weights, causal=causal)
     shuffled_output, _ = self_attention(x[order] + added, weights, causal=causal)
     return float((shuffled_output - output[order]).abs().max())

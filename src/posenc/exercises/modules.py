@@ -183,12 +183,17 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
         return Feedback(MISTAKE, f"An assert refuses {L + 1} positions, but `python -O` removes every assert, and then "
                                  "nothing does: check with `if` and raise ValueError.")
     if isinstance(out, ValueError):
-        # Requirement 4: one sentence, (seq, d_model), as well as a batch. Requirement 6: nothing to train.
+        # Requirement 4: one sentence, (seq, d_model), as well as a batch.
+        one_sentence = _one_sentence(module, full[0], too_long[0], expected)
+        if one_sentence:
+            return one_sentence
+        # Requirement 6: nothing to train.
         trainable = [name for name, part in module.named_parameters() if part.requires_grad]
-        return _one_sentence(module, full[0], too_long[0], expected) or (trainable and Feedback(
-            MISTAKE, f"forward is right, but the module has trainable parameters ({', '.join(trainable)}). The formula "
-                     "fixes the table, so training must not change it: keep it with register_buffer, not as an "
-                     "nn.Parameter.")) or Feedback(
+        if trainable:
+            return Feedback(MISTAKE, f"forward is right, but the module has trainable parameters ({', '.join(trainable)}). "
+                                     "The formula fixes the table, so training must not change it: keep it with "
+                                     "register_buffer, not as an nn.Parameter.")
+        return Feedback(
             CORRECT, f"Correct: forward adds the table to x of shape (batch, seq, d_model) = {tuple(full.shape)} and "
                      f"{tuple(short.shape)}, and to one sentence {tuple(full.shape[1:])}. It refuses "
                      f"{tuple(too_long.shape)} and {tuple(too_long.shape[1:])} ({error_line(out)}).")
