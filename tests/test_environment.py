@@ -297,3 +297,23 @@ def test_the_readme_route_without_make_asks_pytorchs_index_for_torch_alone():
     readme_torch_lines = [line for line in (ROOT / "README.md").read_text().splitlines()
                           if "download.pytorch.org" in line]
     assert all("torch==2.13.0 --index-url" in line for line in readme_torch_lines)
+
+
+def test_binder_writes_the_learners_copy_that_the_readme_badge_opens(tmp_path):
+    # repo2docker runs postBuild after environment.yml; it must write the same copy as `make lab`, where the badge looks.
+    post_build = ROOT / "postBuild"
+    assert os.access(post_build, os.X_OK), "repo2docker runs postBuild only if it is executable"
+    command = "-m tools.student_edition --lab --out learner"
+    assert command in post_build.read_text()
+    assert "-m tools.student_edition --lab --out $(LEARNER)" in (ROOT / "Makefile").read_text()
+    assert re.search(r"^LEARNER \?= learner$", (ROOT / "Makefile").read_text(), re.M)
+    assert "HEAD?urlpath=lab/tree/learner/notebooks/00_start_here.ipynb" in (ROOT / "README.md").read_text()
+    # Run it for real, from a folder of its own: tools/ finds the suite's notebooks through its own path.
+    (tmp_path / "tools").symlink_to(ROOT / "tools")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["bash", str(post_build)], cwd=tmp_path, env=env, check=True, capture_output=True, timeout=300)
+    start = json.loads((tmp_path / "learner" / "notebooks" / "00_start_here.ipynb").read_text())
+    assert start["cells"]
+    for path in (tmp_path / "learner" / "notebooks").glob("*.ipynb"):
+        cells = json.loads(path.read_text())["cells"]
+        assert not [c for c in cells if "solution" in c["metadata"].get("tags", [])], path.name
