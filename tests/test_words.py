@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 518,
     "10_relative_positions": 893,
     "11_pitfalls": 775,
-    "12_precision": 935,
-    "13_position_schemes": 1384,
+    "12_precision": 831,
+    "13_position_schemes": 1245,
     "14_does_position_matter": 1525,
     "15_real_pipeline": 1416,
     # "Stretching the context" reads as two: the rules, then what real models set.
