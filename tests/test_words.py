@@ -34,7 +34,7 @@ BUDGET = {
     "11_pitfalls": 862,
     "12_precision": 935,
     "13_position_schemes": 1384,
-    "14_does_position_matter": 1372,
+    "14_does_position_matter": 1370,
     "15_real_pipeline": 1273,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1495,
