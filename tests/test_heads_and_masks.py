@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc import attention, builder, exercises, plots
+from posenc import attention, builder, plots
 from posenc import example as posenc_example
 
 ATOL = 1e-6
@@ -293,70 +293,9 @@ def test_bad_input_is_refused_with_a_message_naming_it(call, error, words):
         assert word in str(raised.value), f"{word!r} not in: {raised.value}"
 
 
-# The checkers of notebook 07 -------------------------------------------------------------------------------
+# Pictures of weights: one 0-to-1 scale ---------------------------------------------------------------------
 
 SCORES = torch.randn(5, 5, generator=torch.Generator().manual_seed(12))
-HEADS_X = torch.arange(80.0).reshape(2, 5, 8)
-
-
-@pytest.mark.parametrize("answer,words", [
-    (60, ["view(8, 5, 2)", "token after token", "Index 6 = 1 * 4 + 2"]),  # HEADS_X.view(8, 5, 2)[6, 0, 0]
-    (6, ["head-major", "b * 4 + h"]),  # sequence 0's head 3
-    (42, ["every num_heads-th column"]),  # column 2 of sequence 1's token 0
-    (4, ["Right head, wrong sequence", "sequence 1"]),  # sequence 0's head 2
-    (40, ["Right sequence, wrong head", "head 0 of sequence 1", "Slice 6 is head 2"]),  # one head too far left
-    (46, ["Right sequence, wrong head", "head 3 of sequence 1", "Slice 6 is head 2"]),  # one head too far right
-    (52, ["slice 6's token 1", "token 0"]),  # the right slice's second row
-    (48, ["token 6 of the sequences' tokens", "sequence 1's token 1", "not one token"]),  # a slice read as a token
-    (12, ["sequences first", "sequence 0's token 1, head 2", "tokens first"]),  # PyTorch's view on batch-first x
-])
-def test_the_folded_entry_checker_names_each_mistake(answer, words):
-    feedback = exercises.check_folded_entry(answer, x=HEADS_X, num_heads=4, index=6)
-    assert feedback.status == "mistake", feedback
-    for word in words:
-        assert word in feedback.message
-
-
-def test_show_fold_waits_for_a_judged_prediction(capsys):
-    # The reveal of 07's Exercise 2 is the answer: a learner who calls show_fold first gets only what it waits for.
-    assert exercises.show_fold(HEADS_X, num_heads=4, index=6, prediction=None) is None
-    assert "still None" in capsys.readouterr().out
-    assert exercises.show_fold(HEADS_X, num_heads=4, index=6, prediction=-12.5) is None  # never judged
-    assert "checker above" in capsys.readouterr().out
-    exercises.check_folded_entry(45, x=HEADS_X, num_heads=4, index=6)  # a wrong prediction, judged, opens it too
-    fold = exercises.show_fold(HEADS_X, num_heads=4, index=6, prediction=45)
-    assert torch.equal(fold, attention.split_heads(HEADS_X, num_heads=4).flatten(0, 1)[6]) and fold[0, 0] == 44
-
-
-def test_the_folded_entry_checker_accepts_the_layout_of_nn_multiheadattention():
-    # 07's Exercise 2: entry 6 = 1 * 4 + 2 is sequence 1's head 2, columns 4 and 5; its token 0 starts at 40 + 4 = 44.
-    right = HEADS_X.view(2, 5, 4, 2).transpose(1, 2).reshape(8, 5, 2)
-    assert right[6, 0, 0] == 44 and attention.split_heads(HEADS_X, num_heads=4).flatten(0, 1)[6, 0, 0] == 44
-    # PyTorch's own fold, inside multi_head_attention_forward: (seq, batch, d_model) viewed as (seq, batch * num_heads,
-    # head_dim), then transpose(0, 1).
-    torch_fold = HEADS_X.transpose(0, 1).contiguous().view(5, 8, 2).transpose(0, 1)
-    assert torch_fold[6, 0, 0] == 44
-    for answer in (44, 44.0, torch.tensor(44.0), torch.tensor([44]), "44", " 44.0 "):
-        feedback = exercises.check_folded_entry(answer, x=HEADS_X, num_heads=4, index=6)
-        assert feedback.correct, feedback
-        assert "sequence 1, head 2" in feedback.message and "columns 4 and 5" in feedback.message
-    for index in range(8):  # every entry, against the fold itself
-        assert exercises.check_folded_entry(float(right[index, 0, 0]), x=HEADS_X, num_heads=4, index=index).correct
-    wrong = exercises.check_folded_entry(45, x=HEADS_X, num_heads=4, index=6)
-    assert wrong.status == "wrong" and "You predicted 45" in wrong.message and "slice 6 is 44" in wrong.message
-    assert "folded" not in wrong.message  # a name the notebook never uses
-    assert exercises.check_folded_entry(None, x=HEADS_X, num_heads=4, index=6).status == "not attempted"
-    assert exercises.check_folded_entry("junk", x=HEADS_X, num_heads=4, index=6).status == "wrong"
-    assert exercises.check_folded_entry(torch.zeros(3), x=HEADS_X, num_heads=4, index=6).status == "wrong"
-    with pytest.raises(ValueError, match="num_heads=3"):
-        exercises.check_folded_entry(None, x=HEADS_X, num_heads=3, index=6)
-    with pytest.raises(ValueError, match="x"):
-        exercises.check_folded_entry(None, x=HEADS_X[0], num_heads=4, index=6)
-    with pytest.raises(ValueError, match="index"):
-        exercises.check_folded_entry(None, x=HEADS_X, num_heads=4, index=8)
-
-
-# Pictures of weights: one 0-to-1 scale ---------------------------------------------------------------------
 
 
 def _colour_limits(fig):

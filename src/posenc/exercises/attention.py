@@ -10,7 +10,7 @@ import torch
 
 from .._checks import check_tensor, is_real, short
 from .._provenance import calls_builtin
-from ..attention import multi_head_attention, scaled_dot_product_scores, split_heads
+from ..attention import multi_head_attention, scaled_dot_product_scores
 from .feedback import (
     CORRECT,
     MISTAKE,
@@ -31,8 +31,8 @@ from .predictions import check_prediction, predicted
 from .signature import refuses
 
 __all__ = ["check_mask_repair", "check_nan_rows",
-           "check_one_head_score", "check_folded_entry", "show_every_score_plus_five",
-           "show_fold", "show_nan_rows", "show_one_head_score"]
+           "check_one_head_score", "show_every_score_plus_five",
+           "show_nan_rows", "show_one_head_score"]
 
 
 def show_every_score_plus_five(prediction: object, *, scores: torch.Tensor, key_mask: torch.Tensor) -> None:
@@ -294,79 +294,3 @@ def show_one_head_score(prediction: object, *, x: torch.Tensor, weights: object,
         print("Each head takes its own softmax, so the weights, and the outputs, differ.")
 
 
-@exercise("where a head lands in the batch", prediction=True)
-def check_folded_entry(answer: object, *, x: torch.Tensor, num_heads: int, index: int) -> Feedback:
-    """The first number of entry `index` of x, `(batch, seq, d_model)`, cut into heads and folded into the batch,
-    `(batch * num_heads, seq, head_dim)`, in the order nn.MultiheadAttention holds them inside (its 3-D attn_mask
-    has that layout). A prediction, so the answer is one number. Named, each by the number it gives: the usual wrong
-    reads of the fold (the wrong order of heads and sequences, the wrong columns, the right head of the wrong sequence,
-    the slice's token 1, token `index` of the batch, PyTorch's view on the batch-first x); tests/test_heads_and_masks.py
-    lists them."""
-    check_tensor("x", x, ndim=(3,))
-    x = x.detach().cpu()
-    split = split_heads(x, num_heads=num_heads)  # checks num_heads, and that it divides d_model
-    batch, length, d_model = x.shape
-    head_dim = d_model // num_heads
-    if not is_real(index, whole=True) or not 0 <= index < batch * num_heads:
-        raise ValueError(f"index must be an entry of the folded heads, 0 to {batch * num_heads - 1}, got {short(index)}")
-    index = int(index)
-    folded = (batch * num_heads, length, head_dim)
-    b, h = divmod(index, num_heads)
-    expected = float(split.reshape(folded)[index, 0, 0])
-    if answer is None:
-        return not_attempted(f"a number: the first number of slice {index}")
-    number = as_number(answer)
-    if number is None:
-        return Feedback(WRONG, f"Expected one number, the first number of slice {index}, got {describe(answer)}.",
-                        readable=False)
-    last = f" and {h * head_dim + 1}" if head_dim == 2 else f" to {h * head_dim + head_dim - 1}" if head_dim > 2 else ""
-    why = (f"Index {index} = {b} * {num_heads} + {h}: sequence {b}, head {h}. Head {h} holds column{'s' * (head_dim > 1)} "
-           f"{h * head_dim}{last} of each token, so its token 0 starts at column {h * head_dim} of sequence {b}'s first "
-           f"token: {expected:g}.")
-    if abs(number - expected) < 1e-6:
-        return Feedback(CORRECT, f"Correct: {expected:g}. {why}")
-    mistakes = [
-        (f"That is what view{folded} of the whole tensor puts there: it reads the numbers in the order they are "
-         "stored, token after token, so a slice gets whole rows of a few tokens instead of one head's columns of "
-         "every token.", float(x.reshape(folded)[index, 0, 0])),
-        (f"That is the head-major fold, slice h * {batch} + b. The layout is b * {num_heads} + h: each sequence's heads "
-         "sit together.", float(split.transpose(0, 1).reshape(folded)[index, 0, 0])),
-        ("That gives each head every num_heads-th column instead of a block of head_dim neighbouring columns.",
-         float(x.reshape(batch, length, head_dim, num_heads).movedim(-1, 1).reshape(folded)[index, 0, 0])),
-        (f"Right head, wrong sequence: index {index} belongs to sequence {b}, since each sequence takes {num_heads} "
-         "slices.", float(split[0, h, 0, 0])),
-    ]
-    mistakes += [(f"Right sequence, wrong head: that is head {other} of sequence {b}. Slice {index} is head {h}.",
-                  float(split[b, other, 0, 0])) for other in range(num_heads) if other != h]
-    if length > 1:
-        mistakes.append((f"That is slice {index}'s token 1, its second row. The question asks for token 0.",
-                         float(split[b, h, 1, 0])))
-    if index < batch * length:
-        mistakes.append((f"That is token {index} of the sequences' tokens counted in a row (sequence {index // length}'s "
-                         f"token {index % length}). A slice is one head of one sequence, not one token.",
-                         float(x.reshape(batch * length, d_model)[index, 0])))
-    if index < length * num_heads:
-        t, other = divmod(index, num_heads)
-        mistakes.append((f"That is PyTorch's view on x as it is, sequences first: slice {index} becomes sequence 0's token {t}, "
-                         f"head {other}. PyTorch's q has the tokens first, so its slices run over (sequence, head).",
-                         float(x.reshape(batch, length * num_heads, head_dim)[0, index, 0])))
-    mistake = first_mistake(lambda value: abs(number - value) < 1e-6, mistakes)
-    if mistake:
-        return Feedback(MISTAKE, f"{mistake.message} {why}")
-    return Feedback(WRONG, f"You predicted {number:g}; the first number of slice {index} is {expected:g}. {why}")
-
-
-def show_fold(x: torch.Tensor, *, num_heads: int, index: int, prediction: object) -> torch.Tensor | None:
-    """Entry `index` of x, `(batch, seq, d_model)`, cut into heads and folded into the batch as nn.MultiheadAttention
-    holds it inside: `(seq, head_dim)`, one row per token. The reveal after the fold exercise prints it.
-
-    It is the answer, so it shows only once `prediction` is made and judged (`predicted`); until then it says what it
-    waits for and returns None."""
-    if not predicted(prediction):
-        return None
-    check_tensor("x", x, ndim=(3,))
-    split = split_heads(x.detach().cpu(), num_heads=num_heads)
-    batch, heads, length, head_dim = split.shape
-    if not is_real(index, whole=True) or not 0 <= index < batch * heads:
-        raise ValueError(f"index must be an entry of the folded heads, 0 to {batch * heads - 1}, got {short(index)}")
-    return split.reshape(batch * heads, length, head_dim)[int(index)]
