@@ -415,9 +415,7 @@ def test_a_checker_answers_whatever_the_learner_gives(name):
     if name.endswith("check_yarn_kept"):
         sizes.update({"factor": 4.0, "original_length": 32_768, "example_length": 8192})
     if name.endswith("check_new_position"):
-        sizes["model"] = INSTANCES["TinyDecoder"]()
-        sizes.update({"ids": torch.tensor([[0, 3, 4, 5], [1, 2, 3, 4]]),
-                      "attention_mask": torch.tensor([[0, 1, 1, 1], [1, 1, 1, 1]]), "prefill": 2})
+        sizes.update({"attention_mask": torch.tensor([[0, 1, 1, 1], [1, 1, 1, 1]]), "prefill": 2})
     if name.endswith("check_rows_changed"):  # 02's Exercise 2: a table of 11 rows with its gradient, before the step
         lookup = torch.nn.Embedding.from_pretrained(torch.randn(11, 6, generator=torch.Generator().manual_seed(12)),
                                                     freeze=False, padding_idx=0)

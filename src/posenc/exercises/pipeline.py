@@ -9,9 +9,8 @@ from collections.abc import Callable
 
 import torch
 
-from .._checks import check_floating_tensor, check_size, check_tensor, short
+from .._checks import check_floating_tensor, check_size, short
 from .._provenance import calls_any, loaded_library_functions
-from ..models.decoder import TinyDecoder
 from ..positions import check_attention_mask
 from ..positions import position_ids as mask_position_ids
 from ..schemes import apply_rotary
@@ -173,8 +172,9 @@ def _rows(positions: torch.Tensor) -> str:
     return ", ".join(str(row) for row in positions.tolist())
 
 
-def _read_step(result: object, batch: int) -> tuple[torch.Tensor, bool] | Feedback:
-    """One step's answer as `(batch,)` whole numbers and whether it was a float tensor, or the feedback on it."""
+def _read_step(result: object, batch: int, seen: int) -> tuple[torch.Tensor, bool] | Feedback:
+    """One step's answer as `(batch,)` whole numbers and whether it was a float tensor, or the feedback on it. `seen`
+    is the width of the mask the step was given."""
     value = as_tensor(result, f"the new token's position ids, a ({batch}, 1) tensor of whole numbers")
     if isinstance(value, Feedback):
         return value if value.status != NOT_ATTEMPTED else Feedback(WRONG, "Your function returned None: end it with "
@@ -182,6 +182,9 @@ def _read_step(result: object, batch: int) -> tuple[torch.Tensor, bool] | Feedba
     if value.dtype == torch.bool:
         return Feedback(WRONG, "Got a tensor of True/False: that is a mask. The new token's position id is a whole "
                                "number per row.")
+    if tuple(value.shape) == (batch, seen) and seen > 1:
+        return Feedback(MISTAKE, f"Got {describe(value)}: a position for every slot so far. The step feeds one token "
+                                 f"per row, the last slot: keep only the last column, ({batch}, 1).")
     if tuple(value.shape) != (batch, 1):  # the loop passes it as position_ids, one column: a (batch,) one raises there
         return Feedback(WRONG, f"Got {describe(value)}; the step feeds one token per row: expected its position ids, "
                                f"({batch}, 1), as the loop passes them to the model.")
@@ -193,85 +196,75 @@ def _read_step(result: object, batch: int) -> tuple[torch.Tensor, bool] | Feedba
 
 
 def _new_positions(answer: Callable, mask: torch.Tensor, prefill: int) -> tuple[torch.Tensor, bool] | Feedback:
-    """The learner's positions for the new tokens, `(batch, seq - prefill)`, called as the loop calls it: at each step
-    on the last token's position ids, the prompt's last and then the function's own previous answer (and whether any
-    step gave floats); or the feedback on the first step that went wrong."""
+    """The learner's positions for the new tokens, `(batch, seq - prefill)`, called as the loop calls it: at step t on
+    the mask so far, slots 0 to t (and whether any step gave floats); or the feedback on the first step that went
+    wrong."""
     batch, seq = mask.shape
-    last = mask_position_ids(mask)[:, prefill - 1:prefill]
     columns, floating = [], False
     for t in range(prefill, seq):
-        shown = f"my_new_position(last_position_ids) at step {t}, last_position_ids = {last.tolist()}"
-        kind, result = run_learner(answer, last.clone())
+        so_far = mask[:, :t + 1]
+        shown = f"my_new_position(mask_so_far) at step {t}, mask_so_far = {so_far.tolist()}"
+        kind, result = run_learner(answer, so_far.clone())
         if kind == "raised":
-            if refuses(result, answer, last):
+            if refuses(result, answer, so_far):
                 return Feedback(WRONG, f"Calling {shown} failed with {error_line(result)}: give the function one "
-                                       "parameter, the last token's position ids.")
+                                       "parameter, the attention mask so far.")
             return Feedback(WRONG, f"{shown} raised {error_line(result)}.")
-        step = _read_step(result, batch)
+        step = _read_step(result, batch, t + 1)
         if isinstance(step, Feedback):
             return Feedback(step.status, f"At step {t}: {step.message}")
         columns.append(step[0])
         floating = floating or step[1]
-        last = step[0][:, None]
     return torch.stack(columns, dim=1), floating
 
 
 def _judge_new_positions(given: torch.Tensor, mask: torch.Tensor, prefill: int) -> Feedback:
     """The verdict on the new tokens' positions `(batch, seq - prefill)` (a correct verdict's message is not shown)."""
     batch, seq = mask.shape
-    steps = torch.arange(seq - prefill)[None, :]
-    before = mask[:, :prefill].sum(dim=-1, keepdim=True)  # the real tokens of the prompt
-    expected = before + steps
+    expected = mask_position_ids(mask)[:, prefill:]
     if torch.equal(given, expected):
         return Feedback(CORRECT, "Correct.")
+    slots = torch.arange(prefill, seq)[None, :].expand(batch, -1)
     pads = int((~mask.bool()).sum(dim=-1).max())
     mistakes = [
-        (f"Every row's new tokens at the same positions, the number of slots cached, pads included, as the loop's bug "
-         f"puts them (up to {pads} too far in a padded row; an unpadded row is right). The prompt's positions count "
-         "only real tokens, so each row's new ones must carry on from its own.", (prefill + steps).expand(batch, -1)),
+        (f"Every row's new tokens at the same positions, their slots in the cache, pads included, as the loop's bug "
+         f"puts them (up to {pads} too far in a padded row; an unpadded row is right). A position counts only real "
+         "tokens, so each row's new ones must carry on from its own.", slots),
+        ("One too far in every row: that is the number of real tokens so far, the new one included. Positions start "
+         "at 0, so the new token's is one less.", expected + 1),
         ("Every new token at position 0: the forgotten offset. Alone in its call, a new token is still not the first "
          "of its sequence.", torch.zeros_like(expected)),
-        ("The offset was not advanced: every new token at the prompt's last position. Each new token comes one "
-         "position after the token before it.", (before - 1).expand(batch, seq - prefill)),
-        ("Each new token two positions after the one before it. The new token comes just one after.",
-         before + 1 + 2 * steps),
+        ("That counts the pads, not the real tokens. A position counts the real tokens before it.",
+         slots + 1 - (expected + 1)),
     ]
     mistake = first_mistake(lambda value: torch.equal(given, value), mistakes)
     got = f" Got the new tokens at {_rows(given)}, row by row; expected {_rows(expected)}."
     if mistake:
         return Feedback(MISTAKE, mistake.message + got)
-    return Feedback(WRONG, "Not one position after the token before each new token." + got)
+    return Feedback(WRONG, "Not the new token's position in its row run alone, pads left out." + got)
 
 
 @exercise("a KV cache's positions in a left-padded batch")
-def check_new_position(answer: object, *, model: object, ids: torch.Tensor, attention_mask: torch.Tensor,
-                       prefill: int) -> Feedback:
-    """A function `answer(last_position_ids)` that gives the token a decoding loop feeds at step t its position id,
-    `(batch, 1)`, from the position ids of the token before it, `(batch, 1)`: its position in its row run alone.
+def check_new_position(answer: object, *, attention_mask: torch.Tensor, prefill: int) -> Feedback:
+    """A function `answer(mask_so_far)` that gives the token a decoding loop feeds at step t its position id,
+    `(batch, 1)`, from the attention mask of slots 0 to t, `(batch, t + 1)`, the new token's included: its position in
+    its row run alone.
 
-    The checker steps the function as the exercise's loop does: from the position ids the mask gives the first
-    `prefill` tokens of ids `(batch, seq)`, each new position from the last one it gave (the prompt's last at the first
-    step), on this batch and on batches of its own. `model` and `ids` are checked, not run: the positions alone decide.
-    Right: every new token at its position, `(batch, 1)` (a list of that shape too). The named mistakes: the exhibit's
-    bug, the usual slips in the offset (tests/test_real_pipeline_notebook.py lists them), and floats.
+    The checker steps the function as the exercise's loop does, for each token after the first `prefill` of the
+    `(batch, seq)` attention_mask, on this batch and on batches of its own. Right: every new token at its position,
+    `(batch, 1)` (a list of that shape too). The named mistakes: the exhibit's bug (slots), the count of real tokens
+    without the 1 taken off, position 0, the count of pads, every slot's position instead of the last, and floats
+    (tests/test_real_pipeline_notebook.py lists them).
     """
-    if not isinstance(model, TinyDecoder):
-        raise TypeError(f"model must be a posenc.models.decoder.TinyDecoder, got {short(model)}")
-    if not bool(((check_tensor("ids", ids, ndim=(2,), kind="integer") >= 0) & (ids < model.vocab_size)).all()):
-        raise ValueError(f"ids must lie in [0, vocab_size={model.vocab_size})")
     mask = _check_attention_mask(attention_mask)
-    batch, seq = ids.shape
-    if mask.shape != (batch, seq):
-        raise ValueError(f"attention_mask must have the shape of ids, {(batch, seq)}, got {tuple(mask.shape)}")
-    if seq > model.max_sequence_length:
-        raise ValueError(f"ids must hold at most the model's max_sequence_length={model.max_sequence_length} tokens")
+    batch, seq = mask.shape
     prefill = check_size("prefill", prefill, maximum=seq - 1)
     if not bool(mask[:, prefill:].all()):
         raise ValueError("attention_mask must mark every token after the prefill as real (left padding only)")
     if (not_a_function := as_function(
-            answer, signature="my_new_position(last_position_ids)",
+            answer, signature="my_new_position(mask_so_far)",
             when_a_tensor="The checker runs the loop itself, on this batch and on batches of its own: put your line in "
-                          "def my_new_position(last_position_ids): and return the new token's position ids, (batch, 1).")):
+                          "def my_new_position(mask_so_far): and return the new token's position ids, (batch, 1).")):
         return not_a_function
     cases = [(mask, prefill), *((case.to(mask.dtype), start) for case, start in _STEP_CASES)]
     for case, start in cases:
@@ -283,14 +276,15 @@ def check_new_position(answer: object, *, model: object, ids: torch.Tensor, atte
         if feedback.status == CORRECT and read[1]:
             feedback = Feedback(MISTAKE, "The right numbers, but as floats: position ids index a table, so they must "
                                          "be integers (the decoder raises \"must be an integer tensor\"). Keep the "
-                                         "integer dtype of last_position_ids, or convert with .long().")
+                                         "integer dtype of the mask, or convert with .long().")
         if feedback.status != CORRECT:
             return feedback
     padded = [str(b) for b in range(mask.shape[0]) if not bool(mask[b].all())]  # only there slot and position differ
     rows = (f" In row {padded[0]}, which has pads, the new positions are not its slots in the cache." if len(padded) == 1
             else f" In rows {', '.join(padded)}, which have pads, the new positions are not their slots in the cache."
             if padded else "")
-    return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own.{rows}")
+    return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own.{rows} "
+                             "transformers' generate gets the same numbers another way: the last position id plus 1.")
 
 
 # Keys of the checker's own, (n, d), so that scores typed for the notebook's cache cannot pass.
