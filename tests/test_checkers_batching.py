@@ -3,8 +3,8 @@
 
 
 import json
-import re
 import math
+import re
 from pathlib import Path
 
 import pytest
