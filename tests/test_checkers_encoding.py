@@ -814,7 +814,7 @@ def test_rope_self_score_peak_accepts_c_and_says_only_true_things_about_a():
     for wrong in ("a", "b", "d", "e"):
         assert not exercises.check_rope_self_score_peak(wrong).correct
     # Review 45: the message for c gives the reason c is right, not only why the peak need not be at offset 0
-    assert "sees only the offset" in exercises.check_rope_self_score_peak("c").message
+    assert "positions only through the offset" in exercises.check_rope_self_score_peak("c").message
     a = exercises.check_rope_self_score_peak("a").message
     assert "only if" not in a and "if the query and the key point the same way" in a
     q = torch.tensor([1.0, 0.0, 0.0, 2.0], dtype=torch.float64)
