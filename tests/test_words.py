@@ -34,8 +34,8 @@ BUDGET = {
     "11_pitfalls": 775,
     "12_precision": 831,
     "13_position_schemes": 1245,
-    "14_does_position_matter": 1370,
-    "15_real_pipeline": 1273,
+    "14_does_position_matter": 1365,
+    "15_real_pipeline": 1269,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1343,
     "17_what_real_models_set": 1149,
