@@ -346,6 +346,8 @@ def test_the_alibi_and_embedding_factor_answers_leave_the_why_to_the_notebook_an
         feedback = exercises.check_embedding_factor(right)
         assert feedback.correct and "Our guess:" in feedback.message and "1.00 either way" not in feedback.message, right
         assert "shrinks against its position" not in feedback.message
+        # Review 53: the sinusoidal PE is not trained; the trained word row is the short one (0.95 against 4).
+        assert "a quarter as long as a PE row" in feedback.message and "trained PE row" not in feedback.message
     for wrong, why in (("b", "Rotary changed by less than 0.02"), ("c.", "LayerNorm rescales the whole row")):
         feedback = exercises.check_embedding_factor(wrong)
         assert feedback.status == "mistake" and why in feedback.message and "The answer is 'a'" in feedback.message

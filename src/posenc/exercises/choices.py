@@ -168,7 +168,7 @@ def check_rope_self_score_peak(answer: object) -> Feedback:
 
 _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
          "answer: more than the order-blind guess.",
-    "b": "The next section shows why about half is the most this encoder can score.",
+    "b": "The next section shows why.",
     "c": "Three in four is more than a symmetric ALiBi encoder can average at 16 tokens. It would need to tell the key "
          "before from the key after, and the bias cannot.",
     "d": "Nearly always would need the model to tell the key before from the key after. The bias cannot."
@@ -235,8 +235,8 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model in every seed we tried. Our guess: without it, a "
-         "trained PE row is about four times as long as a word row, so past the trained positions the new PE rows drown "
-         "out the word part.",
+         "trained word row is about a quarter as long as a PE row (0.95 against 4), so past the trained positions the "
+         "new PE rows drown out the word.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model's accuracy dropped more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
          "token's part shrinks against its position."
