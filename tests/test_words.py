@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 506,
     "10_relative_positions": 891,
     "11_pitfalls": 740,
-    "12_precision": 822,
-    "13_position_schemes": 1236,
+    "12_precision": 818,
+    "13_position_schemes": 1235,
     "14_does_position_matter": 1365,
     "15_real_pipeline": 1269,
     # "Stretching the context" reads as two: the rules, then what real models set.
