@@ -11,6 +11,7 @@ import torch
 
 from posenc import exercises, plots, rope_scaling
 from posenc.exercises.feedback import CORRECT, MISTAKE, NOT_ATTEMPTED, WRONG
+from posenc.models import copy_task
 from test_figures import check_figure
 
 # Figures ---------------------------------------------------------------------------------------
@@ -811,3 +812,14 @@ def test_half_turned_heads_accepts_worse_without_crediting_one_safe_pair(answer)
 def test_half_turned_heads_names_the_fall_to_chance(answer, words):
     feedback = exercises.check_half_turned_heads(answer)
     assert not feedback.correct and words in feedback.message, feedback
+
+
+def test_head_width_comparison_counts_the_seeds_that_learned_with_both_widths():
+    saved = copy_task.saved_results()
+    kwargs = copy_task.head_width_comparison(saved)
+    both = [seed for k, seed in enumerate(saved["seeds"])
+            if saved["accuracy"]["full"]["none"]["32"][k] >= 0.9 and saved["accuracy"]["partial"]["none"]["32"][k] >= 0.9]
+    assert kwargs["learned"] == both == [0, 1, 3]
+    assert set(kwargs["panels"]["64 tokens (2x)"]) == {f"{r}, {w}" for r in ("plain", "PI", "YaRN") for w in ("whole", "half")}
+    assert kwargs["panels"]["128 tokens (4x)"]["YaRN, half"] == saved["accuracy"]["partial"]["yarn"]["128"]
+    plots.accuracy_over_seeds(**kwargs)  # draws

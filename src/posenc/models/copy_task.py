@@ -240,3 +240,22 @@ def saved_results() -> dict:
             return json.loads((root / RESULTS).read_text())
     with urllib.request.urlopen(RESULTS_URL, timeout=30) as response:  # noqa: S310  a fixed https address
         return json.loads(response.read())
+
+
+def head_width_comparison(saved: dict) -> dict:
+    """Keyword arguments for `plots.accuracy_over_seeds`: plain RoPE, PI and YaRN with whole and with half heads.
+
+    `saved` is `saved_results()`. Panels at 64 tokens (2x, `factor` 2) and 128 (4x, `factor` 4), the one-token match
+    and chance as reference lines; only the seeds at 0.90 or more at 32 tokens with both head widths count as learned.
+    """
+    heads = {"whole": saved["accuracy"]["full"], "half": saved["accuracy"]["partial"]}
+    rules = {"plain": "none", "PI": "linear", "YaRN": "yarn"}
+    lengths = {"64 tokens (2x)": "64", "128 tokens (4x)": "128"}
+    learned = [seed for k, seed in enumerate(saved["seeds"]) if min(t["none"]["32"][k] for t in heads.values()) >= 0.9]
+    panels = {title: {f"{name}, {kind}": table[rule][n] for name, rule in rules.items() for kind, table in heads.items()}
+              for title, n in lengths.items()}
+    references = {"one-token match": {title: saved["one_token_match"][n] for title, n in lengths.items()},
+                  "chance, 1/32": {title: 1 / 32 for title in lengths}}
+    return {"panels": panels, "seeds": saved["seeds"], "learned": learned, "references": references,
+            "shaded": [f"{name}, half" for name in rules], "shaded_are": "half heads",
+            "others_are": "learned with one head width only"}
