@@ -198,7 +198,7 @@ def test_the_average_of_shuffled_outputs_takes_c_and_names_each_other_choice():
     for right in ("c", "C", "(c)", "c.", "'c'", " c ", "match, differ", "Match and differ", "match differ"):
         feedback = exercises.check_average_of_shuffled_outputs(right)
         assert feedback.correct and "an average ignores the order of its rows" in feedback.message, feedback.message
-        assert "their average with them" in feedback.message  # the question asks about the average, not the rows
+        assert "their average changes too" in feedback.message  # the question asks about the average, not the rows
         assert "dog" not in feedback.message  # review 39: the goal's example, said again, made every message longer
     # "a": the causal half, with each position's sentence named.
     feedback = exercises.check_average_of_shuffled_outputs("a")

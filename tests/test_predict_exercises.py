@@ -201,7 +201,8 @@ def test_the_row_a_token_gets_takes_the_row_typed_with_quotes_and_names_the_naiv
     assert not naive.correct and "7" in naive.message and "row 0, not row 7" in naive.message
     # 11 computes the row in no cell before the prediction: the checker runs the module itself.
     assert exercises.check_row_a_token_gets(0).correct
-    assert "copies its row b to all ten tokens of sentence b" in exercises.check_row_a_token_gets(1, actual=0).message
+    # The cell after the checker shows every token of sentence b getting row b: the message only names the cause.
+    assert "it adds pe[:2], one row per sentence" in exercises.check_row_a_token_gets(1, actual=0).message
     assert exercises.check_row_a_token_gets(None).status == "not attempted"
     assert not exercises.check_row_a_token_gets(7).correct
     assert "7 is the row it would get fed sequence first" in exercises.check_row_a_token_gets(7).message

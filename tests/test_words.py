@@ -29,7 +29,7 @@ BUDGET = {
     "06_batches_and_masks": 859,
     "07_heads_and_causal_mask": 1136,
     "08_explore": 614,
-    "09_why_positions_matter": 506,
+    "09_why_positions_matter": 495,
     "10_relative_positions": 891,
     "11_pitfalls": 740,
     "12_precision": 818,

@@ -50,7 +50,7 @@ def check_every_score_plus_five(answer: object) -> Feedback:
 
 
 _ADDED_AT_EVERY_POSITION = {
-    "a": "PE[1] is the same at every position, so it moves with no word.",
+    "a": "PE[1] is the same at every position, so each word gets the same addition wherever it moves.",
     "b": "Reversed, PE's rows still differ from one position to the next. john gets PE[0] in one order and PE[3] "
          "in the other, so its output changes.",
     "c": "A small PE is still a PE. Its rows differ, so john's output changes a little. The gap is small, but it "
@@ -78,8 +78,8 @@ _AVERAGE_OF_SHUFFLED_OUTPUTS = {
          "'my name is john'). So the outputs change, not only their order.",
     "b": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds. With the causal mask, 'differ' is right: the mask changes the output rows themselves.",
-    "c": "With no mask, an average ignores the order of its rows. The causal mask changes the rows themselves, "
-         "and in general their average with them.",
+    "c": "With no mask, an average ignores the order of its rows. The causal mask changes the output rows "
+         "themselves, not just their order, so in general their average changes too.",
     "d": "With no mask the outputs are the same rows in a new order, and an average does not depend on the order of "
          "what it adds. It is the causal mask that changes the output rows themselves.",
 }
