@@ -26,7 +26,7 @@ BUDGET = {
     "03_pe_formula": 1060,
     "04_stack_and_flatten": 946,
     "05_x_plus_pe_and_qkv": 999,
-    "06_batches_and_masks": 859,
+    "06_batches_and_masks": 854,
     "07_heads_and_causal_mask": 1136,
     "08_explore": 614,
     "09_why_positions_matter": 495,
