@@ -34,8 +34,8 @@ BUDGET = {
     "11_pitfalls": 740,
     "12_precision": 818,
     "13_position_schemes": 1235,
-    "14_does_position_matter": 1365,
-    "15_real_pipeline": 1269,
+    "14_does_position_matter": 1362,
+    "15_real_pipeline": 1267,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1325,
     "17_what_real_models_set": 1145,

@@ -284,7 +284,7 @@ def check_new_position(answer: object, *, attention_mask: torch.Tensor, prefill:
             else f" In rows {', '.join(padded)}, which have pads, the new positions are not their slots in the cache."
             if padded else "")
     return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own.{rows} "
-                             "transformers' generate gets the same numbers another way: the last position id plus 1.")
+                             "generate gets the same numbers as the last position id plus 1.")
 
 
 # Keys of the checker's own, (n, d), so that scores typed for the notebook's cache cannot pass.
