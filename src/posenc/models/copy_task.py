@@ -248,6 +248,12 @@ def head_width_comparison(saved: dict) -> dict:
     `saved` is `saved_results()`. Panels at 64 tokens (2x, `factor` 2) and 128 (4x, `factor` 4), the one-token match
     and chance as reference lines; only the seeds at 0.90 or more at 32 tokens with both head widths count as learned.
     """
+    if not isinstance(saved, dict):
+        raise TypeError(f"saved must be the dict saved_results() returns, got {type(saved).__name__}")
+    if not {"accuracy", "seeds", "one_token_match"} <= saved.keys() or not isinstance(saved["accuracy"], dict) \
+            or not {"full", "partial"} <= saved["accuracy"].keys():
+        raise ValueError("saved must be the dict saved_results() returns, with 'accuracy' ('full' and 'partial'), "
+                         "'seeds' and 'one_token_match'")
     heads = {"whole": saved["accuracy"]["full"], "half": saved["accuracy"]["partial"]}
     rules = {"plain": "none", "PI": "linear", "YaRN": "yarn"}
     lengths = {"64 tokens (2x)": "64", "128 tokens (4x)": "128"}
