@@ -146,7 +146,7 @@ def check_shift_back(answer: object) -> Feedback:
 
 
 _ROPE_SELF_SCORE_PEAK = {
-    "a": "The self-score is sure to peak at offset 0 if the query and the key point the same way. Here q = word @ W_Q "
+    "a": "The score is sure to peak at offset 0 if the query and the key point the same way. Here q = word @ W_Q "
          "and k = word @ W_K point different ways, and turning k can bring it closer to q's direction than no turn does.",
     "b": "Nothing favours the ends. Each pair adds |q_i| |k_i| cos(angle_i s + phase_i), which rises and falls with "
          "the offset s, so the largest sum can fall at any offset. The figure below shows where it falls here.",
@@ -161,9 +161,9 @@ _ROPE_SELF_SCORE_PEAK = {
 
 
 def check_rope_self_score_peak(answer: object) -> Feedback:
-    """A multiple choice: where RoPE's self-score peaks."""
+    """A multiple choice: where a word's RoPE score with itself peaks."""
     return check_choice(answer, options=_ROPE_SELF_SCORE_PEAK, correct="c",
-                        question="where RoPE's self-score peaks")
+                        question="where a word's RoPE score with itself peaks")
 
 
 _ALIBI_WITHOUT_THE_MASK = {"a": "The bias makes the nearest keys the easiest to attend to, and one of the two nearest is the "
