@@ -94,6 +94,9 @@ FIGURES = {
     "attention_maps, each panel its own order": lambda: plots.attention_maps(
         {"A": torch.softmax(_matrix(3, 3), dim=-1), "B": torch.softmax(_matrix(3, 3, 1), dim=-1)},
         tokens={"A": ["x", "y", "z"], "B": ["z", "x", "y"]}),
+    "mask_maps": lambda: plots.mask_maps(
+        {"padding": torch.tensor([True, True, False]).repeat(3, 1), "causal": torch.ones(3, 3, dtype=torch.bool).tril()},
+        tokens=["a", "b", "<PAD>"], framed_rows=2),
     "previous_token_attention": lambda: plots.previous_token_attention(
         {scheme: torch.softmax(torch.randn(2, 6, 6, generator=torch.Generator().manual_seed(seed)), dim=-1)
          for seed, scheme in enumerate(("rotary", "sinusoidal"))}, trained_length=4,

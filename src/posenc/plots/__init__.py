@@ -15,6 +15,7 @@ explorers' own figures live with their explorer, in `posenc.explorers`.
 """
 
 from .attention import attention_maps as attention_maps
+from .attention import mask_maps as mask_maps
 from .attention import previous_token_attention as previous_token_attention
 from .batching import differences_figure as differences_figure
 from .batching import packed_mask_figure as packed_mask_figure

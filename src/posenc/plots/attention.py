@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 from .matrices import matrices_figure
 from .style import SCHEME_COLOURS, SEQUENTIAL, line_style, new_figure, shorten
 
-__all__ = ["attention_maps", "previous_token_attention"]
+__all__ = ["attention_maps", "mask_maps", "previous_token_attention"]
 
 
 def attention_maps(maps: dict[str, torch.Tensor], *, tokens: list[str] | dict[str, list[str]] | None = None,
@@ -26,6 +26,15 @@ def attention_maps(maps: dict[str, torch.Tensor], *, tokens: list[str] | dict[st
     elif tokens is not None:
         look["row_labels"], look["column_labels"] = list(tokens), list(keys if keys is not None else tokens)
     return matrices_figure(maps, **(look | options))
+
+
+def mask_maps(masks: dict[str, torch.Tensor], *, tokens: list[str], framed_rows: int = 0) -> Figure:
+    """Boolean masks, one panel per entry of `masks` (queries down, keys across), in two colours: "may look" (True)
+    and "hidden" (False). The first `framed_rows` rows (a sentence's real words, say) are framed in every panel but
+    the first, the one the others are compared with."""
+    framed = {title: range(framed_rows) for title in list(masks)[1:]}
+    return attention_maps({title: mask.float() for title, mask in masks.items()}, tokens=tokens, outline_rows=framed,
+                          categories={1: "may look", 0: "hidden"}, colorbar_label="mask")
 
 
 def previous_token_attention(weights: dict[str, torch.Tensor], *, trained_length: int,
