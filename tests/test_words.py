@@ -24,7 +24,7 @@ BUDGET = {
     "01_padding_and_one_hot": 624,
     "02_embedding": 797,
     "03_pe_formula": 1060,
-    "04_stack_and_flatten": 880,
+    "04_stack_and_flatten": 874,
     "05_x_plus_pe_and_qkv": 999,
     "06_batches_and_masks": 854,
     "07_heads_and_causal_mask": 1136,
