@@ -401,6 +401,9 @@ def check_claims(record: dict) -> Claims:
     enc = record["heads"]["encoder"]
     claims.check("encoder rotary head: more than 0.8 on the previous token at every position up to 31",
                  [h["min_1_31"] for h in enc["rotary"]], above=0.8)
+    claims.check("encoder rotary head: in layer 0, which reads tokens without positions (so its RoPE score is a function "
+                 "of the two tokens and their offset)", [int(h["head"].split(",")[0].split()[1]) for h in enc["rotary"]],
+                 below=0.5)
     claims.check("encoder sinusoidal head: more than 0.5 on the previous token at each position 1-7",
                  [h["min_1_7"] for h in enc["sinusoidal"]], above=0.5)
     claims.check("encoder sinusoidal head: at each position 1-15, more weight on the previous token than on any other key "

@@ -785,8 +785,8 @@ def test_the_same_words_in_another_order_take_one_more_token():
 
 
 def test_the_checker_explains_the_bare_space_truly():
-    # Its feedback says: 10 of the 12 capital Gs after a space begin GPT or Going, BPE built those words before it
-    # joined the space on, and it never made ␣G (Ġ in the tokenizer).
+    # Its feedback says: 10 of the 12 capital Gs after a space begin GPT or Going, BPE merged G into those words before
+    # it merged the space in front, and it never made ␣G (Ġ in the tokenizer).
     tokenizer = subwords.train_bpe()
     message = exercises.check_same_words_other_order(1, actual=1).message
     assert "10 of the 12" in message and "never made ␣G" in message
