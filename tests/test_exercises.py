@@ -288,6 +288,7 @@ class TestMaskCheckers:
         # The verdict fits one short line; the proof sits on the next.
         first, proof = feedback.message.split("\n")
         assert len(first.split()) <= 20 and "softmax over its real keys" in first and "R / S" in proof, feedback
+        assert "buggy rows sum to R / S, less than 1" in proof, feedback  # what went wrong, said once it is fixed
 
     @pytest.mark.parametrize("mistake,function,words", [
         ("nothing", lambda w, m: w, "Nothing was repaired"),

@@ -174,7 +174,8 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
             "changed too. `kept = unmasked * key_mask` makes a new tensor and leaves the caller's alone.") if in_place else ""
     return Feedback(CORRECT, f"Correct on {len(cases)} new cases: each row is the softmax over its real keys alone, "
                              "within 1e-4.\nOn paper it is exact. With S the sum of e^s over all keys and R over the real "
-                             "ones, e^s_j / S divided by R / S is e^s_j / R, the -inf mask's weight." + note)
+                             "ones, the buggy rows sum to R / S, less than 1: the weight the padding took is lost. "
+                             "e^s_j / S divided by R / S is e^s_j / R, the -inf mask's weight." + note)
 
 
 # The predictions' checkers hold their explanation, so that the notebook's checker cell does not show the answer.
