@@ -1,13 +1,15 @@
 """Every diagnosis of posenc.exercises, fed the exact mistake a learner makes."""
 
 import functools
+import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 import torch
 
-from posenc import exercises, schemes
+from posenc import encoding, exercises, schemes
 from posenc.encoding import PositionalEncoding, sinusoidal_encoding, stepwise_encoding
 from posenc.exercises import feedback
 
@@ -1228,9 +1230,16 @@ def test_a_module_that_adds_in_place_is_named():
     assert feedback.status == "mistake" and "changed x itself" in feedback.message, feedback.message
     feedback = exercises.check_positional_module(AddUnderscoreModule(refuse_with(ValueError, "<=")))
     assert feedback.status == "mistake" and "`x.add_(...)`" in feedback.message, feedback.message
-    # Both bugs: the off-by-one is named first.
+    # Both bugs, as the exercise shows the module: named as the exhibit, with no line or fix given away.
     feedback = exercises.check_positional_module(InPlaceModule(asserting("<")))
-    assert feedback.status == "mistake" and "stops one position too early" in feedback.message
+    assert feedback.status == "mistake" and "like the module as given" in feedback.message, feedback.message
+    for fix in ("<=", "ValueError", "x +", "+=", "assert", "in place", "too early"):
+        assert fix not in feedback.message, fix
+    # One bug fixed: the other is named, as for any partial fix.
+    feedback = exercises.check_positional_module(InPlaceModule(asserting("<=")))
+    assert feedback.status == "mistake" and "changed x itself" in feedback.message, feedback.message
+    feedback = exercises.check_positional_module(SeedModule(asserting("<")))
+    assert feedback.status == "mistake" and "stops one position too early" in feedback.message, feedback.message
 
 
 class EitherLayout(torch.nn.Module):
@@ -1871,3 +1880,14 @@ def test_a_module_that_keeps_its_table_as_a_parameter_is_named():
     del frozen.table
     frozen.table = torch.nn.Parameter(table.clone(), requires_grad=False)  # not trained, so allowed
     assert exercises.check_positional_module(frozen).correct
+
+
+def test_the_exhibit_of_04_pasted_back_keeps_its_secret():
+    # A learner who pastes the module the exercise shows is told it is that module, not where its two bugs are.
+    path = next((Path(__file__).parents[1] / "notebooks").glob("04_*.ipynb"))
+    (prompt,) = ["".join(cell["source"]) for cell in json.loads(path.read_text())["cells"]
+                 if "".join(cell["source"]).startswith("### Exercise 4")]
+    namespace = {"torch": torch, "encoding": encoding}
+    exec(re.search(r"```python\n(.*?)```", prompt, re.S).group(1), namespace)
+    feedback = exercises.check_positional_module(namespace["PositionalEncoding"](d_model=6, max_sequence_length=10))
+    assert feedback.status == "mistake" and "like the module as given" in feedback.message, feedback.message

@@ -96,7 +96,8 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
     with a position more than the table has: the fix of the stack-and-flatten exercise must accept the
     first two and refuse the third with ValueError, and give the same output on a further call on a tensor the
     checker keeps. It must do the same for one sentence, (seq, d_model): a length read as x.shape[1] is named. The
-    exhibit's bugs, and the usual wrong ways to fix its length check (a deleted check, a cut input, ...), are named
+    exhibit pasted back is told it is the exhibit (its two bugs are the exercise); each bug left alone after a partial
+    fix, and the usual wrong ways to fix its length check (a deleted check, a cut input, ...), are named
     (tests/test_exercises.py lists them). Every message names the shape of the x it fed, (batch, seq, d_model) or
     (seq, d_model): a module written for (seq, batch, d_model), as pytorch/examples' word_language_model is,
     is named too, and so is the package's own PositionalEncoding (its forward running, however it is wrapped), and a
@@ -124,6 +125,12 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
 
     # Exactly max_sequence_length positions fit: the source's `x < max` refuses them.
     kind, out = _forward(module, full)
+    # The exhibit itself, pasted back (an assert that refuses L positions, and `x +=`): the two bugs are the exercise's
+    # secret, so the verdict says what it got and sends the learner to the requirements, not to the lines.
+    if kind == "raised" and isinstance(out, AssertionError) and _changes_its_input(module, full[:, :-1]):
+        return Feedback(MISTAKE, f"This behaves like the module as given, both bugs included: for {fed(full)} it "
+                                 "fails in the same way, and so does a second call on one x. Test each of the six "
+                                 "requirements with one input of your own. The ones that fail point at the two lines.")
     refused = kind == "raised" and isinstance(out, (AssertionError, ValueError))
     if refused and _forward(module, full[:, :-1])[0] == "returned":  # one position fewer passes: `<` instead of `<=`
         also = (" And raise ValueError instead of asserting: `python -O` removes every assert."
