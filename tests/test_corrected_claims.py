@@ -17,6 +17,7 @@ CORRECTED = [
     ("00", r"set of all rows", "a set loses the repeated word; attention counts each row"),
     ("00", r"Plain attention cannot see", "07's causal mask alone marks position: only attention without a mask cannot"),
     ("02", r"no gradient reaches that row", "with the output layer tied to W_E the <PAD> row gets one; the lookup sends none"),
+    ("02", r"hides them from attention", "the padding mask hides <PAD> only as a key; <PAD> rows still make queries and outputs"),
     ("03", r"almost seven turns", "44 / 2pi = 7.003: pair 0 is just past seven turns at position 44"),
     ("03", r"[Ff]our properties motivated", "Vaswani et al., section 3.5, give two reasons"),
     ("05", r"variant of BERT", "TUPE changes how position enters; its authors test it by pre-training BERT"),
