@@ -24,7 +24,7 @@ BUDGET = {
     "01_padding_and_one_hot": 624,
     "02_embedding": 797,
     "03_pe_formula": 1060,
-    "04_stack_and_flatten": 874,
+    "04_stack_and_flatten": 872,
     "05_x_plus_pe_and_qkv": 997,
     "06_batches_and_masks": 853,
     "07_heads_and_causal_mask": 1136,
