@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 495,
     "10_relative_positions": 891,
     "11_pitfalls": 740,
-    "12_precision": 816,
-    "13_position_schemes": 1213,
+    "12_precision": 814,
+    "13_position_schemes": 1212,
     "14_does_position_matter": 1362,
     "15_real_pipeline": 1267,
     # "Stretching the context" reads as two: the rules, then what real models set.
