@@ -29,6 +29,7 @@ CORRECTED = [
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),
     ("10", r"RoPE \(\[13\]\) uses the same matrix", "RoPE applies the blocks to a column, so it turns the other way"),
     ("11", r"rows are nearly equal", "they point almost the same way (cosine >= 0.91); they are not equal"),
+    ("11", r"positions run from 1 to 256", "256 is LoFTR's table size; a 640x480 image, at 1/8 scale, uses positions 1 to 80"),
     ("12", r"at most 2\^-24", "torch.pow is not correctly rounded: the drift is about 2^-24 per rounding, not at most"),
     ("13", r"score sees only the offset", "the score also depends on the two words; positions enter only through the offset"),
     ("14", r"so it can count them", "Haviv et al. conjecture the counting; they do not show it"),
