@@ -33,6 +33,7 @@ CORRECTED = [
     ("12", r"at most 2\^-24", "torch.pow is not correctly rounded: the drift is about 2^-24 per rounding, not at most"),
     ("13", r"score sees only the offset", "the score also depends on the two words; positions enter only through the offset"),
     ("14", r"so it can count them", "Haviv et al. conjecture the counting; they do not show it"),
+    ("14", r"[Tt]he scheme and the causal mask matter most", "one toy, one size, 250 steps: size, steps and data never varied"),
     ("16", r"the theory behind the rule", "the NTK theory motivated NTK-aware scaling (YaRN, section 3.1); it is no derivation"),
     ("16", r"no further than training did", "NTK-aware turns pair 40 to 0.59 turns against 0.36 in training"),
     ("16", r"learned to tell neighbours apart", "an inference no run measures; YaRN's paper argues it"),
@@ -62,6 +63,7 @@ def test_the_list_can_find_what_it_looks_for():
     # Each wording is a pattern that matches its own false sentence (a typo would make the test above pass forever).
     samples = {"set of all rows": "on the set of all rows", "at most 2\\^-24": "adds at most 2^-24",
                "(?<!OpenAI's )GPT-2 draws": "GPT-2 draws",
+               "[Tt]he scheme and the causal mask matter most": "The scheme and the causal mask matter most for how far",
                "RoPE \\(\\[13\\]\\) uses the same matrix": "RoPE ([13]) uses the same matrix."}
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

@@ -251,8 +251,8 @@ def check_embedding_factor(answer: object) -> Feedback:
 
 _ROPE_IN_A_PACKED_ROW = {"a": "With a plain causal mask the later documents still read the earlier ones: their keys "
          "are in the softmax, and the outputs change.",
-    "b": "The document mask keeps each document to itself. Along the row, a document moves on as a whole, so its "
-         "offsets do not change (section 2).",
+    "b": "The document mask keeps each document to itself. Along the row, every token of a document moves by the same "
+         "amount, so the offsets between its tokens do not change (section 2).",
     "c": "With the document mask, RoPE does not need the restart. Restarted ids matter only when transformers must "
          "build the mask from them (the end of this section).",
     "d": "Without the document mask the later documents read the earlier ones."
