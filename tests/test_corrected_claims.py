@@ -37,6 +37,7 @@ CORRECTED = [
     ("16", r"the theory behind the rule", "the NTK theory motivated NTK-aware scaling (YaRN, section 3.1); it is no derivation"),
     ("16", r"no further than training did", "NTK-aware turns pair 40 to 0.59 turns against 0.36 in training"),
     ("16", r"learned to tell neighbours apart", "an inference no run measures; YaRN's paper argues it"),
+    ("17", r"length a rule is built for", "no config or card says so: Llama 3.1 ships 8 x 8,192 = 65,536 and supports 128K"),
     ("17", r"the trained length", "L is original_max_position_embeddings; Llama 4 Scout trained at 256K, past it"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
