@@ -28,7 +28,7 @@ BUDGET = {
     "05_x_plus_pe_and_qkv": 995,
     "06_batches_and_masks": 853,
     "07_heads_and_causal_mask": 1136,
-    "08_explore": 614,
+    "08_explore": 613,
     "09_why_positions_matter": 495,
     "10_relative_positions": 887,
     "11_pitfalls": 739,
