@@ -21,6 +21,8 @@ CORRECTED = [
     ("03", r"almost seven turns", "44 / 2pi = 7.003: pair 0 is just past seven turns at position 44"),
     ("03", r"[Ff]our properties motivated", "Vaswani et al., section 3.5, give two reasons"),
     ("03", r"the score is \(M @ PE\[p\]\)", "attention reads X + PE: that is only the PE part of the score, word terms dropped"),
+    ("04", r"does not change\. So whatever a model can learn", "one unchanged product covers the first layer only: "
+     "X must be learned in the new order, and every later weight reordered"),
     ("05", r"like one row of real scores", "0, σ, 2σ is a toy row; a real row has many scores, not three evenly spaced"),
     ("05", r"variant of BERT", "TUPE changes how position enters; its authors test it by pre-training BERT"),
     ("06", r"their masks mean opposite things", "float masks are added by both calls; only the boolean masks are opposite"),

@@ -23,7 +23,7 @@ BUDGET = {
     "00_start_here": 699,
     "01_padding_and_one_hot": 624,
     "02_embedding": 797,
-    "03_pe_formula": 1060,
+    "03_pe_formula": 1059,
     "04_stack_and_flatten": 872,
     "05_x_plus_pe_and_qkv": 995,
     "06_batches_and_masks": 853,
