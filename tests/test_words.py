@@ -25,7 +25,7 @@ BUDGET = {
     "02_embedding": 796,
     "03_pe_formula": 1059,
     "04_stack_and_flatten": 872,
-    "05_x_plus_pe_and_qkv": 995,
+    "05_x_plus_pe_and_qkv": 994,
     "06_batches_and_masks": 853,
     "07_heads_and_causal_mask": 1136,
     "08_explore": 613,
