@@ -42,6 +42,9 @@ CORRECTED = [
     ("13", r"score sees only the offset", "the score also depends on the two words; positions enter only through the offset"),
     ("14", r"so it can count them", "Haviv et al. conjecture the counting; they do not show it"),
     ("14", r"[Tt]he scheme and the causal mask matter most", "one toy, one size, 250 steps: size, steps and data never varied"),
+    ("14", r"[Ee]very 2π ≈ 6\.3 tokens back", "pair 0 matches 1 back only near 1 + 2πk back (7, 14, 20, ... 51), not every 6.3"),
+    ("15", r"[Ii]n a packed row, pass a 4D document mask, or",
+     "a 4D mask alone leaves a learned or sinusoidal table's positions running along the row: only RoPE needs no restart"),
     ("16", r"the theory behind the rule", "the NTK theory motivated NTK-aware scaling (YaRN, section 3.1); it is no derivation"),
     ("16", r"no further than training did", "NTK-aware turns pair 40 to 0.59 turns against 0.36 in training"),
     ("16", r"learned to tell neighbours apart", "an inference no run measures; YaRN's paper argues it"),
@@ -73,7 +76,9 @@ def test_the_list_can_find_what_it_looks_for():
     samples = {"set of all rows": "on the set of all rows", "at most 2\\^-24": "adds at most 2^-24",
                "(?<!OpenAI's )GPT-2 draws": "GPT-2 draws",
                "[Tt]he scheme and the causal mask matter most": "The scheme and the causal mask matter most for how far",
-               "RoPE \\(\\[13\\]\\) uses the same matrix": "RoPE ([13]) uses the same matrix."}
+               "RoPE \\(\\[13\\]\\) uses the same matrix": "RoPE ([13]) uses the same matrix.",
+               "[Ee]very 2π ≈ 6\\.3 tokens back": "Every 2π ≈ 6.3 tokens back, it scores",
+               "[Ii]n a packed row, pass a 4D document mask, or": "In a packed row, pass a 4D document mask, or restarted"}
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
         assert re.search(wording, sample), wording
