@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from .._checks import SEED, check_base, checked, one_of, optional_size, real, size
+from .._checks import SEED, check_base, checked, instance_of, one_of, optional_size, real, size
 from ..rope_scaling import SCALINGS, rope_frequencies, yarn_attention_factor
 from ..task import repeat_block_batch
 from .training import Progress, Result, _finish, _progress_lines, _progress_rule, fit, one_thread, predictions
@@ -242,18 +242,23 @@ def saved_results() -> dict:
         return json.loads(response.read())
 
 
+def _saved_results(name: str, value: object) -> dict:
+    """The rule for what `saved_results()` returns: a dict with the runs' accuracies, seeds and one-token match."""
+    instance_of(dict, "the dict saved_results() returns")(name, value)
+    if not {"accuracy", "seeds", "one_token_match"} <= value.keys() or not isinstance(value["accuracy"], dict) \
+            or not {"full", "partial"} <= value["accuracy"].keys():
+        raise ValueError(f"{name} must be the dict saved_results() returns, with 'accuracy' ('full' and 'partial'), "
+                         "'seeds' and 'one_token_match'")
+    return value
+
+
+@checked(saved=_saved_results)
 def head_width_comparison(saved: dict) -> dict:
     """Keyword arguments for `plots.accuracy_over_seeds`: plain RoPE, PI and YaRN with whole and with half heads.
 
     `saved` is `saved_results()`. Panels at 64 tokens (2x, `factor` 2) and 128 (4x, `factor` 4), the one-token match
     and chance as reference lines; only the seeds at 0.90 or more at 32 tokens with both head widths count as learned.
     """
-    if not isinstance(saved, dict):
-        raise TypeError(f"saved must be the dict saved_results() returns, got {type(saved).__name__}")
-    if not {"accuracy", "seeds", "one_token_match"} <= saved.keys() or not isinstance(saved["accuracy"], dict) \
-            or not {"full", "partial"} <= saved["accuracy"].keys():
-        raise ValueError("saved must be the dict saved_results() returns, with 'accuracy' ('full' and 'partial'), "
-                         "'seeds' and 'one_token_match'")
     heads = {"whole": saved["accuracy"]["full"], "half": saved["accuracy"]["partial"]}
     rules = {"plain": "none", "PI": "linear", "YaRN": "yarn"}
     lengths = {"64 tokens (2x)": "64", "128 tokens (4x)": "128"}
