@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1136,
     "08_explore": 618,
     "09_why_positions_matter": 495,
-    "10_relative_positions": 886,
+    "10_relative_positions": 893,
     "11_pitfalls": 739,
     "12_precision": 814,
     "13_position_schemes": 1228,
