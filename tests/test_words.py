@@ -23,7 +23,7 @@ BUDGET = {
     "00_start_here": 706,
     "01_padding_and_one_hot": 623,
     "02_embedding": 795,
-    "03_pe_formula": 1059,
+    "03_pe_formula": 1057,
     "04_stack_and_flatten": 872,
     "05_x_plus_pe_and_qkv": 1015,
     "06_batches_and_masks": 853,
