@@ -24,6 +24,7 @@ CORRECTED = [
     ("04", r"does not change\. So whatever a model can learn", "one unchanged product covers the first layer only: "
      "X must be learned in the new order, and every later weight reordered"),
     ("05", r"like one row of real scores", "0, σ, 2σ is a toy row; a real row has many scores, not three evenly spaced"),
+    ("05", r"σ = 22(?![.\d])", "the std of q·k measured at d_k = 512 is 22.63: the toy uses it, printed as 22.6"),
     ("05", r"variant of BERT", "TUPE changes how position enters; its authors test it by pre-training BERT"),
     ("06", r"their masks mean opposite things", "float masks are added by both calls; only the boolean masks are opposite"),
     ("06", r"(?<!OpenAI's )GPT-2 draws", "the 0.02 initialisation is in OpenAI's released code, not a documented recipe"),
