@@ -30,6 +30,7 @@ CORRECTED = [
     ("06", r"(?<!OpenAI's )GPT-2 draws", "the 0.02 initialisation is in OpenAI's released code, not a documented recipe"),
     ("07", r"ten numbers to a line", "linewidth=120 counts characters, not numbers: 12 to 14 four-decimal numbers fit"),
     ("07", r"lower triangle already hides", "the causal mask keeps its lower triangle; the keys it hides are above the diagonal"),
+    ("07", r"can still mark position\.", "only if the values differ: when every value is equal, position leaves no trace"),
     ("07", r"only regroups neighbours", "view merges any axes whose strides fit; here heads and head_dim do not"),
     ("08", r"cat sat on the mat", "the explorer knows 01's 11 words only: every word of that sentence is <UNK>"),
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),

@@ -27,7 +27,7 @@ BUDGET = {
     "04_stack_and_flatten": 872,
     "05_x_plus_pe_and_qkv": 1014,
     "06_batches_and_masks": 851,
-    "07_heads_and_causal_mask": 1136,
+    "07_heads_and_causal_mask": 1135,
     "08_explore": 618,
     "09_why_positions_matter": 495,
     "10_relative_positions": 893,
