@@ -35,6 +35,7 @@ CORRECTED = [
     ("08", r"cat sat on the mat", "the explorer knows 01's 11 words only: every word of that sentence is <UNK>"),
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),
     ("10", r"RoPE \(\[13\]\) uses the same matrix", "RoPE applies the blocks to a column, so it turns the other way"),
+    ("10", r"key p - 1 scores \{best", "PE[p] . PE[p] = 32 is a PE dot product; the hand-set head's score is 3 times it, 96"),
     ("11", r"rows are nearly equal", "they point almost the same way (cosine >= 0.91); they are not equal"),
     ("11", r"positions run from 1 to 256", "256 is LoFTR's table size; a 640x480 image, at 1/8 scale, uses positions 1 to 80"),
     ("12", r"at most 2\^-24", "torch.pow is not correctly rounded: the drift is about 2^-24 per rounding, not at most"),
@@ -79,6 +80,7 @@ def test_the_list_can_find_what_it_looks_for():
                "(?<!OpenAI's )GPT-2 draws": "GPT-2 draws",
                "[Tt]he scheme and the causal mask matter most": "The scheme and the causal mask matter most for how far",
                "RoPE \\(\\[13\\]\\) uses the same matrix": "RoPE ([13]) uses the same matrix.",
+               "key p - 1 scores \\{best": 'print(f"key p - 1 scores {best:.3f}")',
                "[Ee]very 2π ≈ 6\\.3 tokens back": "Every 2π ≈ 6.3 tokens back, it scores",
                "[Ii]n a packed row, pass a 4D document mask, or": "In a packed row, pass a 4D document mask, or restarted"}
     for _, wording, _ in CORRECTED:
