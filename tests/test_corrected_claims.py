@@ -42,6 +42,9 @@ CORRECTED = [
     ("12", r"often run in bfloat16", "its source is one example that loads Llama 3 in bfloat16: it shows loading, not how often"),
     ("12", r"Never store positions", "positions 0 to 256 are exact in bfloat16: the rule is for positions above 256"),
     ("13", r"ALiBi was built for causal", "its paper tests causal models only; it does not say ALiBi suits only them"),
+    ("13", r"score can read where each token is", "X + P lets a score change when both tokens shift; it need not read positions"),
+    ("13", r"same penalty on both\s+sides of the query \[4\]", "ALiBi's paper defines only the causal bias; "
+     "the symmetric form comes from an issue in the authors' repository"),
     ("13", r"score sees only the offset", "the score also depends on the two words; positions enter only through the offset"),
     ("14", r"so it can count them", "Haviv et al. conjecture the counting; they do not show it"),
     ("14", r"[Tt]he scheme and the causal mask matter most", "one toy, one size, 250 steps: size, steps and data never varied"),
@@ -81,6 +84,7 @@ def test_the_list_can_find_what_it_looks_for():
                "[Tt]he scheme and the causal mask matter most": "The scheme and the causal mask matter most for how far",
                "RoPE \\(\\[13\\]\\) uses the same matrix": "RoPE ([13]) uses the same matrix.",
                "key p - 1 scores \\{best": 'print(f"key p - 1 scores {best:.3f}")',
+               "same penalty on both\\s+sides of the query \\[4\\]": "the same penalty on both\n  sides of the query [4].",
                "[Ee]very 2π ≈ 6\\.3 tokens back": "Every 2π ≈ 6.3 tokens back, it scores",
                "[Ii]n a packed row, pass a 4D document mask, or": "In a packed row, pass a 4D document mask, or restarted"}
     for _, wording, _ in CORRECTED:
