@@ -60,6 +60,11 @@ CORRECTED = [
     ("16", r"learned to tell neighbours apart", "an inference no run measures; YaRN's paper argues it"),
     ("17", r"length a rule is built for", "no config or card says so: Llama 3.1 ships 8 x 8,192 = 65,536 and supports 128K"),
     ("17", r"the trained length", "L is original_max_position_embeddings; Llama 4 Scout trained at 256K, past it"),
+    ("16", r"is the new length over the trained one", "real configs differ: Llama 3.1 sets s = 8 for 8K -> 128K (16x), "
+     "DeepSeek-V3 s = 40 for 4K -> 128K (32x)"),
+    ("17", r"NoPE\*? layer\s+still gets position in two ways", "Llama 4's NoPE layers also scale their queries by "
+     "log1p(floor((p + 1) / 8192)) * 0.1 + 1 (transformers' attn_temperature_tuning): a third way"),
+    ("17", r"routes agree only when every column turns", "they also agree on any score whose unturned part is 0"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -90,7 +95,8 @@ def test_the_list_can_find_what_it_looks_for():
                "key p - 1 scores \\{best": 'print(f"key p - 1 scores {best:.3f}")',
                "same penalty on both\\s+sides of the query \\[4\\]": "the same penalty on both\n  sides of the query [4].",
                "[Ee]very 2π ≈ 6\\.3 tokens back": "Every 2π ≈ 6.3 tokens back, it scores",
-               "[Ii]n a packed row, pass a 4D document mask, or": "In a packed row, pass a 4D document mask, or restarted"}
+               "[Ii]n a packed row, pass a 4D document mask, or": "In a packed row, pass a 4D document mask, or restarted",
+               "NoPE\\*? layer\\s+still gets position in two ways": "Such a *NoPE* layer\nstill gets position in two ways."}
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
         assert re.search(wording, sample), wording

@@ -56,7 +56,7 @@ def _head_dim(name: str, value: object) -> int:
     return value
 
 
-# The factor s that stretches a context, the new length over the trained one: < 1 would shrink it.
+# The factor s that stretches a context, often the new length over the trained one: < 1 would shrink it.
 _factor = real(1, MAX_FACTOR)
 
 
