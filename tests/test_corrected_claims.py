@@ -21,6 +21,8 @@ CORRECTED = [
     ("03", r"almost seven turns", "44 / 2pi = 7.003: pair 0 is just past seven turns at position 44"),
     ("03", r"[Ff]our properties motivated", "Vaswani et al., section 3.5, give two reasons"),
     ("03", r"the score is \(M @ PE\[p\]\)", "attention reads X + PE: that is only the PE part of the score, word terms dropped"),
+    ("04", r"parameter\*? is a tensor the optimizer changes", "a parameter is what the module lists in parameters(); "
+     "the optimizer changes only what it is handed, and a frozen (requires_grad=False) parameter stays a parameter"),
     ("04", r"does not change\. So whatever a model can learn", "one unchanged product covers the first layer only: "
      "X must be learned in the new order, and every later weight reordered"),
     ("05", r"like one row of real scores", "0, σ, 2σ is a toy row; a real row has many scores, not three evenly spaced"),
@@ -96,7 +98,8 @@ def test_the_list_can_find_what_it_looks_for():
                "same penalty on both\\s+sides of the query \\[4\\]": "the same penalty on both\n  sides of the query [4].",
                "[Ee]very 2π ≈ 6\\.3 tokens back": "Every 2π ≈ 6.3 tokens back, it scores",
                "[Ii]n a packed row, pass a 4D document mask, or": "In a packed row, pass a 4D document mask, or restarted",
-               "NoPE\\*? layer\\s+still gets position in two ways": "Such a *NoPE* layer\nstill gets position in two ways."}
+               "NoPE\\*? layer\\s+still gets position in two ways": "Such a *NoPE* layer\nstill gets position in two ways.",
+               "parameter\\*? is a tensor the optimizer changes": "A *parameter* is a tensor the optimizer changes."}
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
         assert re.search(wording, sample), wording

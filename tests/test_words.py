@@ -24,7 +24,7 @@ BUDGET = {
     "01_padding_and_one_hot": 621,
     "02_embedding": 795,
     "03_pe_formula": 1057,
-    "04_stack_and_flatten": 872,
+    "04_stack_and_flatten": 871,
     "05_x_plus_pe_and_qkv": 1014,
     "06_batches_and_masks": 851,
     "07_heads_and_causal_mask": 1135,
