@@ -28,8 +28,11 @@ CORRECTED = [
     ("05", r"like one row of real scores", "0, σ, 2σ is a toy row; a real row has many scores, not three evenly spaced"),
     ("05", r"σ = 22(?![.\d])", "the std of q·k measured at d_k = 512 is 22.63: the toy uses it, printed as 22.6"),
     ("05", r"variant of BERT", "TUPE changes how position enters; its authors test it by pre-training BERT"),
+    ("05", r"first columns, the fast pairs", "PE[4] - PE[0] is large in the first pair only (-0.76, -1.65); the second "
+     "pair differs by 0.18 and 0.02"),
     ("06", r"their masks mean opposite things", "float masks are added by both calls; only the boolean masks are opposite"),
     ("06", r"(?<!OpenAI's )GPT-2 draws", "the 0.02 initialisation is in OpenAI's released code, not a documented recipe"),
+    ("06", r"model cannot rely on any one", "dropout discourages relying on one entry; it does not make it impossible"),
     ("07", r"ten numbers to a line", "linewidth=120 counts characters, not numbers: 12 to 14 four-decimal numbers fit"),
     ("07", r"lower triangle already hides", "the causal mask keeps its lower triangle; the keys it hides are above the diagonal"),
     ("07", r"can still mark position\.", "only if the values differ: when every value is equal, position leaves no trace"),
