@@ -37,6 +37,8 @@ CORRECTED = [
     ("07", r"lower triangle already hides", "the causal mask keeps its lower triangle; the keys it hides are above the diagonal"),
     ("07", r"can still mark position\.", "only if the values differ: when every value is equal, position leaves no trace"),
     ("07", r"only regroups neighbours", "view merges any axes whose strides fit; here heads and head_dim do not"),
+    ("07", r"No view of that memory", "the transpose is a view of it; a flat, one-stride view cannot read 0, 3, 1, 4, 2, 5"),
+    ("07", r"five tools", "the five rows use three tools: softmax twice, nn.MultiheadAttention twice, and SDPA"),
     ("08", r"cat sat on the mat", "the explorer knows 01's 11 words only: every word of that sentence is <UNK>"),
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),
     ("10", r"RoPE \(\[13\]\) uses the same matrix", "RoPE applies the blocks to a column, so it turns the other way"),
