@@ -388,6 +388,8 @@ def test_loftrs_unbracketed_scale_is_minus_one_and_leaves_four_of_64_pairs_turni
         feedback = exercises.check_loftr_turning_pairs(wrong)
         assert not feedback.correct and "Pair 3 reaches 0.63, pair 4 only 0.086" in feedback.message, wrong
     assert "counts too" not in exercises.check_loftr_turning_pairs(64).message
+    # Review 59: the message gives the two angles, not the count again (the answer and the plot title say it).
+    assert "pass 0.1" not in exercises.check_loftr_turning_pairs(4).message
     for unread in ("c", "four", 1.5, -1, 65, True):
         feedback = exercises.check_loftr_turning_pairs(unread)
         assert not feedback.readable and "Expected a count of pairs from 0 to 64" in feedback.message, unread

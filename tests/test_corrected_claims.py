@@ -44,6 +44,8 @@ CORRECTED = [
     ("10", r"RoPE \(\[13\]\) uses the same matrix", "RoPE applies the blocks to a column, so it turns the other way"),
     ("10", r"key p - 1 scores \{best", "PE[p] . PE[p] = 32 is a PE dot product; the hand-set head's score is 3 times it, 96"),
     ("11", r"rows are nearly equal", "they point almost the same way (cosine >= 0.91); they are not equal"),
+    ("11", r"flag, `temp_bug_fix=False`", "LoFTR's temp_bug_fix defaults to True; only set to False does it restore "
+     "the old line"),
     ("11", r"positions run from 1 to 256", "256 is LoFTR's table size; a 640x480 image, at 1/8 scale, uses positions 1 to 80"),
     ("12", r"at most 2\^-24", "torch.pow is not correctly rounded: the drift is about 2^-24 per rounding, not at most"),
     ("12", r"often run in bfloat16", "its source is one example that loads Llama 3 in bfloat16: it shows loading, not how often"),

@@ -203,6 +203,8 @@ def test_the_row_a_token_gets_takes_the_row_typed_with_quotes_and_names_the_naiv
     assert exercises.check_row_a_token_gets(0).correct
     # The cell after the checker shows every token of sentence b getting row b: the message only names the cause.
     assert "it adds pe[:2], one row per sentence" in exercises.check_row_a_token_gets(1, actual=0).message
+    # Review 59: a right answer is not told the row again, since the cell after the checker prints it.
+    assert "gets row 0" not in exercises.check_row_a_token_gets(0, actual=0).message
     assert exercises.check_row_a_token_gets(None).status == "not attempted"
     assert not exercises.check_row_a_token_gets(7).correct
     assert "7 is the row it would get fed sequence first" in exercises.check_row_a_token_gets(7).message

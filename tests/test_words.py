@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1134,
     "08_explore": 617,
     "09_why_positions_matter": 494,
-    "10_relative_positions": 891,
+    "10_relative_positions": 890,
     "11_pitfalls": 739,
     "12_precision": 814,
     "13_position_schemes": 1228,

@@ -45,10 +45,11 @@ def check_row_a_token_gets(answer: object, *, actual: object = None) -> Feedback
         answer = named.group(1) if named else answer
     if actual is None and answer is not None:
         actual = _row_of_token_7()
-    explanation = ("forward reads x.size(0), the batch of 2, as the length, so it adds pe[:2], one row per sentence. "
-                   "Token 7 of sentence 0 gets row 0, not row 7, the row of its position.")
+    # The cell after the checker prints the row every token got: a right answer hears only the cause.
+    explanation = "forward reads x.size(0), the batch of 2, as the length, so it adds pe[:2], one row per sentence."
     if as_number(answer) == 7 and actual != 7:  # the likely slip: the answer for sequence-first input
-        explanation = f"7 is the row it would get fed sequence first. {explanation}"
+        explanation = (f"7 is the row it would get fed sequence first. {explanation} Token 7 of sentence 0 gets row 0, "
+                       "not row 7, the row of its position.")
     feedback = check_prediction(answer, actual=actual, question="the table row of token 7 of sentence 0, fed batch first",
                                 explanation=explanation)
     if isinstance(answer, str) and re.search(r"error|raise|exception|fail", answer, flags=re.IGNORECASE):

@@ -379,5 +379,4 @@ def check_loftr_turning_pairs(answer: object) -> Feedback:
     return check_prediction(answer, actual=actual, question="the pairs that still turn without the brackets, d_model = 256",
                             explanation=(slips.get(given, "") if given != actual else "")
                             + f"Pair i reaches 256 e^(-2i) radian at position 256. Pair {actual - 1} reaches "
-                              f"{reached[actual - 1]:.2f}, pair {actual} only {reached[actual]:.3f}. So pairs 0 to "
-                              f"{actual - 1} pass 0.1.")
+                              f"{reached[actual - 1]:.2f}, pair {actual} only {reached[actual]:.3f}.")
