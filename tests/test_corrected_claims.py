@@ -50,6 +50,8 @@ CORRECTED = [
     ("12", r"at most 2\^-24", "torch.pow is not correctly rounded: the drift is about 2^-24 per rounding, not at most"),
     ("12", r"often run in bfloat16", "its source is one example that loads Llama 3 in bfloat16: it shows loading, not how often"),
     ("12", r"Never store positions", "positions 0 to 256 are exact in bfloat16: the rule is for positions above 256"),
+    ("12", r"Llama computes these tables in float32, as our", "Llama multiplies float32 positions by float32 inverse "
+     "frequencies; f32 divides by float32 denominators: the same precision, not the same recipe"),
     ("13", r"ALiBi was built for causal", "its paper tests causal models only; it does not say ALiBi suits only them"),
     ("13", r"score can read where each token is", "X + P lets a score change when both tokens shift; it need not read positions"),
     ("13", r"same penalty on both\s+sides of the query \[4\]", "ALiBi's paper defines only the causal bias; "

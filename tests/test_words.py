@@ -33,7 +33,7 @@ BUDGET = {
     "10_relative_positions": 890,
     "11_pitfalls": 739,
     "12_precision": 814,
-    "13_position_schemes": 1228,
+    "13_position_schemes": 1223,
     "14_does_position_matter": 1363,
     "15_real_pipeline": 1279,
     # "Stretching the context" reads as two: the rules, then what real models set.
