@@ -59,6 +59,8 @@ CORRECTED = [
     ("13", r"score sees only the offset", "the score also depends on the two words; positions enter only through the offset"),
     ("14", r"so it can count them", "Haviv et al. conjecture the counting; they do not show it"),
     ("14", r"[Tt]he scheme and the causal mask matter most", "one toy, one size, 250 steps: size, steps and data never varied"),
+    ("14", r"no positions did best overall", "Kazemnejad et al.: NoPE on par with or better than the best explicit scheme on "
+     "average (mean rank over tasks); it does not win every task"),
     ("14", r"[Ee]very 2π ≈ 6\.3 tokens back", "pair 0 matches 1 back only near 1 + 2πk back (7, 14, 20, ... 51), not every 6.3"),
     ("15", r"[Ii]n a packed row, pass a 4D document mask, or",
      "a 4D mask alone leaves a learned or sinusoidal table's positions running along the row: only RoPE needs no restart"),

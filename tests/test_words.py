@@ -34,7 +34,7 @@ BUDGET = {
     "11_pitfalls": 739,
     "12_precision": 814,
     "13_position_schemes": 1223,
-    "14_does_position_matter": 1363,
+    "14_does_position_matter": 1362,
     "15_real_pipeline": 1279,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1329,
