@@ -78,6 +78,8 @@ CORRECTED = [
     ("17", r"NoPE\*? layer\s+still gets position in two ways", "Llama 4's NoPE layers also scale their queries by "
      "log1p(floor((p + 1) / 8192)) * 0.1 + 1 (transformers' attn_temperature_tuning): a third way"),
     ("17", r"routes agree only when every column turns", "they also agree on any score whose unturned part is 0"),
+    ("16", r"These are the first block, which cannot", "-100 sits at the first block's positions; the answer at its last "
+     "position is the repeat's first symbol, so it is positions, not the block's tokens, that go unscored"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
