@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CORRECTED = [
     ("00", r"set of all rows", "a set loses the repeated word; attention counts each row"),
     ("00", r"Plain attention cannot see", "07's causal mask alone marks position: only attention without a mask cannot"),
+    ("00", r"ignores their order", "unmasked attention reorders its outputs with the words; it does not ignore order, "
+     "each word's output just does not depend on where the word stands"),
     ("02", r"no gradient reaches that row", "with the output layer tied to W_E the <PAD> row gets one; the lookup sends none"),
     ("02", r"hides them from attention", "the padding mask hides <PAD> only as a key; <PAD> rows still make queries and outputs"),
     ("03", r"almost seven turns", "44 / 2pi = 7.003: pair 0 is just past seven turns at position 44"),
