@@ -40,6 +40,8 @@ CORRECTED = [
     ("07", r"can still mark position\.", "only if the values differ: when every value is equal, position leaves no trace"),
     ("07", r"only regroups neighbours", "view merges any axes whose strides fit; here heads and head_dim do not"),
     ("07", r"No view of that memory", "the transpose is a view of it; a flat, one-stride view cannot read 0, 3, 1, 4, 2, 5"),
+    ("07", r"[Pp]acked documents need a document mask", "GPT-3 packs documents under the plain causal mask with a separator "
+     "token (Brown et al., app. B); Llama 3 found the document mask of limited impact in standard pre-training"),
     ("07", r"five tools", "the five rows use three tools: softmax twice, nn.MultiheadAttention twice, and SDPA"),
     ("08", r"cat sat on the mat", "the explorer knows 01's 11 words only: every word of that sentence is <UNK>"),
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),
@@ -114,7 +116,8 @@ def test_the_list_can_find_what_it_looks_for():
                "[Ee]very 2π ≈ 6\\.3 tokens back": "Every 2π ≈ 6.3 tokens back, it scores",
                "[Ii]n a packed row, pass a 4D document mask, or": "In a packed row, pass a 4D document mask, or restarted",
                "NoPE\\*? layer\\s+still gets position in two ways": "Such a *NoPE* layer\nstill gets position in two ways.",
-               "parameter\\*? is a tensor the optimizer changes": "A *parameter* is a tensor the optimizer changes."}
+               "parameter\\*? is a tensor the optimizer changes": "A *parameter* is a tensor the optimizer changes.",
+               "[Pp]acked documents need a document mask": "* Packed documents need a document mask."}
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
         assert re.search(wording, sample), wording
