@@ -47,6 +47,11 @@ CORRECTED = [
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),
     ("10", r"RoPE \(\[13\]\) uses the same matrix", "RoPE applies the blocks to a column, so it turns the other way"),
     ("10", r"key p - 1 scores \{best", "PE[p] . PE[p] = 32 is a PE dot product; the hand-set head's score is 3 times it, 96"),
+    ("10", r"Attention reads\s+`PE\[p\] W_Q", "attention reads (X + PE) W_Q . (X + PE) W_K: "
+     "the PE-only product is one of its four terms"),
+    ("10", r"counts the rows whose largest", "the noise cell prints a share of rows (a mean, as a percentage), not a count"),
+    ("11", r"zero padding lets them encode", "Islam et al. show padding gives position in 2-D image CNNs; nothing measures "
+     "it for C.Origami's 1-D encoder"),
     ("11", r"rows are nearly equal", "they point almost the same way (cosine >= 0.91); they are not equal"),
     ("11", r"flag, `temp_bug_fix=False`", "LoFTR's temp_bug_fix defaults to True; only set to False does it restore "
      "the old line"),
@@ -118,6 +123,7 @@ def test_the_list_can_find_what_it_looks_for():
                "NoPE\\*? layer\\s+still gets position in two ways": "Such a *NoPE* layer\nstill gets position in two ways.",
                "parameter\\*? is a tensor the optimizer changes": "A *parameter* is a tensor the optimizer changes.",
                "[Pp]acked documents need a document mask": "* Packed documents need a document mask."}
+               "Attention reads\\s+`PE\\[p\\] W_Q": "Attention reads\n`PE[p] W_Q · PE[q] W_K` instead."}
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
         assert re.search(wording, sample), wording
