@@ -61,6 +61,13 @@ CORRECTED = [
     ("12", r"Never store positions", "positions 0 to 256 are exact in bfloat16: the rule is for positions above 256"),
     ("12", r"Llama computes these tables in float32, as our", "Llama multiplies float32 positions by float32 inverse "
      "frequencies; f32 divides by float32 denominators: the same precision, not the same recipe"),
+    ("12", r"typical value of a sine", "0.75 was chosen because sine values in [0.5, 1) have the widest gaps, not as typical"),
+    ("12", r"sine moves no further than its angle", "a sine is not compared with an angle: its change is at most "
+     "the angle's change, |sin a - sin b| <= |a - b|"),
+    ("13", r"`PE` was \[1, 2\]", "sources 1 and 2 (ConvS2S, BERT) add learned tables; after 'PE was' they credit the sinusoid"),
+    ("13", r"`x \* cos \+ swapped \* sin` \[6\]", "Hugging Face's line uses rotate_half, which swaps half-split pairs; "
+     "the neighbouring-pair swapped is the exercise's bug, not Hugging Face's"),
+    ("13", r"scales `q` by it", "ALiBi's code multiplies q by 1/sqrt(d_k), not by sqrt(d_k)"),
     ("13", r"ALiBi was built for causal", "its paper tests causal models only; it does not say ALiBi suits only them"),
     ("13", r"score can read where each token is", "X + P lets a score change when both tokens shift; it need not read positions"),
     ("13", r"same penalty on both\s+sides of the query \[4\]", "ALiBi's paper defines only the causal bias; "
