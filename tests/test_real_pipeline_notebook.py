@@ -220,6 +220,17 @@ def test_the_packing_table_prints_each_row_and_column():
         decoder.packing_table({"restarted": {"plain causal": 0.5}}, "RoPE")
 
 
+def test_the_difference_table_prints_each_row_and_column():
+    table = decoder.difference_table({"llama": {"no ids": 0.5, "with ids": 2e-6},
+                                      "gpt2": {"no ids": 1.234, "with ids": 0.0}})
+    assert table.splitlines() == [" " * 7 + f"{'no ids':>9}{'with ids':>11}",
+                                  f"{'llama':<7}{'0.50':>9}{'equal':>11}",
+                                  f"{'gpt2':<7}{'1.23':>9}{'equal':>11}"]
+    for wrong in ({}, {"a": {"x": 0.1}, "b": {"y": 0.1}}, [("a", {"x": 0.1})]):
+        with pytest.raises(TypeError, match="differences"):
+            decoder.difference_table(wrong)
+
+
 def test_packing_one_document_is_its_own_run_alone():
     # Nothing to keep apart, and positions along the row are the restarted ones: every run equals the run alone.
     differences = decoder.packing_differences(PACKED_DOCUMENTS[:1], vocab_size=10)

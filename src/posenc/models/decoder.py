@@ -57,7 +57,7 @@ from ..positions import position_ids as positions_of
 from ..schemes import LearnedPositionalEmbedding, alibi_slopes, linear_bias, rotary_angles, rotate_pairs
 
 __all__ = ["DECODER_SCHEMES", "KVCache", "DecoderOutput", "TinyDecoder", "decode_with_cache", "packing_differences",
-           "packing_table", "difference_text"]
+           "packing_table", "difference_text", "difference_table"]
 
 # Each scheme that gives positions (what the decoder shows is how each is told one).
 DECODER_SCHEMES = ("sinusoidal", "learned", "rotary", "alibi")
@@ -298,4 +298,18 @@ def packing_table(by_positions: dict[str, dict[str, float]], scheme: str) -> str
     for name, row in by_positions.items():
         lines.append(f"positions {name:<14}{difference_text(row['plain causal']):>15}"
                      f"{difference_text(row['document mask']):>16}")
+    return "\n".join(lines)
+
+
+def difference_table(differences: dict[str, dict[str, float]]) -> str:
+    """Largest differences as a printed table: a row per outer key, a column per inner key (the same in every row),
+    each entry as `difference_text` gives it, right-aligned under its column's name."""
+    rows = list(differences.values()) if isinstance(differences, dict) else []
+    if not rows or not all(isinstance(row, dict) and list(row) == list(rows[0]) for row in rows):
+        raise TypeError(f"differences must map each row name to the same columns of differences, got {short(differences)}")
+    label = max(len(str(name)) for name in differences) + 2
+    widths = [max(len(str(column)), 5) + 3 for column in rows[0]]
+    lines = [" " * label + "".join(f"{column:>{w}}" for column, w in zip(rows[0], widths))]
+    for name, row in differences.items():
+        lines.append(f"{name:<{label}}" + "".join(f"{difference_text(value):>{w}}" for value, w in zip(row.values(), widths)))
     return "\n".join(lines)
