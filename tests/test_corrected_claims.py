@@ -94,6 +94,10 @@ CORRECTED = [
     ("17", r"NoPE\*? layer\s+still gets position in two ways", "Llama 4's NoPE layers also scale their queries by "
      "log1p(floor((p + 1) / 8192)) * 0.1 + 1 (transformers' attn_temperature_tuning): a third way"),
     ("17", r"routes agree only when every column turns", "they also agree on any score whose unturned part is 0"),
+    ("16", r"ramp starts at the \*?32-turn point", "YaRN's code and transformers round the 32-turn point down to a whole pair "
+     "(18.08 -> 18) and the 1-turn point up (34.98 -> 35); a fractional start would give pair 19 0.959, not 0.956"),
+    ("16", r"odels often set it to the new length", "of 17's four models only Qwen3 does (4 = 131,072 / 32,768); "
+     "Llama 3.1 sets 8 for 16x, DeepSeek-V3 40 for 32x, Scout 16 for a 10M card"),
     ("16", r"These are the first block, which cannot", "-100 sits at the first block's positions; the answer at its last "
      "position is the repeat's first symbol, so it is positions, not the block's tokens, that go unscored"),
 ]
@@ -131,6 +135,7 @@ def test_the_list_can_find_what_it_looks_for():
                "parameter\\*? is a tensor the optimizer changes": "A *parameter* is a tensor the optimizer changes.",
                "[Pp]acked documents need a document mask": "* Packed documents need a document mask."}
                "Attention reads\\s+`PE\\[p\\] W_Q": "Attention reads\n`PE[p] W_Q · PE[q] W_K` instead."}
+               "ramp starts at the \\*?32-turn point": "The code's ramp starts at the *32-turn point*, the fractional"}
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
         assert re.search(wording, sample), wording
