@@ -133,8 +133,8 @@ def test_the_list_can_find_what_it_looks_for():
                "[Ii]n a packed row, pass a 4D document mask, or": "In a packed row, pass a 4D document mask, or restarted",
                "NoPE\\*? layer\\s+still gets position in two ways": "Such a *NoPE* layer\nstill gets position in two ways.",
                "parameter\\*? is a tensor the optimizer changes": "A *parameter* is a tensor the optimizer changes.",
-               "[Pp]acked documents need a document mask": "* Packed documents need a document mask."}
-               "Attention reads\\s+`PE\\[p\\] W_Q": "Attention reads\n`PE[p] W_Q · PE[q] W_K` instead."}
+               "[Pp]acked documents need a document mask": "* Packed documents need a document mask.",
+               "Attention reads\\s+`PE\\[p\\] W_Q": "Attention reads\n`PE[p] W_Q · PE[q] W_K` instead.",
                "ramp starts at the \\*?32-turn point": "The code's ramp starts at the *32-turn point*, the fractional"}
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
