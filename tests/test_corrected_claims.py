@@ -18,6 +18,9 @@ CORRECTED = [
     ("00", r"Plain attention cannot see", "07's causal mask alone marks position: only attention without a mask cannot"),
     ("00", r"ignores their order", "unmasked attention reorders its outputs with the words; it does not ignore order, "
      "each word's output just does not depend on where the word stands"),
+    ("00", r"output is the same wherever", "a word's output depends on the other words: it stays the same only when "
+     "the same words are reordered"),
+    ("01", r"Ids have neither", "ids have an order, the order tokens joined the vocabulary; that order only means nothing"),
     ("02", r"no gradient reaches that row", "with the output layer tied to W_E the <PAD> row gets one; the lookup sends none"),
     ("02", r"hides them from attention", "the padding mask hides <PAD> only as a key; <PAD> rows still make queries and outputs"),
     ("03", r"almost seven turns", "44 / 2pi = 7.003: pair 0 is just past seven turns at position 44"),
