@@ -28,6 +28,10 @@ CORRECTED = [
     ("03", r"the score is \(M @ PE\[p\]\)", "attention reads X + PE: that is only the PE part of the score, word terms dropped"),
     ("04", r"parameter\*? is a tensor the optimizer changes", "a parameter is what the module lists in parameters(); "
      "the optimizer changes only what it is handed, and a frozen (requires_grad=False) parameter stays a parameter"),
+    ("03", r"grows without\s+bound and would\s+drown", "in any table pos stops at its last row: what rules it out is "
+     "that a few positions in it is far larger than word entries of standard deviation 1"),
+    ("04", r"writes into it gets its columns reordered\.\s+The model then gives", "incomplete: per-column weights, "
+     "such as a LayerNorm's gain and bias, must be reordered too, or the outputs change"),
     ("04", r"does not change\. So whatever a model can learn", "one unchanged product covers the first layer only: "
      "X must be learned in the new order, and every later weight reordered"),
     ("05", r"like one row of real scores", "0, σ, 2σ is a toy row; a real row has many scores, not three evenly spaced"),
@@ -138,7 +142,10 @@ def test_the_list_can_find_what_it_looks_for():
                "parameter\\*? is a tensor the optimizer changes": "A *parameter* is a tensor the optimizer changes.",
                "[Pp]acked documents need a document mask": "* Packed documents need a document mask.",
                "Attention reads\\s+`PE\\[p\\] W_Q": "Attention reads\n`PE[p] W_Q · PE[q] W_K` instead.",
-               "ramp starts at the \\*?32-turn point": "The code's ramp starts at the *32-turn point*, the fractional"}
+               "ramp starts at the \\*?32-turn point": "The code's ramp starts at the *32-turn point*, the fractional",
+               "grows without\\s+bound and would\\s+drown": "The number `pos` grows without\nbound and would drown the word.",
+               "writes into it gets its columns reordered\\.\\s+The model then gives":
+                   "A matrix that writes into it gets its columns reordered. The model then gives the same outputs"}
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
         assert re.search(wording, sample), wording
