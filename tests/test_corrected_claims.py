@@ -39,8 +39,12 @@ CORRECTED = [
     ("05", r"variant of BERT", "TUPE changes how position enters; its authors test it by pre-training BERT"),
     ("05", r"first columns, the fast pairs", "PE[4] - PE[0] is large in the first pair only (-0.76, -1.65); the second "
      "pair differs by 0.18 and 0.02"),
+    ("05", r"never goes flat", "sigma stays near 1 after scaling only for unit-variance q and k, roughly at the start of "
+     "training; trained weights can still push the scores, and the softmax, into its flat regions"),
     ("06", r"their masks mean opposite things", "float masks are added by both calls; only the boolean masks are opposite"),
     ("06", r"(?<!OpenAI's )GPT-2 draws", "the 0.02 initialisation is in OpenAI's released code, not a documented recipe"),
+    ("06", r"entry of std `?s`? adds", "only an entry with mean 0 adds s² to the squared length on average; "
+     "in general it adds s² + mean²"),
     ("06", r"model cannot rely on any one", "dropout discourages relying on one entry; it does not make it impossible"),
     ("07", r"ten numbers to a line", "linewidth=120 counts characters, not numbers: 12 to 14 four-decimal numbers fit"),
     ("07", r"lower triangle already hides", "the causal mask keeps its lower triangle; the keys it hides are above the diagonal"),
@@ -146,6 +150,7 @@ def test_the_list_can_find_what_it_looks_for():
                "grows without\\s+bound and would\\s+drown": "The number `pos` grows without\nbound and would drown the word.",
                "writes into it gets its columns reordered\\.\\s+The model then gives":
                    "A matrix that writes into it gets its columns reordered. The model then gives the same outputs"}
+               "entry of std `?s`? adds": "An entry of std `s` adds about"}
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
         assert re.search(wording, sample), wording

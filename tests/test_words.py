@@ -26,7 +26,7 @@ BUDGET = {
     "03_pe_formula": 1141,
     "04_stack_and_flatten": 883,
     "05_x_plus_pe_and_qkv": 1094,
-    "06_batches_and_masks": 917,
+    "06_batches_and_masks": 931,
     "07_heads_and_causal_mask": 1224,
     "08_explore": 666,
     "09_why_positions_matter": 525,
