@@ -33,6 +33,7 @@ class TestHalfTurnLength:
         assert half_turn_by_hand(512) == 608
         feedback = self.check(answer)
         assert feedback.correct and "turns once every 606.1 positions" in feedback.message, feedback.message
+        assert "last position must be at least 607. Positions 0 to 607 make 608." in feedback.message, feedback.message
 
     @pytest.mark.parametrize("d_model,base", [(512, 10_000.0), (128, 10_000.0), (6, 10_000.0), (8, 100.0), (7, 10.0)])
     def test_the_accepted_length_is_the_length_by_hand(self, d_model, base):

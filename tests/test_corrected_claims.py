@@ -53,6 +53,8 @@ CORRECTED = [
     ("07", r"No view of that memory", "the transpose is a view of it; a flat, one-stride view cannot read 0, 3, 1, 4, 2, 5"),
     ("07", r"[Pp]acked documents need a document mask", "GPT-3 packs documents under the plain causal mask with a separator "
      "token (Brown et al., app. B); Llama 3 found the document mask of limited impact in standard pre-training"),
+    ("07", r"so every row becomes NaN", "only the rows of the sentence with the NaN key and value: each other sentence of "
+     "the batch attends to its own keys"),
     ("07", r"five tools", "the five rows use three tools: softmax twice, nn.MultiheadAttention twice, and SDPA"),
     ("08", r"cat sat on the mat", "the explorer knows 01's 11 words only: every word of that sentence is <UNK>"),
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),

@@ -328,7 +328,8 @@ def check_half_turn_length(answer: int | None, *, d_model: int, base: float = DE
     if number == expected:
         return Feedback(CORRECT, f"Correct: {expected}. Half of {d_model} columns is columns 0 to {column}. The last of "
                                  f"them, in pair {pair}, turns once every {wavelength:.1f} positions, so the table's last "
-                                 f"position must be at least {expected - 1}.")
+                                 f"position must be at least {expected - 1}. Positions 0 to {expected - 1} make "
+                                 f"{expected}.")
 
     def near(value: float) -> set[int]:
         return {math.floor(value), math.ceil(value), math.ceil(value) + 1}
