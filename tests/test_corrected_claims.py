@@ -78,8 +78,10 @@ CORRECTED = [
     ("12", r"sine moves no further than its angle", "a sine is not compared with an angle: its change is at most "
      "the angle's change, |sin a - sin b| <= |a - b|"),
     ("13", r"`PE` was \[1, 2\]", "sources 1 and 2 (ConvS2S, BERT) add learned tables; after 'PE was' they credit the sinusoid"),
-    ("13", r"`x \* cos \+ swapped \* sin` \[6\]", "Hugging Face's line uses rotate_half, which swaps half-split pairs; "
+    ("13", r"`x \* cos \+ swapped \* sin` \[6\]", "Hugging Face's line uses rotate_half, which turns half-split pairs; "
      "the neighbouring-pair swapped is the exercise's bug, not Hugging Face's"),
+    ("13", r"rotate_half`? swaps", "rotate_half turns each half-split pair (a, b) into (-b, a): it swaps the halves and "
+     "negates one, and a plain swap gets the sign wrong"),
     ("13", r"scales `q` by it", "ALiBi's code multiplies q by 1/sqrt(d_k), not by sqrt(d_k)"),
     ("13", r"ALiBi was built for causal", "its paper tests causal models only; it does not say ALiBi suits only them"),
     ("13", r"score can read where each token is", "X + P lets a score change when both tokens shift; it need not read positions"),
@@ -142,6 +144,7 @@ def test_the_list_can_find_what_it_looks_for():
                "RoPE \\(\\[13\\]\\) uses the same matrix": "RoPE ([13]) uses the same matrix.",
                "key p - 1 scores \\{best": 'print(f"key p - 1 scores {best:.3f}")',
                "same penalty on both\\s+sides of the query \\[4\\]": "the same penalty on both\n  sides of the query [4].",
+               "rotate_half`? swaps": "Its `rotate_half` swaps half-split pairs.",
                "[Ee]very 2π ≈ 6\\.3 tokens back": "Every 2π ≈ 6.3 tokens back, it scores",
                "[Ii]n a packed row, pass a 4D document mask, or": "In a packed row, pass a 4D document mask, or restarted",
                "NoPE\\*? layer\\s+still gets position in two ways": "Such a *NoPE* layer\nstill gets position in two ways.",

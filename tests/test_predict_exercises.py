@@ -282,7 +282,8 @@ def test_the_rope_peak_at_an_end_is_answered_by_what_it_claims():
 def test_the_rope_peak_at_offset_zero_is_said_with_its_subject():
     # Review 35: "it would be" had no clear subject; the message names the peak and where it would be.
     message = choices._ROPE_SELF_SCORE_PEAK["c"]
-    assert "With W_Q = W_K the peak would be at offset 0, since a rotation cannot make q . R q larger" in message
+    # Review 61: in the notebook's word, a turn (it calls no matrix a rotation and names no R before the message).
+    assert "With W_Q = W_K the peak would be at offset 0, since turning q cannot make" in message
     assert "it would be" not in message
 
 
