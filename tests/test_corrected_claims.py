@@ -99,6 +99,12 @@ CORRECTED = [
      "GPT-2's pre-tokenizer also splits off numbers, runs of other symbols, contractions such as 's, and runs of spaces"),
     ("15", r"Only their order and the capital M", "the space moves too: My loses the space before it and Grant gains one"),
     ("15", r"one-token call cannot tell where", "the model can work it out: Llama from the cache length, BLOOM from the mask"),
+    ("15", r"Llama uses the number of tokens already in the cache", "only when the call passes no position ids "
+     "(LlamaModel.forward: position_ids is None)"),
+    ("15", r"After left padding, pass position ids, in the prompt", "RoPE is equal in the prompt without them (section 2's "
+     "table); only models that add position vectors need them there"),
+    ("14", r"(?<!sinusoid, )[Tt]he\s+embedding's scale mattered too", "only for the sinusoid: rotary scored 1.00 with and "
+     "without the sqrt(d_model) factor"),
     ("16", r"the theory behind the rule", "the NTK theory motivated NTK-aware scaling (YaRN, section 3.1); it is no derivation"),
     ("16", r"no further than training did", "NTK-aware turns pair 40 to 0.59 turns against 0.36 in training"),
     ("16", r"learned to tell neighbours apart", "an inference no run measures; YaRN's paper argues it"),
@@ -156,6 +162,7 @@ def test_the_list_can_find_what_it_looks_for():
                "writes into it gets its columns reordered\\.\\s+The model then gives":
                    "A matrix that writes into it gets its columns reordered. The model then gives the same outputs"}
                "entry of std `?s`? adds": "An entry of std `s` adds about"}
+               "(?<!sinusoid, )[Tt]he\\s+embedding's scale mattered too": "it held. The\n  embedding's scale mattered too."}
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
         assert re.search(wording, sample), wording

@@ -21,8 +21,7 @@ __all__ = ["check_same_words_other_order", "check_row_a_token_gets"]
 def check_same_words_other_order(answer: object, *, actual: object) -> Feedback:
     """A prediction: how many more tokens does "My friend is Grant" take than "Grant is my friend" (`actual`)?"""
     explanation = ("Only Grant changes its count. After a space it takes one piece more, a bare ␣, because BPE never made ␣G. "
-                   "(In the training text, 10 of the 12 capital Gs after a space begin GPT or Going. BPE joined those Gs "
-                   "to the letters after them before it joined the space in front.)")
+                   "In the training text, G after a space had mostly merged with the letters after it first (GPT, Going).")
     if as_number(answer) == 0 and actual != 0:  # the likely slip: John kept its count, so Grant should too
         explanation = f"John kept its count because ␣J is a piece. Grant has no ␣G. {explanation}"
     return check_prediction(answer, actual=actual, question="how many more tokens My friend is Grant takes",

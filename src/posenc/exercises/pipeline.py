@@ -279,10 +279,9 @@ def check_new_position(answer: object, *, attention_mask: torch.Tensor, prefill:
                                          "integer dtype of the mask, or convert with .long().")
         if feedback.status != CORRECT:
             return feedback
-    padded = [str(b) for b in range(mask.shape[0]) if not bool(mask[b].all())]  # only there slot and position differ
-    rows = (f" In row {padded[0]}, which has pads, the new positions are not its slots in the cache." if len(padded) == 1
-            else f" In rows {', '.join(padded)}, which have pads, the new positions are not their slots in the cache."
-            if padded else "")
+    pads = {b: int((mask[b] == 0).sum()) for b in range(mask.shape[0])}  # only in a row with pads do slot and position differ
+    rows = "".join(f" Row {b}'s {n} pad{'s take' if n > 1 else ' takes'} cache slots, so each new token's position is its "
+                   f"slot minus {n}." for b, n in pads.items() if n)
     return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own.{rows} "
                              "generate gets the same numbers as the last position id plus 1.")
 
