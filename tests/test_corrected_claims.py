@@ -121,6 +121,8 @@ CORRECTED = [
      "Llama 3.1 sets 8 for 16x, DeepSeek-V3 40 for 32x, Scout 16 for a 10M card"),
     ("16", r"These are the first block, which cannot", "-100 sits at the first block's positions; the answer at its last "
      "position is the repeat's first symbol, so it is positions, not the block's tokens, that go unscored"),
+    ("16", r"trouble is not new angles", "at s = 2 PI turns pair 0 by 0.5 rad per token, an angle its whole-number "
+     "distances never gave it in training: PI avoids only the slow pairs' out-of-range angles"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
