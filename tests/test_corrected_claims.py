@@ -162,9 +162,10 @@ def test_the_list_can_find_what_it_looks_for():
                "ramp starts at the \\*?32-turn point": "The code's ramp starts at the *32-turn point*, the fractional",
                "grows without\\s+bound and would\\s+drown": "The number `pos` grows without\nbound and would drown the word.",
                "writes into it gets its columns reordered\\.\\s+The model then gives":
-                   "A matrix that writes into it gets its columns reordered. The model then gives the same outputs"}
-               "entry of std `?s`? adds": "An entry of std `s` adds about"}
-               "(?<!sinusoid, )[Tt]he\\s+embedding's scale mattered too": "it held. The\n  embedding's scale mattered too."}
+                   "A matrix that writes into it gets its columns reordered. The model then gives the same outputs",
+               "entry of std `?s`? adds": "An entry of std `s` adds about",
+               "(?<!sinusoid, )[Tt]he\\s+embedding's scale mattered too": "it held. The\n  embedding's scale mattered too.",
+               }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
         assert re.search(wording, sample), wording
