@@ -22,6 +22,8 @@ CORRECTED = [
      "the same words are reordered"),
     ("01", r"Ids have neither", "ids have an order, the order tokens joined the vocabulary; that order only means nothing"),
     ("02", r"no gradient reaches that row", "with the output layer tied to W_E the <PAD> row gets one; the lookup sends none"),
+    ("02", r"gives the `<PAD>` row a gradient of 0 anyway", "only the lookup's share is 0: with the output layer tied "
+     "to W_E, as in the 2017 Transformer, the <PAD> row still gets a gradient"),
     ("02", r"hides them from attention", "the padding mask hides <PAD> only as a key; <PAD> rows still make queries and outputs"),
     ("03", r"almost seven turns", "44 / 2pi = 7.003: pair 0 is just past seven turns at position 44"),
     ("03", r"[Ff]our properties motivated", "Vaswani et al., section 3.5, give two reasons"),
