@@ -679,6 +679,9 @@ class TestLastFullTurnFunction:
         (lambda length, d: max(j for j in range(d) if 10000 ** ((j - j % 2) / d) <= length - 1), "the denominator"),
         # The formula without its clamp: at 100,000 positions and d_model 4 every column turns, and it says 5.
         (lambda length, d: 2 * math.floor(d / 2 * math.log((length - 1) / (2 * math.pi), 10000)) + 1, "past column 3"),
+        # The pair number i, not 2i, in the exponent: denominators 10000^(i/d_model), the square roots of the right ones.
+        (lambda length, d: max(2 * i + 1 for i in range(d // 2) if 2 * math.pi * 10000 ** (i / d) <= length - 1),
+         "square roots"),
     ])
     def test_the_usual_mistakes_are_named(self, rule, words):
         feedback = self.check(rule)

@@ -125,6 +125,10 @@ CORRECTED = [
      "position is the repeat's first symbol, so it is positions, not the block's tokens, that go unscored"),
     ("16", r"trouble is not new angles", "at s = 2 PI turns pair 0 by 0.5 rad per token, an angle its whole-number "
      "distances never gave it in training: PI avoids only the slow pairs' out-of-range angles"),
+    ("03", r"[Aa] slow\s+pair barely moves between neighbours and never", "only the slowest pairs never come back: at "
+     "d_model = 128, pair 5 (wavelength 12.9) comes back three times within 64 positions"),
+    ("04", r"Calling it twice on one `?x`? gives the same result", "an x += ... module passes it: it returns the "
+     "caller's own tensor both times, so torch.equal(m(x), m(x)) is True; the requirement is that x is left unchanged"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -167,6 +171,9 @@ def test_the_list_can_find_what_it_looks_for():
                    "A matrix that writes into it gets its columns reordered. The model then gives the same outputs",
                "entry of std `?s`? adds": "An entry of std `s` adds about",
                "(?<!sinusoid, )[Tt]he\\s+embedding's scale mattered too": "it held. The\n  embedding's scale mattered too.",
+               "[Aa] slow\\s+pair barely moves between neighbours and never":
+                   "A slow\npair barely moves between neighbours and never",
+               "Calling it twice on one `?x`? gives the same result": "- Calling it twice on one `x` gives the same result.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

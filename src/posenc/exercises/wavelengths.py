@@ -287,6 +287,10 @@ def check_last_full_turn_function(function: object) -> Feedback:
         (f"when every column turns, the answer is the table's last column, d_model - 1. my_last_full_turn(100000, 4) "
          f"returned {got[-1]}, past column 3: keep i at most d_model / 2 - 1.",
          lambda length, d: 2 * math.floor(d / 2 * math.log((length - 1) / (2 * math.pi)) / math.log(DEFAULT_BASE)) + 1),
+        ("that uses 10000^(i/d_model), so your denominators are the square roots of the right ones. The exponent "
+         "is 2i/d_model.",
+         lambda length, d: max((2 * i + 1 for i in range(d // 2) if 2 * math.pi * DEFAULT_BASE ** (i / d) <= length - 1),
+                               default=-1)),
     ]
     for message, rule in mistakes:
         if matches(rule):
