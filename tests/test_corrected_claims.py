@@ -58,6 +58,10 @@ CORRECTED = [
     ("07", r"so every row becomes NaN", "only the rows of the sentence with the NaN key and value: each other sentence of "
      "the batch attends to its own keys"),
     ("07", r"five tools", "the five rows use three tools: softmax twice, nn.MultiheadAttention twice, and SDPA"),
+    ("07", r"gives NaN with `need_weights=True` and 0 without", "in eval() under torch.no_grad(), nn.MultiheadAttention's "
+     "fast path (torch._native_multi_head_attention) gives NaN with need_weights=False too (torch 2.13, CPU)"),
+    ("08", r"depends only on q − p\s*\(\[11\]", "11 never shows that PE[p] . PE[q] depends only on the offset: "
+     "03 derives the sum, 10 builds on it"),
     ("08", r"cat sat on the mat", "the explorer knows 01's 11 words only: every word of that sentence is <UNK>"),
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),
     ("10", r"RoPE \(\[13\]\) uses the same matrix", "RoPE applies the blocks to a column, so it turns the other way"),
@@ -174,6 +178,7 @@ def test_the_list_can_find_what_it_looks_for():
                "[Aa] slow\\s+pair barely moves between neighbours and never":
                    "A slow\npair barely moves between neighbours and never",
                "Calling it twice on one `?x`? gives the same result": "- Calling it twice on one `x` gives the same result.",
+               "depends only on q − p\\s*\\(\\[11\\]": "Then `PE[p] · PE[q]` depends only on q − p\n([11](11_pitfalls.ipynb)).",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
