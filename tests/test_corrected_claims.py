@@ -68,6 +68,9 @@ CORRECTED = [
     ("10", r"key p - 1 scores \{best", "PE[p] . PE[p] = 32 is a PE dot product; the hand-set head's score is 3 times it, 96"),
     ("10", r"Attention reads\s+`PE\[p\] W_Q", "attention reads (X + PE) W_Q . (X + PE) W_K: "
      "the PE-only product is one of its four terms"),
+    ("10", r"Equal values mean", "equal pos-pos values at one offset are necessary, not sufficient: offset-keeping asks "
+     "for every offset"),
+    ("10", r"3 R_1\^T`\. Its blocks `\[\[c, s\]", "3 R_1^T's blocks are 3 [[c, s], [-s, c]], so a = 3c and b = -3s"),
     ("10", r"counts the rows whose largest", "the noise cell prints a share of rows (a mean, as a percentage), not a count"),
     ("11", r"zero padding lets them encode", "Islam et al. show padding gives position in 2-D image CNNs; nothing measures "
      "it for C.Origami's 1-D encoder"),
