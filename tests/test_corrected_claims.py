@@ -83,7 +83,10 @@ CORRECTED = [
     ("12", r"Never store positions", "positions 0 to 256 are exact in bfloat16: the rule is for positions above 256"),
     ("12", r"Llama computes these tables in float32, as our", "Llama multiplies float32 positions by float32 inverse "
      "frequencies; f32 divides by float32 denominators: the same precision, not the same recipe"),
-    ("12", r"typical value of a sine", "0.75 was chosen because sine values in [0.5, 1) have the widest gaps, not as typical"),
+    ("12", r"typical value of a sine", "0.75 stands for every sine in [0.5, 1), where a sine is rounded across its widest gap, "
+     "not as typical"),
+    ("12", r"the widest any sine has", "a sine stored as exactly 1.0 has gap 2^-23 in float32, twice the gap at 0.75; "
+     "it is the rounding gap, the spacing below 1, that no sine exceeds"),
     ("12", r"sine moves no further than its angle", "a sine is not compared with an angle: its change is at most "
      "the angle's change, |sin a - sin b| <= |a - b|"),
     ("13", r"`PE` was \[1, 2\]", "sources 1 and 2 (ConvS2S, BERT) add learned tables; after 'PE was' they credit the sinusoid"),
@@ -96,6 +99,8 @@ CORRECTED = [
     ("13", r"score can read where each token is", "X + P lets a score change when both tokens shift; it need not read positions"),
     ("13", r"same penalty on both\s+sides of the query \[4\]", "ALiBi's paper defines only the causal bias; "
      "the symmetric form comes from an issue in the authors' repository"),
+    ("13", r"score you found in \[10\]", "10's Exercise 2 asks for a count of constant terms; the score 15.97 is "
+     "printed after it, not found by the learner"),
     ("13", r"score sees only the offset", "the score also depends on the two words; positions enter only through the offset"),
     ("14", r"so it can count them", "Haviv et al. conjecture the counting; they do not show it"),
     ("14", r"[Tt]he scheme and the causal mask matter most", "one toy, one size, 250 steps: size, steps and data never varied"),

@@ -34,3 +34,20 @@ def test_the_package_tables_round_once():
     bfloat16 = builder.sinusoidal_encoding(max_sequence_length=LENGTH, d_model=D_MODEL, dtype=torch.bfloat16)
     assert float((float32.double() - reference).abs().max()) < 2e-7
     assert float((bfloat16.double() - reference).abs().max()) < BF16_HALF_GAP + 2e-7
+
+
+def test_pair_7_goes_most_wrong_at_8000_and_pair_1_stays_under_its_drift_bound():
+    # Notebook 12 names pair 7 as the worst bfloat16 sine at position 8,000, and bounds pair 1's float32 angle error by
+    # 2^-23 x 0.75 x p (two roundings of about 2^-24 each; pair 1's denominator is off by 0.67 x 2^-24).
+    denominator_64 = 1 / builder.frequencies(d_model=D_MODEL)
+    exact = 8000 / denominator_64
+    angle = (torch.tensor(8000.0, dtype=torch.bfloat16) / denominator_64.to(torch.bfloat16)).double()
+    assert int((angle.sin() - exact.sin()).abs().argmax()) == 7
+    angles_f32 = (encoding.positions(max_sequence_length=LENGTH) / encoding.even_denominator(d_model=D_MODEL)).double()
+    angles_exact = torch.arange(LENGTH, dtype=torch.float64)[:, None] * builder.frequencies(d_model=D_MODEL)
+    error = (angles_f32 - angles_exact)[:, 1].abs().cummax(dim=0).values
+    bound = 2.0**-23 * 0.75 * torch.arange(1, LENGTH + 1, dtype=torch.float64)
+    for p in (1_000, 10_000, 100_000):
+        assert error[p - 1] < bound[p - 1]
+    denominator_32 = float(encoding.even_denominator(d_model=D_MODEL).flatten()[1])
+    assert abs(denominator_32 - float(denominator_64[1])) / float(denominator_64[1]) < 2.0**-24

@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 529,
     "10_relative_positions": 979,
     "11_pitfalls": 751,
-    "12_precision": 897,
-    "13_position_schemes": 1341,
+    "12_precision": 893,
+    "13_position_schemes": 1355,
     "14_does_position_matter": 1493,
     "15_real_pipeline": 1406,
     # "Stretching the context" reads as two: the rules, then what real models set.
