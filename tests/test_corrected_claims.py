@@ -119,6 +119,10 @@ CORRECTED = [
      "table); only models that add position vectors need them there"),
     ("14", r"(?<!sinusoid, )[Tt]he\s+embedding's scale mattered too", "only for the sinusoid: rotary scored 1.00 with and "
      "without the sqrt(d_model) factor"),
+    ("15", r"Llama accepts a document mask in two ways", "only with the default attention: with flash attention, "
+     "DataCollatorWithFlattening(return_flash_attn_kwargs=True) passes cu_seq_lens_q/k, a third way"),
+    ("14", r"So its ALiBi penalises distance either way", "the symmetric bias is a choice, not forced by the encoder: "
+     "ALiBi's paper defines only the causal form, and Press's issue #5 offers abs(i - j) as one way to extend it"),
     ("16", r"the theory behind the rule", "the NTK theory motivated NTK-aware scaling (YaRN, section 3.1); it is no derivation"),
     ("16", r"no further than training did", "NTK-aware turns pair 40 to 0.59 turns against 0.36 in training"),
     ("16", r"learned to tell neighbours apart", "an inference no run measures; YaRN's paper argues it"),

@@ -34,8 +34,8 @@ BUDGET = {
     "11_pitfalls": 751,
     "12_precision": 893,
     "13_position_schemes": 1355,
-    "14_does_position_matter": 1493,
-    "15_real_pipeline": 1406,
+    "14_does_position_matter": 1520,
+    "15_real_pipeline": 1388,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1381,
     "17_what_real_models_set": 1248,
