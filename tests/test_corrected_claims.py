@@ -123,6 +123,11 @@ CORRECTED = [
      "position is the repeat's first symbol, so it is positions, not the block's tokens, that go unscored"),
     ("16", r"trouble is not new angles", "at s = 2 PI turns pair 0 by 0.5 rad per token, an angle its whole-number "
      "distances never gave it in training: PI avoids only the slow pairs' out-of-range angles"),
+    ("16", r"trouble is not the slow pairs", "under PI no pair has an out-of-range angle, so the sentence implies some "
+     "that do not matter: PI brings the slow pairs back into range, and its trouble is pair 0's halved step"),
+    ("17", r"a setting fixed at 16,384", "max_seq_len is a ModelArgs default (4096 * 4) that config_671B.json leaves "
+     "alone, not a constant"),
+    ("17", r"slowed pair needs", "only a pair divided by the full factor: blended pairs are slowed less, kept pairs not at all"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
