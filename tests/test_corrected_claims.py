@@ -145,6 +145,11 @@ CORRECTED = [
      "d_model = 128, pair 5 (wavelength 12.9) comes back three times within 64 positions"),
     ("04", r"Calling it twice on one `?x`? gives the same result", "an x += ... module passes it: it returns the "
      "caller's own tensor both times, so torch.equal(m(x), m(x)) is True; the requirement is that x is left unchanged"),
+    ("16", r"trouble is not the slow pairs", "under PI no pair has an out-of-range angle, so the sentence implies some "
+     "that do not matter: PI brings the slow pairs back into range, and its trouble is pair 0's halved step"),
+    ("17", r"a setting fixed at 16,384", "max_seq_len is a ModelArgs default (4096 * 4) that config_671B.json leaves "
+     "alone, not a constant"),
+    ("17", r"slowed pair needs", "only a pair divided by the full factor: blended pairs are slowed less, kept pairs not at all"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
