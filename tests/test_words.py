@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1224,
     "08_explore": 639,
     "09_why_positions_matter": 529,
-    "10_relative_positions": 979,
+    "10_relative_positions": 977,
     "11_pitfalls": 751,
     "12_precision": 893,
     "13_position_schemes": 1355,
