@@ -18,9 +18,9 @@ CORRECTED = [
     ("00", r"Plain attention cannot see", "07's causal mask alone marks position: only attention without a mask cannot"),
     ("00", r"ignores their order", "unmasked attention reorders its outputs with the words; it does not ignore order, "
      "each word's output just does not depend on where the word stands"),
-    ("00", r"output is the same wherever", "a word's output depends on the other words: it stays the same only when "
+    ("00", r"output is\s+the same\s+wherever", "a word's output depends on the other words: it stays the same only when "
      "the same words are reordered"),
-    ("01", r"Ids have neither", "ids have an order, the order tokens joined the vocabulary; that order only means nothing"),
+    ("01", r"Ids have\s+neither", "ids have an order, the order tokens joined the vocabulary; that order only means nothing"),
     ("02", r"no gradient reaches that row", "with the output layer tied to W_E the <PAD> row gets one; the lookup sends none"),
     ("02", r"gives the `<PAD>` row a gradient of 0 anyway", "only the lookup's share is 0: with the output layer tied "
      "to W_E, as in the 2017 Transformer, the <PAD> row still gets a gradient"),
@@ -61,7 +61,7 @@ CORRECTED = [
     ("07", r"gives NaN with `need_weights=True` and 0 without", "in eval() under torch.no_grad(), nn.MultiheadAttention's "
      "fast path (torch._native_multi_head_attention) gives NaN with need_weights=False too (torch 2.13, CPU)"),
     ("08", r"depends only on q − p\s*\(\[11\]", "11 never shows that PE[p] . PE[q] depends only on the offset: "
-     "03 derives the sum, 10 builds on it"),
+     "08 derives the sum itself, 10 builds on it"),
     ("08", r"cat sat on the mat", "the explorer knows 01's 11 words only: every word of that sentence is <UNK>"),
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),
     ("10", r"RoPE \(\[13\]\) uses the same matrix", "RoPE applies the blocks to a column, so it turns the other way"),
@@ -111,7 +111,7 @@ CORRECTED = [
      "a 4D mask alone leaves a learned or sinusoidal table's positions running along the row: only RoPE needs no restart"),
     ("15", r"cuts the text into words and punctuation",
      "GPT-2's pre-tokenizer also splits off numbers, runs of other symbols, contractions such as 's, and runs of spaces"),
-    ("15", r"Only their order and the capital M", "the space moves too: My loses the space before it and Grant gains one"),
+    ("15", r"Only their order and the\s+capital M", "the space moves too: My loses the space before it and Grant gains one"),
     ("15", r"one-token call cannot tell where", "the model can work it out: Llama from the cache length, BLOOM from the mask"),
     ("15", r"Llama uses the number of tokens already in the cache", "only when the call passes no position ids "
      "(LlamaModel.forward: position_ids is None)"),
@@ -196,6 +196,9 @@ def test_the_list_can_find_what_it_looks_for():
                    "A slow\npair barely moves between neighbours and never",
                "Calling it twice on one `?x`? gives the same result": "- Calling it twice on one `x` gives the same result.",
                "depends only on q − p\\s*\\(\\[11\\]": "Then `PE[p] · PE[q]` depends only on q − p\n([11](11_pitfalls.ipynb)).",
+               "output is\\s+the same\\s+wherever": "Each word's output is\nthe same wherever the word stands.",
+               "Ids have\\s+neither": "Ids have\nneither.",
+               "Only their order and the\\s+capital M": "Only their order and the\ncapital M differ.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

@@ -303,6 +303,14 @@ def test_every_right_new_position_is_correct(answer):
     assert "last position id plus 1" in feedback.message, feedback.message
 
 
+def test_a_row_with_one_pad_is_told_it_takes_a_cache_slot():
+    one_pad = torch.tensor([[0] + [1] * 9, [1] * 10])
+    feedback = exercises.check_new_position(lambda mask_so_far: mask_so_far.sum(dim=1, keepdim=True) - 1,
+                                            attention_mask=one_pad, prefill=PREFILL)
+    assert feedback.status == "correct", feedback.message
+    assert "Row 0's 1 pad takes a cache slot" in feedback.message, feedback.message
+
+
 def test_a_new_position_the_loop_cannot_pass_is_refused():
     # Review 44: a (batch,) answer raises in the notebook's loop ("position_ids must be (2, 1) or (1,)").
     feedback = exercises.check_new_position(lambda mask_so_far: mask_so_far.sum(-1) - 1, **CACHE_SIZES)

@@ -280,8 +280,9 @@ def check_new_position(answer: object, *, attention_mask: torch.Tensor, prefill:
         if feedback.status != CORRECT:
             return feedback
     pads = {b: int((mask[b] == 0).sum()) for b in range(mask.shape[0])}  # only in a row with pads do slot and position differ
-    rows = "".join(f" Row {b}'s {n} pad{'s take' if n > 1 else ' takes'} cache slots, so each new token's position is its "
-                   f"slot minus {n}." for b, n in pads.items() if n)
+    takes = {True: "pads take cache slots", False: "pad takes a cache slot"}
+    rows = "".join(f" Row {b}'s {n} {takes[n > 1]}, so each new token's position is its slot minus {n}."
+                   for b, n in pads.items() if n)
     return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own.{rows} "
                              "generate gets the same numbers as the last position id plus 1.")
 
