@@ -20,6 +20,8 @@ CORRECTED = [
      "each word's output just does not depend on where the word stands"),
     ("00", r"output is\s+the same\s+wherever", "a word's output depends on the other words: it stays the same only when "
      "the same words are reordered"),
+    ("00", r"its \*id\*\.\s+The text is lower-cased", "after 'a model splits text into tokens', it says models lower-case; "
+     "most real tokenizers (GPT-2's BPE, Llama's) keep case: lower-casing is this series' choice"),
     ("01", r"Ids have\s+neither", "ids have an order, the order tokens joined the vocabulary; that order only means nothing"),
     ("02", r"no gradient reaches that row", "with the output layer tied to W_E the <PAD> row gets one; the lookup sends none"),
     ("02", r"gives the `<PAD>` row a gradient of 0 anyway", "only the lookup's share is 0: with the output layer tied "
@@ -198,6 +200,7 @@ def test_the_list_can_find_what_it_looks_for():
                "depends only on q − p\\s*\\(\\[11\\]": "Then `PE[p] · PE[q]` depends only on q − p\n([11](11_pitfalls.ipynb)).",
                "output is\\s+the same\\s+wherever": "Each word's output is\nthe same wherever the word stands.",
                "Ids have\\s+neither": "Ids have\nneither.",
+               "its \\*id\\*\\.\\s+The text is lower-cased": "a number, its *id*.\nThe text is lower-cased first, so",
                "Only their order and the\\s+capital M": "Only their order and the\ncapital M differ.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
