@@ -29,6 +29,8 @@ CORRECTED = [
     ("02", r"hides them from attention", "the padding mask hides <PAD> only as a key; <PAD> rows still make queries and outputs"),
     ("03", r"almost seven turns", "44 / 2pi = 7.003: pair 0 is just past seven turns at position 44"),
     ("03", r"[Ff]our properties motivated", "Vaswani et al., section 3.5, give two reasons"),
+    ("03", r"much\s+worse a few dozen", "Press et al. say the sinusoidal model cannot extrapolate more than a few dozen "
+     "tokens beyond L: its perplexity stops improving there and rises after; it is not already much worse"),
     ("03", r"the score is \(M @ PE\[p\]\)", "attention reads X + PE: that is only the PE part of the score, word terms dropped"),
     ("04", r"parameter\*? is a tensor the optimizer changes", "a parameter is what the module lists in parameters(); "
      "the optimizer changes only what it is handed, and a frozen (requires_grad=False) parameter stays a parameter"),
@@ -202,6 +204,7 @@ def test_the_list_can_find_what_it_looks_for():
                "Ids have\\s+neither": "Ids have\nneither.",
                "its \\*id\\*\\.\\s+The text is lower-cased": "a number, its *id*.\nThe text is lower-cased first, so",
                "Only their order and the\\s+capital M": "Only their order and the\ncapital M differ.",
+               "much\\s+worse a few dozen": "It got\nmuch worse a few dozen tokens past its training length.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
