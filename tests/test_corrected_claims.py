@@ -52,6 +52,10 @@ CORRECTED = [
     ("06", r"entry of std `?s`? adds", "only an entry with mean 0 adds s² to the squared length on average; "
      "in general it adds s² + mean²"),
     ("06", r"model cannot rely on any one", "dropout discourages relying on one entry; it does not make it impossible"),
+    ("06", r"drowns\s+`?PE`?\s+only\s+when", "the table tests two starts only; any std well above 1/sqrt(d_model) drowns PE, "
+     "and a std of 0.02, times the factor, gives word rows longer than PE rows at d_model = 2048"),
+    ("05", r"So each score has four\s+terms", "the four-term expansion holds in the first layer only: later layers' inputs "
+     "are no longer a word row plus a position row (TUPE expands the first layer)"),
     ("07", r"ten numbers to a line", "linewidth=120 counts characters, not numbers: 12 to 14 four-decimal numbers fit"),
     ("07", r"lower triangle already hides", "the causal mask keeps its lower triangle; the keys it hides are above the diagonal"),
     ("07", r"can still mark position\.", "only if the values differ: when every value is equal, position leaves no trace"),
@@ -205,6 +209,8 @@ def test_the_list_can_find_what_it_looks_for():
                "its \\*id\\*\\.\\s+The text is lower-cased": "a number, its *id*.\nThe text is lower-cased first, so",
                "Only their order and the\\s+capital M": "Only their order and the\ncapital M differ.",
                "much\\s+worse a few dozen": "It got\nmuch worse a few dozen tokens past its training length.",
+               "drowns\\s+`?PE`?\\s+only\\s+when": "So the factor drowns `PE` only when `W_E` starts at std 1.",
+               "So each score has four\\s+terms": "So each score has four\nterms:",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
