@@ -68,6 +68,8 @@ CORRECTED = [
     ("07", r"five tools", "the five rows use three tools: softmax twice, nn.MultiheadAttention twice, and SDPA"),
     ("07", r"gives NaN with `need_weights=True` and 0 without", "in eval() under torch.no_grad(), nn.MultiheadAttention's "
      "fast path (torch._native_multi_head_attention) gives NaN with need_weights=False too (torch 2.13, CPU)"),
+    ("07", r"So the paper runs\s+several attentions", "the cat/mat blur is the suite's illustration, not the paper's "
+     "reasoning: Vaswani et al. (3.2.2) give attending to different representation subspaces at different positions"),
     ("08", r"depends only on q − p\s*\(\[11\]", "11 never shows that PE[p] . PE[q] depends only on the offset: "
      "08 derives the sum itself, 10 builds on it"),
     ("08", r"cat sat on the mat", "the explorer knows 01's 11 words only: every word of that sentence is <UNK>"),
@@ -211,6 +213,7 @@ def test_the_list_can_find_what_it_looks_for():
                "much\\s+worse a few dozen": "It got\nmuch worse a few dozen tokens past its training length.",
                "drowns\\s+`?PE`?\\s+only\\s+when": "So the factor drowns `PE` only when `W_E` starts at std 1.",
                "So each score has four\\s+terms": "So each score has four\nterms:",
+               "So the paper runs\\s+several attentions": "So the paper runs several attentions side by side",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
