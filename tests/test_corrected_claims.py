@@ -160,6 +160,8 @@ CORRECTED = [
     ("17", r"a setting fixed at 16,384", "max_seq_len is a ModelArgs default (4096 * 4) that config_671B.json leaves "
      "alone, not a constant"),
     ("17", r"slowed pair needs", "only a pair divided by the full factor: blended pairs are slowed less, kept pairs not at all"),
+    ("10", r"no two bad\s+waves cancel", "pairwise is not enough: the block rule needs that no weighted mix of the waves "
+     "depends on q - p alone, which holds because each has its own pair of frequencies"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -214,6 +216,7 @@ def test_the_list_can_find_what_it_looks_for():
                "drowns\\s+`?PE`?\\s+only\\s+when": "So the factor drowns `PE` only when `W_E` starts at std 1.",
                "So each score has four\\s+terms": "So each score has four\nterms:",
                "So the paper runs\\s+several attentions": "So the paper runs several attentions side by side",
+               "no two bad\\s+waves cancel": "so no two bad\nwaves cancel at every `p` and offset.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
