@@ -99,6 +99,8 @@ CORRECTED = [
      "it is the rounding gap, the spacing below 1, that no sine exceeds"),
     ("12", r"sine moves no further than its angle", "a sine is not compared with an angle: its change is at most "
      "the angle's change, |sin a - sin b| <= |a - b|"),
+    ("12", r"float32 errors grow with the position", "only float32 angles drift: the f64->f32 table stays at 2^-25 at "
+     "every position"),
     ("13", r"`PE` was \[1, 2\]", "sources 1 and 2 (ConvS2S, BERT) add learned tables; after 'PE was' they credit the sinusoid"),
     ("13", r"`x \* cos \+ swapped \* sin` \[6\]", "Hugging Face's line uses rotate_half, which turns half-split pairs; "
      "the neighbouring-pair swapped is the exercise's bug, not Hugging Face's"),

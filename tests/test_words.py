@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 538,
     "10_relative_positions": 996,
     "11_pitfalls": 766,
-    "12_precision": 895,
-    "13_position_schemes": 1355,
+    "12_precision": 911,
+    "13_position_schemes": 1356,
     "14_does_position_matter": 1539,
     "15_real_pipeline": 1388,
     # "Stretching the context" reads as two: the rules, then what real models set.
