@@ -34,8 +34,8 @@ BUDGET = {
     "11_pitfalls": 766,
     "12_precision": 911,
     "13_position_schemes": 1356,
-    "14_does_position_matter": 1539,
-    "15_real_pipeline": 1388,
+    "14_does_position_matter": 1569,
+    "15_real_pipeline": 1411,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1380,
     "17_what_real_models_set": 1270,
