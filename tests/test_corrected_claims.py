@@ -164,6 +164,14 @@ CORRECTED = [
     ("17", r"slowed pair needs", "only a pair divided by the full factor: blended pairs are slowed less, kept pairs not at all"),
     ("10", r"no two bad\s+waves cancel", "pairwise is not enough: the block rule needs that no weighted mix of the waves "
      "depends on q - p alone, which holds because each has its own pair of frequencies"),
+    ("16", r"larger base slows every pair(?!\s+except|\s+but)", "pair 0 turns base^0 = 1 rad per position at any base"),
+    ("16", r"Its trouble is pair 0", "keeping pair 0 lifts PI from 0.11-0.44 to 0.75-0.86 at 64 tokens, short of the "
+     "0.93 to 0.97 of 32 tokens: pair 0 is PI's main trouble, not its only one"),
+    ("16", r"PI's paper found the opposite", "PI's paper fine-tuned LLaMA without PI to 8,192 tokens (4x) and saw little "
+     "gain; it ran no PI-tuned control at 2x, so its finding is not the opposite of the toy's"),
+    ("17", r"sharpens attention on long inputs", "Llama 4's NoPE query factor depends on the query's position, not the "
+     "input's length: queries before position 8,191 of a long input are unchanged"),
+    ("17", r"A rule exists for distances past", "reads as Meta's reason for Scout's rule; Meta does not say why it sets one"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -213,6 +221,7 @@ def test_the_list_can_find_what_it_looks_for():
                "output is\\s+the same\\s+wherever": "Each word's output is\nthe same wherever the word stands.",
                "Ids have\\s+neither": "Ids have\nneither.",
                "its \\*id\\*\\.\\s+The text is lower-cased": "a number, its *id*.\nThe text is lower-cased first, so",
+               "larger base slows every pair(?!\\s+except|\\s+but)": "A larger base slows every pair, so more pairs",
                "Only their order and the\\s+capital M": "Only their order and the\ncapital M differ.",
                "much\\s+worse a few dozen": "It got\nmuch worse a few dozen tokens past its training length.",
                "drowns\\s+`?PE`?\\s+only\\s+when": "So the factor drowns `PE` only when `W_E` starts at std 1.",
