@@ -173,6 +173,8 @@ CORRECTED = [
      "input's length: queries before position 8,191 of a long input are unchanged"),
     ("17", r"A\s+rule\s+exists\s+for\s+distances\s+past",
      "reads as Meta's reason for Scout's rule; Meta does not say why it sets one"),
+    ("17", r"gets\s+position\s+in\s+three\s+ways", "Llama 4's NoPE query factor is one number per query, the same for every "
+     "key: it cannot tell keys apart; its setting is named attn_temperature_tuning, a temperature, not a position signal"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -233,6 +235,7 @@ def test_the_list_can_find_what_it_looks_for():
                "A\\s+rule\\s+exists\\s+for\\s+distances\\s+past": "A rule exists for distances past `L`",
                "PI's\\s+paper\\s+found\\s+the\\s+opposite": "PI's paper found the opposite.",
                "float32\\s+errors\\s+grow\\s+with\\s+the\\s+position": "float32 errors grow with the position",
+               "gets\\s+position\\s+in\\s+three\\s+ways": "Such a *NoPE* layer still gets position in three\nways.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
