@@ -177,6 +177,8 @@ CORRECTED = [
      "weight; it outscores the key 1 back only from query 45"),
     ("14", r"rotary\s+decoder\s+fails", "the rotary decoder still scores about 0.7 at 64 tokens, second of four (the "
      "benchmark asserts only 'below 0.8'); it falls, it does not fail"),
+    ("17", r"gets\s+position\s+in\s+three\s+ways", "Llama 4's NoPE query factor is one number per query, the same for every "
+     "key: it cannot tell keys apart; its setting is named attn_temperature_tuning, a temperature, not a position signal"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -239,6 +241,7 @@ def test_the_list_can_find_what_it_looks_for():
                "float32\\s+errors\\s+grow\\s+with\\s+the\\s+position": "float32 errors grow with the position",
                "[Ww]hy\\s+does\\s+key\\s+0\\s+win": "Why does key 0 win at those rows?",
                "rotary\\s+decoder\\s+fails": "## Side note: why the rotary decoder fails at 64 tokens",
+               "gets\\s+position\\s+in\\s+three\\s+ways": "Such a *NoPE* layer still gets position in three\nways.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
