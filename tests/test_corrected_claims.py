@@ -133,6 +133,8 @@ CORRECTED = [
      "without the sqrt(d_model) factor"),
     ("15", r"Llama accepts a document mask in two ways", "only with the default attention: with flash attention, "
      "DataCollatorWithFlattening(return_flash_attn_kwargs=True) passes cu_seq_lens_q/k, a third way"),
+    ("15", r"starts\s+from\s+single\s+bytes[^\[]*\[1\]", "Sennrich et al. [1] start from characters; "
+     "starting from bytes is GPT-2's idea [2], section 2.2"),
     ("14", r"So its ALiBi penalises distance either way", "the symmetric bias is a choice, not forced by the encoder: "
      "ALiBi's paper defines only the causal form, and Press's issue #5 offers abs(i - j) as one way to extend it"),
     ("16", r"the theory behind the rule", "the NTK theory motivated NTK-aware scaling (YaRN, section 3.1); it is no derivation"),
@@ -233,6 +235,7 @@ def test_the_list_can_find_what_it_looks_for():
                "A\\s+rule\\s+exists\\s+for\\s+distances\\s+past": "A rule exists for distances past `L`",
                "PI's\\s+paper\\s+found\\s+the\\s+opposite": "PI's paper found the opposite.",
                "float32\\s+errors\\s+grow\\s+with\\s+the\\s+position": "float32 errors grow with the position",
+               "starts\\s+from\\s+single\\s+bytes[^\\[]*\\[1\\]": "starts from single bytes and merges pairs [1]",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
