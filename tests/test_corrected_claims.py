@@ -133,6 +133,8 @@ CORRECTED = [
      "without the sqrt(d_model) factor"),
     ("15", r"Llama accepts a document mask in two ways", "only with the default attention: with flash attention, "
      "DataCollatorWithFlattening(return_flash_attn_kwargs=True) passes cu_seq_lens_q/k, a third way"),
+    ("15", r"starts\s+from\s+single\s+bytes[^\[]*\[1\]", "Sennrich et al. [1] start from characters; "
+     "starting from bytes is GPT-2's idea [2], section 2.2"),
     ("14", r"So its ALiBi penalises distance either way", "the symmetric bias is a choice, not forced by the encoder: "
      "ALiBi's paper defines only the causal form, and Press's issue #5 offers abs(i - j) as one way to extend it"),
     ("16", r"the theory behind the rule", "the NTK theory motivated NTK-aware scaling (YaRN, section 3.1); it is no derivation"),
@@ -242,6 +244,7 @@ def test_the_list_can_find_what_it_looks_for():
                "[Ww]hy\\s+does\\s+key\\s+0\\s+win": "Why does key 0 win at those rows?",
                "rotary\\s+decoder\\s+fails": "## Side note: why the rotary decoder fails at 64 tokens",
                "gets\\s+position\\s+in\\s+three\\s+ways": "Such a *NoPE* layer still gets position in three\nways.",
+               "starts\\s+from\\s+single\\s+bytes[^\\[]*\\[1\\]": "starts from single bytes and merges pairs [1]",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
