@@ -173,6 +173,8 @@ CORRECTED = [
      "input's length: queries before position 8,191 of a long input are unchanged"),
     ("17", r"A\s+rule\s+exists\s+for\s+distances\s+past",
      "reads as Meta's reason for Scout's rule; Meta does not say why it sets one"),
+    ("03", r"d_model\)\)?,\s+a\s+little\s+under\s+10000", "the last denominator 10000^((d_model - 2)/d_model) is near "
+     "10000 only at a large d_model: at d_model = 6 it is 464"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -233,6 +235,8 @@ def test_the_list_can_find_what_it_looks_for():
                "A\\s+rule\\s+exists\\s+for\\s+distances\\s+past": "A rule exists for distances past `L`",
                "PI's\\s+paper\\s+found\\s+the\\s+opposite": "PI's paper found the opposite.",
                "float32\\s+errors\\s+grow\\s+with\\s+the\\s+position": "float32 errors grow with the position",
+               "d_model\\)\\)?,\\s+a\\s+little\\s+under\\s+10000":
+                   "is 10000^((d_model − 2)/d_model), a little under\n10000.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
