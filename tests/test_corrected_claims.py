@@ -181,6 +181,8 @@ CORRECTED = [
      "benchmark asserts only 'below 0.8'); it falls, it does not fail"),
     ("17", r"gets\s+position\s+in\s+three\s+ways", "Llama 4's NoPE query factor is one number per query, the same for every "
      "key: it cannot tell keys apart; its setting is named attn_temperature_tuning, a temperature, not a position signal"),
+    ("03", r"d_model\)\)?,\s+a\s+little\s+under\s+10000", "the last denominator 10000^((d_model - 2)/d_model) is near "
+     "10000 only at a large d_model: at d_model = 6 it is 464"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -245,6 +247,8 @@ def test_the_list_can_find_what_it_looks_for():
                "rotary\\s+decoder\\s+fails": "## Side note: why the rotary decoder fails at 64 tokens",
                "gets\\s+position\\s+in\\s+three\\s+ways": "Such a *NoPE* layer still gets position in three\nways.",
                "starts\\s+from\\s+single\\s+bytes[^\\[]*\\[1\\]": "starts from single bytes and merges pairs [1]",
+               "d_model\\)\\)?,\\s+a\\s+little\\s+under\\s+10000":
+                   "is 10000^((d_model − 2)/d_model), a little under\n10000.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
