@@ -56,6 +56,9 @@ CORRECTED = [
      "and a std of 0.02, times the factor, gives word rows longer than PE rows at d_model = 2048"),
     ("05", r"So each score has four\s+terms", "the four-term expansion holds in the first layer only: later layers' inputs "
      "are no longer a word row plus a position row (TUPE expands the first layer)"),
+    ("05", r"`<PAD>`\s+tokens\s+hidden", "the padding mask hides <PAD> only as a key: the <PAD> rows still make queries and "
+     "get outputs"),
+    ("05", r"slope\s+of\s+0\.(?!\d)", "the raw row's slope p(1 - p) is about 1.5e-10: tiny, and printed as 0.0000, but not 0"),
     ("07", r"ten numbers to a line", "linewidth=120 counts characters, not numbers: 12 to 14 four-decimal numbers fit"),
     ("07", r"lower triangle already hides", "the causal mask keeps its lower triangle; the keys it hides are above the diagonal"),
     ("07", r"can still mark position\.", "only if the values differ: when every value is equal, position leaves no trace"),
@@ -233,6 +236,8 @@ def test_the_list_can_find_what_it_looks_for():
                "A\\s+rule\\s+exists\\s+for\\s+distances\\s+past": "A rule exists for distances past `L`",
                "PI's\\s+paper\\s+found\\s+the\\s+opposite": "PI's paper found the opposite.",
                "float32\\s+errors\\s+grow\\s+with\\s+the\\s+position": "float32 errors grow with the position",
+               "`<PAD>`\\s+tokens\\s+hidden": "its output, with the `<PAD>` tokens hidden.",
+               "slope\\s+of\\s+0\\.(?!\\d)": "Look for the raw row to put everything on one key, with a\nslope of 0.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
