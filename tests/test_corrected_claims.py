@@ -56,6 +56,9 @@ CORRECTED = [
      "and a std of 0.02, times the factor, gives word rows longer than PE rows at d_model = 2048"),
     ("05", r"So each score has four\s+terms", "the four-term expansion holds in the first layer only: later layers' inputs "
      "are no longer a word row plus a position row (TUPE expands the first layer)"),
+    ("05", r"`<PAD>`\s+tokens\s+hidden", "the padding mask hides <PAD> only as a key: the <PAD> rows still make queries and "
+     "get outputs"),
+    ("05", r"slope\s+of\s+0\.(?!\d)", "the raw row's slope p(1 - p) is about 1.5e-10: tiny, and printed as 0.0000, but not 0"),
     ("07", r"ten numbers to a line", "linewidth=120 counts characters, not numbers: 12 to 14 four-decimal numbers fit"),
     ("07", r"lower triangle already hides", "the causal mask keeps its lower triangle; the keys it hides are above the diagonal"),
     ("07", r"can still mark position\.", "only if the values differ: when every value is equal, position leaves no trace"),
@@ -249,6 +252,8 @@ def test_the_list_can_find_what_it_looks_for():
                "starts\\s+from\\s+single\\s+bytes[^\\[]*\\[1\\]": "starts from single bytes and merges pairs [1]",
                "d_model\\)\\)?,\\s+a\\s+little\\s+under\\s+10000":
                    "is 10000^((d_model − 2)/d_model), a little under\n10000.",
+               "`<PAD>`\\s+tokens\\s+hidden": "its output, with the `<PAD>` tokens hidden.",
+               "slope\\s+of\\s+0\\.(?!\\d)": "Look for the raw row to put everything on one key, with a\nslope of 0.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

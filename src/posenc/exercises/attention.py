@@ -173,9 +173,9 @@ def check_mask_repair(answer: Callable | None) -> Feedback:
     note = (" One caution: it also changed the weights it was given, in place (`*=`, `/=`), so the caller's tensor "
             "changed too. `kept = unmasked * key_mask` makes a new tensor and leaves the caller's alone.") if in_place else ""
     return Feedback(CORRECT, f"Correct on {len(cases)} new cases: each row is the softmax over its real keys alone, "
-                             "within 1e-4.\nOn paper it is exact. With S the sum of e^s over all keys and R over the real "
-                             "ones, the buggy rows sum to R / S, less than 1: the weight the padding took is lost. "
-                             "e^s_j / S divided by R / S is e^s_j / R, the -inf mask's weight." + note)
+                             "within 1e-4.\nOn paper it is exact. Let S sum e^s over all keys, and R over the real ones. "
+                             "The buggy rows sum to R / S, less than 1. The padding's weight is lost. "
+                             "Dividing e^s_j / S by R / S gives e^s_j / R, the -inf mask's weight." + note)
 
 
 # The predictions' checkers hold their explanation, so that the notebook's checker cell does not show the answer.
