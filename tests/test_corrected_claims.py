@@ -186,6 +186,8 @@ CORRECTED = [
      "key: it cannot tell keys apart; its setting is named attn_temperature_tuning, a temperature, not a position signal"),
     ("03", r"d_model\)\)?,\s+a\s+little\s+under\s+10000", "the last denominator 10000^((d_model - 2)/d_model) is near "
      "10000 only at a large d_model: at d_model = 6 it is 464"),
+    ("10", r"splits\s+each\s+product\s+into\s+a\s+part\s+that\s+depends", "only within one pair: a product of waves from "
+     "two different pairs splits into waves in w_i p ± w_j q, which depend on neither q - p nor p + q"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -254,6 +256,8 @@ def test_the_list_can_find_what_it_looks_for():
                    "is 10000^((d_model − 2)/d_model), a little under\n10000.",
                "`<PAD>`\\s+tokens\\s+hidden": "its output, with the `<PAD>` tokens hidden.",
                "slope\\s+of\\s+0\\.(?!\\d)": "Look for the raw row to put everything on one key, with a\nslope of 0.",
+               "splits\\s+each\\s+product\\s+into\\s+a\\s+part\\s+that\\s+depends":
+                   "splits each product into a part that\n  depends on `q - p`",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

@@ -131,7 +131,7 @@ def check_shift_back(answer: object) -> Feedback:
         text = re.sub(r"r_?2(?!\d)", "rotation", answer.strip(" `'\".").lower().replace(" ", ""))
         if _BACKWARD_SHIFT.fullmatch(text):
             refused = check_choice(answer, options=_SHIFT_BACK, correct="b",
-                                   question="the shift back as one operation on R_2 (k=-2, d_model=6)")
+                                   question="the shift back by 2 as one operation on R_2 (d_model=6)")
             return Feedback(refused.status, f"{refused.message} {answer.strip()} is the right matrix. Which option "
                                             "builds it from R_2's own numbers?", readable=False)
         answer = "b" if _SHIFT_BACK_FORMS.fullmatch(text) else _SHIFT_BACK_TEXTS.get(text, answer)
@@ -142,7 +142,7 @@ def check_shift_back(answer: object) -> Feedback:
         answer = next((key for key, matrix in (("a", -rotation), ("b", rotation.T))
                        if torch.allclose(answer.detach().cpu().to(torch.float64), matrix, atol=1e-4)), answer)
     return check_choice(answer, options=_SHIFT_BACK, correct="b",
-                        question="the shift back as one operation on R_2 (k=-2, d_model=6)")
+                        question="the shift back by 2 as one operation on R_2 (d_model=6)")
 
 
 _ROPE_SELF_SCORE_PEAK = {
