@@ -188,6 +188,11 @@ CORRECTED = [
      "10000 only at a large d_model: at d_model = 6 it is 464"),
     ("10", r"splits\s+each\s+product\s+into\s+a\s+part\s+that\s+depends", "only within one pair: a product of waves from "
      "two different pairs splits into waves in w_i p ± w_j q, which depend on neither q - p nor p + q"),
+    ("00", r"[Tt]o\s+attention\s+without\s+positions,\s+each\s+sentence\s+is\s+a\s+bag", "only attention with no mask "
+     "sees a bag of words: under 07's causal mask each word sees a different number of earlier words, and causal models "
+     "with no positions learn position from that (Haviv et al. 2022)"),
+    ("02", r"masks\s+(?:\(.*?\)\s+)?usually\s+keep\s+the\s+loss", "05's padding mask hides <PAD> only as a key: the <PAD> "
+     "positions still get outputs, and the loss must skip them too (ignore_index; tensor2tensor's weights_nonzero)"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -258,6 +263,10 @@ def test_the_list_can_find_what_it_looks_for():
                "slope\\s+of\\s+0\\.(?!\\d)": "Look for the raw row to put everything on one key, with a\nslope of 0.",
                "splits\\s+each\\s+product\\s+into\\s+a\\s+part\\s+that\\s+depends":
                    "splits each product into a part that\n  depends on `q - p`",
+               "[Tt]o\\s+attention\\s+without\\s+positions,\\s+each\\s+sentence\\s+is\\s+a\\s+bag":
+                   "To\nattention without positions, each sentence is a bag of words.",
+               "masks\\s+(?:\\(.*?\\)\\s+)?usually\\s+keep\\s+the\\s+loss":
+                   "masks (from [05](05_x_plus_pe_and_qkv.ipynb) on) usually keep the loss from",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
