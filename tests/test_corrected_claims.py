@@ -59,6 +59,10 @@ CORRECTED = [
     ("05", r"`<PAD>`\s+tokens\s+hidden", "the padding mask hides <PAD> only as a key: the <PAD> rows still make queries and "
      "get outputs"),
     ("05", r"slope\s+of\s+0\.(?!\d)", "the raw row's slope p(1 - p) is about 1.5e-10: tiny, and printed as 0.0000, but not 0"),
+    ("05", r"A\s+first-layer\s+score\s+is\s+the\s+dot\s+product", "BERT sums word, position and segment "
+     "rows and applies LayerNorm before layer 1: the four-term expansion holds only when LayerNorm and segment rows are ignored"),
+    ("06", r"paper's\s+last\s+two\s+input\s+steps", "the paper's input side is embedding, times sqrt(d_model), + PE, "
+     "dropout: the factor comes before + PE, so the factor and dropout are not its last two steps"),
     ("07", r"ten numbers to a line", "linewidth=120 counts characters, not numbers: 12 to 14 four-decimal numbers fit"),
     ("07", r"lower triangle already hides", "the causal mask keeps its lower triangle; the keys it hides are above the diagonal"),
     ("07", r"can still mark position\.", "only if the values differ: when every value is equal, position leaves no trace"),
@@ -267,6 +271,8 @@ def test_the_list_can_find_what_it_looks_for():
                    "To\nattention without positions, each sentence is a bag of words.",
                "masks\\s+(?:\\(.*?\\)\\s+)?usually\\s+keep\\s+the\\s+loss":
                    "masks (from [05](05_x_plus_pe_and_qkv.ipynb) on) usually keep the loss from",
+               "A\\s+first-layer\\s+score\\s+is\\s+the\\s+dot\\s+product": "A first-layer score is the dot\nproduct of",
+               "paper's\\s+last\\s+two\\s+input\\s+steps": "Part 2 adds the\npaper's last two input steps",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
