@@ -188,6 +188,10 @@ CORRECTED = [
      "10000 only at a large d_model: at d_model = 6 it is 464"),
     ("10", r"splits\s+each\s+product\s+into\s+a\s+part\s+that\s+depends", "only within one pair: a product of waves from "
      "two different pairs splits into waves in w_i p ± w_j q, which depend on neither q - p nor p + q"),
+    ("03", r"[Rr]aw\s+`?pos`?\s+is\s+1,\s+2,\s+3", "PE's rows start at position 0 (torch.arange): raw pos is 0, 1, 2, ..."),
+    ("04", r"no\s+wave\s+finishes\s+a\s+turn\s+in\s+64\s+positions,\s+so\s+each\s+column\s+changes\s+smoothly",
+     "the step per row, not a finished turn, sets smoothness: columns 10-11 (28 degrees per row) finish four turns "
+     "and still change smoothly"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -258,6 +262,9 @@ def test_the_list_can_find_what_it_looks_for():
                "slope\\s+of\\s+0\\.(?!\\d)": "Look for the raw row to put everything on one key, with a\nslope of 0.",
                "splits\\s+each\\s+product\\s+into\\s+a\\s+part\\s+that\\s+depends":
                    "splits each product into a part that\n  depends on `q - p`",
+               "[Rr]aw\\s+`?pos`?\\s+is\\s+1,\\s+2,\\s+3": "Raw `pos` is 1, 2, 3, … down the table.",
+               "no\\s+wave\\s+finishes\\s+a\\s+turn\\s+in\\s+64\\s+positions,\\s+so\\s+each\\s+column\\s+changes\\s+smoothly":
+                   "no wave\n  finishes a turn in 64 positions, so each column changes smoothly.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
