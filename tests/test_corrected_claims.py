@@ -197,6 +197,10 @@ CORRECTED = [
      "with no positions learn position from that (Haviv et al. 2022)"),
     ("02", r"masks\s+(?:\(.*?\)\s+)?usually\s+keep\s+the\s+loss", "05's padding mask hides <PAD> only as a key: the <PAD> "
      "positions still get outputs, and the loss must skip them too (ignore_index; tensor2tensor's weights_nonzero)"),
+    ("03", r"[Rr]aw\s+`?pos`?\s+is\s+1,\s+2,\s+3", "PE's rows start at position 0 (torch.arange): raw pos is 0, 1, 2, ..."),
+    ("04", r"no\s+wave\s+finishes\s+a\s+turn\s+in\s+64\s+positions,\s+so\s+each\s+column\s+changes\s+smoothly",
+     "the step per row, not a finished turn, sets smoothness: columns 10-11 (28 degrees per row) finish four turns "
+     "and still change smoothly"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -273,6 +277,9 @@ def test_the_list_can_find_what_it_looks_for():
                    "masks (from [05](05_x_plus_pe_and_qkv.ipynb) on) usually keep the loss from",
                "A\\s+first-layer\\s+score\\s+is\\s+the\\s+dot\\s+product": "A first-layer score is the dot\nproduct of",
                "paper's\\s+last\\s+two\\s+input\\s+steps": "Part 2 adds the\npaper's last two input steps",
+               "[Rr]aw\\s+`?pos`?\\s+is\\s+1,\\s+2,\\s+3": "Raw `pos` is 1, 2, 3, … down the table.",
+               "no\\s+wave\\s+finishes\\s+a\\s+turn\\s+in\\s+64\\s+positions,\\s+so\\s+each\\s+column\\s+changes\\s+smoothly":
+                   "no wave\n  finishes a turn in 64 positions, so each column changes smoothly.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
