@@ -188,6 +188,12 @@ CORRECTED = [
      "10000 only at a large d_model: at d_model = 6 it is 464"),
     ("10", r"splits\s+each\s+product\s+into\s+a\s+part\s+that\s+depends", "only within one pair: a product of waves from "
      "two different pairs splits into waves in w_i p ± w_j q, which depend on neither q - p nor p + q"),
+    ("12", r"At\s+100,000,\s+the\s+worst", "at position 100,000 (row 99,999) the worst f32 entry is off by 0.0017; "
+     "0.0068 is the most over all rows up to 100,000, at row 99,483"),
+    ("12", r"positions\s+too\s+\(side\s+note\)", "the side note covers only inv_freq, the frequencies; positions "
+     "rounded to bfloat16 come from source 5 (transformers 4.31's _set_cos_sin_cache)"),
+    ("13", r"BERT\s+and\s+ConvS2S,\s+a\s+convolutional\s+translation\s+model\s+\[1,\s*2\]", "source 1 is ConvS2S and "
+     "source 2 is BERT: read in order, the marks credit the wrong papers"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -258,6 +264,10 @@ def test_the_list_can_find_what_it_looks_for():
                "slope\\s+of\\s+0\\.(?!\\d)": "Look for the raw row to put everything on one key, with a\nslope of 0.",
                "splits\\s+each\\s+product\\s+into\\s+a\\s+part\\s+that\\s+depends":
                    "splits each product into a part that\n  depends on `q - p`",
+               "At\\s+100,000,\\s+the\\s+worst": "dotted bound. At 100,000, the worst `f32` entry",
+               "positions\\s+too\\s+\\(side\\s+note\\)": "Some code rounds frequencies or\npositions too (side note).",
+               "BERT\\s+and\\s+ConvS2S,\\s+a\\s+convolutional\\s+translation\\s+model\\s+\\[1,\\s*2\\]":
+                   "as in BERT and ConvS2S, a\nconvolutional translation model [1, 2].",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
