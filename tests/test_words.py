@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 542,
     "10_relative_positions": 1005,
     "11_pitfalls": 772,
-    "12_precision": 947,
-    "13_position_schemes": 1369,
+    "12_precision": 955,
+    "13_position_schemes": 1231,
     "14_does_position_matter": 1584,
     "15_real_pipeline": 1433,
     # "Stretching the context" reads as two: the rules, then what real models set.
