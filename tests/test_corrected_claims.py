@@ -188,6 +188,12 @@ CORRECTED = [
      "10000 only at a large d_model: at d_model = 6 it is 464"),
     ("10", r"splits\s+each\s+product\s+into\s+a\s+part\s+that\s+depends", "only within one pair: a product of waves from "
      "two different pairs splits into waves in w_i p ± w_j q, which depend on neither q - p nor p + q"),
+    ("16", r"does\s+the\s+work,\s+not\s+PI", "after 100 steps at 2x PI still adds up to 0.05 (seed 5) over the control: "
+     "in this toy the extra training does most of the work, not all of it"),
+    ("16", r"tested\s+LLaMA\s+at\s+4x", "PI's paper tested PI up to 16x (32,768 tokens); only its fine-tune without PI "
+     "was at 4x (8,192), and that model, not the paper, found the passkey up to 2,560 tokens"),
+    ("17", r"meets\s+no\s+new\s+angles", "at 2x a pair that made a full turn still lands between the angles it met, not on "
+     "them: pair 1 (wavelength 19.9) meets new angles at distances 33 to 63"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -258,6 +264,9 @@ def test_the_list_can_find_what_it_looks_for():
                "slope\\s+of\\s+0\\.(?!\\d)": "Look for the raw row to put everything on one key, with a\nslope of 0.",
                "splits\\s+each\\s+product\\s+into\\s+a\\s+part\\s+that\\s+depends":
                    "splits each product into a part that\n  depends on `q - p`",
+               "does\\s+the\\s+work,\\s+not\\s+PI": "So the extra training does the work, not PI.",
+               "tested\\s+LLaMA\\s+at\\s+4x": "PI's paper\ntested LLaMA at 4x, where fine-tuning without PI barely helped.",
+               "meets\\s+no\\s+new\\s+angles": "Only a pair that made a full turn in training meets no new angles at 2x.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
