@@ -207,6 +207,12 @@ CORRECTED = [
      "rounded to bfloat16 come from source 5 (transformers 4.31's _set_cos_sin_cache)"),
     ("13", r"BERT\s+and\s+ConvS2S,\s+a\s+convolutional\s+translation\s+model\s+\[1,\s*2\]", "source 1 is ConvS2S and "
      "source 2 is BERT: read in order, the marks credit the wrong papers"),
+    ("16", r"does\s+the\s+work,\s+not\s+PI", "after 100 steps at 2x PI still adds up to 0.05 (seed 5) over the control: "
+     "in this toy the extra training does most of the work, not all of it"),
+    ("16", r"tested\s+LLaMA\s+at\s+4x", "PI's paper tested PI up to 16x (32,768 tokens); only its fine-tune without PI "
+     "was at 4x (8,192), and that model, not the paper, found the passkey up to 2,560 tokens"),
+    ("17", r"meets\s+no\s+new\s+angles", "at 2x a pair that made a full turn still lands between the angles it met, not on "
+     "them: pair 1 (wavelength 19.9) meets new angles at distances 33 to 63"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -290,6 +296,9 @@ def test_the_list_can_find_what_it_looks_for():
                "positions\\s+too\\s+\\(side\\s+note\\)": "Some code rounds frequencies or\npositions too (side note).",
                "BERT\\s+and\\s+ConvS2S,\\s+a\\s+convolutional\\s+translation\\s+model\\s+\\[1,\\s*2\\]":
                    "as in BERT and ConvS2S, a\nconvolutional translation model [1, 2].",
+               "does\\s+the\\s+work,\\s+not\\s+PI": "So the extra training does the work, not PI.",
+               "tested\\s+LLaMA\\s+at\\s+4x": "PI's paper\ntested LLaMA at 4x, where fine-tuning without PI barely helped.",
+               "meets\\s+no\\s+new\\s+angles": "Only a pair that made a full turn in training meets no new angles at 2x.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
