@@ -188,6 +188,10 @@ CORRECTED = [
      "10000 only at a large d_model: at d_model = 6 it is 464"),
     ("10", r"splits\s+each\s+product\s+into\s+a\s+part\s+that\s+depends", "only within one pair: a product of waves from "
      "two different pairs splits into waves in w_i p ± w_j q, which depend on neither q - p nor p + q"),
+    ("10", r"one\s+close\s+rival,\s+key\s+1", "the hand-set head's row 1 gives key 0 0.963 and key 1 0.037: key 1 is the "
+     "only other key with weight, not a close rival"),
+    ("10", r"feed\s+four\s+separate\s+waves", "each of the four entries joining pairs i and j feeds two waves, and each wave "
+     "cos/sin(w_i p ± w_j q) gets a sum or difference of two entries: four equations at 0 force the entries to 0"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -258,6 +262,8 @@ def test_the_list_can_find_what_it_looks_for():
                "slope\\s+of\\s+0\\.(?!\\d)": "Look for the raw row to put everything on one key, with a\nslope of 0.",
                "splits\\s+each\\s+product\\s+into\\s+a\\s+part\\s+that\\s+depends":
                    "splits each product into a part that\n  depends on `q - p`",
+               "one\\s+close\\s+rival,\\s+key\\s+1": "Row 1 gets 0.96, with one close rival,\nkey 1.",
+               "feed\\s+four\\s+separate\\s+waves": "the four entries joining pairs `i` and `j` feed four\nseparate waves",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
