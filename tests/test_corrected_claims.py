@@ -213,6 +213,10 @@ CORRECTED = [
      "was at 4x (8,192), and that model, not the paper, found the passkey up to 2,560 tokens"),
     ("17", r"meets\s+no\s+new\s+angles", "at 2x a pair that made a full turn still lands between the angles it met, not on "
      "them: pair 1 (wavelength 19.9) meets new angles at distances 33 to 63"),
+    ("10", r"one\s+close\s+rival,\s+key\s+1", "the hand-set head's row 1 gives key 0 0.963 and key 1 0.037: key 1 is the "
+     "only other key with weight, not a close rival"),
+    ("10", r"feed\s+four\s+separate\s+waves", "each of the four entries joining pairs i and j feeds two waves, and each wave "
+     "cos/sin(w_i p ± w_j q) gets a sum or difference of two entries: four equations at 0 force the entries to 0"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -299,6 +303,8 @@ def test_the_list_can_find_what_it_looks_for():
                "does\\s+the\\s+work,\\s+not\\s+PI": "So the extra training does the work, not PI.",
                "tested\\s+LLaMA\\s+at\\s+4x": "PI's paper\ntested LLaMA at 4x, where fine-tuning without PI barely helped.",
                "meets\\s+no\\s+new\\s+angles": "Only a pair that made a full turn in training meets no new angles at 2x.",
+               "one\\s+close\\s+rival,\\s+key\\s+1": "Row 1 gets 0.96, with one close rival,\nkey 1.",
+               "feed\\s+four\\s+separate\\s+waves": "the four entries joining pairs `i` and `j` feed four\nseparate waves",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
