@@ -188,6 +188,14 @@ CORRECTED = [
      "10000 only at a large d_model: at d_model = 6 it is 464"),
     ("10", r"splits\s+each\s+product\s+into\s+a\s+part\s+that\s+depends", "only within one pair: a product of waves from "
      "two different pairs splits into waves in w_i p ± w_j q, which depend on neither q - p nor p + q"),
+    ("14", r"at\s+least\s+as\s+well\s+as\s+the\s+best\s+explicit", "Kazemnejad et al. (section 4) say NoPE did 'on par with "
+     "or even better than the best-performing explicit PE': about as well, or better, not at least as well"),
+    ("14", r"key\s+0\s+scores\s+13\.0", "13.0 and 13.6 are mean scores of all keys 45 and 51 back, over every query and input, "
+     "not key 0's own scores at queries 45 and 51"),
+    ("14", r"wins\s+only\s+if\s+no\s+offset", "understated: the key 1 back also needs the many keys at unseen offsets to score "
+     "well below it, or they dilute the softmax even if none scores higher"),
+    ("15", r"A\s+model\s+generates\s+one\s+token\s+per\s+call", "the prefill reads the whole prompt in one call; only the steps "
+     "after it take one token per call"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -258,6 +266,11 @@ def test_the_list_can_find_what_it_looks_for():
                "slope\\s+of\\s+0\\.(?!\\d)": "Look for the raw row to put everything on one key, with a\nslope of 0.",
                "splits\\s+each\\s+product\\s+into\\s+a\\s+part\\s+that\\s+depends":
                    "splits each product into a part that\n  depends on `q - p`",
+               "at\\s+least\\s+as\\s+well\\s+as\\s+the\\s+best\\s+explicit":
+                   "generalised to\n  longer inputs at least as well as the best explicit scheme",
+               "key\\s+0\\s+scores\\s+13\\.0": "At queries 45 and 51, key 0 scores 13.0 and 13.6",
+               "wins\\s+only\\s+if\\s+no\\s+offset": "It still wins\nonly if no offset unseen in training scores higher.",
+               "A\\s+model\\s+generates\\s+one\\s+token\\s+per\\s+call": "A model generates one token per call.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
