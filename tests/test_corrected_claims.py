@@ -217,6 +217,14 @@ CORRECTED = [
      "only other key with weight, not a close rival"),
     ("10", r"feed\s+four\s+separate\s+waves", "each of the four entries joining pairs i and j feeds two waves, and each wave "
      "cos/sin(w_i p ± w_j q) gets a sum or difference of two entries: four equations at 0 force the entries to 0"),
+    ("14", r"at\s+least\s+as\s+well\s+as\s+the\s+best\s+explicit", "Kazemnejad et al. (section 4) say NoPE did 'on par with "
+     "or even better than the best-performing explicit PE': about as well, or better, not at least as well"),
+    ("14", r"key\s+0\s+scores\s+13\.0", "13.0 and 13.6 are mean scores of all keys 45 and 51 back, over every query and input, "
+     "not key 0's own scores at queries 45 and 51"),
+    ("14", r"wins\s+only\s+if\s+no\s+offset", "understated: the key 1 back also needs the many keys at unseen offsets to score "
+     "well below it, or they dilute the softmax even if none scores higher"),
+    ("15", r"A\s+model\s+generates\s+one\s+token\s+per\s+call", "the prefill reads the whole prompt in one call; only the steps "
+     "after it take one token per call"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -305,6 +313,11 @@ def test_the_list_can_find_what_it_looks_for():
                "meets\\s+no\\s+new\\s+angles": "Only a pair that made a full turn in training meets no new angles at 2x.",
                "one\\s+close\\s+rival,\\s+key\\s+1": "Row 1 gets 0.96, with one close rival,\nkey 1.",
                "feed\\s+four\\s+separate\\s+waves": "the four entries joining pairs `i` and `j` feed four\nseparate waves",
+               "at\\s+least\\s+as\\s+well\\s+as\\s+the\\s+best\\s+explicit":
+                   "generalised to\n  longer inputs at least as well as the best explicit scheme",
+               "key\\s+0\\s+scores\\s+13\\.0": "At queries 45 and 51, key 0 scores 13.0 and 13.6",
+               "wins\\s+only\\s+if\\s+no\\s+offset": "It still wins\nonly if no offset unseen in training scores higher.",
+               "A\\s+model\\s+generates\\s+one\\s+token\\s+per\\s+call": "A model generates one token per call.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
