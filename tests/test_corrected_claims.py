@@ -79,6 +79,10 @@ CORRECTED = [
      "reasoning: Vaswani et al. (3.2.2) give attending to different representation subspaces at different positions"),
     ("08", r"depends only on q − p\s*\(\[11\]", "11 never shows that PE[p] . PE[q] depends only on the offset: "
      "08 derives the sum itself, 10 builds on it"),
+    ("07", r"GPT keeps only the decoder\s+and\s+writes", "GPT's blocks are the decoder's without its attention to the "
+     "encoder (cross-attention), which would have nothing to read"),
+    ("08", r"Its limit is the\s+table's last column", "in 08 the table is PE, whose last column limits nothing; the count "
+     "tends to about 630 as its wavelength tends to the printout's 628.3"),
     ("08", r"cat sat on the mat", "the explorer knows 01's 11 words only: every word of that sentence is <UNK>"),
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),
     ("10", r"RoPE \(\[13\]\) uses the same matrix", "RoPE applies the blocks to a column, so it turns the other way"),
@@ -318,6 +322,8 @@ def test_the_list_can_find_what_it_looks_for():
                "key\\s+0\\s+scores\\s+13\\.0": "At queries 45 and 51, key 0 scores 13.0 and 13.6",
                "wins\\s+only\\s+if\\s+no\\s+offset": "It still wins\nonly if no offset unseen in training scores higher.",
                "A\\s+model\\s+generates\\s+one\\s+token\\s+per\\s+call": "A model generates one token per call.",
+               "GPT keeps only the decoder\\s+and\\s+writes": "GPT keeps only the decoder and writes text",
+               "Its limit is the\\s+table's last column": "Its limit is the\ntable's last column, the same at every width.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
