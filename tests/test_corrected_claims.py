@@ -229,6 +229,12 @@ CORRECTED = [
      "well below it, or they dilute the softmax even if none scores higher"),
     ("15", r"A\s+model\s+generates\s+one\s+token\s+per\s+call", "the prefill reads the whole prompt in one call; only the steps "
      "after it take one token per call"),
+    ("10", r"`PE\[p\]`\s+is\s+a\s+row\s+multiplied\s+from\s+the\s+left", "backwards: in PE[p] @ R_k, R_k multiplies the row "
+     "from the right; 'multiplied from the left' means something stands to the row's left"),
+    ("10", r"but\s+only\s+while\s+word\s+rows\s+stay", "shown for one hand-set head, whose W_QK reads every direction: a W_QK "
+     "that ignored the directions words occupy would not be disturbed by them"),
+    ("10", r"nothing\s+else\s+can\s+cancel\s+such\s+a\s+wave", "other entries can cancel some of these waves (a block's "
+     "(p + q) halves; two cross-pair entries' sum wave), never all"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -324,6 +330,12 @@ def test_the_list_can_find_what_it_looks_for():
                "A\\s+model\\s+generates\\s+one\\s+token\\s+per\\s+call": "A model generates one token per call.",
                "GPT keeps only the decoder\\s+and\\s+writes": "GPT keeps only the decoder and writes text",
                "Its limit is the\\s+table's last column": "Its limit is the\ntable's last column, the same at every width.",
+               "`PE\\[p\\]`\\s+is\\s+a\\s+row\\s+multiplied\\s+from\\s+the\\s+left":
+                   "Here `PE[p]` is a row multiplied from the left.",
+               "but\\s+only\\s+while\\s+word\\s+rows\\s+stay":
+                   "a head look one position back, but only while word\nrows stay short.",
+               "nothing\\s+else\\s+can\\s+cancel\\s+such\\s+a\\s+wave":
+                   "Over enough\n> positions, nothing else can cancel such a wave.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
