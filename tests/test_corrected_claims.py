@@ -235,6 +235,12 @@ CORRECTED = [
      "sum-reordering argument after the cell proves it"),
     ("04", r"Exercise\s+1's\s+run\s+built\s+`?table", "the cell before Exercise 1 builds table; "
      "Exercise 1 only predicts its shape"),
+    ("10", r"`PE\[p\]`\s+is\s+a\s+row\s+multiplied\s+from\s+the\s+left", "backwards: in PE[p] @ R_k, R_k multiplies the row "
+     "from the right; 'multiplied from the left' means something stands to the row's left"),
+    ("10", r"but\s+only\s+while\s+word\s+rows\s+stay", "shown for one hand-set head, whose W_QK reads every direction: a W_QK "
+     "that ignored the directions words occupy would not be disturbed by them"),
+    ("10", r"nothing\s+else\s+can\s+cancel\s+such\s+a\s+wave", "other entries can cancel some of these waves (a block's "
+     "(p + q) halves; two cross-pair entries' sum wave), never all"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -333,6 +339,12 @@ def test_the_list_can_find_what_it_looks_for():
                "Saving\\s+a\\s+model\\s+writes\\s+its": "Saving a model writes its\n`state_dict()`.",
                "stands\\s+in\\s+for\\s+any\\s+order": "The order is random, so it stands in for any order,",
                "Exercise\\s+1's\\s+run\\s+built\\s+`?table": "# Exercise 1's run built table.",
+               "`PE\\[p\\]`\\s+is\\s+a\\s+row\\s+multiplied\\s+from\\s+the\\s+left":
+                   "Here `PE[p]` is a row multiplied from the left.",
+               "but\\s+only\\s+while\\s+word\\s+rows\\s+stay":
+                   "a head look one position back, but only while word\nrows stay short.",
+               "nothing\\s+else\\s+can\\s+cancel\\s+such\\s+a\\s+wave":
+                   "Over enough\n> positions, nothing else can cancel such a wave.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

@@ -80,6 +80,7 @@ FIGURES = {
     "lines_figure, marked on a log2 axis": lambda: plots.lines_figure(
         list(range(1, 256)), {"a": [1 / k for k in range(1, 256)], "b": [k / 255 for k in range(1, 256)]}, title="t",
         xlabel="x", ylabel="y", marks=[1, 2, 4, 8, 16, 32, 64, 128, 255], log2_x=True),
+    "angle_reached": lambda: plots.angle_reached({"a": [1.0, 0.01, 1e-5], "b": [1.0, 0.1, 0.01]}, position=256),
     "accuracy_by_length": lambda: plots.accuracy_by_length({"none": {16: 0.2, 32: 0.1}, "learned": {16: 1.0, 32: None}},
                                                            trained=(8, 16), baseline={16: 0.25, 32: 0.2},
                                                            ceiling=("ceiling", {16: 0.6, 32: 0.55})),

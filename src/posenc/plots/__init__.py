@@ -22,6 +22,7 @@ from .batching import packed_mask_figure as packed_mask_figure
 from .batching import position_ids_figure as position_ids_figure
 from .batching import subword_figure as subword_figure
 from .curves import accuracy_by_length as accuracy_by_length
+from .curves import angle_reached as angle_reached
 from .curves import benchmark_figure as benchmark_figure
 from .curves import error_by_position as error_by_position
 from .curves import lines_figure as lines_figure

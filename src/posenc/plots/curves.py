@@ -13,7 +13,7 @@ from .._checks import check_size
 from ..builder import DEFAULT_BASE, frequencies, sinusoidal_encoding
 from .style import COSINE_COLOUR, LINE_STYLES, MARKERS, SCHEME_COLOURS, SINE_COLOUR, line_style, new_figure
 
-__all__ = ["sine_cosine_curves", "pair_rotation", "error_by_position", "lines_figure",
+__all__ = ["sine_cosine_curves", "pair_rotation", "error_by_position", "lines_figure", "angle_reached",
            "score_by_offset", "accuracy_by_length", "benchmark_figure"]
 
 
@@ -173,6 +173,17 @@ def lines_figure(x: Sequence[float], series: dict[str, Sequence[float]], *, titl
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig
+
+
+def angle_reached(frequencies: dict[str, Sequence[float]], *, position: int) -> Figure:
+    """The angle `position * w` each pair reaches, one line per entry of `frequencies` (label -> each pair's `w`).
+
+    The y axis is logarithmic, from 1e-4 to 1e3 radian, with a thin line at 0.1 radian, under which a pair barely moves.
+    """
+    angles = {label: [position * float(w) for w in values] for label, values in frequencies.items()}
+    pairs = range(len(next(iter(angles.values()))))
+    return lines_figure(pairs, angles, title=f"The angle each pair reaches at position {position}", xlabel="pair i",
+                        ylabel="radian", marks=pairs, reference=("0.1 radian", 0.1), thin_reference=True, log_y=(1e-4, 1e3))
 
 
 def score_by_offset(offsets: Sequence[float], scores: dict[str, dict[str, Sequence[float]]], *, title: str,
