@@ -84,6 +84,8 @@ CORRECTED = [
     ("08", r"Its limit is the\s+table's last column", "in 08 the table is PE, whose last column limits nothing; the count "
      "tends to about 630 as its wavelength tends to the printout's 628.3"),
     ("08", r"cat sat on the mat", "the explorer knows 01's 11 words only: every word of that sentence is <UNK>"),
+    ("07", r"called\s+\*?heads\*?,\s+avoid\s+this", "heads only let a model learn separate weights (Vaswani et al. 3.2.2: "
+     "multi-head attention 'allows' it); with 07's random weights nothing is separated yet"),
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),
     ("10", r"RoPE \(\[13\]\) uses the same matrix", "RoPE applies the blocks to a column, so it turns the other way"),
     ("10", r"key p - 1 scores \{best", "PE[p] . PE[p] = 32 is a PE dot product; the hand-set head's score is 3 times it, 96"),
@@ -345,6 +347,7 @@ def test_the_list_can_find_what_it_looks_for():
                    "a head look one position back, but only while word\nrows stay short.",
                "nothing\\s+else\\s+can\\s+cancel\\s+such\\s+a\\s+wave":
                    "Over enough\n> positions, nothing else can cancel such a wave.",
+               "called\\s+\\*?heads\\*?,\\s+avoid\\s+this": "Several attentions side by\nside, called *heads*, avoid this.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
