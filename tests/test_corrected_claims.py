@@ -229,6 +229,10 @@ CORRECTED = [
      "not key 0's own scores at queries 45 and 51"),
     ("14", r"wins\s+only\s+if\s+no\s+offset", "understated: the key 1 back also needs the many keys at unseen offsets to score "
      "well below it, or they dilute the softmax even if none scores higher"),
+    ("13", r"work\s+only\s+in\s+the\s+layout", "Meta's interleaved weights work in Hugging Face's half-split code once the "
+     "columns of W_Q and W_K are reordered (permute, PermuteForRope), as the optional last section shows"),
+    ("12", r"float32\s+angles\s+drift\s+by\s+up\s+to", "the 2^-23 x angle bound holds for position / a float32 denominator "
+     "rounded once (exact exponents, as at d_model 64): f32 at d_model 100 drifts 3x that, exp-then-multiply at 64 4.6x"),
     ("15", r"A\s+model\s+generates\s+one\s+token\s+per\s+call", "the prefill reads the whole prompt in one call; only the steps "
      "after it take one token per call"),
     ("04", r"Saving\s+a\s+model\s+writes\s+its", "overstated: torch.save(model) pickles the whole module, non-persistent "
@@ -348,6 +352,8 @@ def test_the_list_can_find_what_it_looks_for():
                "nothing\\s+else\\s+can\\s+cancel\\s+such\\s+a\\s+wave":
                    "Over enough\n> positions, nothing else can cancel such a wave.",
                "called\\s+\\*?heads\\*?,\\s+avoid\\s+this": "Several attentions side by\nside, called *heads*, avoid this.",
+               "work\\s+only\\s+in\\s+the\\s+layout": "Trained weights work only in the layout they were trained in",
+               "float32\\s+angles\\s+drift\\s+by\\s+up\\s+to": "float32 angles drift by up to about 2^-23 times the angle.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
