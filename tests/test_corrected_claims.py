@@ -229,6 +229,16 @@ CORRECTED = [
      "well below it, or they dilute the softmax even if none scores higher"),
     ("15", r"A\s+model\s+generates\s+one\s+token\s+per\s+call", "the prefill reads the whole prompt in one call; only the steps "
      "after it take one token per call"),
+    ("16", r"So\s+PI's\s+main\s+trouble\s+is\s+pair\s+0", "shown only for this toy at 2x, with 4 seeds: keeping pair 0 lifts PI "
+     "above YaRN there; say 'in this toy at 2x'"),
+    ("16", r"two\s+can\s+differ\s+at\s+pair\s+0", "YaRN's code (ramp linear in the pair index) and paper (linear in the turns) "
+     "differ at every blended pair: at Llama 3's settings, s = 4, pair 19 keeps 0.956 by the code, 0.867 by the paper"),
+    ("17", r"YaRN\s+matches\s+training", "DeepSeek-V3 pre-trained at 4K with plain RoPE; only its two long-context phases "
+     "(4K -> 32K -> 128K) used YaRN at s = 40 (DeepSeek-V3 report, section 4.3)"),
+    ("17", r"others\s+carry\s+no\s+position(?!\s+of\s+their\s+own)", "unturned columns get no rotation, but past the first "
+     "layer they can carry position that earlier layers wrote into their input rows"),
+    ("17", r"Nothing\s+in\s+the\s+8\s+unturned\s+columns\s+changes", "true only in the first layer: later layers compute those "
+     "columns from outputs that the new angles change"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -324,6 +334,11 @@ def test_the_list_can_find_what_it_looks_for():
                "A\\s+model\\s+generates\\s+one\\s+token\\s+per\\s+call": "A model generates one token per call.",
                "GPT keeps only the decoder\\s+and\\s+writes": "GPT keeps only the decoder and writes text",
                "Its limit is the\\s+table's last column": "Its limit is the\ntable's last column, the same at every width.",
+               "So\\s+PI's\\s+main\\s+trouble\\s+is\\s+pair\\s+0": "So PI's main trouble\nis pair 0.",
+               "two\\s+can\\s+differ\\s+at\\s+pair\\s+0": "instead [2]. The two can differ at pair 0.",
+               "YaRN\\s+matches\\s+training": "This *static* YaRN matches training.",
+               "others\\s+carry\\s+no\\s+position(?!\\s+of\\s+their\\s+own)": "The others carry no position.",
+               "Nothing\\s+in\\s+the\\s+8\\s+unturned\\s+columns\\s+changes": "Nothing in the 8 unturned columns changes at 2x.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
