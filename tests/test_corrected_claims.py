@@ -247,6 +247,16 @@ CORRECTED = [
      "that ignored the directions words occupy would not be disturbed by them"),
     ("10", r"nothing\s+else\s+can\s+cancel\s+such\s+a\s+wave", "other entries can cancel some of these waves (a block's "
      "(p + q) halves; two cross-pair entries' sum wave), never all"),
+    ("16", r"So\s+PI's\s+main\s+trouble\s+is\s+pair\s+0", "shown only for this toy at 2x, with 4 seeds: keeping pair 0 lifts PI "
+     "above YaRN there; say 'in this toy at 2x'"),
+    ("16", r"two\s+can\s+differ\s+at\s+pair\s+0", "YaRN's code (ramp linear in the pair index) and paper (linear in the turns) "
+     "differ at every blended pair: at Llama 3's settings, s = 4, pair 19 keeps 0.956 by the code, 0.867 by the paper"),
+    ("17", r"YaRN\s+matches\s+training", "DeepSeek-V3 pre-trained at 4K with plain RoPE; only its two long-context phases "
+     "(4K -> 32K -> 128K) used YaRN at s = 40 (DeepSeek-V3 report, section 4.3)"),
+    ("17", r"others\s+carry\s+no\s+position(?!\s+of\s+their\s+own)", "unturned columns get no rotation, but past the first "
+     "layer they can carry position that earlier layers wrote into their input rows"),
+    ("17", r"Nothing\s+in\s+the\s+8\s+unturned\s+columns\s+changes", "true only in the first layer: later layers compute those "
+     "columns from outputs that the new angles change"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -354,6 +364,11 @@ def test_the_list_can_find_what_it_looks_for():
                "called\\s+\\*?heads\\*?,\\s+avoid\\s+this": "Several attentions side by\nside, called *heads*, avoid this.",
                "work\\s+only\\s+in\\s+the\\s+layout": "Trained weights work only in the layout they were trained in",
                "float32\\s+angles\\s+drift\\s+by\\s+up\\s+to": "float32 angles drift by up to about 2^-23 times the angle.",
+               "So\\s+PI's\\s+main\\s+trouble\\s+is\\s+pair\\s+0": "So PI's main trouble\nis pair 0.",
+               "two\\s+can\\s+differ\\s+at\\s+pair\\s+0": "instead [2]. The two can differ at pair 0.",
+               "YaRN\\s+matches\\s+training": "This *static* YaRN matches training.",
+               "others\\s+carry\\s+no\\s+position(?!\\s+of\\s+their\\s+own)": "The others carry no position.",
+               "Nothing\\s+in\\s+the\\s+8\\s+unturned\\s+columns\\s+changes": "Nothing in the 8 unturned columns changes at 2x.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
