@@ -229,6 +229,13 @@ CORRECTED = [
      "well below it, or they dilute the softmax even if none scores higher"),
     ("15", r"A\s+model\s+generates\s+one\s+token\s+per\s+call", "the prefill reads the whole prompt in one call; only the steps "
      "after it take one token per call"),
+    ("15", r"into\s+words,\s+numbers\s+and\s+runs\s+of\s+other\s+symbols", "GPT-2's pre-tokenizer also splits off "
+     "contractions such as 's as one piece (an apostrophe alone would be an 'other symbol') and keeps runs of spaces"),
+    ("14", r"why\s+this\s+caps\s+accuracy\s+at\s+0\.58", "the symmetric-ALiBi cap "
+     "(0.55 (L - 2) + 1) / (L - 1) depends on the length: 0.61 at 8 tokens, 0.58 at 16, 0.565 at 32"),
+    ("15", r"(?<!default attention, )transformers'\s+Llama\s+(?:can\s+keep|keeps)\s+packed\s+documents\s+apart",
+     "only with the default attention: with flash attention, DataCollatorWithFlattening(return_flash_attn_kwargs=True) "
+     "passes cu_seq_lens_q/k, a third way"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -324,6 +331,11 @@ def test_the_list_can_find_what_it_looks_for():
                "A\\s+model\\s+generates\\s+one\\s+token\\s+per\\s+call": "A model generates one token per call.",
                "GPT keeps only the decoder\\s+and\\s+writes": "GPT keeps only the decoder and writes text",
                "Its limit is the\\s+table's last column": "Its limit is the\ntable's last column, the same at every width.",
+               "into\\s+words,\\s+numbers\\s+and\\s+runs\\s+of\\s+other\\s+symbols":
+                   "cuts the text into words, numbers and runs of other symbols\n[2].",
+               "why\\s+this\\s+caps\\s+accuracy\\s+at\\s+0\\.58": "**Side note: why this caps accuracy at 0.58.**",
+               "(?<!default attention, )transformers'\\s+Llama\\s+(?:can\\s+keep|keeps)\\s+packed\\s+documents\\s+apart":
+                   "transformers' Llama can keep packed documents apart in two ways [4].",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
