@@ -257,6 +257,13 @@ CORRECTED = [
      "layer they can carry position that earlier layers wrote into their input rows"),
     ("17", r"Nothing\s+in\s+the\s+8\s+unturned\s+columns\s+changes", "true only in the first layer: later layers compute those "
      "columns from outputs that the new angles change"),
+    ("15", r"into\s+words,\s+numbers\s+and\s+runs\s+of\s+other\s+symbols", "GPT-2's pre-tokenizer also splits off "
+     "contractions such as 's as one piece (an apostrophe alone would be an 'other symbol') and keeps runs of spaces"),
+    ("14", r"why\s+this\s+caps\s+accuracy\s+at\s+0\.58", "the symmetric-ALiBi cap "
+     "(0.55 (L - 2) + 1) / (L - 1) depends on the length: 0.61 at 8 tokens, 0.58 at 16, 0.565 at 32"),
+    ("15", r"(?<!default attention, )transformers'\s+Llama\s+(?:can\s+keep|keeps)\s+packed\s+documents\s+apart",
+     "only with the default attention: with flash attention, DataCollatorWithFlattening(return_flash_attn_kwargs=True) "
+     "passes cu_seq_lens_q/k, a third way"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -369,6 +376,11 @@ def test_the_list_can_find_what_it_looks_for():
                "YaRN\\s+matches\\s+training": "This *static* YaRN matches training.",
                "others\\s+carry\\s+no\\s+position(?!\\s+of\\s+their\\s+own)": "The others carry no position.",
                "Nothing\\s+in\\s+the\\s+8\\s+unturned\\s+columns\\s+changes": "Nothing in the 8 unturned columns changes at 2x.",
+               "into\\s+words,\\s+numbers\\s+and\\s+runs\\s+of\\s+other\\s+symbols":
+                   "cuts the text into words, numbers and runs of other symbols\n[2].",
+               "why\\s+this\\s+caps\\s+accuracy\\s+at\\s+0\\.58": "**Side note: why this caps accuracy at 0.58.**",
+               "(?<!default attention, )transformers'\\s+Llama\\s+(?:can\\s+keep|keeps)\\s+packed\\s+documents\\s+apart":
+                   "transformers' Llama can keep packed documents apart in two ways [4].",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
