@@ -150,9 +150,9 @@ _ROPE_SELF_SCORE_PEAK = {
          "and k = word @ W_K point different ways, and turning k can bring it closer to q's direction than no turn does.",
     "b": "Nothing favours the ends. Each pair adds |q_i| |k_i| cos(angle_i s + phase_i), which rises and falls with "
          "the offset s, so the largest sum can fall at any offset. The figure below shows where it falls here.",
-    "c": "Both query positions peak at the same offset. That offset need not be 0, because W_Q and W_K differ. "
-         "With W_Q = W_K the peak would be at offset 0, since turning q cannot make its dot product with the unturned q "
-         "larger than q . q.",
+    "c": "The score depends on the positions only through the offset, so both query positions peak at the same offset. "
+         "That offset need not be 0, because W_Q and W_K differ. With W_Q = W_K the peak would be at offset 0, "
+         "since turning q cannot make its dot product with the unturned q larger than q . q.",
     "d": "The score is the same at every position for a given offset (the two curves below lie on each other), not the "
          "same at every offset.",
     "e": "The angles grow with the position, but the score depends on the positions only through the offset, as the "
