@@ -24,7 +24,7 @@ BUDGET = {
     "01_padding_and_one_hot": 672,
     "02_embedding": 772,
     "03_pe_formula": 1052,
-    "04_stack_and_flatten": 923,
+    "04_stack_and_flatten": 932,
     "05_x_plus_pe_and_qkv": 1145,
     "06_batches_and_masks": 959,
     "07_heads_and_causal_mask": 1127,
