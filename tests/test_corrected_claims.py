@@ -264,6 +264,12 @@ CORRECTED = [
     ("15", r"(?<!default attention, )transformers'\s+Llama\s+(?:can\s+keep|keeps)\s+packed\s+documents\s+apart",
      "only with the default attention: with flash attention, DataCollatorWithFlattening(return_flash_attn_kwargs=True) "
      "passes cu_seq_lens_q/k, a third way"),
+    ("00", r"keeps\s+scores\s+from\s+growing\s+with\s+the\s+width", "dividing by sqrt(d) keeps the spread (std) of the "
+     "scores about constant as the width grows; it does not stop any one score from growing"),
+    ("01", r"`?<UNK>`?\s+stands\s+for\s+any\s+word", "any token not in the vocabulary becomes <UNK>, punctuation included "
+     "(the comma in 02's Exercise 1)"),
+    ("02", r"docs\s+are\s+right\s+for\s+an\s+`?Embedding`?\s+built\s+from\s+scratch", "too narrow both ways: the <PAD> row "
+     "also stays fixed under an optimizer without weight decay, and a new Embedding whose <PAD> row is set non-zero decays"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -381,6 +387,10 @@ def test_the_list_can_find_what_it_looks_for():
                "why\\s+this\\s+caps\\s+accuracy\\s+at\\s+0\\.58": "**Side note: why this caps accuracy at 0.58.**",
                "(?<!default attention, )transformers'\\s+Llama\\s+(?:can\\s+keep|keeps)\\s+packed\\s+documents\\s+apart":
                    "transformers' Llama can keep packed documents apart in two ways [4].",
+               "keeps\\s+scores\\s+from\\s+growing\\s+with\\s+the\\s+width": "This keeps scores from growing with the\nwidth",
+               "`?<UNK>`?\\s+stands\\s+for\\s+any\\s+word": "`<UNK>` stands for any word not in the list.",
+               "docs\\s+are\\s+right\\s+for\\s+an\\s+`?Embedding`?\\s+built\\s+from\\s+scratch":
+                   "The docs are right for an `Embedding` built from scratch.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
