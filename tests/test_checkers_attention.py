@@ -173,7 +173,7 @@ def test_show_one_head_score_waits_for_a_judged_prediction_then_prints_the_score
     exercises.show_one_head_score(0.5, x=x, weights=weights, num_heads=2, query=1, key=0)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"one head's score for query 1 and key 0: {one:.4f}"
-    assert lines[1] == "one head's output equals the 2 heads' within 1e-6: False" and "own softmax" in lines[2]
+    assert lines[1] == "one head of 6 columns gives the same output as 2 heads of 3 columns: False" and "own softmax" in lines[2]
     exercises.reset_progress()
 
 

@@ -290,7 +290,8 @@ def show_one_head_score(prediction: object, *, x: torch.Tensor, weights: object,
     print(f"one head's score for query {query} and key {key}: {one.item():.4f}")
     one_head = multi_head_attention(x[None], weights, num_heads=1)[0]
     same = bool(torch.allclose(one_head, multi_head_attention(x[None], weights, num_heads=num_heads)[0], atol=1e-6))
-    print(f"one head's output equals the {num_heads} heads' within 1e-6:", same)
+    d_model = x.shape[-1]
+    print(f"one head of {d_model} columns gives the same output as {num_heads} heads of {d_model // num_heads} columns:", same)
     if not same:
         print("Each head takes its own softmax, so the weights, and the outputs, differ.")
 
