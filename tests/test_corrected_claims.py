@@ -264,6 +264,10 @@ CORRECTED = [
     ("15", r"(?<!default attention, )transformers'\s+Llama\s+(?:can\s+keep|keeps)\s+packed\s+documents\s+apart",
      "only with the default attention: with flash attention, DataCollatorWithFlattening(return_flash_attn_kwargs=True) "
      "passes cu_seq_lens_q/k, a third way"),
+    ("13", r"its\s+authors\s+suggest\s+it", "the symmetric ALiBi comes from issue 5 of the ALiBi repository, opened by "
+     "Ofir Press, the first author, alone: not a suggestion of all three authors"),
+    ("13", r"rows\s+for\s+4\s+and\s+8\s+heads,\s+not\s+6", "the paper's rule 2^(-8k/H) misses the 12-head row too "
+     "(x = 2/3, 4/3, ...): naming only 6 implies it gives the 12-head row"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -381,6 +385,8 @@ def test_the_list_can_find_what_it_looks_for():
                "why\\s+this\\s+caps\\s+accuracy\\s+at\\s+0\\.58": "**Side note: why this caps accuracy at 0.58.**",
                "(?<!default attention, )transformers'\\s+Llama\\s+(?:can\\s+keep|keeps)\\s+packed\\s+documents\\s+apart":
                    "transformers' Llama can keep packed documents apart in two ways [4].",
+               "its\\s+authors\\s+suggest\\s+it": "It is not in the paper, but its\n  authors suggest it [4].",
+               "rows\\s+for\\s+4\\s+and\\s+8\\s+heads,\\s+not\\s+6": "The paper's rule gives the rows for 4 and 8 heads, not 6.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
