@@ -270,6 +270,10 @@ CORRECTED = [
      "(the comma in 02's Exercise 1)"),
     ("02", r"docs\s+are\s+right\s+for\s+an\s+`?Embedding`?\s+built\s+from\s+scratch", "too narrow both ways: the <PAD> row "
      "also stays fixed under an optimizer without weight decay, and a new Embedding whose <PAD> row is set non-zero decays"),
+    ("13", r"its\s+authors\s+suggest\s+it", "the symmetric ALiBi comes from issue 5 of the ALiBi repository, opened by "
+     "Ofir Press, the first author, alone: not a suggestion of all three authors"),
+    ("13", r"rows\s+for\s+4\s+and\s+8\s+heads,\s+not\s+6", "the paper's rule 2^(-8k/H) misses the 12-head row too "
+     "(x = 2/3, 4/3, ...): naming only 6 implies it gives the 12-head row"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -391,6 +395,8 @@ def test_the_list_can_find_what_it_looks_for():
                "`?<UNK>`?\\s+stands\\s+for\\s+any\\s+word": "`<UNK>` stands for any word not in the list.",
                "docs\\s+are\\s+right\\s+for\\s+an\\s+`?Embedding`?\\s+built\\s+from\\s+scratch":
                    "The docs are right for an `Embedding` built from scratch.",
+               "its\\s+authors\\s+suggest\\s+it": "It is not in the paper, but its\n  authors suggest it [4].",
+               "rows\\s+for\\s+4\\s+and\\s+8\\s+heads,\\s+not\\s+6": "The paper's rule gives the rows for 4 and 8 heads, not 6.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 551,
     "10_relative_positions": 913,
     "11_pitfalls": 783,
-    "12_precision": 964,
-    "13_position_schemes": 1243,
+    "12_precision": 970,
+    "13_position_schemes": 1252,
     "14_does_position_matter": 1436,
     "15_real_pipeline": 1299,
     # "Stretching the context" reads as two: the rules, then what real models set.
