@@ -63,6 +63,10 @@ CORRECTED = [
      "rows and applies LayerNorm before layer 1: the four-term expansion holds only when LayerNorm and segment rows are ignored"),
     ("06", r"paper's\s+last\s+two\s+input\s+steps", "the paper's input side is embedding, times sqrt(d_model), + PE, "
      "dropout: the factor comes before + PE, so the factor and dropout are not its last two steps"),
+    ("05", r"adds\s+that\s+same\s+table", "TUPE (section 3.3) gives each head its own U^Q and U^K: one position-position "
+     "table per head, shared by all layers, not one table"),
+    ("06", r"predictions\s+nearly\s+even", "entries of std 1/sqrt(d_model) against a layer-normed row of norm about "
+     "sqrt(d_model) give first output scores of std about 1: spread out, not nearly even"),
     ("07", r"ten numbers to a line", "linewidth=120 counts characters, not numbers: 12 to 14 four-decimal numbers fit"),
     ("07", r"lower triangle already hides", "the causal mask keeps its lower triangle; the keys it hides are above the diagonal"),
     ("07", r"can still mark position\.", "only if the values differ: when every value is equal, position leaves no trace"),
@@ -397,6 +401,8 @@ def test_the_list_can_find_what_it_looks_for():
                    "The docs are right for an `Embedding` built from scratch.",
                "its\\s+authors\\s+suggest\\s+it": "It is not in the paper, but its\n  authors suggest it [4].",
                "rows\\s+for\\s+4\\s+and\\s+8\\s+heads,\\s+not\\s+6": "The paper's rule gives the rows for 4 and 8 heads, not 6.",
+               "adds\\s+that\\s+same\\s+table": "Every layer adds that same table to its word–word\nscores.",
+               "predictions\\s+nearly\\s+even": "make the first predictions nearly\neven.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
