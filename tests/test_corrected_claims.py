@@ -264,6 +264,12 @@ CORRECTED = [
     ("15", r"(?<!default attention, )transformers'\s+Llama\s+(?:can\s+keep|keeps)\s+packed\s+documents\s+apart",
      "only with the default attention: with flash attention, DataCollatorWithFlattening(return_flash_attn_kwargs=True) "
      "passes cu_seq_lens_q/k, a third way"),
+    ("16", r"takes\s+these\s+pairs\s+to\s+angles\s+they\s+never\s+met", "said of pairs 35 to 63: pair 35 makes 0.997 turns "
+     "within L, so a longer input takes it only a sliver past the angles it met; only the slower pairs meet much that is new"),
+    ("16", r"angle\s+near\s+0\.5\s+rad\s+meant\s+tokens\s+13\s+apart", "true on pair 0 only (13 rad wraps to 0.43, the "
+     "nearest of distances 1 to 31); on other pairs distance 13 gives other angles"),
+    ("16", r"Every\s+rule\s+divides\s+the\s+slowest", "said before the rules, it reads as a definition of a rule; it holds of "
+     "the four rules shown (PI, NTK-aware, YaRN, Llama 3.1), not of every rule"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -381,6 +387,11 @@ def test_the_list_can_find_what_it_looks_for():
                "why\\s+this\\s+caps\\s+accuracy\\s+at\\s+0\\.58": "**Side note: why this caps accuracy at 0.58.**",
                "(?<!default attention, )transformers'\\s+Llama\\s+(?:can\\s+keep|keeps)\\s+packed\\s+documents\\s+apart":
                    "transformers' Llama can keep packed documents apart in two ways [4].",
+               "takes\\s+these\\s+pairs\\s+to\\s+angles\\s+they\\s+never\\s+met":
+                   "A longer input takes these pairs to angles they never met.",
+               "angle\\s+near\\s+0\\.5\\s+rad\\s+meant\\s+tokens\\s+13\\s+apart":
+                   "In training, an angle near\n0.5 rad meant tokens 13 apart.",
+               "Every\\s+rule\\s+divides\\s+the\\s+slowest": "Every\nrule divides the slowest pair's frequency by `s`.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
