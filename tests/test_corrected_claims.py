@@ -278,6 +278,12 @@ CORRECTED = [
      "Ofir Press, the first author, alone: not a suggestion of all three authors"),
     ("13", r"rows\s+for\s+4\s+and\s+8\s+heads,\s+not\s+6", "the paper's rule 2^(-8k/H) misses the 12-head row too "
      "(x = 2/3, 4/3, ...): naming only 6 implies it gives the 12-head row"),
+    ("16", r"takes\s+these\s+pairs\s+to\s+angles\s+they\s+never\s+met", "said of pairs 35 to 63: pair 35 makes 0.997 turns "
+     "within L, so a longer input takes it only a sliver past the angles it met; only the slower pairs meet much that is new"),
+    ("16", r"angle\s+near\s+0\.5\s+rad\s+meant\s+tokens\s+13\s+apart", "true on pair 0 only (13 rad wraps to 0.43, the "
+     "nearest of distances 1 to 31); on other pairs distance 13 gives other angles"),
+    ("16", r"Every\s+rule\s+divides\s+the\s+slowest", "said before the rules, it reads as a definition of a rule; it holds of "
+     "the four rules shown (PI, NTK-aware, YaRN, Llama 3.1), not of every rule"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -403,6 +409,11 @@ def test_the_list_can_find_what_it_looks_for():
                "rows\\s+for\\s+4\\s+and\\s+8\\s+heads,\\s+not\\s+6": "The paper's rule gives the rows for 4 and 8 heads, not 6.",
                "adds\\s+that\\s+same\\s+table": "Every layer adds that same table to its word–word\nscores.",
                "predictions\\s+nearly\\s+even": "make the first predictions nearly\neven.",
+               "takes\\s+these\\s+pairs\\s+to\\s+angles\\s+they\\s+never\\s+met":
+                   "A longer input takes these pairs to angles they never met.",
+               "angle\\s+near\\s+0\\.5\\s+rad\\s+meant\\s+tokens\\s+13\\s+apart":
+                   "In training, an angle near\n0.5 rad meant tokens 13 apart.",
+               "Every\\s+rule\\s+divides\\s+the\\s+slowest": "Every\nrule divides the slowest pair's frequency by `s`.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
