@@ -264,6 +264,10 @@ CORRECTED = [
     ("15", r"(?<!default attention, )transformers'\s+Llama\s+(?:can\s+keep|keeps)\s+packed\s+documents\s+apart",
      "only with the default attention: with flash attention, DataCollatorWithFlattening(return_flash_attn_kwargs=True) "
      "passes cu_seq_lens_q/k, a third way"),
+    ("10", r"key\s+`?p\s+-\s+1`?\s+holds\s+the\s+same\s+row\s+as\s+query", "the hand-set head's query is 3 PE[p] and "
+     "key p - 1 is 8 PE[p]: different rows that point the same way, which among keys of one length scores highest"),
+    ("11", r"Partly,\s+from\s+the\s+pairs\s+that\s+turn", "pairs 4 and 5, a source of position there, barely turn "
+     "(0.086 and 0.012 radian at position 256), so 'the pairs that turn' (0 to 3) is the wrong set"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -381,6 +385,9 @@ def test_the_list_can_find_what_it_looks_for():
                "why\\s+this\\s+caps\\s+accuracy\\s+at\\s+0\\.58": "**Side note: why this caps accuracy at 0.58.**",
                "(?<!default attention, )transformers'\\s+Llama\\s+(?:can\\s+keep|keeps)\\s+packed\\s+documents\\s+apart":
                    "transformers' Llama can keep packed documents apart in two ways [4].",
+               "key\\s+`?p\\s+-\\s+1`?\\s+holds\\s+the\\s+same\\s+row\\s+as\\s+query":
+                   "The plan: key `p - 1` holds the same row as query\n`p`.",
+               "Partly,\\s+from\\s+the\\s+pairs\\s+that\\s+turn": "Partly, from the pairs that turn.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
