@@ -284,6 +284,10 @@ CORRECTED = [
      "nearest of distances 1 to 31); on other pairs distance 13 gives other angles"),
     ("16", r"Every\s+rule\s+divides\s+the\s+slowest", "said before the rules, it reads as a definition of a rule; it holds of "
      "the four rules shown (PI, NTK-aware, YaRN, Llama 3.1), not of every rule"),
+    ("10", r"key\s+`?p\s+-\s+1`?\s+holds\s+the\s+same\s+row\s+as\s+query", "the hand-set head's query is 3 PE[p] and "
+     "key p - 1 is 8 PE[p]: different rows that point the same way, which among keys of one length scores highest"),
+    ("11", r"Partly,\s+from\s+the\s+pairs\s+that\s+turn", "pairs 4 and 5, a source of position there, barely turn "
+     "(0.086 and 0.012 radian at position 256), so 'the pairs that turn' (0 to 3) is the wrong set"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -414,6 +418,9 @@ def test_the_list_can_find_what_it_looks_for():
                "angle\\s+near\\s+0\\.5\\s+rad\\s+meant\\s+tokens\\s+13\\s+apart":
                    "In training, an angle near\n0.5 rad meant tokens 13 apart.",
                "Every\\s+rule\\s+divides\\s+the\\s+slowest": "Every\nrule divides the slowest pair's frequency by `s`.",
+               "key\\s+`?p\\s+-\\s+1`?\\s+holds\\s+the\\s+same\\s+row\\s+as\\s+query":
+                   "The plan: key `p - 1` holds the same row as query\n`p`.",
+               "Partly,\\s+from\\s+the\\s+pairs\\s+that\\s+turn": "Partly, from the pairs that turn.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
