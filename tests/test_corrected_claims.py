@@ -288,6 +288,12 @@ CORRECTED = [
      "key p - 1 is 8 PE[p]: different rows that point the same way, which among keys of one length scores highest"),
     ("11", r"Partly,\s+from\s+the\s+pairs\s+that\s+turn", "pairs 4 and 5, a source of position there, barely turn "
      "(0.086 and 0.012 radian at position 256), so 'the pairs that turn' (0 to 3) is the wrong set"),
+    ("14", r"also\s+near\s+1\s+\+\s+2πk", "under pair 0 (1 rad a token) keys 20, 39 and 51 back end 1.15, 1.30 and 0.73 rad "
+     "round, not all near 1 + 2πk; pair 0's part drops to 8.2 at 51 back"),
+    ("14", r"39,\s+45\s+and\s+51\s+high", "pair 1 scores 39 back 2.1, about as 1 back (1.8); only 45 and 51 back (4.9, 6.0) "
+     "are high"),
+    ("15", r"no\s+KV\s+cache\s+of\s+earlier\s+keys", "any cache object blocks the packed document mask, even an empty "
+     "one made on the call (masking_utils: past_key_values is None): the 'cache left on' row is not equal"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -421,6 +427,9 @@ def test_the_list_can_find_what_it_looks_for():
                "key\\s+`?p\\s+-\\s+1`?\\s+holds\\s+the\\s+same\\s+row\\s+as\\s+query":
                    "The plan: key `p - 1` holds the same row as query\n`p`.",
                "Partly,\\s+from\\s+the\\s+pairs\\s+that\\s+turn": "Partly, from the pairs that turn.",
+               "also\\s+near\\s+1\\s+\\+\\s+2πk": "So do keys 20, 39 and 51, also near 1 + 2πk back.",
+               "39,\\s+45\\s+and\\s+51\\s+high": "It happens to score 20 back low and 39, 45 and 51 high.",
+               "no\\s+KV\\s+cache\\s+of\\s+earlier\\s+keys": "only when the call has no KV cache of earlier keys and values",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
