@@ -691,7 +691,7 @@ class TestSchemeCheckers:
         assert "0.7071" not in check([1.0] * 12).message
         # the first natural wrong answer gets a hint, not the rule in words
         formula = check([2.0 ** (-8 * k / 12) for k in range(1, 13)]).message
-        assert "formula for a power of two" in formula and "2^-1 and 2^-3" in formula, formula
+        assert "code uses it only for a power of two" in formula and "2^-1 and 2^-3" in formula, formula
         assert "every other" not in formula and "1st, 3rd" not in formula, formula
         assert "12-head row does the same with 8 and 16" in formula and "plays the part" not in formula, formula
 

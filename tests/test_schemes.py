@@ -408,7 +408,7 @@ def test_rotation_matrix_moves_a_row_of_pe_and_its_transpose_moves_it_back(k):
 
 @pytest.mark.parametrize("answer,words", [
     (sorted(2.0**-e for e in (2, 4, 6, 8, 1, 3))[::-1], "sorted"),
-    ([2.0 ** (-8 * k / 6) for k in range(1, 7)], "formula for a power of two"),
+    ([2.0 ** (-8 * k / 6) for k in range(1, 7)], "code uses it only for a power of two"),
     ([2.0**-2, 2.0**-4, 2.0**-6, 2.0**-8, 2.0**-2, 2.0**-4], "2nd, 4th"),
     ([2.0**-k for k in range(1, 7)], "first 6 slopes of 8 heads"),
     ([2.0**-e for e in (3, 1, 8, 6, 4, 2)], "Reversed"),

@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 553,
     "10_relative_positions": 922,
     "11_pitfalls": 789,
-    "12_precision": 970,
-    "13_position_schemes": 1252,
+    "12_precision": 972,
+    "13_position_schemes": 1262,
     "14_does_position_matter": 1450,
     "15_real_pipeline": 1311,
     # "Stretching the context" reads as two: the rules, then what real models set.

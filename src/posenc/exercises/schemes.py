@@ -379,7 +379,8 @@ def _judge_slopes(answer: object, num_heads: int) -> Feedback:
     else:
         doubled = alibi_slopes(num_heads=2 * closest, dtype=torch.float64)
         mistakes += [
-            (f"That is 2^(-8k/{num_heads}), the paper's formula for a power of two. {hint}", 2.0 ** (-8 * (k + 1) / num_heads)),
+            (f"That is 2^(-8k/{num_heads}), the paper's formula; the authors' code uses it only for a power of two. {hint}",
+             2.0 ** (-8 * (k + 1) / num_heads)),
             (f"The right slopes, but sorted: the rule lists the {closest}-head slopes first, then the ones taken "
              f"from {2 * closest} heads, as the 6- and 12-head rows do. Do not sort.", expected.sort(descending=True).values),
             (f"The 2nd, 4th, ... slopes of {2 * closest} heads are the {closest}-head slopes again; the rule takes the "
