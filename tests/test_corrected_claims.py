@@ -294,6 +294,10 @@ CORRECTED = [
      "are high"),
     ("15", r"no\s+KV\s+cache\s+of\s+earlier\s+keys", "any cache object blocks the packed document mask, even an empty "
      "one made on the call (masking_utils: past_key_values is None): the 'cache left on' row is not equal"),
+    ("04", r"last\s+denominator\s+is\s+exactly\s+10000,\s+and\s+ours", "it reads as if only the last differs: tensor2tensor's "
+     "denominators are 10000^(i / (pairs - 1)), so every one after the first differs (1, 100, 10000 against 1, 21.5, 464)"),
+    ("03", r"one\s+language\s+model\s+with\s+the\s+sinusoidal", "Press et al. train two models of one design, at L = 512 "
+     "and at L = 1024"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -430,6 +434,8 @@ def test_the_list_can_find_what_it_looks_for():
                "also\\s+near\\s+1\\s+\\+\\s+2πk": "So do keys 20, 39 and 51, also near 1 + 2πk back.",
                "39,\\s+45\\s+and\\s+51\\s+high": "It happens to score 20 back low and 39, 45 and 51 high.",
                "no\\s+KV\\s+cache\\s+of\\s+earlier\\s+keys": "only when the call has no KV cache of earlier keys and values",
+               "last\\s+denominator\\s+is\\s+exactly\\s+10000,\\s+and\\s+ours": "last\ndenominator is exactly 10000, and ours",
+               "one\\s+language\\s+model\\s+with\\s+the\\s+sinusoidal": "one language model with the sinusoidal encoding",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
