@@ -300,6 +300,10 @@ CORRECTED = [
      "than 1 at 130,419 of 131,072 positions, from position 595 on: not only at some long positions"),
     ("12", r"no\s+more\s+than\s+its\s+angle(?!\s+changes)", "a sine is not compared with an angle: its change is at "
      "most the angle's change"),
+    ("04", r"last\s+denominator\s+is\s+exactly\s+10000,\s+and\s+ours", "it reads as if only the last differs: tensor2tensor's "
+     "denominators are 10000^(i / (pairs - 1)), so every one after the first differs (1, 100, 10000 against 1, 21.5, 464)"),
+    ("03", r"one\s+language\s+model\s+with\s+the\s+sinusoidal", "Press et al. train two models of one design, at L = 512 "
+     "and at L = 1024"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -439,6 +443,8 @@ def test_the_list_can_find_what_it_looks_for():
                "rows\\s+for\\s+4\\s+and\\s+8\\s+heads\\s+only": "The paper's rule gives the rows for 4 and 8 heads only.",
                "some\\s+long-position\\s+entries\\s+are\\s+off": "Then some long-position\n entries are off by almost 2",
                "no\\s+more\\s+than\\s+its\\s+angle(?!\\s+changes)": "A sine changes by no\nmore than its angle, since",
+               "last\\s+denominator\\s+is\\s+exactly\\s+10000,\\s+and\\s+ours": "last\ndenominator is exactly 10000, and ours",
+               "one\\s+language\\s+model\\s+with\\s+the\\s+sinusoidal": "one language model with the sinusoidal encoding",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

@@ -221,6 +221,8 @@ def test_the_fixed_module_refuses_one_position_too_many_with_value_error():
     # A module built with 10 rows, checked for 7: it accepts 8 positions, one more than asked.
     feedback = exercises.check_positional_module(SeedModule(refuse_with(ValueError, "<=")), max_sequence_length=7)
     assert feedback.status == "mistake" and "accepted 8 positions" in feedback.message
+    # The learner's table may be longer than max_sequence_length: the feedback must not claim its row count.
+    assert "rows" not in feedback.message and "longer than max_sequence_length" in feedback.message, feedback.message
 
 
 def test_the_module_checker_says_the_shape_it_feeds():

@@ -184,8 +184,8 @@ def check_positional_module(module: object, *, d_model: int = 6, max_sequence_le
             return Feedback(MISTAKE, f"For {fed(too_long)}, forward returned {L} positions: it cut the input without "
                                      f"a word, and position {L} is lost. Check the length first and raise ValueError.")
         return Feedback(MISTAKE, f"forward accepted {L + 1} positions ({fed(too_long)}), one more than "
-                                 f"max_sequence_length={L}, and returned {describe(out)}: the table has {L} rows, so "
-                                 "refuse a longer x with ValueError.")
+                                 f"max_sequence_length={L}, and returned {describe(out)}. Refuse any x longer than "
+                                 "max_sequence_length with ValueError.")
     if isinstance(out, AssertionError):
         return Feedback(MISTAKE, f"An assert refuses {L + 1} positions, but `python -O` removes every assert, and then "
                                  "nothing does: check with `if` and raise ValueError.")

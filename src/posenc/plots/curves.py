@@ -362,6 +362,8 @@ def pair_rotation(*, d_model: int = 6, pair: int = 0, max_sequence_length: int =
     ax.plot(torch.sin(circle).numpy(), torch.cos(circle).numpy(), color="#BBBBBB", linewidth=1)
     ax.axhline(0, color="#DDDDDD", linewidth=0.8, zorder=0)
     ax.axvline(0, color="#DDDDDD", linewidth=0.8, zorder=0)
+    # Faint chords join the positions in order, 0 -> 1 -> 2 ...: equal chords show equal steps.
+    ax.plot(torch.sin(angles).numpy(), torch.cos(angles).numpy(), "-", color=COSINE_COLOUR, alpha=0.25, linewidth=0.8)
     ax.plot(torch.sin(angles).numpy(), torch.cos(angles).numpy(), "o", color=COSINE_COLOUR, markersize=5)
     for pos, angle in enumerate(angles.tolist()):
         ax.text(1.17 * math.sin(angle), 1.17 * math.cos(angle), str(pos), ha="center", va="center", fontsize=9)

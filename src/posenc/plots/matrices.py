@@ -147,7 +147,8 @@ def encoding_heatmap(table: torch.Tensor | None = None, *, max_sequence_length: 
         sines = (columns + 1) // 2
         panels = [(table, labels, "column j", title or "interleaved: sin, cos, sin, cos, ..."),
                   (to_concatenated(table), labels[0::2] + labels[1::2],
-                   f"column: sines 0 to {sines - 1}, then cosines",
+                   # With named ticks ("sin 32", "cos 0"), the numbers are pairs, not the left panel's columns.
+                   f"{'pair i' if column_ticks is not None and not annotate else 'column'}: sines 0 to {sines - 1}, then cosines",
                    "concatenated, same denominators: all sines, then all cosines")]
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     for k, (ax, (values, column_labels, xlabel, panel_title)) in enumerate(zip(axes, panels)):
