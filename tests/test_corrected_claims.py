@@ -67,6 +67,8 @@ CORRECTED = [
      "table per head, shared by all layers, not one table"),
     ("06", r"predictions\s+nearly\s+even", "entries of std 1/sqrt(d_model) against a layer-normed row of norm about "
      "sqrt(d_model) give first output scores of std about 1: spread out, not nearly even"),
+    ("05", r"scores\s+must\s+become\s+weights", "weights that are never negative and add up to 1 are attention's design "
+     "choice, so the output is an average of the values; nothing forces it"),
     ("07", r"ten numbers to a line", "linewidth=120 counts characters, not numbers: 12 to 14 four-decimal numbers fit"),
     ("07", r"lower triangle already hides", "the causal mask keeps its lower triangle; the keys it hides are above the diagonal"),
     ("07", r"can still mark position\.", "only if the values differ: when every value is equal, position leaves no trace"),
@@ -445,6 +447,7 @@ def test_the_list_can_find_what_it_looks_for():
                "no\\s+more\\s+than\\s+its\\s+angle(?!\\s+changes)": "A sine changes by no\nmore than its angle, since",
                "last\\s+denominator\\s+is\\s+exactly\\s+10000,\\s+and\\s+ours": "last\ndenominator is exactly 10000, and ours",
                "one\\s+language\\s+model\\s+with\\s+the\\s+sinusoidal": "one language model with the sinusoidal encoding",
+               "scores\\s+must\\s+become\\s+weights": "Each row of scores must become weights that are never negative.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
