@@ -294,6 +294,12 @@ CORRECTED = [
      "are high"),
     ("15", r"no\s+KV\s+cache\s+of\s+earlier\s+keys", "any cache object blocks the packed document mask, even an empty "
      "one made on the call (masking_utils: past_key_values is None): the 'cache left on' row is not equal"),
+    ("00", r"output\s+size\s+is\s+in\s+blue,\s+as\s+\(rows,\s+columns\)", "the pipeline diagram's first boxes show token "
+     "counts (4 tokens, 10 tokens) and Q, K, V shows 3 x (rows, columns): not every size is a (rows, columns) pair"),
+    ("01", r"identity\s+matrix\*\*,\s+1s\s+on\s+the\s+diagonal\.", "1s on the diagonal does not define the identity: "
+     "every other entry must be 0"),
+    ("02", r"2017\s+Transformer\s+is\s+an\s+exception", "every model whose output layer reuses W_E gets a <PAD> gradient "
+     "there (BERT's MLM head too): the 2017 Transformer is one of them, not a lone exception"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -430,6 +436,11 @@ def test_the_list_can_find_what_it_looks_for():
                "also\\s+near\\s+1\\s+\\+\\s+2πk": "So do keys 20, 39 and 51, also near 1 + 2πk back.",
                "39,\\s+45\\s+and\\s+51\\s+high": "It happens to score 20 back low and 39, 45 and 51 high.",
                "no\\s+KV\\s+cache\\s+of\\s+earlier\\s+keys": "only when the call has no KV cache of earlier keys and values",
+               "output\\s+size\\s+is\\s+in\\s+blue,\\s+as\\s+\\(rows,\\s+columns\\)":
+                   "Each box's output\nsize is in blue, as (rows, columns).",
+               "identity\\s+matrix\\*\\*,\\s+1s\\s+on\\s+the\\s+diagonal\\.":
+                   "The fast route uses the **identity matrix**, 1s on the diagonal.",
+               "2017\\s+Transformer\\s+is\\s+an\\s+exception": "The 2017 Transformer is an exception.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
