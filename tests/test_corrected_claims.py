@@ -306,6 +306,12 @@ CORRECTED = [
      "denominators are 10000^(i / (pairs - 1)), so every one after the first differs (1, 100, 10000 against 1, 21.5, 464)"),
     ("03", r"one\s+language\s+model\s+with\s+the\s+sinusoidal", "Press et al. train two models of one design, at L = 512 "
      "and at L = 1024"),
+    ("00", r"output\s+size\s+is\s+in\s+blue,\s+as\s+\(rows,\s+columns\)", "the pipeline diagram's first boxes show token "
+     "counts (4 tokens, 10 tokens) and Q, K, V shows 3 x (rows, columns): not every size is a (rows, columns) pair"),
+    ("01", r"identity\s+matrix\*\*,\s+1s\s+on\s+the\s+diagonal\.", "1s on the diagonal does not define the identity: "
+     "every other entry must be 0"),
+    ("02", r"2017\s+Transformer\s+is\s+an\s+exception", "every model whose output layer reuses W_E gets a <PAD> gradient "
+     "there (BERT's MLM head too): the 2017 Transformer is one of them, not a lone exception"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -448,6 +454,11 @@ def test_the_list_can_find_what_it_looks_for():
                "last\\s+denominator\\s+is\\s+exactly\\s+10000,\\s+and\\s+ours": "last\ndenominator is exactly 10000, and ours",
                "one\\s+language\\s+model\\s+with\\s+the\\s+sinusoidal": "one language model with the sinusoidal encoding",
                "scores\\s+must\\s+become\\s+weights": "Each row of scores must become weights that are never negative.",
+               "output\\s+size\\s+is\\s+in\\s+blue,\\s+as\\s+\\(rows,\\s+columns\\)":
+                   "Each box's output\nsize is in blue, as (rows, columns).",
+               "identity\\s+matrix\\*\\*,\\s+1s\\s+on\\s+the\\s+diagonal\\.":
+                   "The fast route uses the **identity matrix**, 1s on the diagonal.",
+               "2017\\s+Transformer\\s+is\\s+an\\s+exception": "The 2017 Transformer is an exception.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
