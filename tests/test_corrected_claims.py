@@ -106,6 +106,10 @@ CORRECTED = [
     ("11", r"rows are nearly equal", "they point almost the same way (cosine >= 0.91); they are not equal"),
     ("11", r"flag, `temp_bug_fix=False`", "LoFTR's temp_bug_fix defaults to True; only set to False does it restore "
      "the old line"),
+    ("11", r"Partly,\s+from\s+pairs\s+2\s+to\s+5", "pairs 0 and 1 carry position too (they repeat every 6.3 and 46 "
+     "positions), pairs 6 to 63 are as linear as 4 and 5, and LoFTR's CNN backbone pads with zeros"),
+    ("11", r"haven't\s+released\s+it\"", "issue #64 says 'we haven't released it yet': dropping 'yet' turns "
+     "an intention into a refusal"),
     ("11", r"positions run from 1 to 256", "256 is LoFTR's table size; a 640x480 image, at 1/8 scale, uses positions 1 to 80"),
     ("12", r"at most 2\^-24", "torch.pow is not correctly rounded: the drift is about 2^-24 per rounding, not at most"),
     ("12", r"often run in bfloat16", "its source is one example that loads Llama 3 in bfloat16: it shows loading, not how often"),
@@ -459,6 +463,8 @@ def test_the_list_can_find_what_it_looks_for():
                "identity\\s+matrix\\*\\*,\\s+1s\\s+on\\s+the\\s+diagonal\\.":
                    "The fast route uses the **identity matrix**, 1s on the diagonal.",
                "2017\\s+Transformer\\s+is\\s+an\\s+exception": "The 2017 Transformer is an exception.",
+               "Partly,\\s+from\\s+pairs\\s+2\\s+to\\s+5": "Partly, from pairs 2 to 5.",
+               "haven't\\s+released\\s+it\\\"": "so we haven't released it\".",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
