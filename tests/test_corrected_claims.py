@@ -92,6 +92,10 @@ CORRECTED = [
     ("08", r"cat sat on the mat", "the explorer knows 01's 11 words only: every word of that sentence is <UNK>"),
     ("07", r"called\s+\*?heads\*?,\s+avoid\s+this", "heads only let a model learn separate weights (Vaswani et al. 3.2.2: "
      "multi-head attention 'allows' it); with 07's random weights nothing is separated yet"),
+    ("07", r"[Mm]ake\s+sure\s+every\s+row\s+sees\s+a\s+key", "a row with no key is a <PAD> query that no real word reads: "
+     "any finite answer (-1e9's 0.1, SDPA's 0, Hugging Face's unmasked row) is harmless; only NaN spreads"),
+    ("08", r"[Ee]very\s+dot\s+product\s+is\s+positive", "true only in 08's 64-row table at d_model 128: at base 10,000 "
+     "the sum of cos(w_i k) over the 64 pairs first goes negative at offset 1,707"),
     ("09", r"ignores word order", "only with no PE and no mask, and the outputs are reordered, not ignored"),
     ("10", r"RoPE \(\[13\]\) uses the same matrix", "RoPE applies the blocks to a column, so it turns the other way"),
     ("10", r"key p - 1 scores \{best", "PE[p] . PE[p] = 32 is a PE dot product; the hand-set head's score is 3 times it, 96"),
@@ -465,6 +469,8 @@ def test_the_list_can_find_what_it_looks_for():
                "2017\\s+Transformer\\s+is\\s+an\\s+exception": "The 2017 Transformer is an exception.",
                "Partly,\\s+from\\s+pairs\\s+2\\s+to\\s+5": "Partly, from pairs 2 to 5.",
                "haven't\\s+released\\s+it\\\"": "so we haven't released it\".",
+               "[Mm]ake\\s+sure\\s+every\\s+row\\s+sees\\s+a\\s+key": "So make sure every row sees a key, as right padding does.",
+               "[Ee]very\\s+dot\\s+product\\s+is\\s+positive": "Every dot product is positive, and row 10's",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
