@@ -288,8 +288,9 @@ CORRECTED = [
      "Ofir Press, the first author, alone: not a suggestion of all three authors"),
     ("13", r"rows\s+for\s+4\s+and\s+8\s+heads,\s+not\s+6", "the paper's rule 2^(-8k/H) misses the 12-head row too "
      "(x = 2/3, 4/3, ...): naming only 6 implies it gives the 12-head row"),
-    ("16", r"takes\s+these\s+pairs\s+to\s+angles\s+they\s+never\s+met", "said of pairs 35 to 63: pair 35 makes 0.997 turns "
-     "within L, so a longer input takes it only a sliver past the angles it met; only the slower pairs meet much that is new"),
+    ("16", r"takes\s+(?:these\s+pairs|them)\s+to\s+angles\s+they\s+never\s+met", "said of pairs 35 to 63: pair 35 "
+     "makes 0.997 turns within L, so a longer input takes it only a sliver past the angles it met; "
+     "only the slower pairs meet much that is new"),
     ("16", r"angle\s+near\s+0\.5\s+rad\s+meant\s+tokens\s+13\s+apart", "true on pair 0 only (13 rad wraps to 0.43, the "
      "nearest of distances 1 to 31); on other pairs distance 13 gives other angles"),
     ("16", r"Every\s+rule\s+divides\s+the\s+slowest", "said before the rules, it reads as a definition of a rule; it holds of "
@@ -312,6 +313,10 @@ CORRECTED = [
      "most the angle's change"),
     ("04", r"last\s+denominator\s+is\s+exactly\s+10000,\s+and\s+ours", "it reads as if only the last differs: tensor2tensor's "
      "denominators are 10000^(i / (pairs - 1)), so every one after the first differs (1, 100, 10000 against 1, 21.5, 464)"),
+    ("17", r"cards\s+state\s+their\s+longest\s+training\s+input", "the cards state a context length (\"Context length\" "
+     "128k, \"Context Length\" 128K); it equals the longest training input only by the papers (sources 8 and 10)"),
+    ("17", r"layers\s+without\s+positions", "Llama 4's NoPE layers have no RoPE, but they get position from the causal mask, "
+     "and transformers scales their queries by a factor of the query's position from 8,191 on"),
     ("03", r"one\s+language\s+model\s+with\s+the\s+sinusoidal", "Press et al. train two models of one design, at L = 512 "
      "and at L = 1024"),
     ("00", r"output\s+size\s+is\s+in\s+blue,\s+as\s+\(rows,\s+columns\)", "the pipeline diagram's first boxes show token "
@@ -445,8 +450,11 @@ def test_the_list_can_find_what_it_looks_for():
                "rows\\s+for\\s+4\\s+and\\s+8\\s+heads,\\s+not\\s+6": "The paper's rule gives the rows for 4 and 8 heads, not 6.",
                "adds\\s+that\\s+same\\s+table": "Every layer adds that same table to its word–word\nscores.",
                "predictions\\s+nearly\\s+even": "make the first predictions nearly\neven.",
-               "takes\\s+these\\s+pairs\\s+to\\s+angles\\s+they\\s+never\\s+met":
+               "takes\\s+(?:these\\s+pairs|them)\\s+to\\s+angles\\s+they\\s+never\\s+met":
                    "A longer input takes these pairs to angles they never met.",
+               "cards\\s+state\\s+their\\s+longest\\s+training\\s+input":
+                   "Llama 3.1's and DeepSeek-V3's cards state their\nlongest training input.",
+               "layers\\s+without\\s+positions": "## Llama 4: layers without positions, and chunks",
                "angle\\s+near\\s+0\\.5\\s+rad\\s+meant\\s+tokens\\s+13\\s+apart":
                    "In training, an angle near\n0.5 rad meant tokens 13 apart.",
                "Every\\s+rule\\s+divides\\s+the\\s+slowest": "Every\nrule divides the slowest pair's frequency by `s`.",

@@ -269,4 +269,5 @@ def head_width_comparison(saved: dict) -> dict:
                   "chance, 1/32": {title: 1 / 32 for title in lengths}}
     return {"panels": panels, "seeds": saved["seeds"], "learned": learned, "references": references,
             "shaded": [f"{name}, half" for name in rules], "shaded_are": "half heads",
-            "others_are": "learned with one head width only"}
+            "others_are": "learned with one head width only, not in the medians",
+            "tags": {"one-token match": "one-token match"}}
