@@ -294,6 +294,14 @@ CORRECTED = [
      "are high"),
     ("15", r"no\s+KV\s+cache\s+of\s+earlier\s+keys", "any cache object blocks the packed document mask, even an empty "
      "one made on the call (masking_utils: past_key_values is None): the 'cache left on' row is not equal"),
+    ("14", r"[Kk]eys\s+ahead\s+a\s+bonus", "ALiBi as published has no bias for keys ahead: Press et al. define it for a "
+     "causal mask only, and issue #5 says the causal matrix is right only on and below the diagonal"),
+    ("14", r"end\s+near\s+1\s+radian\s+too", "under pair 0 keys 20, 39 and 51 back end at 1.15, 1.30 and 0.73 rad: the last "
+     "two are 0.3 rad from 1, and pair 0's part drops at 51 back"),
+    ("14", r"39\s+about\s+as\s+1\s+back", "fails in seed 2 (pair 1 scores 3.2 at 39 back against 0.8 at 1 back), and the "
+     "benchmark asserts nothing about score_by_pair"),
+    ("15", r"largest\s+logit\s+gap,\s+over\s+all\s+documents", "decoder.packing_differences runs one attention head "
+     "with no read-out: its table compares the head's outputs, not logits"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -430,6 +438,11 @@ def test_the_list_can_find_what_it_looks_for():
                "also\\s+near\\s+1\\s+\\+\\s+2πk": "So do keys 20, 39 and 51, also near 1 + 2πk back.",
                "39,\\s+45\\s+and\\s+51\\s+high": "It happens to score 20 back low and 39, 45 and 51 high.",
                "no\\s+KV\\s+cache\\s+of\\s+earlier\\s+keys": "only when the call has no KV cache of earlier keys and values",
+               "[Kk]eys\\s+ahead\\s+a\\s+bonus": "Keys behind the query get a penalty, and keys ahead a\nbonus",
+               "end\\s+near\\s+1\\s+radian\\s+too": "Keys 20, 39 and 51 back end near 1 radian too, at 1.2, 1.3 and 0.7.",
+               "39\\s+about\\s+as\\s+1\\s+back": "Pair 1 happens to score 20 back low, 39 about as 1 back, and 45",
+               "largest\\s+logit\\s+gap,\\s+over\\s+all\\s+documents":
+                   "Each entry is the largest logit gap, over\nall documents, between a document read packed",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
