@@ -333,6 +333,10 @@ CORRECTED = [
      "benchmark asserts nothing about score_by_pair"),
     ("15", r"largest\s+logit\s+gap,\s+over\s+all\s+documents", "decoder.packing_differences runs one attention head "
      "with no read-out: its table compares the head's outputs, not logits"),
+    ("03", r"look\s+at\s+the\s+word\s+`?k`?\s+places\s+back", "Vaswani et al. 3.5 hoped for attending by relative "
+     "position, an offset k either way (the encoder looks both ways): not only k places back"),
+    ("04", r"d2l\s+\[4\]\s+write\s+the\s+same\s+table\s+with", "the Annotated Transformer builds its denominators "
+     "through exp(-log(10000) / d * 2i): its table equals ours only up to rounding (about 1e-7)"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -492,6 +496,9 @@ def test_the_list_can_find_what_it_looks_for():
                "39\\s+about\\s+as\\s+1\\s+back": "Pair 1 happens to score 20 back low, 39 about as 1 back, and 45",
                "largest\\s+logit\\s+gap,\\s+over\\s+all\\s+documents":
                    "Each entry is the largest logit gap, over\nall documents, between a document read packed",
+               "look\\s+at\\s+the\\s+word\\s+`?k`?\\s+places\\s+back": "easy to learn to look at the word `k` places back",
+               "d2l\\s+\\[4\\]\\s+write\\s+the\\s+same\\s+table\\s+with":
+                   "The Annotated Transformer [3] and d2l [4] write the same table with",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
