@@ -335,6 +335,10 @@ CORRECTED = [
      "with no read-out: its table compares the head's outputs, not logits"),
     ("11", r"[Pp]airs\s+4\s+to\s+63\s+add\s+small\s+sines", "LoFTR builds its table in float32: from pair 52 on exp(-2i) is "
      "exactly 0, and from pair 10 on the sine at position 256 is below 1e-6, too small for a weight to scale up"),
+    ("03", r"look\s+at\s+the\s+word\s+`?k`?\s+places\s+back", "Vaswani et al. 3.5 hoped for attending by relative "
+     "position, an offset k either way (the encoder looks both ways): not only k places back"),
+    ("04", r"d2l\s+\[4\]\s+write\s+the\s+same\s+table\s+with", "the Annotated Transformer builds its denominators "
+     "through exp(-log(10000) / d * 2i): its table equals ours only up to rounding (about 1e-7)"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -495,6 +499,9 @@ def test_the_list_can_find_what_it_looks_for():
                "largest\\s+logit\\s+gap,\\s+over\\s+all\\s+documents":
                    "Each entry is the largest logit gap, over\nall documents, between a document read packed",
                "[Pp]airs\\s+4\\s+to\\s+63\\s+add\\s+small\\s+sines": "> its own angles. Pairs 4 to 63 add small sines that",
+               "look\\s+at\\s+the\\s+word\\s+`?k`?\\s+places\\s+back": "easy to learn to look at the word `k` places back",
+               "d2l\\s+\\[4\\]\\s+write\\s+the\\s+same\\s+table\\s+with":
+                   "The Annotated Transformer [3] and d2l [4] write the same table with",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

@@ -24,7 +24,7 @@ BUDGET = {
     "01_padding_and_one_hot": 683,
     "02_embedding": 771,
     "03_pe_formula": 1062,
-    "04_stack_and_flatten": 941,
+    "04_stack_and_flatten": 944,
     "05_x_plus_pe_and_qkv": 1161,
     "06_batches_and_masks": 947,
     "07_heads_and_causal_mask": 1147,
