@@ -333,6 +333,11 @@ CORRECTED = [
      "benchmark asserts nothing about score_by_pair"),
     ("15", r"largest\s+logit\s+gap,\s+over\s+all\s+documents", "decoder.packing_differences runs one attention head "
      "with no read-out: its table compares the head's outputs, not logits"),
+    ("00", r"output\s+size\s+is\s+in\s+blue,\s+a\s+token\s+count\s+or\s+\(rows,\s+columns\)\.", "the Q, K, V box "
+     "reads 3 x (10, 6): three matrices, neither a token count nor one (rows, columns) pair"),
+    ("00", r"network\s+behind\s+language\s+models", "overstated: n-gram and RNN language models are not Transformers"),
+    ("01", r"cuts\s+\*don't\*\s+with\s+the\s+regular\s+expression,\s+then", "tokens.tokenize does not cut don't: "
+     "it prints [\"don't\"] and keeps it whole"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -492,6 +497,11 @@ def test_the_list_can_find_what_it_looks_for():
                "39\\s+about\\s+as\\s+1\\s+back": "Pair 1 happens to score 20 back low, 39 about as 1 back, and 45",
                "largest\\s+logit\\s+gap,\\s+over\\s+all\\s+documents":
                    "Each entry is the largest logit gap, over\nall documents, between a document read packed",
+               "output\\s+size\\s+is\\s+in\\s+blue,\\s+a\\s+token\\s+count\\s+or\\s+\\(rows,\\s+columns\\)\\.":
+                   "Each box's output\nsize is in blue, a token count or (rows, columns).",
+               "network\\s+behind\\s+language\\s+models": "a Transformer, the network behind language models,",
+               "cuts\\s+\\*don't\\*\\s+with\\s+the\\s+regular\\s+expression,\\s+then":
+                   "The last line cuts *don't* with the regular\nexpression, then with the package's",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
