@@ -339,6 +339,11 @@ CORRECTED = [
      "position, an offset k either way (the encoder looks both ways): not only k places back"),
     ("04", r"d2l\s+\[4\]\s+write\s+the\s+same\s+table\s+with", "the Annotated Transformer builds its denominators "
      "through exp(-log(10000) / d * 2i): its table equals ours only up to rounding (about 1e-7)"),
+    ("00", r"output\s+size\s+is\s+in\s+blue,\s+a\s+token\s+count\s+or\s+\(rows,\s+columns\)\.", "the Q, K, V box "
+     "reads 3 x (10, 6): three matrices, neither a token count nor one (rows, columns) pair"),
+    ("00", r"network\s+behind\s+language\s+models", "overstated: n-gram and RNN language models are not Transformers"),
+    ("01", r"cuts\s+\*don't\*\s+with\s+the\s+regular\s+expression,\s+then", "tokens.tokenize does not cut don't: "
+     "it prints [\"don't\"] and keeps it whole"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -502,6 +507,11 @@ def test_the_list_can_find_what_it_looks_for():
                "look\\s+at\\s+the\\s+word\\s+`?k`?\\s+places\\s+back": "easy to learn to look at the word `k` places back",
                "d2l\\s+\\[4\\]\\s+write\\s+the\\s+same\\s+table\\s+with":
                    "The Annotated Transformer [3] and d2l [4] write the same table with",
+               "output\\s+size\\s+is\\s+in\\s+blue,\\s+a\\s+token\\s+count\\s+or\\s+\\(rows,\\s+columns\\)\\.":
+                   "Each box's output\nsize is in blue, a token count or (rows, columns).",
+               "network\\s+behind\\s+language\\s+models": "a Transformer, the network behind language models,",
+               "cuts\\s+\\*don't\\*\\s+with\\s+the\\s+regular\\s+expression,\\s+then":
+                   "The last line cuts *don't* with the regular\nexpression, then with the package's",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
