@@ -344,6 +344,12 @@ CORRECTED = [
     ("00", r"network\s+behind\s+language\s+models", "overstated: n-gram and RNN language models are not Transformers"),
     ("01", r"cuts\s+\*don't\*\s+with\s+the\s+regular\s+expression,\s+then", "tokens.tokenize does not cut don't: "
      "it prints [\"don't\"] and keeps it whole"),
+    ("12", r"Their\s+sign\s+flips\s+\[2,\s*5\]", "sources 2 and 5 show the mechanism (code and issue), not the sign "
+     "flip: that is our own computation with Llama 3.1's config"),
+    ("12", r"Some\s+code\s+rounds\s+frequencies\s+or\s+positions\s+to\s+bfloat16\s+too\s+\[2", "overstates source 2: in "
+     "transformers 4.38.2 to 5.23.0 the frequencies stay float32 unless the user calls model.to(torch.bfloat16)"),
+    ("13", r"one\s+matrix\s+\$R_p\$,\s+as\s+in\s+\[10\]", "RoPE turns anticlockwise and 10's rotation_matrix turns a "
+     "row clockwise: apply_rotary(q)[p] equals q[p] @ rotation_matrix(position=p).T, so RoPE's R_p is its transpose"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -512,6 +518,11 @@ def test_the_list_can_find_what_it_looks_for():
                "network\\s+behind\\s+language\\s+models": "a Transformer, the network behind language models,",
                "cuts\\s+\\*don't\\*\\s+with\\s+the\\s+regular\\s+expression,\\s+then":
                    "The last line cuts *don't* with the regular\nexpression, then with the package's",
+               "Their\\s+sign\\s+flips\\s+\\[2,\\s*5\\]": "about 1,024 units.\n  Their sign flips [2, 5].",
+               "Some\\s+code\\s+rounds\\s+frequencies\\s+or\\s+positions\\s+to\\s+bfloat16\\s+too\\s+\\[2":
+                   "Some code rounds frequencies or\npositions to bfloat16 too [2, 5].",
+               "one\\s+matrix\\s+\\$R_p\\$,\\s+as\\s+in\\s+\\[10\\]":
+                   "Collect all the turns at position $p$ in one matrix $R_p$, as in [10](10_relative_positions.ipynb).",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 555,
     "10_relative_positions": 930,
     "11_pitfalls": 794,
-    "12_precision": 972,
-    "13_position_schemes": 1262,
+    "12_precision": 976,
+    "13_position_schemes": 1265,
     "14_does_position_matter": 1443,
     "15_real_pipeline": 1321,
     # "Stretching the context" reads as two: the rules, then what real models set.
