@@ -333,6 +333,10 @@ CORRECTED = [
      "benchmark asserts nothing about score_by_pair"),
     ("15", r"largest\s+logit\s+gap,\s+over\s+all\s+documents", "decoder.packing_differences runs one attention head "
      "with no read-out: its table compares the head's outputs, not logits"),
+    ("07", r"no\s+longer\s+sit\s+right\s+after", "head_outputs comes from a matmul, so each head is one block in memory: a "
+     "token's head-0 and head-1 numbers never sat together, and transpose moves nothing"),
+    ("07", r"a\s+marker\s+that\s+every\s+sentence\s+begins\s+with", "07's batch has no shared start token, so as a fact "
+     "it is false: the counting demo must say it supposes one"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -492,6 +496,8 @@ def test_the_list_can_find_what_it_looks_for():
                "39\\s+about\\s+as\\s+1\\s+back": "Pair 1 happens to score 20 back low, 39 about as 1 back, and 45",
                "largest\\s+logit\\s+gap,\\s+over\\s+all\\s+documents":
                    "Each entry is the largest logit gap, over\nall documents, between a document read packed",
+               "no\\s+longer\\s+sit\\s+right\\s+after": "a token's head-1 numbers no longer sit right after its head-0",
+               "a\\s+marker\\s+that\\s+every\\s+sentence\\s+begins\\s+with": "(a marker that every sentence begins with)",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
