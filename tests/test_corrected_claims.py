@@ -350,6 +350,10 @@ CORRECTED = [
      "transformers 4.38.2 to 5.23.0 the frequencies stay float32 unless the user calls model.to(torch.bfloat16)"),
     ("13", r"one\s+matrix\s+\$R_p\$,\s+as\s+in\s+\[10\]", "RoPE turns anticlockwise and 10's rotation_matrix turns a "
      "row clockwise: apply_rotary(q)[p] equals q[p] @ rotation_matrix(position=p).T, so RoPE's R_p is its transpose"),
+    ("07", r"no\s+longer\s+sit\s+right\s+after", "head_outputs comes from a matmul, so each head is one block in memory: a "
+     "token's head-0 and head-1 numbers never sat together, and transpose moves nothing"),
+    ("07", r"a\s+marker\s+that\s+every\s+sentence\s+begins\s+with", "07's batch has no shared start token, so as a fact "
+     "it is false: the counting demo must say it supposes one"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -523,6 +527,8 @@ def test_the_list_can_find_what_it_looks_for():
                    "Some code rounds frequencies or\npositions to bfloat16 too [2, 5].",
                "one\\s+matrix\\s+\\$R_p\\$,\\s+as\\s+in\\s+\\[10\\]":
                    "Collect all the turns at position $p$ in one matrix $R_p$, as in [10](10_relative_positions.ipynb).",
+               "no\\s+longer\\s+sit\\s+right\\s+after": "a token's head-1 numbers no longer sit right after its head-0",
+               "a\\s+marker\\s+that\\s+every\\s+sentence\\s+begins\\s+with": "(a marker that every sentence begins with)",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

@@ -27,7 +27,7 @@ BUDGET = {
     "04_stack_and_flatten": 944,
     "05_x_plus_pe_and_qkv": 1161,
     "06_batches_and_masks": 947,
-    "07_heads_and_causal_mask": 1147,
+    "07_heads_and_causal_mask": 1152,
     "08_explore": 686,
     "09_why_positions_matter": 555,
     "10_relative_positions": 930,
