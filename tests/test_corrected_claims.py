@@ -333,6 +333,10 @@ CORRECTED = [
      "benchmark asserts nothing about score_by_pair"),
     ("15", r"largest\s+logit\s+gap,\s+over\s+all\s+documents", "decoder.packing_differences runs one attention head "
      "with no read-out: its table compares the head's outputs, not logits"),
+    ("16", r"keeps\s+little\s+of\s+the\s+model's\s+sense\s+of\s+position", "an inference no run measures: "
+     "bench_stretching calls the one-token match a reference line, not a test of long offsets"),
+    ("17", r"scaled\s+up,\s+by\s+the\s+same\s+factor", "transformers' NoPE query factor, 1 + 0.1 ln(1 + floor((p + 1) "
+     "/ 8192)), grows with the query's position p: it is one factor per query, not one for all"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -492,6 +496,9 @@ def test_the_list_can_find_what_it_looks_for():
                "39\\s+about\\s+as\\s+1\\s+back": "Pair 1 happens to score 20 back low, 39 about as 1 back, and 45",
                "largest\\s+logit\\s+gap,\\s+over\\s+all\\s+documents":
                    "Each entry is the largest logit gap, over\nall documents, between a document read packed",
+               "keeps\\s+little\\s+of\\s+the\\s+model's\\s+sense\\s+of\\s+position":
+                   "A rule near it keeps little of the model's sense of position.",
+               "scaled\\s+up,\\s+by\\s+the\\s+same\\s+factor": "its queries\nare scaled up, by the same factor",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
