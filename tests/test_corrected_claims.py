@@ -354,6 +354,10 @@ CORRECTED = [
      "token's head-0 and head-1 numbers never sat together, and transpose moves nothing"),
     ("07", r"a\s+marker\s+that\s+every\s+sentence\s+begins\s+with", "07's batch has no shared start token, so as a fact "
      "it is false: the counting demo must say it supposes one"),
+    ("16", r"keeps\s+little\s+of\s+the\s+model's\s+sense\s+of\s+position", "an inference no run measures: "
+     "bench_stretching calls the one-token match a reference line, not a test of long offsets"),
+    ("17", r"scaled\s+up,\s+by\s+the\s+same\s+factor", "transformers' NoPE query factor, 1 + 0.1 ln(1 + floor((p + 1) "
+     "/ 8192)), grows with the query's position p: it is one factor per query, not one for all"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -529,6 +533,9 @@ def test_the_list_can_find_what_it_looks_for():
                    "Collect all the turns at position $p$ in one matrix $R_p$, as in [10](10_relative_positions.ipynb).",
                "no\\s+longer\\s+sit\\s+right\\s+after": "a token's head-1 numbers no longer sit right after its head-0",
                "a\\s+marker\\s+that\\s+every\\s+sentence\\s+begins\\s+with": "(a marker that every sentence begins with)",
+               "keeps\\s+little\\s+of\\s+the\\s+model's\\s+sense\\s+of\\s+position":
+                   "A rule near it keeps little of the model's sense of position.",
+               "scaled\\s+up,\\s+by\\s+the\\s+same\\s+factor": "its queries\nare scaled up, by the same factor",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
