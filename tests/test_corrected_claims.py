@@ -358,6 +358,13 @@ CORRECTED = [
      "bench_stretching calls the one-token match a reference line, not a test of long offsets"),
     ("17", r"scaled\s+up,\s+by\s+the\s+same\s+factor", "transformers' NoPE query factor, 1 + 0.1 ln(1 + floor((p + 1) "
      "/ 8192)), grows with the query's position p: it is one factor per query, not one for all"),
+    ("14", r"ALiBi\s+was\s+made\s+for\s+a\s+causal", "13's 'built for causal' in other words: Press et al. define it for a "
+     "causal mask and test only causal models; they do not say it suits only them"),
+    ("14", r"[Ii]n\s+this\s+encoder\s+none\s+does", "understated: the key 1 back also needs the keys at unseen offsets to "
+     "score well below it, not just none above it, or they dilute the softmax"),
+    ("14", r"scores\s+20\s+back\s+low", "the benchmark asserts nothing about score_by_pair, only that the decoder's pair 1 "
+     "peaks 10 to 15 ahead (about 48 to 53 back); 20 and 45 back lie outside that"),
+    ("14", r"shows\s+why\s+attention\s+reads\s+a\s+bag", "only attention with no positions and no mask reads a bag"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -536,6 +543,10 @@ def test_the_list_can_find_what_it_looks_for():
                "keeps\\s+little\\s+of\\s+the\\s+model's\\s+sense\\s+of\\s+position":
                    "A rule near it keeps little of the model's sense of position.",
                "scaled\\s+up,\\s+by\\s+the\\s+same\\s+factor": "its queries\nare scaled up, by the same factor",
+               "ALiBi\\s+was\\s+made\\s+for\\s+a\\s+causal": "ALiBi was made for a causal mask, where no key lies ahead.",
+               "[Ii]n\\s+this\\s+encoder\\s+none\\s+does": "could still outscore it. In this\nencoder none does, so",
+               "scores\\s+20\\s+back\\s+low": "Here pair 1 scores 20 back low, and 45 and 51 high.",
+               "shows\\s+why\\s+attention\\s+reads\\s+a\\s+bag": "shows why\nattention reads a bag.)",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
