@@ -365,6 +365,10 @@ CORRECTED = [
     ("14", r"scores\s+20\s+back\s+low", "the benchmark asserts nothing about score_by_pair, only that the decoder's pair 1 "
      "peaks 10 to 15 ahead (about 48 to 53 back); 20 and 45 back lie outside that"),
     ("14", r"shows\s+why\s+attention\s+reads\s+a\s+bag", "only attention with no positions and no mask reads a bag"),
+    ("05", r"Scaling\s+keeps\s+σ\s+near\s+1\s+at\s+every\s+width", "only if q and k have entries of variance about 1, "
+     "the side note's assumption: W_Q and W_K set the std of Q and K, so scaling alone does not"),
+    ("06", r"Below\s+are\s+three,\s+at", "the table has three lines but two initializations: lines 1 and 2 both draw std 1, "
+     "line 2 only adds the factor"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -547,6 +551,8 @@ def test_the_list_can_find_what_it_looks_for():
                "[Ii]n\\s+this\\s+encoder\\s+none\\s+does": "could still outscore it. In this\nencoder none does, so",
                "scores\\s+20\\s+back\\s+low": "Here pair 1 scores 20 back low, and 45 and 51 high.",
                "shows\\s+why\\s+attention\\s+reads\\s+a\\s+bag": "shows why\nattention reads a bag.)",
+               "Scaling\\s+keeps\\s+σ\\s+near\\s+1\\s+at\\s+every\\s+width": "Scaling keeps σ near 1\nat every width, so",
+               "Below\\s+are\\s+three,\\s+at": "Below are three, at `d_model = 512`, with entries of",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
