@@ -26,7 +26,7 @@ BUDGET = {
     "03_pe_formula": 1062,
     "04_stack_and_flatten": 944,
     "05_x_plus_pe_and_qkv": 1164,
-    "06_batches_and_masks": 950,
+    "06_batches_and_masks": 949,
     "07_heads_and_causal_mask": 1152,
     "08_explore": 686,
     "09_why_positions_matter": 555,
