@@ -369,6 +369,10 @@ CORRECTED = [
      "the side note's assumption: W_Q and W_K set the std of Q and K, so scaling alone does not"),
     ("06", r"Below\s+are\s+three,\s+at", "the table has three lines but two initializations: lines 1 and 2 both draw std 1, "
      "line 2 only adds the factor"),
+    ("11", r"[Pp]airs\s+4\s+to\s+63\s+barely\s+turn", "LoFTR's table is float32: from pair 52 on exp(-2i) rounds to "
+     "exactly 0, so those 12 pairs do not turn at all"),
+    ("11", r"batch_first=True`?,\s+so\s+the\s+module\s+gets", "cause and effect reversed: C.Origami's ConvTransModel "
+     "transposes to (batch, length, hidden) before AttnModule; batch_first=True only matches that"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -553,6 +557,9 @@ def test_the_list_can_find_what_it_looks_for():
                "shows\\s+why\\s+attention\\s+reads\\s+a\\s+bag": "shows why\nattention reads a bag.)",
                "Scaling\\s+keeps\\s+σ\\s+near\\s+1\\s+at\\s+every\\s+width": "Scaling keeps σ near 1\nat every width, so",
                "Below\\s+are\\s+three,\\s+at": "Below are three, at `d_model = 512`, with entries of",
+               "[Pp]airs\\s+4\\s+to\\s+63\\s+barely\\s+turn": "As written, pairs 4 to 63 barely turn, so each adds",
+               "batch_first=True`?,\\s+so\\s+the\\s+module\\s+gets":
+                   "Its Transformer layers use\n`batch_first=True`, so the module gets batch-first tensors.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
