@@ -369,6 +369,10 @@ CORRECTED = [
      "the side note's assumption: W_Q and W_K set the std of Q and K, so scaling alone does not"),
     ("06", r"Below\s+are\s+three,\s+at", "the table has three lines but two initializations: lines 1 and 2 both draw std 1, "
      "line 2 only adds the factor"),
+    ("07", r"transformers\s+even\s+lets\s+such\s+rows", "true of transformers 4.x's SDPA path only: in 5.23 "
+     "_unmask_unattended is still in modeling_attn_mask_utils.py, but no model calls it"),
+    ("08", r"slowest\s+pair\s+no\s+longer\s+decides", "it never decided: at base 100 its dip lies past the table (half "
+     "a turn is 292 positions), and both answers are just the table's last row"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -553,6 +557,8 @@ def test_the_list_can_find_what_it_looks_for():
                "shows\\s+why\\s+attention\\s+reads\\s+a\\s+bag": "shows why\nattention reads a bag.)",
                "Scaling\\s+keeps\\s+σ\\s+near\\s+1\\s+at\\s+every\\s+width": "Scaling keeps σ near 1\nat every width, so",
                "Below\\s+are\\s+three,\\s+at": "Below are three, at `d_model = 512`, with entries of",
+               "transformers\\s+even\\s+lets\\s+such\\s+rows": "Hugging Face's transformers even lets such rows see every key",
+               "slowest\\s+pair\\s+no\\s+longer\\s+decides": "the table, and the slowest pair no longer decides.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
