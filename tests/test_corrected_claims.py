@@ -373,6 +373,10 @@ CORRECTED = [
      "exactly 0, so those 12 pairs do not turn at all"),
     ("11", r"batch_first=True`?,\s+so\s+the\s+module\s+gets", "cause and effect reversed: C.Origami's ConvTransModel "
      "transposes to (batch, length, hidden) before AttnModule; batch_first=True only matches that"),
+    ("07", r"transformers\s+even\s+lets\s+such\s+rows", "true of transformers 4.x's SDPA path only: in 5.23 "
+     "_unmask_unattended is still in modeling_attn_mask_utils.py, but no model calls it"),
+    ("08", r"slowest\s+pair\s+no\s+longer\s+decides", "it never decided: at base 100 its dip lies past the table (half "
+     "a turn is 292 positions), and both answers are just the table's last row"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -560,6 +564,8 @@ def test_the_list_can_find_what_it_looks_for():
                "[Pp]airs\\s+4\\s+to\\s+63\\s+barely\\s+turn": "As written, pairs 4 to 63 barely turn, so each adds",
                "batch_first=True`?,\\s+so\\s+the\\s+module\\s+gets":
                    "Its Transformer layers use\n`batch_first=True`, so the module gets batch-first tensors.",
+               "transformers\\s+even\\s+lets\\s+such\\s+rows": "Hugging Face's transformers even lets such rows see every key",
+               "slowest\\s+pair\\s+no\\s+longer\\s+decides": "the table, and the slowest pair no longer decides.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
