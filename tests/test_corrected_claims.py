@@ -348,6 +348,8 @@ CORRECTED = [
      "flip: that is our own computation with Llama 3.1's config"),
     ("12", r"Some\s+code\s+rounds\s+frequencies\s+or\s+positions\s+to\s+bfloat16\s+too\s+\[2", "overstates source 2: in "
      "transformers 4.38.2 to 5.23.0 the frequencies stay float32 unless the user calls model.to(torch.bfloat16)"),
+    ("12", r"type\s+\[4\]\.\s+After\s+`model\.to\(torch\.bfloat16\)`", "loading in bfloat16 (the cited example) keeps "
+     "inv_freq float32 in transformers 5.23.0; only a later model.to(torch.bfloat16) rounds it, so the two must not be paired"),
     ("13", r"one\s+matrix\s+\$R_p\$,\s+as\s+in\s+\[10\]", "RoPE turns anticlockwise and 10's rotation_matrix turns a "
      "row clockwise: apply_rotary(q)[p] equals q[p] @ rotation_matrix(position=p).T, so RoPE's R_p is its transpose"),
     ("07", r"no\s+longer\s+sit\s+right\s+after", "head_outputs comes from a matmul, so each head is one block in memory: a "
@@ -566,6 +568,8 @@ def test_the_list_can_find_what_it_looks_for():
                    "Its Transformer layers use\n`batch_first=True`, so the module gets batch-first tensors.",
                "transformers\\s+even\\s+lets\\s+such\\s+rows": "Hugging Face's transformers even lets such rows see every key",
                "slowest\\s+pair\\s+no\\s+longer\\s+decides": "the table, and the slowest pair no longer decides.",
+               "type\\s+\\[4\\]\\.\\s+After\\s+`model\\.to\\(torch\\.bfloat16\\)`":
+                   "a 16-bit float type [4]. After `model.to(torch.bfloat16)`,\nLlama rounds",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

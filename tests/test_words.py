@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 563,
     "10_relative_positions": 930,
     "11_pitfalls": 808,
-    "12_precision": 976,
-    "13_position_schemes": 1265,
+    "12_precision": 994,
+    "13_position_schemes": 1288,
     "14_does_position_matter": 1447,
     "15_real_pipeline": 1326,
     # "Stretching the context" reads as two: the rules, then what real models set.
