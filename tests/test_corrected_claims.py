@@ -369,6 +369,8 @@ CORRECTED = [
      "the side note's assumption: W_Q and W_K set the std of Q and K, so scaling alone does not"),
     ("06", r"Below\s+are\s+three,\s+at", "the table has three lines but two initializations: lines 1 and 2 both draw std 1, "
      "line 2 only adds the factor"),
+    ("14", r"new\s+PE\s+rows\s+drown\s+out", "every PE row is sqrt(d_model / 2) = 4 long, at trained positions and past them: "
+     "the ratio 0.95 : 4 is the same everywhere, so the rows past training are new, not louder"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -553,6 +555,7 @@ def test_the_list_can_find_what_it_looks_for():
                "shows\\s+why\\s+attention\\s+reads\\s+a\\s+bag": "shows why\nattention reads a bag.)",
                "Scaling\\s+keeps\\s+σ\\s+near\\s+1\\s+at\\s+every\\s+width": "Scaling keeps σ near 1\nat every width, so",
                "Below\\s+are\\s+three,\\s+at": "Below are three, at `d_model = 512`, with entries of",
+               "new\\s+PE\\s+rows\\s+drown\\s+out": "past the trained positions the\nnew PE rows drown out the token.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
