@@ -379,6 +379,8 @@ CORRECTED = [
      "_unmask_unattended is still in modeling_attn_mask_utils.py, but no model calls it"),
     ("08", r"slowest\s+pair\s+no\s+longer\s+decides", "it never decided: at base 100 its dip lies past the table (half "
      "a turn is 292 positions), and both answers are just the table's last row"),
+    ("14", r"new\s+PE\s+rows\s+drown\s+out", "every PE row is sqrt(d_model / 2) = 4 long, at trained positions and past them: "
+     "the ratio 0.95 : 4 is the same everywhere, so the rows past training are new, not louder"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -570,6 +572,7 @@ def test_the_list_can_find_what_it_looks_for():
                "slowest\\s+pair\\s+no\\s+longer\\s+decides": "the table, and the slowest pair no longer decides.",
                "type\\s+\\[4\\]\\.\\s+After\\s+`model\\.to\\(torch\\.bfloat16\\)`":
                    "a 16-bit float type [4]. After `model.to(torch.bfloat16)`,\nLlama rounds",
+               "new\\s+PE\\s+rows\\s+drown\\s+out": "past the trained positions the\nnew PE rows drown out the token.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

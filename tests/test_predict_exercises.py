@@ -352,6 +352,8 @@ def test_the_alibi_and_embedding_factor_answers_leave_the_why_to_the_notebook_an
         assert "shrinks against its position" not in feedback.message
         # Review 53: the sinusoidal PE is not trained; the trained word row is the short one (0.95 against 4).
         assert "a quarter as long as a PE row" in feedback.message and "trained PE row" not in feedback.message
+        # Round 70: every PE row is 4 long, trained or not; only past the trained positions are the rows new.
+        assert "drown out" not in feedback.message and "new to it" in feedback.message
     for wrong, why in (("b", "Rotary changed by less than 0.02"), ("c.", "LayerNorm rescales the whole row")):
         feedback = exercises.check_embedding_factor(wrong)
         assert feedback.status == "mistake" and why in feedback.message and "The answer is 'a'" in feedback.message

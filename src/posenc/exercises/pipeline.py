@@ -284,7 +284,7 @@ def check_new_position(answer: object, *, attention_mask: torch.Tensor, prefill:
     rows = "".join(f" Row {b}'s {n} {takes[n > 1]}, so each new token's position is its slot minus {n}."
                    for b, n in pads.items() if n)
     return Feedback(CORRECT, f"Correct on this batch and on {len(_STEP_CASES)} of the checker's own.{rows} "
-                             "generate gets the same numbers as the last position id plus 1.")
+                             "generate gets the same numbers, since at each step it takes the row's last position id plus 1.")
 
 
 # Keys of the checker's own, (n, d), so that scores typed for the notebook's cache cannot pass.
