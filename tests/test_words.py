@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1152,
     "08_explore": 686,
     "09_why_positions_matter": 555,
-    "10_relative_positions": 930,
+    "10_relative_positions": 1003,
     "11_pitfalls": 794,
     "12_precision": 976,
     "13_position_schemes": 1265,
