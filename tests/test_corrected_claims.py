@@ -369,6 +369,10 @@ CORRECTED = [
      "the side note's assumption: W_Q and W_K set the std of Q and K, so scaling alone does not"),
     ("06", r"Below\s+are\s+three,\s+at", "the table has three lines but two initializations: lines 1 and 2 both draw std 1, "
      "line 2 only adds the factor"),
+    ("10", r"In\s+each\s+row\s+of\s+the\s+map,\s+look\s+for\s+0\.93", "only rows 2 to 7 of the hand-set head's map give "
+     "key p - 1 0.93: row 0 has no key p - 1 (key 0 takes 1.00) and row 1's key 0 gets 0.96"),
+    ("10", r"√32,\s+and\s+so\s+will\s+every\s+key", "a key is 8 PE[q + 1], of length 8√32 = 45.25, not √32: the keys share "
+     "one length, not PE's"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -553,6 +557,8 @@ def test_the_list_can_find_what_it_looks_for():
                "shows\\s+why\\s+attention\\s+reads\\s+a\\s+bag": "shows why\nattention reads a bag.)",
                "Scaling\\s+keeps\\s+σ\\s+near\\s+1\\s+at\\s+every\\s+width": "Scaling keeps σ near 1\nat every width, so",
                "Below\\s+are\\s+three,\\s+at": "Below are three, at `d_model = 512`, with entries of",
+               "In\\s+each\\s+row\\s+of\\s+the\\s+map,\\s+look\\s+for\\s+0\\.93": "In each row of the map, look for 0.93",
+               "√32,\\s+and\\s+so\\s+will\\s+every\\s+key": "has the same length, √32, and so\nwill every key.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
