@@ -381,6 +381,10 @@ CORRECTED = [
      "a turn is 292 positions), and both answers are just the table's last row"),
     ("14", r"new\s+PE\s+rows\s+drown\s+out", "every PE row is sqrt(d_model / 2) = 4 long, at trained positions and past them: "
      "the ratio 0.95 : 4 is the same everywhere, so the rows past training are new, not louder"),
+    ("10", r"In\s+each\s+row\s+of\s+the\s+map,\s+look\s+for\s+0\.93", "only rows 2 to 7 of the hand-set head's map give "
+     "key p - 1 0.93: row 0 has no key p - 1 (key 0 takes 1.00) and row 1's key 0 gets 0.96"),
+    ("10", r"√32,\s+and\s+so\s+will\s+every\s+key", "a key is 8 PE[q + 1], of length 8√32 = 45.25, not √32: the keys share "
+     "one length, not PE's"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -573,6 +577,8 @@ def test_the_list_can_find_what_it_looks_for():
                "type\\s+\\[4\\]\\.\\s+After\\s+`model\\.to\\(torch\\.bfloat16\\)`":
                    "a 16-bit float type [4]. After `model.to(torch.bfloat16)`,\nLlama rounds",
                "new\\s+PE\\s+rows\\s+drown\\s+out": "past the trained positions the\nnew PE rows drown out the token.",
+               "In\\s+each\\s+row\\s+of\\s+the\\s+map,\\s+look\\s+for\\s+0\\.93": "In each row of the map, look for 0.93",
+               "√32,\\s+and\\s+so\\s+will\\s+every\\s+key": "has the same length, √32, and so\nwill every key.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

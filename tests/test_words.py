@@ -30,7 +30,7 @@ BUDGET = {
     "07_heads_and_causal_mask": 1174,
     "08_explore": 699,
     "09_why_positions_matter": 563,
-    "10_relative_positions": 930,
+    "10_relative_positions": 1003,
     "11_pitfalls": 808,
     "12_precision": 994,
     "13_position_schemes": 1288,
