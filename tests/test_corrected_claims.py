@@ -385,6 +385,9 @@ CORRECTED = [
      "key p - 1 0.93: row 0 has no key p - 1 (key 0 takes 1.00) and row 1's key 0 gets 0.96"),
     ("10", r"√32,\s+and\s+so\s+will\s+every\s+key", "a key is 8 PE[q + 1], of length 8√32 = 45.25, not √32: the keys share "
      "one length, not PE's"),
+    ("06", r"With\s+entries\s+of\s+std\s+1/sqrt\(d_model\),\s+each\s+word's\s+first\s+output\s+score", "overstated: a "
+     "score is the decoder's last vector times a W_E row, so its std is near 1 only if that vector's entries have std "
+     "about 1 (the layer norm at the start of training); the small entries alone do not give it"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -579,6 +582,8 @@ def test_the_list_can_find_what_it_looks_for():
                "new\\s+PE\\s+rows\\s+drown\\s+out": "past the trained positions the\nnew PE rows drown out the token.",
                "In\\s+each\\s+row\\s+of\\s+the\\s+map,\\s+look\\s+for\\s+0\\.93": "In each row of the map, look for 0.93",
                "√32,\\s+and\\s+so\\s+will\\s+every\\s+key": "has the same length, √32, and so\nwill every key.",
+               "With\\s+entries\\s+of\\s+std\\s+1/sqrt\\(d_model\\),\\s+each\\s+word's\\s+first\\s+output\\s+score":
+                   "With entries of std 1/sqrt(d_model), each word's first output score has std near 1",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
