@@ -260,7 +260,7 @@ CORRECTED = [
     ("10", r"but\s+only\s+while\s+word\s+rows\s+stay", "shown for one hand-set head, whose W_QK reads every direction: a W_QK "
      "that ignored the directions words occupy would not be disturbed by them"),
     ("10", r"nothing\s+else\s+can\s+cancel\s+such\s+a\s+wave", "other entries can cancel some of these waves (a block's "
-     "(p + q) halves; two cross-pair entries' sum wave), never all"),
+     "(p + q) halves; two cross-pair entries' sum wave), and at one offset all of them, but never at every offset"),
     ("16", r"So\s+PI's\s+main\s+trouble\s+is\s+pair\s+0", "shown only for this toy at 2x, with 4 seeds: keeping pair 0 lifts PI "
      "above YaRN there; say 'in this toy at 2x'"),
     ("16", r"two\s+can\s+differ\s+at\s+pair\s+0", "YaRN's code (ramp linear in the pair index) and paper (linear in the turns) "
@@ -385,6 +385,9 @@ CORRECTED = [
      "key p - 1 0.93: row 0 has no key p - 1 (key 0 takes 1.00) and row 1's key 0 gets 0.96"),
     ("10", r"√32,\s+and\s+so\s+will\s+every\s+key", "a key is 8 PE[q + 1], of length 8√32 = 45.25, not √32: the keys share "
      "one length, not PE's"),
+    ("10", r"cancel\s+some\s+of\s+these\s+waves,\s+but\s+never\s+all", "at one fixed offset, entries in the two blocks "
+     "joining pairs 0 and 1 make waves of the same two frequencies and can be set to cancel them exactly (8 entries, "
+     "4 constraints); only zeros cancel them at every offset"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -579,6 +582,8 @@ def test_the_list_can_find_what_it_looks_for():
                "new\\s+PE\\s+rows\\s+drown\\s+out": "past the trained positions the\nnew PE rows drown out the token.",
                "In\\s+each\\s+row\\s+of\\s+the\\s+map,\\s+look\\s+for\\s+0\\.93": "In each row of the map, look for 0.93",
                "√32,\\s+and\\s+so\\s+will\\s+every\\s+key": "has the same length, √32, and so\nwill every key.",
+               "cancel\\s+some\\s+of\\s+these\\s+waves,\\s+but\\s+never\\s+all":
+                   "Several such\n   entries can cancel some of these waves, but never all.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
