@@ -260,7 +260,7 @@ CORRECTED = [
     ("10", r"but\s+only\s+while\s+word\s+rows\s+stay", "shown for one hand-set head, whose W_QK reads every direction: a W_QK "
      "that ignored the directions words occupy would not be disturbed by them"),
     ("10", r"nothing\s+else\s+can\s+cancel\s+such\s+a\s+wave", "other entries can cancel some of these waves (a block's "
-     "(p + q) halves; two cross-pair entries' sum wave), never all"),
+     "(p + q) halves; two cross-pair entries' sum wave), and at one offset all of them, but never at every offset"),
     ("16", r"So\s+PI's\s+main\s+trouble\s+is\s+pair\s+0", "shown only for this toy at 2x, with 4 seeds: keeping pair 0 lifts PI "
      "above YaRN there; say 'in this toy at 2x'"),
     ("16", r"two\s+can\s+differ\s+at\s+pair\s+0", "YaRN's code (ramp linear in the pair index) and paper (linear in the turns) "
@@ -388,6 +388,9 @@ CORRECTED = [
     ("06", r"With\s+entries\s+of\s+std\s+1/sqrt\(d_model\),\s+each\s+word's\s+first\s+output\s+score", "overstated: a "
      "score is the decoder's last vector times a W_E row, so its std is near 1 only if that vector's entries have std "
      "about 1 (the layer norm at the start of training); the small entries alone do not give it"),
+    ("10", r"cancel\s+some\s+of\s+these\s+waves,\s+but\s+never\s+all", "at one fixed offset, entries in the two blocks "
+     "joining pairs 0 and 1 make waves of the same two frequencies and can be set to cancel them exactly (8 entries, "
+     "4 constraints); only zeros cancel them at every offset"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -584,6 +587,8 @@ def test_the_list_can_find_what_it_looks_for():
                "√32,\\s+and\\s+so\\s+will\\s+every\\s+key": "has the same length, √32, and so\nwill every key.",
                "With\\s+entries\\s+of\\s+std\\s+1/sqrt\\(d_model\\),\\s+each\\s+word's\\s+first\\s+output\\s+score":
                    "With entries of std 1/sqrt(d_model), each word's first output score has std near 1",
+               "cancel\\s+some\\s+of\\s+these\\s+waves,\\s+but\\s+never\\s+all":
+                   "Several such\n   entries can cancel some of these waves, but never all.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
