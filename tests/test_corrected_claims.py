@@ -391,6 +391,10 @@ CORRECTED = [
     ("10", r"cancel\s+some\s+of\s+these\s+waves,\s+but\s+never\s+all", "at one fixed offset, entries in the two blocks "
      "joining pairs 0 and 1 make waves of the same two frequencies and can be set to cancel them exactly (8 entries, "
      "4 constraints); only zeros cancel them at every offset"),
+    ("12", r"longer\s+than\s+any\s+before", "transformers 4.31 rebuilt Llama's table in bfloat16 only after model.to(bfloat16) "
+     "and only for an input longer than the cached table (at first max_position_embeddings), not any input longer than before"),
+    ("12", r"adds\s+their\s+worst\s+cases", "torch.pow is not correctly rounded: each of the two roundings moves the angle by "
+     "about 2^-24 of itself (0.80 x 2^-24 measured), so the dotted line is not a sum of worst cases"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -589,6 +593,8 @@ def test_the_list_can_find_what_it_looks_for():
                    "With entries of std 1/sqrt(d_model), each word's first output score has std near 1",
                "cancel\\s+some\\s+of\\s+these\\s+waves,\\s+but\\s+never\\s+all":
                    "Several such\n   entries can cancel some of these waves, but never all.",
+               "longer\\s+than\\s+any\\s+before": "rounded the positions of inputs longer than any before [5].",
+               "adds\\s+their\\s+worst\\s+cases": "The dotted line adds their worst cases, 2 × 2^-24",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
