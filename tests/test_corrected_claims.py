@@ -385,6 +385,11 @@ CORRECTED = [
      "key p - 1 0.93: row 0 has no key p - 1 (key 0 takes 1.00) and row 1's key 0 gets 0.96"),
     ("10", r"√32,\s+and\s+so\s+will\s+every\s+key", "a key is 8 PE[q + 1], of length 8√32 = 45.25, not √32: the keys share "
      "one length, not PE's"),
+    ("07", r"SDPA\s+path,\s+so\s+such\s+rows\s+saw\s+every\s+key", "transformers 4.x called _unmask_unattended only when the "
+     "mask was on a CUDA (later also XPU) device (modeling_attn_mask_utils.py: device.type in ['cuda', 'xpu']); on CPU the "
+     "rows stayed fully masked"),
+    ("07", r"softmax\s+divides\s+0\s+by\s+0", "torch.softmax subtracts the row maximum first: with every score -inf its NaN "
+     "comes from -inf - (-inf), not from a division; only the formula is 0/0"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -579,6 +584,9 @@ def test_the_list_can_find_what_it_looks_for():
                "new\\s+PE\\s+rows\\s+drown\\s+out": "past the trained positions the\nnew PE rows drown out the token.",
                "In\\s+each\\s+row\\s+of\\s+the\\s+map,\\s+look\\s+for\\s+0\\.93": "In each row of the map, look for 0.93",
                "√32,\\s+and\\s+so\\s+will\\s+every\\s+key": "has the same length, √32, and so\nwill every key.",
+               "SDPA\\s+path,\\s+so\\s+such\\s+rows\\s+saw\\s+every\\s+key":
+                   "called it in its SDPA path, so\n    such rows saw every key.",
+               "softmax\\s+divides\\s+0\\s+by\\s+0": "The plain softmax divides 0 by 0 and should give NaN.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
