@@ -395,6 +395,11 @@ CORRECTED = [
      "and only for an input longer than the cached table (at first max_position_embeddings), not any input longer than before"),
     ("12", r"adds\s+their\s+worst\s+cases", "torch.pow is not correctly rounded: each of the two roundings moves the angle by "
      "about 2^-24 of itself (0.80 x 2^-24 measured), so the dotted line is not a sum of worst cases"),
+    ("07", r"SDPA\s+path,\s+so\s+such\s+rows\s+saw\s+every\s+key", "transformers 4.x called _unmask_unattended only when the "
+     "mask was on a CUDA (later also XPU) device (modeling_attn_mask_utils.py: device.type in ['cuda', 'xpu']); on CPU the "
+     "rows stayed fully masked"),
+    ("07", r"softmax\s+divides\s+0\s+by\s+0", "torch.softmax subtracts the row maximum first: with every score -inf its NaN "
+     "comes from -inf - (-inf), not from a division; only the formula is 0/0"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -595,6 +600,9 @@ def test_the_list_can_find_what_it_looks_for():
                    "Several such\n   entries can cancel some of these waves, but never all.",
                "longer\\s+than\\s+any\\s+before": "rounded the positions of inputs longer than any before [5].",
                "adds\\s+their\\s+worst\\s+cases": "The dotted line adds their worst cases, 2 × 2^-24",
+               "SDPA\\s+path,\\s+so\\s+such\\s+rows\\s+saw\\s+every\\s+key":
+                   "called it in its SDPA path, so\n    such rows saw every key.",
+               "softmax\\s+divides\\s+0\\s+by\\s+0": "The plain softmax divides 0 by 0 and should give NaN.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
