@@ -385,6 +385,10 @@ CORRECTED = [
      "key p - 1 0.93: row 0 has no key p - 1 (key 0 takes 1.00) and row 1's key 0 gets 0.96"),
     ("10", r"√32,\s+and\s+so\s+will\s+every\s+key", "a key is 8 PE[q + 1], of length 8√32 = 45.25, not √32: the keys share "
      "one length, not PE's"),
+    ("03", r"It\s+did\s+not\s+test\s+this", "Vaswani et al. 3.5 report no test of extrapolation or of attending by "
+     "relative position; whether the authors tested them is not known"),
+    ("04", r"or\s+converts\s+them\s+to\s+another\s+number\s+type", "Module.to(dtype) casts only floating-point (and "
+     "complex) parameters and buffers: an integer buffer keeps its type"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -579,6 +583,9 @@ def test_the_list_can_find_what_it_looks_for():
                "new\\s+PE\\s+rows\\s+drown\\s+out": "past the trained positions the\nnew PE rows drown out the token.",
                "In\\s+each\\s+row\\s+of\\s+the\\s+map,\\s+look\\s+for\\s+0\\.93": "In each row of the map, look for 0.93",
                "√32,\\s+and\\s+so\\s+will\\s+every\\s+key": "has the same length, √32, and so\nwill every key.",
+               "It\\s+did\\s+not\\s+test\\s+this": "[1]. It did not test this.",
+               "or\\s+converts\\s+them\\s+to\\s+another\\s+number\\s+type":
+                   "to a GPU (`\"cuda\"`) or converts them to another number type.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
