@@ -400,6 +400,10 @@ CORRECTED = [
      "rows stayed fully masked"),
     ("07", r"softmax\s+divides\s+0\s+by\s+0", "torch.softmax subtracts the row maximum first: with every score -inf its NaN "
      "comes from -inf - (-inf), not from a division; only the formula is 0/0"),
+    ("03", r"It\s+did\s+not\s+test\s+this", "Vaswani et al. 3.5 report no test of extrapolation or of attending by "
+     "relative position; whether the authors tested them is not known"),
+    ("04", r"or\s+converts\s+them\s+to\s+another\s+number\s+type", "Module.to(dtype) casts only floating-point (and "
+     "complex) parameters and buffers: an integer buffer keeps its type"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -603,6 +607,9 @@ def test_the_list_can_find_what_it_looks_for():
                "SDPA\\s+path,\\s+so\\s+such\\s+rows\\s+saw\\s+every\\s+key":
                    "called it in its SDPA path, so\n    such rows saw every key.",
                "softmax\\s+divides\\s+0\\s+by\\s+0": "The plain softmax divides 0 by 0 and should give NaN.",
+               "It\\s+did\\s+not\\s+test\\s+this": "[1]. It did not test this.",
+               "or\\s+converts\\s+them\\s+to\\s+another\\s+number\\s+type":
+                   "to a GPU (`\"cuda\"`) or converts them to another number type.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
