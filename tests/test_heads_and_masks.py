@@ -448,3 +448,12 @@ def test_shuffle_gap_is_zero_without_pe_and_not_with_it():
     assert attention.shuffle_gap(x, order, weights, causal=True) > 0.01
     with pytest.raises(ValueError, match="added must broadcast"):
         attention.shuffle_gap(x, order, weights, added=torch.zeros(x.shape[0] + 1, x.shape[1]))
+
+
+def test_side_by_side_puts_each_token_beside_its_output_row():
+    table = attention.side_by_side([["a", "b"], ["b", "a"]], [torch.tensor([[1.0, -2.0], [0.5, 0.25]]),
+                                                             torch.tensor([[0.5, 0.25], [1.0, -2.0]])])
+    lines = table.splitlines()
+    assert lines[0].split() == ["a", "b", "b", "a"]
+    assert lines[1].split() == ["a", "(", "1.000,", "-2.000)", "b", "(", "0.500,", "0.250)"]
+    assert len({line.index("(", 6) for line in lines[1:]}) == 1  # the second column lines up

@@ -64,6 +64,7 @@ __all__ = [
     "merge_heads",
     "self_attention",
     "shuffle_gap",
+    "side_by_side",
     "multi_head_attention",
 ]
 
@@ -355,6 +356,18 @@ def shuffle_gap(x: torch.Tensor, order: torch.Tensor, weights: ProjectionWeights
     output, _ = self_attention(x + added, weights, causal=causal)
     shuffled_output, _ = self_attention(x[order] + added, weights, causal=causal)
     return float((shuffled_output - output[order]).abs().max())
+
+
+def side_by_side(words: Sequence[Sequence[str]], outputs: Sequence[torch.Tensor], *, decimals: int = 3) -> str:
+    """Two sentences' attention outputs as one table: a line per position, each token beside its output row."""
+    columns = []
+    for sentence, output in zip(words, outputs, strict=True):
+        rows = [f"{token:5}(" + ", ".join(f"{v:{decimals + 3}.{decimals}f}" for v in row) + ")"
+                for token, row in zip(sentence, check_tensor("output", output, ndim=(2,)).tolist(), strict=True)]
+        lines = [" ".join(sentence)] + rows
+        width = max(len(line) for line in lines) + 6
+        columns.append([f"{line:{width}}" for line in lines])
+    return "\n".join("".join(line).rstrip() for line in zip(*columns, strict=True))
 
 
 def multi_head_attention(
