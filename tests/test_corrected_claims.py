@@ -404,6 +404,8 @@ CORRECTED = [
      "relative position; whether the authors tested them is not known"),
     ("04", r"or\s+converts\s+them\s+to\s+another\s+number\s+type", "Module.to(dtype) casts only floating-point (and "
      "complex) parameters and buffers: an integer buffer keeps its type"),
+    ("14", r"Each\s+model\s+adds\s+one\s+position\s+scheme", "the no-position model adds no scheme: each model adds a "
+     "position scheme or none (round 70 diff review F1)"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -610,6 +612,7 @@ def test_the_list_can_find_what_it_looks_for():
                "It\\s+did\\s+not\\s+test\\s+this": "[1]. It did not test this.",
                "or\\s+converts\\s+them\\s+to\\s+another\\s+number\\s+type":
                    "to a GPU (`\"cuda\"`) or converts them to another number type.",
+               "Each\\s+model\\s+adds\\s+one\\s+position\\s+scheme": "Each model adds one position scheme, built as in",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

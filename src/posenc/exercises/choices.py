@@ -235,7 +235,7 @@ def check_smaller_model_word_row(answer: object) -> Feedback:
 
 
 _EMBEDDING_FACTOR = {"a": "The factor helped the sinusoidal model in every seed we tried. Our guess: without it, a "
-         "trained token row is about a quarter as long as a PE row (0.95 against 4), at every position. So the model "
+         "trained token row is about a quarter as long as a PE row (norm 0.95 against 4), at every position. So the model "
          "leans on position. Past the trained positions, the PE rows are new to it, and they steer it wrong.",
     "b": "Rotary changed by less than 0.02 at 32 tokens. The sinusoidal model's accuracy dropped more.",
     "c": "LayerNorm rescales the whole row, token + PE, but not the balance inside it. Without the factor, the "
