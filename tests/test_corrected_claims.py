@@ -385,6 +385,10 @@ CORRECTED = [
      "key p - 1 0.93: row 0 has no key p - 1 (key 0 takes 1.00) and row 1's key 0 gets 0.96"),
     ("10", r"√32,\s+and\s+so\s+will\s+every\s+key", "a key is 8 PE[q + 1], of length 8√32 = 45.25, not √32: the keys share "
      "one length, not PE's"),
+    ("17", r"Larger\s+scores\s+give\s+more\s+peaked", "adding the same amount to every score leaves softmax unchanged: "
+     "only multiplying every score by a factor above 1, as YaRN's 1/t does, makes the weights more peaked"),
+    ("16", r"in\s+this\s+toy\s+the\s+extra\s+training", "shown at 2x only: at 128 tokens with PI x2 more, the PI-tuned "
+     "model beats the control by 0.20 to 0.40 in the learned seeds (bench_stretching.py), so PI's share is not small there"),
     ("06", r"With\s+entries\s+of\s+std\s+1/sqrt\(d_model\),\s+each\s+word's\s+first\s+output\s+score", "overstated: a "
      "score is the decoder's last vector times a W_E row, so its std is near 1 only if that vector's entries have std "
      "about 1 (the layer norm at the start of training); the small entries alone do not give it"),
@@ -613,6 +617,8 @@ def test_the_list_can_find_what_it_looks_for():
                "or\\s+converts\\s+them\\s+to\\s+another\\s+number\\s+type":
                    "to a GPU (`\"cuda\"`) or converts them to another number type.",
                "Each\\s+model\\s+adds\\s+one\\s+position\\s+scheme": "Each model adds one position scheme, built as in",
+               "Larger\\s+scores\\s+give\\s+more\\s+peaked": "attention is *sharper*. Larger scores give more peaked weights.",
+               "in\\s+this\\s+toy\\s+the\\s+extra\\s+training": "So in this toy the extra training does most of the work.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
