@@ -34,6 +34,7 @@ from ._checks import (
     check_flag,
     check_floating_tensor,
     check_size,
+    check_str_list,
     check_table_fits,
     check_tensor,
     checked,
@@ -358,12 +359,17 @@ def shuffle_gap(x: torch.Tensor, order: torch.Tensor, weights: ProjectionWeights
     return float((shuffled_output - output[order]).abs().max())
 
 
+@checked(words=list_of(check_str_list), outputs=list_of(functools.partial(check_floating_tensor, ndim=(2,))),
+         decimals=functools.partial(check_size, minimum=0, maximum=12))
 def side_by_side(words: Sequence[Sequence[str]], outputs: Sequence[torch.Tensor], *, decimals: int = 3) -> str:
     """Two sentences' attention outputs as one table: a line per position, each token beside its output row."""
+    if [len(sentence) for sentence in words] != [len(output) for output in outputs]:
+        raise ValueError(f"outputs must hold one row per word of each sentence in words: words has "
+                         f"{[len(sentence) for sentence in words]} words, outputs {[len(output) for output in outputs]} rows")
     columns = []
     for sentence, output in zip(words, outputs, strict=True):
         rows = [f"{token:5}(" + ", ".join(f"{v:{decimals + 3}.{decimals}f}" for v in row) + ")"
-                for token, row in zip(sentence, check_tensor("output", output, ndim=(2,)).tolist(), strict=True)]
+                for token, row in zip(sentence, output.tolist(), strict=True)]
         lines = [" ".join(sentence)] + rows
         width = max(len(line) for line in lines) + 6
         columns.append([f"{line:{width}}" for line in lines])
