@@ -410,6 +410,10 @@ CORRECTED = [
      "complex) parameters and buffers: an integer buffer keeps its type"),
     ("14", r"Each\s+model\s+adds\s+one\s+position\s+scheme", "the no-position model adds no scheme: each model adds a "
      "position scheme or none (round 70 diff review F1)"),
+    ("05", r"rows\s+are\s+not\s+ours", "example.sentence_rows draws W_E with the same seed, so a word whose id is one of ours "
+     "gets our row: the cat sentence's 'the' and 'cat' rows equal the running sentence's first two (round 72, C and C2)"),
+    ("05", r"rescales\s+the\s+sum\s+\(a\s+layer\s+norm", "a layer norm subtracts the mean, divides by the std and applies "
+     "a learned gain and bias: it normalizes, it does not only rescale (round 71 diff review D2)"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -619,6 +623,8 @@ def test_the_list_can_find_what_it_looks_for():
                "Each\\s+model\\s+adds\\s+one\\s+position\\s+scheme": "Each model adds one position scheme, built as in",
                "Larger\\s+scores\\s+give\\s+more\\s+peaked": "attention is *sharper*. Larger scores give more peaked weights.",
                "in\\s+this\\s+toy\\s+the\\s+extra\\s+training": "So in this toy the extra training does most of the work.",
+               "rows\\s+are\\s+not\\s+ours": "# a small vocabulary of its own, so its rows are not ours",
+               "rescales\\s+the\\s+sum\\s+\\(a\\s+layer\\s+norm": "adds a segment row and rescales the sum (a layer norm).",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
