@@ -410,6 +410,8 @@ CORRECTED = [
      "complex) parameters and buffers: an integer buffer keeps its type"),
     ("14", r"Each\s+model\s+adds\s+one\s+position\s+scheme", "the no-position model adds no scheme: each model adds a "
      "position scheme or none (round 70 diff review F1)"),
+    ("12", r"from\s+about\s+position\s+600,\s+nearly", "after model.to(bfloat16), Llama 3.1's first entry off by more "
+     "than 512 units is at position 595, but only 72.5% of positions 600-799 have one; every position does from 1,000 on"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -619,6 +621,7 @@ def test_the_list_can_find_what_it_looks_for():
                "Each\\s+model\\s+adds\\s+one\\s+position\\s+scheme": "Each model adds one position scheme, built as in",
                "Larger\\s+scores\\s+give\\s+more\\s+peaked": "attention is *sharper*. Larger scores give more peaked weights.",
                "in\\s+this\\s+toy\\s+the\\s+extra\\s+training": "So in this toy the extra training does most of the work.",
+               "from\\s+about\\s+position\\s+600,\\s+nearly": "Then, from about position 600, nearly\n  every position",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
