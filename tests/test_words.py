@@ -32,8 +32,8 @@ BUDGET = {
     "09_why_positions_matter": 574,
     "10_relative_positions": 1023,
     "11_pitfalls": 823,
-    "12_precision": 1006,
-    "13_position_schemes": 1313,
+    "12_precision": 1026,
+    "13_position_schemes": 1338,
     "14_does_position_matter": 1504,
     "15_real_pipeline": 1373,
     # "Stretching the context" reads as two: the rules, then what real models set.
