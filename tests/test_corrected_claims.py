@@ -410,6 +410,8 @@ CORRECTED = [
      "complex) parameters and buffers: an integer buffer keeps its type"),
     ("14", r"Each\s+model\s+adds\s+one\s+position\s+scheme", "the no-position model adds no scheme: each model adds a "
      "position scheme or none (round 70 diff review F1)"),
+    ("11", r"run\s+before\s+attention,\s+may\s+still\s+give\s+it\s+some\s+order\s+\[5\]", "source 5 (Islam et al.) measures "
+     "2-D image CNNs; nothing measures it for C.Origami's 1-D encoder, so [5] backs it only as an image-CNN analogy"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -619,6 +621,8 @@ def test_the_list_can_find_what_it_looks_for():
                "Each\\s+model\\s+adds\\s+one\\s+position\\s+scheme": "Each model adds one position scheme, built as in",
                "Larger\\s+scores\\s+give\\s+more\\s+peaked": "attention is *sharper*. Larger scores give more peaked weights.",
                "in\\s+this\\s+toy\\s+the\\s+extra\\s+training": "So in this toy the extra training does most of the work.",
+               "run\\s+before\\s+attention,\\s+may\\s+still\\s+give\\s+it\\s+some\\s+order\\s+\\[5\\]":
+                   "Its zero-padded convolutions, run before\nattention, may still give it some order [5].",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
