@@ -416,6 +416,8 @@ CORRECTED = [
      "a learned gain and bias: it normalizes, it does not only rescale (round 71 diff review D2)"),
     ("12", r"from\s+about\s+position\s+600,\s+nearly", "after model.to(bfloat16), Llama 3.1's first entry off by more "
      "than 512 units is at position 595, but only 72.5% of positions 600-799 have one; every position does from 1,000 on"),
+    ("11", r"run\s+before\s+attention,\s+may\s+still\s+give\s+it\s+some\s+order\s+\[5\]", "source 5 (Islam et al.) measures "
+     "2-D image CNNs; nothing measures it for C.Origami's 1-D encoder, so [5] backs it only as an image-CNN analogy"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -628,6 +630,8 @@ def test_the_list_can_find_what_it_looks_for():
                "rows\\s+are\\s+not\\s+ours": "# a small vocabulary of its own, so its rows are not ours",
                "rescales\\s+the\\s+sum\\s+\\(a\\s+layer\\s+norm": "adds a segment row and rescales the sum (a layer norm).",
                "from\\s+about\\s+position\\s+600,\\s+nearly": "Then, from about position 600, nearly\n  every position",
+               "run\\s+before\\s+attention,\\s+may\\s+still\\s+give\\s+it\\s+some\\s+order\\s+\\[5\\]":
+                   "Its zero-padded convolutions, run before\nattention, may still give it some order [5].",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
