@@ -410,6 +410,10 @@ CORRECTED = [
      "complex) parameters and buffers: an integer buffer keeps its type"),
     ("14", r"Each\s+model\s+adds\s+one\s+position\s+scheme", "the no-position model adds no scheme: each model adds a "
      "position scheme or none (round 70 diff review F1)"),
+    ("14", r"Only\s+its\s+two\s+neighbours\s+trade\s+sides", "reversing moves every other token to the opposite side, "
+     "not only the two neighbours: in 4 9 3 0 5 the middle 3 has 4 and 9 before it, in 5 0 3 9 4 it has 5 and 0"),
+    ("14", r"[Oo]ur\s+decoders\s+agree\s+at\s+64", "overstated: Press et al. rank perplexity of language models, the toy "
+     "ranks accuracy on a copying task; the decoders give the same order, on a different task and measure"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -619,6 +623,8 @@ def test_the_list_can_find_what_it_looks_for():
                "Each\\s+model\\s+adds\\s+one\\s+position\\s+scheme": "Each model adds one position scheme, built as in",
                "Larger\\s+scores\\s+give\\s+more\\s+peaked": "attention is *sharper*. Larger scores give more peaked weights.",
                "in\\s+this\\s+toy\\s+the\\s+extra\\s+training": "So in this toy the extra training does most of the work.",
+               "Only\\s+its\\s+two\\s+neighbours\\s+trade\\s+sides": "other token. Only its two neighbours trade sides, and",
+               "[Oo]ur\\s+decoders\\s+agree\\s+at\\s+64": "in perplexity [3]. Our decoders agree at 64 tokens.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
