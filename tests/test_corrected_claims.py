@@ -418,6 +418,10 @@ CORRECTED = [
      "than 512 units is at position 595, but only 72.5% of positions 600-799 have one; every position does from 1,000 on"),
     ("11", r"run\s+before\s+attention,\s+may\s+still\s+give\s+it\s+some\s+order\s+\[5\]", "source 5 (Islam et al.) measures "
      "2-D image CNNs; nothing measures it for C.Origami's 1-D encoder, so [5] backs it only as an image-CNN analogy"),
+    ("14", r"Only\s+its\s+two\s+neighbours\s+trade\s+sides", "reversing moves every other token to the opposite side, "
+     "not only the two neighbours: in 4 9 3 0 5 the middle 3 has 4 and 9 before it, in 5 0 3 9 4 it has 5 and 0"),
+    ("14", r"[Oo]ur\s+decoders\s+agree\s+at\s+64", "overstated: Press et al. rank perplexity of language models, the toy "
+     "ranks accuracy on a copying task; the decoders give the same order, on a different task and measure"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -632,6 +636,8 @@ def test_the_list_can_find_what_it_looks_for():
                "from\\s+about\\s+position\\s+600,\\s+nearly": "Then, from about position 600, nearly\n  every position",
                "run\\s+before\\s+attention,\\s+may\\s+still\\s+give\\s+it\\s+some\\s+order\\s+\\[5\\]":
                    "Its zero-padded convolutions, run before\nattention, may still give it some order [5].",
+               "Only\\s+its\\s+two\\s+neighbours\\s+trade\\s+sides": "other token. Only its two neighbours trade sides, and",
+               "[Oo]ur\\s+decoders\\s+agree\\s+at\\s+64": "in perplexity [3]. Our decoders agree at 64 tokens.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))

@@ -34,8 +34,8 @@ BUDGET = {
     "11_pitfalls": 839,
     "12_precision": 1026,
     "13_position_schemes": 1338,
-    "14_does_position_matter": 1504,
-    "15_real_pipeline": 1373,
+    "14_does_position_matter": 1534,
+    "15_real_pipeline": 1398,
     # "Stretching the context" reads as two: the rules, then what real models set.
     "16_stretching_context": 1394,
     "17_what_real_models_set": 1250,

@@ -182,7 +182,7 @@ def check_alibi_without_the_mask(answer: object) -> Feedback:
 
 
 _SINUSOIDAL_HEAD_ON_32_TOKENS = {
-    "a": "Training never tuned the head for rows 16 to 31 of PE.",
+    "a": "Training never showed the head the sinusoidal rows for positions 16 to 31.",
     "b": "PE[p] . PE[q] depends only on q - p, but after W_Q and W_K the head's score depends on where p and q are too "
          "(the notebook on relative positions). Past the trained positions its weight on the token before falls low "
          "(the right panel below).",

@@ -21,8 +21,8 @@ __all__ = ["check_same_words_other_order", "check_row_a_token_gets"]
 def check_same_words_other_order(answer: object, *, actual: object) -> Feedback:
     """A prediction: how many more tokens does "My friend is Grant" take than "Grant is my friend" (`actual`)?"""
     explanation = ("Only Grant changes its count. After a space it takes one piece more, a bare ␣, because BPE never made ␣G. "
-                   "The training text has ␣G 12 times, 10 of them in ␣GPT and ␣Going. There G had merged with the letters "
-                   "after it (GPT, Going) before the space joined them.")
+                   "The training text has ␣G 12 times, 10 of them in ␣GPT and ␣Going. In those words G had already merged "
+                   "with the letters after it (GPT, Going), so the pair ␣ G stayed too rare to become a piece.")
     if as_number(answer) == 0 and actual != 0:  # the likely slip: John kept its count, so Grant should too
         explanation = f"John kept its count because ␣J is a piece. Grant has no ␣G. {explanation}"
     return check_prediction(answer, actual=actual, question="how many more tokens My friend is Grant takes",
