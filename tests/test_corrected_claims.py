@@ -410,6 +410,10 @@ CORRECTED = [
      "complex) parameters and buffers: an integer buffer keeps its type"),
     ("14", r"Each\s+model\s+adds\s+one\s+position\s+scheme", "the no-position model adds no scheme: each model adds a "
      "position scheme or none (round 70 diff review F1)"),
+    ("04", r"parameters\(\)`?,\s+the\s+list", "Module.parameters() returns a generator, not a list: the optimizer takes "
+     "what it yields, and printing it needs list(...)"),
+    ("04", r"any\s+model\s+trained\s+with\s+the\s+interleaved", "the twin argument holds only for a model whose steps are "
+     "weighted per column or treat all columns alike, such as the Transformer, not for any model"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -619,6 +623,9 @@ def test_the_list_can_find_what_it_looks_for():
                "Each\\s+model\\s+adds\\s+one\\s+position\\s+scheme": "Each model adds one position scheme, built as in",
                "Larger\\s+scores\\s+give\\s+more\\s+peaked": "attention is *sharper*. Larger scores give more peaked weights.",
                "in\\s+this\\s+toy\\s+the\\s+extra\\s+training": "So in this toy the extra training does most of the work.",
+               "parameters\\(\\)`?,\\s+the\\s+list": "lists in `parameters()`, the list you hand the optimizer.",
+               "any\\s+model\\s+trained\\s+with\\s+the\\s+interleaved":
+                   "So any model trained with the interleaved layout has a twin",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
