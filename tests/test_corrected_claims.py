@@ -422,6 +422,10 @@ CORRECTED = [
      "not only the two neighbours: in 4 9 3 0 5 the middle 3 has 4 and 9 before it, in 5 0 3 9 4 it has 5 and 0"),
     ("14", r"[Oo]ur\s+decoders\s+agree\s+at\s+64", "overstated: Press et al. rank perplexity of language models, the toy "
      "ranks accuracy on a copying task; the decoders give the same order, on a different task and measure"),
+    ("04", r"parameters\(\)`?,\s+the\s+list", "Module.parameters() returns a generator, not a list: the optimizer takes "
+     "what it yields, and printing it needs list(...)"),
+    ("04", r"any\s+model\s+trained\s+with\s+the\s+interleaved", "the twin argument holds only for a model whose steps are "
+     "weighted per column or treat all columns alike, such as the Transformer, not for any model"),
 ]
 # True of the package's toys, whose L is the length they trained at: checked in the notebook only.
 NOTEBOOK_ONLY = {("17", r"the trained length")}
@@ -638,6 +642,9 @@ def test_the_list_can_find_what_it_looks_for():
                    "Its zero-padded convolutions, run before\nattention, may still give it some order [5].",
                "Only\\s+its\\s+two\\s+neighbours\\s+trade\\s+sides": "other token. Only its two neighbours trade sides, and",
                "[Oo]ur\\s+decoders\\s+agree\\s+at\\s+64": "in perplexity [3]. Our decoders agree at 64 tokens.",
+               "parameters\\(\\)`?,\\s+the\\s+list": "lists in `parameters()`, the list you hand the optimizer.",
+               "any\\s+model\\s+trained\\s+with\\s+the\\s+interleaved":
+                   "So any model trained with the interleaved layout has a twin",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
