@@ -401,13 +401,15 @@ CORRECTED = [
      "about 2^-24 of itself (0.80 x 2^-24 measured), so the dotted line is not a sum of worst cases"),
     ("07", r"SDPA\s+path,\s+so\s+such\s+rows\s+saw\s+every\s+key", "transformers 4.x called _unmask_unattended only when the "
      "mask was on a CUDA (later also XPU) device (modeling_attn_mask_utils.py: device.type in ['cuda', 'xpu']); on CPU the "
-     "rows stayed fully masked"),
+     "rows kept their finfo.min scores, which weigh every key equally"),
     ("07", r"softmax\s+divides\s+0\s+by\s+0", "torch.softmax subtracts the row maximum first: with every score -inf its NaN "
      "comes from -inf - (-inf), not from a division; only the formula is 0/0"),
     ("03", r"It\s+did\s+not\s+test\s+this", "Vaswani et al. 3.5 report no test of extrapolation or of attending by "
      "relative position; whether the authors tested them is not known"),
     ("04", r"or\s+converts\s+them\s+to\s+another\s+number\s+type", "Module.to(dtype) casts only floating-point (and "
      "complex) parameters and buffers: an integer buffer keeps its type"),
+    ("07", r"on\s+CPU\s+they\s+stayed\s+fully\s+masked", "transformers 4.x fills masked scores with finfo(dtype).min, "
+     "not -inf: on CPU a row with no key weighs every key equally (SDPA returns the mean of V), so it is not masked in effect"),
     ("14", r"Each\s+model\s+adds\s+one\s+position\s+scheme", "the no-position model adds no scheme: each model adds a "
      "position scheme or none (round 70 diff review F1)"),
     ("05", r"rows\s+are\s+not\s+ours", "example.sentence_rows draws W_E with the same seed, so a word whose id is one of ours "
@@ -645,6 +647,7 @@ def test_the_list_can_find_what_it_looks_for():
                "parameters\\(\\)`?,\\s+the\\s+list": "lists in `parameters()`, the list you hand the optimizer.",
                "any\\s+model\\s+trained\\s+with\\s+the\\s+interleaved":
                    "So any model trained with the interleaved layout has a twin",
+               "on\\s+CPU\\s+they\\s+stayed\\s+fully\\s+masked": "the mask was on CUDA; on CPU they stayed fully masked.",
                }  # one entry per line, each ending with a comma, so that branches which add entries merge cleanly
     for _, wording, _ in CORRECTED:
         sample = samples.get(wording, wording.replace("[Ff]", "F").replace("\\", ""))
