@@ -412,8 +412,9 @@ CORRECTED = [
      "not -inf: on CPU a row with no key weighs every key equally (SDPA returns the mean of V), so it is not masked in effect"),
     ("14", r"Each\s+model\s+adds\s+one\s+position\s+scheme", "the no-position model adds no scheme: each model adds a "
      "position scheme or none (round 70 diff review F1)"),
-    ("05", r"rows\s+are\s+not\s+ours", "example.sentence_rows draws W_E with the same seed, so ids 0 to 3 get our rows: the cat sentence's "
-     "'the' and 'cat' rows equal the running sentence's first two (round 72, C and C2; later ids differ, diff review F1)"),
+    ("05", r"rows\s+are\s+not\s+ours", "example.sentence_rows draws W_E with the same seed, so ids 0 to 3 get our "
+     "rows: the cat sentence's 'the' and 'cat' rows equal the running sentence's first two (round 72, C and C2; "
+     "later ids differ, diff review F1)"),
     ("05", r"rescales\s+the\s+sum\s+\(a\s+layer\s+norm", "a layer norm subtracts the mean, divides by the std and applies "
      "a learned gain and bias: it normalizes, it does not only rescale (round 71 diff review D2)"),
     ("12", r"from\s+about\s+position\s+600,\s+nearly", "after model.to(bfloat16), Llama 3.1's first entry off by more "
