@@ -106,3 +106,17 @@ class TestSchemeExplorer:
                                ("head", (0, 15)), ("max_sequence_length", (2, 64)), ("position", (0, 11))]:
                 setattr(explorer, name, ends[end])
             assert plots.png_bytes(explorer.figure()).startswith(PNG_SIGNATURE), ("high" if end else "low")
+
+
+def test_a_stale_slider_value_from_the_page_is_moved_to_the_table_end_but_python_is_still_refused():
+    # Keys pressed fast can send a position chosen on a larger table just after a smaller size (a flaky
+    # traceback in tests/test_browser.py's hostile-input test): the page's value is moved, as a size change moves it.
+    from posenc.explorers import EncodingExplorer
+    explorer = EncodingExplorer(d_model=128, max_sequence_length=64, position=63, dimension=127)
+    explorer.set_state({"max_sequence_length": 1})
+    explorer.set_state({"position": 63})
+    assert explorer.position == 0
+    explorer.set_state({"d_model": 1, "dimension": 127})
+    assert explorer.dimension == 0
+    with pytest.raises(ValueError, match="position"):
+        explorer.position = 5

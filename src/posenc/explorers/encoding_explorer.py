@@ -63,6 +63,17 @@ class EncodingExplorer(anywidget.AnyWidget):
                          position=min(position, max_sequence_length - 1), dimension=min(dimension, d_model - 1),
                          view=view, compare_layouts=compare_layouts)
 
+    def set_state(self, sync_data) -> None:
+        # The page sends each slider in its own message, so a position or column chosen on a larger table can
+        # arrive just after a smaller size (keys pressed fast): it is moved to the last row or column, as _fit does
+        # for a size set here, not refused. A value set from Python is still checked strictly below.
+        sync_data = dict(sync_data)
+        for name, size in (("position", "max_sequence_length"), ("dimension", "d_model")):
+            end = sync_data.get(size, getattr(self, size))
+            if type(sync_data.get(name)) is int and type(end) is int and sync_data[name] >= end >= 1:
+                sync_data[name] = end - 1
+        super().set_state(sync_data)
+
     # Every setting checked where it is set, in the constructor or later (explorer.view = ...): a clear error.
     @traitlets.validate("d_model", "max_sequence_length")
     def _size(self, proposal):
