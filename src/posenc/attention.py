@@ -363,9 +363,10 @@ def shuffle_gap(x: torch.Tensor, order: torch.Tensor, weights: ProjectionWeights
          decimals=functools.partial(check_size, minimum=0, maximum=12))
 def side_by_side(words: Sequence[Sequence[str]], outputs: Sequence[torch.Tensor], *, decimals: int = 3) -> str:
     """Two sentences' attention outputs as one table: a line per position, each token beside its output row."""
-    if [len(sentence) for sentence in words] != [len(output) for output in outputs]:
-        raise ValueError(f"outputs must hold one row per word of each sentence in words: words has "
-                         f"{[len(sentence) for sentence in words]} words, outputs {[len(output) for output in outputs]} rows")
+    word_counts, row_counts = [len(sentence) for sentence in words], [len(output) for output in outputs]
+    if word_counts != row_counts:
+        raise ValueError(f"outputs must hold one row per word of each sentence in words: words has {word_counts} "
+                         f"words, outputs {row_counts} rows")
     columns = []
     for sentence, output in zip(words, outputs, strict=True):
         rows = [f"{token:5}(" + ", ".join(f"{v:{decimals + 3}.{decimals}f}" for v in row) + ")"
